@@ -1,0 +1,62 @@
+"""structlog set up once per process: JSON lines to a file, readable lines on the console."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import structlog
+from platformdirs import user_log_dir
+
+_configured = False
+
+
+def default_log_file() -> Path:
+    return Path(os.environ.get("P2W_LOG_FILE") or Path(user_log_dir("p2w-rt")) / "p2w-rt.jsonl")
+
+
+def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path:
+    """Route structlog and stdlib logging to a JSON file (everything) and stderr (warnings, or more with -v)."""
+    global _configured
+    log_file = log_file or default_log_file()
+    if _configured:
+        return log_file
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    shared = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    file_handler = logging.FileHandler(log_file, encoding="utf-8")
+    file_handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+            foreign_pre_chain=shared,
+        )
+    )
+    console = logging.StreamHandler()
+    console.setLevel(logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG)
+    console.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.dev.ConsoleRenderer(colors=False),
+            ],
+            foreign_pre_chain=shared,
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [file_handler, console]
+    root.setLevel(logging.INFO if verbose < 2 else logging.DEBUG)
+    for noisy in ("httpx", "httpcore", "openai", "aiosqlite", "sentence_transformers", "urllib3", "filelock"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    _configured = True
+    return log_file

@@ -1,0 +1,42 @@
+"""The event store: an append-only, hash-chained log with content-addressed blobs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from p2w_runtime.store._recorder import IntegrityError, Recorder, StoreError, StreamHead
+from p2w_runtime.store._runs import JUDGE_STREAM_SUFFIXES, RunInfo, UnknownRun, episode_streams, find_run, list_runs
+from p2w_runtime.store.sqlite import open_sqlite
+
+
+async def connect_store(location: str | Path, *, create: bool = True) -> Recorder:
+    """Open the store at ``location`` (a SQLite file path); the caller closes it."""
+    return await open_sqlite(location, create=create)
+
+
+@asynccontextmanager
+async def open_store(location: str | Path, *, create: bool = True) -> AsyncIterator[Recorder]:
+    """``async with open_store(path) as store:`` — opened, checked, closed on exit."""
+    store = await connect_store(location, create=create)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+__all__ = [
+    "JUDGE_STREAM_SUFFIXES",
+    "IntegrityError",
+    "Recorder",
+    "RunInfo",
+    "StoreError",
+    "StreamHead",
+    "UnknownRun",
+    "connect_store",
+    "episode_streams",
+    "find_run",
+    "list_runs",
+    "open_store",
+]

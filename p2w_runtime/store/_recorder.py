@@ -1,0 +1,96 @@
+"""The recorder interface every store backend implements (eventsourcing's AggregateRecorder is the model).
+
+Backends live one per module (``sqlite.py``, later ``postgres.py``) and pass the
+same contract tests (``tests/store/contract.py``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from p2w_runtime.errors import UserError
+from schemas import NewEvent, StoredEvent
+
+
+class StoreError(UserError):
+    """A store problem a user can cause or fix (bad path, corrupt file, ...); the message names it."""
+
+    exit_code = 2
+
+
+class IntegrityError(StoreError):
+    """An append would break the log's invariants (duplicate event id, missing blob, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamHead:
+    """The last event of a stream: where the next append continues the chain."""
+
+    stream: str
+    last_seq: int
+    last_hash: str
+    last_type: str
+
+
+class Recorder(ABC):
+    """An append-only, hash-chained event log with a content-addressed blob table."""
+
+    @abstractmethod
+    async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
+        """Append ``events`` (any streams, in order) and ``blobs`` in one transaction.
+
+        The store assigns each event the next ``seq`` of its stream, its global
+        ``position`` and its chain hashes. Every blob hash a payload references
+        must be in ``blobs`` or already stored. All or nothing.
+        """
+
+    @abstractmethod
+    async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
+        """Insert events that already carry seq and hashes (bundle import), in one transaction.
+
+        Events whose ``event_id`` is already present are skipped (so importing twice
+        duplicates nothing); returns how many were inserted. Each event must continue
+        its stream's chain exactly, else ``IntegrityError``.
+        """
+
+    @abstractmethod
+    def read_stream(self, stream: str, *, after_seq: int = 0) -> AsyncIterator[StoredEvent]:
+        """Events of one stream in ``seq`` order, fetched in pages (never the whole stream at once)."""
+
+    @abstractmethod
+    def read_all(
+        self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
+    ) -> AsyncIterator[StoredEvent]:
+        """Events in global ``position`` order, optionally filtered, fetched in pages."""
+
+    @abstractmethod
+    async def stream_head(self, stream: str) -> StreamHead | None:
+        """The last event of ``stream``, or None if it has none."""
+
+    @abstractmethod
+    async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
+        """Every stream (optionally under ``prefix``) with its head, sorted by name."""
+
+    @abstractmethod
+    async def get_blob(self, sha256: str) -> bytes:
+        """The uncompressed bytes of a blob; ``KeyError`` if absent."""
+
+    @abstractmethod
+    def blob_hashes(self) -> AsyncIterator[str]:
+        """Every stored blob hash (for integrity checks)."""
+
+    @abstractmethod
+    async def count(self) -> tuple[int, int]:
+        """(number of events, number of blobs)."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release connections."""
+
+    async def __aenter__(self) -> Recorder:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,76 @@
+"""Run-level read model: which runs a store holds, found by id or label."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p2w_runtime.store._recorder import Recorder, StoreError
+from schemas import RunFinished, RunStarted
+
+
+class UnknownRun(StoreError):
+    """No run matches the id or label the user gave."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    run_id: str
+    started: RunStarted
+    recorded_at: str
+    finished: RunFinished | None
+    episodes: int
+
+    @property
+    def label(self) -> str:
+        return self.started.label
+
+
+async def list_runs(store: Recorder) -> list[RunInfo]:
+    """Every run, oldest first. Reads only run-level events and stream heads."""
+    started: dict[str, tuple[RunStarted, str]] = {}
+    async for stored in store.read_all(types=["run.started"]):
+        payload = stored.decode().payload
+        assert isinstance(payload, RunStarted)
+        started[stored.stream] = (payload, stored.recorded_at)
+    finished: dict[str, RunFinished] = {}
+    async for stored in store.read_all(types=["run.finished"]):
+        payload = stored.decode().payload
+        assert isinstance(payload, RunFinished)
+        finished[stored.stream] = payload
+    episode_counts: dict[str, int] = {}
+    for head in await store.list_streams():
+        run_id, sep, _ = head.stream.partition("/")
+        if sep and run_id in started and not head.stream.endswith(JUDGE_STREAM_SUFFIXES):
+            episode_counts[run_id] = episode_counts.get(run_id, 0) + 1
+    return [
+        RunInfo(run_id, run, at, finished.get(run_id), episode_counts.get(run_id, 0))
+        for run_id, (run, at) in started.items()
+    ]
+
+
+JUDGE_STREAM_SUFFIXES = ("/judgments", "/classifications")
+"""Streams under a run that hold derived events rather than episodes."""
+
+
+async def find_run(store: Recorder, ref: str) -> RunInfo:
+    """A run by exact id, else by label (the newest run with that label), else a unique id prefix."""
+    runs = await list_runs(store)
+    for run in runs:
+        if run.run_id == ref:
+            return run
+    labelled = [r for r in runs if r.label == ref]
+    if labelled:
+        return labelled[-1]
+    prefixed = [r for r in runs if r.run_id.startswith(ref)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    known = ", ".join(r.label for r in runs[-5:]) or "none"
+    raise UnknownRun(f"no run {ref!r} in {getattr(store, 'label', 'the store')} (labels: {known})")
+
+
+async def episode_streams(store: Recorder, run_id: str) -> list[str]:
+    """Episode streams of a run, in the order they were started."""
+    order: list[str] = []
+    async for stored in store.read_all(stream_prefix=f"{run_id}/", types=["episode.started"]):
+        order.append(stored.stream)
+    return order

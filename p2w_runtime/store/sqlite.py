@@ -1,0 +1,110 @@
+"""The embedded SQLite backend (aiosqlite): WAL, busy timeout, append-only triggers."""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
+from sqlmodel import SQLModel
+
+from p2w_runtime.store._recorder import StoreError
+from p2w_runtime.store._sql import BLOBS, SqlRecorder
+
+BUSY_TIMEOUT_MS = 60_000
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_APPEND_ONLY_TRIGGERS = [
+    f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
+    f"BEGIN SELECT RAISE(ABORT, '{table} are append-only: {verb} refused'); END"
+    for table in ("events", "blobs")
+    for verb in ("UPDATE", "DELETE")
+]
+
+
+def check_sqlite_file(path: Path, *, create: bool) -> None:
+    """Refuse a file that is not a whole SQLite database before SQLAlchemy ever sees it.
+
+    A missing file is created only when ``create``; an empty, truncated or foreign file
+    is an error either way, because opening it would silently start a new log or fail later.
+    """
+    if not path.exists():
+        if create:
+            if not path.parent.exists():
+                raise StoreError(f"{path}: folder {path.parent} does not exist")
+            return
+        raise StoreError(f"{path}: no such database (record or import a run first, or pass --db)")
+    if path.is_dir():
+        raise StoreError(f"{path}: is a directory, not a database file")
+    size = path.stat().st_size
+    if size == 0:
+        raise StoreError(f"{path}: file is empty, not a p2w-rt database")
+    with path.open("rb") as handle:
+        header = handle.read(100)
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        raise StoreError(f"{path}: not a SQLite database")
+    page_size = struct.unpack(">H", header[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, page_count = struct.unpack(">II", header[24:32])
+    valid_for = struct.unpack(">I", header[92:96])[0]
+    if valid_for == change_counter and size < page_size * page_count:
+        raise StoreError(f"{path}: database file is truncated ({size} of {page_size * page_count} bytes)")
+
+
+class SqliteRecorder(SqlRecorder):
+    """SQLite through aiosqlite. Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
+
+    async def _write_connection(self) -> AsyncConnection:
+        conn = await self.engine.connect()
+        await conn.execution_options(p2w_immediate=True)
+        return conn
+
+    async def _insert_blobs_ignoring_duplicates(self, conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+        await conn.execute(sqlite_insert(BLOBS).on_conflict_do_nothing(index_elements=["sha256"]), rows)
+
+
+async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorder:
+    """Open (and, if ``create``, initialise) a SQLite event store, checking the file first."""
+    path = Path(path)
+    check_sqlite_file(path, create=create)
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        immediate = conn.get_execution_options().get("p2w_immediate")
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    recorder = SqliteRecorder(engine, label=str(path))
+    try:
+        async with engine.connect() as conn:
+            await conn.execution_options(p2w_immediate=True)
+            async with conn.begin():
+                tables = {r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
+                if not create and not {"events", "blobs"} <= tables:
+                    raise StoreError(f"{path}: a SQLite database, but not a p2w-rt event store")
+                await conn.run_sync(SQLModel.metadata.create_all)
+                for ddl in _APPEND_ONLY_TRIGGERS:
+                    await conn.execute(text(ddl))
+    except StoreError:
+        await engine.dispose()
+        raise
+    except Exception as exc:
+        await engine.dispose()
+        cause = getattr(exc, "orig", exc)
+        if isinstance(cause, sqlite3.DatabaseError) or isinstance(exc, sqlite3.DatabaseError):
+            raise StoreError(f"{path}: unreadable database ({cause})") from exc
+        raise
+    return recorder

@@ -1,0 +1,65 @@
+"""Canonical JSON and the per-stream hash chain.
+
+Kept in ``schemas`` (pure functions, no I/O) because the store, ``verify`` and
+bundle import must all compute exactly the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+"""``prev_hash`` of the first event of every stream."""
+
+
+def canonical_json(value: Any) -> bytes:
+    """Deterministic UTF-8 JSON: sorted keys, no whitespace, no NaN."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def format_timestamp(moment: datetime) -> str:
+    """UTC ISO-8601 with microseconds and a ``Z``; one spelling for hashing."""
+    if moment.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def event_hash(
+    *,
+    event_id: str,
+    stream: str,
+    seq: int,
+    type: str,
+    schema_version: int,
+    recorded_at: str,
+    causation_id: str | None,
+    payload: dict[str, Any],
+    blobs: list[str],
+    prev_hash: str,
+) -> str:
+    """sha256 over the canonical envelope and payload.
+
+    ``position`` is left out on purpose: it is assigned by whichever database
+    holds the event, and a run exported to another database keeps its hashes.
+    """
+    body = {
+        "event_id": event_id,
+        "stream": stream,
+        "seq": seq,
+        "type": type,
+        "schema_version": schema_version,
+        "recorded_at": recorded_at,
+        "causation_id": causation_id,
+        "payload": payload,
+        "blobs": blobs,
+        "prev_hash": prev_hash,
+    }
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def blob_hash(data: bytes) -> str:
+    """Content address of a blob: sha256 of the uncompressed bytes."""
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,62 @@
+"""Persona2Web dataset records: task files, ground truth and memory-bank entries.
+
+These mirror the published file formats; parsing the files lives in
+``p2w_runtime.data`` so that ``schemas`` stays free of I/O.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+KNOWN_ENTRY_TYPES = ("web search", "web visit", "purchase", "booking", "review and rating")
+"""Entry types of the Persona2Web memory bank; other non-empty types are kept, not rejected."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MemoryEntry(_Record):
+    """One browsing-history entry of a persona (the unit the retriever indexes)."""
+
+    timestamp: str = Field(min_length=1)
+    type: str = Field(min_length=1)
+    object: str = Field(min_length=1)
+    website: str = ""
+
+    def key_text(self) -> str:
+        """The text Persona2Web's runners embed for retrieval."""
+        return f"{self.type}: {self.object}"
+
+
+class Location(_Record):
+    """A trailing ``(City, ST ZIP)`` of a level-0 query."""
+
+    city: str
+    state: str
+    zip: str | None = None
+    raw: str
+
+
+class GroundTruth(_Record):
+    """What a level-0 query says explicitly; the answer key for levels 1 and 2."""
+
+    website: str
+    websites: list[str] = Field(description="All alternatives named (``a.com or b.com``), in order.")
+    preferences: list[str]
+    location: Location | None = None
+
+
+class TaskFile(BaseModel):
+    """A Persona2Web task file exactly as the public runners publish it."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    sites: list[str]
+    task_id: str
+    require_login: bool = False
+    storage_state: str | None = None
+    start_url: str
+    geolocation: dict | str | None = None
+    intent: str
+    require_reset: bool = False

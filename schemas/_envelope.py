@@ -1,0 +1,162 @@
+"""The event envelope: what a writer hands the store, what the store keeps, what readers get."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from schemas._canonical import event_hash, format_timestamp
+from schemas._payloads import PAYLOAD_TYPES, AnyPayload, Payload
+from schemas._upcast import upcast
+
+
+PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(AnyPayload)
+CURRENT_VERSIONS: dict[str, int] = {
+    cls.model_fields["type"].default: cls.SCHEMA_VERSION for cls in PAYLOAD_TYPES
+}
+
+_uuid_lock = threading.Lock()
+_last_uuid_ms = 0
+_uuid_counter = 0
+
+
+def uuid7() -> str:
+    """A time-ordered UUIDv7 (RFC 9562), monotonic within this process."""
+    global _last_uuid_ms, _uuid_counter
+    with _uuid_lock:
+        ms = time.time_ns() // 1_000_000
+        if ms <= _last_uuid_ms:
+            ms = _last_uuid_ms
+            _uuid_counter += 1
+        else:
+            _uuid_counter = int.from_bytes(os.urandom(2), "big") & 0x3FF
+        _last_uuid_ms = ms
+        rand_a = _uuid_counter & 0xFFF
+        rand_b = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    value = (ms << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
+    return str(uuid.UUID(int=value))
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class NewEvent(BaseModel):
+    """An event a writer wants appended; the store assigns ``seq``, ``position`` and the hashes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    event_id: str = Field(default_factory=uuid7)
+    stream: str = Field(min_length=1)
+    payload: AnyPayload
+    causation_id: str | None = None
+    recorded_at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def type(self) -> str:
+        return self.payload.type
+
+    def payload_json(self) -> dict[str, Any]:
+        return self.payload.model_dump(mode="json")
+
+
+class StoredEvent(BaseModel):
+    """An event exactly as stored: the raw payload dict, before any upcasting.
+
+    Hash checks run on this form; readers that want typed payloads call ``decode``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    event_id: str
+    stream: str
+    seq: int = Field(ge=1)
+    position: int | None = None
+    type: str
+    schema_version: int
+    recorded_at: str
+    causation_id: str | None
+    payload: dict[str, Any]
+    blobs: list[str]
+    prev_hash: str
+    hash: str
+
+    def compute_hash(self) -> str:
+        """The hash this event should carry given its content and ``prev_hash``."""
+        return event_hash(
+            event_id=self.event_id,
+            stream=self.stream,
+            seq=self.seq,
+            type=self.type,
+            schema_version=self.schema_version,
+            recorded_at=self.recorded_at,
+            causation_id=self.causation_id,
+            payload=self.payload,
+            blobs=self.blobs,
+            prev_hash=self.prev_hash,
+        )
+
+    @classmethod
+    def seal(cls, new: NewEvent, *, seq: int, prev_hash: str, position: int | None = None) -> StoredEvent:
+        """Turn a writer's event into its stored form, computing the chain hash."""
+        payload = new.payload_json()
+        fields: dict[str, Any] = {
+            "event_id": new.event_id,
+            "stream": new.stream,
+            "seq": seq,
+            "type": new.type,
+            "schema_version": type(new.payload).SCHEMA_VERSION,
+            "recorded_at": format_timestamp(new.recorded_at),
+            "causation_id": new.causation_id,
+            "payload": payload,
+            "blobs": sorted(set(new.payload.blob_hashes())),
+            "prev_hash": prev_hash,
+        }
+        return cls(position=position, hash=event_hash(**fields), **fields)
+
+    def decode(self) -> Event:
+        """Upcast the raw payload to the current schema and validate it."""
+        target = CURRENT_VERSIONS.get(self.type)
+        if target is None:
+            raise ValueError(f"unknown event type {self.type!r} (event {self.event_id})")
+        raw = upcast(self.type, self.schema_version, self.payload, target)
+        payload = PAYLOAD_ADAPTER.validate_python({**raw, "type": self.type})
+        return Event(
+            event_id=self.event_id,
+            stream=self.stream,
+            seq=self.seq,
+            position=self.position,
+            type=self.type,
+            schema_version=target,
+            recorded_at=datetime.fromisoformat(self.recorded_at.replace("Z", "+00:00")),
+            causation_id=self.causation_id,
+            payload=payload,
+            blobs=self.blobs,
+            prev_hash=self.prev_hash,
+            hash=self.hash,
+        )
+
+
+class Event(BaseModel):
+    """A decoded event: the envelope with a typed, current-version payload."""
+
+    model_config = ConfigDict(frozen=True)
+
+    event_id: str
+    stream: str
+    seq: int
+    position: int | None
+    type: str
+    schema_version: int
+    recorded_at: datetime
+    causation_id: str | None
+    payload: AnyPayload
+    blobs: list[str]
+    prev_hash: str
+    hash: str

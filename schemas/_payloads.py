@@ -1,0 +1,288 @@
+"""One payload model per event type (DESIGN.md section 2).
+
+Each payload carries its ``type`` literal, which is the discriminator of the
+event union, and a ``SCHEMA_VERSION`` class constant. A payload shape change
+bumps the constant and registers an upcaster (see ``_upcast.py``) so that old
+events keep loading.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas._dataset import GroundTruth, MemoryEntry
+
+BlobHash = str
+"""sha256 hex digest of a blob's uncompressed bytes."""
+
+Scheme = Literal["no-history", "on-demand", "pre-execution"]
+EndReason = Literal[
+    "answered",
+    "max_steps",
+    "parse_failures",
+    "repeated_action",
+    "blocked",
+    "error",
+    "aborted",
+    "early_stop",
+    "no_answer",
+]
+FAILURE_END_REASONS: frozenset[str] = frozenset(
+    {"max_steps", "parse_failures", "repeated_action", "blocked", "error", "aborted", "early_stop"}
+)
+LlmRole = Literal["planner", "generator", "judge", "classifier"]
+
+
+class Payload(BaseModel):
+    """Base of all payloads: immutable, strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    type: str
+
+    def blob_hashes(self) -> list[BlobHash]:
+        """Blobs this payload references; the envelope lists them for integrity checks."""
+        return []
+
+
+class RunStarted(Payload):
+    type: Literal["run.started"] = "run.started"
+    run_id: str
+    label: str
+    source: Literal["recorded", "imported"] = "recorded"
+    import_format: str | None = None
+    agent: str = Field(description="Agent architecture, e.g. agentoccam, browser-use, p2w-rt.")
+    backbone_model: str
+    scheme: Scheme | None = None
+    dataset_id: str
+    dataset_hash: str
+    code_version: str
+    git_sha: str | None = None
+    packages: dict[str, str] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+    host: str = ""
+
+
+class RunFinished(Payload):
+    type: Literal["run.finished"] = "run.finished"
+    status: Literal["completed", "interrupted", "failed"]
+    episodes: int
+    end_reasons: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float | None = None
+
+
+class EpisodeStarted(Payload):
+    type: Literal["episode.started"] = "episode.started"
+    episode_id: str
+    task_id: str
+    persona: str
+    query_set: str = Field(description="Task id without its level digit, e.g. Alex_Garcia_A.")
+    level: int | None = Field(default=None, ge=0, le=2)
+    scheme: Scheme | None = None
+    query: str
+    start_url: str
+    ground_truth: GroundTruth | None = None
+    source_file: str | None = None
+
+
+class EpisodeFinished(Payload):
+    type: Literal["episode.finished"] = "episode.finished"
+    end_reason: EndReason
+    answer: str | None = None
+    final_url: str | None = None
+    steps: int = 0
+    detail: str | None = None
+    cost_usd: float | None = None
+
+
+class Observation(Payload):
+    type: Literal["observation"] = "observation"
+    step: int
+    url: str
+    title: str = ""
+    tabs: list[str] = Field(default_factory=list)
+    description: str | None = Field(default=None, description="Short text summary (imported runs).")
+    ax_tree: BlobHash | None = None
+    screenshot: BlobHash | None = None
+
+    def blob_hashes(self) -> list[BlobHash]:
+        return [h for h in (self.ax_tree, self.screenshot) if h]
+
+
+class HistoryQuery(Payload):
+    type: Literal["history.query"] = "history.query"
+    step: int | None = Field(description="None when the source did not record it.")
+    phase: Literal["pre-execution", "on-demand"]
+    query: str
+    reason: str | None = None
+
+
+class RetrievalHit(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entry_id: int = Field(description="Index of the entry in the persona's memory bank.")
+    rank: int = Field(ge=1)
+    score: float | None = None
+    entry: MemoryEntry
+
+
+class HistoryRetrieval(Payload):
+    type: Literal["history.retrieval"] = "history.retrieval"
+    step: int | None
+    query: str
+    model_id: str
+    index_hash: str
+    k: int
+    threshold: float
+    hits: list[RetrievalHit]
+
+
+class Rationale(Payload):
+    type: Literal["rationale"] = "rationale"
+    step: int | None
+    source: Literal["planner", "generator"]
+    text: str
+    cited_entry_ids: list[int] = Field(default_factory=list)
+
+
+class LlmUsage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class LlmCall(Payload):
+    type: Literal["llm.call"] = "llm.call"
+    role: LlmRole
+    model: str
+    step: int | None = None
+    messages: list[dict[str, Any]]
+    params: dict[str, Any] = Field(default_factory=dict)
+    response: str | None = None
+    finish_reason: str | None = None
+    usage: LlmUsage | None = None
+    latency_s: float
+    fingerprint: str
+    ordinal: int = Field(ge=0, description="How many earlier calls in the episode had this fingerprint.")
+    attempt: int = 1
+    error: str | None = None
+    cost_usd: float | None = None
+
+
+class ParsedAction(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    args: list[str] = Field(default_factory=list)
+
+    def render(self) -> str:
+        """Canonical text form, ``name [a] [b]``."""
+        return " ".join([self.name, *(f"[{a}]" for a in self.args)])
+
+
+class Action(Payload):
+    type: Literal["action"] = "action"
+    step: int
+    raw: str
+    parsed: ParsedAction | None = None
+    status: Literal["executed", "invalid", "blocked"]
+    error: str | None = None
+
+
+class FinalState(Payload):
+    type: Literal["final_state"] = "final_state"
+    url: str
+    title: str = ""
+    dom_html: BlobHash | None = None
+    ax_tree: BlobHash | None = None
+    screenshot: BlobHash | None = None
+    har: BlobHash | None = None
+
+    def blob_hashes(self) -> list[BlobHash]:
+        return [h for h in (self.dom_html, self.ax_tree, self.screenshot, self.har) if h]
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_ids: list[str] = Field(default_factory=list)
+    text: str = ""
+    note: str = ""
+
+
+class Judgment(Payload):
+    type: Literal["judgment"] = "judgment"
+    episode_stream: str
+    task_id: str
+    trajectory_hash: str
+    judge_id: str
+    judge_version: str
+    config_hash: str
+    status: Literal["ok", "failed"] = "ok"
+    points: dict[str, float] = Field(default_factory=dict)
+    max_points: dict[str, float] = Field(default_factory=dict)
+    evidence: dict[str, Evidence] = Field(default_factory=dict)
+    metrics: dict[str, float] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    error: str | None = None
+
+
+class ErrorLabel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: str
+    explanation: str
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class ErrorClassified(Payload):
+    type: Literal["error.classified"] = "error.classified"
+    episode_stream: str
+    task_id: str
+    trajectory_hash: str
+    classifier_id: str
+    classifier_version: str
+    config_hash: str
+    labels: list[ErrorLabel]
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+
+
+PAYLOAD_TYPES: tuple[type[Payload], ...] = (
+    RunStarted,
+    RunFinished,
+    EpisodeStarted,
+    EpisodeFinished,
+    Observation,
+    HistoryQuery,
+    HistoryRetrieval,
+    Rationale,
+    LlmCall,
+    Action,
+    FinalState,
+    Judgment,
+    ErrorClassified,
+)
+
+AnyPayload = Annotated[
+    RunStarted
+    | RunFinished
+    | EpisodeStarted
+    | EpisodeFinished
+    | Observation
+    | HistoryQuery
+    | HistoryRetrieval
+    | Rationale
+    | LlmCall
+    | Action
+    | FinalState
+    | Judgment
+    | ErrorClassified,
+    Field(discriminator="type"),
+]
+"""Discriminated union of every payload model, keyed on ``type``."""
