@@ -15,11 +15,8 @@ from schemas._canonical import event_hash, format_timestamp
 from schemas._payloads import PAYLOAD_TYPES, AnyPayload, Payload
 from schemas._upcast import upcast
 
-
 PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(AnyPayload)
-CURRENT_VERSIONS: dict[str, int] = {
-    cls.model_fields["type"].default: cls.SCHEMA_VERSION for cls in PAYLOAD_TYPES
-}
+CURRENT_VERSIONS: dict[str, int] = {cls.model_fields["type"].default: cls.SCHEMA_VERSION for cls in PAYLOAD_TYPES}
 
 _uuid_lock = threading.Lock()
 _last_uuid_ms = 0
@@ -127,7 +124,7 @@ class StoredEvent(BaseModel):
             raise ValueError(f"unknown event type {self.type!r} (event {self.event_id})")
         raw = upcast(self.type, self.schema_version, self.payload, target)
         payload = PAYLOAD_ADAPTER.validate_python({**raw, "type": self.type})
-        return Event(
+        return Event.model_construct(  # payload and envelope are validated already
             event_id=self.event_id,
             stream=self.stream,
             seq=self.seq,

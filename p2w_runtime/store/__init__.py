@@ -6,8 +6,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from p2w_runtime.store._bundle import BundleError, BundleSummary, export_run, import_bundle
 from p2w_runtime.store._recorder import IntegrityError, Recorder, StoreError, StreamHead
-from p2w_runtime.store._runs import JUDGE_STREAM_SUFFIXES, RunInfo, UnknownRun, episode_streams, find_run, list_runs
+from p2w_runtime.store._runs import (
+    JUDGE_STREAM_SUFFIXES,
+    RunInfo,
+    UnknownRun,
+    episode_streams,
+    find_run,
+    list_runs,
+    run_events,
+)
+from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
 from p2w_runtime.store.sqlite import open_sqlite
 
 
@@ -28,6 +38,14 @@ async def open_store(location: str | Path, *, create: bool = True) -> AsyncItera
 
 __all__ = [
     "JUDGE_STREAM_SUFFIXES",
+    "BundleError",
+    "BundleSummary",
+    "Problem",
+    "VerifyReport",
+    "export_run",
+    "import_bundle",
+    "run_events",
+    "verify_store",
     "IntegrityError",
     "Recorder",
     "RunInfo",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from p2w_runtime.store._recorder import Recorder, StoreError
-from schemas import RunFinished, RunStarted
+from schemas import RunFinished, RunStarted, StoredEvent
 
 
 class UnknownRun(StoreError):
@@ -74,3 +75,11 @@ async def episode_streams(store: Recorder, run_id: str) -> list[str]:
     async for stored in store.read_all(stream_prefix=f"{run_id}/", types=["episode.started"]):
         order.append(stored.stream)
     return order
+
+
+async def run_events(store: Recorder, run_id: str) -> AsyncIterator[StoredEvent]:
+    """Every event of a run: its own stream, then every stream under it, in position order."""
+    async for event in store.read_stream(run_id):
+        yield event
+    async for event in store.read_all(stream_prefix=f"{run_id}/"):
+        yield event

@@ -26,6 +26,14 @@ _compressor = zstandard.ZstdCompressor(level=3)
 _decompressor = zstandard.ZstdDecompressor()
 
 
+def _loads(text: str) -> Any:
+    """Parse stored JSON; text that no longer parses is kept raw so verify reports its hash mismatch."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"__unparseable__": text}
+
+
 def row_to_event(row: Any) -> StoredEvent:
     return StoredEvent.model_construct(
         event_id=row.event_id,
@@ -36,8 +44,8 @@ def row_to_event(row: Any) -> StoredEvent:
         schema_version=row.schema_version,
         recorded_at=row.recorded_at,
         causation_id=row.causation_id,
-        payload=json.loads(row.payload),
-        blobs=json.loads(row.blobs),
+        payload=_loads(row.payload),
+        blobs=_loads(row.blobs),
         prev_hash=row.prev_hash,
         hash=row.hash,
     )
