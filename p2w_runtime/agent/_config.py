@@ -1,0 +1,25 @@
+"""The knobs of one recording run; all of them are recorded in ``run.started``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from schemas import Scheme
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    scheme: Scheme = "on-demand"
+    max_steps: int = 25
+    k: int = 20
+    threshold: float = 0.5
+    max_pre_queries: int = 5
+    max_invalid: int = 3
+    """Consecutive unparseable or impossible actions before the episode ends (parse_failures)."""
+    max_repeats: int = 3
+    """Equivalent actions in a row before the episode ends (WebArena's repeated-action rule)."""
+    observation_chars: int = 12_000
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,277 @@
+"""One episode: observe, plan (or ask the history), act; every step recorded before the next begins."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from p2w_runtime.actions import ActionParseError, equivalent, parse_action
+from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._log import EpisodeLog
+from p2w_runtime.agent._memory import Personalization
+from p2w_runtime.agent._prompts import (
+    StepRecord,
+    planner_system,
+    planner_user,
+    pre_execution_messages,
+    rewrite_messages,
+)
+from p2w_runtime.agent._replies import parse_planner, parse_queries, parse_rewrite
+from p2w_runtime.browser import BrowserSession, Tab
+from p2w_runtime.data import Task
+from p2w_runtime.llm import LlmClient, LlmError
+from p2w_runtime.retrieval import HistoryRetriever
+from p2w_runtime.store import Recorder
+from schemas import (
+    Action,
+    EndReason,
+    EpisodeFinished,
+    EpisodeStarted,
+    FinalState,
+    Observation,
+    ParsedAction,
+    Rationale,
+)
+
+log = structlog.get_logger(__name__)
+
+BROWSER_ACTIONS = frozenset(
+    {"click", "type", "hover", "press", "scroll", "goto", "go_back", "go_forward", "new_tab", "tab_focus", "close_tab"}
+)
+
+
+@dataclass
+class EpisodeOutcome:
+    stream: str
+    task_id: str
+    end_reason: EndReason
+    answer: str | None = None
+    steps: int = 0
+    tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass
+class _State:
+    task_text: str
+    steps: list[StepRecord] = field(default_factory=list)
+    memory: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    invalid_in_row: int = 0
+    last_actions: list[ParsedAction] = field(default_factory=list)
+
+
+class Episode:
+    """Drives one task in its own browser context and records it in stream ``{run_id}/{episode_id}``."""
+
+    def __init__(
+        self,
+        task: Task,
+        *,
+        run_id: str,
+        episode_id: str,
+        store: Recorder,
+        browser: BrowserSession,
+        llm: LlmClient,
+        retriever: HistoryRetriever | None,
+        config: AgentConfig,
+    ) -> None:
+        self.task = task
+        self.stream = f"{run_id}/{episode_id}"
+        self.episode_id = episode_id
+        self.browser = browser
+        self.config = config
+        self.log = EpisodeLog(store, self.stream)
+        self.llm = llm.scoped(self.log.record_llm_call)
+        self.memory = (
+            Personalization(retriever, task.persona, self.llm, self.log, config.k, config.threshold)
+            if retriever is not None and config.scheme != "no-history"
+            else None
+        )
+
+    async def run(self) -> EpisodeOutcome:
+        self.log.add(
+            EpisodeStarted(
+                episode_id=self.episode_id,
+                task_id=self.task.task_id,
+                persona=self.task.persona,
+                query_set=self.task.query_set,
+                level=self.task.level,
+                scheme=self.config.scheme,
+                query=self.task.intent,
+                start_url=self.task.start_url,
+                ground_truth=self.task.ground_truth,
+                source_file=self.task.path.name if self.task.path else None,
+            )
+        )
+        await self.log.flush()
+        with tempfile.TemporaryDirectory(prefix="p2w-har-") as tmp:
+            tab = await self.browser.new_tab(har_path=Path(tmp) / "episode.har")
+            reason: EndReason = "error"
+            answer: str | None = None
+            detail: str | None = None
+            step = 0
+            try:
+                await tab.goto(self.task.start_url)
+                state = _State(task_text=self.task.intent)
+                if self.config.scheme == "pre-execution" and self.memory is not None:
+                    state.task_text = await self._pre_execution(state)
+                    await self.log.flush()
+                reason, answer, step, detail = await self._navigate(tab, state)
+            except LlmError as exc:
+                reason, detail = "error", str(exc)
+            except asyncio.CancelledError:
+                reason, detail = "aborted", "run interrupted"
+                await self._finish(tab, reason, answer, step, detail)
+                raise
+            except Exception as exc:  # the run goes on with the next episode; the log keeps what happened
+                log.exception("episode failed", task_id=self.task.task_id)
+                reason, detail = "error", f"{exc.__class__.__name__}: {exc}"
+            await self._finish(tab, reason, answer, step, detail)
+        totals = self.llm.totals
+        return EpisodeOutcome(
+            self.stream, self.task.task_id, reason, answer, step, totals.total_tokens, totals.cost_usd
+        )
+
+    async def _pre_execution(self, state: _State) -> str:
+        """Ask up to N history questions before the first step, then rewrite the task with the answers."""
+        assert self.memory is not None
+        reply = await self.llm.complete(
+            "planner", pre_execution_messages(state.task_text, self.config.max_pre_queries), step=0
+        )
+        queries = parse_queries(reply.text, self.config.max_pre_queries)
+        for query in queries:
+            found = await self.memory.ask(query, step=0, phase="pre-execution", reason="pre-execution planning")
+            state.memory.append((query, found.answer))
+        if not state.memory:
+            return state.task_text
+        rewritten = parse_rewrite(
+            (await self.llm.complete("planner", rewrite_messages(state.task_text, state.memory), step=0)).text,
+            state.task_text,
+        )
+        self.log.add(Rationale(step=0, source="planner", text=f"Rewritten task: {rewritten}"))
+        return rewritten
+
+    async def _navigate(self, tab: Tab, state: _State) -> tuple[EndReason, str | None, int, str | None]:
+        system = planner_system(self.config.scheme if self.memory else "no-history")
+        for step in range(1, self.config.max_steps + 1):
+            seen = await tab.observe(max_chars=self.config.observation_chars)
+            self.log.add(
+                Observation(
+                    step=step,
+                    url=seen.url,
+                    title=seen.title,
+                    tabs=list(seen.tabs),
+                    ax_tree=self.log.blob(seen.ax_text.encode()),
+                    screenshot=self.log.blob(seen.screenshot_png) if seen.screenshot_png else None,
+                )
+            )
+            blocked = await tab.blocked_reason()
+            if blocked:
+                await self.log.flush()
+                return "blocked", None, step - 1, blocked
+            user = planner_user(state.task_text, seen.ax_text, step, state.steps[-8:], state.memory, state.notes)
+            reply = await self.llm.complete(
+                "planner", [{"role": "system", "content": system}, {"role": "user", "content": user}], step=step
+            )
+            planned = parse_planner(reply.text)
+            if planned.thought:
+                self.log.add(Rationale(step=step, source="planner", text=planned.thought))
+            ended = await self._act(tab, state, step, planned.thought, planned.action_text or reply.text)
+            await self.log.flush()
+            if ended is not None:
+                return ended[0], ended[1], step, ended[2]
+        return "max_steps", None, self.config.max_steps, None
+
+    async def _act(
+        self, tab: Tab, state: _State, step: int, thought: str, text: str
+    ) -> tuple[EndReason, str | None, str | None] | None:
+        """Execute one planned action; returns (end reason, answer, detail) when the episode ends."""
+        try:
+            action = parse_action(text)
+        except ActionParseError as exc:
+            return self._invalid(state, step, text, None, str(exc), "parse_failures")
+        result = "ok"
+        if action.name == "stop":
+            answer = action.args[0] if action.args else ""
+            self.log.add(Action(step=step, raw=text, parsed=action, status="executed"))
+            return "answered", answer, None
+        if action.name == "memory_access":
+            if self.memory is None or self.config.scheme != "on-demand":
+                return self._invalid(state, step, text, action, f"no history access under {self.config.scheme}")
+            self.log.add(Action(step=step, raw=text, parsed=action, status="executed"))
+            found = await self.memory.ask(action.args[0], step=step, phase="on-demand", reason=thought or None)
+            state.memory.append((found.query, found.answer))
+            result = f"{found.hits} history entries matched"
+        elif action.name == "note":
+            self.log.add(Action(step=step, raw=text, parsed=action, status="executed"))
+            state.notes.append(action.args[0] if action.args else "")
+        elif action.name in BROWSER_ACTIONS:
+            executed = await tab.execute(action)
+            self.log.add(Action(step=step, raw=text, parsed=action, status=executed.status, error=executed.error))
+            if executed.status != "executed":
+                return self._invalid(state, step, text, action, executed.error or executed.status, logged=True)
+        else:
+            return self._invalid(state, step, text, action, f"unknown action {action.name!r}")
+        state.invalid_in_row = 0
+        state.steps.append(StepRecord(step, thought, action.render(), result))
+        state.last_actions = [*state.last_actions[-(self.config.max_repeats - 1) :], action]
+        if len(state.last_actions) == self.config.max_repeats and all(
+            equivalent(state.last_actions[0], a) for a in state.last_actions[1:]
+        ):
+            return "repeated_action", None, f"{action.render()} repeated {self.config.max_repeats} times"
+        return None
+
+    def _invalid(
+        self,
+        state: _State,
+        step: int,
+        text: str,
+        action: ParsedAction | None,
+        error: str,
+        reason: EndReason = "parse_failures",
+        logged: bool = False,
+    ) -> tuple[EndReason, str | None, str | None] | None:
+        if not logged:
+            self.log.add(Action(step=step, raw=text, parsed=action, status="invalid", error=error))
+        state.invalid_in_row += 1
+        state.steps.append(StepRecord(step, "", action.render() if action else text[:80], f"failed: {error}"))
+        if state.invalid_in_row >= self.config.max_invalid:
+            return reason, None, f"{state.invalid_in_row} invalid actions in a row; last: {error}"
+        return None
+
+    async def _finish(self, tab: Tab, reason: EndReason, answer: str | None, steps: int, detail: str | None) -> None:
+        """Record the final state (DOM, AX tree, screenshot, scrubbed HAR) and the end, whatever happened."""
+        final_url = None
+        try:
+            final = await tab.final_state()
+            har = await tab.close()
+            final_url = final.url
+            self.log.add(
+                FinalState(
+                    url=final.url,
+                    title=final.title,
+                    dom_html=self.log.blob(final.dom_html),
+                    ax_tree=self.log.blob(final.ax_tree),
+                    screenshot=self.log.blob(final.screenshot) if final.screenshot else None,
+                    har=self.log.blob(har) if har else None,
+                )
+            )
+        except Exception as exc:  # a dead page must not lose the episode's end
+            log.warning("final state not captured", task_id=self.task.task_id, error=str(exc))
+            detail = f"{detail}; final state not captured: {exc}" if detail else f"final state not captured: {exc}"
+        self.log.add(
+            EpisodeFinished(
+                end_reason=reason,
+                answer=answer,
+                final_url=final_url,
+                steps=steps,
+                detail=detail,
+                cost_usd=self.llm.totals.cost_usd,
+            )
+        )
+        await self.log.flush()

@@ -1,0 +1,53 @@
+"""The personalization module: a planner's question -> retrieval -> generator answer, all recorded."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Literal
+
+from p2w_runtime.agent._log import EpisodeLog
+from p2w_runtime.agent._prompts import generator_messages
+from p2w_runtime.agent._replies import parse_generator
+from p2w_runtime.llm import LlmClient
+from p2w_runtime.retrieval import HistoryRetriever, retrieval_events
+from schemas import Rationale
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAnswer:
+    query: str
+    answer: str
+    cited: list[int]
+    hits: int
+
+
+class Personalization:
+    """Answers questions about one persona from their history, recording query, hits and rationale."""
+
+    def __init__(
+        self, retriever: HistoryRetriever, persona: str, llm: LlmClient, log: EpisodeLog, k: int, threshold: float
+    ) -> None:
+        self.retriever = retriever
+        self.persona = persona
+        self.llm = llm
+        self.log = log
+        self.k = k
+        self.threshold = threshold
+
+    async def ask(
+        self, query: str, *, step: int | None, phase: Literal["pre-execution", "on-demand"], reason: str | None
+    ) -> MemoryAnswer:
+        index = await asyncio.to_thread(self.retriever.index, self.persona)
+        hits = await asyncio.to_thread(index.search, query, self.k, self.threshold)
+        asked, retrieved = retrieval_events(
+            self.log.stream, query, hits, index, self.k, self.threshold, step, phase, reason
+        )
+        self.log.extend([asked, retrieved])
+        reply = await self.llm.complete("generator", generator_messages(query, hits), step=step)
+        parsed = parse_generator(reply.text, {h.entry_id for h in hits})
+        self.log.add(
+            Rationale(step=step, source="generator", text=parsed.answer, cited_entry_ids=parsed.cited),
+            causation_id=retrieved.event_id,
+        )
+        return MemoryAnswer(query, parsed.answer, parsed.cited, len(hits))

@@ -1,0 +1,106 @@
+"""Request identity and response parsing, independent of the transport.
+
+The fingerprint is what replay keys recorded responses by (with the ordinal),
+so it covers everything that changes the answer: model, messages, params
+(which include ``response_format``), and nothing that does not (key, endpoint).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from schemas import LlmUsage, canonical_json
+
+_MIN_SECRET_LENGTH = 16
+"""Shorter "keys" (``EMPTY``, ``none``) are placeholders for keyless endpoints; scrubbing them would corrupt text."""
+
+
+def fingerprint(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json({"model": model, "messages": messages, "params": params})).hexdigest()
+
+
+def response_format_param(response_format: dict[str, Any] | type[BaseModel] | None) -> dict[str, Any] | None:
+    """A pydantic model becomes a non-strict ``json_schema`` format; strict mode rejects ordinary optional fields."""
+    if response_format is None or isinstance(response_format, dict):
+        return response_format
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": response_format.__name__,
+            "schema": response_format.model_json_schema(),
+            "strict": False,
+        },
+    }
+
+
+def redact(value: Any, secret: str | None) -> Any:
+    """Replace ``secret`` in every string of a JSON-like value; a key echoed by a proxy must not reach the store."""
+    if not secret or len(secret) < _MIN_SECRET_LENGTH:
+        return value
+    if isinstance(value, str):
+        return value.replace(secret, "***")
+    if isinstance(value, dict):
+        return {k: redact(v, secret) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, secret) for v in value]
+    return value
+
+
+class BadResponse(Exception):
+    """The body of a 2xx answer is not a usable chat completion."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    finish_reason: str | None
+    usage: LlmUsage | None
+    model: str | None
+
+
+def parse_completion(body: str, content_type: str | None) -> Completion:
+    """Parse a chat completion body by hand, so that every malformed shape becomes one clear ``BadResponse``."""
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError:
+        raise BadResponse(f"body is not JSON ({content_type or 'no content type'}): {body[:200]!r}") from None
+    if not isinstance(data, dict):
+        raise BadResponse(f"body is JSON but not an object: {body[:200]!r}")
+    if "error" in data and "choices" not in data:
+        raise BadResponse(f"error object in a 2xx answer: {json.dumps(data['error'])[:300]}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise BadResponse(f"no choices in the answer: {body[:200]!r}")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise BadResponse(f"first choice has no text content: {json.dumps(choice)[:200]}")
+    return Completion(
+        text=content,
+        finish_reason=choice.get("finish_reason"),
+        usage=parse_usage(data.get("usage")),
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+    )
+
+
+def parse_usage(usage: Any) -> LlmUsage | None:
+    """Tolerate missing or partial usage (many local servers omit it)."""
+    if not isinstance(usage, dict):
+        return None
+    prompt = _count(usage.get("prompt_tokens"))
+    completion = _count(usage.get("completion_tokens"))
+    if prompt is None and completion is None:
+        return None
+    prompt, completion = prompt or 0, completion or 0
+    total = _count(usage.get("total_tokens"))
+    return LlmUsage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total or prompt + completion)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine for p2w-rt: Chromium, a virtualenv in .venv, CPU-only PyTorch, the package.
+# Idempotent: a second run only checks. Used by the README's two commands and by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  echo "setup: installing Debian's chromium (the browser the recorder drives)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+# CPU build first: anything depending on torch would otherwise pull a multi-GB CUDA build.
+python -m pip install -q "torch==2.13.0"
+python -m pip install -q -e ".[dev]"
+echo "setup: ok ($(python --version), $(command -v chromium || echo /usr/bin/chromium))"
