@@ -276,3 +276,366 @@ def schema_export(directory: Path | None, check: bool) -> None:
         return
     written = export_schemas(target)
     click.echo(f"wrote {len(written)} schema files to {target}")
+
+
+# --- history: build and query the retrieval indexes of persona memory banks --------------------
+def _history_options(command: Any) -> Any:
+    """--history, --embedder and --cache-dir, shared by the history commands."""
+    command = click.option(
+        "--cache-dir",
+        envvar="P2W_CACHE_DIR",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Index cache folder (default: the user cache dir, p2w-rt/retrieval). Env: P2W_CACHE_DIR.",
+    )(command)
+    command = click.option(
+        "--embedder",
+        metavar="NAME|DIR",
+        help="sentence-transformers model name (already downloaded) or local directory. Default: bundled "
+        "all-MiniLM-L6-v2.",
+    )(command)
+    return click.option(
+        "--history",
+        "history_dir",
+        required=True,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Folder of <persona>.json memory banks.",
+    )(command)
+
+
+def _load_embedder_quietly(name: str | None) -> Any:
+    from p2w_runtime.retrieval import load_embedder
+
+    with Console(stderr=True).status(f"loading embedder {name or 'all-MiniLM-L6-v2'}"):
+        return load_embedder(name)
+
+
+@main.group()
+def history() -> None:
+    """Index and search persona browsing histories with the agent's retriever."""
+
+
+@history.command("index")
+@_history_options
+def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | None) -> None:
+    """Build the index cache of every persona; only changed banks or models are encoded."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from p2w_runtime.retrieval import IndexSummary, index_history
+
+    async def _index() -> IndexSummary:  # blocking work; run() turns user errors into one line
+        model = _load_embedder_quietly(embedder)
+        columns = (TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("reading banks", total=None)
+
+            def report(persona: str, done: int, total: int) -> None:
+                bar.update(task, description=persona, completed=done, total=total)
+
+            return index_history(history_dir, model, cache_dir, progress=report)
+
+    summary = run(_index())
+    table = Table("persona", "entries", "encoded", "from cache", "seconds", "index hash")
+    for p in summary.personas:
+        row = (p.persona, str(p.entries), str(p.encoded), str(p.entries - p.encoded), f"{p.seconds:.2f}")
+        table.add_row(*row, p.index_hash[:12])
+    console.print(table)
+    rate = f" ({summary.encoded / summary.seconds:.0f} entries/s)" if summary.encoded else ""
+    console.print(
+        f"{len(summary.personas)} personas, {summary.entries} entries: {summary.encoded} encoded, "
+        f"{summary.cached} from cache in {summary.seconds:.1f}s{rate} with {summary.model_id}"
+    )
+
+
+@history.command("search")
+@click.argument("persona")
+@click.argument("query")
+@_history_options
+@click.option("--k", "k", default=20, show_default=True, type=click.IntRange(min=1), help="At most this many hits.")
+@click.option("--threshold", default=0.5, show_default=True, type=float, help="Minimum cosine similarity.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the hits.")
+def history_search(
+    persona: str,
+    query: str,
+    history_dir: Path,
+    embedder: str | None,
+    cache_dir: Path | None,
+    k: int,
+    threshold: float,
+    as_json: bool,
+) -> None:
+    """Show the entries of PERSONA's history that the retriever returns for QUERY."""
+    from rich.table import Table
+
+    from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever
+
+    async def _search() -> tuple[HistoryIndex, list[Any]]:  # blocking work; run() turns user errors into one line
+        retriever = HistoryRetriever(history_dir, _load_embedder_quietly(embedder), cache_dir)
+        with Console(stderr=True).status(f"opening the index of {persona}"):
+            index = retriever.index(persona)
+        return index, index.search(query, k, threshold)
+
+    index, hits = run(_search())
+    if as_json:
+        echo_json(
+            {
+                "persona": persona,
+                "query": query,
+                "model_id": index.model_id,
+                "index_hash": index.index_hash,
+                "k": k,
+                "threshold": threshold,
+                "hits": [hit.model_dump(mode="json") for hit in hits],
+            }
+        )
+        return
+    console.print(
+        f"[bold]{persona}[/]: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})"
+    )
+    table = Table("rank", "score", "type", "object", "website", "timestamp")
+    for hit in hits:
+        e = hit.entry
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", e.type, e.object, e.website or "-", e.timestamp)
+    if hits:
+        console.print(table)
+
+
+# --- import-trajectories: files written by the Persona2Web runners -> one run ------------------
+def _trajectory_files(paths: tuple[Path, ...]) -> list[Path]:
+    """Files as given; a directory stands for the *.json files directly inside it, sorted."""
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return files
+
+
+@main.command("import-trajectories")
+@click.option(
+    "--format",
+    "fmt",
+    required=True,
+    type=click.Choice(["p2w-agentoccam", "p2w-browser-use"]),
+    help="Which Persona2Web runner wrote the files.",
+)
+@click.option(
+    "--tasks",
+    "tasks_dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Task files: personalization_{1,2,3}/ folders or one flat folder.",
+)
+@click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Memory banks, one {persona}.json per persona.",
+)
+@click.option("--label", help="Run label; importing again with the same label resumes an interrupted import.")
+@click.option(
+    "--scheme",
+    type=click.Choice(["on-demand", "pre-execution", "no-history"]),
+    help="Override the scheme read from the file names ({on|pre|base|no}_{model}_{task}.json).",
+)
+@click.option("--model", help="Override the backbone model read from the files or their names.")
+@click.option("--skip-bad", is_flag=True, help="Import the good files, list the bad ones, exit 0.")
+@click.option("--examples", is_flag=True, help="Import the bundled example trajectories of --format.")
+@click.argument("paths", metavar="PATH...", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.pass_context
+def import_trajectories_cmd(
+    ctx: click.Context,
+    fmt: str,
+    tasks_dir: Path | None,
+    history_dir: Path | None,
+    label: str | None,
+    scheme: str | None,
+    model: str | None,
+    skip_bad: bool,
+    examples: bool,
+    paths: tuple[Path, ...],
+) -> None:
+    """Record trajectory files of the Persona2Web runners as one run, one episode per file.
+
+    PATH is a trajectory file or a folder of them (its *.json files). Every file is checked
+    before anything is written: a malformed file, an index outside the memory bank or an
+    unknown task id stops the import with exit 1 and writes nothing, unless --skip-bad.
+    With --examples, tasks, memory banks, files and label default to the bundled examples.
+    """
+    from p2w_runtime.examples import example_paths
+    from p2w_runtime.importers import import_trajectories
+
+    if examples:
+        bundled = example_paths()
+        tasks_dir = tasks_dir or bundled.tasks_dir
+        history_dir = history_dir or bundled.history_dir
+        paths = paths or tuple(bundled.trajectories(fmt))
+        label = label or f"examples-{fmt.removeprefix('p2w-')}"
+    required = (("--tasks", tasks_dir), ("--history", history_dir), ("--label", label))
+    missing = [name for name, value in required if not value]
+    if missing or not paths:
+        raise click.UsageError(f"missing {', '.join(missing) or 'PATH'} (or use --examples)")
+    assert tasks_dir is not None and history_dir is not None and label is not None
+
+    async def _import() -> Any:
+        async with open_db(ctx, create=True) as store:
+            return await import_trajectories(
+                store,
+                _trajectory_files(paths),
+                fmt=fmt,  # type: ignore[arg-type]
+                tasks_dir=tasks_dir,
+                history_dir=history_dir,
+                label=label,
+                scheme=scheme,  # type: ignore[arg-type]
+                model=model,
+                skip_bad=skip_bad,
+            )
+
+    report = run(_import())
+    verb = "resumed" if report.resumed else "created"
+    click.echo(f"{verb} run {report.run_id} (label {report.label}, {report.format}): {report.episodes} episodes")
+    click.echo(f"imported {len(report.imported)}, already imported {len(report.already)}, bad {len(report.bad)}")
+    for error in report.bad:
+        click.echo(f"bad: {error}", err=True)
+
+
+# --- replay, metrics: judge recorded runs offline, and tabulate the judgments ------------------
+def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise click.BadParameter(f"expected NAME=URL, got {pair!r}", param_hint=option)
+        out[key.strip().lower()] = value.strip()
+    return out
+
+
+@main.command("replay")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--judge", "judge_ids", multiple=True, required=True,
+              help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
+                   "action-wise-rules, outcome-based-rules, webarena.")
+@click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the LLM judges.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
+@click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
+@click.option("--temperature", type=float, help="Sampling temperature of the LLM judges (default: the model's).")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1),
+              help="LLM judgments in flight at once.")
+@click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
+@click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per judged episode.")
+@click.option("--webarena-config", type=click.Path(exists=True, path_type=Path),
+              help="WebArena task configs (test.raw.json, one config, or a folder) for --judge webarena.")
+@click.option("--site-url", "site_urls", multiple=True, metavar="NAME=URL",
+              help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...")
+@click.option("--location-site", "location_sites", multiple=True, metavar="SITE",
+              help="Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
+@click.pass_context
+def replay_cmd(ctx: click.Context, run_ref: str, judge_ids: tuple[str, ...], model: str, base_url: str | None,
+               api_key: str | None, temperature: float | None, concurrency: int, dry_run: bool, force: bool,
+               as_json: bool, webarena_config: Path | None, site_urls: tuple[str, ...],
+               location_sites: tuple[str, ...]) -> None:
+    """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
+    from replay.commands import ReplayOptions, replay_command
+
+    options = ReplayOptions(
+        judges=judge_ids, model=model, base_url=base_url, api_key=api_key, temperature=temperature,
+        concurrency=concurrency, dry_run=dry_run, force=force, as_json=as_json, webarena_config=webarena_config,
+        site_urls=_key_values(site_urls, "--site-url"), location_sites=location_sites,
+    )
+
+    async def _replay() -> int:
+        async with open_db(ctx) as store:
+            return await replay_command(store, run_ref, options, console, Console(stderr=True, highlight=False))
+
+    sys.exit(run(_replay()))
+
+
+@main.command("metrics")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--judge", help="Only this judge's judgments (default: every judge, one row each).")
+@click.option("--by", help="Group columns, comma-separated: architecture, model, scheme, level, judge, run "
+                           "[default: architecture,model,scheme].")
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table",
+              show_default=True)
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the per-level plot (PNG).")
+@click.pass_context
+def metrics_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str,
+                plot: Path | None) -> None:
+    """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
+    from replay.commands import metrics_command
+
+    columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
+
+    async def _metrics() -> None:
+        async with open_db(ctx) as store:
+            await metrics_command(store, run_refs, judge=judge, by=columns, fmt=fmt, plot=plot, out=console,
+                                  err=Console(stderr=True, highlight=False))
+
+    run(_metrics())
+
+
+# --- classify, diff, stats: error analysis and run-to-run comparison ---------------------------
+@main.command("classify")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--classifier", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
+              help="rules: deterministic, from the structured events; llm: an OpenAI-compatible model.")
+@click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
+@click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the llm classifier.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
+@click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
+@click.option("--temperature", type=float, help="Sampling temperature of the llm classifier (default: the model's).")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1),
+              help="LLM classifications in flight at once.")
+@click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")
+@click.option("--location-site", "location_sites", multiple=True, metavar="SITE",
+              help="Another location-aware website (added to amazon, instacart, resy, opentable).")
+@click.pass_context
+def classify_cmd(ctx: click.Context, run_refs: tuple[str, ...], classifier: str, summary: bool, plot: Path | None,
+                 model: str, base_url: str | None, api_key: str | None, temperature: float | None, concurrency: int,
+                 force: bool, as_json: bool, location_sites: tuple[str, ...]) -> None:
+    """Label each episode with Persona2Web's error types and its navigation end reason, with evidence.
+
+    Classifications are appended to the run and cached (prints "cached").
+    """
+    from replay.classify import ClassifyOptions, classify_command
+
+    options = ClassifyOptions(
+        classifier=classifier, model=model, base_url=base_url, api_key=api_key, temperature=temperature,
+        concurrency=concurrency, force=force, as_json=as_json, summary=summary, plot=plot,
+        location_sites=location_sites,
+    )
+
+    async def _classify() -> int:
+        async with open_db(ctx) as store:
+            return await classify_command(store, run_refs, options, console, Console(stderr=True, highlight=False))
+
+    sys.exit(run(_classify()))
+
+
+@main.command("diff")
+@click.argument("a_ref", metavar="A")
+@click.argument("b_ref", metavar="B")
+@click.option("--judge", default="rubric-rules", show_default=True,
+              help="Whose judgments to compare (rules judges are run first when needed).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: metrics, tasks, only_in_a/b, mcnemar_p.")
+@click.pass_context
+def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bool) -> None:
+    """Compare run A with run B task by task; either may be FILE.db:RUN (a run in another database)."""
+    from replay.diff import diff_command
+
+    run(diff_command(ctx.find_object(AppContext).db, a_ref, b_ref, judge=judge, as_json=as_json, out=console))
+
+
+@main.command("stats")
+@click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
+@click.option("--judge", default="rubric-rules", show_default=True,
+              help="Whose judgments to use (rules judges are run first when needed).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: per-run figures, mean and std.")
+@click.pass_context
+def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json: bool) -> None:
+    """Mean and standard deviation of each metric over repeated runs of the same tasks (Table 8)."""
+    from replay.stats import stats_command
+
+    if len(run_refs) < 2:
+        raise click.UsageError("stats needs at least two runs")
+    run(stats_command(ctx.find_object(AppContext).db, run_refs, judge=judge, as_json=as_json, out=console))

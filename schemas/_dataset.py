@@ -17,7 +17,12 @@ class _Record(BaseModel):
 
 
 class MemoryEntry(_Record):
-    """One browsing-history entry of a persona (the unit the retriever indexes)."""
+    """One browsing-history entry of a persona (the unit the retriever indexes).
+
+    Extra keys some banks carry are kept, not rejected: the four fields are what p2w-rt reads.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     timestamp: str = Field(min_length=1)
     type: str = Field(min_length=1)

@@ -1,0 +1,98 @@
+"""Persona memory banks ("user history"): ``{persona}.json`` files of browsing-history entries.
+
+Entry ids are positions in the bank, because that is what the Persona2Web runners
+record as "retrieved memory index"; the file order is therefore significant and kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from p2w_runtime.data._errors import DataError
+from schemas import MemoryEntry, canonical_json
+
+ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
+"""Top-level keys under which the entry list may sit, in order of preference."""
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file, turning I/O and syntax problems into a ``DataError`` naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read ({exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def validation_summary(exc: ValidationError) -> str:
+    """The first pydantic error as ``field: message`` (the most useful one to show on one line)."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(entry)"
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{field}: {first['msg']}{more}"
+
+
+def _entry_list(path: Path, data: Any) -> tuple[str, list[Any]]:
+    if isinstance(data, list):
+        return "", data
+    if isinstance(data, dict):
+        for key in ENTRY_LIST_KEYS:
+            if key in data:
+                if not isinstance(data[key], list):
+                    raise DataError(f"{path}: field {key!r} must be a list of entries, got {type(data[key]).__name__}")
+                return key, data[key]
+        keys = ", ".join(ENTRY_LIST_KEYS)
+        raise DataError(f"{path}: no entry list; expected a top-level list or one of the keys {keys}")
+    raise DataError(f"{path}: expected a JSON object or list, got {type(data).__name__}")
+
+
+def load_memory_bank(path: Path) -> list[MemoryEntry]:
+    """Load and validate every entry of a memory bank; the list index is the entry id."""
+    path = Path(path)
+    key, raw_entries = _entry_list(path, read_json(path))
+    if not raw_entries:
+        raise DataError(f"{path}: memory bank is empty")
+    where = f"{key}[{{index}}]" if key else "[{index}]"
+    entries: list[MemoryEntry] = []
+    for index, raw in enumerate(raw_entries):
+        if not isinstance(raw, dict):
+            raise DataError(f"{path}: entry {where.format(index=index)} must be an object, got {type(raw).__name__}")
+        try:
+            entries.append(MemoryEntry.model_validate(raw))
+        except ValidationError as exc:
+            raise DataError(f"{path}: entry {where.format(index=index)}: {validation_summary(exc)}") from None
+    return entries
+
+
+def list_personas(history_dir: Path) -> list[str]:
+    """Personas that have a memory bank in ``history_dir``, sorted."""
+    history_dir = Path(history_dir)
+    if not history_dir.is_dir():
+        raise DataError(f"{history_dir}: history directory not found")
+    return sorted(p.stem for p in history_dir.glob("*.json") if p.is_file())
+
+
+def find_memory_bank(history_dir: Path, persona: str) -> Path:
+    """The memory bank file of ``persona``; a clear error when the persona has none."""
+    history_dir = Path(history_dir)
+    path = history_dir / f"{persona}.json"
+    if path.is_file():
+        return path
+    known = list_personas(history_dir)
+    raise DataError(f"{path}: no memory bank for persona {persona!r} ({len(known)} personas in {history_dir})")
+
+
+def memory_bank_hash(entries: Sequence[MemoryEntry]) -> str:
+    """Content hash of a bank: changes when any entry or the order (= the entry ids) changes."""
+    return hashlib.sha256(canonical_json([e.model_dump(mode="json") for e in entries])).hexdigest()

@@ -1,0 +1,188 @@
+"""Turn one imported trajectory into the events our own recorder writes for an episode.
+
+Both format readers drive an ``EpisodeBuilder``; it owns the event shapes, the causation
+links (query -> retrieval -> generator rationale) and the resolution of retrieved memory
+indices to entries of the persona's bank, so the two formats cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from p2w_runtime.data import DataError, Task, find_memory_bank, load_memory_bank, memory_bank_hash
+from p2w_runtime.importers._errors import TrajectoryImportError
+from schemas import (
+    Action,
+    EndReason,
+    EpisodeFinished,
+    EpisodeStarted,
+    HistoryQuery,
+    HistoryRetrieval,
+    MemoryEntry,
+    NewEvent,
+    Observation,
+    ParsedAction,
+    Payload,
+    Rationale,
+    RetrievalHit,
+    Scheme,
+)
+
+IMPORTED_RETRIEVER = "unknown (imported)"
+"""The runners do not record the embedding model; retrievals say so instead of guessing."""
+RUNNER_TOP_K = 20
+RUNNER_THRESHOLD = 0.5
+"""Persona2Web runners' retrieval defaults (top 20, cosine >= 0.5); the files do not record them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """What a file says about itself before its events are read."""
+
+    task_id: str
+    model: str | None
+    field: str
+    """Where the task id came from, for the error when it is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBank:
+    entries: Sequence[MemoryEntry]
+    hash: str
+
+
+class MemoryBanks:
+    """Persona memory banks, loaded on first use: no-history trajectories never need one."""
+
+    def __init__(self, history_dir: Path) -> None:
+        self.history_dir = Path(history_dir)
+        self._loaded: dict[str, MemoryBank | DataError] = {}
+
+    def get(self, persona: str) -> MemoryBank:
+        if persona not in self._loaded:
+            try:
+                entries = load_memory_bank(find_memory_bank(self.history_dir, persona))
+                self._loaded[persona] = MemoryBank(entries, memory_bank_hash(entries))
+            except DataError as exc:
+                self._loaded[persona] = exc
+        found = self._loaded[persona]
+        if isinstance(found, DataError):
+            raise found
+        return found
+
+
+class EpisodeBuilder:
+    """Collects the events of one episode stream, in order, for a single ``store.append``."""
+
+    def __init__(self, *, stream: str, path: Path, persona: str, banks: MemoryBanks) -> None:
+        self.stream = stream
+        self.path = path
+        self.persona = persona
+        self.banks = banks
+        self.events: list[NewEvent] = []
+
+    def _bank(self, field: str) -> MemoryBank:
+        try:
+            return self.banks.get(self.persona)
+        except DataError as exc:
+            raise self.fail(field, f"cannot resolve memory indices: {exc}") from None
+
+    def fail(self, field: str | None, message: str) -> TrajectoryImportError:
+        return TrajectoryImportError(self.path, field, message)
+
+    def _emit(self, payload: Payload, causation_id: str | None = None) -> NewEvent:
+        event = NewEvent(stream=self.stream, payload=payload, causation_id=causation_id)
+        self.events.append(event)
+        return event
+
+    def started(self, task: Task, *, episode_id: str, scheme: Scheme | None) -> None:
+        self._emit(
+            EpisodeStarted(
+                episode_id=episode_id,
+                task_id=task.task_id,
+                persona=task.persona,
+                query_set=task.query_set,
+                level=task.level,
+                scheme=scheme,
+                query=task.intent,
+                start_url=task.start_url,
+                ground_truth=task.ground_truth,
+                source_file=self.path.name,
+            )
+        )
+
+    def _hits(self, indices: Any, field: str, bank: MemoryBank) -> list[RetrievalHit]:
+        if not isinstance(indices, list):
+            raise self.fail(field, f"expected a list of memory indices, got {type(indices).__name__}")
+        hits = []
+        for rank, raw in enumerate(indices, start=1):
+            index = int(raw) if isinstance(raw, str) and raw.strip().isdigit() else raw
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise self.fail(f"{field}[{rank - 1}]", f"memory index {raw!r} is not an integer")
+            if not 0 <= index < len(bank.entries):
+                raise self.fail(
+                    f"{field}[{rank - 1}]",
+                    f"index {index} is outside the memory bank of {self.persona} ({len(bank.entries)} entries)",
+                )
+            hits.append(RetrievalHit(entry_id=index, rank=rank, score=None, entry=bank.entries[index]))
+        return hits
+
+    def memory_access(
+        self,
+        *,
+        step: int | None,
+        phase: str,
+        query: str,
+        reason: str | None,
+        indices: Any,
+        answer: str | None,
+        field: str,
+    ) -> None:
+        """history.query -> history.retrieval (hits resolved, ranked by list position) -> generator rationale."""
+        bank = self._bank(field)
+        hits = self._hits(indices, field, bank)
+        asked = self._emit(HistoryQuery(step=step, phase=phase, query=query, reason=reason or None))
+        retrieved = self._emit(
+            HistoryRetrieval(
+                step=step,
+                query=query,
+                model_id=IMPORTED_RETRIEVER,
+                index_hash=bank.hash,
+                k=max(RUNNER_TOP_K, len(hits)),
+                threshold=RUNNER_THRESHOLD,
+                hits=hits,
+            ),
+            causation_id=asked.event_id,
+        )
+        if answer:
+            self._emit(
+                Rationale(step=step, source="generator", text=answer, cited_entry_ids=[h.entry_id for h in hits]),
+                causation_id=retrieved.event_id,
+            )
+
+    def observation(self, *, step: int, url: str | None, description: str | None = None) -> None:
+        self._emit(Observation(step=step, url=url or "", description=description or None))
+
+    def rationale(self, *, step: int, text: str) -> None:
+        self._emit(Rationale(step=step, source="planner", text=text))
+
+    def action(self, *, step: int, raw: str, parsed: ParsedAction | None, error: str | None = None) -> None:
+        status = "invalid" if error else "executed"
+        self._emit(Action(step=step, raw=raw, parsed=parsed, status=status, error=error))
+
+    def finished(
+        self,
+        *,
+        end_reason: EndReason,
+        answer: str | None,
+        final_url: str | None,
+        steps: int,
+        detail: str | None = None,
+    ) -> None:
+        finished = EpisodeFinished(
+            end_reason=end_reason, answer=answer, final_url=final_url or None, steps=steps, detail=detail
+        )
+        self._emit(finished)

@@ -1,0 +1,528 @@
+"""Importing Persona2Web runner trajectories into a real SQLite store: events, errors, skip-bad, resume."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2w_runtime.data import find_memory_bank, load_memory_bank, load_tasks, memory_bank_hash
+from p2w_runtime.examples import example_paths
+from p2w_runtime.importers import (
+    BadTrajectoryFiles,
+    FileName,
+    ImportConflict,
+    TrajectoryImportError,
+    import_trajectories,
+    map_browser_use_action,
+    parse_agentoccam_action,
+    parse_file_name,
+)
+from p2w_runtime.store import Recorder, find_run, open_store
+from schemas import Event, ParsedAction
+
+EXAMPLES = example_paths()
+AGENTOCCAM = "p2w-agentoccam"
+BROWSER_USE = "p2w-browser-use"
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Recorder]:
+    async with open_store(tmp_path / "p2w.db") as recorder:
+        yield recorder
+
+
+async def events_of(store: Recorder, stream: str) -> list[Event]:
+    return [stored.decode() async for stored in store.read_stream(stream)]
+
+
+async def run_import(store: Recorder, fmt: str, paths: list[Path] | None = None, **options: Any):
+    return await import_trajectories(
+        store,
+        EXAMPLES.trajectories(fmt) if paths is None else paths,
+        fmt=fmt,  # type: ignore[arg-type]
+        tasks_dir=options.pop("tasks_dir", EXAMPLES.tasks_dir),
+        history_dir=options.pop("history_dir", EXAMPLES.history_dir),
+        label=options.pop("label", "demo"),
+        **options,
+    )
+
+
+def bank(persona: str):
+    return load_memory_bank(find_memory_bank(EXAMPLES.history_dir, persona))
+
+
+def copy_example(tmp_path: Path, fmt: str, index: int, name: str | None = None) -> tuple[Path, Any]:
+    source = EXAMPLES.trajectories(fmt)[index]
+    target = tmp_path / (name or source.name)
+    shutil.copy(source, target)
+    return target, json.loads(source.read_text())
+
+
+def rewrite(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+# -- AgentOccam ----------------------------------------------------------------------------------
+
+
+async def test_agentoccam_examples_become_one_run_with_one_episode_per_file(store: Recorder) -> None:
+    report = await run_import(store, AGENTOCCAM)
+    assert report.imported == ["Jordan_Park_A1", "Mina_Okafor_A2", "Theo_Lindqvist_A1"]
+    assert (report.bad, report.already, report.resumed, report.episodes) == ([], [], False, 3)
+
+    run = await events_of(store, report.run_id)
+    assert [e.type for e in run] == ["run.started", "run.finished"]
+    started, finished = run[0].payload, run[1].payload
+    tasks = load_tasks(EXAMPLES.tasks_dir)
+    assert (started.source, started.import_format, started.agent) == ("imported", AGENTOCCAM, "agentoccam")
+    assert (started.backbone_model, started.scheme, started.label) == ("gpt-4.1", "pre-execution", "demo")
+    assert (started.dataset_id, started.dataset_hash) == (tasks.dataset_id, tasks.content_hash)
+    assert started.code_version and started.host and started.packages["pydantic"]
+    assert finished.status == "completed" and finished.episodes == 3
+    assert finished.end_reasons == {"answered": 1, "max_steps": 1, "early_stop": 1}
+    info = await find_run(store, "demo")
+    assert info.run_id == report.run_id and info.episodes == 3
+
+
+async def test_agentoccam_episode_event_sequence_and_contents(store: Recorder) -> None:
+    report = await run_import(store, AGENTOCCAM)
+    events = await events_of(store, f"{report.run_id}/Jordan_Park_A1")
+    memory = ["history.query", "history.retrieval", "rationale"]
+    step_with_plan = ["observation", "rationale", "rationale", "action"]
+    step = ["observation", "rationale", "action"]
+    assert [e.type for e in events] == [
+        "episode.started",
+        *memory,
+        *memory,
+        *step_with_plan,
+        *step,
+        *step_with_plan,
+        *step,
+        *step_with_plan,
+        "episode.finished",
+    ]
+    started = events[0].payload
+    assert (started.episode_id, started.task_id, started.persona) == ("Jordan_Park_A1", "Jordan_Park_A1", "Jordan_Park")
+    assert (started.query_set, started.level, started.scheme) == ("Jordan_Park_A", 2, "pre-execution")
+    assert started.query.startswith("Find trail running shoes in my usual size")
+    assert started.source_file == "pre_gpt41_Jordan_Park_A1.json"
+    assert started.ground_truth is not None
+    assert started.ground_truth.preferences == ["men's 10.5", "Brooks or Hoka", "under $150"]
+    assert started.ground_truth.websites == ["rei.com"]
+
+    query, retrieval, answer = events[1:4]
+    assert query.payload.step is None and query.payload.phase == "pre-execution"
+    assert query.payload.query == "user's trail running shoe size and preferred brands"
+    assert retrieval.causation_id == query.event_id and answer.causation_id == retrieval.event_id
+    entries = bank("Jordan_Park")
+    hits = retrieval.payload.hits
+    assert [(h.entry_id, h.rank, h.score) for h in hits] == [(2, 1, None), (16, 2, None), (11, 3, None), (3, 4, None)]
+    assert [h.entry for h in hits] == [entries[2], entries[16], entries[11], entries[3]]
+    assert hits[0].entry.object.startswith("Brooks Cascadia 17 trail running shoes, men's 10.5")
+    assert retrieval.payload.step is None and retrieval.payload.index_hash == memory_bank_hash(entries)
+    assert answer.payload.source == "generator" and answer.payload.step is None
+    assert answer.payload.cited_entry_ids == [2, 16, 11, 3]
+    assert answer.payload.text.startswith("The user buys Brooks Cascadia 17")
+
+    first = events[7:11]
+    assert first[0].payload.step == 1 and first[0].payload.url == "https://www.bing.com/"
+    assert first[0].payload.description == "Bing home page with a search box [12]."
+    assert first[1].payload.text.startswith("Plan: [0] Find trail running shoes")
+    assert (first[2].payload.source, first[2].payload.text) == ("planner", "Search for the store first.")
+    assert first[3].payload.raw == "type [12] [rei trail running shoes men's 10.5] [1]"
+    assert first[3].payload.parsed == ParsedAction(name="type", args=["12", "rei trail running shoes men's 10.5", "1"])
+    assert first[3].payload.status == "executed"
+
+    end = events[-1].payload
+    assert end.end_reason == "answered" and end.steps == 5
+    assert end.answer == "Brooks Cascadia 17 trail running shoes, men's 10.5, $139.95 at rei.com"
+    assert end.final_url == "https://www.rei.com/product/215563/brooks-cascadia-17-trail-running-shoes-mens"
+
+
+async def test_agentoccam_runner_stop_messages_are_end_reasons_not_answers(store: Recorder) -> None:
+    report = await run_import(store, AGENTOCCAM)
+    failed = (await events_of(store, f"{report.run_id}/Mina_Okafor_A2"))[-1].payload
+    assert (failed.end_reason, failed.answer, failed.steps) == ("max_steps", None, 4)
+    assert failed.detail == "Trajectory failed: reached the maximum number of steps without completing the task"
+    early = await events_of(store, f"{report.run_id}/Theo_Lindqvist_A1")
+    assert (early[-1].payload.end_reason, early[-1].payload.answer) == ("early_stop", None)
+    empty_retrieval = [e for e in early if e.type == "history.retrieval"][1]
+    assert empty_retrieval.payload.hits == []
+    assert early[0].payload.ground_truth.location.city == "Chicago"
+
+
+@pytest.mark.parametrize(
+    ("final", "reason", "answer"),
+    [
+        ("stop [ERROR: the browser crashed]", "error", None),
+        ("stop [CAPTCHA detected; automatically stopped]", "blocked", None),
+        ("stop [N/A]", "answered", "N/A"),
+        ("click [88]", "no_answer", None),
+    ],
+)
+async def test_agentoccam_final_actions(
+    tmp_path: Path, store: Recorder, final: str, reason: str, answer: str | None
+) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 1)
+    data["trajectory"][-1]["action"] = final
+    report = await run_import(store, AGENTOCCAM, [rewrite(path, data)])
+    end = (await events_of(store, f"{report.run_id}/Mina_Okafor_A2"))[-1].payload
+    assert (end.end_reason, end.answer) == (reason, answer)
+
+
+async def test_unparseable_and_unknown_actions_are_recorded_as_invalid(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 1)
+    data["trajectory"][1]["action"] = "I think I should click the banner"
+    data["trajectory"][2]["action"] = "teleport [home]"
+    report = await run_import(store, AGENTOCCAM, [rewrite(path, data)])
+    actions = [e.payload for e in await events_of(store, f"{report.run_id}/Mina_Okafor_A2") if e.type == "action"]
+    assert (actions[1].status, actions[1].parsed) == ("invalid", None)
+    assert actions[1].error.startswith("unknown action 'I'; expected one of click")
+    assert (actions[2].status, actions[2].parsed) == ("invalid", None)
+    assert actions[2].error.startswith("unknown action 'teleport'")
+
+
+# -- Browser-Use ---------------------------------------------------------------------------------
+
+
+async def test_browser_use_episode_event_sequence_and_contents(store: Recorder) -> None:
+    report = await run_import(store, BROWSER_USE)
+    run = await find_run(store, report.run_id)
+    assert (run.started.agent, run.started.backbone_model, run.started.scheme) == ("browser-use", "gpt41", "on-demand")
+    assert run.finished is not None and run.finished.end_reasons == {"answered": 2, "no_answer": 1}
+
+    events = await events_of(store, f"{report.run_id}/Jordan_Park_B2")
+    assert [e.type for e in events] == [
+        "episode.started",
+        "observation", "rationale", "action",
+        "observation", "history.query", "history.retrieval", "rationale",
+        "observation", "rationale", "action", "action",
+        "observation", "rationale", "action",
+        "observation", "rationale", "action",
+        "episode.finished",
+    ]  # fmt: skip
+    assert events[0].payload.level == 1 and events[0].payload.ground_truth.preferences == [
+        "2",
+        "Italian",
+        "Capitol Hill",
+    ]
+    search = events[3].payload
+    assert search.parsed == ParsedAction(name="search", args=["opentable italian capitol hill seattle"])
+    assert json.loads(search.raw) == {"action": "search", "query": "opentable italian capitol hill seattle"}
+    memory_obs, query, retrieval, answer = events[4:8]
+    assert memory_obs.payload.description == "OpenTable Seattle listings with a search box and a date picker."
+    assert (query.payload.step, query.payload.phase) == (2, "on-demand")
+    assert query.payload.reason == "Which Italian restaurant does the user usually book on Capitol Hill?"
+    assert retrieval.causation_id == query.event_id and retrieval.payload.step == 2
+    entries = bank("Jordan_Park")
+    assert [(h.entry_id, h.rank) for h in retrieval.payload.hits] == [(5, 1), (19, 2), (9, 3)]
+    assert [h.entry for h in retrieval.payload.hits] == [entries[5], entries[19], entries[9]]
+    assert answer.payload.cited_entry_ids == [5, 19, 9] and answer.causation_id == retrieval.event_id
+    assert events[10].payload.parsed == ParsedAction(name="type", args=["14", "Spinasse", "0"])
+    assert events[11].payload.parsed == ParsedAction(name="click", args=["15"])
+    end = events[-1].payload
+    assert end.end_reason == "answered" and end.steps == 5
+    assert (
+        end.answer == "Found a table for 2 at Spinasse (Italian, Capitol Hill) this Friday at 7:30 pm on opentable.com."
+    )
+
+
+async def test_browser_use_without_done_ends_without_answer(store: Recorder) -> None:
+    report = await run_import(store, BROWSER_USE)
+    end = (await events_of(store, f"{report.run_id}/Theo_Lindqvist_A2"))[-1].payload
+    assert (end.end_reason, end.answer, end.final_url, end.steps) == (
+        "no_answer",
+        None,
+        "https://www.instacart.com/login",
+        5,
+    )
+
+
+async def test_browser_use_pre_execution_memory_steps_without_url(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, BROWSER_USE, 2, "pre_gpt41_Theo_Lindqvist_A2.json")
+    memory = {"step": 1, "url": None, "step_type": "memory", "memory_query": "milk the user buys",
+              "retrieved_memory_indices": [9, 1], "memory_answer": "Lactaid 2% or Fairlife 2%."}  # fmt: skip
+    navigation = [s | {"step": s["step"] + 1} for s in data if s["step_type"] == "navigation"]
+    report = await run_import(store, BROWSER_USE, [rewrite(path, [memory, *navigation])])
+    events = await events_of(store, f"{report.run_id}/Theo_Lindqvist_A2")
+    assert [e.type for e in events[:5]] == [
+        "episode.started",
+        "history.query",
+        "history.retrieval",
+        "rationale",
+        "observation",
+    ]
+    assert events[1].payload.phase == "pre-execution" and events[1].payload.step == 1
+    assert [h.entry_id for h in events[2].payload.hits] == [9, 1]
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+async def bad_file_error(store: Recorder, fmt: str, path: Path, **options: Any) -> TrajectoryImportError:
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await run_import(store, fmt, [path], **options)
+    assert len(caught.value.errors) == 1
+    assert [s async for s in store.read_all()] == []
+    return caught.value.errors[0]
+
+
+async def test_malformed_json_names_the_file(tmp_path: Path, store: Recorder) -> None:
+    path = tmp_path / "on_gpt41_Jordan_Park_B2.json"
+    path.write_text('[{"step": 1,\n "url": }]')
+    error = await bad_file_error(store, BROWSER_USE, path)
+    assert str(error) == f"{path}: invalid JSON at line 2, column 9: Expecting value"
+
+
+async def test_an_index_outside_the_memory_bank_names_file_and_field(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0)
+    data["memory"][1]["Retrieved memory index"] = [2, 34]
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, data))
+    assert error.path == path and error.field == "memory[1].Retrieved memory index[1]"
+    assert str(error) == (
+        f"{path}: field memory[1].Retrieved memory index[1]: "
+        "index 34 is outside the memory bank of Jordan_Park (34 entries)"
+    )
+
+
+async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, BROWSER_USE, 0)
+    data[1]["retrieved_memory_indices"] = [5, "seven"]
+    error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
+    assert str(error) == f"{path}: field [1].retrieved_memory_indices[1]: memory index 'seven' is not an integer"
+    data[1]["retrieved_memory_indices"] = [5]
+    data[2]["step_type"] = "thinking"
+    error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
+    assert str(error) == f"{path}: field [2].step_type: expected 'memory' or 'navigation', got 'thinking'"
+
+
+async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0, "trajectory.json")
+    data["id"] = "Nobody_Here_A1"
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, data))
+    assert error.field == "id" and "unknown task id 'Nobody_Here_A1' (12 tasks in" in str(error)
+    renamed = tmp_path / "on_gpt41_Nobody_Here_A1.json"
+    shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], renamed)
+    error = await bad_file_error(store, BROWSER_USE, renamed)
+    assert error.field == "file name" and "unknown task id 'Nobody_Here_A1'" in str(error)
+
+
+async def test_structural_errors_name_their_fields(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0)
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, {**data, "trajectory": None}))
+    assert error.field == "trajectory"
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, {**data, "id": "Mina_Okafor_A2"}))
+    assert error.field == "id" and "disagrees with the file name's task id 'Jordan_Park_A1'" in str(error)
+    steps = [dict(s) for s in data["trajectory"]]
+    del steps[2]["action"]
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, {**data, "trajectory": steps}))
+    assert str(error) == f"{path}: field trajectory[2].action: missing"
+    unnamed = tmp_path / "trajectory.json"
+    shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], unnamed)
+    error = await bad_file_error(store, BROWSER_USE, unnamed)
+    assert error.field == "file name"
+
+
+async def test_a_missing_memory_bank_is_a_bad_file_but_no_history_files_need_none(
+    tmp_path: Path, store: Recorder
+) -> None:
+    empty_history = tmp_path / "history"
+    empty_history.mkdir()
+    error = await bad_file_error(store, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM)[0], history_dir=empty_history)
+    assert error.field == "memory[0].Retrieved memory index"
+    assert "no memory bank for persona 'Jordan_Park' (0 personas" in str(error)
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0, "base_gpt41_Jordan_Park_A1.json")
+    report = await run_import(store, AGENTOCCAM, [rewrite(path, {**data, "memory": []})], history_dir=empty_history)
+    assert report.imported == ["Jordan_Park_A1"]
+    assert (await find_run(store, report.run_id)).started.scheme == "no-history"
+
+
+async def test_files_must_agree_on_model_and_scheme_unless_given(tmp_path: Path, store: Recorder) -> None:
+    first = EXAMPLES.trajectories(AGENTOCCAM)[0]
+    other, data = copy_example(tmp_path, AGENTOCCAM, 1)
+    rewrite(other, {**data, "model": "gpt-4o"})
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await run_import(store, AGENTOCCAM, [first, other])
+    assert str(caught.value.errors[0]) == f"{other}: field model: 'gpt-4o' differs from the run's model 'gpt-4.1'"
+    report = await run_import(store, AGENTOCCAM, [first, other], model="mixed-gpt", scheme="on-demand")
+    run = await find_run(store, report.run_id)
+    assert (run.started.backbone_model, run.started.scheme) == ("mixed-gpt", "on-demand")
+    query = next(e for e in await events_of(store, f"{report.run_id}/Jordan_Park_A1") if e.type == "history.query")
+    assert query.payload.phase == "on-demand"
+
+
+async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
+    first = EXAMPLES.trajectories(AGENTOCCAM)[0]
+    twin = tmp_path / first.name
+    shutil.copy(first, twin)
+    report = await run_import(store, AGENTOCCAM, [first, twin], skip_bad=True)
+    assert report.imported == ["Jordan_Park_A1"]
+    assert str(report.bad[0]) == f"{twin}: field id: task Jordan_Park_A1 is also in {first}"
+
+
+# -- skip-bad and resume -------------------------------------------------------------------------
+
+
+async def test_skip_bad_imports_the_good_files_and_lists_the_bad(tmp_path: Path, store: Recorder) -> None:
+    good = EXAMPLES.trajectories(BROWSER_USE)
+    broken = tmp_path / "on_gpt41_Mina_Okafor_A1.json"
+    broken.write_text("{ not json")
+    paths = [good[0], broken, good[2]]
+    with pytest.raises(BadTrajectoryFiles, match=r"^1 bad trajectory file \(--skip-bad imports the rest\): "):
+        await run_import(store, BROWSER_USE, paths)
+    report = await run_import(store, BROWSER_USE, paths, skip_bad=True)
+    assert report.imported == ["Jordan_Park_B2", "Theo_Lindqvist_A2"]
+    assert [e.path for e in report.bad] == [broken] and report.episodes == 2
+    run = await find_run(store, "demo")
+    assert run.finished is not None and run.finished.episodes == 2 and run.episodes == 2
+
+
+async def test_all_files_bad_writes_nothing_even_with_skip_bad(tmp_path: Path, store: Recorder) -> None:
+    broken = tmp_path / "on_gpt41_Mina_Okafor_A1.json"
+    broken.write_text("[")
+    with pytest.raises(BadTrajectoryFiles):
+        await run_import(store, BROWSER_USE, [broken], skip_bad=True)
+    assert await store.count() == (0, 0)
+
+
+async def test_an_interrupted_import_is_resumed_under_the_same_label(tmp_path: Path, store: Recorder) -> None:
+    async with open_store(tmp_path / "complete.db") as complete:
+        full = await run_import(complete, AGENTOCCAM)
+        # What a kill after the first episode leaves behind: run.started and one whole episode, no run.finished.
+        partial = [(await events_of(complete, full.run_id))[0]]
+        partial += await events_of(complete, f"{full.run_id}/Jordan_Park_A1")
+        raw = [s async for s in complete.read_all() if s.event_id in {e.event_id for e in partial}]
+    await store.append_stored(raw)
+    assert (await find_run(store, "demo")).finished is None
+
+    report = await run_import(store, AGENTOCCAM)
+    assert report.resumed and report.run_id == full.run_id
+    assert report.already == ["Jordan_Park_A1"]
+    assert report.imported == ["Mina_Okafor_A2", "Theo_Lindqvist_A1"]
+    run = await find_run(store, "demo")
+    assert run.finished is not None and run.finished.episodes == 3 and run.episodes == 3
+    assert len(await events_of(store, f"{full.run_id}/Jordan_Park_A1")) == 26
+
+    again = await run_import(store, AGENTOCCAM)
+    assert again.imported == [] and len(again.already) == 3 and again.episodes == 3
+    assert [e.type for e in await events_of(store, full.run_id)] == ["run.started", "run.finished"]
+
+
+async def test_a_finished_run_does_not_take_new_files_and_labels_do_not_cross_formats(store: Recorder) -> None:
+    await run_import(store, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM)[:1])
+    with pytest.raises(ImportConflict, match=r"is finished and lacks 2 of these files"):
+        await run_import(store, AGENTOCCAM)
+    with pytest.raises(ImportConflict, match=r"label 'demo' is already used by run .* \(p2w-agentoccam\)"):
+        await run_import(store, BROWSER_USE)
+
+
+async def test_a_resumed_run_must_use_the_same_dataset(tmp_path: Path, store: Recorder) -> None:
+    await run_import(store, AGENTOCCAM)
+    tasks = tmp_path / "tasks"
+    shutil.copytree(EXAMPLES.tasks_dir, tasks)
+    (tasks / "personalization_1" / "Jordan_Park_B1.json").unlink()
+    with pytest.raises(ImportConflict, match=r"was imported against dataset persona2web@\w+, but .* is persona2web@"):
+        await run_import(store, AGENTOCCAM, tasks_dir=tasks)
+
+
+# -- parsing units -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "args"),
+    [
+        ("type [15] [chinos [slim] 32x32] [0]", "type", ["15", "chinos [slim] 32x32", "0"]),
+        ("stop [Trajectory failed: limit [25] reached]", "stop", ["Trajectory failed: limit [25] reached"]),
+        ("go_home", "go_home", []),
+        ("branch [0] [search [x] on rei]", "branch", ["0", "search [x] on rei"]),
+        ("prune [1] [dead end]", "prune", ["1", "dead end"]),
+    ],
+)
+def test_agentoccam_actions_use_the_shared_grammar_plus_agentoccam_planning_actions(
+    text: str, name: str, args: list[str]
+) -> None:
+    assert parse_agentoccam_action(text) == (ParsedAction(name=name, args=args), None)
+
+
+def test_text_outside_the_grammar_does_not_parse() -> None:
+    parsed, error = parse_agentoccam_action("Let me think about it")
+    assert parsed is None and error is not None and "unknown action 'Let'" in error
+    parsed, error = parse_agentoccam_action("branch [0]")
+    assert parsed is None and error == "branch takes 2 bracketed arguments; got 'branch [0]'"
+
+
+@pytest.mark.parametrize(
+    ("action", "name", "args"),
+    [
+        ({"action": "navigate", "url": "https://x.test/"}, "goto", ["https://x.test/"]),
+        ({"action": "input", "element_index": 4, "text": "milk"}, "type", ["4", "milk", "0"]),
+        ({"action": "click", "element_index": 9}, "click", ["9"]),
+        ({"action": "search", "query": "lactaid"}, "search", ["lactaid"]),
+        ({"action": "done", "text": "the answer"}, "stop", ["the answer"]),
+        ({"action": "send_keys"}, "press", []),
+        ({"action": "scroll"}, "scroll", []),
+        ({"action": "go_back"}, "go_back", []),
+        ({"action": "switch"}, "tab_focus", []),
+        ({"action": "close"}, "close_tab", []),
+        ({"action": "select_dropdown", "element_index": 3, "text": "M"}, "select_option", ["3", "M"]),
+        ({"action": "extract", "query": "prices"}, "extract", ["prices"]),
+    ],
+)
+def test_browser_use_action_mapping(action: dict[str, Any], name: str, args: list[str]) -> None:
+    assert map_browser_use_action(action) == ParsedAction(name=name, args=args)
+
+
+def test_file_names() -> None:
+    assert parse_file_name(Path("on_gpt41_Alex_Garcia_A1.json")) == FileName("on-demand", "gpt41", "Alex_Garcia_A1")
+    name = parse_file_name(Path("x/pre_qwen3next80ba3bthinking_Alex_Garcia_A1.json"))
+    assert (name.scheme, name.model, name.task_id) == ("pre-execution", "qwen3next80ba3bthinking", "Alex_Garcia_A1")
+    assert parse_file_name(Path("base_gpt41_Jo_Li_B3.json")).scheme == "no-history"
+    assert parse_file_name(Path("no_gpt41_Jo_Li_B3.json")).scheme == "no-history"
+    assert parse_file_name(Path("Alex_Garcia_A1.json")).task_id is None
+
+
+# -- command line --------------------------------------------------------------------------------
+
+
+def test_cli_imports_the_bundled_examples_and_resumes_idempotently(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+
+    db = str(tmp_path / "cli.db")
+    runner = CliRunner()
+    first = runner.invoke(main, ["--db", db, "import-trajectories", "--examples", "--format", BROWSER_USE])
+    assert first.exit_code == 0, first.output
+    assert "(label examples-browser-use, p2w-browser-use): 3 episodes" in first.output
+    assert "imported 3, already imported 0, bad 0" in first.output
+    again = runner.invoke(main, ["--db", db, "import-trajectories", "--examples", "--format", BROWSER_USE])
+    assert again.exit_code == 0 and "imported 0, already imported 3, bad 0" in again.output
+
+
+def test_cli_bad_file_is_one_line_and_exit_1_unless_skip_bad(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], folder)
+    (folder / "on_gpt41_Mina_Okafor_A1.json").write_text("[")
+    args = ["--db", str(tmp_path / "cli.db"), "import-trajectories", "--format", BROWSER_USE, "--label", "bu"]
+    args += ["--tasks", str(EXAMPLES.tasks_dir), "--history", str(EXAMPLES.history_dir), str(folder)]
+    runner = CliRunner()
+    failed = runner.invoke(main, args)
+    assert failed.exit_code == 1
+    assert failed.output.count("\n") == 1 and "Traceback" not in failed.output
+    assert failed.output.startswith("error: 1 bad trajectory file (--skip-bad imports the rest): ")
+    assert "on_gpt41_Mina_Okafor_A1.json: invalid JSON at line 1" in failed.output
+    skipped = runner.invoke(main, [*args, "--skip-bad"])
+    assert skipped.exit_code == 0
+    assert "imported 1, already imported 0, bad 1" in skipped.output
+    assert "bad: " in skipped.output and "on_gpt41_Mina_Okafor_A1.json" in skipped.output
