@@ -296,10 +296,18 @@ def _history_options(command: Any) -> Any:
     return click.option(
         "--history",
         "history_dir",
-        required=True,
+        default="sample",
+        show_default=True,
+        callback=_history_dir,
         type=click.Path(file_okay=False, path_type=Path),
-        help="Folder of <persona>.json memory banks.",
+        help="Folder of <persona>.json memory banks; `sample` is the bundled sample personas.",
     )(command)
+
+
+def _history_dir(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
+    from p2w_runtime.sample import sample_history_dir
+
+    return sample_history_dir() if str(value) == "sample" else value
 
 
 def _load_embedder_quietly(name: str | None) -> Any:
@@ -317,7 +325,7 @@ def history() -> None:
 @history.command("index")
 @_history_options
 def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | None) -> None:
-    """Build the index cache of every persona; only changed banks or models are encoded."""
+    """Build every persona's index cache (encodes only changed banks)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -364,7 +372,7 @@ def history_search(
     threshold: float,
     as_json: bool,
 ) -> None:
-    """Show the entries of PERSONA's history that the retriever returns for QUERY."""
+    """Show the history entries the retriever returns for QUERY."""
     from rich.table import Table
 
     from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever
@@ -639,3 +647,77 @@ def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json
     if len(run_refs) < 2:
         raise click.UsageError("stats needs at least two runs")
     run(stats_command(ctx.find_object(AppContext).db, run_refs, judge=judge, as_json=as_json, out=console))
+
+
+# --- record: run the personalized agent in Chromium and record every step ----------------------
+def _sample_or_path(value: str, which: str) -> Path:
+    """`sample` names the bundled sample personas; anything else is a folder."""
+    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+
+    if value == "sample":
+        return sample_tasks_dir() if which == "tasks" else sample_history_dir()
+    return Path(value)
+
+
+@main.command("record")
+@click.option("--tasks", "tasks_dir", default="sample", show_default=True,
+              help="Task folder (personalization_{1,2,3}/ or flat), or `sample`.")
+@click.option("--history", "history_dir", default="sample", show_default=True,
+              help="Memory-bank folder ({persona}.json), or `sample`.")
+@click.option("--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand",
+              show_default=True)
+@click.option("--model", required=True, help="Backbone model name at the endpoint.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@click.option("--level", type=click.IntRange(0, 2), help="Only tasks of this ambiguity level.")
+@click.option("--task", "task_ids", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--limit", type=click.IntRange(1), help="At most N tasks.")
+@click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True)
+@click.option("--label", help="Run label (default: SCHEME-MODEL).")
+@click.option("--max-steps", type=click.IntRange(1), default=25, show_default=True)
+@click.option("--resume", "resume", metavar="RUN", help="Continue an interrupted run: finished episodes are kept.")
+@click.option("--chromium", envvar="P2W_CHROMIUM",
+              help="Chromium executable (default: Playwright's own, else /usr/bin/chromium). Env: P2W_CHROMIUM.")
+@click.option("--embedder", help="sentence-transformers name or path (default: bundled all-MiniLM-L6-v2).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@click.option("--prices", type=click.Path(dir_okay=False, path_type=Path), help="Extra model prices (JSON).")
+@click.pass_context
+def record_cmd(ctx: click.Context, tasks_dir: str, history_dir: str, scheme: str, model: str, base_url: str | None,
+               api_key: str | None, level: int | None, task_ids: tuple[str, ...], limit: int | None,
+               concurrency: int, label: str | None, max_steps: int, resume: str | None, chromium: str | None,
+               embedder: str | None, cache_dir: Path | None, prices: Path | None) -> None:
+    """Record one run of the personalized agent: one episode per task, every step as events."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress, record
+
+    request = RecordRequest(
+        tasks_dir=_sample_or_path(tasks_dir, "tasks"), history_dir=_sample_or_path(history_dir, "history"),
+        model=model, label=label, config=AgentConfig(scheme=scheme, max_steps=max_steps),  # type: ignore[arg-type]
+        base_url=base_url, api_key=api_key, level=level, task_ids=task_ids, limit=limit, concurrency=concurrency,
+        chromium=chromium, embedder=embedder, cache_dir=cache_dir, prices=prices, resume=resume,
+    )
+    columns = (TextColumn("recording"), BarColumn(), TextColumn("{task.completed}/{task.total} done"),
+               TextColumn("{task.fields[failed]} failed, {task.fields[running]} running, {task.fields[tokens]} tokens"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("record", total=None, failed=0, running=0, tokens=0)
+
+        def on_progress(state: RunProgress) -> None:
+            bar.update(task, total=state.total, completed=state.done, failed=state.failed, running=state.running,
+                       tokens=state.tokens)
+
+        async def _record() -> Any:
+            async with open_db(ctx, create=True) as store:
+                return await record(store, request, on_progress)
+
+        summary = run(_record())
+    reasons: dict[str, int] = {}
+    for outcome in summary.outcomes:
+        reasons[outcome.end_reason] = reasons.get(outcome.end_reason, 0) + 1
+    tokens = sum(o.tokens for o in summary.outcomes)
+    costs = [o.cost_usd for o in summary.outcomes if o.cost_usd is not None]
+    kept = f", {summary.kept} kept from before" if summary.kept else ""
+    click.echo(f"recorded {summary.label} ({summary.run_id}): {len(summary.outcomes)} episodes{kept}; "
+               + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+               + f"; {tokens} tokens" + (f", ${sum(costs):.4f}" if costs else ""))

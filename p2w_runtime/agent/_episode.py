@@ -9,19 +9,20 @@ from pathlib import Path
 
 import structlog
 
-from p2w_runtime.actions import ActionParseError, equivalent, parse_action
+from p2w_runtime.actions import BROWSER_ACTIONS, ActionParseError, extract_action, parse_action, repeated_action
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._log import EpisodeLog
 from p2w_runtime.agent._memory import Personalization
-from p2w_runtime.agent._prompts import (
+from p2w_runtime.agent._replies import parse_queries, parse_rewrite, planner_thought
+from p2w_runtime.agent.prompts import (
     StepRecord,
+    page_text,
     planner_system,
     planner_user,
     pre_execution_messages,
     rewrite_messages,
 )
-from p2w_runtime.agent._replies import parse_planner, parse_queries, parse_rewrite
-from p2w_runtime.browser import BrowserSession, Tab
+from p2w_runtime.browser import BrowserSession, EpisodeBrowser, EpisodeSettings
 from p2w_runtime.data import Task
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
@@ -38,10 +39,6 @@ from schemas import (
 )
 
 log = structlog.get_logger(__name__)
-
-BROWSER_ACTIONS = frozenset(
-    {"click", "type", "hover", "press", "scroll", "goto", "go_back", "go_forward", "new_tab", "tab_focus", "close_tab"}
-)
 
 
 @dataclass
@@ -62,7 +59,7 @@ class _State:
     memory: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     invalid_in_row: int = 0
-    last_actions: list[ParsedAction] = field(default_factory=list)
+    actions: list[ParsedAction] = field(default_factory=list)
 
 
 class Episode:
@@ -110,13 +107,18 @@ class Episode:
         )
         await self.log.flush()
         with tempfile.TemporaryDirectory(prefix="p2w-har-") as tmp:
-            tab = await self.browser.new_tab(har_path=Path(tmp) / "episode.har")
+            tab = await self.browser.new_context(
+                har_path=Path(tmp) / "episode.har",
+                settings=EpisodeSettings(max_chars=self.config.observation_chars),
+            )
             reason: EndReason = "error"
             answer: str | None = None
             detail: str | None = None
             step = 0
             try:
-                await tab.goto(self.task.start_url)
+                opened = await tab.execute(ParsedAction(name="goto", args=[self.task.start_url]))
+                if opened.error:
+                    raise RuntimeError(f"start page {self.task.start_url} did not load: {opened.error}")
                 state = _State(task_text=self.task.intent)
                 if self.config.scheme == "pre-execution" and self.memory is not None:
                     state.task_text = await self._pre_execution(state)
@@ -156,10 +158,10 @@ class Episode:
         self.log.add(Rationale(step=0, source="planner", text=f"Rewritten task: {rewritten}"))
         return rewritten
 
-    async def _navigate(self, tab: Tab, state: _State) -> tuple[EndReason, str | None, int, str | None]:
+    async def _navigate(self, tab: EpisodeBrowser, state: _State) -> tuple[EndReason, str | None, int, str | None]:
         system = planner_system(self.config.scheme if self.memory else "no-history")
         for step in range(1, self.config.max_steps + 1):
-            seen = await tab.observe(max_chars=self.config.observation_chars)
+            seen = await tab.observe()
             self.log.add(
                 Observation(
                     step=step,
@@ -170,31 +172,32 @@ class Episode:
                     screenshot=self.log.blob(seen.screenshot_png) if seen.screenshot_png else None,
                 )
             )
-            blocked = await tab.blocked_reason()
-            if blocked:
+            if seen.blocked:
                 await self.log.flush()
-                return "blocked", None, step - 1, blocked
-            user = planner_user(state.task_text, seen.ax_text, step, state.steps[-8:], state.memory, state.notes)
+                return "blocked", None, step - 1, seen.blocked
+            page = page_text(seen.url, seen.title, seen.tabs, seen.ax_text)
+            user = planner_user(state.task_text, page, step, state.steps[-8:], state.memory, state.notes)
             reply = await self.llm.complete(
                 "planner", [{"role": "system", "content": system}, {"role": "user", "content": user}], step=step
             )
-            planned = parse_planner(reply.text)
-            if planned.thought:
-                self.log.add(Rationale(step=step, source="planner", text=planned.thought))
-            ended = await self._act(tab, state, step, planned.thought, planned.action_text or reply.text)
+            thought = planner_thought(reply.text)
+            if thought:
+                self.log.add(Rationale(step=step, source="planner", text=thought))
+            ended = await self._act(tab, state, step, thought, reply.text)
             await self.log.flush()
             if ended is not None:
                 return ended[0], ended[1], step, ended[2]
         return "max_steps", None, self.config.max_steps, None
 
     async def _act(
-        self, tab: Tab, state: _State, step: int, thought: str, text: str
+        self, tab: EpisodeBrowser, state: _State, step: int, thought: str, reply: str
     ) -> tuple[EndReason, str | None, str | None] | None:
         """Execute one planned action; returns (end reason, answer, detail) when the episode ends."""
         try:
+            text = extract_action(reply)
             action = parse_action(text)
         except ActionParseError as exc:
-            return self._invalid(state, step, text, None, str(exc), "parse_failures")
+            return self._invalid(state, step, reply.strip()[-500:], None, str(exc))
         result = "ok"
         if action.name == "stop":
             answer = action.args[0] if action.args else ""
@@ -219,10 +222,8 @@ class Episode:
             return self._invalid(state, step, text, action, f"unknown action {action.name!r}")
         state.invalid_in_row = 0
         state.steps.append(StepRecord(step, thought, action.render(), result))
-        state.last_actions = [*state.last_actions[-(self.config.max_repeats - 1) :], action]
-        if len(state.last_actions) == self.config.max_repeats and all(
-            equivalent(state.last_actions[0], a) for a in state.last_actions[1:]
-        ):
+        state.actions.append(action)
+        if repeated_action(state.actions, self.config.max_repeats):
             return "repeated_action", None, f"{action.render()} repeated {self.config.max_repeats} times"
         return None
 
@@ -233,7 +234,6 @@ class Episode:
         text: str,
         action: ParsedAction | None,
         error: str,
-        reason: EndReason = "parse_failures",
         logged: bool = False,
     ) -> tuple[EndReason, str | None, str | None] | None:
         if not logged:
@@ -241,10 +241,12 @@ class Episode:
         state.invalid_in_row += 1
         state.steps.append(StepRecord(step, "", action.render() if action else text[:80], f"failed: {error}"))
         if state.invalid_in_row >= self.config.max_invalid:
-            return reason, None, f"{state.invalid_in_row} invalid actions in a row; last: {error}"
+            return "parse_failures", None, f"{state.invalid_in_row} invalid actions in a row; last: {error}"
         return None
 
-    async def _finish(self, tab: Tab, reason: EndReason, answer: str | None, steps: int, detail: str | None) -> None:
+    async def _finish(
+        self, tab: EpisodeBrowser, reason: EndReason, answer: str | None, steps: int, detail: str | None
+    ) -> None:
         """Record the final state (DOM, AX tree, screenshot, scrubbed HAR) and the end, whatever happened."""
         final_url = None
         try:

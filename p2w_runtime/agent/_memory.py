@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from p2w_runtime.agent._log import EpisodeLog
-from p2w_runtime.agent._prompts import generator_messages
 from p2w_runtime.agent._replies import parse_generator
+from p2w_runtime.agent.prompts import generator_messages
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever, retrieval_events
 from schemas import Rationale

@@ -5,25 +5,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_THOUGHT = re.compile(r"^\s*Thought\s*:\s*(.*?)(?=^\s*Action\s*:|\Z)", re.S | re.M | re.I)
-_ACTION = re.compile(r"^\s*Action\s*:\s*(.+)", re.S | re.M | re.I)
+_THOUGHT = re.compile(r"^\s*Thought\s*:\s*(.*?)(?=^\s*[*_]*Action[*_]*\s*:|```|\Z)", re.S | re.M | re.I)
 _ANSWER = re.compile(r"^\s*Answer\s*:\s*(.*?)(?=^\s*Cited\s*:|\Z)", re.S | re.M | re.I)
 _CITED = re.compile(r"^\s*Cited\s*:\s*(.*)$", re.M | re.I)
 _TASK = re.compile(r"^\s*Task\s*:\s*(.+)", re.S | re.M | re.I)
 
 
-@dataclass(frozen=True, slots=True)
-class PlannerReply:
-    thought: str
-    action_text: str | None
-    """The text after ``Action:``; None when the reply has no action line."""
-
-
-def parse_planner(reply: str) -> PlannerReply:
+def planner_thought(reply: str) -> str:
+    """The reasoning the planner gave for its action (the action itself is read by ``extract_action``)."""
     thought = _THOUGHT.search(reply)
-    actions = _ACTION.findall(reply)
-    action = actions[-1].strip().strip("`").strip() if actions else None
-    return PlannerReply(thought.group(1).strip() if thought else "", action or None)
+    return thought.group(1).strip() if thought else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from p2w_runtime.actions import ACTION_SPACE_PROMPT
 from schemas import RetrievalHit
 
 PLANNER_MARKER = "You are the PLANNER"
@@ -16,37 +17,21 @@ GENERATOR_MARKER = "You are the GENERATOR"
 PRE_EXECUTION_MARKER = "You are the PRE-EXECUTION PLANNER"
 REWRITER_MARKER = "You are the TASK REWRITER"
 
-_ACTIONS = """\
-click [id]                 click the element with that id
-type [id] [text] [0|1]     type text into a field; 1 (default) presses Enter afterwards
-hover [id]                 hover over an element
-press [keys]               press a key combination, e.g. press [Enter]
-scroll [up|down]           scroll the page
-goto [url]                 open a URL in the current tab
-go_back / go_forward       browser history
-new_tab / tab_focus [n] / close_tab
-note [text]                write down a finding for later steps
-stop [answer]              finish and give the answer (what you found, or why it cannot be done)"""
+_FORMAT = "Reply in this format:\nThought: <your reasoning for this step>\nAction: ```<one action>```"
 
-_SAFETY = (
-    "Never submit payments, place orders or press final confirmation buttons (place order, confirm reservation, "
-    "book now): stop before them and report what is ready."
+_HISTORY_ON_DEMAND = (
+    "History access is enabled: memory_access [query] asks the user's browsing history (purchases, visits, searches, "
+    "bookings, reviews) whenever the task depends on the user's habits or preferences; it costs one step."
 )
-
-_FORMAT = "Reply in exactly this format:\nThought: <your reasoning for this step>\nAction: <one action>"
+_HISTORY_OFF = "History access is disabled: do not use memory_access."
 
 
 def planner_system(scheme: str) -> str:
-    memory = ""
-    if scheme == "on-demand":
-        memory = (
-            "\nmemory_access [query]      ask the user's browsing history (purchases, visits, searches, bookings, "
-            "reviews) when the task depends on the user's habits or preferences; costs one step"
-        )
+    history = _HISTORY_ON_DEMAND if scheme == "on-demand" else _HISTORY_OFF
     return (
         f"{PLANNER_MARKER} of a personalized web agent acting for one user in a web browser.\n"
-        f"Each step you see the task, the page's accessibility tree (elements have ids in brackets) and what "
-        f"happened so far, and you choose one action.\n{_SAFETY}\n\nActions:\n{_ACTIONS}{memory}\n\n{_FORMAT}"
+        f"Each step you see the task, the page's accessibility tree and what happened so far, and you choose one "
+        f"action.\n{history}\n\n{ACTION_SPACE_PROMPT}\n\n{_FORMAT}"
     )
 
 
@@ -58,6 +43,11 @@ class StepRecord:
     thought: str
     action: str
     result: str
+
+
+def page_text(url: str, title: str, tabs: Sequence[str], ax_text: str) -> str:
+    """The observation as the planner reads it: where it is, then the numbered accessibility tree."""
+    return f"URL: {url}\nTITLE: {title}\nTABS: {' | '.join(tabs)}\n{ax_text}"
 
 
 def planner_user(

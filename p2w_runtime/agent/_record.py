@@ -1,0 +1,137 @@
+"""`p2w-rt record` as a function: load tasks, start what the agent needs, record one run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._episode import EpisodeOutcome
+from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
+from p2w_runtime.browser import BrowserSession
+from p2w_runtime.data import DataError, Task, TaskSet, find_memory_bank, load_tasks
+from p2w_runtime.errors import UserError
+from p2w_runtime.llm import LlmClient, PriceTable
+from p2w_runtime.retrieval import HistoryRetriever, load_embedder
+from p2w_runtime.sites import start_sites
+from p2w_runtime.sites.catalog import TEST_DOMAIN, host_resolver_rules
+from p2w_runtime.store import Recorder, RunInfo, find_run
+
+ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
+
+
+@dataclass(frozen=True)
+class RecordRequest:
+    tasks_dir: Path
+    history_dir: Path
+    model: str
+    label: str | None = None
+    config: AgentConfig = field(default_factory=AgentConfig)
+    base_url: str | None = None
+    api_key: str | None = None
+    level: int | None = None
+    task_ids: tuple[str, ...] = ()
+    limit: int | None = None
+    concurrency: int = 4
+    chromium: str | None = None
+    embedder: str | None = None
+    cache_dir: Path | None = None
+    prices: Path | None = None
+    resume: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordSummary:
+    run_id: str
+    label: str
+    kept: int
+    outcomes: list[EpisodeOutcome]
+
+
+def select_tasks(dataset: TaskSet, request: RecordRequest) -> list[Task]:
+    tasks = [dataset.get(t) for t in request.task_ids] if request.task_ids else list(dataset)
+    if request.level is not None:
+        tasks = [t for t in tasks if t.level == request.level]
+    tasks = tasks[: request.limit] if request.limit else tasks
+    if not tasks:
+        raise DataError(f"no task in {request.tasks_dir} matches level={request.level} ids={list(request.task_ids)}")
+    return tasks
+
+
+async def record(store: Recorder, request: RecordRequest, progress: ProgressCallback | None = None) -> RecordSummary:
+    """Record one run (or continue ``request.resume``); user errors surface before any browsing starts."""
+    dataset = load_tasks(request.tasks_dir)
+    tasks = select_tasks(dataset, request)
+    config, model, resume = request.config, request.model, None
+    if request.resume:
+        resume = await find_run(store, request.resume)
+        config, model = _resumed_settings(resume, dataset, config)
+    retriever = None
+    if config.scheme != "no-history":
+        for persona in sorted({t.persona for t in tasks}):
+            find_memory_bank(request.history_dir, persona)
+        embedder = await asyncio.to_thread(load_embedder, request.embedder)
+        retriever = HistoryRetriever(request.history_dir, embedder, request.cache_dir)
+    label = request.label or f"{config.scheme}-{model}"
+    run_config = {
+        "tasks_dir": str(request.tasks_dir),
+        "history_dir": str(request.history_dir),
+        "level": request.level,
+        "concurrency": request.concurrency,
+        "base_url": request.base_url,
+        "embedder": request.embedder or "default",
+    }
+    llm = LlmClient(
+        model,
+        base_url=request.base_url,
+        api_key=request.api_key,
+        role_params=ROLE_PARAMS,
+        prices=PriceTable.default(request.prices),
+    )
+    async with llm, _browser(tasks, request.chromium) as browser:
+        plan = await plan_run(
+            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=resume
+        )
+        outcomes = await record_episodes(
+            store,
+            plan,
+            browser=browser,
+            llm=llm,
+            retriever=retriever,
+            config=config,
+            concurrency=request.concurrency,
+            progress=progress,
+        )
+    return RecordSummary(plan.run_id, resume.label if resume else label, plan.kept, outcomes)
+
+
+def _resumed_settings(run: RunInfo, dataset: TaskSet, config: AgentConfig) -> tuple[AgentConfig, str]:
+    """A resumed run keeps the agent settings it was started with."""
+    started = run.started
+    if started.source != "recorded":
+        raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
+    if started.dataset_hash != dataset.content_hash:
+        raise UserError(
+            f"run {run.label!r} was recorded on other task files (dataset {started.dataset_id}, "
+            f"given {dataset.dataset_id})"
+        )
+    fields = {k: v for k, v in started.config.items() if k in AgentConfig.__dataclass_fields__}
+    return AgentConfig(**fields) if fields else config, started.backbone_model
+
+
+@contextlib.asynccontextmanager
+async def _browser(tasks: list[Task], chromium: str | None) -> AsyncIterator[BrowserSession]:
+    """Chromium, plus the demo sites when the tasks start on them."""
+    on_demo = any((urlsplit(t.start_url).hostname or "").endswith(f".{TEST_DOMAIN}") for t in tasks)
+    sites = await start_sites(0) if on_demo else None
+    try:
+        args = [host_resolver_rules(sites.port)] if sites else []
+        async with BrowserSession(chromium, extra_args=args) as session:
+            yield session
+    finally:
+        if sites is not None:
+            await sites.stop()

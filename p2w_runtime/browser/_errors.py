@@ -1,0 +1,13 @@
+"""Errors a user can cause in the browser layer, printed by the CLI as one line."""
+
+from __future__ import annotations
+
+
+class BrowserUnavailable(RuntimeError):
+    """No usable Chromium, or it would not start; the message says what was tried and how to fix it."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The headline of a Playwright error (its call log follows on later lines)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,109 @@
+"""What a competent model would answer on the bundled sample tasks: the scripted LLM for tests, benchmarks and
+the demo's example runs. It reads only what the agent's prompts show it, never our code's state.
+
+``slips`` make it err on chosen query sets, so two runs can differ the way two real runs do:
+``drop_preference`` leaves the last filter out of the search, ``wrong_site`` shops on another demo site,
+``no_history`` never asks the history.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from p2w_runtime.agent.prompts import GENERATOR_MARKER, PLANNER_MARKER, PRE_EXECUTION_MARKER, REWRITER_MARKER
+from p2w_runtime.data import TaskSet
+from p2w_runtime.sites.catalog import SITES
+from p2w_runtime.testing._replies import Text, last_user_message, system_message
+
+Slip = Literal["drop_preference", "wrong_site", "no_history"]
+
+_URL = re.compile(r"^URL: (\S+)", re.M)
+_TASK = re.compile(r"^TASK: (.+)$", re.M)
+_ASKED = re.compile(r"^- Q: (.+)$", re.M)
+_QUESTION = re.compile(r"^QUESTION: (.+)$", re.M)
+_ENTRY_IDS = re.compile(r"^\[(\d+)\]", re.M)
+
+
+class SampleAgentScript:
+    """Callable for ``ScriptedLlm.handle_with``: planner, generator, pre-execution and rewrite replies."""
+
+    def __init__(self, tasks: TaskSet, checks: Mapping[str, dict[str, Any]], slips: Mapping[str, Slip] | None = None):
+        self.checks = checks
+        self.slips = dict(slips or {})
+        self._by_intent = {t.intent.strip(): t for t in tasks}
+        self._level0 = {t.query_set: t.intent for t in tasks if t.level == 0}
+        self._answers = {c["website_query"]: f"The user usually uses {c['website']}." for c in checks.values()}
+        for check in checks.values():
+            for pref in check["preferences"]:
+                self._answers[pref["query"]] = f"From repeated behaviour: {pref['value']}."
+
+    def __call__(self, request: dict[str, Any]) -> Text:
+        system, user = system_message(request), last_user_message(request)
+        if PLANNER_MARKER in system:
+            return Text(self._plan(system, user))
+        if GENERATOR_MARKER in system:
+            return Text(self._generate(user))
+        if PRE_EXECUTION_MARKER in system:
+            return Text(self._pre_execution(user))
+        if REWRITER_MARKER in system:
+            return Text(self._rewrite(user))
+        return Text("I cannot help with that.")
+
+    def _task(self, user: str) -> tuple[str, int]:
+        """(query set, level) of the task the prompt shows; a rewritten task maps to its level-0 text."""
+        text = _TASK.search(user).group(1).strip()  # type: ignore[union-attr]
+        task = self._by_intent.get(text)
+        if task is None:
+            raise KeyError(f"sample script: unknown task text {text[:80]!r}")
+        return task.query_set, task.level
+
+    def _questions(self, query_set: str) -> list[str]:
+        check = self.checks[query_set]
+        return [check["website_query"], *(p["query"] for p in check["preferences"])]
+
+    def _plan(self, system: str, user: str) -> str:
+        query_set, level = self._task(user)
+        slip = self.slips.get(query_set)
+        asked = _ASKED.findall(user)
+        if "History access is enabled" in system and level > 0 and slip != "no_history":
+            pending = [q for q in self._questions(query_set) if q not in asked]
+            if pending:
+                thought = "The task depends on the user's habits; I ask their history."
+                return f"Thought: {thought}\nAction: ```memory_access [{pending[0]}]```"
+        target = self._target(query_set, slip)
+        here = _URL.search(user)
+        if here and here.group(1) == target:
+            site = urlsplit(target).hostname
+            return f"Thought: The filtered results are shown.\nAction: ```stop [Found matching results on {site}]```"
+        return f"Thought: I search the site with the user's preferences.\nAction: ```goto [{target}]```"
+
+    def _target(self, query_set: str, slip: Slip | None) -> str:
+        url = self.checks[query_set]["target_url"]
+        parts = urlsplit(url)
+        if slip == "drop_preference" and "&" in parts.query:
+            return urlunsplit(parts._replace(query=parts.query.rsplit("&", 1)[0]))
+        if slip == "wrong_site":
+            other = next(s.host for s in SITES if s.kind == "shop" and s.host != parts.hostname)
+            return urlunsplit(parts._replace(netloc=other, query=""))
+        return url
+
+    def _generate(self, user: str) -> str:
+        question = _QUESTION.search(user).group(1).strip()  # type: ignore[union-attr]
+        ids = _ENTRY_IDS.findall(user)[:3]
+        if not ids:
+            return "Answer: The history does not say.\nCited: none"
+        answer = self._answers.get(question, "The history does not say.")
+        return f"Answer: {answer}\nCited: {', '.join(ids)}"
+
+    def _pre_execution(self, user: str) -> str:
+        query_set, level = self._task(user)
+        if level == 0 or self.slips.get(query_set) == "no_history":
+            return "Queries: none"
+        return "Queries:\n" + "\n".join(f"- {q}" for q in self._questions(query_set)[:5])
+
+    def _rewrite(self, user: str) -> str:
+        query_set, _ = self._task(user)
+        return f"Task: {self._level0[query_set]}"
