@@ -517,36 +517,76 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
 
 @main.command("replay")
 @click.argument("run_ref", metavar="RUN")
-@click.option("--judge", "judge_ids", multiple=True, required=True,
-              help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
-                   "action-wise-rules, outcome-based-rules, webarena.")
+@click.option(
+    "--judge",
+    "judge_ids",
+    multiple=True,
+    required=True,
+    help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
+    "action-wise-rules, outcome-based-rules, webarena.",
+)
 @click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the LLM judges.")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
 @click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
 @click.option("--temperature", type=float, help="Sampling temperature of the LLM judges (default: the model's).")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1),
-              help="LLM judgments in flight at once.")
+@click.option(
+    "--concurrency", default=8, show_default=True, type=click.IntRange(min=1), help="LLM judgments in flight at once."
+)
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per judged episode.")
-@click.option("--webarena-config", type=click.Path(exists=True, path_type=Path),
-              help="WebArena task configs (test.raw.json, one config, or a folder) for --judge webarena.")
-@click.option("--site-url", "site_urls", multiple=True, metavar="NAME=URL",
-              help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...")
-@click.option("--location-site", "location_sites", multiple=True, metavar="SITE",
-              help="Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
+@click.option(
+    "--webarena-config",
+    type=click.Path(exists=True, path_type=Path),
+    help="WebArena task configs (test.raw.json, one config, or a folder) for --judge webarena.",
+)
+@click.option(
+    "--site-url",
+    "site_urls",
+    multiple=True,
+    metavar="NAME=URL",
+    help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
+)
+@click.option(
+    "--location-site",
+    "location_sites",
+    multiple=True,
+    metavar="SITE",
+    help="Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).",
+)
 @click.pass_context
-def replay_cmd(ctx: click.Context, run_ref: str, judge_ids: tuple[str, ...], model: str, base_url: str | None,
-               api_key: str | None, temperature: float | None, concurrency: int, dry_run: bool, force: bool,
-               as_json: bool, webarena_config: Path | None, site_urls: tuple[str, ...],
-               location_sites: tuple[str, ...]) -> None:
+def replay_cmd(
+    ctx: click.Context,
+    run_ref: str,
+    judge_ids: tuple[str, ...],
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    temperature: float | None,
+    concurrency: int,
+    dry_run: bool,
+    force: bool,
+    as_json: bool,
+    webarena_config: Path | None,
+    site_urls: tuple[str, ...],
+    location_sites: tuple[str, ...],
+) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
     from replay.commands import ReplayOptions, replay_command
 
     options = ReplayOptions(
-        judges=judge_ids, model=model, base_url=base_url, api_key=api_key, temperature=temperature,
-        concurrency=concurrency, dry_run=dry_run, force=force, as_json=as_json, webarena_config=webarena_config,
-        site_urls=_key_values(site_urls, "--site-url"), location_sites=location_sites,
+        judges=judge_ids,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        temperature=temperature,
+        concurrency=concurrency,
+        dry_run=dry_run,
+        force=force,
+        as_json=as_json,
+        webarena_config=webarena_config,
+        site_urls=_key_values(site_urls, "--site-url"),
+        location_sites=location_sites,
     )
 
     async def _replay() -> int:
@@ -559,14 +599,17 @@ def replay_cmd(ctx: click.Context, run_ref: str, judge_ids: tuple[str, ...], mod
 @main.command("metrics")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option("--judge", help="Only this judge's judgments (default: every judge, one row each).")
-@click.option("--by", help="Group columns, comma-separated: architecture, model, scheme, level, judge, run "
-                           "[default: architecture,model,scheme].")
-@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table",
-              show_default=True)
+@click.option(
+    "--by",
+    help="Group columns, comma-separated: architecture, model, scheme, level, judge, run "
+    "[default: architecture,model,scheme].",
+)
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table", show_default=True)
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the per-level plot (PNG).")
 @click.pass_context
-def metrics_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str,
-                plot: Path | None) -> None:
+def metrics_cmd(
+    ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
+) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
     from replay.commands import metrics_command
 
@@ -574,8 +617,16 @@ def metrics_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str | None
 
     async def _metrics() -> None:
         async with open_db(ctx) as store:
-            await metrics_command(store, run_refs, judge=judge, by=columns, fmt=fmt, plot=plot, out=console,
-                                  err=Console(stderr=True, highlight=False))
+            await metrics_command(
+                store,
+                run_refs,
+                judge=judge,
+                by=columns,
+                fmt=fmt,
+                plot=plot,
+                out=console,
+                err=Console(stderr=True, highlight=False),
+            )
 
     run(_metrics())
 
@@ -583,24 +634,51 @@ def metrics_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str | None
 # --- classify, diff, stats: error analysis and run-to-run comparison ---------------------------
 @main.command("classify")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option("--classifier", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
-              help="rules: deterministic, from the structured events; llm: an OpenAI-compatible model.")
+@click.option(
+    "--classifier",
+    type=click.Choice(["rules", "llm"]),
+    default="rules",
+    show_default=True,
+    help="rules: deterministic, from the structured events; llm: an OpenAI-compatible model.",
+)
 @click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
 @click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the llm classifier.")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
 @click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
 @click.option("--temperature", type=float, help="Sampling temperature of the llm classifier (default: the model's).")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1),
-              help="LLM classifications in flight at once.")
+@click.option(
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="LLM classifications in flight at once.",
+)
 @click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")
-@click.option("--location-site", "location_sites", multiple=True, metavar="SITE",
-              help="Another location-aware website (added to amazon, instacart, resy, opentable).")
+@click.option(
+    "--location-site",
+    "location_sites",
+    multiple=True,
+    metavar="SITE",
+    help="Another location-aware website (added to amazon, instacart, resy, opentable).",
+)
 @click.pass_context
-def classify_cmd(ctx: click.Context, run_refs: tuple[str, ...], classifier: str, summary: bool, plot: Path | None,
-                 model: str, base_url: str | None, api_key: str | None, temperature: float | None, concurrency: int,
-                 force: bool, as_json: bool, location_sites: tuple[str, ...]) -> None:
+def classify_cmd(
+    ctx: click.Context,
+    run_refs: tuple[str, ...],
+    classifier: str,
+    summary: bool,
+    plot: Path | None,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    temperature: float | None,
+    concurrency: int,
+    force: bool,
+    as_json: bool,
+    location_sites: tuple[str, ...],
+) -> None:
     """Label each episode with Persona2Web's error types and its navigation end reason, with evidence.
 
     Classifications are appended to the run and cached (prints "cached").
@@ -608,8 +686,16 @@ def classify_cmd(ctx: click.Context, run_refs: tuple[str, ...], classifier: str,
     from replay.classify import ClassifyOptions, classify_command
 
     options = ClassifyOptions(
-        classifier=classifier, model=model, base_url=base_url, api_key=api_key, temperature=temperature,
-        concurrency=concurrency, force=force, as_json=as_json, summary=summary, plot=plot,
+        classifier=classifier,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        temperature=temperature,
+        concurrency=concurrency,
+        force=force,
+        as_json=as_json,
+        summary=summary,
+        plot=plot,
         location_sites=location_sites,
     )
 
@@ -623,8 +709,12 @@ def classify_cmd(ctx: click.Context, run_refs: tuple[str, ...], classifier: str,
 @main.command("diff")
 @click.argument("a_ref", metavar="A")
 @click.argument("b_ref", metavar="B")
-@click.option("--judge", default="rubric-rules", show_default=True,
-              help="Whose judgments to compare (rules judges are run first when needed).")
+@click.option(
+    "--judge",
+    default="rubric-rules",
+    show_default=True,
+    help="Whose judgments to compare (rules judges are run first when needed).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: metrics, tasks, only_in_a/b, mcnemar_p.")
 @click.pass_context
 def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bool) -> None:
@@ -636,8 +726,12 @@ def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bo
 
 @main.command("stats")
 @click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
-@click.option("--judge", default="rubric-rules", show_default=True,
-              help="Whose judgments to use (rules judges are run first when needed).")
+@click.option(
+    "--judge",
+    default="rubric-rules",
+    show_default=True,
+    help="Whose judgments to use (rules judges are run first when needed).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: per-run figures, mean and std.")
 @click.pass_context
 def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json: bool) -> None:
@@ -660,12 +754,23 @@ def _sample_or_path(value: str, which: str) -> Path:
 
 
 @main.command("record")
-@click.option("--tasks", "tasks_dir", default="sample", show_default=True,
-              help="Task folder (personalization_{1,2,3}/ or flat), or `sample`.")
-@click.option("--history", "history_dir", default="sample", show_default=True,
-              help="Memory-bank folder ({persona}.json), or `sample`.")
-@click.option("--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand",
-              show_default=True)
+@click.option(
+    "--tasks",
+    "tasks_dir",
+    default="sample",
+    show_default=True,
+    help="Task folder (personalization_{1,2,3}/ or flat), or `sample`.",
+)
+@click.option(
+    "--history",
+    "history_dir",
+    default="sample",
+    show_default=True,
+    help="Memory-bank folder ({persona}.json), or `sample`.",
+)
+@click.option(
+    "--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand", show_default=True
+)
 @click.option("--model", required=True, help="Backbone model name at the endpoint.")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
 @click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
@@ -676,36 +781,101 @@ def _sample_or_path(value: str, which: str) -> Path:
 @click.option("--label", help="Run label (default: SCHEME-MODEL).")
 @click.option("--max-steps", type=click.IntRange(1), default=25, show_default=True)
 @click.option("--resume", "resume", metavar="RUN", help="Continue an interrupted run: finished episodes are kept.")
-@click.option("--chromium", envvar="P2W_CHROMIUM",
-              help="Chromium executable (default: Playwright's own, else /usr/bin/chromium). Env: P2W_CHROMIUM.")
+@click.option(
+    "--chromium",
+    envvar="P2W_CHROMIUM",
+    help="Chromium executable (default: Playwright's own, else /usr/bin/chromium). Env: P2W_CHROMIUM.",
+)
 @click.option("--embedder", help="sentence-transformers name or path (default: bundled all-MiniLM-L6-v2).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
 @click.option("--prices", type=click.Path(dir_okay=False, path_type=Path), help="Extra model prices (JSON).")
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0),
+    default=4,
+    show_default=True,
+    help="Retries of an LLM call on timeouts, 429 and 5xx (with backoff).",
+)
+@click.option(
+    "--llm-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True, help="Seconds per LLM call."
+)
+@click.option(
+    "--page-timeout",
+    type=click.FloatRange(0.1),
+    default=15.0,
+    show_default=True,
+    help="Seconds a navigation may take before the page is stopped.",
+)
 @click.pass_context
-def record_cmd(ctx: click.Context, tasks_dir: str, history_dir: str, scheme: str, model: str, base_url: str | None,
-               api_key: str | None, level: int | None, task_ids: tuple[str, ...], limit: int | None,
-               concurrency: int, label: str | None, max_steps: int, resume: str | None, chromium: str | None,
-               embedder: str | None, cache_dir: Path | None, prices: Path | None) -> None:
+def record_cmd(
+    ctx: click.Context,
+    tasks_dir: str,
+    history_dir: str,
+    scheme: str,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    level: int | None,
+    task_ids: tuple[str, ...],
+    limit: int | None,
+    concurrency: int,
+    label: str | None,
+    max_steps: int,
+    resume: str | None,
+    chromium: str | None,
+    embedder: str | None,
+    cache_dir: Path | None,
+    prices: Path | None,
+    max_retries: int,
+    llm_timeout: float,
+    page_timeout: float,
+) -> None:
     """Record one run of the personalized agent: one episode per task, every step as events."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress, record
+    from p2w_runtime.llm import RetryPolicy
 
+    config = AgentConfig(scheme=scheme, max_steps=max_steps, page_timeout_s=page_timeout)  # type: ignore[arg-type]
     request = RecordRequest(
-        tasks_dir=_sample_or_path(tasks_dir, "tasks"), history_dir=_sample_or_path(history_dir, "history"),
-        model=model, label=label, config=AgentConfig(scheme=scheme, max_steps=max_steps),  # type: ignore[arg-type]
-        base_url=base_url, api_key=api_key, level=level, task_ids=task_ids, limit=limit, concurrency=concurrency,
-        chromium=chromium, embedder=embedder, cache_dir=cache_dir, prices=prices, resume=resume,
+        tasks_dir=_sample_or_path(tasks_dir, "tasks"),
+        history_dir=_sample_or_path(history_dir, "history"),
+        model=model,
+        label=label,
+        config=config,
+        base_url=base_url,
+        api_key=api_key,
+        level=level,
+        task_ids=task_ids,
+        limit=limit,
+        concurrency=concurrency,
+        chromium=chromium,
+        embedder=embedder,
+        cache_dir=cache_dir,
+        prices=prices,
+        resume=resume,
+        retry=RetryPolicy(max_retries=max_retries),
+        llm_timeout_s=llm_timeout,
     )
-    columns = (TextColumn("recording"), BarColumn(), TextColumn("{task.completed}/{task.total} done"),
-               TextColumn("{task.fields[failed]} failed, {task.fields[running]} running, {task.fields[tokens]} tokens"),
-               TimeElapsedColumn())
+    columns = (
+        TextColumn("recording"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} done"),
+        TextColumn("{task.fields[failed]} failed, {task.fields[running]} running, {task.fields[tokens]} tokens"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("record", total=None, failed=0, running=0, tokens=0)
 
         def on_progress(state: RunProgress) -> None:
-            bar.update(task, total=state.total, completed=state.done, failed=state.failed, running=state.running,
-                       tokens=state.tokens)
+            bar.update(
+                task,
+                total=state.total,
+                completed=state.done,
+                failed=state.failed,
+                running=state.running,
+                tokens=state.tokens,
+            )
 
         async def _record() -> Any:
             async with open_db(ctx, create=True) as store:
@@ -718,6 +888,12 @@ def record_cmd(ctx: click.Context, tasks_dir: str, history_dir: str, scheme: str
     tokens = sum(o.tokens for o in summary.outcomes)
     costs = [o.cost_usd for o in summary.outcomes if o.cost_usd is not None]
     kept = f", {summary.kept} kept from before" if summary.kept else ""
-    click.echo(f"recorded {summary.label} ({summary.run_id}): {len(summary.outcomes)} episodes{kept}; "
-               + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
-               + f"; {tokens} tokens" + (f", ${sum(costs):.4f}" if costs else ""))
+    click.echo(
+        f"recorded {summary.label} ({summary.run_id}): {len(summary.outcomes)} episodes{kept}; "
+        + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+        + f"; {tokens} tokens"
+        + (f", ${sum(costs):.4f}" if costs else "")
+    )
+    if summary.outcomes and all(o.end_reason == "error" for o in summary.outcomes):
+        click.echo(f"error: every episode failed; first: {summary.outcomes[0].detail}", err=True)
+        sys.exit(1)

@@ -20,6 +20,8 @@ class AgentConfig:
     max_repeats: int = 3
     """Equivalent actions in a row before the episode ends (WebArena's repeated-action rule)."""
     observation_chars: int = 12_000
+    page_timeout_s: float = 15.0
+    """Longest wait for a navigation; a page that hangs past it is stopped and the episode goes on."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -50,6 +50,7 @@ class EpisodeOutcome:
     steps: int = 0
     tokens: int = 0
     cost_usd: float | None = None
+    detail: str | None = None
 
 
 @dataclass
@@ -109,7 +110,9 @@ class Episode:
         with tempfile.TemporaryDirectory(prefix="p2w-har-") as tmp:
             tab = await self.browser.new_context(
                 har_path=Path(tmp) / "episode.har",
-                settings=EpisodeSettings(max_chars=self.config.observation_chars),
+                settings=EpisodeSettings(
+                    max_chars=self.config.observation_chars, navigation_timeout_s=self.config.page_timeout_s
+                ),
             )
             reason: EndReason = "error"
             answer: str | None = None
@@ -136,7 +139,7 @@ class Episode:
             await self._finish(tab, reason, answer, step, detail)
         totals = self.llm.totals
         return EpisodeOutcome(
-            self.stream, self.task.task_id, reason, answer, step, totals.total_tokens, totals.cost_usd
+            self.stream, self.task.task_id, reason, answer, step, totals.total_tokens, totals.cost_usd, detail
         )
 
     async def _pre_execution(self, state: _State) -> str:

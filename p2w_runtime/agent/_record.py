@@ -15,7 +15,7 @@ from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import DataError, Task, TaskSet, find_memory_bank, load_tasks
 from p2w_runtime.errors import UserError
-from p2w_runtime.llm import LlmClient, PriceTable
+from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.sites import start_sites
 from p2w_runtime.sites.catalog import TEST_DOMAIN, host_resolver_rules
@@ -42,6 +42,8 @@ class RecordRequest:
     cache_dir: Path | None = None
     prices: Path | None = None
     resume: str | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    llm_timeout_s: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ async def record(store: Recorder, request: RecordRequest, progress: ProgressCall
         base_url=request.base_url,
         api_key=request.api_key,
         role_params=ROLE_PARAMS,
+        retry=request.retry,
+        timeout_s=request.llm_timeout_s,
         prices=PriceTable.default(request.prices),
     )
     async with llm, _browser(tasks, request.chromium) as browser:
