@@ -328,6 +328,7 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
     """Build every persona's index cache (encodes only changed banks)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
+    from rich.text import Text
 
     from p2w_runtime.retrieval import IndexSummary, index_history
 
@@ -346,7 +347,7 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
     table = Table("persona", "entries", "encoded", "from cache", "seconds", "index hash")
     for p in summary.personas:
         row = (p.persona, str(p.entries), str(p.encoded), str(p.entries - p.encoded), f"{p.seconds:.2f}")
-        table.add_row(*row, p.index_hash[:12])
+        table.add_row(Text(row[0]), *row[1:], p.index_hash[:12])
     console.print(table)
     rate = f" ({summary.encoded / summary.seconds:.0f} entries/s)" if summary.encoded else ""
     console.print(
@@ -374,6 +375,7 @@ def history_search(
 ) -> None:
     """Show the history entries the retriever returns for QUERY."""
     from rich.table import Table
+    from rich.text import Text
 
     from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever
 
@@ -398,12 +400,12 @@ def history_search(
         )
         return
     console.print(
-        f"[bold]{persona}[/]: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})"
+        Text(f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})")
     )
     table = Table("rank", "score", "type", "object", "website", "timestamp")
     for hit in hits:
-        e = hit.entry
-        table.add_row(str(hit.rank), f"{hit.score:.3f}", e.type, e.object, e.website or "-", e.timestamp)
+        e = hit.entry  # Text(): history entries are data, not rich markup ("[2-pack] socks")
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", *map(Text, (e.type, e.object, e.website or "-", e.timestamp)))
     if hits:
         console.print(table)
 
@@ -572,7 +574,7 @@ def replay_cmd(
     location_sites: tuple[str, ...],
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
-    from replay.commands import ReplayOptions, replay_command
+    from replay.judging import ReplayOptions, replay_command
 
     options = ReplayOptions(
         judges=judge_ids,
@@ -611,7 +613,7 @@ def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
-    from replay.commands import metrics_command
+    from replay.metrics import metrics_command
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
 
@@ -642,6 +644,7 @@ def metrics_cmd(
     help="rules: deterministic, from the structured events; llm: an OpenAI-compatible model.",
 )
 @click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
+@click.option("--per-run", is_flag=True, help="Summary and plot: one column per run, not per agent / model / scheme.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
 @click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the llm classifier.")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
@@ -669,6 +672,7 @@ def classify_cmd(
     run_refs: tuple[str, ...],
     classifier: str,
     summary: bool,
+    per_run: bool,
     plot: Path | None,
     model: str,
     base_url: str | None,
@@ -695,6 +699,7 @@ def classify_cmd(
         force=force,
         as_json=as_json,
         summary=summary,
+        per_run=per_run,
         plot=plot,
         location_sites=location_sites,
     )
@@ -923,3 +928,96 @@ def sites_serve(port: int) -> None:
             await running.stop()
 
     run(_serve())
+
+
+# --- demo: the whole product offline on the bundled runs ---------------------------------------
+@main.command("demo")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="p2w-demo",
+    show_default=True,
+    help="Folder for the fresh demo database, the report and the plots.",
+)
+@click.option(
+    "--record",
+    "record_first",
+    is_flag=True,
+    help="First record the sample tasks with the configured endpoint, and judge them with rubric-llm too.",
+)
+@click.option("--model", default="gpt-4.1-mini", show_default=True, help="Model for --record (agent and judge).")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint for --record.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable for --record.")
+def demo_cmd(
+    out_dir: Path, record_first: bool, model: str, base_url: str | None, api_key: str | None, chromium: str | None
+) -> None:
+    """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
+    from p2w_runtime.examples import example_run_bundles
+    from p2w_runtime.store import open_store
+    from replay.demo import import_example_runs, run_demo, write_report
+    from replay.judges import JudgeSettings
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    db = out_dir / "demo.db"
+    for stale in (db, db.with_name("demo.db-wal"), db.with_name("demo.db-shm")):
+        stale.unlink(missing_ok=True)
+    err = Console(stderr=True, highlight=False)
+
+    async def _demo() -> Any:
+        async with open_store(db, create=True) as store:
+            runs = await import_example_runs(store, example_run_bundles())
+            err.print(f"imported the example runs {', '.join(runs)} into {db}")
+            llm_settings = factory = None
+            if record_first:
+                runs.append(await _record_sample(store, model, base_url, api_key, chromium, err))
+                llm_settings = JudgeSettings(model=model)
+
+                def factory() -> Any:
+                    from p2w_runtime.llm import LlmClient
+
+                    return LlmClient(model, base_url=base_url, api_key=api_key)
+
+            return await run_demo(
+                store,
+                db,
+                runs,
+                out_dir=out_dir,
+                out=console,
+                err=err,
+                llm_judged=runs[2:],
+                llm_settings=llm_settings,
+                llm_factory=factory,
+            )
+
+    report = run(_demo())
+    path = write_report(report, out_dir / "report.md")
+    click.echo(f"\nreport with plots: {path}  (database: {db}; try `p2w-rt --db {db} show earlier`)")
+
+
+async def _record_sample(
+    store: Any, model: str, base_url: str | None, api_key: str | None, chromium: str | None, err: Console
+) -> str:
+    """Record the ambiguous sample tasks (levels 1 and 2) with the configured model; returns the run label."""
+    from p2w_runtime.agent import RecordRequest, record
+    from p2w_runtime.data import load_tasks
+    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+
+    if not base_url and not api_key:
+        raise click.UsageError("--record needs an endpoint: --base-url / OPENAI_BASE_URL (and a key if it needs one)")
+    ambiguous = tuple(t.task_id for t in load_tasks(sample_tasks_dir()) if t.level > 0)
+    request = RecordRequest(
+        tasks_dir=sample_tasks_dir(),
+        history_dir=sample_history_dir(),
+        model=model,
+        label=f"recorded-{model}",
+        base_url=base_url,
+        api_key=api_key,
+        task_ids=ambiguous,
+        chromium=chromium,
+        concurrency=2,
+    )
+    err.print(f"recording {len(ambiguous)} sample tasks with {model} at {base_url or 'api.openai.com'} …")
+    summary = await record(store, request)
+    return summary.label

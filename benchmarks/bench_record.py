@@ -80,7 +80,7 @@ def instrument() -> None:
 
 async def main(episodes: int, concurrency: int) -> None:
     tasks = load_tasks(sample_tasks_dir())
-    chosen = tuple(t.task_id for t in sorted(tasks, key=lambda t: (t.level, t.task_id)))[:episodes]
+    chosen = tuple(t.task_id for t in sorted(tasks, key=lambda t: (-t.level, t.task_id)))[:episodes]
     instrument()
     with tempfile.TemporaryDirectory() as tmp, ScriptedLlm() as llm:
         llm.handle_with(SampleAgentScript(tasks, sample_checks()))

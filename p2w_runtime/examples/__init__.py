@@ -29,8 +29,16 @@ class ExamplePaths:
         return sorted((self.trajectories_dir / folder).glob("*.json"))
 
 
+def example_run_bundles() -> list[Path]:
+    """The two recorded example runs the demo starts from (``earlier``, ``later``), as export bundles.
+
+    Made by ``scripts/make_example_runs.py``: real recordings of the sample tasks with a scripted model.
+    """
+    return [ROOT / "runs" / "earlier.p2w", ROOT / "runs" / "later.p2w"]
+
+
 def example_paths() -> ExamplePaths:
     return ExamplePaths(tasks_dir=ROOT / "tasks", history_dir=ROOT / "history", trajectories_dir=ROOT / "trajectories")
 
 
-__all__ = ["ExamplePaths", "example_paths"]
+__all__ = ["ExamplePaths", "example_paths", "example_run_bundles"]

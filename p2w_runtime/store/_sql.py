@@ -2,85 +2,31 @@
 
 from __future__ import annotations
 
-import json
+import asyncio
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy.exc
-import zstandard
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from p2w_runtime.store._recorder import IntegrityError, Recorder, StreamHead
-from p2w_runtime.store._tables import BlobRow, EventRow
-from schemas import GENESIS_HASH, NewEvent, StoredEvent, blob_hash, canonical_json
+from p2w_runtime.store._rows import (
+    BLOBS,
+    EVENT_COLUMNS,
+    EVENTS,
+    compress_blobs,
+    decompress_blob,
+    event_to_row,
+    prepare,
+    row_to_event,
+    seal,
+)
+from schemas import GENESIS_HASH, NewEvent, StoredEvent
 
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""
-
-EVENTS = EventRow.__table__
-BLOBS = BlobRow.__table__
-
-_compressor = zstandard.ZstdCompressor(level=3)
-_decompressor = zstandard.ZstdDecompressor()
-
-
-def _loads(text: str) -> Any:
-    """Parse stored JSON; text that no longer parses is kept raw so verify reports its hash mismatch."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return {"__unparseable__": text}
-
-
-def row_to_event(row: Any) -> StoredEvent:
-    return StoredEvent.model_construct(
-        event_id=row.event_id,
-        stream=row.stream,
-        seq=row.seq,
-        position=row.position,
-        type=row.type,
-        schema_version=row.schema_version,
-        recorded_at=row.recorded_at,
-        causation_id=row.causation_id,
-        payload=_loads(row.payload),
-        blobs=_loads(row.blobs),
-        prev_hash=row.prev_hash,
-        hash=row.hash,
-    )
-
-
-def event_to_row(event: StoredEvent, position: int | None) -> dict[str, Any]:
-    return {
-        "position": position,
-        "event_id": event.event_id,
-        "stream": event.stream,
-        "seq": event.seq,
-        "type": event.type,
-        "schema_version": event.schema_version,
-        "recorded_at": event.recorded_at,
-        "causation_id": event.causation_id,
-        "payload": canonical_json(event.payload).decode(),
-        "blobs": json.dumps(event.blobs),
-        "prev_hash": event.prev_hash,
-        "hash": event.hash,
-    }
-
-
-def compress_blobs(blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
-    rows = []
-    for sha, data in blobs.items():
-        if blob_hash(data) != sha:
-            raise IntegrityError(f"blob {sha[:12]}… does not match its content hash")
-        rows.append({"sha256": sha, "size": len(data), "codec": "zstd", "data": _compressor.compress(data)})
-    return rows
-
-
-def decompress_blob(sha: str, codec: str, data: bytes) -> bytes:
-    if codec != "zstd":
-        raise IntegrityError(f"blob {sha} uses unknown codec {codec!r}")
-    return _decompressor.decompress(data)
 
 
 class SqlRecorder(Recorder):
@@ -103,7 +49,16 @@ class SqlRecorder(Recorder):
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
         if not events and not blobs:
             return []
-        blob_rows = compress_blobs(blobs or {})
+        # blobs are hash-checked and compressed in a worker thread (zstd and sha256 release the GIL)
+        # while this thread serialises the payloads: both before the write lock is taken
+        compressing = asyncio.get_running_loop().run_in_executor(None, compress_blobs, blobs) if blobs else None
+        try:
+            prepared = [prepare(new) for new in events]
+        except BaseException:
+            if compressing:
+                compressing.cancel()
+            raise
+        blob_rows = await compressing if compressing else []
         conn = await self._write_connection()
         try:
             async with conn.begin():
@@ -111,19 +66,22 @@ class SqlRecorder(Recorder):
                 heads: dict[str, tuple[int, str]] = {}
                 position = (await conn.execute(select(func.max(EVENTS.c.position)))).scalar() or 0
                 sealed: list[StoredEvent] = []
-                for new in events:
-                    if new.stream not in heads:
-                        head = await self._head(conn, new.stream)
-                        heads[new.stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
-                    seq, prev = heads[new.stream]
+                rows: list[dict[str, Any]] = []
+                for item in prepared:
+                    stream = item.new.stream
+                    if stream not in heads:
+                        head = await self._head(conn, stream)
+                        heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
+                    seq, prev = heads[stream]
                     position += 1
-                    stored = StoredEvent.seal(new, seq=seq + 1, prev_hash=prev, position=position)
-                    heads[new.stream] = (stored.seq, stored.hash)
+                    stored, row = seal(item, seq=seq + 1, prev_hash=prev, position=position)
+                    heads[stream] = (stored.seq, stored.hash)
                     sealed.append(stored)
+                    rows.append(row)
                 if blob_rows:
                     await self._insert_blobs_ignoring_duplicates(conn, blob_rows)
-                if sealed:
-                    await conn.execute(EVENTS.insert(), [event_to_row(e, e.position) for e in sealed])
+                if rows:
+                    await conn.execute(EVENTS.insert(), rows)
         except sqlalchemy.exc.IntegrityError as exc:
             raise IntegrityError(f"append refused by {self.label}: {exc.orig}") from exc
         finally:
@@ -131,16 +89,22 @@ class SqlRecorder(Recorder):
         return sealed
 
     async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
-        blob_rows = compress_blobs(blobs or {})
+        blob_rows = await asyncio.get_running_loop().run_in_executor(None, compress_blobs, blobs) if blobs else []
         conn = await self._write_connection()
         try:
             async with conn.begin():
                 ids = [e.event_id for e in events]
-                existing: set[str] = set()
+                existing: dict[str, str] = {}
                 for i in range(0, len(ids), 500):
                     chunk = ids[i : i + 500]
-                    result = await conn.execute(select(EVENTS.c.event_id).where(EVENTS.c.event_id.in_(chunk)))
-                    existing.update(r[0] for r in result)
+                    query = select(EVENTS.c.event_id, EVENTS.c.hash).where(EVENTS.c.event_id.in_(chunk))
+                    existing.update((r.event_id, r.hash) for r in await conn.execute(query))
+                for event in events:
+                    if existing.get(event.event_id, event.hash) != event.hash:
+                        raise IntegrityError(
+                            f"event {event.event_id} (stream {event.stream}, seq {event.seq}) is already stored "
+                            f"with different content"
+                        )
                 fresh = [e for e in events if e.event_id not in existing]
                 await self._check_blobs_present(conn, fresh, set(blobs or ()))
                 heads: dict[str, tuple[int, str]] = {}
@@ -164,6 +128,8 @@ class SqlRecorder(Recorder):
                 if rows:
                     await conn.execute(EVENTS.insert(), rows)
                 return len(rows)
+        except sqlalchemy.exc.IntegrityError as exc:
+            raise IntegrityError(f"import refused by {self.label}: {exc.orig}") from exc
         finally:
             await conn.close()
 
@@ -197,7 +163,7 @@ class SqlRecorder(Recorder):
             async with self.engine.connect() as conn:
                 rows = (
                     await conn.execute(
-                        select(EVENTS)
+                        select(*EVENT_COLUMNS)
                         .where(EVENTS.c.stream == stream, EVENTS.c.seq > after_seq)
                         .order_by(EVENTS.c.seq)
                         .limit(PAGE_SIZE)
@@ -213,7 +179,7 @@ class SqlRecorder(Recorder):
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
     ) -> AsyncIterator[StoredEvent]:
         while True:
-            query = select(EVENTS).where(EVENTS.c.position > after_position)
+            query = select(*EVENT_COLUMNS).where(EVENTS.c.position > after_position)
             if stream_prefix is not None:
                 query = query.where(EVENTS.c.stream.startswith(stream_prefix, autoescape=True))
             if types:

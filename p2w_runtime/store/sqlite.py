@@ -29,8 +29,10 @@ _APPEND_ONLY_TRIGGERS = [
 def check_sqlite_file(path: Path, *, create: bool) -> None:
     """Refuse a file that is not a whole SQLite database before SQLAlchemy ever sees it.
 
-    A missing file is created only when ``create``; an empty, truncated or foreign file
-    is an error either way, because opening it would silently start a new log or fail later.
+    A missing file is created only when ``create``; a truncated or foreign file is an error
+    either way, because opening it would fail later or silently start a new log. An empty file is
+    accepted only when ``create``: it is what SQLite leaves between creating a database and writing
+    its first page, so another process opening the same new database at that moment sees one.
     """
     if not path.exists():
         if create:
@@ -42,6 +44,8 @@ def check_sqlite_file(path: Path, *, create: bool) -> None:
         raise StoreError(f"{path}: is a directory, not a database file")
     size = path.stat().st_size
     if size == 0:
+        if create:
+            return
         raise StoreError(f"{path}: file is empty, not a p2w-rt database")
     with path.open("rb") as handle:
         header = handle.read(100)
@@ -51,8 +55,30 @@ def check_sqlite_file(path: Path, *, create: bool) -> None:
     page_size = 65536 if page_size == 1 else page_size
     change_counter, page_count = struct.unpack(">II", header[24:32])
     valid_for = struct.unpack(">I", header[92:96])[0]
-    if valid_for == change_counter and size < page_size * page_count:
+    # A checkpoint writes page 1 (with the new page count) before the pages after it; killed in
+    # between, the file is short but the WAL still holds every page, and SQLite recovers from it.
+    wal = path.with_name(path.name + "-wal")
+    recoverable = wal.exists() and wal.stat().st_size > 0
+    if valid_for == change_counter and size < page_size * page_count and not recoverable:
         raise StoreError(f"{path}: database file is truncated ({size} of {page_size * page_count} bytes)")
+
+
+EVENT_TABLES = frozenset({"events", "blobs"})
+
+
+def _may_become_ours(tables: set[str], *, create: bool) -> bool:
+    """Only a file that already holds the event tables, or (when creating) holds no table at all, is ours to
+    initialise or switch to WAL: a foreign SQLite file is refused untouched."""
+    return tables >= EVENT_TABLES or (create and not tables)
+
+
+def _tables(cursor: Any) -> set[str]:
+    cursor.execute("SELECT name FROM sqlite_master WHERE type='table'")
+    return {row[0] for row in cursor.fetchall()}
+
+
+_OUR_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)
+"""Driver errors that stay errors: refused appends (handled by the recorder) and malformed SQL."""
 
 
 class SqliteRecorder(SqlRecorder):
@@ -78,7 +104,8 @@ async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorde
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode=WAL")
+        if _may_become_ours(_tables(cursor), create=create):  # WAL is persistent: never switch a foreign file
+            cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
@@ -87,13 +114,21 @@ async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorde
         immediate = conn.get_execution_options().get("p2w_immediate")
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
+    @event.listens_for(engine.sync_engine, "handle_error")
+    def _name_the_file(context: Any) -> Exception | None:
+        """A corrupt, locked or unwritable file is the user's to fix: one message naming it, no traceback."""
+        cause = context.original_exception
+        if isinstance(cause, sqlite3.DatabaseError) and not isinstance(cause, _OUR_BUGS):
+            return StoreError(f"{path}: unreadable database ({cause})")
+        return None
+
     recorder = SqliteRecorder(engine, label=str(path))
     try:
         async with engine.connect() as conn:
             await conn.execution_options(p2w_immediate=True)
             async with conn.begin():
                 tables = {r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
-                if not create and not {"events", "blobs"} <= tables:
+                if not _may_become_ours(tables, create=create):
                     raise StoreError(f"{path}: a SQLite database, but not a p2w-rt event store")
                 await conn.run_sync(SQLModel.metadata.create_all)
                 for ddl in _APPEND_ONLY_TRIGGERS:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from p2w_runtime.agent.prompts import GENERATOR_MARKER, PLANNER_MARKER, PRE_EXECUTION_MARKER, REWRITER_MARKER
 from p2w_runtime.data import TaskSet
-from p2w_runtime.sites.catalog import SITES
+from p2w_runtime.sites.catalog import SITES, SITES_BY_HOST
 from p2w_runtime.testing._replies import Text, last_user_message, system_message
 
 Slip = Literal["drop_preference", "wrong_site", "no_history"]
@@ -25,6 +25,7 @@ _TASK = re.compile(r"^TASK: (.+)$", re.M)
 _ASKED = re.compile(r"^- Q: (.+)$", re.M)
 _QUESTION = re.compile(r"^QUESTION: (.+)$", re.M)
 _ENTRY_IDS = re.compile(r"^\[(\d+)\]", re.M)
+LOCATION_QUESTION = "weather forecast searches for my city"
 
 
 class SampleAgentScript:
@@ -39,6 +40,11 @@ class SampleAgentScript:
         for check in checks.values():
             for pref in check["preferences"]:
                 self._answers[pref["query"]] = f"From repeated behaviour: {pref['value']}."
+        self._cities = {
+            t.query_set: t.ground_truth.location.city
+            for t in tasks
+            if t.level == 0 and t.ground_truth and t.ground_truth.location and _location_aware(checks, t.query_set)
+        }
 
     def __call__(self, request: dict[str, Any]) -> Text:
         system, user = system_message(request), last_user_message(request)
@@ -62,7 +68,8 @@ class SampleAgentScript:
 
     def _questions(self, query_set: str) -> list[str]:
         check = self.checks[query_set]
-        return [check["website_query"], *(p["query"] for p in check["preferences"])]
+        location = [LOCATION_QUESTION] if query_set in self._cities else []
+        return [check["website_query"], *(p["query"] for p in check["preferences"]), *location]
 
     def _plan(self, system: str, user: str) -> str:
         query_set, level = self._task(user)
@@ -74,11 +81,23 @@ class SampleAgentScript:
                 thought = "The task depends on the user's habits; I ask their history."
                 return f"Thought: {thought}\nAction: ```memory_access [{pending[0]}]```"
         target = self._target(query_set, slip)
+        site = urlsplit(target).hostname
+        applied = self._applied(query_set, slip)
         here = _URL.search(user)
         if here and here.group(1) == target:
-            site = urlsplit(target).hostname
-            return f"Thought: The filtered results are shown.\nAction: ```stop [Found matching results on {site}]```"
-        return f"Thought: I search the site with the user's preferences.\nAction: ```goto [{target}]```"
+            thought = f"The results on {site} are filtered for {applied}."
+            return f"Thought: {thought}\nAction: ```stop [Found matching results on {site} for {applied}]```"
+        thought = f"I search {site} with the user's preferences: {applied}."
+        return f"Thought: {thought}\nAction: ```goto [{target}]```"
+
+    def _applied(self, query_set: str, slip: Slip | None) -> str:
+        """The preference values the planner says it applies (a dropped one is not mentioned)."""
+        values = [p["value"] for p in self.checks[query_set]["preferences"]]
+        if slip == "drop_preference":
+            values = values[:-1]
+        if query_set in self._cities:
+            values.append(f"delivery near {self._cities[query_set]}")
+        return ", ".join(values)
 
     def _target(self, query_set: str, slip: Slip | None) -> str:
         url = self.checks[query_set]["target_url"]
@@ -95,7 +114,18 @@ class SampleAgentScript:
         ids = _ENTRY_IDS.findall(user)[:3]
         if not ids:
             return "Answer: The history does not say.\nCited: none"
+        if question == LOCATION_QUESTION:
+            return self._locate(user, ids)
         answer = self._answers.get(question, "The history does not say.")
+        return f"Answer: {answer}\nCited: {', '.join(ids)}"
+
+    def _locate(self, user: str, ids: list[str]) -> str:
+        """The city the user's local searches name most often, read off the entries shown."""
+        counts = {city: user.count(city) for city in set(self._cities.values())}
+        city, seen = max(counts.items(), key=lambda item: item[1])
+        if not seen:
+            return "Answer: The history does not say where the user lives.\nCited: none"
+        answer = f"The user's local searches are for {city}, so they live in or near {city}."
         return f"Answer: {answer}\nCited: {', '.join(ids)}"
 
     def _pre_execution(self, user: str) -> str:
@@ -107,3 +137,8 @@ class SampleAgentScript:
     def _rewrite(self, user: str) -> str:
         query_set, _ = self._task(user)
         return f"Task: {self._level0[query_set]}"
+
+
+def _location_aware(checks: Mapping[str, dict[str, Any]], query_set: str) -> bool:
+    site = SITES_BY_HOST.get(checks.get(query_set, {}).get("website", ""))
+    return site is not None and site.location_aware

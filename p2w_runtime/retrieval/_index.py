@@ -1,0 +1,137 @@
+"""A persona's history index: exact inner-product search over unit vectors of ``"{type}: {object}"``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import faiss
+import numpy as np
+import structlog
+
+from p2w_runtime.data import memory_bank_hash
+from p2w_runtime.retrieval import _cache
+from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback
+from p2w_runtime.retrieval._errors import RetrievalError
+from schemas import MemoryEntry, RetrievalHit
+
+DEFAULT_K = 20
+DEFAULT_THRESHOLD = 0.5
+"""Persona2Web's retrieval settings: top 20 entries with cosine similarity of at least 0.5."""
+
+log = structlog.get_logger()
+
+
+class HistoryIndex:
+    """Search one memory bank; entry ids are positions in the bank, scores are cosine similarities."""
+
+    def __init__(
+        self,
+        entries: Sequence[MemoryEntry],
+        embeddings: np.ndarray,
+        index: faiss.Index,
+        embedder: Embedder,
+        bank_hash: str,
+        *,
+        encoded_count: int,
+    ) -> None:
+        self._entries = tuple(entries)
+        self._embeddings = embeddings
+        self._embeddings.setflags(write=False)
+        self._index = index
+        self._embedder = embedder
+        self.bank_hash = bank_hash
+        self.index_hash = _cache.index_hash(embedder.model_id, bank_hash)
+        self.encoded_count = encoded_count
+        """Entries encoded to build this index: 0 when it came from the cache."""
+
+    @classmethod
+    def open(
+        cls,
+        entries: Sequence[MemoryEntry],
+        embedder: Embedder,
+        cache_dir: Path | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> HistoryIndex:
+        """The index of ``entries``, from the cache when model and bank are unchanged, else encoded and cached."""
+        if not entries:
+            raise RetrievalError("cannot index an empty memory bank")
+        key = _cache.CacheKey(
+            model_id=embedder.model_id,
+            model_fingerprint=embedder.fingerprint,
+            bank_hash=memory_bank_hash(entries),
+            count=len(entries),
+            dim=embedder.dim,
+        )
+        folder = key.folder(Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir())
+        cached = _cache.load(folder, key)
+        if cached is not None:
+            embeddings, index = cached
+            if progress is not None:
+                progress(len(entries), len(entries))
+            return cls(entries, embeddings, index, embedder, key.bank_hash, encoded_count=0)
+        log.info("retrieval.index.encode", model=embedder.model_id, entries=len(entries), folder=str(folder))
+        embeddings = embedder.encode([entry.key_text() for entry in entries], progress=progress)
+        index = _flat_index(embeddings)
+        _cache.store(folder, key, embeddings, index)
+        return cls(entries, embeddings, index, embedder, key.bank_hash, encoded_count=len(entries))
+
+    @classmethod
+    def from_embeddings(
+        cls, entries: Sequence[MemoryEntry], embeddings: np.ndarray, embedder: Embedder
+    ) -> HistoryIndex:
+        """An uncached index over vectors already encoded by ``embedder`` (e.g. several banks searched as one)."""
+        embeddings = np.array(embeddings, dtype=np.float32, order="C")  # a copy: the index freezes its array
+        if not entries or embeddings.shape != (len(entries), embedder.dim):
+            raise RetrievalError(
+                f"need one {embedder.dim}-d vector per entry, got {embeddings.shape} for {len(entries)}"
+            )
+        return cls(entries, embeddings, _flat_index(embeddings), embedder, memory_bank_hash(entries), encoded_count=0)
+
+    @property
+    def model_id(self) -> str:
+        return self._embedder.model_id
+
+    @property
+    def size(self) -> int:
+        return len(self._entries)
+
+    @property
+    def entries(self) -> tuple[MemoryEntry, ...]:
+        return self._entries
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        """The unit vectors, row i for entry i (read-only)."""
+        return self._embeddings
+
+    def encode_query(self, query: str) -> np.ndarray:
+        if not query.strip():
+            raise RetrievalError("history query is empty")
+        return self._embedder.encode([query])[0]
+
+    def search(self, query: str, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD) -> list[RetrievalHit]:
+        """Up to ``k`` entries with cosine >= ``threshold``, best first (rank 1)."""
+        return self.search_vector(self.encode_query(query), k, threshold)
+
+    def search_vector(
+        self, vector: np.ndarray, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD
+    ) -> list[RetrievalHit]:
+        """``search`` for a query already encoded (by the same embedder)."""
+        if k < 1:
+            raise RetrievalError(f"k must be at least 1, got {k}")
+        query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+        scores, ids = self._index.search(query, min(k, self.size))
+        kept = int(np.count_nonzero((ids[0] >= 0) & (scores[0] >= threshold)))  # scores come sorted, best first
+        entries, pairs = self._entries, zip(scores[0, :kept].tolist(), ids[0, :kept].tolist(), strict=True)
+        return [
+            RetrievalHit(entry_id=entry_id, rank=rank, score=score, entry=entries[entry_id])
+            for rank, (score, entry_id) in enumerate(pairs, start=1)
+        ]
+
+
+def _flat_index(embeddings: np.ndarray) -> faiss.Index:
+    index = faiss.IndexFlatIP(embeddings.shape[1])
+    index.add(embeddings)
+    return index

@@ -1,0 +1,74 @@
+"""Error classification: Persona2Web's error types and navigation end reasons per episode; see
+docs/design/classification.md."""
+
+from replay.classify._base import Classifier, UnknownClassifier, Verdict, navigation_label
+from replay.classify._command import ClassifyOptions, classify_command, outcome_json, summary_table
+from replay.classify._hallucination import Constraint, applied_constraints, hallucination
+from replay.classify._history_use import history_use
+from replay.classify._labels import (
+    ALL_LABELS,
+    DEFINITIONS,
+    HISTORY_RETRIEVAL_FAILURE,
+    HISTORY_UTILIZATION_FAILURE,
+    NAVIGATION_LABELS,
+    PERSONALIZATION_HALLUCINATION,
+    PERSONALIZATION_LABELS,
+    REDUNDANT_HISTORY_ACCESS,
+)
+from replay.classify._llm import DEFAULT_CLASSIFIER_MODEL, LlmClassifier, LlmFactory
+from replay.classify._plot import PlotError, plot_summary
+from replay.classify._records import (
+    ClassificationRecord,
+    classification_stream,
+    latest_ok,
+    read_classifications,
+)
+from replay.classify._redundant import RedundancySettings, redundant_access
+from replay.classify._registry import CLASSIFIERS, make_classifier
+from replay.classify._rules import RulesClassifier
+from replay.classify._runner import ClassifyAborted, ClassifyOutcome, ClassifySummary, classify_run
+from replay.classify._summary import ErrorSummary, SummaryRow, summarize
+
+__all__ = [
+    "ALL_LABELS",
+    "CLASSIFIERS",
+    "DEFAULT_CLASSIFIER_MODEL",
+    "DEFINITIONS",
+    "HISTORY_RETRIEVAL_FAILURE",
+    "HISTORY_UTILIZATION_FAILURE",
+    "NAVIGATION_LABELS",
+    "PERSONALIZATION_HALLUCINATION",
+    "PERSONALIZATION_LABELS",
+    "REDUNDANT_HISTORY_ACCESS",
+    "ClassificationRecord",
+    "ClassifyOptions",
+    "Classifier",
+    "ClassifyAborted",
+    "ClassifyOutcome",
+    "ClassifySummary",
+    "Constraint",
+    "ErrorSummary",
+    "LlmClassifier",
+    "LlmFactory",
+    "PlotError",
+    "RedundancySettings",
+    "RulesClassifier",
+    "SummaryRow",
+    "UnknownClassifier",
+    "Verdict",
+    "applied_constraints",
+    "classification_stream",
+    "classify_command",
+    "classify_run",
+    "hallucination",
+    "history_use",
+    "latest_ok",
+    "make_classifier",
+    "navigation_label",
+    "outcome_json",
+    "plot_summary",
+    "read_classifications",
+    "redundant_access",
+    "summarize",
+    "summary_table",
+]

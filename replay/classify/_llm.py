@@ -1,0 +1,153 @@
+"""The LLM classifier: the same error definitions, asked of any OpenAI-compatible model.
+
+The model sees the full trajectory (each line tagged ``[E<n>]``, as the LLM judge sees it) and
+the task's expected values, and names the personalization errors it finds with the tags and
+text behind each. Navigation end reasons are facts of the log, so they are added by rule, never
+asked. Every call is recorded (role ``classifier``) next to the classification.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from p2w_runtime.llm import LlmBadResponse, Sink
+from replay.classify._base import Classifier, Verdict, navigation_label
+from replay.classify._labels import DEFINITIONS, PERSONALIZATION_LABELS
+from replay.judges import DEFAULT_JUDGE_MODEL, JudgeError, JudgeSettings, rubric_targets
+from replay.judges._render import render_full
+from replay.trajectory import Trajectory
+from schemas import ErrorLabel, Evidence
+
+DEFAULT_CLASSIFIER_MODEL = DEFAULT_JUDGE_MODEL
+
+SYSTEM_PROMPT = (
+    "You are the error analyst of Persona2Web's error analysis of personalized web agents (role: classifier).\n"
+    "The agent received a possibly ambiguous user request and could consult the user's browsing history: it asked "
+    "history queries, a retriever returned history entries, and a generator wrote memory answers. You see the "
+    "user's request, the values the request stands for (expected website, preferences, location), and the full "
+    "trajectory; every line carries an [E<n>] tag.\n\n"
+    "Report which of these error types the episode shows (none, one or several):\n"
+    + "\n".join(f"- {label}: {DEFINITIONS[label]}" for label in PERSONALIZATION_LABELS)
+    + "\n\nFor each error you report give the label, a one-line explanation, the [E<n>] tags of the events that "
+    "show it, and the exact text from those events that triggered it. Do not report an error type the trajectory "
+    'does not show. Reply with only the JSON object: {"labels": [{"label": ..., "explanation": ..., '
+    '"evidence": ["E3", ...], "text": ...}]}.'
+)
+
+USER_TEMPLATE = """\
+User request (ambiguity level {level}, scheme {scheme}): {query}
+
+Expected website: {websites}
+Expected preferences:
+{preferences}
+{location}
+Trajectory (full, with reasoning traces):
+{trajectory}"""
+
+
+class LabelAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    label: Literal[
+        "redundant_history_access",
+        "personalization_hallucination",
+        "history_retrieval_failure",
+        "history_utilization_failure",
+    ]
+    explanation: str = Field(description="One line: why the episode shows this error")
+    evidence: list[str] = Field(default_factory=list, description="[E<n>] tags of the events that show it")
+    text: str = Field(default="", description="The text from those events that triggered the label")
+
+
+class ClassifierAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    labels: list[LabelAnswer]
+
+
+def prompt_hash() -> str:
+    return hashlib.sha256(f"{SYSTEM_PROMPT}\x00{USER_TEMPLATE}".encode()).hexdigest()
+
+
+def _tag(ref: str) -> str:
+    return ref.strip().strip("[]").strip().upper()
+
+
+LlmFactory = Callable[[], Any]
+"""Returns the ``LlmClient``; called on first need, so a fully cached pass needs no endpoint."""
+
+
+class LlmClassifier(Classifier):
+    id = "llm"
+    version = "1"
+    description = "Persona2Web error types judged by an OpenAI-compatible model over the full trajectory"
+    uses_llm = True
+
+    def __init__(self, llm: LlmFactory, settings: JudgeSettings | None = None) -> None:
+        self.settings = settings or JudgeSettings(model=DEFAULT_CLASSIFIER_MODEL)
+        self._factory = llm
+        self._client: Any = None
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "model": self.settings.model,
+            "prompt": prompt_hash(),
+            "params": self.settings.llm_params(),
+            "location_sites": sorted(self.settings.location_sites),
+        }
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._factory()
+        return self._client
+
+    def messages(self, t: Trajectory) -> tuple[list[dict[str, str]], dict[str, str]]:
+        rendered = render_full(t)
+        try:
+            targets = rubric_targets(t, self.settings)
+            websites = " or ".join(targets.websites)
+            prefs = "\n".join(f"  {i}. {v}" for i, v in enumerate(targets.preferences, 1)) or "  (none)"
+            location = f"Expected location: {targets.location.raw}\n" if targets.location else ""
+        except JudgeError:
+            websites, prefs, location = "(unknown)", "  (unknown: no ground truth)", ""
+        user = USER_TEMPLATE.format(
+            level="?" if t.level is None else t.level,
+            scheme=t.scheme or "?",
+            query=t.query,
+            websites=websites,
+            preferences=prefs,
+            location=location,
+            trajectory=rendered.text,
+        )
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}], rendered.refs
+
+    async def classify(self, trajectory: Trajectory, sink: Sink) -> Verdict:
+        messages, refs = self.messages(trajectory)
+        llm = self.client().scoped(sink)
+        try:
+            params = self.settings.llm_params()
+            answer = await llm.complete_json("classifier", messages, ClassifierAnswer, params=params)
+        except LlmBadResponse as exc:
+            return Verdict(status="failed", error=str(exc))
+        labels: dict[str, ErrorLabel] = {}
+        for item in answer.labels:
+            if item.label in labels:
+                continue
+            ids = [refs[tag] for tag in map(_tag, item.evidence) if tag in refs]
+            labels[item.label] = ErrorLabel(
+                label=item.label,
+                explanation=item.explanation,
+                evidence=Evidence(event_ids=ids, text=item.text, note=f"{self.settings.model}"),
+            )
+        found = [labels[label] for label in PERSONALIZATION_LABELS if label in labels]
+        if (nav := navigation_label(trajectory)) is not None:
+            found.append(nav)
+        return Verdict(labels=found)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()

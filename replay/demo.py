@@ -1,0 +1,127 @@
+"""`p2w-rt demo`: the replay side of the product on recorded runs, ending in a Markdown report with plots.
+
+Imports the bundled example runs (an "earlier" and a "later" recording of the sample tasks), judges them
+with ``rubric-rules`` (and ``rubric-llm`` on runs named for it), classifies their errors, diffs the two,
+prints each view and writes ``report.md`` with the plots next to the database.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.rule import Rule
+
+from p2w_runtime.store import Recorder, find_run, import_bundle
+from replay.classify import ClassifyOptions, classify_command
+from replay.diff import diff_command
+from replay.judges import JudgeSettings, make_judge
+from replay.judging import replay_run
+from replay.metrics import metrics_command
+
+RULES_JUDGE = "rubric-rules"
+
+
+@dataclass
+class DemoReport:
+    """What the demo showed, section by section, to be written as Markdown."""
+
+    db: Path
+    sections: list[tuple[str, str, str]] = field(default_factory=list)
+    """(title, body, kind) with kind ``md`` (Markdown as is) or ``text`` (a fenced block)."""
+    images: list[tuple[str, Path]] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        lines = ["# p2w-rt demo report", "", f"Database: `{self.db}`", ""]
+        for title, body, kind in self.sections:
+            lines += [f"## {title}", ""]
+            lines += [body.rstrip(), ""] if kind == "md" else ["```", body.rstrip(), "```", ""]
+        for title, path in self.images:
+            lines += [f"## {title}", "", f"![{title}]({path.name})", ""]
+        return "\n".join(lines)
+
+
+async def _text(produce: Callable[[Console], Any], width: int = 120) -> str:
+    """What a view prints, as plain text."""
+    recorder = Console(record=True, width=width, file=io.StringIO(), color_system=None)
+    await produce(recorder)
+    return recorder.export_text()
+
+
+async def _shown(title: str, out: Console, produce: Callable[[Console], Any]) -> str:
+    """Run one view, print it under a rule, and return its plain text for the report."""
+    text = await _text(produce)
+    out.print(Rule(title))
+    out.print(text.rstrip(), markup=False, highlight=False, soft_wrap=True)
+    return text
+
+
+async def import_example_runs(store: Recorder, bundles: Sequence[Path]) -> list[str]:
+    """Import each bundle (idempotent) and return the run labels in order."""
+    return [(await import_bundle(store, bundle)).label for bundle in bundles]
+
+
+async def run_demo(
+    store: Recorder,
+    db: Path,
+    runs: Sequence[str],
+    *,
+    out_dir: Path,
+    out: Console,
+    err: Console,
+    llm_judged: Sequence[str] = (),
+    llm_settings: JudgeSettings | None = None,
+    llm_factory: Callable[[], Any] | None = None,
+) -> DemoReport:
+    """Judge, classify and diff ``runs`` (labels); the first two are diffed. Returns the report, not yet written."""
+    report = DemoReport(db)
+    infos = [await find_run(store, ref) for ref in runs]
+    rules = make_judge(RULES_JUDGE, JudgeSettings())
+    for info in infos:
+        summary = await replay_run(store, info.run_id, [rules])
+        err.print(
+            f"judged {info.label} with {RULES_JUDGE}: {summary.judged} new, {summary.cached} cached", highlight=False
+        )
+    if llm_judged and llm_settings is not None:
+        judge = make_judge("rubric-llm", llm_settings)
+        for ref in llm_judged:
+            info = await find_run(store, ref)
+            summary = await replay_run(store, info.run_id, [judge], llm=llm_factory)
+            err.print(
+                f"judged {info.label} with rubric-llm: {summary.judged} new, {summary.failed} failed", highlight=False
+            )
+    levels_png = out_dir / "levels.png"
+    errors_png = out_dir / "errors.png"
+
+    async def metrics(console: Console, fmt: str, judge: str = RULES_JUDGE, plot: Path | None = None) -> None:
+        await metrics_command(
+            store, runs, judge=judge, by=("run", "model", "scheme"), fmt=fmt, plot=plot, out=console, err=err
+        )
+
+    await _shown(f"Metrics ({RULES_JUDGE})", out, lambda c: metrics(c, "table", plot=levels_png))
+    report.sections.append((f"Metrics ({RULES_JUDGE})", await _text(lambda c: metrics(c, "md"), 200), "md"))
+    if llm_judged:
+        report.sections.append(
+            ("Metrics (rubric-llm)", await _text(lambda c: metrics(c, "md", "rubric-llm"), 200), "md")
+        )
+    classify = ClassifyOptions(summary=True, per_run=True, plot=errors_png)
+    text = await _shown(
+        "Personalization errors (rules classifier)", out, lambda c: classify_command(store, runs, classify, c, err)
+    )
+    report.sections.append(("Personalization errors (rules classifier)", text, "text"))
+    if len(infos) >= 2:
+        a, b = infos[0].label, infos[1].label
+        title = f"What changed from {infos[0].label} to {infos[1].label}"
+        text = await _shown(title, out, lambda c: diff_command(db, a, b, judge=RULES_JUDGE, out=c))
+        report.sections.append((title, text, "text"))
+    report.images += [("Success and P_avg by ambiguity level", levels_png), ("Error types by run", errors_png)]
+    return report
+
+
+def write_report(report: DemoReport, path: Path) -> Path:
+    path.write_text(report.markdown(), encoding="utf-8")
+    return path

@@ -1,0 +1,63 @@
+"""Where two trajectories of the same task part ways.
+
+The two action sequences are aligned with ``difflib.SequenceMatcher`` over one token per action:
+the rendered action and the URL it was taken on. The first block that is not equal is the first
+divergence; an action inserted in one run shows up with nothing on the other side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from replay.diff._runs import StepAction
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    step: int
+    """The step of the first differing action in A, or in B when A has none there."""
+    a_action: str | None
+    b_action: str | None
+    a_url: str | None
+    b_url: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "step": self.step,
+            "a_action": self.a_action,
+            "b_action": self.b_action,
+            "a_url": self.a_url,
+            "b_url": self.b_url,
+        }
+
+
+def _key(action: StepAction) -> str:
+    return f"{action.action} @ {action.url.rstrip('/')}"
+
+
+def first_divergence(a: Sequence[StepAction], b: Sequence[StepAction]) -> Divergence | None:
+    """None when both runs took the same actions on the same pages."""
+    matcher = SequenceMatcher(None, [_key(x) for x in a], [_key(x) for x in b], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        left = a[i1] if i1 < i2 else None
+        right = b[j1] if j1 < j2 else None
+        anchor = left or right
+        assert anchor is not None
+        return Divergence(
+            step=anchor.step,
+            a_action=left.action if left else None,
+            b_action=right.action if right else None,
+            a_url=left.url if left else None,
+            b_url=right.url if right else None,
+        )
+    return None
+
+
+def jaccard(a: frozenset[int], b: frozenset[int]) -> float | None:
+    """Overlap of retrieved history entries; None when neither run retrieved anything."""
+    union = a | b
+    return len(a & b) / len(union) if union else None

@@ -1,0 +1,53 @@
+"""Naming a run in any database file: ``LABEL``, ``RUN_ID`` or ``march.db:LABEL``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from p2w_runtime.store import Recorder, RunInfo, find_run, open_store
+
+DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    db: Path
+    run: str
+    text: str
+    """As the user wrote it, for messages."""
+
+
+def parse_ref(text: str, default_db: Path) -> RunRef:
+    """``file.db:LABEL`` names a run in another file; anything else is a run in ``default_db``.
+
+    The part before the last colon counts as a file when it has a database suffix or is an
+    existing file, so a label that happens to contain a colon still works.
+    """
+    path, sep, run = text.rpartition(":")
+    if sep and path and run and (Path(path).suffix.lower() in DB_SUFFIXES or Path(path).is_file()):
+        return RunRef(Path(path), run, text)
+    return RunRef(default_db, text, text)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRun:
+    ref: RunRef
+    store: Recorder
+    info: RunInfo
+
+
+@asynccontextmanager
+async def open_runs(refs: Sequence[RunRef]) -> AsyncIterator[list[OpenRun]]:
+    """Open every file named once (never creating one) and find each run in it."""
+    async with AsyncExitStack() as stack:
+        stores: dict[Path, Recorder] = {}
+        found: list[OpenRun] = []
+        for ref in refs:
+            key = ref.db.resolve()
+            if key not in stores:
+                stores[key] = await stack.enter_async_context(open_store(ref.db, create=False))
+            found.append(OpenRun(ref, stores[key], await find_run(stores[key], ref.run)))
+        yield found

@@ -1,0 +1,101 @@
+"""The diff for people: the paper's Table 9 layout, flips, largest changes, divergences, unmatched tasks."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Column, Table
+from rich.text import Text
+
+from replay.diff._diff import RunDiff
+from replay.diff._runs import METRICS
+
+METRIC_HEADERS = {"p_web": "P_web", "p_pref": "P_pref", "p_avg": "P_avg", "intent": "Intent", "success_rate": "SR"}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{round(100 * value, 1) + 0.0:+.1f}"
+
+
+def metric_table(diff: RunDiff) -> Table:
+    """Rows A, B, Δ and its 95% interval; columns the five metrics, in percent."""
+    title = f"{diff.a.source} → {diff.b.source}  (judge {diff.a.judge_id}, {diff.paired} paired tasks)"
+    table = Table(title=escape(title))
+    table.add_column("")
+    for name in METRICS:
+        table.add_column(METRIC_HEADERS[name], justify="right")
+    table.add_row(Text(f"A {diff.a.source}"), *(_pct(diff.metrics[m].a) for m in METRICS))
+    table.add_row(Text(f"B {diff.b.source}"), *(_pct(diff.metrics[m].b) for m in METRICS))
+    table.add_row("Δ (B − A)", *(_signed(diff.metrics[m].delta) for m in METRICS), style="bold")
+    cis = [diff.metrics[m].ci for m in METRICS]
+    table.add_row("95% CI", *("-" if ci is None else f"[{_signed(ci[0])}, {_signed(ci[1])}]" for ci in cis))
+    return table
+
+
+def _flips(diff: RunDiff) -> RenderableType:
+    flipped = diff.gained + diff.lost
+    head = Text(
+        f"success flips: {len(diff.gained)} gained, {len(diff.lost)} lost; McNemar exact p = {diff.mcnemar_p:.4g}"
+    )
+    if not flipped:
+        return head
+    table = Table("task", "flip", "A P_avg / Intent", "B P_avg / Intent")
+    for t in flipped:
+        a, b = t.a.scores or {}, t.b.scores or {}
+        style = "green" if t.flip == "gained" else "red"
+        table.add_row(
+            Text(t.task_id),
+            Text(t.flip or "", style=style),
+            f"{_pct(a.get('p_avg'))} / {_pct(a.get('intent'))}",
+            f"{_pct(b.get('p_avg'))} / {_pct(b.get('intent'))}",
+        )
+    return Group(head, table)
+
+
+def _largest(diff: RunDiff) -> RenderableType | None:
+    if not diff.largest:
+        return None
+    table = Table("task", *(f"Δ{METRIC_HEADERS[m]}" for m in METRICS), title="largest score changes")
+    for t in diff.largest:
+        d = t.deltas()
+        table.add_row(Text(t.task_id), *(_signed(d[m]) for m in METRICS))
+    return table
+
+
+def _divergences(diff: RunDiff) -> RenderableType:
+    """Tasks whose trajectories differ: the first differing step, the sites visited, the retrieval overlap."""
+    parted = [t for t in diff.tasks if t.divergence is not None]
+    same = len(diff.tasks) - len(parted)
+    head = Text(f"trajectories: {same} of {len(diff.tasks)} tasks in both runs take the same actions")
+    if not parted:
+        return head
+    table = Table(Column("task", no_wrap=True), "step", "A action", "B action", "websites A → B", "retrieval J")
+    for t in parted:
+        d = t.divergence
+        assert d is not None
+        sites_a, sites_b = ", ".join(t.a.websites) or "-", ", ".join(t.b.websites) or "-"
+        table.add_row(
+            Text(t.task_id),
+            str(d.step),
+            Text(d.a_action or "(none)"),
+            Text(d.b_action or "(none)"),
+            Text(sites_a if sites_a == sites_b else f"{sites_a} → {sites_b}"),
+            "-" if t.retrieval_jaccard is None else f"{t.retrieval_jaccard:.2f}",
+        )
+    return Group(head, table)
+
+
+def render_diff(diff: RunDiff) -> RenderableType:
+    parts: list[RenderableType] = [metric_table(diff), _flips(diff)]
+    if (largest := _largest(diff)) is not None:
+        parts.append(largest)
+    if diff.tasks:
+        parts.append(_divergences(diff))
+    for name, tasks in (("only in A", diff.only_in_a), ("only in B", diff.only_in_b), ("unscored", diff.unscored)):
+        if tasks:
+            parts.append(Text(f"{name} ({len(tasks)}): {', '.join(tasks)}", style="yellow"))
+    return Group(*parts)

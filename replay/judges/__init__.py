@@ -1,0 +1,70 @@
+"""Judges: each an id and a version, chosen with ``--judge ID``; see docs/design/judges.md."""
+
+from replay.judges._base import (
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_LOCATION_SITES,
+    CallEstimate,
+    Judge,
+    JudgeContext,
+    JudgeError,
+    JudgeSettings,
+    UnknownJudge,
+    Verdict,
+    content_hash,
+    default_location_sites,
+)
+from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
+from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
+from replay.judges._targets import RubricTargets, rubric_metrics, rubric_targets
+from replay.judges._webarena import WebArenaJudge, reddit_post_url
+
+JUDGES: dict[str, type[Judge]] = {
+    cls.id: cls
+    for cls in (
+        RubricRulesJudge,
+        RubricLlmJudge,
+        ActionWiseLlmJudge,
+        OutcomeBasedLlmJudge,
+        ActionWiseRulesJudge,
+        OutcomeBasedRulesJudge,
+        WebArenaJudge,
+    )
+}
+"""Every judge by id, in the order ``--help`` lists them."""
+
+
+def make_judge(judge_id: str, settings: JudgeSettings) -> Judge:
+    """The judge registered as ``judge_id``, configured; ``UnknownJudge`` lists the known ids."""
+    try:
+        cls = JUDGES[judge_id]
+    except KeyError:
+        raise UnknownJudge(f"unknown judge {judge_id!r}; known judges: {', '.join(JUDGES)}") from None
+    return cls(settings)
+
+
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "DEFAULT_LOCATION_SITES",
+    "JUDGES",
+    "ActionWiseLlmJudge",
+    "ActionWiseRulesJudge",
+    "CallEstimate",
+    "Judge",
+    "JudgeContext",
+    "JudgeError",
+    "JudgeSettings",
+    "OutcomeBasedLlmJudge",
+    "OutcomeBasedRulesJudge",
+    "RubricLlmJudge",
+    "RubricRulesJudge",
+    "RubricTargets",
+    "UnknownJudge",
+    "Verdict",
+    "WebArenaJudge",
+    "content_hash",
+    "default_location_sites",
+    "make_judge",
+    "reddit_post_url",
+    "rubric_metrics",
+    "rubric_targets",
+]

@@ -1,0 +1,191 @@
+"""The deterministic judges: Persona2Web's rubric computed from the structured events, and its two baselines.
+
+Every point awarded or withheld carries evidence: the event ids and the matched text,
+or a note saying what was searched and not found.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from replay.judges._base import Judge, JudgeContext, Verdict
+from replay.judges._candidates import (
+    Candidate,
+    action_view_candidates,
+    applied_candidates,
+    memory_candidates,
+    outcome_view_candidates,
+)
+from replay.judges._targets import (
+    INTENT_POINTS,
+    PREF_POINTS,
+    WEB_POINTS,
+    RubricTargets,
+    rubric_metrics,
+    rubric_targets,
+)
+from replay.matching import TextSet, ValueMatch, mentions_site, on_site
+from replay.trajectory import Trajectory
+from schemas import FAILURE_END_REASONS, Evidence
+
+
+def _found(value_desc: str, c: Candidate, snippet: str, extra: str = "") -> Evidence:
+    return Evidence(event_ids=[c.event_id], text=snippet, note=f"{value_desc} found in {c.where}{extra}")
+
+
+def _missing(value_desc: str, searched: str, n: int) -> Evidence:
+    return Evidence(note=f"{value_desc} not found in {n} {searched}")
+
+
+class Searched:
+    """Candidates with their texts prepared once, searched for every value of an episode."""
+
+    def __init__(self, candidates: Sequence[Candidate], what: str) -> None:
+        self.candidates = list(candidates)
+        self.texts = TextSet([c.text for c in self.candidates])
+        self.what = what
+
+
+def value_points(verdict: Verdict, key: str, values: Sequence[str], searched: Searched, desc: str) -> bool:
+    """Award PREF_POINTS at ``key`` if any of ``values`` is found (the earliest candidate wins); evidence either way."""
+    best: tuple[int, ValueMatch] | None = None
+    for value in values:
+        found = searched.texts.first(value)
+        if found is not None and (best is None or found[0] < best[0]):
+            best = found
+    if best is None:
+        verdict.award(key, 0.0, PREF_POINTS, _missing(desc, searched.what, len(searched.candidates)))
+        return False
+    c, match = searched.candidates[best[0]], best[1]
+    verdict.award(key, PREF_POINTS, PREF_POINTS, _found(desc, c, match.snippet, f" (score {match.score})"))
+    return True
+
+
+def web_retrieval(verdict: Verdict, targets: RubricTargets, memory: Sequence[Candidate]) -> None:
+    desc = f"website {' / '.join(targets.websites)}"
+    for c in memory:
+        mention = mentions_site(c.text, targets.hosts)
+        if mention is not None:
+            how = " (by name)" if mention.by_name else ""
+            verdict.award("web.retrieval", WEB_POINTS, WEB_POINTS, _found(desc, c, mention.snippet, how))
+            return
+    verdict.award("web.retrieval", 0.0, WEB_POINTS, _missing(desc, "retrieved entries and memory answers", len(memory)))
+
+
+def web_utilization(verdict: Verdict, targets: RubricTargets, urls: Sequence[tuple[str, str]]) -> bool:
+    desc = f"website {' / '.join(targets.websites)}"
+    for event_id, url in urls:
+        if on_site(url, targets.hosts):
+            verdict.award(
+                "web.utilization",
+                WEB_POINTS,
+                WEB_POINTS,
+                Evidence(event_ids=[event_id], text=url, note=f"agent was on {desc}"),
+            )
+            return True
+    verdict.award("web.utilization", 0.0, WEB_POINTS, _missing(desc, "page URLs", len(urls)))
+    return False
+
+
+def intent_points(verdict: Verdict, t: Trajectory, reached_site: bool) -> None:
+    """10: stopped with an answer and no failure end reason; 5: blocked after reaching the site; else 0."""
+    ids = [t.finished_event_id] if t.finished_event_id else []
+    answer = (t.answer or "").strip()
+    reason = t.end_reason or "unfinished"
+    if t.end_reason and t.end_reason not in FAILURE_END_REASONS and answer:
+        evidence = Evidence(event_ids=ids, text=answer, note=f"ended '{reason}' with an answer")
+        verdict.award("intent", INTENT_POINTS, INTENT_POINTS, evidence)
+    elif t.end_reason == "blocked" and reached_site:
+        note = "blocked by the site after reaching it" + (f": {t.end_detail}" if t.end_detail else "")
+        verdict.award("intent", INTENT_POINTS / 2, INTENT_POINTS, Evidence(event_ids=ids, text=answer, note=note))
+    else:
+        why = "no answer" if not answer else f"end reason '{reason}'"
+        verdict.award(
+            "intent", 0.0, INTENT_POINTS, Evidence(event_ids=ids, text=answer, note=f"ended '{reason}': {why}")
+        )
+
+
+def _preference_points(
+    verdict: Verdict, targets: RubricTargets, applied: Sequence[Candidate], memory: Sequence[Candidate] | None
+) -> None:
+    """Retrieval (when ``memory`` is given) and utilization points for each preference and the location."""
+    applied_texts = Searched(applied, "action arguments, URLs, reasoning or answer")
+    memory_texts = Searched(memory, "retrieved entries and memory answers") if memory is not None else None
+    items: list[tuple[str, Sequence[str], str]] = [
+        (f"pref.{i}", [value], f"preference {value!r}") for i, value in enumerate(targets.preferences, 1)
+    ]
+    if targets.location is not None:
+        items.append(("location", targets.location_values, f"location {targets.location.raw!r}"))
+    for key, values, desc in items:
+        if memory_texts is not None:
+            value_points(verdict, f"{key}.retrieval", values, memory_texts, desc)
+        value_points(verdict, f"{key}.utilization", values, applied_texts, desc)
+
+
+class _RulesJudge(Judge):
+    uses_llm = False
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "location_sites": sorted(self.settings.location_sites),
+            "site_aliases": {k: sorted(v) for k, v in sorted(self.settings.site_aliases.items())},
+        }
+
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
+        return self.score(trajectory)
+
+    @abstractmethod
+    def score(self, t: Trajectory) -> Verdict:
+        """Synchronous: rules need no I/O (benchmarks call this directly)."""
+
+    def _finish(self, verdict: Verdict) -> Verdict:
+        verdict.metrics = rubric_metrics(verdict.points, verdict.max_points)
+        return verdict
+
+
+class RubricRulesJudge(_RulesJudge):
+    id = "rubric-rules"
+    version = "1"
+    description = "Persona2Web rubric (P_web, P_pref with location, Intent, SR) from the structured events, no LLM"
+
+    def score(self, t: Trajectory) -> Verdict:
+        targets = rubric_targets(t, self.settings)
+        memory = list(memory_candidates(t))
+        verdict = Verdict()
+        web_retrieval(verdict, targets, memory)
+        reached = web_utilization(verdict, targets, t.urls)
+        _preference_points(verdict, targets, list(applied_candidates(t)), memory)
+        intent_points(verdict, t, reached)
+        return self._finish(verdict)
+
+
+class ActionWiseRulesJudge(_RulesJudge):
+    id = "action-wise-rules"
+    version = "1"
+    description = (
+        "Action-wise baseline: utilization and intent from the actions of all steps (no history, no reasoning)"
+    )
+
+    def score(self, t: Trajectory) -> Verdict:
+        targets = rubric_targets(t, self.settings)
+        verdict = Verdict()
+        reached = web_utilization(verdict, targets, t.urls)
+        _preference_points(verdict, targets, list(action_view_candidates(t)), None)
+        intent_points(verdict, t, reached)
+        return self._finish(verdict)
+
+
+class OutcomeBasedRulesJudge(_RulesJudge):
+    id = "outcome-based-rules"
+    version = "1"
+    description = "Outcome-based baseline: utilization and intent from the final action, its reasoning and final page"
+
+    def score(self, t: Trajectory) -> Verdict:
+        targets = rubric_targets(t, self.settings)
+        verdict = Verdict()
+        reached = web_utilization(verdict, targets, t.urls[-1:])
+        _preference_points(verdict, targets, list(outcome_view_candidates(t)), None)
+        intent_points(verdict, t, reached)
+        return self._finish(verdict)

@@ -1,0 +1,174 @@
+"""What ``p2w-rt replay`` does, so that cli.py only parses options and calls ``replay_command``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from p2w_runtime.store import Recorder, episode_streams, find_run
+from replay.judges import DEFAULT_JUDGE_MODEL, Judge, JudgeSettings, default_location_sites, make_judge
+from replay.judging._estimate import JudgeEstimate, estimate_replay
+from replay.judging._format import judgment_json
+from replay.judging._records import judgment_stream
+from replay.judging._runner import JudgeOutcome, ReplaySummary, replay_run
+from schemas import Judgment
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    judges: tuple[str, ...]
+    model: str = DEFAULT_JUDGE_MODEL
+    base_url: str | None = None
+    api_key: str | None = None
+    temperature: float | None = None
+    concurrency: int = 8
+    dry_run: bool = False
+    force: bool = False
+    as_json: bool = False
+    webarena_config: Path | None = None
+    site_urls: dict[str, str] = field(default_factory=dict)
+    location_sites: tuple[str, ...] = ()
+
+    def settings(self) -> JudgeSettings:
+        return JudgeSettings(
+            model=self.model,
+            temperature=self.temperature,
+            location_sites=(*default_location_sites(), *self.location_sites),
+            webarena_configs=str(self.webarena_config) if self.webarena_config else None,
+            site_urls=self.site_urls,
+        )
+
+
+def _figures(j: Judgment) -> str:
+    m = j.metrics
+    if "p_web" in m:
+        return "  ".join(f"{k}={m[k]:.2f}" for k in ("p_web", "p_pref", "p_avg", "intent")) + (
+            "  success" if m.get("success") == 1.0 else ""
+        )
+    return f"score={m.get('score', 0):.2f}" + ("  success" if m.get("success") == 1.0 else "")
+
+
+def _line(outcome: JudgeOutcome) -> str:
+    j = outcome.judgment
+    tag = "cached " if outcome.cached else ""
+    if j.status != "ok":
+        return f"{tag}[red]failed[/]  {escape(j.task_id)}  {j.judge_id}: {escape(j.error or '')}"
+    return f"{tag}{escape(j.task_id)}  {j.judge_id}  {_figures(j)}"
+
+
+def _llm_factory(options: ReplayOptions, made: list[Any]) -> Any:
+    def build() -> Any:
+        from p2w_runtime.llm import LlmClient
+
+        client = LlmClient(options.model, base_url=options.base_url, api_key=options.api_key)
+        made.append(client)
+        return client
+
+    return build
+
+
+async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, out: Console, err: Console) -> int:
+    """Judge a run (or estimate the cost of judging it); returns the exit code (1 when judgments failed)."""
+    info = await find_run(store, run_ref)
+    settings = options.settings()
+    judges: list[Judge] = [make_judge(judge_id, settings) for judge_id in dict.fromkeys(options.judges)]
+    if options.dry_run:
+        estimates = await estimate_replay(store, info.run_id, judges, model=options.model, force=options.force)
+        _print_estimates(estimates, options, out)
+        return 0
+    total = len(await episode_streams(store, info.run_id)) * len(judges)
+    made: list[Any] = []
+    progress = Progress(
+        TextColumn("judging {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[state]}"),
+        TimeElapsedColumn(),
+        console=err if options.as_json else out,
+        transient=options.as_json,
+    )
+    task = progress.add_task(info.label, total=total, state="")
+    counts = ReplaySummary()
+
+    def on_outcome(outcome: JudgeOutcome) -> None:
+        counts.add(outcome)
+        progress.update(task, advance=1, state=f"cached {counts.cached} · failed {counts.failed}")
+        if options.as_json:
+            row = judgment_json(outcome.judgment, cached=outcome.cached, level=outcome.level)
+            out.print(json.dumps(row, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)
+        else:
+            progress.console.print(_line(outcome), highlight=False)
+
+    try:
+        with progress:
+            summary = await replay_run(
+                store,
+                info.run_id,
+                judges,
+                llm=_llm_factory(options, made),
+                concurrency=options.concurrency,
+                force=options.force,
+                on_outcome=on_outcome,
+            )
+    finally:
+        for client in made:
+            await client.aclose()
+    cost = f" · judge cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
+    err.print(
+        f"{info.label}: judged {summary.judged}, cached {summary.cached}, failed {summary.failed}{cost} "
+        f"(judgments in stream {judgment_stream(info.run_id)})",
+        highlight=False,
+    )
+    return 1 if summary.failed else 0
+
+
+def _print_estimates(estimates: Sequence[JudgeEstimate], options: ReplayOptions, out: Console) -> None:
+    if options.as_json:
+        for e in estimates:
+            row = {
+                "judge": e.judge_id,
+                "episodes": e.episodes,
+                "cached": e.cached,
+                "llm_calls": e.calls,
+                "prompt_tokens": e.prompt_tokens,
+                "completion_tokens": e.completion_tokens,
+                "cost_usd": e.cost_usd,
+                "model": options.model,
+                "unjudgeable": e.unjudgeable,
+            }
+            out.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
+        return
+    table = Table(
+        "judge",
+        "episodes",
+        "cached",
+        "LLM calls",
+        "prompt tokens",
+        "completion tokens",
+        "cost (USD)",
+        title=f"dry run: nothing called, nothing appended (model {options.model})",
+        title_justify="left",
+    )
+    for e in estimates:
+        cost = "unknown price" if e.cost_usd is None else f"{e.cost_usd:.4f}"
+        table.add_row(
+            e.judge_id,
+            str(e.episodes),
+            str(e.cached),
+            str(e.calls),
+            f"~{e.prompt_tokens}",
+            f"~{e.completion_tokens}",
+            cost,
+        )
+    out.print(table)
+    for e in estimates:
+        for problem in e.unjudgeable:
+            out.print(f"{e.judge_id}: cannot judge {escape(problem)}", highlight=False)

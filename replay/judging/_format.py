@@ -1,0 +1,78 @@
+"""Judgments for people and for programs: a rich table with evidence, and the ``--json`` line shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from schemas import Judgment
+
+METRIC_NAMES = ("p_web", "p_pref", "p_avg", "intent")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def format_judgment(j: Judgment, *, event_id: str | None = None) -> RenderableType:
+    """One judgment: header with judge, status and figures; a row per rubric point with its evidence."""
+    head = Text()
+    head.append(f"{j.judge_id} v{j.judge_version}", style="bold")
+    head.append(f"  {j.task_id}  ")
+    if j.status != "ok":
+        head.append(f"FAILED: {j.error}", style="red")
+        return head
+    figures = "  ".join(f"{k}={j.metrics[k]:.2f}" for k in (*METRIC_NAMES, "score") if k in j.metrics)
+    head.append(figures)
+    if "success" in j.metrics:
+        head.append(
+            "  success" if j.metrics["success"] == 1.0 else "  no success",
+            style="green" if j.metrics["success"] == 1.0 else "yellow",
+        )
+    if j.cost_usd:
+        head.append(f"  ${j.cost_usd:.4f}", style="dim")
+    if event_id:
+        head.append(f"  [{event_id}]", style="dim")
+    table = Table(show_header=True, header_style="bold", expand=False, pad_edge=False)
+    table.add_column("point")
+    table.add_column("score", justify="right")
+    table.add_column("evidence")
+    for key, top in j.max_points.items():
+        got = j.points.get(key, 0.0)
+        evidence = j.evidence.get(key)
+        lines = Text()
+        if evidence is not None:
+            lines.append(evidence.note)
+            if evidence.text:
+                lines.append(f"\n“{evidence.text[:200]}”", style="italic")
+            if evidence.event_ids:
+                lines.append("\n" + ", ".join(evidence.event_ids), style="dim")
+        style = "green" if got == top else ("yellow" if got else "red")
+        table.add_row(key, Text(f"{_fmt(got)}/{_fmt(top)}", style=style), lines)
+    return Group(head, table)
+
+
+def judgment_json(j: Judgment, *, cached: bool = False, level: int | None = None) -> dict[str, Any]:
+    """The ``--json`` object of one judged episode: the five figures normalized to 0..1, points and evidence."""
+    success = j.metrics.get("success")
+    return {
+        "task_id": j.task_id,
+        "judge": j.judge_id,
+        "p_web": j.metrics.get("p_web"),
+        "p_pref": j.metrics.get("p_pref"),
+        "p_avg": j.metrics.get("p_avg"),
+        "intent": j.metrics.get("intent"),
+        "success": None if success is None else success == 1.0,
+        "points": j.points,
+        "evidence": {k: e.model_dump(mode="json") for k, e in j.evidence.items()},
+        "episode": j.episode_stream,
+        "level": level,
+        "status": j.status,
+        "error": j.error,
+        "cached": cached,
+        "judge_version": j.judge_version,
+        "cost_usd": j.cost_usd,
+    }

@@ -1,0 +1,73 @@
+"""Judgments in the store: one ``{run_id}/judgments`` stream per run, read back as records.
+
+Judgments never go to an episode's own stream, so judging never changes the episode's last
+hash, which is the trajectory hash the judgments are keyed by.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p2w_runtime.store import Recorder
+from schemas import Judgment
+
+JUDGMENT_STREAM_SUFFIX = "/judgments"
+
+CacheKey = tuple[str, str, str, str]
+"""(trajectory hash, judge id, judge version, config hash)."""
+
+
+def judgment_stream(run_id: str) -> str:
+    return f"{run_id}{JUDGMENT_STREAM_SUFFIX}"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgmentRecord:
+    event_id: str
+    recorded_at: str
+    judgment: Judgment
+
+    @property
+    def key(self) -> CacheKey:
+        j = self.judgment
+        return (j.trajectory_hash, j.judge_id, j.judge_version, j.config_hash)
+
+
+async def read_judgments(store: Recorder, run_id: str) -> list[JudgmentRecord]:
+    """Every judgment of a run, oldest first (older judgments stay; nothing is overwritten)."""
+    records: list[JudgmentRecord] = []
+    async for stored in store.read_stream(judgment_stream(run_id)):
+        if stored.type != "judgment":
+            continue
+        payload = stored.decode().payload
+        assert isinstance(payload, Judgment)
+        records.append(JudgmentRecord(stored.event_id, stored.recorded_at, payload))
+    return records
+
+
+async def episode_judgments(store: Recorder, episode_stream: str) -> list[JudgmentRecord]:
+    """Every judgment of one episode, oldest first (what ``p2w-rt show RUN TASK`` lists)."""
+    run_id = episode_stream.partition("/")[0]
+    return [r for r in await read_judgments(store, run_id) if r.judgment.episode_stream == episode_stream]
+
+
+def latest_by_key(records: list[JudgmentRecord]) -> dict[CacheKey, JudgmentRecord]:
+    latest: dict[CacheKey, JudgmentRecord] = {}
+    for record in records:
+        latest[record.key] = record
+    return latest
+
+
+async def current_judgments(
+    store: Recorder, run_id: str, judge_id: str | None = None
+) -> dict[tuple[str, str], JudgmentRecord]:
+    """The latest successful judgment per (episode stream, judge) that judged the episode as it is now."""
+    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=f"{run_id}/")}
+    current: dict[tuple[str, str], JudgmentRecord] = {}
+    for record in await read_judgments(store, run_id):
+        j = record.judgment
+        if j.status != "ok" or (judge_id is not None and j.judge_id != judge_id):
+            continue
+        if heads.get(j.episode_stream) == j.trajectory_hash:
+            current[(j.episode_stream, j.judge_id)] = record
+    return current

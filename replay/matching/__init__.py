@@ -1,0 +1,25 @@
+"""Deterministic matching of expected values, locations and websites in recorded text and URLs."""
+
+from replay.matching._sites import SiteMention, expected_hosts, host_of, mentions_site, on_site, site_hosts
+from replay.matching._tokens import Tokens, key_tokens, normalize, stem, tokenize, tokenize_normalized
+from replay.matching._values import TextSet, ValueMatch, ValuePattern, compile_value, find_value
+
+__all__ = [
+    "SiteMention",
+    "TextSet",
+    "Tokens",
+    "ValueMatch",
+    "ValuePattern",
+    "compile_value",
+    "expected_hosts",
+    "find_value",
+    "host_of",
+    "key_tokens",
+    "mentions_site",
+    "normalize",
+    "on_site",
+    "site_hosts",
+    "stem",
+    "tokenize",
+    "tokenize_normalized",
+]

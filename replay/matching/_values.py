@@ -1,0 +1,271 @@
+"""Does a preference value (``$70``, ``Women's M``, ``visible ratings 4.2+ stars with 50+ reviews``) appear in a text?
+
+Token-level fuzzy matching, deterministic and explainable (docs/design/judges.md):
+numbers are anchors, words are terms, both compared after ``tokenize``; a value matches
+when enough of its anchors and terms occur close together in the text:
+
+- a value with numbers needs all of them (at most 3) or 75% (more), and half of its words;
+- a value without numbers needs all of its words (at most 3) or 75% (more);
+- an anchor with a unit (``$70``, ``80%``, ``50 reviews``) matches the same number with the same
+  unit or with none (a typed ``70``), never with another unit (``70 reviews``);
+- counts are multisets (``32x32`` needs two ``32``), order is free, and all matched tokens
+  must lie in one window of ``2 * len(value tokens) + 6`` tokens, so a long rationale does not
+  match by scattering.
+A simple disjunction (``Intermediate or Advanced``, no comma or semicolon) matches when any
+alternative does; an alternative made only of qualifiers or stop words (``Good+ or better``,
+``at or below $25``) is dropped: it only widens a bound.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from replay.matching._tokens import (
+    Tokens,
+    is_number,
+    is_qualifier,
+    is_stop,
+    normalize,
+    normalize_uncached,
+    probe,
+    tokenize,
+    tokenize_normalized,
+)
+
+_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+
+Anchor = tuple[str, str | None]
+"""A number and its unit (or None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    text: str
+    anchors: Counter[Anchor]
+    words: Counter[str]
+    need_anchors: int
+    need_words: int
+    width: int
+    tokens: frozenset[str]
+    anchor_probes: tuple[tuple[str | None, int], ...]
+    word_probes: tuple[tuple[str | None, int], ...]
+    """Substrings the normalized text must contain, with how many tokens each stands for (None: no literal)."""
+    required_probe: str | None
+    """The longest probe of a token every match needs (all anchors, or all words, are required), if any."""
+
+    @property
+    def size(self) -> int:
+        return sum(self.anchors.values()) + sum(self.words.values())
+
+
+@dataclass(frozen=True, slots=True)
+class ValuePattern:
+    value: str
+    alternatives: tuple[Alternative, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueMatch:
+    """Where a value was found: the alternative that matched, the text that matched it, and its coverage."""
+
+    value: str
+    alternative: str
+    snippet: str
+    score: float
+
+
+def _alternative(text: str) -> Alternative | None:
+    tokens = tokenize(text)
+    keys = [(w, u) for w, u in zip(tokens.words, tokens.units, strict=True) if not is_stop(w)]
+    keys = keys or list(zip(tokens.words, tokens.units, strict=True))
+    if not keys:
+        return None
+    anchors: Counter[Anchor] = Counter((w, u) for w, u in keys if is_number(w))
+    words = Counter(w for w, _ in keys if not is_number(w))
+    n_anchors, n_words = sum(anchors.values()), sum(words.values())
+    if n_anchors:
+        need_anchors = n_anchors if n_anchors <= 3 else math.ceil(0.75 * n_anchors)
+        need_words = math.ceil(0.5 * n_words)
+    else:
+        need_anchors = 0
+        need_words = n_words if n_words <= 3 else math.ceil(0.75 * n_words)
+    vocab = frozenset(w for w, _ in anchors) | frozenset(words)
+    numbers = Counter(w for w, _ in keys if is_number(w))
+    required = list(numbers) if n_anchors and need_anchors == n_anchors else []
+    if need_words == n_words:
+        required += list(words)
+    literal = [p for p in map(probe, required) if p is not None]
+    return Alternative(
+        text,
+        anchors,
+        words,
+        need_anchors,
+        need_words,
+        2 * (n_anchors + n_words) + 6,
+        vocab,
+        tuple((probe(w), n) for w, n in numbers.items()),
+        tuple((probe(w), n) for w, n in words.items()),
+        max(literal, key=len) if literal else None,
+    )
+
+
+def _split_alternatives(value: str) -> list[str]:
+    if "," in value or ";" in value:
+        return [value]
+    parts = [p.strip() for p in _OR.split(value) if p.strip()]
+    merged: list[str] = []
+    for part in parts:
+        keys = [t for t in tokenize(part).words if not is_stop(t)]
+        if keys and not (merged and all(is_qualifier(t) for t in keys)):
+            merged.append(part)
+    return merged or [value]
+
+
+@lru_cache(maxsize=4096)
+def compile_value(value: str) -> ValuePattern:
+    alternatives = [a for a in map(_alternative, _split_alternatives(value)) if a is not None]
+    return ValuePattern(value, tuple(alternatives))
+
+
+def _take_anchor(left: dict[Anchor, int], number: str, unit: str | None) -> bool:
+    """Consume a wanted anchor this number satisfies: same unit first, then a unit-less one, or any if none given."""
+    for key in ((number, unit), (number, None)):
+        if left.get(key, 0) > 0:
+            left[key] -= 1
+            return True
+    if unit is None:
+        for key, count in left.items():
+            if key[0] == number and count > 0:
+                left[key] -= 1
+                return True
+    return False
+
+
+def _best_window(alt: Alternative, tokens: Tokens) -> tuple[int, int, int] | None:
+    """(matched count, first index, last index) of the best window that satisfies ``alt``, if any."""
+    words, units = tokens.words, tokens.units
+    positions = [i for i, w in enumerate(words) if w in alt.tokens]
+    best: tuple[int, int, int] | None = None
+    for j, start in enumerate(positions):
+        left_anchors = dict(alt.anchors)
+        left_words = dict(alt.words)
+        got_anchors = got_words = 0
+        last = start
+        for pos in positions[j:]:
+            if pos >= start + alt.width:
+                break
+            token = words[pos]
+            if token[0].isdigit():
+                if _take_anchor(left_anchors, token, units[pos]):
+                    got_anchors += 1
+                    last = pos
+            elif left_words.get(token, 0) > 0:
+                left_words[token] -= 1
+                got_words += 1
+                last = pos
+        if got_anchors >= alt.need_anchors and got_words >= alt.need_words:
+            total = got_anchors + got_words
+            if best is None or total > best[0]:
+                best = (total, start, last)
+    return best
+
+
+def _could_match(alt: Alternative, norm: str) -> bool:
+    """A necessary condition, checked with substring searches before any tokenizing (most texts fail it)."""
+    if alt.need_anchors:
+        found = 0
+        for p, n in alt.anchor_probes:
+            if p is None or p in norm:
+                found += n
+        if found < alt.need_anchors:
+            return False
+    found = 0
+    for p, n in alt.word_probes:
+        if p is None or p in norm:
+            found += n
+    return found >= alt.need_words
+
+
+def _enough(alt: Alternative, vocab: frozenset[str]) -> bool:
+    anchors = sum(n for (number, _), n in alt.anchors.items() if number in vocab)
+    words = sum(n for t, n in alt.words.items() if t in vocab)
+    return anchors >= alt.need_anchors and words >= alt.need_words
+
+
+def find_value(value: str | ValuePattern, text: str | None) -> ValueMatch | None:
+    """The best place ``value`` appears in ``text``, or None."""
+    pattern = value if isinstance(value, ValuePattern) else compile_value(value)
+    if not text or not pattern.alternatives:
+        return None
+    return _match(pattern, text, normalize(text))
+
+
+def _match(pattern: ValuePattern, text: str, norm: str) -> ValueMatch | None:
+    best: tuple[float, Alternative, int, int] | None = None
+    tokens: Tokens | None = None
+    for alt in pattern.alternatives:
+        if not _could_match(alt, norm):
+            continue
+        tokens = tokens or tokenize_normalized(norm)
+        if not _enough(alt, tokens.vocab):
+            continue
+        window = _best_window(alt, tokens)
+        if window is None:
+            continue
+        score = window[0] / alt.size
+        if best is None or score > best[0]:
+            best = (score, alt, window[1], window[2])
+    if best is None:
+        return None
+    score, alt, first, last = best
+    assert tokens is not None
+    return ValueMatch(pattern.value, alt.text, tokens.snippet(first, last, text), round(score, 3))
+
+
+class TextSet:
+    """Texts searched for many values: normalized together in one pass, then filtered by substring probes.
+
+    A value absent from all texts is ruled out by one check on their concatenation; otherwise
+    only the texts holding its required probe (or passing all probe counts) are tokenized.
+    """
+
+    _SEP = "\x00"
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = list(texts)
+        joined = self._SEP.join(self.texts)
+        if joined.count(self._SEP) != max(0, len(self.texts) - 1):  # a text holding the separator itself
+            self.texts = [t.replace(self._SEP, " ") for t in self.texts]
+            joined = self._SEP.join(self.texts)
+        self.joined = normalize_uncached(joined)
+        self.norms = self.joined.split(self._SEP)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def first(self, value: str | ValuePattern) -> tuple[int, ValueMatch] | None:
+        """The first text (by index) where ``value`` appears, and the match."""
+        pattern = value if isinstance(value, ValuePattern) else compile_value(value)
+        alternatives = [a for a in pattern.alternatives if _could_match(a, self.joined)]
+        if not alternatives:
+            return None
+        required = {a.required_probe for a in alternatives}
+        indices: Sequence[int] = range(len(self.norms))
+        if None not in required:
+            if len(required) == 1:
+                (only,) = required
+                indices = [i for i, norm in enumerate(self.norms) if only in norm]  # type: ignore[operator]
+            else:
+                indices = [i for i, norm in enumerate(self.norms) if any(p in norm for p in required)]  # type: ignore[operator]
+        for index in indices:
+            norm = self.norms[index]
+            if any(_could_match(a, norm) for a in alternatives):
+                match = _match(pattern, self.texts[index], norm)
+                if match is not None:
+                    return index, match
+        return None

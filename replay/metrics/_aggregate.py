@@ -1,0 +1,64 @@
+"""Means of the per-episode figures by group: the paper's Table 5 and the ambiguity-level breakdown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from p2w_runtime.errors import UserError
+from replay.metrics._collect import FIGURES, GROUP_KEYS, EpisodeScore
+
+DEFAULT_BY = ("architecture", "model", "scheme")
+
+
+class BadGrouping(UserError):
+    """``--by`` names a column that does not exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricRow:
+    group: tuple[tuple[str, str | int | None], ...]
+    episodes: int
+    judged: int
+    figures: dict[str, float | None]
+    """Mean of each figure over the judged episodes (``success`` -> SR); None when no episode has it."""
+
+    def as_dict(self) -> dict[str, object]:
+        return {**dict(self.group), "episodes": self.episodes, "judged": self.judged, **self.sr_named()}
+
+    def sr_named(self) -> dict[str, float | None]:
+        return {("sr" if k == "success" else k): v for k, v in self.figures.items()}
+
+
+def check_by(by: Sequence[str]) -> tuple[str, ...]:
+    unknown = [name for name in by if name not in GROUP_KEYS]
+    if unknown:
+        raise BadGrouping(f"--by: unknown column(s) {', '.join(unknown)}; choose from {', '.join(GROUP_KEYS)}")
+    return tuple(by)
+
+
+def aggregate(scores: Sequence[EpisodeScore], by: Sequence[str] = DEFAULT_BY) -> list[MetricRow]:
+    """One row per distinct value of the ``by`` columns (plus the judge when several judges are present)."""
+    by = check_by(by)
+    if len({s.judge for s in scores}) > 1 and "judge" not in by:
+        by = (*by, "judge")
+    groups: dict[tuple[str | int | None, ...], list[EpisodeScore]] = {}
+    for score in scores:
+        groups.setdefault(tuple(score.key(name) for name in by), []).append(score)
+    rows = []
+    for values, members in sorted(groups.items(), key=lambda item: tuple(_sortable(v) for v in item[0])):
+        judged = [m.metrics for m in members if m.metrics is not None]
+        figures: dict[str, float | None] = {}
+        for name in FIGURES:
+            present = [m[name] for m in judged if name in m]
+            figures[name] = sum(present) / len(present) if present else None
+        rows.append(MetricRow(tuple(zip(by, values, strict=True)), len(members), len(judged), figures))
+    return rows
+
+
+def _sortable(value: str | int | None) -> tuple[int, str]:
+    return (1, "") if value is None else (0, f"{value:>8}" if isinstance(value, int) else value)
+
+
+def levels_of(scores: Sequence[EpisodeScore]) -> list[int]:
+    return sorted({s.level for s in scores if s.level is not None})

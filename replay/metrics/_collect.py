@@ -1,0 +1,72 @@
+"""Per-episode scores of runs, from their current judgments: the input of every metric table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from p2w_runtime.store import Recorder, RunInfo
+from replay.judging import current_judgments
+from replay.trajectory import list_episodes
+
+FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")
+"""The figures of the paper's Table 5, in its order; ``success`` averages to SR."""
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeScore:
+    run_id: str
+    label: str
+    architecture: str
+    model: str
+    scheme: str
+    level: int | None
+    task_id: str
+    judge: str | None
+    metrics: dict[str, float] | None
+    """None when the episode has no current successful judgment by ``judge``."""
+
+    def key(self, name: str) -> str | int | None:
+        return {
+            "architecture": self.architecture,
+            "agent": self.architecture,
+            "model": self.model,
+            "scheme": self.scheme,
+            "level": self.level,
+            "judge": self.judge,
+            "run": self.label,
+        }[name]
+
+
+GROUP_KEYS = ("architecture", "agent", "model", "scheme", "level", "judge", "run")
+
+
+async def collect_scores(
+    store: Recorder, runs: Sequence[RunInfo], *, judge_id: str | None = None
+) -> list[EpisodeScore]:
+    """One score per (episode, judge) for every episode of ``runs``; unjudged episodes get ``metrics=None``.
+
+    Without ``judge_id`` every judge that judged the run is reported (one score each).
+    """
+    scores: list[EpisodeScore] = []
+    for run in runs:
+        judged = await current_judgments(store, run.run_id, judge_id)
+        judges = sorted({j for _, j in judged}) or [judge_id]
+        for episode in await list_episodes(store, run.run_id):
+            scheme = episode.scheme or run.started.scheme or "-"
+            for judge in judges:
+                record = judged.get((episode.stream, judge)) if judge else None
+                scores.append(
+                    EpisodeScore(
+                        run_id=run.run_id,
+                        label=run.label,
+                        architecture=run.started.agent,
+                        model=run.started.backbone_model,
+                        scheme=scheme,
+                        level=episode.level,
+                        task_id=episode.task_id,
+                        judge=judge,
+                        metrics=dict(record.judgment.metrics) if record else None,
+                    )
+                )
+    return scores

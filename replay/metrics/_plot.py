@@ -1,0 +1,44 @@
+"""The ambiguity-level plot: SR and P_avg per level, one line per group (matplotlib, Agg backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from replay.metrics._aggregate import MetricRow
+
+
+def _label(row: MetricRow) -> str:
+    return " / ".join(str(v) for name, v in row.group if name != "level")
+
+
+def plot_levels(rows: Sequence[MetricRow], path: Path) -> Path:
+    """Write a PNG of SR and P_avg against the ambiguity level; ``rows`` must be grouped by level."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[str, list[tuple[int, float | None, float | None]]] = {}
+    for row in rows:
+        level = dict(row.group).get("level")
+        if isinstance(level, int):
+            series.setdefault(_label(row), []).append((level, row.figures.get("success"), row.figures.get("p_avg")))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
+    for label, points in sorted(series.items()):
+        points.sort()
+        levels = [p[0] for p in points]
+        for ax, index in ((axes[0], 1), (axes[1], 2)):
+            ax.plot(levels, [float("nan") if p[index] is None else p[index] for p in points], marker="o", label=label)
+    for ax, title in zip(axes, ("SR", "P_avg"), strict=True):
+        ax.set_title(f"{title} by ambiguity level")
+        ax.set_xlabel("ambiguity level (0 = explicit)")
+        ax.set_ylim(0, 1.05)
+        ax.set_xticks(sorted({level for pts in series.values() for level, _, _ in pts}))
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

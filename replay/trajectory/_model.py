@@ -1,0 +1,170 @@
+"""The trajectory read model: what one episode did, folded from its events.
+
+Plain frozen dataclasses rather than pydantic models: a trajectory is rebuilt from
+validated events, never from user input, and judges read thousands of them a second.
+Every record keeps the id of the event it came from, so judgments can cite evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from schemas import GroundTruth, ParsedAction, RetrievalHit
+
+NON_BROWSER_ACTIONS = frozenset({"memory_access", "note", "branch", "prune"})
+"""Actions that do not act on the page: asking the history, planning, note taking."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationRecord:
+    event_id: str
+    step: int
+    url: str
+    title: str = ""
+    description: str | None = None
+    ax_tree: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RationaleRecord:
+    event_id: str
+    step: int | None
+    source: str
+    text: str
+    cited_entry_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRecord:
+    event_id: str
+    step: int | None
+    query: str
+    hits: tuple[RetrievalHit, ...]
+    k: int = 0
+    threshold: float = 0.0
+
+
+@dataclass(slots=True)
+class HistoryAccess:
+    """One question to the user history: the query, what the retriever returned, what the generator answered.
+
+    Joined by ``causation_id`` (retrieval -> query, answer -> retrieval or query). ``query_event_id``
+    is None for a retrieval whose query was not recorded.
+    """
+
+    query_event_id: str | None
+    step: int | None
+    phase: str | None
+    query: str
+    reason: str | None = None
+    retrievals: list[RetrievalRecord] = field(default_factory=list)
+    answers: list[RationaleRecord] = field(default_factory=list)
+
+    @property
+    def hits(self) -> list[RetrievalHit]:
+        return [hit for retrieval in self.retrievals for hit in retrieval.hits]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    event_id: str
+    step: int
+    raw: str
+    parsed: ParsedAction | None
+    status: str
+    error: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        return self.parsed.name if self.parsed else None
+
+    @property
+    def is_browser_action(self) -> bool:
+        return self.parsed is not None and self.parsed.name not in NON_BROWSER_ACTIONS
+
+
+@dataclass(frozen=True, slots=True)
+class FinalStateRecord:
+    event_id: str
+    url: str
+    title: str = ""
+    dom_html: str | None = None
+    ax_tree: str | None = None
+    screenshot: str | None = None
+    har: str | None = None
+
+
+TimelineItem = ObservationRecord | HistoryAccess | RetrievalRecord | RationaleRecord | ActionRecord
+"""One entry of a trajectory's timeline; a ``HistoryAccess`` stands for its query event."""
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """One episode as a judge sees it. ``hash`` is the hash of the episode's last event: it names
+    exactly what was judged, and judgments live in another stream so they never change it."""
+
+    stream: str
+    run_id: str
+    episode_id: str
+    task_id: str
+    persona: str
+    query_set: str
+    level: int | None
+    scheme: str | None
+    query: str
+    start_url: str
+    ground_truth: GroundTruth | None
+    started_event_id: str
+    hash: str = ""
+    last_event_id: str = ""
+    event_count: int = 0
+    observations: list[ObservationRecord] = field(default_factory=list)
+    history: list[HistoryAccess] = field(default_factory=list)
+    planner_rationales: list[RationaleRecord] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
+    llm_calls: int = 0
+    llm_cost_usd: float = 0.0
+    end_reason: str | None = None
+    answer: str | None = None
+    final_url: str | None = None
+    end_detail: str | None = None
+    finished_event_id: str | None = None
+    final_state: FinalStateRecord | None = None
+    timeline: list[TimelineItem] = field(default_factory=list)
+    """Observations, history queries, retrievals, rationales and actions in event order (what an LLM judge reads)."""
+
+    @property
+    def finished(self) -> bool:
+        return self.end_reason is not None
+
+    @property
+    def steps(self) -> list[int]:
+        """Every step number seen, in order (observations, actions and step-tagged reasoning)."""
+        seen = {o.step for o in self.observations} | {a.step for a in self.actions}
+        seen |= {r.step for r in self.planner_rationales if r.step is not None}
+        return sorted(seen)
+
+    @property
+    def urls(self) -> list[tuple[str, str]]:
+        """(event id, URL) of every page the agent was on, final page included."""
+        found = [(o.event_id, o.url) for o in self.observations]
+        if self.final_state is not None:
+            found.append((self.final_state.event_id, self.final_state.url))
+        elif self.final_url and self.finished_event_id:
+            found.append((self.finished_event_id, self.final_url))
+        return found
+
+    @property
+    def last_url(self) -> str | None:
+        if self.final_state is not None:
+            return self.final_state.url
+        if self.final_url:
+            return self.final_url
+        return self.observations[-1].url if self.observations else None
+
+    def rationales_at(self, step: int) -> list[RationaleRecord]:
+        return [r for r in self.planner_rationales if r.step == step]
+
+    @property
+    def final_action(self) -> ActionRecord | None:
+        return self.actions[-1] if self.actions else None

@@ -1,0 +1,33 @@
+"""WebArena's evaluators, run offline on recorded final states."""
+
+from replay.webarena._checks import clean_answer, exact_match, must_include, url_match, word_tokens
+from replay.webarena._config import (
+    SITE_PLACEHOLDERS,
+    EvalSpec,
+    HtmlCheck,
+    WebArenaConfigError,
+    WebArenaTask,
+    load_tasks,
+    parse_task,
+    substitute_sites,
+)
+from replay.webarena._page import ChromiumNotFound, Locate, PageRenderer
+
+__all__ = [
+    "SITE_PLACEHOLDERS",
+    "ChromiumNotFound",
+    "EvalSpec",
+    "HtmlCheck",
+    "Locate",
+    "PageRenderer",
+    "WebArenaConfigError",
+    "WebArenaTask",
+    "clean_answer",
+    "exact_match",
+    "load_tasks",
+    "must_include",
+    "parse_task",
+    "substitute_sites",
+    "url_match",
+    "word_tokens",
+]

@@ -1,0 +1,63 @@
+"""Record the two bundled example runs the demo starts from: an "earlier" and a "later" run of the sample tasks.
+
+Both are real recordings (headless Chromium on the demo sites, the retriever, the store) with the scripted
+OpenAI-compatible endpoint standing in for the model; the later run slips on different query sets than the earlier
+one, so judging, classifying and diffing them shows something. Re-run after changing the agent or the sites:
+
+    python scripts/make_example_runs.py [--out p2w_runtime/examples/runs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from pathlib import Path
+
+from p2w_runtime.agent import AgentConfig, RecordRequest, record
+from p2w_runtime.data import load_tasks
+from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.store import export_run, open_store
+from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.sample_agent import SampleAgentScript, Slip
+
+RUNS: dict[str, dict[str, Slip]] = {
+    "earlier": {"Priya_Raman_B": "drop_preference", "Marcus_Okafor_A": "wrong_site", "Tomas_Reyes_B": "no_history"},
+    "later": {"Marcus_Okafor_A": "wrong_site", "Lena_Fischer_C": "drop_preference"},
+}
+MODEL = "scripted-gpt"
+
+
+async def make(out: Path) -> None:
+    tasks = load_tasks(sample_tasks_dir())
+    ambiguous = tuple(t.task_id for t in tasks if t.level > 0)  # level 0 states everything: nothing to personalize
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "examples.db"
+        for label, slips in RUNS.items():
+            with ScriptedLlm(models=(MODEL,)) as llm:
+                llm.handle_with(SampleAgentScript(tasks, sample_checks(), slips))
+                request = RecordRequest(
+                    tasks_dir=sample_tasks_dir(),
+                    history_dir=sample_history_dir(),
+                    model=MODEL,
+                    label=label,
+                    base_url=llm.base_url,
+                    api_key="sk-example",
+                    concurrency=2,
+                    task_ids=ambiguous,
+                    config=AgentConfig(scheme="on-demand"),
+                )
+                async with open_store(db) as store:
+                    summary = await record(store, request)
+                    bundle = await export_run(store, summary.run_id, out / f"{label}.p2w")
+            print(
+                f"{label}: {len(summary.outcomes)} episodes, {bundle.events} events, {bundle.blobs} blobs "
+                f"-> {out / f'{label}.p2w'}"
+            )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "p2w_runtime/examples/runs")
+    asyncio.run(make(parser.parse_args().out))

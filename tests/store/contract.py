@@ -1,0 +1,388 @@
+"""The recorder contract: one abstract test class every store backend's tests subclass.
+
+A backend module (``test_sqlite.py``, later ``test_postgres.py``) subclasses ``RecorderContract``
+and implements ``make_recorder``; every test here then runs against that backend unchanged.
+The class name does not start with ``Test`` so pytest collects it only through subclasses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from sqlalchemy import select
+
+from p2w_runtime.store import IntegrityError, Recorder, StreamHead, _sql
+from schemas import (
+    CURRENT_VERSIONS,
+    GENESIS_HASH,
+    NewEvent,
+    Observation,
+    Rationale,
+    StoredEvent,
+    UpcastError,
+    blob_hash,
+    event_hash,
+    register_upcaster,
+    unregister_upcaster,
+)
+
+
+def observation(stream: str, step: int, *, ax_tree: str | None = None, causation_id: str | None = None) -> NewEvent:
+    return NewEvent(
+        stream=stream,
+        causation_id=causation_id,
+        payload=Observation(step=step, url=f"http://127.0.0.1/{stream}/{step}", title=f"page {step}", ax_tree=ax_tree),
+    )
+
+
+def rationale(stream: str, step: int, text: str = "why") -> NewEvent:
+    return NewEvent(stream=stream, payload=Rationale(step=step, source="planner", text=text))
+
+
+def page_text(n: int) -> bytes:
+    """A compressible, distinct blob (an AX tree dump, say)."""
+    return "".join(f"[{i}] link 'item {n}-{i}' focused: False\n" for i in range(400)).encode()
+
+
+async def collect(events: AsyncIterator[StoredEvent]) -> list[StoredEvent]:
+    return [e async for e in events]
+
+
+class RecorderContract(ABC):
+    """Behaviour every ``Recorder`` must show, whatever database sits behind it."""
+
+    @abstractmethod
+    async def make_recorder(self, tmp_path: Path, name: str = "store") -> Recorder:
+        """A fresh, empty recorder; ``name`` distinguishes several stores in one test."""
+
+    async def stored_blob_size(self, store: Recorder, sha256: str) -> int:
+        """Bytes the backend keeps for a blob (SQL backends share the ``blobs`` table)."""
+        assert isinstance(store, _sql.SqlRecorder)
+        async with store.engine.connect() as conn:
+            row = (await conn.execute(select(_sql.BLOBS.c.data).where(_sql.BLOBS.c.sha256 == sha256))).one()
+        return len(row.data)
+
+    def set_page_size(self, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+        monkeypatch.setattr(_sql, "PAGE_SIZE", size)
+
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[Recorder]:
+        recorder = await self.make_recorder(tmp_path)
+        try:
+            yield recorder
+        finally:
+            await recorder.close()
+
+    # -- append ---------------------------------------------------------------------------------
+    async def test_append_assigns_gap_free_seq_per_stream_and_increasing_positions(self, store: Recorder) -> None:
+        returned: list[StoredEvent] = []
+        for step in range(1, 4):
+            returned += await store.append([observation("r1/e1", step), observation("r1/e2", step)])
+            returned += await store.append([rationale("r1/e1", step)])
+        stored = await collect(store.read_all())
+        assert [e.event_id for e in stored] == [e.event_id for e in returned]
+        assert [e.position for e in stored] == [e.position for e in returned]
+        positions = [e.position for e in stored]
+        assert all(isinstance(p, int) for p in positions)
+        assert positions == sorted(set(positions))
+        assert [e.seq for e in stored if e.stream == "r1/e1"] == list(range(1, 7))
+        assert [e.seq for e in stored if e.stream == "r1/e2"] == [1, 2, 3]
+        assert await store.count() == (9, 0)
+
+    async def test_chain_starts_at_genesis_and_links_each_event_to_the_previous(self, store: Recorder) -> None:
+        await store.append([observation("r1", 1), rationale("r1", 1)])
+        await store.append([observation("r1", 2)])
+        events = await collect(store.read_stream("r1"))
+        assert events[0].prev_hash == GENESIS_HASH
+        for earlier, later in zip(events, events[1:], strict=False):
+            assert later.prev_hash == earlier.hash
+        assert all(e.compute_hash() == e.hash for e in events)
+        assert len({e.hash for e in events}) == 3
+
+    async def test_returned_events_are_what_is_read_back(self, store: Recorder) -> None:
+        cause = observation("r1", 1)
+        new = observation("r1", 2, causation_id=cause.event_id)
+        returned = await store.append([cause, new])
+        read = await collect(store.read_stream("r1"))
+        assert read == returned
+        assert read[1].causation_id == cause.event_id
+        assert read[1].event_id == new.event_id
+        assert read[1].recorded_at.endswith("Z")
+        assert read[1].payload == new.payload_json()
+        for event in [*returned, *read]:  # built without validation on the hot paths: must equal a validated one
+            validated = StoredEvent.model_validate(event.model_dump())
+            assert event == validated and repr(event) == repr(validated)
+            assert event.model_fields_set == validated.model_fields_set
+            with pytest.raises(ValidationError):
+                event.seq = 99  # type: ignore[misc]  # frozen, like every StoredEvent
+
+    async def test_empty_append_does_nothing(self, store: Recorder) -> None:
+        assert await store.append([]) == []
+        assert await store.count() == (0, 0)
+
+    async def test_append_is_all_or_nothing_when_a_later_event_references_a_missing_blob(self, store: Recorder) -> None:
+        present = page_text(1)
+        good = observation("r1/e1", 1, ax_tree=blob_hash(present))
+        bad = observation("r1/e1", 2, ax_tree=blob_hash(b"never stored"))
+        with pytest.raises(IntegrityError, match=blob_hash(b"never stored")[:12]):
+            await store.append([good, bad], {blob_hash(present): present})
+        assert await store.count() == (0, 0)
+        assert await store.stream_head("r1/e1") is None
+        with pytest.raises(KeyError):
+            await store.get_blob(blob_hash(present))
+
+    async def test_duplicate_event_id_is_refused_and_nothing_of_that_batch_is_kept(self, store: Recorder) -> None:
+        first = observation("r1", 1)
+        await store.append([first])
+        with pytest.raises(IntegrityError):
+            await store.append([observation("r1", 2), first])
+        with pytest.raises(IntegrityError):
+            await store.append([first.model_copy(update={"stream": "r2"})])
+        assert await store.count() == (1, 0)
+        head = await store.stream_head("r1")
+        assert head is not None and head.last_seq == 1
+        assert await store.stream_head("r2") is None
+
+    async def test_a_blob_whose_bytes_do_not_match_its_hash_is_refused(self, store: Recorder) -> None:
+        data = page_text(1)
+        with pytest.raises(IntegrityError):
+            await store.append([observation("r1", 1, ax_tree=blob_hash(data))], {blob_hash(data): data + b"x"})
+        assert await store.count() == (0, 0)
+
+    async def test_hashes_cover_awkward_content_exactly_as_schemas_compute_them(self, store: Recorder) -> None:
+        data = page_text(9)
+        cause = rationale('run é/ép "1"', 1, text='café – «quoted» "text" \\ back\nslash \u2028 😀')
+        new = observation('run é/ép "1"', 1, ax_tree=blob_hash(data), causation_id=cause.event_id)
+        returned = await store.append([cause, new], {blob_hash(data): data})
+        for event in [*returned, *await collect(store.read_all())]:
+            assert event.hash == event_hash(**event.model_dump(exclude={"hash", "position"}))
+        assert returned[1].blobs == [blob_hash(data)]
+        first = StoredEvent.seal(cause, seq=1, prev_hash=GENESIS_HASH, position=returned[0].position)
+        assert returned == [first, StoredEvent.seal(new, seq=2, prev_hash=first.hash, position=returned[1].position)]
+
+    async def test_concurrent_appends_to_one_stream_stay_gap_free(self, store: Recorder) -> None:
+        pages = [page_text(100 + i) for i in range(20)]
+        await asyncio.gather(
+            *(
+                store.append(
+                    [observation("r1", i, ax_tree=blob_hash(pages[i])), rationale("r1", i)],
+                    {blob_hash(pages[i]): pages[i]},
+                )
+                for i in range(20)
+            )
+        )
+        assert [await store.get_blob(blob_hash(page)) for page in pages] == pages
+        events = await collect(store.read_stream("r1"))
+        assert [e.seq for e in events] == list(range(1, 41))
+        assert all(b.prev_hash == a.hash for a, b in zip(events, events[1:], strict=False))
+        # each append's two events stay adjacent: batches are not interleaved
+        assert all(events[i].payload["step"] == events[i + 1].payload["step"] for i in range(0, 40, 2))
+
+    # -- reading --------------------------------------------------------------------------------
+    async def test_read_stream_pages_in_seq_order_and_resumes_after_seq(
+        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.set_page_size(monkeypatch, 3)
+        for step in range(1, 11):
+            await store.append([observation("r1/e1", step), observation("r1/e2", step)])
+        events = await collect(store.read_stream("r1/e1"))
+        assert [e.seq for e in events] == list(range(1, 11))
+        assert [e.payload["step"] for e in events] == list(range(1, 11))
+        assert {e.stream for e in events} == {"r1/e1"}
+        assert [e.seq for e in await collect(store.read_stream("r1/e1", after_seq=7))] == [8, 9, 10]
+        assert await collect(store.read_stream("r1/e1", after_seq=10)) == []
+        assert await collect(store.read_stream("absent")) == []
+
+    async def test_read_all_pages_in_position_order_with_filters(
+        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.set_page_size(monkeypatch, 4)
+        for step in range(1, 8):
+            await store.append([observation("run_1/e", step), rationale("run_1/e", step), observation("runX1/e", step)])
+        everything = await collect(store.read_all())
+        assert len(everything) == 21
+        positions = [e.position for e in everything]
+        assert positions == sorted(set(positions))
+        after = await collect(store.read_all(after_position=positions[9]))
+        assert [e.position for e in after] == positions[10:]
+        # "_" is a LIKE wildcard: the prefix must match literally
+        prefixed = await collect(store.read_all(stream_prefix="run_1/"))
+        assert len(prefixed) == 14 and {e.stream for e in prefixed} == {"run_1/e"}
+        typed = await collect(store.read_all(types=["rationale"]))
+        assert [e.payload["step"] for e in typed] == list(range(1, 8))
+        both = await collect(store.read_all(stream_prefix="runX1/", types=["observation", "rationale"]))
+        assert [e.payload["step"] for e in both] == list(range(1, 8))
+        assert await collect(store.read_all(types=["judgment"])) == []
+
+    async def test_list_streams_gives_every_head_sorted_and_filtered_by_prefix(self, store: Recorder) -> None:
+        await store.append([observation("r2", 1), observation("r1/e2", 1), rationale("r1/e1", 1)])
+        last = (await store.append([observation("r1/e2", 2)]))[-1]
+        heads = await store.list_streams()
+        assert [h.stream for h in heads] == ["r1/e1", "r1/e2", "r2"]
+        assert heads[1] == StreamHead("r1/e2", 2, last.hash, "observation")
+        assert heads[0].last_type == "rationale"
+        assert [h.stream for h in await store.list_streams("r1/")] == ["r1/e1", "r1/e2"]
+        assert await store.list_streams("nothing") == []
+        assert await store.stream_head("r1/e2") == heads[1]
+        assert await store.stream_head("r3") is None
+
+    async def test_decode_gives_typed_current_payloads(self, store: Recorder) -> None:
+        new = rationale("r1", 4, text="the user prefers vegan food")
+        await store.append([observation("r1", 4), new])
+        decoded = [e.decode() for e in await collect(store.read_stream("r1"))]
+        assert isinstance(decoded[0].payload, Observation)
+        assert isinstance(decoded[1].payload, Rationale)
+        assert decoded[1].payload == new.payload
+        assert decoded[1].recorded_at == new.recorded_at
+
+    # -- blobs ----------------------------------------------------------------------------------
+    async def test_blobs_are_stored_once_compressed_and_read_back(self, store: Recorder) -> None:
+        data = page_text(7)
+        sha = blob_hash(data)
+        await store.append([observation("r1", 1, ax_tree=sha)], {sha: data})
+        await store.append([observation("r1", 2, ax_tree=sha)], {sha: data})
+        await store.append([observation("r2", 1, ax_tree=sha)])  # already stored: no need to pass it again
+        assert await store.count() == (3, 1)
+        assert await store.get_blob(sha) == data
+        assert await self.stored_blob_size(store, sha) < len(data) // 2
+        events = await collect(store.read_all())
+        assert all(e.blobs == [sha] for e in events)
+
+    async def test_get_blob_of_an_absent_hash_raises_key_error(self, store: Recorder) -> None:
+        with pytest.raises(KeyError):
+            await store.get_blob(blob_hash(b"absent"))
+
+    async def test_blob_hashes_lists_every_blob_across_pages(
+        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.set_page_size(monkeypatch, 2)
+        blobs = {blob_hash(page_text(i)): page_text(i) for i in range(5)}
+        await store.append([observation("r1", i, ax_tree=sha) for i, sha in enumerate(blobs)], blobs)
+        assert sorted([h async for h in store.blob_hashes()]) == sorted(blobs)
+        assert await store.count() == (5, 5)
+
+    # -- append_stored (bundle import) ----------------------------------------------------------
+    async def _exported(self, tmp_path: Path) -> tuple[list[StoredEvent], dict[str, bytes]]:
+        source = await self.make_recorder(tmp_path, "source")
+        try:
+            data = page_text(3)
+            await source.append(
+                [observation("r1", 1, ax_tree=blob_hash(data)), rationale("r1/e1", 1)], {blob_hash(data): data}
+            )
+            await source.append([observation("r1/e1", 2), rationale("r1", 2)])
+            events = await collect(source.read_all())
+            return events, {blob_hash(data): data}
+        finally:
+            await source.close()
+
+    async def test_append_stored_copies_events_with_their_hashes_and_is_idempotent(
+        self, store: Recorder, tmp_path: Path
+    ) -> None:
+        events, blobs = await self._exported(tmp_path)
+        await store.append([observation("other", 1)])
+        assert await store.append_stored(events, blobs) == 4
+        assert await store.append_stored(events, blobs) == 0
+        copied = await collect(store.read_all(after_position=1))
+        assert [(e.event_id, e.stream, e.seq, e.hash) for e in copied] == [
+            (e.event_id, e.stream, e.seq, e.hash) for e in events
+        ]
+        assert [e.position for e in copied] == [2, 3, 4, 5]
+        assert await store.count() == (5, 1)
+        assert await store.get_blob(next(iter(blobs))) == next(iter(blobs.values()))
+        # the chain continues from imported heads
+        more = await store.append([observation("r1", 3)])
+        assert more[0].seq == 3 and more[0].prev_hash == events[3].hash
+
+    async def test_append_stored_continues_a_partly_imported_stream(self, store: Recorder, tmp_path: Path) -> None:
+        events, blobs = await self._exported(tmp_path)
+        assert await store.append_stored(events[:1], blobs) == 1
+        assert await store.append_stored(events, blobs) == 3
+        assert [e.hash for e in await collect(store.read_all())] == [e.hash for e in events]
+
+    async def test_append_stored_refuses_an_event_that_does_not_continue_the_chain(
+        self, store: Recorder, tmp_path: Path
+    ) -> None:
+        events, blobs = await self._exported(tmp_path)
+        r1 = [e for e in events if e.stream == "r1"]
+        with pytest.raises(IntegrityError, match=r1[1].event_id):
+            await store.append_stored(r1[1:], blobs)
+        assert await store.count() == (0, 0)
+        await store.append([observation("r1", 1)])  # a different first event: the chain forks
+        with pytest.raises(IntegrityError, match=r1[1].event_id):
+            await store.append_stored(r1[1:], blobs)
+        assert await store.count() == (1, 0)
+
+    async def test_append_stored_refuses_a_tampered_event_and_keeps_nothing_of_the_batch(
+        self, store: Recorder, tmp_path: Path
+    ) -> None:
+        events, blobs = await self._exported(tmp_path)
+        tampered = events[3].model_copy(update={"payload": {**events[3].payload, "text": "edited"}})
+        with pytest.raises(IntegrityError, match=tampered.event_id):
+            await store.append_stored([*events[:3], tampered], blobs)
+        assert await store.count() == (0, 0)
+
+    async def test_append_stored_refuses_an_already_stored_event_id_with_other_content(
+        self, store: Recorder, tmp_path: Path
+    ) -> None:
+        events, blobs = await self._exported(tmp_path)
+        assert await store.append_stored(events, blobs) == 4
+        edited = events[3].model_copy(update={"payload": {**events[3].payload, "text": "edited"}})
+        forged = edited.model_copy(update={"hash": edited.compute_hash()})  # self-consistent, but not what is stored
+        with pytest.raises(IntegrityError, match=forged.event_id):
+            await store.append_stored([forged])
+        assert [e.hash for e in await collect(store.read_all())] == [e.hash for e in events]
+
+    async def test_append_stored_refuses_events_whose_blobs_are_missing(self, store: Recorder, tmp_path: Path) -> None:
+        events, _ = await self._exported(tmp_path)
+        with pytest.raises(IntegrityError, match="blob"):
+            await store.append_stored(events, {})
+        assert await store.count() == (0, 0)
+
+    # -- schema evolution -----------------------------------------------------------------------
+    async def test_an_event_stored_at_an_old_schema_version_decodes_through_its_upcaster(
+        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Version 1 of a fictional rationale shape called the text "body"; version 2 renamed it to "text".
+        fields = {
+            "event_id": "0190a000-0000-7000-8000-000000000001",
+            "stream": "r1",
+            "seq": 1,
+            "type": "rationale",
+            "schema_version": 1,
+            "recorded_at": "2024-07-01T12:00:00.000000Z",
+            "causation_id": None,
+            "payload": {"step": 2, "source": "generator", "body": "prefers window seats"},
+            "blobs": [],
+            "prev_hash": GENESIS_HASH,
+        }
+        old = StoredEvent(**fields, hash=StoredEvent.model_construct(**fields, hash="").compute_hash())
+        assert await store.append_stored([old]) == 1
+        monkeypatch.setattr(Rationale, "SCHEMA_VERSION", 2)
+        monkeypatch.setitem(CURRENT_VERSIONS, "rationale", 2)
+        (stored,) = await collect(store.read_stream("r1"))
+        assert stored.schema_version == 1 and stored.hash == old.hash
+        with pytest.raises(UpcastError, match="rationale"):
+            stored.decode()
+
+        @register_upcaster("rationale", 1)
+        def _body_to_text(payload: dict) -> dict:
+            payload["text"] = payload.pop("body")
+            return payload
+
+        try:
+            event = stored.decode()
+        finally:
+            unregister_upcaster("rationale", 1)
+        assert isinstance(event.payload, Rationale)
+        assert event.payload.text == "prefers window seats"
+        assert event.schema_version == 2
+        assert event.hash == old.hash
+        # a new event written now carries the new version, and stored bytes were not rewritten
+        (fresh,) = await store.append([rationale("r1", 3)])
+        assert fresh.schema_version == 2 and fresh.prev_hash == old.hash
+        assert (await collect(store.read_stream("r1")))[0].payload == old.payload

@@ -1,0 +1,76 @@
+"""The SQLite backend: the recorder contract, plus what only SQLite has (triggers, WAL, busy timeout)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from p2w_runtime.store import Recorder, connect_store
+from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteRecorder
+from schemas import blob_hash
+
+from .contract import RecorderContract, observation, page_text
+
+
+class TestSqliteRecorder(RecorderContract):
+    async def make_recorder(self, tmp_path: Path, name: str = "store") -> Recorder:
+        return await connect_store(tmp_path / f"{name}.db")
+
+
+async def _filled(path: Path) -> None:
+    data = page_text(1)
+    store = await connect_store(path)
+    try:
+        await store.append([observation("r1", 1, ax_tree=blob_hash(data))], {blob_hash(data): data})
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE events SET payload = '{}'",
+        "UPDATE events SET seq = seq + 1",
+        "DELETE FROM events",
+        "UPDATE blobs SET data = x'00'",
+        "DELETE FROM blobs",
+    ],
+)
+async def test_update_and_delete_through_raw_sqlite_are_refused_by_the_database(tmp_path: Path, statement: str) -> None:
+    path = tmp_path / "p2w.db"
+    await _filled(path)
+    with sqlite3.connect(path) as raw:
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            raw.execute(statement)
+        assert raw.execute("SELECT count(*) FROM events").fetchone() == (1,)
+        assert raw.execute("SELECT count(*) FROM blobs").fetchone() == (1,)
+
+
+async def test_database_is_in_wal_mode_with_a_busy_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "p2w.db"
+    store = await connect_store(path)
+    try:
+        assert isinstance(store, SqliteRecorder)
+        async with store.engine.connect() as conn:
+            assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
+            assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == BUSY_TIMEOUT_MS
+    finally:
+        await store.close()
+    assert BUSY_TIMEOUT_MS >= 5_000
+    with sqlite3.connect(path) as raw:  # WAL is persistent: any later opener sees it
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+async def test_reopening_keeps_events_and_continues_chains(tmp_path: Path) -> None:
+    path = tmp_path / "p2w.db"
+    await _filled(path)
+    store = await connect_store(path, create=False)
+    try:
+        (second,) = await store.append([observation("r1", 2)])
+        assert second.seq == 2
+        assert await store.count() == (2, 1)
+    finally:
+        await store.close()

@@ -1,0 +1,66 @@
+"""`p2w-rt demo`: the README's main command, offline on the bundled runs, and with --record on a scripted endpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from cli import main
+from p2w_runtime.data import load_tasks
+from p2w_runtime.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.testing import ScriptedLlm, Text, system_contains
+from p2w_runtime.testing.sample_agent import SampleAgentScript
+
+JUDGE_MARKER = "(role: judge)"
+
+
+def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    for heading in ("Metrics (rubric-rules)", "Personalization errors", "What changed from earlier to later"):
+        assert heading in result.output
+    assert "Tomas_Reyes_B1 │ gained" in result.output, "the later run fixed the no-history slip"
+    report = (out / "report.md").read_text()
+    assert "| earlier | scripted-gpt | on-demand |" in report and "![Error types by run](errors.png)" in report
+    assert (out / "levels.png").read_bytes()[:4] == b"\x89PNG" and (out / "errors.png").read_bytes()[:4] == b"\x89PNG"
+    db = out / "demo.db"
+    assert CliRunner().invoke(main, ["--db", str(db), "verify"]).exit_code == 0
+    diff = CliRunner().invoke(main, ["--db", str(db), "diff", "earlier", "later", "--json"])
+    body = json.loads(diff.output)
+    assert body["metrics"]["success_rate"]["delta"] > 0 and not body["only_in_a"] and not body["only_in_b"]
+    again = CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False)
+    assert again.exit_code == 0, "a second demo starts from a fresh database"
+    runs = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
+    assert [json.loads(line)["label"] for line in runs.output.splitlines()] == ["earlier", "later"]
+
+
+def _judge(request: dict[str, Any]) -> Text:
+    """A judge model giving every criterion its maximum."""
+    top = {"web": 5, "pref": 2.5, "location": 2.5, "intent": 10}
+    fields = request["response_format"]["json_schema"]["schema"]["properties"]
+    body = {name: {"score": top[name.split("_")[0]], "evidence": ["E1"], "justification": "ok"} for name in fields}
+    return Text(json.dumps(body))
+
+
+def test_demo_record_records_the_sample_tasks_and_judges_them_with_the_llm(
+    tmp_path: Path, scripted_llm: ScriptedLlm, monkeypatch
+) -> None:
+    agent = SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks())
+    scripted_llm.rule(system_contains(JUDGE_MARKER), _judge)
+    scripted_llm.handle_with(agent)
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-demo-test-key-0123456789")
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(
+        main, ["demo", "--out", str(out), "--record", "--model", "scripted-model"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    report = (out / "report.md").read_text()
+    assert "## Metrics (rubric-llm)" in report and "recorded-scripted-model" in report
+    judged = [r for r in scripted_llm.chat_requests if JUDGE_MARKER in r["messages"][0]["content"]]
+    assert len(judged) == 24, "every recorded ambiguous episode judged once by the LLM judge"
+    assert b"sk-demo-test-key-0123456789" not in (out / "demo.db").read_bytes()

@@ -1,0 +1,203 @@
+"""The LLM judges against the scripted OpenAI-compatible server: prompts, malformed replies, the cache, dry runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2w_runtime.llm import LlmClient, RetryPolicy
+from p2w_runtime.store import open_store
+from p2w_runtime.testing import Garbage, HttpError, ScriptedLlm
+from replay.judges import JudgeSettings, make_judge
+from replay.judging import ReplayAborted, estimate_replay, judgment_stream, read_judgments, replay_run
+from replay.synthetic import EpisodeBuilder, run_finished, run_started
+from schemas import GroundTruth, LlmCall, MemoryEntry, uuid7
+
+TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
+TOP = {"web": 5, "pref": 2.5, "location": 2.5, "intent": 10}
+
+
+def fields(request: dict[str, Any]) -> list[str]:
+    return list(request["response_format"]["json_schema"]["schema"]["properties"])
+
+
+def answer(request: dict[str, Any], intent: int = 10, cite: str = "E1") -> str:
+    """What a judge model would reply: every criterion at its maximum, citing one event tag."""
+    body = {}
+    for name in fields(request):
+        score = intent if name == "intent" else TOP[name.split("_")[0]]
+        body[name] = {"score": score, "evidence": [cite], "justification": f"{name} looks right"}
+    return json.dumps(body)
+
+
+def user_text(request: dict[str, Any]) -> str:
+    return next(m["content"] for m in request["messages"] if m["role"] == "user")
+
+
+async def make_run(store: Any, tasks: tuple[str, ...] = ("Alex_Garcia_A1", "Alex_Garcia_B1")) -> str:
+    run_id = uuid7()
+    await store.append([run_started(run_id, "llm-run")])
+    for task in tasks:
+        b = EpisodeBuilder(run_id, task, query="Find chinos for me", ground_truth=TRUTH, level=2)
+        q = b.history_query("what size?", step=1)
+        r = b.retrieval(q, "what size?", [MemoryEntry(timestamp="t", type="purchase", object="chinos 32x32")], step=1)
+        b.memory_answer(r, "MEMORY-ANSWER-TEXT: the user wears 32x32", step=1)
+        b.observation(2, "https://www.kohls.com/search?q=chinos")
+        b.planner(2, "PLANNER-REASONING-TEXT: type the size")
+        b.action(2, "type", "3", "chinos 32x32", "1")
+        b.planner(3, "FINAL-REASONING-TEXT")
+        b.action(3, "stop", "Chinos 32x32 for $59")
+        b.finish("answered", "Chinos 32x32 for $59", steps=3)
+        await store.append(b.events, b.blobs)
+    await store.append([run_finished(run_id, len(tasks))])
+    return run_id
+
+
+def factory(server: ScriptedLlm, model: str = "gpt-5-mini") -> Any:
+    return lambda: LlmClient(model, base_url=server.base_url, api_key="sk-test", retry=RetryPolicy(max_retries=0))
+
+
+async def count_events(store: Any, run_id: str) -> int:
+    return len([e async for e in store.read_stream(judgment_stream(run_id))])
+
+
+async def test_rubric_llm_judges_records_calls_and_caches(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    scripted_llm.handle_with(lambda request: answer(request))
+    judge = make_judge("rubric-llm", JudgeSettings())
+    async with open_store(tmp_path / "j.db") as store:
+        run_id = await make_run(store)
+        summary = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        assert (summary.judged, summary.cached, summary.failed) == (2, 0, 0)
+        requests = scripted_llm.chat_requests
+        assert len(requests) == 2
+        assert fields(requests[0]) == [
+            "web_retrieval",
+            "web_utilization",
+            "pref_1_retrieval",
+            "pref_1_utilization",
+            "pref_2_retrieval",
+            "pref_2_utilization",
+            "intent",
+        ]
+        prompt = user_text(requests[0])
+        for needle in ("MEMORY-ANSWER-TEXT", "PLANNER-REASONING-TEXT", "Expected website: kohls.com", "2. $70"):
+            assert needle in prompt
+        assert "role: judge" in requests[0]["messages"][0]["content"]
+
+        records = await read_judgments(store, run_id)
+        assert len(records) == 2
+        j = records[0].judgment
+        assert j.status == "ok" and j.judge_id == "rubric-llm" and j.points["pref.2.utilization"] == 2.5
+        assert j.metrics == {"p_web": 1.0, "p_pref": 1.0, "p_avg": 1.0, "intent": 1.0, "success": 1.0}
+        assert j.cost_usd is not None and j.cost_usd > 0
+        first_event = [e async for e in store.read_stream(j.episode_stream)][1]  # E1 = the first timeline event
+        assert j.evidence["intent"].event_ids == [first_event.event_id]
+        calls = [e.decode().payload async for e in store.read_stream(judgment_stream(run_id)) if e.type == "llm.call"]
+        assert len(calls) == 2 and all(isinstance(c, LlmCall) and c.role == "judge" for c in calls)
+        assert "sk-test" not in json.dumps([c.model_dump() for c in calls])
+
+        before = await count_events(store, run_id)
+        again = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        assert (again.judged, again.cached) == (0, 2)
+        assert len(scripted_llm.chat_requests) == 2  # zero requests reached the server
+        assert await count_events(store, run_id) == before
+
+        forced = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), force=True)
+        assert forced.judged == 2 and len(scripted_llm.chat_requests) == 4
+        assert len(await read_judgments(store, run_id)) == 4  # older judgments stay
+
+
+async def test_intent_five_is_not_success(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    scripted_llm.handle_with(lambda request: answer(request, intent=5))
+    async with open_store(tmp_path / "j.db") as store:
+        run_id = await make_run(store, ("Alex_Garcia_A1",))
+        summary = await replay_run(
+            store, run_id, [make_judge("rubric-llm", JudgeSettings())], llm=factory(scripted_llm)
+        )
+        j = summary.outcomes[0].judgment
+        assert j.metrics["intent"] == 0.5 and j.metrics["success"] == 0.0 and j.metrics["p_avg"] == 1.0
+
+
+async def test_malformed_replies_are_repaired_then_recorded_as_failed(
+    tmp_path: Path, scripted_llm: ScriptedLlm
+) -> None:
+    # episode 1: prose, then a wrong score, then a valid answer -> ok after two repairs
+    # episode 2: three malformed answers -> failed judgment, the batch goes on
+    scripted_llm.script(
+        "I think the agent did well.",
+        lambda r: answer(r).replace('"score": 10', '"score": 7'),
+        lambda r: answer(r),
+        "nope",
+        "{}",
+        "still not json",
+    )
+    judge = make_judge("rubric-llm", JudgeSettings())
+    async with open_store(tmp_path / "j.db") as store:
+        run_id = await make_run(store)
+        summary = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
+        by_task = {o.task_id: o.judgment for o in summary.outcomes}
+        assert by_task["Alex_Garcia_A1"].status == "ok"
+        failed = by_task["Alex_Garcia_B1"]
+        assert failed.status == "failed" and "no valid RubricJudgment" in (failed.error or "")
+        assert (summary.judged, summary.failed) == (1, 1)
+        calls = [e.decode().payload async for e in store.read_stream(judgment_stream(run_id)) if e.type == "llm.call"]
+        assert sum(1 for c in calls if c.error) == 5  # every bad attempt is on record
+
+        scripted_llm.script(Garbage.without_choices())  # a body that is no completion at all: failed again
+        retry = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        assert (retry.cached, retry.failed) == (1, 1)  # a failed judgment is not a cache hit
+        assert "no choices" in (retry.outcomes[1].judgment.error or "")
+
+        scripted_llm.handle_with(lambda request: answer(request))
+        last = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        assert (last.cached, last.judged) == (1, 1)
+
+
+async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    scripted_llm.script(lambda r: answer(r), HttpError(503, "overloaded"))
+    judge = make_judge("rubric-llm", JudgeSettings())
+    async with open_store(tmp_path / "j.db") as store:
+        run_id = await make_run(store)
+        with pytest.raises(ReplayAborted, match="503"):
+            await replay_run(store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
+        records = await read_judgments(store, run_id)
+        assert [r.judgment.status for r in records] == ["ok"]
+
+
+async def test_baseline_views_hide_what_they_must_not_see(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    scripted_llm.handle_with(lambda request: answer(request))
+    async with open_store(tmp_path / "j.db") as store:
+        run_id = await make_run(store, ("Alex_Garcia_A1",))
+        judges = [make_judge(j, JudgeSettings()) for j in ("action-wise", "outcome-based")]
+        await replay_run(store, run_id, judges, llm=factory(scripted_llm), concurrency=1)
+    action_wise, outcome = (user_text(r) for r in scripted_llm.chat_requests)
+    assert "type [3] [chinos 32x32] [1]" in action_wise and "stop [Chinos 32x32 for $59]" in action_wise
+    assert "MEMORY-ANSWER-TEXT" not in action_wise and "PLANNER-REASONING-TEXT" not in action_wise
+    assert "FINAL-REASONING-TEXT" in outcome and "stop [Chinos 32x32 for $59]" in outcome
+    assert "type [3]" not in outcome and "PLANNER-REASONING-TEXT" not in outcome
+    assert fields(scripted_llm.chat_requests[0]) == [
+        "web_utilization",
+        "pref_1_utilization",
+        "pref_2_utilization",
+        "intent",
+    ]
+
+
+async def test_dry_run_estimates_without_calling(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    scripted_llm.handle_with(lambda request: answer(request))
+    judges = [make_judge(j, JudgeSettings()) for j in ("rubric-llm", "rubric-rules")]
+    async with open_store(tmp_path / "j.db") as store:
+        run_id = await make_run(store)
+        llm_est, rules_est = await estimate_replay(store, run_id, judges, model="gpt-5-mini")
+        assert (llm_est.episodes, llm_est.calls, llm_est.cached) == (2, 2, 0)
+        assert llm_est.prompt_tokens > 200 and llm_est.cost_usd is not None and llm_est.cost_usd > 0
+        assert (rules_est.calls, rules_est.cost_usd) == (0, 0.0)
+        assert scripted_llm.chat_requests == [] and await count_events(store, run_id) == 0
+        await replay_run(store, run_id, judges[:1], llm=factory(scripted_llm))
+        after, _ = await estimate_replay(store, run_id, judges, model="gpt-5-mini")
+        assert (after.calls, after.cached) == (0, 2)
+        unknown, _ = await estimate_replay(store, run_id, judges, model="my-local-model", force=True)
+        assert unknown.calls == 2 and unknown.cost_usd is None

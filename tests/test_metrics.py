@@ -1,0 +1,80 @@
+"""Metric tables from judgments: grouping, unjudged and stale episodes, several judges, formats and the plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from p2w_runtime.store import find_run, open_store
+from replay.judges import JudgeSettings, make_judge
+from replay.judging import current_judgments, replay_run
+from replay.metrics import EpisodeScore, aggregate, collect_scores, csv_text, markdown, plot_levels
+from replay.synthetic import EpisodeBuilder, run_finished, run_started
+from schemas import GroundTruth, NewEvent, Observation, uuid7
+
+TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
+
+
+def score(level: int, success: float | None, judge: str = "rubric-rules", model: str = "m") -> EpisodeScore:
+    metrics = None
+    if success is not None:
+        metrics = {"p_web": 1.0, "p_pref": 0.5, "p_avg": 0.75, "intent": success, "success": success}
+    return EpisodeScore("r", "run", "agentoccam", model, "on-demand", level, f"T_{level}", judge, metrics)
+
+
+def test_means_over_judged_episodes_only() -> None:
+    rows = aggregate([score(0, 1.0), score(2, 0.0), score(2, None)])
+    assert len(rows) == 1
+    row = rows[0]
+    assert dict(row.group) == {"architecture": "agentoccam", "model": "m", "scheme": "on-demand"}
+    assert (row.episodes, row.judged) == (3, 2)
+    assert row.figures == {"p_web": 1.0, "p_pref": 0.5, "p_avg": 0.75, "intent": 0.5, "success": 0.5}
+
+
+def test_several_judges_get_their_own_rows_and_webarena_has_no_rubric_figures() -> None:
+    webarena = EpisodeScore(
+        "r", "run", "agentoccam", "m", "on-demand", 0, "T", "webarena", {"score": 1.0, "success": 1.0}
+    )
+    rows = aggregate([score(0, 1.0), webarena])
+    assert [dict(r.group)["judge"] for r in rows] == ["rubric-rules", "webarena"]
+    assert rows[1].figures == {"p_web": None, "p_pref": None, "p_avg": None, "intent": None, "success": 1.0}
+    assert "| — | — | — | — | 1.000 |" in markdown(rows)
+
+
+def test_level_grouping_and_csv() -> None:
+    rows = aggregate([score(2, 0.0), score(0, 1.0), score(1, 1.0)], ("level",))
+    assert [dict(r.group)["level"] for r in rows] == [0, 1, 2]
+    assert csv_text(rows).splitlines()[1] == "0,1.000000,0.500000,0.750000,1.000000,1.000000,1,1"
+
+
+def test_plot_is_a_png(tmp_path: Path) -> None:
+    rows = aggregate(
+        [score(lv, s, model=m) for lv, s in ((0, 1.0), (1, 0.0), (2, 0.0)) for m in ("a", "b")], ("model", "level")
+    )
+    path = plot_levels(rows, tmp_path / "p.png")
+    assert path.stat().st_size > 5000 and path.read_bytes()[:4] == b"\x89PNG"
+
+
+async def test_stale_judgments_do_not_count(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "m.db") as store:
+        run_id = uuid7()
+        await store.append([run_started(run_id, "m-run")])
+        streams = []
+        for task in ("Ann_Lee_A3", "Ann_Lee_A1"):
+            b = EpisodeBuilder(run_id, task, ground_truth=TRUTH, level=int(task[-1] == "1") * 2)
+            b.observation(1, "https://www.kohls.com/?size=32x32")
+            b.action(1, "stop", "done")
+            b.finish("answered", "done")
+            await store.append(b.events)
+            streams.append(b.stream)
+        await store.append([run_finished(run_id, 2)])
+        await replay_run(store, run_id, [make_judge("rubric-rules", JudgeSettings())])
+        assert len(await current_judgments(store, run_id)) == 2
+        # an episode that grows after judging (e.g. a resumed recording) is judged no more
+        await store.append([NewEvent(stream=streams[1], payload=Observation(step=9, url="https://x.test/"))])
+        current = await current_judgments(store, run_id)
+        assert list(current) == [(streams[0], "rubric-rules")]
+        scores = await collect_scores(store, [await find_run(store, "m-run")])
+        assert [(s.task_id, s.level, s.metrics is not None) for s in scores] == [
+            ("Ann_Lee_A3", 0, True),
+            ("Ann_Lee_A1", 2, False),
+        ]

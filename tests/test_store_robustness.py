@@ -1,0 +1,263 @@
+"""The store under process-level stress: concurrent writers in two processes, kill -9 mid-import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+
+import pytest
+
+from p2w_runtime.importers import import_trajectories
+from p2w_runtime.store import VerifyReport, connect_store, list_runs, open_store, verify_store
+from schemas import NewEvent, Observation, Rationale
+
+
+def _append_in_child(db: Path, name: str, appends: int, gate: Barrier) -> None:
+    async def append() -> None:
+        store = await connect_store(db)
+        try:
+            for i in range(appends):
+                own = f"{name}/ep{i % 4}"
+                await store.append(
+                    [
+                        NewEvent(stream=own, payload=Observation(step=i, url=f"http://127.0.0.1/{name}/{i}")),
+                        NewEvent(stream="shared", payload=Rationale(step=i, source="planner", text=name)),
+                        NewEvent(stream=own, payload=Rationale(step=i, source="generator", text=name)),
+                    ]
+                )
+        finally:
+            await store.close()
+
+    gate.wait()
+    asyncio.run(append())
+
+
+async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"  # does not exist yet: both processes create it at the same moment
+    appends = 150
+    fork = multiprocessing.get_context("fork")
+    gate = fork.Barrier(2)
+    children = [fork.Process(target=_append_in_child, args=(db, name, appends, gate)) for name in ("a", "b")]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(timeout=120)
+        assert child.exitcode == 0
+    store = await connect_store(db, create=False)
+    try:
+        events = [e async for e in store.read_all()]
+        report = await verify_store(store)
+    finally:
+        await store.close()
+    assert report.ok, report.problems[:5]
+    assert len(events) == 2 * appends * 3
+    assert len({e.event_id for e in events}) == len(events)
+    positions = [e.position for e in events]
+    assert positions == sorted(set(positions))
+    shared = [e for e in events if e.stream == "shared"]
+    assert [e.seq for e in shared] == list(range(1, 2 * appends + 1))
+    assert sorted(e.payload["text"] for e in shared) == ["a"] * appends + ["b"] * appends
+    for name in ("a", "b"):
+        for ep in range(4):
+            own = [e for e in events if e.stream == f"{name}/ep{ep}"]
+            assert [e.seq for e in own] == list(range(1, len(own) + 1))
+            assert [e.payload["step"] for e in own] == sorted(e.payload["step"] for e in own)
+        assert sum(1 for e in events if e.stream.startswith(f"{name}/")) == 2 * appends
+    # each append landed as a whole: the shared event sits between its two own-stream events
+    by_position = {e.position: e for e in events}
+    for event in shared:
+        before, after = by_position[event.position - 1], by_position[event.position + 1]
+        assert before.stream == after.stream and before.stream.startswith(event.payload["text"] + "/")
+    writers = [e.payload["text"] for e in shared]
+    assert sum(a != b for a, b in zip(writers, writers[1:], strict=False)) >= 2, "the writers never overlapped"
+
+
+# -- kill -9 in the middle of a large import ------------------------------------------------------
+REPO = Path(__file__).resolve().parents[1]
+TASKS = REPO.parent / "shared" / "data" / "persona2web" / "tasks"
+KILLS = 10
+EPISODES = 60
+STEPS = 10
+LABEL = "big-import"
+
+
+def _write_import_inputs(root: Path, episodes: int = EPISODES) -> tuple[Path, Path, list[str]]:
+    """Browser-Use trajectories for the first ``episodes`` real level-0 tasks, and a memory bank per persona."""
+    history, trajectories = root / "history", root / "trajectories"
+    history.mkdir()
+    trajectories.mkdir()
+    task_ids = sorted(p.stem for p in (TASKS / "personalization_3").glob("*.json"))[:episodes]
+    for persona in sorted({t.rsplit("_", 1)[0] for t in task_ids}):
+        bank = [
+            {
+                "timestamp": f"2025-01-{1 + i % 28:02d}T10:00:00",
+                "type": "web visit",
+                "object": f"{persona} item {i}",
+                "website": "shop.example.com",
+            }
+            for i in range(30)
+        ]
+        (history / f"{persona}.json").write_text(json.dumps({"memory_bank": bank}))
+    for n, task_id in enumerate(task_ids):
+        steps: list[dict] = [
+            {
+                "step": 1,
+                "url": "https://www.bing.com/",
+                "step_type": "memory",
+                "current_observation": "Bing.",
+                "memory_reason": "what does the user like?",
+                "memory_query": f"preferences for {task_id}",
+                "retrieved_memory_indices": [n % 30, (n + 7) % 30],
+                "memory_answer": "the user likes item 3 " * 20,
+            }
+        ]
+        for step in range(2, STEPS):
+            steps.append(
+                {
+                    "step": step,
+                    "url": f"https://shop.example.com/{task_id}/{step}",
+                    "step_type": "navigation",
+                    "reason": f"step {step} of {task_id}: " + "looking at the listing " * 15,
+                    "actions": [{"action": "click", "element_index": step}, {"action": "scroll"}],
+                }
+            )
+        steps.append(
+            {
+                "step": STEPS,
+                "url": "https://shop.example.com/done",
+                "step_type": "navigation",
+                "reason": "found it",
+                "actions": [{"action": "done", "text": f"answer for {task_id}"}],
+            }
+        )
+        (trajectories / f"on_gpt41_{task_id}.json").write_text(json.dumps(steps))
+    return history, trajectories, task_ids
+
+
+def _import_command(db: Path, history: Path, trajectories: Path, log: Path) -> list[str]:
+    p2w_rt = str(Path(sys.executable).with_name("p2w-rt"))
+    return [p2w_rt, "--db", str(db), "--log-file", str(log), "import-trajectories", "--format", "p2w-browser-use",
+            "--tasks", str(TASKS), "--history", str(history), "--label", LABEL, str(trajectories)]  # fmt: skip
+
+
+async def _import(db: Path, history: Path, trajectories: Path, label: str = LABEL) -> None:
+    """What ``p2w-rt import-trajectories`` runs, minus the interpreter start-up."""
+    async with open_store(db) as store:
+        await import_trajectories(
+            store, sorted(trajectories.glob("*.json")), fmt="p2w-browser-use", tasks_dir=TASKS,
+            history_dir=history, label=label,
+        )  # fmt: skip
+
+
+def _import_in_child(db: Path, history: Path, trajectories: Path, label: str = LABEL) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # structlog, unconfigured here, prints each episode
+    asyncio.run(_import(db, history, trajectories, label))
+
+
+def _episodes_written(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(db, timeout=10)) as conn:
+            return conn.execute("SELECT count(*) FROM events WHERE type = 'episode.finished'").fetchone()[0]
+    except sqlite3.OperationalError:  # tables not created yet
+        return 0
+
+
+async def _episode_shapes(db: Path, label: str = LABEL) -> tuple[dict[str, list[str]], bool, VerifyReport]:
+    """Per task id: the event types of its episode stream; whether the run is finished; the verify report."""
+    store = await connect_store(db, create=False)
+    try:
+        report = await verify_store(store)
+        runs = [r for r in await list_runs(store) if r.label == label]
+        assert len(runs) <= 1, "a resumed import started a second run"
+        shapes: dict[str, list[str]] = {}
+        if runs:
+            for head in await store.list_streams(prefix=f"{runs[0].run_id}/"):
+                task_id = head.stream.split("/", 1)[1]
+                shapes[task_id] = [e.type async for e in store.read_stream(head.stream)]
+        return shapes, bool(runs and runs[0].finished), report
+    finally:
+        await store.close()
+
+
+@pytest.mark.slow
+def test_kill_9_during_a_large_import_never_leaves_a_partial_episode_and_resuming_completes_it(
+    tmp_path: Path,
+) -> None:
+    """Ten imports killed at random moments (forked, so no start-up time is spent), then the command resumes."""
+    history, trajectories, task_ids = _write_import_inputs(tmp_path)
+    reference_db, db = tmp_path / "reference.db", tmp_path / "killed.db"
+    started = time.perf_counter()
+    asyncio.run(_import(reference_db, history, trajectories))
+    per_episode = (time.perf_counter() - started) / len(task_ids)
+    expected, finished, _ = asyncio.run(_episode_shapes(reference_db))
+    assert finished and sorted(expected) == task_ids
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random(20240601)
+    kills_landed = 0
+    for attempt in range(KILLS):
+        before = _episodes_written(db)
+        child = fork.Process(target=_import_in_child, args=(db, history, trajectories))
+        child.start()
+        # a random moment: after a random number of further episodes, then a random part of the next one
+        share = (len(task_ids) - before) // (KILLS - attempt + 1)  # leave work for the kills still to come
+        wait_for = before + rng.randrange(1 if attempt == 0 else 0, max(2, share))
+        deadline = time.monotonic() + 60
+        while _episodes_written(db) < wait_for and child.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, per_episode))
+        if child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+            kills_landed += 1
+        child.join(timeout=30)
+        shapes, finished, report = asyncio.run(_episode_shapes(db))
+        assert report.ok, report.problems[:3]
+        for task_id, types in shapes.items():  # every episode present is whole, none half-written
+            assert types == expected[task_id], f"episode {task_id} is partial after kill {attempt}"
+        assert not finished, "the import completed before it was killed; make it larger"
+    assert kills_landed == KILLS
+    assert 0 < len(shapes) < len(task_ids)
+    done = subprocess.run(
+        _import_command(db, history, trajectories, tmp_path / "log.jsonl"), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "resumed run" in done.stdout
+    shapes, finished, report = asyncio.run(_episode_shapes(db))
+    assert report.ok and finished
+    assert shapes == expected
+
+
+def test_two_processes_importing_into_one_new_file_at_once_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    history, trajectories, task_ids = _write_import_inputs(tmp_path, episodes=15)
+    reference_db, db = tmp_path / "reference.db", tmp_path / "shared.db"
+    asyncio.run(_import(reference_db, history, trajectories))
+    expected, _, _ = asyncio.run(_episode_shapes(reference_db))
+    fork = multiprocessing.get_context("fork")
+    children = [fork.Process(target=_import_in_child, args=(db, history, trajectories, f"twin-{n}")) for n in (1, 2)]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(timeout=120)
+        assert child.exitcode == 0
+    for n in (1, 2):
+        shapes, finished, report = asyncio.run(_episode_shapes(db, f"twin-{n}"))
+        assert report.ok, report.problems[:3]
+        assert finished and shapes == expected
+    with closing(sqlite3.connect(db)) as conn:
+        total, distinct = conn.execute("SELECT count(*), count(DISTINCT event_id) FROM events").fetchone()
+        runs = conn.execute("SELECT count(*) FROM events WHERE type = 'run.started'").fetchone()[0]
+    assert runs == 2
+    assert total == distinct == 2 * (2 + sum(len(types) for types in expected.values()))

@@ -1,0 +1,111 @@
+"""The trajectory projection: a pure fold of an episode's events, joined by causation, hashed by its last event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from p2w_runtime.store import open_store
+from replay.judging import judgment_stream
+from replay.synthetic import EpisodeBuilder, run_finished, run_started
+from replay.trajectory import ProjectionError, load_trajectories, load_trajectory, project
+from schemas import GroundTruth, Judgment, MemoryEntry, NewEvent, StoredEvent, uuid7
+
+TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
+
+
+def seal_all(events: list[NewEvent]) -> list:
+    """Decode events as a reader would get them (sealed, chained), without a store."""
+    sealed, prev = [], "0" * 64
+    for seq, event in enumerate(events, 1):
+        stored = StoredEvent.seal(event, seq=seq, prev_hash=prev, position=seq)
+        prev = stored.hash
+        sealed.append(stored.decode())
+    return sealed
+
+
+def sample(run_id: str = "run1") -> EpisodeBuilder:
+    b = EpisodeBuilder(run_id, "Alex_Garcia_A1", query="find chinos", ground_truth=TRUTH, level=2)
+    b.observation(1, "https://www.bing.com/", "Bing")
+    q = b.history_query("what size chinos", step=1, reason="size unknown")
+    r = b.retrieval(q, "what size chinos", [MemoryEntry(timestamp="t", type="purchase", object="chinos 32x32")], step=1)
+    b.memory_answer(r, "The user buys 32x32 chinos.", step=1)
+    b.planner(2, "Search kohls for 32x32 chinos")
+    b.action(2, "goto", "https://www.kohls.com/search?q=chinos+32x32")
+    b.observation(2, "https://www.kohls.com/search?q=chinos+32x32")
+    b.planner(3, "Done")
+    b.action(3, "stop", "Chinos 32x32 at $59")
+    b.final_state("https://www.kohls.com/search?q=chinos+32x32", "<html><body>chinos</body></html>")
+    b.finish("answered", "Chinos 32x32 at $59", steps=3)
+    return b
+
+
+def test_projection_joins_history_by_causation_and_keeps_order() -> None:
+    events = seal_all(sample().events)
+    t = project(events)
+    assert (t.task_id, t.level, t.ground_truth, t.run_id) == ("Alex_Garcia_A1", 2, TRUTH, "run1")
+    assert len(t.history) == 1
+    access = t.history[0]
+    assert (access.query, access.reason, access.step) == ("what size chinos", "size unknown", 1)
+    assert [h.entry.object for h in access.hits] == ["chinos 32x32"]
+    assert [a.text for a in access.answers] == ["The user buys 32x32 chinos."]
+    assert [r.text for r in t.planner_rationales] == ["Search kohls for 32x32 chinos", "Done"]
+    assert [a.name for a in t.actions] == ["goto", "stop"]
+    assert t.steps == [1, 2, 3]
+    assert (t.end_reason, t.answer, t.finished) == ("answered", "Chinos 32x32 at $59", True)
+    assert t.final_state is not None and t.final_state.dom_html is not None
+    assert t.last_url == "https://www.kohls.com/search?q=chinos+32x32"
+    assert t.hash == events[-1].hash and t.last_event_id == events[-1].event_id
+    assert t.event_count == len(events)
+    kinds = [type(item).__name__ for item in t.timeline]
+    assert kinds[:4] == ["ObservationRecord", "HistoryAccess", "RetrievalRecord", "RationaleRecord"]
+
+
+def test_retrieval_and_answer_without_causation_attach_to_latest_query() -> None:
+    b = EpisodeBuilder("run1", "Alex_Garcia_A1", ground_truth=TRUTH)
+    b.history_query("first", step=None, phase="pre-execution")
+    b.history_query("second", step=None, phase="pre-execution")
+    b.retrieval(None, "first", [MemoryEntry(timestamp="t", type="web visit", object="kohls")])
+    b.memory_answer(None, "answer without a cause")
+    t = project(seal_all(b.events))
+    assert [len(a.retrievals) for a in t.history] == [1, 0]
+    assert [len(a.answers) for a in t.history] == [0, 1]
+
+
+def test_projection_refuses_what_is_not_one_episode() -> None:
+    events = seal_all(sample().events)
+    with pytest.raises(ProjectionError, match="not episode.started"):
+        project(events[1:])
+    with pytest.raises(ProjectionError, match="no events"):
+        project([])
+    other = seal_all(sample("run2").events)
+    with pytest.raises(ProjectionError, match="belongs to"):
+        project([*events[:3], other[3]])
+
+
+async def test_store_round_trip_and_judgments_do_not_change_the_hash(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "t.db") as store:
+        run_id = uuid7()
+        await store.append([run_started(run_id, "r")])
+        builders = [sample(run_id), EpisodeBuilder(run_id, "Alex_Garcia_B1", ground_truth=TRUTH)]
+        builders[1].finish("max_steps")
+        for b in builders:
+            await store.append(b.events, b.blobs)
+        await store.append([run_finished(run_id, 2)])
+        first = [t async for t in load_trajectories(store, run_id)]
+        assert [t.task_id for t in first] == ["Alex_Garcia_A1", "Alex_Garcia_B1"]
+        judgment = Judgment(
+            episode_stream=first[0].stream,
+            task_id="Alex_Garcia_A1",
+            trajectory_hash=first[0].hash,
+            judge_id="x",
+            judge_version="1",
+            config_hash="c",
+        )
+        await store.append([NewEvent(stream=judgment_stream(run_id), payload=judgment)])
+        again = await load_trajectory(store, first[0].stream)
+        assert again.hash == first[0].hash
+        assert [t.task_id async for t in load_trajectories(store, run_id)] == ["Alex_Garcia_A1", "Alex_Garcia_B1"]
+        with pytest.raises(ProjectionError, match="no episode stream"):
+            await load_trajectory(store, f"{run_id}/nope")
