@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
 import pytest
@@ -38,9 +39,9 @@ def test_seal_chains_and_detects_any_change() -> None:
         NewEvent(stream="r", payload=Observation(step=2, url="http://b")), seq=2, prev_hash=first.hash
     )
     assert second.prev_hash == first.hash and second.compute_hash() == second.hash
-    tampered = second.model_copy(update={"payload": {**second.payload, "url": "http://c"}})
+    tampered = replace(second, payload={**second.payload, "url": "http://c"})
     assert tampered.compute_hash() != second.hash
-    moved = second.model_copy(update={"position": 99})
+    moved = replace(second, position=99)
     assert moved.compute_hash() == second.hash, "position is store-local and must not change the hash"
 
 

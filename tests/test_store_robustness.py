@@ -23,9 +23,11 @@ from p2w_runtime.store import VerifyReport, connect_store, list_runs, open_store
 from schemas import NewEvent, Observation, Rationale
 
 
-def _append_in_child(db: Path, name: str, appends: int, gate: Barrier) -> None:
+def _append_in_child(db: Path, name: str, appends: int, gate: Barrier, spans: multiprocessing.Queue) -> None:
     async def append() -> None:
         store = await connect_store(db)
+        gate.wait()  # both connected: the appends below race each other
+        started = time.monotonic()
         try:
             for i in range(appends):
                 own = f"{name}/ep{i % 4}"
@@ -38,8 +40,8 @@ def _append_in_child(db: Path, name: str, appends: int, gate: Barrier) -> None:
                 )
         finally:
             await store.close()
+        spans.put((started, time.monotonic()))
 
-    gate.wait()
     asyncio.run(append())
 
 
@@ -48,7 +50,8 @@ async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothin
     appends = 150
     fork = multiprocessing.get_context("fork")
     gate = fork.Barrier(2)
-    children = [fork.Process(target=_append_in_child, args=(db, name, appends, gate)) for name in ("a", "b")]
+    spans = fork.Queue()
+    children = [fork.Process(target=_append_in_child, args=(db, name, appends, gate, spans)) for name in ("a", "b")]
     for child in children:
         child.start()
     for child in children:
@@ -79,8 +82,8 @@ async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothin
     for event in shared:
         before, after = by_position[event.position - 1], by_position[event.position + 1]
         assert before.stream == after.stream and before.stream.startswith(event.payload["text"] + "/")
-    writers = [e.payload["text"] for e in shared]
-    assert sum(a != b for a, b in zip(writers, writers[1:], strict=False)) >= 2, "the writers never overlapped"
+    (a_start, a_end), (b_start, b_end) = spans.get(timeout=5), spans.get(timeout=5)
+    assert a_start < b_end and b_start < a_end, "the two writers were never appending at the same time"
 
 
 # -- kill -9 in the middle of a large import ------------------------------------------------------

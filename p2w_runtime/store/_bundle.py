@@ -61,7 +61,7 @@ async def export_run(store: Recorder, ref: str, path: Path) -> BundleSummary:
         for sha in sorted(referenced):
             out.write(_line({"blob": sha, "data": base64.b64encode(await store.get_blob(sha)).decode()}))
         async for event in run_events(store, run.run_id):
-            out.write(_line({"event": event.model_dump(exclude={"position"})}))
+            out.write(_line({"event": event.to_dict()}))
     return BundleSummary(run.run_id, run.label, count, len(referenced))
 
 
@@ -140,7 +140,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
                 elif "blob" in record:
                     yield "blob", (record["blob"], base64.b64decode(record["data"]))
                 elif "event" in record:
-                    yield "event", StoredEvent.model_validate(record["event"])
+                    yield "event", StoredEvent.from_dict(record["event"])
                 else:
                     raise BundleError(f"{path}: line {number}: neither a blob nor an event")
     except BundleError:

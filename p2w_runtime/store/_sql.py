@@ -19,9 +19,7 @@ from p2w_runtime.store._rows import (
     compress_blobs,
     decompress_blob,
     event_to_row,
-    prepare,
     row_to_event,
-    seal,
 )
 from schemas import GENESIS_HASH, NewEvent, StoredEvent
 
@@ -49,16 +47,8 @@ class SqlRecorder(Recorder):
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
         if not events and not blobs:
             return []
-        # blobs are hash-checked and compressed in a worker thread (zstd and sha256 release the GIL)
-        # while this thread serialises the payloads: both before the write lock is taken
-        compressing = asyncio.get_running_loop().run_in_executor(None, compress_blobs, blobs) if blobs else None
-        try:
-            prepared = [prepare(new) for new in events]
-        except BaseException:
-            if compressing:
-                compressing.cancel()
-            raise
-        blob_rows = await compressing if compressing else []
+        # hash-checked and compressed in a worker thread (zstd and sha256 release the GIL), before the write lock
+        blob_rows = await asyncio.get_running_loop().run_in_executor(None, compress_blobs, blobs) if blobs else []
         conn = await self._write_connection()
         try:
             async with conn.begin():
@@ -67,17 +57,16 @@ class SqlRecorder(Recorder):
                 position = (await conn.execute(select(func.max(EVENTS.c.position)))).scalar() or 0
                 sealed: list[StoredEvent] = []
                 rows: list[dict[str, Any]] = []
-                for item in prepared:
-                    stream = item.new.stream
-                    if stream not in heads:
-                        head = await self._head(conn, stream)
-                        heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
-                    seq, prev = heads[stream]
+                for new in events:
+                    if new.stream not in heads:
+                        head = await self._head(conn, new.stream)
+                        heads[new.stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
+                    seq, prev = heads[new.stream]
                     position += 1
-                    stored, row = seal(item, seq=seq + 1, prev_hash=prev, position=position)
-                    heads[stream] = (stored.seq, stored.hash)
+                    stored = StoredEvent.seal(new, seq=seq + 1, prev_hash=prev, position=position)
+                    heads[new.stream] = (stored.seq, stored.hash)
                     sealed.append(stored)
-                    rows.append(row)
+                    rows.append(event_to_row(stored, position))
                 if blob_rows:
                     await self._insert_blobs_ignoring_duplicates(conn, blob_rows)
                 if rows:
