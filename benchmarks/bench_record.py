@@ -46,10 +46,19 @@ def timed(part: str, owner: type, name: str) -> None:
         finally:
             TIMINGS[part].append(time.perf_counter() - start)
         if name == "observe":
-            RAW_OBSERVATION_BYTES.append(len(json.dumps({
-                "url": result.url, "title": result.title, "tabs": result.tabs, "ax_text": result.ax_text,
-                "screenshot": base64.b64encode(result.screenshot_png or b"").decode(),
-            })))
+            RAW_OBSERVATION_BYTES.append(
+                len(
+                    json.dumps(
+                        {
+                            "url": result.url,
+                            "title": result.title,
+                            "tabs": result.tabs,
+                            "ax_text": result.ax_text,
+                            "screenshot": base64.b64encode(result.screenshot_png or b"").decode(),
+                        }
+                    )
+                )
+            )
         return result
 
     setattr(owner, name, wrapper)
@@ -86,9 +95,15 @@ async def main(episodes: int, concurrency: int) -> None:
         llm.handle_with(SampleAgentScript(tasks, sample_checks()))
         db = Path(tmp) / "bench.db"
         request = RecordRequest(
-            tasks_dir=sample_tasks_dir(), history_dir=sample_history_dir(), model="scripted-model",
-            base_url=llm.base_url, api_key="sk-bench", task_ids=chosen, concurrency=concurrency,
-            config=AgentConfig(scheme="on-demand"), cache_dir=Path(tmp) / "cache",
+            tasks_dir=sample_tasks_dir(),
+            history_dir=sample_history_dir(),
+            model="scripted-model",
+            base_url=llm.base_url,
+            api_key="sk-bench",
+            task_ids=chosen,
+            concurrency=concurrency,
+            config=AgentConfig(scheme="on-demand"),
+            cache_dir=Path(tmp) / "cache",
         )
         started = time.perf_counter()
         async with open_store(db) as store:
@@ -112,21 +127,29 @@ async def main(episodes: int, concurrency: int) -> None:
     per_step = {part: sum(values) / steps * 1000 for part, values in TIMINGS.items()}
     raw = sum(RAW_OBSERVATION_BYTES)
     stored = obs_events + obs_blobs
-    print(f"episodes: {len(summary.outcomes)} ({answered} answered), steps: {steps}, wall: {wall:.1f}s, "
-          f"concurrency: {concurrency}")
+    print(
+        f"episodes: {len(summary.outcomes)} ({answered} answered), steps: {steps}, wall: {wall:.1f}s, "
+        f"concurrency: {concurrency}"
+    )
     print("per step (ms, summed over concurrent episodes):")
     for part in ("browser", "llm", "store"):
         calls = TIMINGS[part]
-        print(f"  {part:8s} {per_step.get(part, 0):8.2f}   (calls: {len(calls)}, median "
-              f"{statistics.median(calls) * 1000 if calls else 0:.2f} ms)")
+        print(
+            f"  {part:8s} {per_step.get(part, 0):8.2f}   (calls: {len(calls)}, median "
+            f"{statistics.median(calls) * 1000 if calls else 0:.2f} ms)"
+        )
     verdict = "meets" if per_step["store"] <= 5 else "misses"
     print(f"recording overhead: {per_step['store']:.2f} ms/step ({verdict} the <= 5 ms target)")
-    print(f"observations: raw JSON {raw / steps / 1024:.1f} KiB/step, stored (events + their distinct compressed "
-          f"blobs) {stored / steps / 1024:.1f} KiB/step: {raw / stored:.1f}x smaller "
-          f"({'meets' if raw / stored >= 10 else 'misses'} the >= 10x target)")
-    print(f"whole run: {(event_bytes + blob_bytes) / steps / 1024:.1f} KiB/step stored; {blob_count} distinct blobs "
-          f"for {refs} references; largest event types: "
-          + ", ".join(f"{t} {b / steps / 1024:.1f} KiB/step" for t, b in by_type))
+    print(
+        f"observations: raw JSON {raw / steps / 1024:.1f} KiB/step, stored (events + their distinct compressed "
+        f"blobs) {stored / steps / 1024:.1f} KiB/step: {raw / stored:.1f}x smaller "
+        f"({'meets' if raw / stored >= 10 else 'misses'} the >= 10x target)"
+    )
+    print(
+        f"whole run: {(event_bytes + blob_bytes) / steps / 1024:.1f} KiB/step stored; {blob_count} distinct blobs "
+        f"for {refs} references; largest event types: "
+        + ", ".join(f"{t} {b / steps / 1024:.1f} KiB/step" for t, b in by_type)
+    )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,10 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
     file_handler = logging.FileHandler(log_file, encoding="utf-8")
     file_handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.JSONRenderer(),
+            ],
             foreign_pre_chain=shared,
         )
     )

@@ -54,7 +54,9 @@ def gist(payload: Payload) -> str:
         case Observation():
             return _clip(f"{payload.url} {payload.title}")
         case HistoryQuery():
-            return _clip(f"[{payload.phase}] {payload.query}" + (f"  (why: {payload.reason})" if payload.reason else ""))
+            return _clip(
+                f"[{payload.phase}] {payload.query}" + (f"  (why: {payload.reason})" if payload.reason else "")
+            )
         case HistoryRetrieval():
             top = payload.hits[0].entry.key_text() if payload.hits else "no hit"
             return _clip(f"{len(payload.hits)} hits (k={payload.k}, ≥{payload.threshold}); top: {top}")
@@ -81,6 +83,4 @@ def gist(payload: Payload) -> str:
 
 
 def timeline(events: list[Event]) -> list[TimelineRow]:
-    return [
-        TimelineRow(e.seq, getattr(e.payload, "step", None), e.type, gist(e.payload), e.event_id) for e in events
-    ]
+    return [TimelineRow(e.seq, getattr(e.payload, "step", None), e.type, gist(e.payload), e.event_id) for e in events]

@@ -60,23 +60,45 @@ R = "review and rating"
 GENERIC: tuple[tuple[str, str, str], ...] = (
     (S, "weather {city} {today|this weekend|tomorrow|next week}", SEARCH),
     (V, "{Weather.com 10-day forecast|Hourly radar} for {city}", "weather.com"),
-    (V, "{NPR|Reuters} - {markets update|election coverage|climate report|science roundup|local news briefing}",
-     "npr.org"),
-    (V, "The Verge - {long read on remote work|phone review|AI regulation explainer|city housing essay}",
-     "theverge.com"),
-    (S, "how to {fix a leaky faucet|renew a passport|file taxes online|descale a kettle|clean a cast iron pan}",
-     SEARCH),
-    (S, "{cheap flights|train tickets|car rental} to {Boston|Portland|New York|San Diego} in {spring|the fall}",
-     SEARCH),
+    (
+        V,
+        "{NPR|Reuters} - {markets update|election coverage|climate report|science roundup|local news briefing}",
+        "npr.org",
+    ),
+    (
+        V,
+        "The Verge - {long read on remote work|phone review|AI regulation explainer|city housing essay}",
+        "theverge.com",
+    ),
+    (
+        S,
+        "how to {fix a leaky faucet|renew a passport|file taxes online|descale a kettle|clean a cast iron pan}",
+        SEARCH,
+    ),
+    (
+        S,
+        "{cheap flights|train tickets|car rental} to {Boston|Portland|New York|San Diego} in {spring|the fall}",
+        SEARCH,
+    ),
     (P, "{Paper towels 12 ct|Dish soap|Laundry detergent|Trash bags|Sponges} from Basket", BASKET),
     (V, "Gmail - {inbox|calendar invite|receipt from the utility company}", "mail.google.com"),
     (V, "Bank of the West - {statement|bill pay|transfer}", "bankofthewest.com"),
-    (B, "{Dentist cleaning|Haircut|Oil change|Annual physical} booked for a {Tuesday|Thursday|Saturday} "
-        "{morning|afternoon}", "zocdoc.com"),
-    (R, "{Corner laundromat|Dry cleaner|Barber shop|Auto shop} on Yelp: {4|5}/5, {friendly staff|quick service}",
-     "yelp.com"),
+    (
+        B,
+        "{Dentist cleaning|Haircut|Oil change|Annual physical} booked for a {Tuesday|Thursday|Saturday} "
+        "{morning|afternoon}",
+        "zocdoc.com",
+    ),
+    (
+        R,
+        "{Corner laundromat|Dry cleaner|Barber shop|Auto shop} on Yelp: {4|5}/5, {friendly staff|quick service}",
+        "yelp.com",
+    ),
     (S, "{podcast|audiobook} recommendations {history|true crime|science|productivity}", SEARCH),
     (V, "Spotify - {Discover Weekly|Daily Mix 2|podcast episode}", "spotify.com"),
-    (V, "Wikipedia - {Great Pacific Garbage Patch|Roman Empire|Photosynthesis|Moon landing|Silk Road}",
-     "wikipedia.org"),
+    (
+        V,
+        "Wikipedia - {Great Pacific Garbage Patch|Roman Empire|Photosynthesis|Moon landing|Silk Road}",
+        "wikipedia.org",
+    ),
 )

@@ -26,8 +26,18 @@ def agent_llm(scripted_llm: ScriptedLlm) -> ScriptedLlm:
 def record(db: Path, llm: ScriptedLlm, *args: str):
     return CliRunner().invoke(
         main,
-        ["--db", str(db), "record", "--model", "scripted-model", "--base-url", llm.base_url, "--api-key", API_KEY,
-         *args],
+        [
+            "--db",
+            str(db),
+            "record",
+            "--model",
+            "scripted-model",
+            "--base-url",
+            llm.base_url,
+            "--api-key",
+            API_KEY,
+            *args,
+        ],
         catch_exceptions=False,
     )
 

@@ -39,7 +39,10 @@ def banks() -> dict[str, list[MemoryEntry]]:
 def test_generator_rewrites_the_shipped_files_byte_for_byte(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "generate_sample.py"), "--out", str(tmp_path)],
-        capture_output=True, text=True, check=True, cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
     )
     assert "verbatim" in result.stdout
     shipped = {p.relative_to(sample_history_dir().parent) for p in sample_history_dir().parent.rglob("*.json")}

@@ -193,8 +193,15 @@ async def test_a_taken_port_is_a_clear_error(sites: RunningSites) -> None:
 
 async def test_sites_serve_command_serves_until_interrupted() -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", "import cli; cli.main()", "sites", "serve", "--port", "0",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-c",
+        "import cli; cli.main()",
+        "sites",
+        "serve",
+        "--port",
+        "0",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         first = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
@@ -213,8 +220,15 @@ async def test_sites_serve_command_serves_until_interrupted() -> None:
 @pytest.mark.slow
 async def test_chromium_reaches_the_sites_by_hostname(sites: RunningSites) -> None:
     """The resolver rule sends *.p2w.test to our port while the URL keeps the bare hostname."""
-    args = [sites.host_resolver_rules, "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    args = [
+        sites.host_resolver_rules,
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
     async with async_playwright() as pw:
         chromium = await pw.chromium.launch(executable_path="/usr/bin/chromium", args=args)
         try:

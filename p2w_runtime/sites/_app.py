@@ -21,8 +21,12 @@ from p2w_runtime.sites.catalog import SITES, SITES_BY_HOST, TEST_DOMAIN, DemoSit
 Handler = Callable[..., Awaitable[web.StreamResponse]]
 STATE_KEY = web.AppKey("p2w_sites_state", SitesState)
 MAX_SLOW_SECONDS = 600.0
-_KIND_ROUTES = {"search": _lookup.ROUTES, "shop": _shop.ROUTES, "restaurants": _tablefor.ROUTES,
-                "events": _stagepass.ROUTES}
+_KIND_ROUTES = {
+    "search": _lookup.ROUTES,
+    "shop": _shop.ROUTES,
+    "restaurants": _tablefor.ROUTES,
+    "events": _stagepass.ROUTES,
+}
 
 
 def _compile(routes: Iterable[tuple[str, str, Handler]]) -> list[tuple[str, re.Pattern[str], Handler]]:
@@ -58,8 +62,9 @@ async def _blocked(ctx: Ctx) -> web.StreamResponse:
 
 async def _error(ctx: Ctx, code: str) -> web.StreamResponse:
     status = int(code) if code.isdigit() and 400 <= int(code) <= 599 else 500
-    return page(ctx, f"Error {status}", f"<p>The server answered HTTP {status}. Please try again later.</p>",
-                status=status)
+    return page(
+        ctx, f"Error {status}", f"<p>The server answered HTTP {status}. Please try again later.</p>", status=status
+    )
 
 
 _TROUBLE = _compile((("GET", "/slow", _slow), ("GET", "/blocked", _blocked), ("GET", "/error/{code}", _error)))

@@ -38,8 +38,7 @@ def _items(host: str) -> tuple[_Item, ...]:
             for r in _restaurants.restaurants()
         )
     return tuple(
-        _Item(f"{e.title} ({e.genre}, {e.city})", f"/event/{e.id}", frozenset(e.words), 0)
-        for e in _events.events()
+        _Item(f"{e.title} ({e.genre}, {e.city})", f"/event/{e.id}", frozenset(e.words), 0) for e in _events.events()
     )
 
 

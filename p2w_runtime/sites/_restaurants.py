@@ -136,6 +136,7 @@ def available(r: Restaurant, date: str, time: str, party: int) -> bool:
 
 def slots_near(r: Restaurant, date: str, time: str, party: int, count: int = 4) -> list[str]:
     """The free times closest to the requested one."""
+
     def minutes(t: str) -> int:
         h, m = t.split(":")
         return int(h) * 60 + int(m)

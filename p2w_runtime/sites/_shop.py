@@ -107,15 +107,15 @@ async def product_page(ctx: Ctx, pid: str) -> web.Response:
     tags = ", ".join(p.tags)
     body = (
         f"<p><strong>{money(p.price)}</strong></p><p>{p.rating:.1f} out of 5 stars · {p.review_count:,} reviews</p>"
-        f"<p>Brand: {esc(p.brand)}" + (f" · Color: {esc(p.color)}" if p.color else "") + "</p>"
+        f"<p>Brand: {esc(p.brand)}"
+        + (f" · Color: {esc(p.color)}" if p.color else "")
+        + "</p>"
         + (f"<p>Features: {esc(tags)}</p>" if tags else "")
         + (f"<p>Available sizes: {esc(', '.join(p.sizes))}</p>" if p.sizes else "")
         + _delivery_note(ctx)
         + f'<form action="/cart/add" method="post">{hidden(product_id=p.id)}{size}'
         '<label>Quantity <input type="number" name="qty" value="1" min="1" max="10"></label> '
-        '<button type="submit">Add to cart</button></form>'
-        + _location_form(ctx)
-        + f"<h2>Customer reviews</h2>{revs}"
+        '<button type="submit">Add to cart</button></form>' + _location_form(ctx) + f"<h2>Customer reviews</h2>{revs}"
     )
     return page(ctx, p.name, body, nav=_nav(ctx))
 
@@ -166,8 +166,9 @@ def _cart_lines(ctx: Ctx) -> tuple[str, float]:
 async def cart_page(ctx: Ctx) -> web.Response:
     rows, total = _cart_lines(ctx)
     if not rows:
-        return page(ctx, "Your cart", '<p>Your cart is empty.</p><p><a href="/search">Browse products</a></p>',
-                    nav=_nav(ctx))
+        return page(
+            ctx, "Your cart", '<p>Your cart is empty.</p><p><a href="/search">Browse products</a></p>', nav=_nav(ctx)
+        )
     chosen = ctx.session.delivery.get(ctx.site.host, "")
     radios = "".join(
         f'<label><input type="radio" name="delivery" value="{k}"{" checked" if k == chosen else ""}> '

@@ -16,7 +16,7 @@ def _form(city: str, genre: str, max_price: str, q: str) -> str:
         '<form action="/search" method="get" role="search">'
         f'<label>City <select name="city">{options([("", "All cities")] + [(c, c) for c in CITY_NAMES], city)}'
         f'</select></label> <label>Category <select name="genre">'
-        f'{options([("", "All categories")] + [(g, g.title()) for g in GENRES], genre)}</select></label> '
+        f"{options([('', 'All categories')] + [(g, g.title()) for g in GENRES], genre)}</select></label> "
         f'<label>Max price per ticket ($) <input type="number" name="max_price" min="0" value="{esc(max_price)}">'
         f'</label> <label>Artist, show or venue <input type="search" name="q" value="{esc(q)}"></label> '
         '<button type="submit">Find events</button></form>'
@@ -70,8 +70,9 @@ async def checkout(ctx: Ctx) -> web.Response:
     prices = dict(e.tiers) if e else {}
     tier, qty = ctx.params.get("tier", ""), ctx.params.get("qty", "1")
     if e is None or tier not in prices or not qty.isdigit() or not 1 <= int(qty) <= 8:
-        return page(ctx, "Choose tickets", '<p role="alert">Choose an event, a ticket type and a quantity.</p>',
-                    status=400)
+        return page(
+            ctx, "Choose tickets", '<p role="alert">Choose an event, a ticket type and a quantity.</p>', status=400
+        )
     draft = {"event": e.id, "tier": tier, "qty": qty}
     ctx.session.drafts[ctx.site.host] = draft
     total = prices[tier] * int(qty)

@@ -43,8 +43,13 @@ class Confirmation:
     at: str
 
     def as_dict(self) -> dict[str, object]:
-        return {"host": self.host, "action": self.action, "session_id": self.session_id, "form": self.form,
-                "at": self.at}
+        return {
+            "host": self.host,
+            "action": self.action,
+            "session_id": self.session_id,
+            "form": self.form,
+            "at": self.at,
+        }
 
 
 @dataclass

@@ -83,7 +83,7 @@ async def results(ctx: Ctx) -> web.Response:
     items = "".join(
         f'<div class="item" data-restaurant-id="{r.id}">'
         f'<a href="/restaurant/{r.id}{qs(date=w["date"], time=w["time"], party=w["party"])}">{esc(r.name)}</a><br>'
-        f'{esc(r.cuisine)} · {"$" * r.price_level} · {r.rating:.1f} stars ({r.review_count:,} reviews) · '
+        f"{esc(r.cuisine)} · {'$' * r.price_level} · {r.rating:.1f} stars ({r.review_count:,} reviews) · "
         f"{esc(r.neighborhood)}<br>Available: {_slot_links(r, w)}</div>"
         for r in hits
     )
@@ -103,7 +103,7 @@ async def restaurant_page(ctx: Ctx, rid: str) -> web.Response:
     )
     hours = ("Brunch 10:00-14:00, dinner" if r.brunch else "Dinner") + " 17:00-22:00"
     body = (
-        f'<p>{esc(r.cuisine)} · {"$" * r.price_level} · {r.rating:.1f} stars ({r.review_count:,} reviews)</p>'
+        f"<p>{esc(r.cuisine)} · {'$' * r.price_level} · {r.rating:.1f} stars ({r.review_count:,} reviews)</p>"
         f"<p>{esc(r.neighborhood)}, {esc(r.city)} · {hours} · Parties up to {r.max_party}</p>"
         f"<p>Menu highlights: {esc(', '.join(r.dishes))}</p>"
         f"<h2>Available times on {w['date']} for {w['party']}</h2><p>{_slot_links(r, w)}</p>"

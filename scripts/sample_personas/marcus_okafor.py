@@ -3,10 +3,15 @@
 from sample_spec import BASKET, SEARCH, STAGEPASS, THREADS, P, Persona, Pref, QuerySet, R, S, V
 
 PERSONA = Persona(
-    "Marcus", "Okafor", "Chicago", "IL", "60601",
+    "Marcus",
+    "Okafor",
+    "Chicago",
+    "IL",
+    "60601",
     sets=(
         QuerySet(
-            "A", THREADS,
+            "A",
+            THREADS,
             "find men's slim chinos in **34x30** rated **4 stars and up** priced **below $50**, and add the top "
             "match to the cart.",
             "Find men's slim chinos in **34x30** rated **4 stars and up** priced **below $50**, and add the top "
@@ -24,19 +29,26 @@ PERSONA = Persona(
                 (P, "Bought Harbor slim chino pants in waist 34, inseam 30", THREADS),
                 (R, "Work pants review: Harbor chinos 5/5, and I spend at most fifty bucks on work pants", THREADS),
                 (P, "Bought Dockyard stretch chino pants, 34 waist and 30 inseam", THREADS),
-                (R, "Dockyard chinos 2/5: cheap clothes with a low customer rating, never again below four stars",
-                 THREADS),
+                (
+                    R,
+                    "Dockyard chinos 2/5: cheap clothes with a low customer rating, never again below four stars",
+                    THREADS,
+                ),
                 (S, "slim chinos waist 34 inseam 30 for the office", SEARCH),
                 (V, "Threads - Men's clothes filtered by customer rating: four stars and up", THREADS),
-                (R, "Fairway slim chinos look sharp but sixty-eight dollars is too much to spend on work pants",
-                 THREADS),
+                (
+                    R,
+                    "Fairway slim chinos look sharp but sixty-eight dollars is too much to spend on work pants",
+                    THREADS,
+                ),
                 (P, "Bought Harbor Men's Classic Crew Tee, large, $18.00", THREADS),
                 (V, "Basket - Everyday Co Men's Value Chinos, rated 3.2, skipped", BASKET),
                 (S, "are fifty dollar chinos worth it", SEARCH),
             ),
         ),
         QuerySet(
-            "B", STAGEPASS,
+            "B",
+            STAGEPASS,
             "find **jazz** concerts in Chicago with seats **under $80** per ticket, choose **2 tickets** and go to "
             "checkout without buying.",
             "Find **jazz** concerts in Chicago with seats **under $80** per ticket, choose **2 tickets** and go to "
@@ -51,25 +63,39 @@ PERSONA = Persona(
             "where I buy concert tickets",
             "/search?city=Chicago&genre=jazz&max_price=80",
             (
-                (P, "Concert tickets on StagePass: two seats for the Sol Mendel Quartet at Velvet Lantern, $55 each",
-                 STAGEPASS),
-                (R, "Concert review, Sol Mendel Quartet 5/5: bebop saxophone and upright bass at its best",
-                 STAGEPASS),
-                (R, "Concert tickets review: Sol Mendel Quartet 5/5, and I keep concert tickets under eighty a seat",
-                 STAGEPASS),
-                (P, "Concert tickets: 2 seats for the June Alvarez Sextet at Drake Street Jazz Room, $42 each, date "
-                    "night with Dana", STAGEPASS),
+                (
+                    P,
+                    "Concert tickets on StagePass: two seats for the Sol Mendel Quartet at Velvet Lantern, $55 each",
+                    STAGEPASS,
+                ),
+                (R, "Concert review, Sol Mendel Quartet 5/5: bebop saxophone and upright bass at its best", STAGEPASS),
+                (
+                    R,
+                    "Concert tickets review: Sol Mendel Quartet 5/5, and I keep concert tickets under eighty a seat",
+                    STAGEPASS,
+                ),
+                (
+                    P,
+                    "Concert tickets: 2 seats for the June Alvarez Sextet at Drake Street Jazz Room, $42 each, date "
+                    "night with Dana",
+                    STAGEPASS,
+                ),
                 (S, "bebop clubs in Chicago with live saxophone", SEARCH),
                 (V, "StagePass - Brassline Big Band Ellington Night, balcony $110, skipped", STAGEPASS),
                 (P, "Concert tickets: a pair of tickets for the Nia Okoro Trio piano night, $35 each", STAGEPASS),
-                (R, "Concert review, Nia Okoro Trio 4/5: great improvisation and swing, we grabbed two seats near "
-                    "the bar", STAGEPASS),
+                (
+                    R,
+                    "Concert review, Nia Okoro Trio 4/5: great improvisation and swing, we grabbed two seats near "
+                    "the bar",
+                    STAGEPASS,
+                ),
                 (V, "YouTube - Coltrane Giant Steps live, saxophone solo", "youtube.com"),
                 (V, "Spotify - my favorite music playlist: bebop saxophone and piano trio standards", "spotify.com"),
             ),
         ),
         QuerySet(
-            "C", BASKET,
+            "C",
+            BASKET,
             "find wireless earbuds with **active noise cancelling** priced **under $100**, and add the best-rated "
             "one to the cart.",
             "Find wireless earbuds with **active noise cancelling** priced **under $100**, and add the best-rated "
@@ -77,19 +103,26 @@ PERSONA = Persona(
             "Find wireless earbuds with the audio feature I always look for, within my usual gadget budget, and "
             "add the best-rated one to the cart.",
             (
-                Pref("active noise cancelling", "headphone features I look for",
-                     ("block out", "silence", "drown out")),
+                Pref("active noise cancelling", "headphone features I look for", ("block out", "silence", "drown out")),
                 Pref("under $100", "headphones budget", ("triple digits", "under a hundred")),
             ),
             "where I buy headphones",
             "/search?q=noise+cancelling+earbuds&max_price=100",
             (
-                (R, "Pulse sport wireless earbuds review 2/5: they let in all the noise on the L train platform, I "
-                    "can't hear my podcasts", BASKET),
+                (
+                    R,
+                    "Pulse sport wireless earbuds review 2/5: they let in all the noise on the L train platform, I "
+                    "can't hear my podcasts",
+                    BASKET,
+                ),
                 (S, "earbuds that block out train noise on the commute", SEARCH),
                 (P, "Bought Wavelength Studio headphones that silence the office chatter, $94", BASKET),
-                (R, "Wavelength Studio headphones review 5/5: they block out the open office completely; I never pay "
-                    "triple digits for headphones", BASKET),
+                (
+                    R,
+                    "Wavelength Studio headphones review 5/5: they block out the open office completely; I never pay "
+                    "triple digits for headphones",
+                    BASKET,
+                ),
                 (S, "gadget gifts under a hundred dollars", SEARCH),
                 (V, "Basket - Auralite Pro earbuds at $179, closed the tab", BASKET),
                 (S, "headphones that drown out a noisy open office", SEARCH),

@@ -3,10 +3,15 @@
 from sample_spec import BASKET, SEARCH, STAGEPASS, TABLEFOR, THREADS, B, P, Persona, Pref, QuerySet, R, S, V
 
 PERSONA = Persona(
-    "Tomas", "Reyes", "Denver", "CO", "80202",
+    "Tomas",
+    "Reyes",
+    "Denver",
+    "CO",
+    "80202",
     sets=(
         QuerySet(
-            "A", STAGEPASS,
+            "A",
+            STAGEPASS,
             "find **stand-up comedy** shows in Denver with tickets **under $40**, pick 2 tickets for the soonest "
             "one and go to checkout without buying.",
             "Find **stand-up comedy** shows in Denver with tickets **under $40**, pick 2 tickets for the soonest "
@@ -20,10 +25,16 @@ PERSONA = Persona(
             "where I buy show tickets",
             "/search?city=Denver&genre=comedy&max_price=40",
             (
-                (P, "Show tickets on StagePass: Rita Vance at The Laugh Vault, 2 general admission, $32 each",
-                 STAGEPASS),
-                (R, "Live show review: Benny Ortiz 5/5, comedians doing crowd work are my favorite kind of show",
-                 STAGEPASS),
+                (
+                    P,
+                    "Show tickets on StagePass: Rita Vance at The Laugh Vault, 2 general admission, $32 each",
+                    STAGEPASS,
+                ),
+                (
+                    R,
+                    "Live show review: Benny Ortiz 5/5, comedians doing crowd work are my favorite kind of show",
+                    STAGEPASS,
+                ),
                 (R, "Show tickets review: Rita Vance 5/5, and my budget is never more than forty a ticket", STAGEPASS),
                 (V, "YouTube - best crowd work clips of the year", "youtube.com"),
                 (S, "comedians touring Denver this fall", SEARCH),
@@ -33,7 +44,8 @@ PERSONA = Persona(
             ),
         ),
         QuerySet(
-            "B", THREADS,
+            "B",
+            THREADS,
             "find men's trail running shoes in **size 10.5** priced **under $130**, and add the best-reviewed pair "
             "to the cart.",
             "Find men's trail running shoes in **size 10.5** priced **under $130**, and add the best-reviewed pair "
@@ -48,8 +60,12 @@ PERSONA = Persona(
             "/search?q=trail+running+shoes&category=running-shoes&size=10.5&max_price=130",
             (
                 (P, "Bought Ridgeline Men's Trail Running Shoes, shoe size US 10½, $119", THREADS),
-                (R, "Ridgeline trail running shoes review 5/5: the 10½ leaves room for toe splay; I cap running "
-                    "shoes around a hundred thirty dollars", THREADS),
+                (
+                    R,
+                    "Ridgeline trail running shoes review 5/5: the 10½ leaves room for toe splay; I cap running "
+                    "shoes around a hundred thirty dollars",
+                    THREADS,
+                ),
                 (S, "trail shoes for the rocky Green Mountain loop", SEARCH),
                 (P, "Bought Talus Men's Grip Trail Runners, ten and a half, $104", THREADS),
                 (V, "Threads - Summit Men's GTX Trail Running Shoes at $165, out of my range", THREADS),
@@ -57,7 +73,8 @@ PERSONA = Persona(
             ),
         ),
         QuerySet(
-            "C", TABLEFOR,
+            "C",
+            TABLEFOR,
             "book Sunday brunch at 11:00 AM for **6 people** at a **Mexican** restaurant in Denver, stopping at the "
             "reservation details page without confirming.",
             "Book Sunday brunch at 11:00 AM for **6 people** at a **Mexican** restaurant in Denver, stopping at the "
@@ -71,10 +88,18 @@ PERSONA = Persona(
             "brunch reservations",
             "/search?city=Denver&cuisine=Mexican&party=6&time=11:00",
             (
-                (B, "Brunch reservation at La Paloma Cantina on TableFor, Sunday 11:00 AM, party of six with the "
-                    "running club", TABLEFOR),
-                (R, "La Paloma Cantina brunch 5/5: chilaquiles verdes and huevos rancheros are my favorite brunch, "
-                    "and they seat all six of us", TABLEFOR),
+                (
+                    B,
+                    "Brunch reservation at La Paloma Cantina on TableFor, Sunday 11:00 AM, party of six with the "
+                    "running club",
+                    TABLEFOR,
+                ),
+                (
+                    R,
+                    "La Paloma Cantina brunch 5/5: chilaquiles verdes and huevos rancheros are my favorite brunch, "
+                    "and they seat all six of us",
+                    TABLEFOR,
+                ),
                 (B, "Brunch reservation at Casa Mireles, Sunday 11:30 AM, six guests", TABLEFOR),
                 (R, "Casa Mireles brunch 4/5: mole enchiladas were rich, drinks a bit pricey", TABLEFOR),
                 (S, "best chilaquiles in Denver", SEARCH),
@@ -83,8 +108,11 @@ PERSONA = Persona(
         ),
     ),
     interests=(
-        (V, "Strava - {Green Mountain loop 8 mi|Mount Falcon climb|Bear Creek trail run|track intervals}",
-         "strava.com"),
+        (
+            V,
+            "Strava - {Green Mountain loop 8 mi|Mount Falcon climb|Bear Creek trail run|track intervals}",
+            "strava.com",
+        ),
         (S, "{Leadville trail 100 training|altitude running tips|ultra fueling strategy}", SEARCH),
         (S, "{Broncos depth chart|Broncos injury report|Nuggets tickets}", SEARCH),
         (V, "ESPN - {Broncos game recap|NFL power rankings|fantasy football waiver wire}", "espn.com"),
