@@ -1,0 +1,88 @@
+"""`classify`: label each episode with the paper's error types, by rules or by an LLM."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from p2w_cli._common import console, open_db, run
+
+
+@click.command("classify")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option(
+    "--classifier",
+    type=click.Choice(["rules", "llm"]),
+    default="rules",
+    show_default=True,
+    help="rules: deterministic, from the structured events; llm: an OpenAI-compatible model.",
+)
+@click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
+@click.option("--per-run", is_flag=True, help="Summary and plot: one column per run, not per agent / model / scheme.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
+@click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the llm classifier.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
+@click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
+@click.option("--temperature", type=float, help="Sampling temperature of the llm classifier (default: the model's).")
+@click.option(
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="LLM classifications in flight at once.",
+)
+@click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")
+@click.option(
+    "--location-site",
+    "location_sites",
+    multiple=True,
+    metavar="SITE",
+    help="Another location-aware website (added to amazon, instacart, resy, opentable).",
+)
+@click.pass_context
+def classify_cmd(
+    ctx: click.Context,
+    run_refs: tuple[str, ...],
+    classifier: str,
+    summary: bool,
+    per_run: bool,
+    plot: Path | None,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    temperature: float | None,
+    concurrency: int,
+    force: bool,
+    as_json: bool,
+    location_sites: tuple[str, ...],
+) -> None:
+    """Label each episode with Persona2Web's error types and its navigation end reason, with evidence.
+
+    Classifications are appended to the run and cached (prints "cached").
+    """
+    from replay.classify import ClassifyOptions, classify_command
+
+    options = ClassifyOptions(
+        classifier=classifier,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        temperature=temperature,
+        concurrency=concurrency,
+        force=force,
+        as_json=as_json,
+        summary=summary,
+        per_run=per_run,
+        plot=plot,
+        location_sites=location_sites,
+    )
+
+    async def _classify() -> int:
+        async with open_db(ctx) as store:
+            return await classify_command(store, run_refs, options, console, Console(stderr=True, highlight=False))
+
+    sys.exit(run(_classify()))

@@ -1,0 +1,103 @@
+"""`demo`: the whole product offline on the bundled example runs (optionally recording one more first)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from p2w_cli._common import console, run
+
+
+@click.command("demo")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="p2w-demo",
+    show_default=True,
+    help="Folder for the fresh demo database, the report and the plots.",
+)
+@click.option(
+    "--record",
+    "record_first",
+    is_flag=True,
+    help="First record the sample tasks with the configured endpoint, and judge them with rubric-llm too.",
+)
+@click.option("--model", default="gpt-4.1-mini", show_default=True, help="Model for --record (agent and judge).")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint for --record.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable for --record.")
+def demo_cmd(
+    out_dir: Path, record_first: bool, model: str, base_url: str | None, api_key: str | None, chromium: str | None
+) -> None:
+    """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
+    from p2w_runtime.examples import example_run_bundles
+    from p2w_runtime.store import open_store
+    from replay.demo import import_example_runs, run_demo, write_report
+    from replay.judges import JudgeSettings
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    db = out_dir / "demo.db"
+    for stale in (db, db.with_name("demo.db-wal"), db.with_name("demo.db-shm")):
+        stale.unlink(missing_ok=True)
+    err = Console(stderr=True, highlight=False)
+
+    async def _demo() -> Any:
+        async with open_store(db, create=True) as store:
+            runs = await import_example_runs(store, example_run_bundles())
+            err.print(f"imported the example runs {', '.join(runs)} into {db}")
+            llm_settings = factory = None
+            if record_first:
+                runs.append(await _record_sample(store, model, base_url, api_key, chromium, err))
+                llm_settings = JudgeSettings(model=model)
+
+                def factory() -> Any:
+                    from p2w_runtime.llm import LlmClient
+
+                    return LlmClient(model, base_url=base_url, api_key=api_key)
+
+            return await run_demo(
+                store,
+                db,
+                runs,
+                out_dir=out_dir,
+                out=console,
+                err=err,
+                llm_judged=runs[2:],
+                llm_settings=llm_settings,
+                llm_factory=factory,
+            )
+
+    report = run(_demo())
+    path = write_report(report, out_dir / "report.md")
+    click.echo(f"\nreport with plots: {path}  (database: {db}; try `p2w-rt --db {db} show earlier`)")
+
+
+async def _record_sample(
+    store: Any, model: str, base_url: str | None, api_key: str | None, chromium: str | None, err: Console
+) -> str:
+    """Record the ambiguous sample tasks (levels 1 and 2) with the configured model; returns the run label."""
+    from p2w_runtime.agent import RecordRequest, record
+    from p2w_runtime.data import load_tasks
+    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+
+    if not base_url and not api_key:
+        raise click.UsageError("--record needs an endpoint: --base-url / OPENAI_BASE_URL (and a key if it needs one)")
+    ambiguous = tuple(t.task_id for t in load_tasks(sample_tasks_dir()) if t.level > 0)
+    request = RecordRequest(
+        tasks_dir=sample_tasks_dir(),
+        history_dir=sample_history_dir(),
+        model=model,
+        label=f"recorded-{model}",
+        base_url=base_url,
+        api_key=api_key,
+        task_ids=ambiguous,
+        chromium=chromium,
+        concurrency=2,
+    )
+    err.print(f"recording {len(ambiguous)} sample tasks with {model} at {base_url or 'api.openai.com'} …")
+    summary = await record(store, request)
+    return summary.label

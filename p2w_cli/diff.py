@@ -1,0 +1,44 @@
+"""`diff` and `stats`: compare runs task by task, and summarise repeated runs."""
+
+from __future__ import annotations
+
+import click
+
+from p2w_cli._common import AppContext, console, run
+
+
+@click.command("diff")
+@click.argument("a_ref", metavar="A")
+@click.argument("b_ref", metavar="B")
+@click.option(
+    "--judge",
+    default="rubric-rules",
+    show_default=True,
+    help="Whose judgments to compare (rules judges are run first when needed).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: metrics, tasks, only_in_a/b, mcnemar_p.")
+@click.pass_context
+def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bool) -> None:
+    """Compare run A with run B task by task; either may be FILE.db:RUN (a run in another database)."""
+    from replay.diff import diff_command
+
+    run(diff_command(ctx.find_object(AppContext).db, a_ref, b_ref, judge=judge, as_json=as_json, out=console))
+
+
+@click.command("stats")
+@click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
+@click.option(
+    "--judge",
+    default="rubric-rules",
+    show_default=True,
+    help="Whose judgments to use (rules judges are run first when needed).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: per-run figures, mean and std.")
+@click.pass_context
+def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json: bool) -> None:
+    """Mean and standard deviation of each metric over repeated runs of the same tasks (Table 8)."""
+    from replay.stats import stats_command
+
+    if len(run_refs) < 2:
+        raise click.UsageError("stats needs at least two runs")
+    run(stats_command(ctx.find_object(AppContext).db, run_refs, judge=judge, as_json=as_json, out=console))

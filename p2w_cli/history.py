@@ -1,0 +1,142 @@
+"""`history index` and `history search`: see what the agent's retriever finds in a persona's memory bank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from p2w_cli._common import console, echo_json, run
+
+
+def _history_options(command: Any) -> Any:
+    """--history, --embedder and --cache-dir, shared by the history commands."""
+    command = click.option(
+        "--cache-dir",
+        envvar="P2W_CACHE_DIR",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Index cache folder (default: the user cache dir, p2w-rt/retrieval). Env: P2W_CACHE_DIR.",
+    )(command)
+    command = click.option(
+        "--embedder",
+        metavar="NAME|DIR",
+        help="sentence-transformers model name (already downloaded) or local directory. Default: bundled "
+        "all-MiniLM-L6-v2.",
+    )(command)
+    return click.option(
+        "--history",
+        "history_dir",
+        default="sample",
+        show_default=True,
+        callback=_history_dir,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Folder of <persona>.json memory banks; `sample` is the bundled sample personas.",
+    )(command)
+
+
+def _history_dir(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
+    from p2w_runtime.sample import sample_history_dir
+
+    return sample_history_dir() if str(value) == "sample" else value
+
+
+def _load_embedder_quietly(name: str | None) -> Any:
+    from p2w_runtime.retrieval import load_embedder
+
+    with Console(stderr=True).status(f"loading embedder {name or 'all-MiniLM-L6-v2'}"):
+        return load_embedder(name)
+
+
+@click.group()
+def history() -> None:
+    """Index and search persona browsing histories with the agent's retriever."""
+
+
+@history.command("index")
+@_history_options
+def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | None) -> None:
+    """Build every persona's index cache (encodes only changed banks)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+    from rich.text import Text
+
+    from p2w_runtime.retrieval import IndexSummary, index_history
+
+    async def _index() -> IndexSummary:  # blocking work; run() turns user errors into one line
+        model = _load_embedder_quietly(embedder)
+        columns = (TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("reading banks", total=None)
+
+            def report(persona: str, done: int, total: int) -> None:
+                bar.update(task, description=persona, completed=done, total=total)
+
+            return index_history(history_dir, model, cache_dir, progress=report)
+
+    summary = run(_index())
+    table = Table("persona", "entries", "encoded", "from cache", "seconds", "index hash")
+    for p in summary.personas:
+        row = (p.persona, str(p.entries), str(p.encoded), str(p.entries - p.encoded), f"{p.seconds:.2f}")
+        table.add_row(Text(row[0]), *row[1:], p.index_hash[:12])
+    console.print(table)
+    rate = f" ({summary.encoded / summary.seconds:.0f} entries/s)" if summary.encoded else ""
+    console.print(
+        f"{len(summary.personas)} personas, {summary.entries} entries: {summary.encoded} encoded, "
+        f"{summary.cached} from cache in {summary.seconds:.1f}s{rate} with {summary.model_id}"
+    )
+
+
+@history.command("search")
+@click.argument("persona")
+@click.argument("query")
+@_history_options
+@click.option("--k", "k", default=20, show_default=True, type=click.IntRange(min=1), help="At most this many hits.")
+@click.option("--threshold", default=0.5, show_default=True, type=float, help="Minimum cosine similarity.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the hits.")
+def history_search(
+    persona: str,
+    query: str,
+    history_dir: Path,
+    embedder: str | None,
+    cache_dir: Path | None,
+    k: int,
+    threshold: float,
+    as_json: bool,
+) -> None:
+    """Show the history entries the retriever returns for QUERY."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever
+
+    async def _search() -> tuple[HistoryIndex, list[Any]]:  # blocking work; run() turns user errors into one line
+        retriever = HistoryRetriever(history_dir, _load_embedder_quietly(embedder), cache_dir)
+        with Console(stderr=True).status(f"opening the index of {persona}"):
+            index = retriever.index(persona)
+        return index, index.search(query, k, threshold)
+
+    index, hits = run(_search())
+    if as_json:
+        echo_json(
+            {
+                "persona": persona,
+                "query": query,
+                "model_id": index.model_id,
+                "index_hash": index.index_hash,
+                "k": k,
+                "threshold": threshold,
+                "hits": [hit.model_dump(mode="json") for hit in hits],
+            }
+        )
+        return
+    console.print(
+        Text(f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})")
+    )
+    table = Table("rank", "score", "type", "object", "website", "timestamp")
+    for hit in hits:
+        e = hit.entry  # Text(): history entries are data, not rich markup ("[2-pack] socks")
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", *map(Text, (e.type, e.object, e.website or "-", e.timestamp)))
+    if hits:
+        console.print(table)

@@ -1,0 +1,105 @@
+"""`import-trajectories`: trajectory files written by the Persona2Web runners become one recorded run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from p2w_cli._common import open_db, run
+
+
+def _trajectory_files(paths: tuple[Path, ...]) -> list[Path]:
+    """Files as given; a directory stands for the *.json files directly inside it, sorted."""
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return files
+
+
+@click.command("import-trajectories")
+@click.option(
+    "--format",
+    "fmt",
+    required=True,
+    type=click.Choice(["p2w-agentoccam", "p2w-browser-use"]),
+    help="Which Persona2Web runner wrote the files.",
+)
+@click.option(
+    "--tasks",
+    "tasks_dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Task files: personalization_{1,2,3}/ folders or one flat folder.",
+)
+@click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Memory banks, one {persona}.json per persona.",
+)
+@click.option("--label", help="Run label; importing again with the same label resumes an interrupted import.")
+@click.option(
+    "--scheme",
+    type=click.Choice(["on-demand", "pre-execution", "no-history"]),
+    help="Override the scheme read from the file names ({on|pre|base|no}_{model}_{task}.json).",
+)
+@click.option("--model", help="Override the backbone model read from the files or their names.")
+@click.option("--skip-bad", is_flag=True, help="Import the good files, list the bad ones, exit 0.")
+@click.option("--examples", is_flag=True, help="Import the bundled example trajectories of --format.")
+@click.argument("paths", metavar="PATH...", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.pass_context
+def import_trajectories_cmd(
+    ctx: click.Context,
+    fmt: str,
+    tasks_dir: Path | None,
+    history_dir: Path | None,
+    label: str | None,
+    scheme: str | None,
+    model: str | None,
+    skip_bad: bool,
+    examples: bool,
+    paths: tuple[Path, ...],
+) -> None:
+    """Record trajectory files of the Persona2Web runners as one run, one episode per file.
+
+    PATH is a trajectory file or a folder of them (its *.json files). Every file is checked
+    before anything is written: a malformed file, an index outside the memory bank or an
+    unknown task id stops the import with exit 1 and writes nothing, unless --skip-bad.
+    With --examples, tasks, memory banks, files and label default to the bundled examples.
+    """
+    from p2w_runtime.examples import example_paths
+    from p2w_runtime.importers import import_trajectories
+
+    if examples:
+        bundled = example_paths()
+        tasks_dir = tasks_dir or bundled.tasks_dir
+        history_dir = history_dir or bundled.history_dir
+        paths = paths or tuple(bundled.trajectories(fmt))
+        label = label or f"examples-{fmt.removeprefix('p2w-')}"
+    required = (("--tasks", tasks_dir), ("--history", history_dir), ("--label", label))
+    missing = [name for name, value in required if not value]
+    if missing or not paths:
+        raise click.UsageError(f"missing {', '.join(missing) or 'PATH'} (or use --examples)")
+    assert tasks_dir is not None and history_dir is not None and label is not None
+
+    async def _import() -> Any:
+        async with open_db(ctx, create=True) as store:
+            return await import_trajectories(
+                store,
+                _trajectory_files(paths),
+                fmt=fmt,  # type: ignore[arg-type]
+                tasks_dir=tasks_dir,
+                history_dir=history_dir,
+                label=label,
+                scheme=scheme,  # type: ignore[arg-type]
+                model=model,
+                skip_bad=skip_bad,
+            )
+
+    report = run(_import())
+    verb = "resumed" if report.resumed else "created"
+    click.echo(f"{verb} run {report.run_id} (label {report.label}, {report.format}): {report.episodes} episodes")
+    click.echo(f"imported {len(report.imported)}, already imported {len(report.already)}, bad {len(report.bad)}")
+    for error in report.bad:
+        click.echo(f"bad: {error}", err=True)

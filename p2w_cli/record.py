@@ -1,0 +1,167 @@
+"""`record`: run the personalized agent in Chromium and record every step as events."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from p2w_cli._common import open_db, run
+
+
+def _sample_or_path(value: str, which: str) -> Path:
+    """`sample` names the bundled sample personas; anything else is a folder."""
+    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+
+    if value == "sample":
+        return sample_tasks_dir() if which == "tasks" else sample_history_dir()
+    return Path(value)
+
+
+@click.command("record")
+@click.option(
+    "--tasks",
+    "tasks_dir",
+    default="sample",
+    show_default=True,
+    help="Task folder (personalization_{1,2,3}/ or flat), or `sample`.",
+)
+@click.option(
+    "--history",
+    "history_dir",
+    default="sample",
+    show_default=True,
+    help="Memory-bank folder ({persona}.json), or `sample`.",
+)
+@click.option(
+    "--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand", show_default=True
+)
+@click.option("--model", required=True, help="Backbone model name at the endpoint.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@click.option("--level", type=click.IntRange(0, 2), help="Only tasks of this ambiguity level.")
+@click.option("--task", "task_ids", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--limit", type=click.IntRange(1), help="At most N tasks.")
+@click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True)
+@click.option("--label", help="Run label (default: SCHEME-MODEL).")
+@click.option("--max-steps", type=click.IntRange(1), default=25, show_default=True)
+@click.option("--resume", "resume", metavar="RUN", help="Continue an interrupted run: finished episodes are kept.")
+@click.option(
+    "--chromium",
+    envvar="P2W_CHROMIUM",
+    help="Chromium executable (default: Playwright's own, else /usr/bin/chromium). Env: P2W_CHROMIUM.",
+)
+@click.option("--embedder", help="sentence-transformers name or path (default: bundled all-MiniLM-L6-v2).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@click.option("--prices", type=click.Path(dir_okay=False, path_type=Path), help="Extra model prices (JSON).")
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0),
+    default=4,
+    show_default=True,
+    help="Retries of an LLM call on timeouts, 429 and 5xx (with backoff).",
+)
+@click.option(
+    "--llm-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True, help="Seconds per LLM call."
+)
+@click.option(
+    "--page-timeout",
+    type=click.FloatRange(0.1),
+    default=15.0,
+    show_default=True,
+    help="Seconds a navigation may take before the page is stopped.",
+)
+@click.pass_context
+def record_cmd(
+    ctx: click.Context,
+    tasks_dir: str,
+    history_dir: str,
+    scheme: str,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    level: int | None,
+    task_ids: tuple[str, ...],
+    limit: int | None,
+    concurrency: int,
+    label: str | None,
+    max_steps: int,
+    resume: str | None,
+    chromium: str | None,
+    embedder: str | None,
+    cache_dir: Path | None,
+    prices: Path | None,
+    max_retries: int,
+    llm_timeout: float,
+    page_timeout: float,
+) -> None:
+    """Record one run of the personalized agent: one episode per task, every step as events."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress, record
+    from p2w_runtime.llm import RetryPolicy
+
+    config = AgentConfig(scheme=scheme, max_steps=max_steps, page_timeout_s=page_timeout)  # type: ignore[arg-type]
+    request = RecordRequest(
+        tasks_dir=_sample_or_path(tasks_dir, "tasks"),
+        history_dir=_sample_or_path(history_dir, "history"),
+        model=model,
+        label=label,
+        config=config,
+        base_url=base_url,
+        api_key=api_key,
+        level=level,
+        task_ids=task_ids,
+        limit=limit,
+        concurrency=concurrency,
+        chromium=chromium,
+        embedder=embedder,
+        cache_dir=cache_dir,
+        prices=prices,
+        resume=resume,
+        retry=RetryPolicy(max_retries=max_retries),
+        llm_timeout_s=llm_timeout,
+    )
+    columns = (
+        TextColumn("recording"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} done"),
+        TextColumn("{task.fields[failed]} failed, {task.fields[running]} running, {task.fields[tokens]} tokens"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("record", total=None, failed=0, running=0, tokens=0)
+
+        def on_progress(state: RunProgress) -> None:
+            bar.update(
+                task,
+                total=state.total,
+                completed=state.done,
+                failed=state.failed,
+                running=state.running,
+                tokens=state.tokens,
+            )
+
+        async def _record() -> Any:
+            async with open_db(ctx, create=True) as store:
+                return await record(store, request, on_progress)
+
+        summary = run(_record())
+    reasons: dict[str, int] = {}
+    for outcome in summary.outcomes:
+        reasons[outcome.end_reason] = reasons.get(outcome.end_reason, 0) + 1
+    tokens = sum(o.tokens for o in summary.outcomes)
+    costs = [o.cost_usd for o in summary.outcomes if o.cost_usd is not None]
+    kept = f", {summary.kept} kept from before" if summary.kept else ""
+    click.echo(
+        f"recorded {summary.label} ({summary.run_id}): {len(summary.outcomes)} episodes{kept}; "
+        + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+        + f"; {tokens} tokens"
+        + (f", ${sum(costs):.4f}" if costs else "")
+    )
+    if summary.outcomes and all(o.end_reason == "error" for o in summary.outcomes):
+        click.echo(f"error: every episode failed; first: {summary.outcomes[0].detail}", err=True)
+        sys.exit(1)

@@ -1,0 +1,137 @@
+"""`replay` and `metrics`: judge recorded runs offline, then tabulate the judgments."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from p2w_cli._common import console, open_db, run
+
+
+def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise click.BadParameter(f"expected NAME=URL, got {pair!r}", param_hint=option)
+        out[key.strip().lower()] = value.strip()
+    return out
+
+
+@click.command("replay")
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--judge",
+    "judge_ids",
+    multiple=True,
+    required=True,
+    help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
+    "action-wise-rules, outcome-based-rules, webarena.",
+)
+@click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the LLM judges.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
+@click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
+@click.option("--temperature", type=float, help="Sampling temperature of the LLM judges (default: the model's).")
+@click.option(
+    "--concurrency", default=8, show_default=True, type=click.IntRange(min=1), help="LLM judgments in flight at once."
+)
+@click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
+@click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per judged episode.")
+@click.option(
+    "--webarena-config",
+    type=click.Path(exists=True, path_type=Path),
+    help="WebArena task configs (test.raw.json, one config, or a folder) for --judge webarena.",
+)
+@click.option(
+    "--site-url",
+    "site_urls",
+    multiple=True,
+    metavar="NAME=URL",
+    help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
+)
+@click.option(
+    "--location-site",
+    "location_sites",
+    multiple=True,
+    metavar="SITE",
+    help="Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).",
+)
+@click.pass_context
+def replay_cmd(
+    ctx: click.Context,
+    run_ref: str,
+    judge_ids: tuple[str, ...],
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    temperature: float | None,
+    concurrency: int,
+    dry_run: bool,
+    force: bool,
+    as_json: bool,
+    webarena_config: Path | None,
+    site_urls: tuple[str, ...],
+    location_sites: tuple[str, ...],
+) -> None:
+    """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
+    from replay.judging import ReplayOptions, replay_command
+
+    options = ReplayOptions(
+        judges=judge_ids,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        temperature=temperature,
+        concurrency=concurrency,
+        dry_run=dry_run,
+        force=force,
+        as_json=as_json,
+        webarena_config=webarena_config,
+        site_urls=_key_values(site_urls, "--site-url"),
+        location_sites=location_sites,
+    )
+
+    async def _replay() -> int:
+        async with open_db(ctx) as store:
+            return await replay_command(store, run_ref, options, console, Console(stderr=True, highlight=False))
+
+    sys.exit(run(_replay()))
+
+
+@click.command("metrics")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--judge", help="Only this judge's judgments (default: every judge, one row each).")
+@click.option(
+    "--by",
+    help="Group columns, comma-separated: architecture, model, scheme, level, judge, run "
+    "[default: architecture,model,scheme].",
+)
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table", show_default=True)
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the per-level plot (PNG).")
+@click.pass_context
+def metrics_cmd(
+    ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
+) -> None:
+    """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
+    from replay.metrics import metrics_command
+
+    columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
+
+    async def _metrics() -> None:
+        async with open_db(ctx) as store:
+            await metrics_command(
+                store,
+                run_refs,
+                judge=judge,
+                by=columns,
+                fmt=fmt,
+                plot=plot,
+                out=console,
+                err=Console(stderr=True, highlight=False),
+            )
+
+    run(_metrics())

@@ -1,0 +1,122 @@
+"""`runs` and `show`: what is in the store, down to one episode's timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from p2w_cli._common import AppContext, console, echo_json, open_db, run
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
+@click.pass_context
+def runs(ctx: click.Context, as_json: bool) -> None:
+    """List the runs in the store."""
+    from rich.table import Table
+
+    from p2w_runtime.store import list_runs
+
+    async def _runs() -> list[Any]:
+        async with open_db(ctx) as store:
+            return await list_runs(store)
+
+    found = run(_runs())
+    if as_json:
+        for r in found:
+            echo_json(
+                {
+                    "run_id": r.run_id,
+                    "label": r.label,
+                    "source": r.started.source,
+                    "agent": r.started.agent,
+                    "model": r.started.backbone_model,
+                    "scheme": r.started.scheme,
+                    "episodes": r.episodes,
+                    "status": r.finished.status if r.finished else "running",
+                    "recorded_at": r.recorded_at,
+                }
+            )
+        return
+    table = Table("run id", "label", "source", "agent", "model", "scheme", "episodes", "status", "recorded at")
+    for r in found:
+        table.add_row(
+            r.run_id,
+            r.label,
+            r.started.source,
+            r.started.agent,
+            r.started.backbone_model,
+            r.started.scheme or "-",
+            str(r.episodes),
+            r.finished.status if r.finished else "unfinished",
+            r.recorded_at[:19],
+        )
+    console.print(table if found else f"no runs in {ctx.find_object(AppContext).db}")
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.argument("task_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the decoded events as JSON lines.")
+@click.pass_context
+def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -> None:
+    """Show a run's episodes, or one episode's timeline (step, event type, gist)."""
+    from rich.table import Table
+
+    from p2w_runtime.store import UnknownRun, episode_streams, find_run
+    from replay.timeline import timeline
+    from schemas import EpisodeFinished, EpisodeStarted
+
+    async def _load() -> tuple[Any, list[Any]]:
+        async with open_db(ctx) as store:
+            info = await find_run(store, run_ref)
+            streams = await episode_streams(store, info.run_id)
+            if task_id is None:
+                episodes = []
+                for stream in streams:
+                    decoded = [e.decode() async for e in store.read_stream(stream)]
+                    episodes.append((stream, decoded[0].payload, decoded[-1].payload))
+                return info, episodes
+            matches = [s for s in streams if s.split("/", 1)[1].split("#")[0] == task_id]
+            if not matches:
+                raise UnknownRun(f"run {info.label!r} has no episode for task {task_id!r}")
+            return info, [e.decode() async for e in store.read_stream(matches[-1])]
+
+    info, items = run(_load())
+    if as_json:
+        if task_id is None:
+            for stream, started, last in items:
+                echo_json(
+                    {
+                        "stream": stream,
+                        "task_id": started.task_id,
+                        "level": started.level,
+                        "end_reason": last.end_reason if isinstance(last, EpisodeFinished) else None,
+                    }
+                )
+        else:
+            for event in items:
+                echo_json(event.model_dump(mode="json"))
+        return
+    console.print(
+        f"[bold]{info.label}[/] {info.run_id}  {info.started.agent} / {info.started.backbone_model} / "
+        f"{info.started.scheme or '-'}  ({info.started.source})"
+    )
+    if task_id is None:
+        table = Table("task", "level", "end", "steps", "answer")
+        for _stream, started, last in items:
+            assert isinstance(started, EpisodeStarted)
+            done = isinstance(last, EpisodeFinished)
+            table.add_row(
+                started.task_id,
+                str(started.level),
+                last.end_reason if done else "unfinished",
+                str(last.steps) if done else "-",
+                (last.answer or "")[:60] if done else "",
+            )
+    else:
+        table = Table("seq", "step", "event", "gist")
+        for row in timeline(items):
+            table.add_row(str(row.seq), "-" if row.step is None else str(row.step), row.type, row.gist)
+    console.print(table)
