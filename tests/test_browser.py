@@ -393,6 +393,15 @@ async def test_final_state(episode: EpisodeBrowser, site: Site) -> None:
     assert state.screenshot.startswith(PNG_MAGIC)
 
 
+async def test_final_state_html_carries_typed_form_values(episode: EpisodeBrowser, site: Site) -> None:
+    obs = await open_page(episode, site, "/form")
+    await run(episode, f"type [{element_id(obs, 'textbox')}] [wool socks] [0]")
+    await run(episode, f"type [{element_id(obs, 'combobox')}] [Medium] [0]")
+    state = await episode.final_state()
+    assert b'value="wool socks"' in state.dom_html
+    assert re.search(rb'<option value="m" selected(="")?>Medium', state.dom_html)
+
+
 async def test_host_resolver_rules_reach_the_local_site(episode: EpisodeBrowser, site: Site) -> None:
     assert await run(episode, "goto [shop.p2w.test/host]") == ExecResult("executed")
     obs = await episode.observe()

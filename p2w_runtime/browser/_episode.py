@@ -43,6 +43,16 @@ class EpisodeSettings:
     """Response bodies in the HAR: omitted by default (the final DOM is recorded separately)."""
 
 
+_REFLECT_FORM_VALUES = """() => {
+  for (const el of document.querySelectorAll("input, textarea, select")) {
+    if (el.type === "checkbox" || el.type === "radio") el.toggleAttribute("checked", el.checked);
+    else if (el.tagName === "TEXTAREA") el.textContent = el.value;
+    else if (el.tagName === "SELECT") for (const o of el.options) o.toggleAttribute("selected", o.selected);
+    else if (el.type !== "password") el.setAttribute("value", el.value);
+  }
+}"""
+
+
 class EpisodeBrowser:
     """The browser as one episode sees it; created by ``BrowserSession.new_context``.
 
@@ -121,6 +131,9 @@ class EpisodeBrowser:
         errors: list[str] = []
         if settle_error := await self.settle(page):
             errors.append(settle_error)
+        # typed values live in DOM properties, not attributes: copy them over so the recorded HTML
+        # shows them (WebArena's program_html checks read `.value` from the final page offline)
+        await self.bounded(page.evaluate(_REFLECT_FORM_VALUES), self.settings.action_timeout_s, errors, "form values")
         html = await self.bounded(page.content(), self.settings.navigation_timeout_s, errors, "dom_html")
         lines = await self._snapshot(page)
         screenshot = await self._screenshot(page, full_page=True, errors=errors)
