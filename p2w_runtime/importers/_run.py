@@ -23,7 +23,7 @@ from p2w_runtime.importers._episode import EpisodeBuilder, Header, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, parse_file_name
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
-from p2w_runtime.store import JUDGE_STREAM_SUFFIXES, Recorder, RunInfo, list_runs
+from p2w_runtime.store import DERIVED_STREAM_SUFFIXES, Recorder, RunInfo, list_runs
 from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, uuid7
 
 log = structlog.get_logger()
@@ -142,7 +142,7 @@ async def _labelled_run(store: Recorder, label: str, fmt: str) -> RunInfo | None
 async def _finished_episodes(store: Recorder, run_id: str) -> set[str]:
     done = set()
     for head in await store.list_streams(prefix=f"{run_id}/"):
-        if head.stream.endswith(JUDGE_STREAM_SUFFIXES):
+        if head.stream.endswith(DERIVED_STREAM_SUFFIXES):
             continue
         if head.last_type != "episode.finished":
             raise ImportConflict(f"episode stream {head.stream} ends with {head.last_type}, not episode.finished")

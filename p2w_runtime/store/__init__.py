@@ -9,7 +9,9 @@ from pathlib import Path
 from p2w_runtime.store._bundle import BundleError, BundleSummary, export_run, import_bundle
 from p2w_runtime.store._recorder import IntegrityError, Recorder, StoreError, StreamHead
 from p2w_runtime.store._runs import (
-    JUDGE_STREAM_SUFFIXES,
+    CLASSIFICATION_STREAM_SUFFIX,
+    DERIVED_STREAM_SUFFIXES,
+    JUDGMENT_STREAM_SUFFIX,
     RunInfo,
     UnknownRun,
     episode_streams,
@@ -37,7 +39,9 @@ async def open_store(location: str | Path, *, create: bool = True) -> AsyncItera
 
 
 __all__ = [
-    "JUDGE_STREAM_SUFFIXES",
+    "CLASSIFICATION_STREAM_SUFFIX",
+    "DERIVED_STREAM_SUFFIXES",
+    "JUDGMENT_STREAM_SUFFIX",
     "BundleError",
     "BundleSummary",
     "Problem",

@@ -41,7 +41,7 @@ async def list_runs(store: Recorder) -> list[RunInfo]:
     episode_counts: dict[str, int] = {}
     for head in await store.list_streams():
         run_id, sep, _ = head.stream.partition("/")
-        if sep and run_id in started and not head.stream.endswith(JUDGE_STREAM_SUFFIXES):
+        if sep and run_id in started and not head.stream.endswith(DERIVED_STREAM_SUFFIXES):
             episode_counts[run_id] = episode_counts.get(run_id, 0) + 1
     return [
         RunInfo(run_id, run, at, finished.get(run_id), episode_counts.get(run_id, 0))
@@ -49,8 +49,10 @@ async def list_runs(store: Recorder) -> list[RunInfo]:
     ]
 
 
-JUDGE_STREAM_SUFFIXES = ("/judgments", "/classifications")
-"""Streams under a run that hold derived events rather than episodes."""
+JUDGMENT_STREAM_SUFFIX = "/judgments"
+CLASSIFICATION_STREAM_SUFFIX = "/classifications"
+DERIVED_STREAM_SUFFIXES = (JUDGMENT_STREAM_SUFFIX, CLASSIFICATION_STREAM_SUFFIX)
+"""Streams under a run that hold derived events (judgments, classifications) rather than episodes."""
 
 
 async def find_run(store: Recorder, ref: str) -> RunInfo:

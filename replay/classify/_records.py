@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import CLASSIFICATION_STREAM_SUFFIX, Recorder
 from schemas import ErrorClassified
-
-CLASSIFICATION_STREAM_SUFFIX = "/classifications"
 
 CacheKey = tuple[str, str, str, str]
 """(trajectory hash, classifier id, classifier version, config hash)."""

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import JUDGMENT_STREAM_SUFFIX, Recorder
 from schemas import Judgment
-
-JUDGMENT_STREAM_SUFFIX = "/judgments"
 
 CacheKey = tuple[str, str, str, str]
 """(trajectory hash, judge id, judge version, config hash)."""
