@@ -61,12 +61,16 @@ def runs(ctx: click.Context, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the decoded events as JSON lines.")
 @click.pass_context
 def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -> None:
-    """Show a run's episodes, or one episode's timeline (step, event type, gist)."""
+    """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
     from p2w_runtime.store import UnknownRun, episode_streams, find_run
+    from replay.classify import read_classifications
+    from replay.judging import episode_judgments, format_judgment
     from replay.timeline import timeline
     from schemas import EpisodeFinished, EpisodeStarted
+
+    derived: list[Any] = []
 
     async def _load() -> tuple[Any, list[Any]]:
         async with open_db(ctx) as store:
@@ -81,6 +85,12 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
             matches = [s for s in streams if s.split("/", 1)[1].split("#")[0] == task_id]
             if not matches:
                 raise UnknownRun(f"run {info.label!r} has no episode for task {task_id!r}")
+            derived.extend(await episode_judgments(store, matches[-1]))
+            derived.extend(
+                r
+                for r in await read_classifications(store, info.run_id)
+                if r.classification.episode_stream == matches[-1]
+            )
             return info, [e.decode() async for e in store.read_stream(matches[-1])]
 
     info, items = run(_load())
@@ -120,3 +130,17 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
         for row in timeline(items):
             table.add_row(str(row.seq), "-" if row.step is None else str(row.step), row.type, row.gist)
     console.print(table)
+    for record in derived:
+        if hasattr(record, "judgment"):
+            console.print(format_judgment(record.judgment, event_id=record.event_id))
+        else:
+            c = record.classification
+            console.print(
+                f"[bold]{c.classifier_id} v{c.classifier_version}[/]  {c.task_id}: "
+                + (", ".join(label.label for label in c.labels) or "no errors")
+            )
+            for label in c.labels:
+                console.print(
+                    f"  {label.label}: {label.explanation}  (events {', '.join(label.evidence.event_ids)})",
+                    markup=False,
+                )

@@ -29,6 +29,9 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     assert (out / "levels.png").read_bytes()[:4] == b"\x89PNG" and (out / "errors.png").read_bytes()[:4] == b"\x89PNG"
     db = out / "demo.db"
     assert CliRunner().invoke(main, ["--db", str(db), "verify"]).exit_code == 0
+    shown = CliRunner().invoke(main, ["--db", str(db), "show", "earlier", "Tomas_Reyes_B1"]).output
+    assert "rubric-rules" in shown and "web.retrieval" in shown and "0/5" in shown, "judgment points with evidence"
+    assert "personalization_hallucination" in shown and "size=10.5" in shown, "classification labels with evidence"
     diff = CliRunner().invoke(main, ["--db", str(db), "diff", "earlier", "later", "--json"])
     body = json.loads(diff.output)
     assert body["metrics"]["success_rate"]["delta"] > 0 and not body["only_in_a"] and not body["only_in_b"]
