@@ -18,3 +18,13 @@ def scripted_llm() -> Iterator[ScriptedLlm]:
     """
     with ScriptedLlm() as server:
         yield server
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_private_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the retrieval cache and the JSON log out of the user's own folders (subprocesses inherit this too)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("P2W_CACHE_DIR", str(tmp_path_factory.mktemp("retrieval-cache")))
+    patch.setenv("P2W_LOG_FILE", str(tmp_path_factory.mktemp("logs") / "p2w-rt.jsonl"))
+    yield
+    patch.undo()
