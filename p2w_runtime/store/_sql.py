@@ -47,8 +47,8 @@ class SqlRecorder(Recorder):
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
         if not events and not blobs:
             return []
-        # hash-checked and compressed in a worker thread (zstd and sha256 release the GIL), before the write lock
-        blob_rows = await asyncio.get_running_loop().run_in_executor(None, compress_blobs, blobs) if blobs else []
+        # hash-checked and compressed in a worker thread (zstd and sha256 release the GIL) while this one seals
+        compressing = asyncio.get_running_loop().run_in_executor(None, compress_blobs, blobs) if blobs else None
         conn = await self._write_connection()
         try:
             async with conn.begin():
@@ -67,13 +67,15 @@ class SqlRecorder(Recorder):
                     heads[new.stream] = (stored.seq, stored.hash)
                     sealed.append(stored)
                     rows.append(event_to_row(stored, position))
-                if blob_rows:
-                    await self._insert_blobs_ignoring_duplicates(conn, blob_rows)
+                if compressing is not None:
+                    await self._insert_blobs_ignoring_duplicates(conn, await compressing)
                 if rows:
                     await conn.execute(EVENTS.insert(), rows)
         except sqlalchemy.exc.IntegrityError as exc:
             raise IntegrityError(f"append refused by {self.label}: {exc.orig}") from exc
         finally:
+            if compressing is not None:
+                _settle(compressing)
             await conn.close()
         return sealed
 
@@ -224,6 +226,14 @@ class SqlRecorder(Recorder):
 
     async def close(self) -> None:
         await self.engine.dispose()
+
+
+def _settle(future: asyncio.Future[Any]) -> None:
+    """After a failed append the blobs are not needed: cancel their compression or consume its error."""
+    if not future.done():
+        future.cancel()
+    elif not future.cancelled():
+        future.exception()
 
 
 def _referenced_blobs(event: NewEvent | StoredEvent) -> list[str]:
