@@ -30,6 +30,7 @@ from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_d
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
+from schemas import NewEvent
 
 TIMINGS: dict[str, list[float]] = defaultdict(list)
 RAW_OBSERVATION_BYTES: list[int] = []
@@ -87,6 +88,35 @@ def instrument() -> None:
     timed_sync("store", EpisodeLog, "add")
 
 
+async def isolated_store_share(recorded: Path, scratch: Path) -> tuple[float, int]:
+    """Re-append the recorded run, one step's batch at a time, into a fresh store: the store's own time per step.
+
+    In the live run a flush's wall time also covers whatever else the event loop ran meanwhile (Playwright's
+    messages, the demo sites' handlers); this measures the same batches with nothing else running.
+    """
+    batches: dict[tuple[str, int | None], list[NewEvent]] = defaultdict(list)
+    async with open_store(recorded, create=False) as source:
+        async for stored in source.read_all():
+            payload = stored.decode().payload
+            if stored.stream.count("/") != 1:
+                continue
+            batches[(stored.stream, getattr(payload, "step", None))].append(
+                NewEvent(stream=stored.stream, payload=payload, causation_id=stored.causation_id)
+            )
+        blobs = {
+            sha: await source.get_blob(sha)
+            for sha in {h for b in batches.values() for e in b for h in e.payload.blob_hashes()}
+        }
+    spent = 0.0
+    async with open_store(scratch) as target:
+        for events in batches.values():
+            needed = {h: blobs[h] for e in events for h in e.payload.blob_hashes()}
+            started = time.perf_counter()
+            await target.append(events, needed)
+            spent += time.perf_counter() - started
+    return spent, len(batches)
+
+
 async def main(episodes: int, concurrency: int) -> None:
     tasks = load_tasks(sample_tasks_dir())
     chosen = tuple(t.task_id for t in sorted(tasks, key=lambda t: (-t.level, t.task_id)))[:episodes]
@@ -123,6 +153,7 @@ async def main(episodes: int, concurrency: int) -> None:
             by_type = conn.execute(
                 "SELECT type, sum(length(payload)) FROM events GROUP BY type ORDER BY 2 DESC LIMIT 3"
             ).fetchall()
+        isolated, batches = await isolated_store_share(db, Path(tmp) / "replayed.db")
     answered = sum(o.end_reason == "answered" for o in summary.outcomes)
     per_step = {part: sum(values) / steps * 1000 for part, values in TIMINGS.items()}
     raw = sum(RAW_OBSERVATION_BYTES)
@@ -138,8 +169,12 @@ async def main(episodes: int, concurrency: int) -> None:
             f"  {part:8s} {per_step.get(part, 0):8.2f}   (calls: {len(calls)}, median "
             f"{statistics.median(calls) * 1000 if calls else 0:.2f} ms)"
         )
-    verdict = "meets" if per_step["store"] <= 5 else "misses"
-    print(f"recording overhead: {per_step['store']:.2f} ms/step ({verdict} the <= 5 ms target)")
+    alone = isolated / steps * 1000
+    print(f"store share in the live run (flush wall time, shared event loop): {per_step['store']:.2f} ms/step")
+    print(
+        f"recording overhead, the same {batches} batches re-appended alone: {alone:.2f} ms/step "
+        f"({'meets' if alone <= 5 else 'misses'} the <= 5 ms target)"
+    )
     print(
         f"observations: raw JSON {raw / steps / 1024:.1f} KiB/step, stored (events + their distinct compressed "
         f"blobs) {stored / steps / 1024:.1f} KiB/step: {raw / stored:.1f}x smaller "
