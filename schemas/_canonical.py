@@ -41,11 +41,14 @@ def event_hash(
     schema_version: int,
     recorded_at: str,
     causation_id: str | None,
-    payload: dict[str, Any],
+    payload: dict[str, Any] | orjson.Fragment,
     blobs: list[str],
     prev_hash: str,
 ) -> str:
     """sha256 over the canonical envelope and payload.
+
+    ``payload`` may be the canonical JSON text already, as an ``orjson.Fragment``: orjson splices it in
+    verbatim, giving the same bytes as the dict it encodes without serialising it twice.
 
     ``position`` is left out on purpose: it is assigned by whichever database
     holds the event, and a run exported to another database keeps its hashes.

@@ -6,13 +6,14 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from schemas._canonical import event_hash, format_timestamp
+from schemas._canonical import canonical_json, event_hash, format_timestamp
 from schemas._payloads import PAYLOAD_TYPES, AnyPayload, Payload
 from schemas._upcast import upcast
 
@@ -60,17 +61,20 @@ class NewEvent(BaseModel):
     def type(self) -> str:
         return self.payload.type
 
-    def payload_json(self) -> dict[str, Any]:
+    def payload_dict(self) -> dict[str, Any]:
         return self.payload.model_dump(mode="json")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoredEvent:
-    """An event exactly as stored: the raw payload dict, before any upcasting.
+    """An event exactly as stored: the canonical payload JSON, before any upcasting.
 
-    A plain frozen record (eventsourcing's ``StoredEvent``), not a pydantic model: the store builds
-    thousands a second from its own rows, and a dataclass costs a tenth of ``model_construct``.
-    Hash checks run on this form; readers that want typed payloads call ``decode``.
+    A plain slotted record (eventsourcing's ``StoredEvent``, which also keeps its state as bytes), not a
+    pydantic model and not ``frozen``: the store builds tens of thousands a second from its rows, and a
+    frozen dataclass costs five times as much to construct (docs/design/store.md, "Third round"). The log
+    stays immutable where it matters: in the database (triggers) and through the hash chain, which any
+    edited copy fails. The payload is parsed on first use, since hash checks, counting and filtering never
+    need it. Readers that want typed payloads call ``decode``.
     """
 
     event_id: str
@@ -81,13 +85,24 @@ class StoredEvent:
     schema_version: int
     recorded_at: str
     causation_id: str | None
-    payload: dict[str, Any]
+    payload_json: str
     blobs: list[str]
     prev_hash: str
     hash: str
+    _parsed: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The stored payload as a dict; text that no longer parses is kept raw so ``verify`` reports it."""
+        if self._parsed is None:
+            try:
+                self._parsed = orjson.loads(self.payload_json)
+            except orjson.JSONDecodeError:
+                self._parsed = {"__unparseable__": self.payload_json}
+        return self._parsed
 
     def to_dict(self) -> dict[str, Any]:
-        """The portable form (bundles): every field but the store-local ``position``."""
+        """The portable form (bundles): every field but the store-local ``position``, the payload parsed."""
         return {f: getattr(self, f) for f in _PORTABLE_FIELDS}
 
     @classmethod
@@ -100,10 +115,14 @@ class StoredEvent:
                 raise ValueError(f"event field {name!r} has the wrong type ({type(record[name]).__name__})")
         if record["seq"] < 1 or not all(isinstance(b, str) for b in record["blobs"]):
             raise ValueError("event field 'seq' must be >= 1 and 'blobs' a list of hashes")
-        return cls(position=None, **record)
+        fields = {k: v for k, v in record.items() if k != "payload"}
+        return cls(position=None, payload_json=canonical_json(record["payload"]).decode(), **fields)
 
     def compute_hash(self) -> str:
-        """The hash this event should carry given its content and ``prev_hash``."""
+        """The hash this event should carry given its stored content and ``prev_hash``.
+
+        Computed over the stored payload text itself (an ``orjson.Fragment``), so any changed byte shows.
+        """
         return event_hash(
             event_id=self.event_id,
             stream=self.stream,
@@ -112,7 +131,7 @@ class StoredEvent:
             schema_version=self.schema_version,
             recorded_at=self.recorded_at,
             causation_id=self.causation_id,
-            payload=self.payload,
+            payload=orjson.Fragment(self.payload_json),
             blobs=self.blobs,
             prev_hash=self.prev_hash,
         )
@@ -120,7 +139,7 @@ class StoredEvent:
     @classmethod
     def seal(cls, new: NewEvent, *, seq: int, prev_hash: str, position: int | None = None) -> StoredEvent:
         """Turn a writer's event into its stored form, computing the chain hash."""
-        payload = new.payload_json()
+        payload_json = canonical_json(new.payload_dict()).decode()
         fields: dict[str, Any] = {
             "event_id": new.event_id,
             "stream": new.stream,
@@ -129,11 +148,11 @@ class StoredEvent:
             "schema_version": type(new.payload).SCHEMA_VERSION,
             "recorded_at": format_timestamp(new.recorded_at),
             "causation_id": new.causation_id,
-            "payload": payload,
             "blobs": sorted(set(new.payload.blob_hashes())),
             "prev_hash": prev_hash,
         }
-        return cls(position=position, hash=event_hash(**fields), **fields)
+        digest = event_hash(payload=orjson.Fragment(payload_json), **fields)
+        return cls(position=position, payload_json=payload_json, hash=digest, **fields)
 
     def decode(self) -> Event:
         """Upcast the raw payload to the current schema and validate it."""

@@ -39,7 +39,7 @@ def test_seal_chains_and_detects_any_change() -> None:
         NewEvent(stream="r", payload=Observation(step=2, url="http://b")), seq=2, prev_hash=first.hash
     )
     assert second.prev_hash == first.hash and second.compute_hash() == second.hash
-    tampered = replace(second, payload={**second.payload, "url": "http://c"})
+    tampered = StoredEvent.from_dict({**second.to_dict(), "payload": {**second.payload, "url": "http://c"}})
     assert tampered.compute_hash() != second.hash
     moved = replace(second, position=99)
     assert moved.compute_hash() == second.hash, "position is store-local and must not change the hash"

@@ -40,48 +40,38 @@ def _decompressor() -> zstandard.ZstdDecompressor:
     return _codecs.decompressor
 
 
-def _loads(text: str) -> Any:
-    """Parse stored JSON; text that no longer parses is kept raw so verify reports its hash mismatch."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {"__unparseable__": text}
-
-
 def row_to_event(row: Any) -> StoredEvent:
-    """A row selected with ``EVENT_COLUMNS`` as the stored event it holds."""
+    """A row selected with ``EVENT_COLUMNS`` as the stored event it holds (the payload stays text until used)."""
     event_id, stream, seq, position, type_, version, recorded_at, causation_id, payload, blobs, prev, hash_ = row
+    try:
+        blob_list = [] if blobs == "[]" else orjson.loads(blobs)
+    except orjson.JSONDecodeError:
+        blob_list = [blobs]  # tampered: kept so that verify reports the hash mismatch
     return StoredEvent(
-        event_id, stream, seq, position, type_, version, recorded_at, causation_id,
-        _loads(payload), [] if blobs == "[]" else _loads(blobs), prev, hash_,
+        event_id, stream, seq, position, type_, version, recorded_at, causation_id, payload, blob_list, prev, hash_
+    )
+
+
+def event_to_row(event: StoredEvent, position: int) -> tuple[Any, ...]:
+    """The values of an events row, in the table's column order (``insert(EVENTS)`` compiles to that)."""
+    return (
+        position, event.event_id, event.stream, event.seq, event.type, event.schema_version, event.recorded_at,
+        event.causation_id, event.payload_json, canonical_json(event.blobs).decode(), event.prev_hash, event.hash,
     )  # fmt: skip
 
 
-def event_to_row(event: StoredEvent, position: int) -> dict[str, Any]:
-    return {
-        "position": position,
-        "event_id": event.event_id,
-        "stream": event.stream,
-        "seq": event.seq,
-        "type": event.type,
-        "schema_version": event.schema_version,
-        "recorded_at": event.recorded_at,
-        "causation_id": event.causation_id,
-        "payload": canonical_json(event.payload).decode(),
-        "blobs": canonical_json(event.blobs).decode(),
-        "prev_hash": event.prev_hash,
-        "hash": event.hash,
-    }
+def compress_blobs(blobs: Mapping[str, bytes], stored: frozenset[str]) -> list[tuple[str, int, str, bytes]]:
+    """Check each blob against its hash and compress the ones not ``stored`` yet, as blobs rows.
 
-
-def compress_blobs(blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
-    """Check each blob against its hash and compress it (run in a worker thread: both release the GIL)."""
+    Runs in a worker thread: sha256 and zstd both release the GIL.
+    """
     rows = []
     compressor = _compressor()
     for sha, data in blobs.items():
         if blob_hash(data) != sha:
             raise IntegrityError(f"blob {sha[:12]}… does not match its content hash")
-        rows.append({"sha256": sha, "size": len(data), "codec": "zstd", "data": compressor.compress(data)})
+        if sha not in stored:
+            rows.append((sha, len(data), "zstd", compressor.compress(data)))
     return rows
 
 

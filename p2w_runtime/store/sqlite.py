@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import sqlite3
 import struct
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 from sqlalchemy import event, text
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.sql import ClauseElement
 from sqlmodel import SQLModel
 
-from p2w_runtime.store._recorder import StoreError
-from p2w_runtime.store._sql import BLOBS, SqlRecorder
+from p2w_runtime.store._recorder import IntegrityError, StoreError
+from p2w_runtime.store._rows import BLOBS
+from p2w_runtime.store._sql import Session, SqlRecorder
 
 BUSY_TIMEOUT_MS = 60_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -81,16 +86,53 @@ _OUR_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.Interface
 """Driver errors that stay errors: refused appends (handled by the recorder) and malformed SQL."""
 
 
+class _AiosqliteSession(Session):
+    """One aiosqlite call per statement: each is a single hand-off to the connection's thread."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(await self._conn.execute_fetchall(sql, params))  # type: ignore[arg-type]
+
+    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        await self._conn.executemany(sql, rows)
+
+
 class SqliteRecorder(SqlRecorder):
     """SQLite through aiosqlite. Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
 
-    async def _write_connection(self) -> AsyncConnection:
-        conn = await self.engine.connect()
-        await conn.execution_options(p2w_immediate=True)
-        return conn
+    @asynccontextmanager
+    async def _driver(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A pooled connection's aiosqlite object; its driver errors become the store's."""
+        try:
+            async with self.engine.connect() as conn:
+                yield (await conn.get_raw_connection()).driver_connection
+        except sqlite3.IntegrityError as exc:
+            raise IntegrityError(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, _OUR_BUGS):
+                raise
+            raise StoreError(f"{self.label}: unreadable database ({exc})") from exc
 
-    async def _insert_blobs_ignoring_duplicates(self, conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
-        await conn.execute(sqlite_insert(BLOBS).on_conflict_do_nothing(index_elements=["sha256"]), rows)
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[Session]:
+        async with self._driver() as conn:
+            await conn.execute("BEGIN IMMEDIATE")  # waits up to the busy timeout for another writer
+            try:
+                yield _AiosqliteSession(conn)
+            except BaseException:
+                await conn.rollback()
+                raise
+            await conn.commit()
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[Session]:
+        async with self._driver() as conn:
+            yield _AiosqliteSession(conn)
+
+    def _blob_insert_ignoring_duplicates(self) -> ClauseElement:
+        return sqlite_insert(BLOBS).on_conflict_do_nothing(index_elements=["sha256"])
 
 
 async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorder:
