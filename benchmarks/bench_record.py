@@ -2,6 +2,9 @@
 
 Records N episodes of the bundled sample tasks on the demo sites in headless Chromium with the scripted
 OpenAI-compatible server, timing the three parts by wrapping their entry points (the agent code is unchanged).
+The store's share is given three ways: the time a step waits for the store (staging, ``flush`` and ``settle``:
+the write itself runs behind the next step's observation and planning), the wall time of those background
+writes, and the same batches re-appended into a fresh store with nothing else running (the store's own cost).
 Targets: recording overhead <= 5 ms per step; stored bytes >= 10x smaller than the raw JSON of the observations.
 
     python benchmarks/bench_record.py [--episodes 20] [--concurrency 2]
@@ -28,6 +31,7 @@ from p2w_runtime.data import load_tasks
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import open_store
+from p2w_runtime.store.sqlite import SqliteRecorder
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from schemas import NewEvent
@@ -46,6 +50,7 @@ def timed(part: str, owner: type, name: str) -> None:
             result = await original(*args, **kwargs)
         finally:
             TIMINGS[part].append(time.perf_counter() - start)
+            TIMINGS[f"{part}.{name}"].append(TIMINGS[part][-1])
         if name == "observe":
             RAW_OBSERVATION_BYTES.append(
                 len(
@@ -75,6 +80,7 @@ def timed_sync(part: str, owner: type, name: str) -> None:
             return original(*args, **kwargs)
         finally:
             TIMINGS[part].append(time.perf_counter() - start)
+            TIMINGS[f"{part}.{name}"].append(TIMINGS[part][-1])
 
     setattr(owner, name, wrapper)
 
@@ -84,8 +90,10 @@ def instrument() -> None:
         timed("browser", EpisodeBrowser, name)
     timed("llm", LlmClient, "complete")
     timed("store", EpisodeLog, "flush")
+    timed("store", EpisodeLog, "settle")
     timed_sync("store", EpisodeLog, "blob")
     timed_sync("store", EpisodeLog, "add")
+    timed("write", SqliteRecorder, "append")
 
 
 async def isolated_store_share(recorded: Path, scratch: Path) -> tuple[float, int]:
@@ -139,6 +147,7 @@ async def main(episodes: int, concurrency: int) -> None:
         async with open_store(db) as store:
             summary = await record(store, request)
         wall = time.perf_counter() - started
+        live_writes = sum(TIMINGS.pop("write"))  # before the re-append below adds its own
         with sqlite3.connect(db) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             steps = conn.execute("SELECT count(*) FROM events WHERE type='observation'").fetchone()[0]
@@ -170,9 +179,21 @@ async def main(episodes: int, concurrency: int) -> None:
             f"{statistics.median(calls) * 1000 if calls else 0:.2f} ms)"
         )
     alone = isolated / steps * 1000
-    print(f"store share in the live run (flush wall time, shared event loop): {per_step['store']:.2f} ms/step")
     print(
-        f"recording overhead, the same {batches} batches re-appended alone: {alone:.2f} ms/step "
+        f"recording overhead: a step waits {per_step['store']:.2f} ms/step for the store (staging, flush, settle); "
+        f"{'meets' if per_step['store'] <= 5 else 'misses'} the <= 5 ms target"
+    )
+    print(
+        "  of which "
+        + ", ".join(f"{name} {per_step.get(f'store.{name}', 0):.2f}" for name in ("add", "blob", "flush", "settle"))
+        + " ms/step"
+    )
+    print(
+        f"  the background writes' wall time (sharing the event loop with the browser and the sites): "
+        f"{live_writes / steps * 1000:.2f} ms/step"
+    )
+    print(
+        f"  the same {batches} batches re-appended alone, the store's own cost: {alone:.2f} ms/step "
         f"({'meets' if alone <= 5 else 'misses'} the <= 5 ms target)"
     )
     print(

@@ -119,6 +119,7 @@ class Episode:
             detail: str | None = None
             step = 0
             try:
+                await self.log.settle()
                 opened = await tab.execute(ParsedAction(name="goto", args=[self.task.start_url]))
                 if opened.error:
                     raise RuntimeError(f"start page {self.task.start_url} did not load: {opened.error}")
@@ -217,6 +218,7 @@ class Episode:
             self.log.add(Action(step=step, raw=text, parsed=action, status="executed"))
             state.notes.append(action.args[0] if action.args else "")
         elif action.name in BROWSER_ACTIONS:
+            await self.log.settle()  # the steps before it are stored before the browser acts
             executed = await tab.execute(action)
             self.log.add(Action(step=step, raw=text, parsed=action, status=executed.status, error=executed.error))
             if executed.status != "executed":
@@ -280,3 +282,4 @@ class Episode:
             )
         )
         await self.log.flush()
+        await self.log.settle()

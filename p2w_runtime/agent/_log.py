@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 
 from p2w_runtime.store import Recorder
@@ -9,10 +10,13 @@ from schemas import AnyPayload, LlmCall, NewEvent, blob_hash
 
 
 class EpisodeLog:
-    """Buffers one step's events and blobs; ``flush`` appends them before the next step starts.
+    """Buffers one step's events and blobs; ``flush`` hands them to the store as one transaction.
 
-    Event ids are assigned when an event is added, so a later event of the same step can
-    name an earlier one as its cause before either is stored.
+    The write runs while the agent observes and plans the next step, and ``settle`` waits for it: the
+    episode settles before the browser acts again and before it ends, so a step is stored before anything
+    it led to happens on a website (docs/design/recording.md). One write is in flight at a time, so the
+    stream keeps its order. Event ids are assigned when an event is added, so a later event of the same
+    step can name an earlier one as its cause before either is stored.
     """
 
     def __init__(self, store: Recorder, stream: str) -> None:
@@ -20,7 +24,7 @@ class EpisodeLog:
         self.stream = stream
         self._events: list[NewEvent] = []
         self._blobs: dict[str, bytes] = {}
-        self.appended = 0
+        self._writing: asyncio.Task[object] | None = None
 
     def add(self, payload: AnyPayload, causation_id: str | None = None) -> NewEvent:
         event = NewEvent(stream=self.stream, payload=payload, causation_id=causation_id)
@@ -45,9 +49,16 @@ class EpisodeLog:
         self.add(call)
 
     async def flush(self) -> None:
+        """Start storing what was staged, once the previous write is done; a failed write raises here."""
+        await self.settle()
         if not self._events and not self._blobs:
             return
         events, blobs = self._events, self._blobs
         self._events, self._blobs = [], {}
-        await self.store.append(events, blobs)
-        self.appended += len(events)
+        self._writing = asyncio.create_task(self.store.append(events, blobs))
+
+    async def settle(self) -> None:
+        """Wait until everything flushed is stored; a failed write raises here."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            await writing

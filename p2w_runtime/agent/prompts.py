@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2w_runtime.actions import ACTION_SPACE_PROMPT
-from schemas import RetrievalHit
+from p2w_runtime.retrieval import SearchHit
 
 PLANNER_MARKER = "You are the PLANNER"
 GENERATOR_MARKER = "You are the GENERATOR"
@@ -74,7 +74,7 @@ def planner_user(
     return "\n\n".join(parts)
 
 
-def generator_messages(question: str, hits: Sequence[RetrievalHit]) -> list[dict[str, str]]:
+def generator_messages(question: str, hits: Sequence[SearchHit]) -> list[dict[str, str]]:
     entries = "\n".join(
         f"[{h.entry_id}] {h.entry.timestamp} | {h.entry.type}: {h.entry.object} | {h.entry.website}" for h in hits
     )
