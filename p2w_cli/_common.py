@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, open_store
 
 T = TypeVar("T")
+FC = TypeVar("FC", bound=Callable[..., Any])
 console = Console(highlight=False, soft_wrap=True)
 
 
@@ -51,3 +52,35 @@ def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContext
 
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _options(*options: Callable[[FC], FC]) -> Callable[[FC], FC]:
+    def decorate(f: FC) -> FC:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+def llm_pass_options(who: str, results: str) -> Callable[[FC], FC]:
+    """The endpoint options of an offline pass over runs (``replay``, ``classify``), kept alike because both
+    end in ``replay.derived.PassOptions``; ``who`` is what the model serves, ``results`` what it makes."""
+    return _options(
+        click.option("--model", default="gpt-5-mini", show_default=True, help=f"Model of {who}."),
+        click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL."),
+        click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored."),
+        click.option("--temperature", type=float, help=f"Sampling temperature of {who} (default: the model's)."),
+        click.option(
+            "--concurrency",
+            default=8,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help=f"LLM {results} in flight at once.",
+        ),
+    )
+
+
+def location_site_option(help_text: str) -> Callable[[FC], FC]:
+    """``--location-site``, repeatable, added to the default location-aware sites of the rubric."""
+    return click.option("--location-site", "location_sites", multiple=True, metavar="SITE", help=help_text)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from p2w_cli._common import console, open_db, run
+from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
 
 
 @click.command("classify")
@@ -23,26 +23,10 @@ from p2w_cli._common import console, open_db, run
 @click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
 @click.option("--per-run", is_flag=True, help="Summary and plot: one column per run, not per agent / model / scheme.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
-@click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the llm classifier.")
-@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
-@click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
-@click.option("--temperature", type=float, help="Sampling temperature of the llm classifier (default: the model's).")
-@click.option(
-    "--concurrency",
-    default=8,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="LLM classifications in flight at once.",
-)
+@llm_pass_options("the llm classifier", "classifications")
 @click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")
-@click.option(
-    "--location-site",
-    "location_sites",
-    multiple=True,
-    metavar="SITE",
-    help="Another location-aware website (added to amazon, instacart, resy, opentable).",
-)
+@location_site_option("Another location-aware website (added to amazon, instacart, resy, opentable).")
 @click.pass_context
 def classify_cmd(
     ctx: click.Context,

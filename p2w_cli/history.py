@@ -109,9 +109,9 @@ def history_search(
     from rich.table import Table
     from rich.text import Text
 
-    from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever
+    from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
 
-    async def _search() -> tuple[HistoryIndex, list[Any]]:  # blocking work; run() turns user errors into one line
+    async def _search() -> tuple[HistoryIndex, list[SearchHit]]:  # blocking work; run() turns user errors into one line
         retriever = HistoryRetriever(history_dir, _load_embedder_quietly(embedder), cache_dir)
         with Console(stderr=True).status(f"opening the index of {persona}"):
             index = retriever.index(persona)
@@ -127,7 +127,7 @@ def history_search(
                 "index_hash": index.index_hash,
                 "k": k,
                 "threshold": threshold,
-                "hits": [hit.model_dump(mode="json") for hit in hits],
+                "hits": [hit.to_retrieval_hit().model_dump(mode="json") for hit in hits],
             }
         )
         return

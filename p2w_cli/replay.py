@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from p2w_cli._common import console, open_db, run
+from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
@@ -31,13 +31,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
     "action-wise-rules, outcome-based-rules, webarena.",
 )
-@click.option("--model", default="gpt-5-mini", show_default=True, help="Model of the LLM judges.")
-@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
-@click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored.")
-@click.option("--temperature", type=float, help="Sampling temperature of the LLM judges (default: the model's).")
-@click.option(
-    "--concurrency", default=8, show_default=True, type=click.IntRange(min=1), help="LLM judgments in flight at once."
-)
+@llm_pass_options("the LLM judges", "judgments")
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per judged episode.")
@@ -53,13 +47,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     metavar="NAME=URL",
     help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
 )
-@click.option(
-    "--location-site",
-    "location_sites",
-    multiple=True,
-    metavar="SITE",
-    help="Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).",
-)
+@location_site_option("Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
 @click.pass_context
 def replay_cmd(
     ctx: click.Context,

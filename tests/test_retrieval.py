@@ -217,6 +217,7 @@ def test_hits_identical_to_numpy_brute_force(big_index, k, threshold):
         np.testing.assert_allclose([h.score for h in hits], [s for _, s in expected], atol=1e-5)
         assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
         assert all(h.entry == entries[h.entry_id] for h in hits)
+        assert all(type(h.entry_id) is int and type(h.score) is float for h in hits)  # not numpy scalars
 
 
 def test_k_and_threshold_are_honoured(embedder, entries, warm_cache):
@@ -231,6 +232,11 @@ def test_k_and_threshold_are_honoured(embedder, entries, warm_cache):
     above = index.search("running shoes", k=1000, threshold=cut)
     assert [h.entry_id for h in above] == [h.entry_id for h in everything if h.score >= cut]
     assert index.search("running shoes", k=20, threshold=1.01) == []
+
+
+def test_results_faiss_could_not_fill_are_not_hits(big_index):
+    """A NaN query matches nothing: FAISS answers id -1, which must not index the bank from its end."""
+    assert big_index.search_vector(np.full(384, np.nan, dtype=np.float32), k=5, threshold=-np.inf) == []
 
 
 def test_defaults_are_persona2web_settings(big_index):

@@ -66,7 +66,7 @@ def test_search_json_matches_the_library(invoke, history, tmp_path):
     index = HistoryRetriever(history, load_embedder(), tmp_path / "cache").index("Jordan_Park")
     expected = index.search("trail running shoes", k=3, threshold=0.5)
     assert index.encoded_count == 0  # the command left the cache warm
-    assert printed["hits"] == [hit.model_dump(mode="json") for hit in expected]
+    assert printed["hits"] == [hit.to_retrieval_hit().model_dump(mode="json") for hit in expected]
     assert len(printed["hits"]) == 3
     assert (printed["model_id"], printed["index_hash"]) == ("all-MiniLM-L6-v2", index.index_hash)
     assert (printed["k"], printed["threshold"], printed["persona"]) == (3, 0.5, "Jordan_Park")

@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from p2w_runtime.data import DataError
 from p2w_runtime.errors import UserError
@@ -15,10 +16,11 @@ from p2w_runtime.retrieval import (
     HistoryIndex,
     HistoryRetriever,
     RetrievalError,
+    SearchHit,
     load_embedder,
     retrieval_events,
 )
-from schemas import HistoryQuery, HistoryRetrieval, MemoryEntry
+from schemas import HistoryQuery, HistoryRetrieval, MemoryEntry, RetrievalHit
 
 ALEX = [
     {
@@ -103,11 +105,22 @@ def test_retrieval_events_pair_query_and_hits(embedder, history, tmp_path):
         step=3, phase="on-demand", query="restaurant reservation", reason="need the user's city"
     )
     assert isinstance(answered.payload, HistoryRetrieval)
-    assert answered.payload.hits == hits
+    assert all(type(h) is RetrievalHit for h in answered.payload.hits)
+    assert [(h.entry_id, h.rank, h.score, h.entry) for h in answered.payload.hits] == hits
     assert answered.payload.model_id == DEFAULT_EMBEDDER
     assert answered.payload.index_hash == index.index_hash
     assert (answered.payload.k, answered.payload.threshold, answered.payload.step) == (2, 0.1, 3)
     assert asked.event_id < answered.event_id  # uuid7: the query sorts first
+
+
+def test_search_hit_becomes_the_validated_recorded_hit():
+    entry = MemoryEntry(**ALEX[1])
+    recorded = SearchHit(entry_id=1, rank=2, score=0.625, entry=entry).to_retrieval_hit()
+    assert type(recorded) is RetrievalHit
+    assert recorded.model_dump() == {"entry_id": 1, "rank": 2, "score": 0.625, "entry": entry.model_dump()}
+    assert RetrievalHit.model_validate_json(recorded.model_dump_json()) == recorded
+    with pytest.raises(ValidationError, match="rank"):
+        SearchHit(entry_id=1, rank=0, score=0.625, entry=entry).to_retrieval_hit()
 
 
 def test_index_hash_depends_on_bank_and_model_only(embedder, tmp_path):

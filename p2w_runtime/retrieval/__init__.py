@@ -8,7 +8,7 @@ from p2w_runtime.retrieval._cache import CACHE_DIR_ENV, default_cache_dir
 from p2w_runtime.retrieval._embedder import DEFAULT_EMBEDDER, Embedder, ProgressCallback, load_embedder
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._events import retrieval_events
-from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex
+from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex, SearchHit
 from p2w_runtime.retrieval._retriever import HistoryRetriever
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "PersonaIndexed",
     "ProgressCallback",
     "RetrievalError",
+    "SearchHit",
     "default_cache_dir",
     "index_history",
     "load_embedder",

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from p2w_runtime.retrieval._index import HistoryIndex
-from schemas import HistoryQuery, HistoryRetrieval, NewEvent, RetrievalHit
+from p2w_runtime.retrieval._index import HistoryIndex, SearchHit
+from schemas import HistoryQuery, HistoryRetrieval, NewEvent
 
 
 def retrieval_events(
     stream: str,
     query: str,
-    hits: Sequence[RetrievalHit],
+    hits: Sequence[SearchHit],
     index: HistoryIndex,
     k: int,
     threshold: float,
@@ -32,7 +32,7 @@ def retrieval_events(
             index_hash=index.index_hash,
             k=k,
             threshold=threshold,
-            hits=list(hits),
+            hits=[hit.to_retrieval_hit() for hit in hits],
         ),
     )
     return asked, answered

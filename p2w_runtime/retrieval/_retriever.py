@@ -7,8 +7,7 @@ from pathlib import Path
 
 from p2w_runtime.data import find_memory_bank, list_personas, load_memory_bank
 from p2w_runtime.retrieval._embedder import Embedder
-from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex
-from schemas import RetrievalHit
+from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex, SearchHit
 
 
 class HistoryRetriever:
@@ -38,5 +37,5 @@ class HistoryRetriever:
 
     def search(
         self, persona: str, query: str, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD
-    ) -> list[RetrievalHit]:
+    ) -> list[SearchHit]:
         return self.index(persona).search(query, k, threshold)
