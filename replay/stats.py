@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, METRICS, RunData, load_run_data, open_runs, parse_ref
+from replay.diff import DEFAULT_JUDGE, METRICS, RunData, load_run_data, metrics_layout, open_runs, parse_ref, pct
 
 TaskKey = tuple[str, int | None, str | None]
 
@@ -91,21 +90,14 @@ def run_stats(runs: Sequence[RunData]) -> RunStats:
     return RunStats(runs[0].judge_id if runs else "", figures, len(common), mean, std)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
 def stats_table(stats: RunStats) -> Table:
     """One row per run, then the mean and the standard deviation, in percent (Table 8's mean ± std)."""
     title = f"{len(stats.runs)} runs, {stats.tasks} tasks scored in every run (judge {stats.judge_id})"
-    table = Table(title=escape(title))
-    table.add_column("run")
-    for m in METRICS:
-        table.add_column(METRIC_HEADERS[m], justify="right")
+    table = metrics_layout(title, "run")
     for r in stats.runs:
-        table.add_row(Text(r.run.source), *(_pct(r.figures[m]) for m in METRICS))
-    table.add_row("mean", *(_pct(stats.mean[m]) for m in METRICS), style="bold")
-    table.add_row("± std", *(_pct(stats.std[m]) for m in METRICS), style="bold")
+        table.add_row(Text(r.run.source), *(pct(r.figures[m]) for m in METRICS))
+    table.add_row("mean", *(pct(stats.mean[m]) for m in METRICS), style="bold")
+    table.add_row("± std", *(pct(stats.std[m]) for m in METRICS), style="bold")
     return table
 
 

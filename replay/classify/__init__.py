@@ -15,19 +15,15 @@ from replay.classify._labels import (
     PERSONALIZATION_LABELS,
     REDUNDANT_HISTORY_ACCESS,
 )
-from replay.classify._llm import DEFAULT_CLASSIFIER_MODEL, LlmClassifier, LlmFactory
+from replay.classify._llm import DEFAULT_CLASSIFIER_MODEL, LlmClassifier
 from replay.classify._plot import PlotError, plot_summary
-from replay.classify._records import (
-    ClassificationRecord,
-    classification_stream,
-    latest_ok,
-    read_classifications,
-)
+from replay.classify._records import ClassificationRecord, classification_stream, read_classifications
 from replay.classify._redundant import RedundancySettings, redundant_access
 from replay.classify._registry import CLASSIFIERS, make_classifier
 from replay.classify._rules import RulesClassifier
 from replay.classify._runner import ClassifyAborted, ClassifyOutcome, ClassifySummary, classify_run
 from replay.classify._summary import ErrorSummary, SummaryRow, summarize
+from replay.derived import LlmFactory, latest_ok
 
 __all__ = [
     "ALL_LABELS",

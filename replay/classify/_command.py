@@ -10,53 +10,30 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from p2w_runtime.store import Recorder, RunInfo, episode_streams, find_run
 from replay.classify._base import Classifier
-from replay.classify._llm import DEFAULT_CLASSIFIER_MODEL
 from replay.classify._plot import plot_summary
 from replay.classify._records import classification_stream
 from replay.classify._registry import make_classifier
 from replay.classify._rules import RulesClassifier
 from replay.classify._runner import ClassifyOutcome, ClassifySummary, classify_run
 from replay.classify._summary import ErrorSummary, summarize
-from replay.judges import JudgeSettings, default_location_sites
+from replay.derived import PassOptions, advance, pass_progress
 
 
 @dataclass(frozen=True)
-class ClassifyOptions:
+class ClassifyOptions(PassOptions):
     classifier: str = RulesClassifier.id
-    model: str = DEFAULT_CLASSIFIER_MODEL
-    base_url: str | None = None
-    api_key: str | None = None
-    temperature: float | None = None
-    concurrency: int = 8
-    force: bool = False
-    as_json: bool = False
     summary: bool = False
     per_run: bool = False
     plot: Path | None = None
-    location_sites: tuple[str, ...] = ()
-
-    def settings(self) -> JudgeSettings:
-        return JudgeSettings(
-            model=self.model,
-            temperature=self.temperature,
-            location_sites=(*default_location_sites(), *self.location_sites),
-        )
 
 
 def _classifier(options: ClassifyOptions) -> Classifier:
     """The classifier named in ``options``; the LLM client is built on first need and closed by the classifier."""
-
-    def build() -> Any:
-        from p2w_runtime.llm import LlmClient
-
-        return LlmClient(options.model, base_url=options.base_url, api_key=options.api_key)
-
-    return make_classifier(options.classifier, options.settings(), build)
+    return make_classifier(options.classifier, options.settings(), options.llm_client)
 
 
 def outcome_json(info: RunInfo, outcome: ClassifyOutcome) -> dict[str, Any]:
@@ -104,21 +81,13 @@ async def _classify_one(
 ) -> ClassifySummary:
     total = len(await episode_streams(store, info.run_id))
     quiet = options.as_json or options.summary
-    progress = Progress(
-        TextColumn("classifying {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[state]}"),
-        TimeElapsedColumn(),
-        console=err if quiet else out,
-        transient=quiet,
-    )
+    progress = pass_progress("classifying", err if quiet else out, transient=quiet)
     task = progress.add_task(escape(info.label), total=total, state="")
     counts = ClassifySummary(info.run_id, classifier.id)
 
     def on_outcome(outcome: ClassifyOutcome) -> None:
         counts.add(outcome)
-        progress.update(task, advance=1, state=f"cached {counts.cached} · failed {counts.failed}")
+        advance(progress, task, counts)
         if options.as_json and not options.summary:
             out.print(json.dumps(outcome_json(info, outcome)), markup=False, highlight=False, soft_wrap=True)
         elif not quiet:

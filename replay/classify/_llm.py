@@ -9,7 +9,6 @@ asked. Every call is recorded (role ``classifier``) next to the classification.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from p2w_runtime.llm import LlmBadResponse, Sink
 from replay.classify._base import Classifier, Verdict, navigation_label
 from replay.classify._labels import DEFINITIONS, PERSONALIZATION_LABELS
+from replay.derived import LlmFactory
 from replay.judges import DEFAULT_JUDGE_MODEL, JudgeError, JudgeSettings, rubric_targets
 from replay.judges._render import render_full
 from replay.trajectory import Trajectory
@@ -75,10 +75,6 @@ def prompt_hash() -> str:
 
 def _tag(ref: str) -> str:
     return ref.strip().strip("[]").strip().upper()
-
-
-LlmFactory = Callable[[], Any]
-"""Returns the ``LlmClient``; called on first need, so a fully cached pass needs no endpoint."""
 
 
 class LlmClassifier(Classifier):

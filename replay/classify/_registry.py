@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from replay.classify._base import Classifier, UnknownClassifier
-from replay.classify._llm import LlmClassifier, LlmFactory
+from replay.classify._llm import LlmClassifier
 from replay.classify._rules import RulesClassifier
+from replay.derived import LlmFactory
 from replay.judges import JudgeSettings
 
 CLASSIFIERS: tuple[str, ...] = (RulesClassifier.id, LlmClassifier.id)

@@ -4,7 +4,7 @@ from replay.diff._align import Divergence, first_divergence, jaccard
 from replay.diff._command import diff_command
 from replay.diff._diff import MetricDelta, RunDiff, TaskDiff, diff_runs
 from replay.diff._refs import OpenRun, RunRef, open_runs, parse_ref
-from replay.diff._report import METRIC_HEADERS, metric_table, render_diff
+from replay.diff._report import METRIC_HEADERS, metric_table, metrics_layout, pct, render_diff
 from replay.diff._runs import (
     DEFAULT_JUDGE,
     METRICS,
@@ -41,8 +41,10 @@ __all__ = [
     "load_run_data",
     "mcnemar_exact",
     "metric_table",
+    "metrics_layout",
     "open_runs",
     "paired_bootstrap",
     "parse_ref",
+    "pct",
     "render_diff",
 ]

@@ -13,7 +13,8 @@ from replay.diff._runs import METRICS
 METRIC_HEADERS = {"p_web": "P_web", "p_pref": "P_pref", "p_avg": "P_avg", "intent": "Intent", "success_rate": "SR"}
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
+    """A 0..1 figure in percent, as every metrics table prints it (``-`` when there is none)."""
     return "-" if value is None else f"{100 * value:.1f}"
 
 
@@ -21,15 +22,21 @@ def _signed(value: float | None) -> str:
     return "-" if value is None else f"{round(100 * value, 1) + 0.0:+.1f}"
 
 
+def metrics_layout(title: str, label: str) -> Table:
+    """A table with a ``label`` column, then one right-aligned column per metric (diff and stats alike)."""
+    table = Table(title=escape(title))
+    table.add_column(label)
+    for name in METRICS:
+        table.add_column(METRIC_HEADERS[name], justify="right")
+    return table
+
+
 def metric_table(diff: RunDiff) -> Table:
     """Rows A, B, Δ and its 95% interval; columns the five metrics, in percent."""
     title = f"{diff.a.source} → {diff.b.source}  (judge {diff.a.judge_id}, {diff.paired} paired tasks)"
-    table = Table(title=escape(title))
-    table.add_column("")
-    for name in METRICS:
-        table.add_column(METRIC_HEADERS[name], justify="right")
-    table.add_row(Text(f"A {diff.a.source}"), *(_pct(diff.metrics[m].a) for m in METRICS))
-    table.add_row(Text(f"B {diff.b.source}"), *(_pct(diff.metrics[m].b) for m in METRICS))
+    table = metrics_layout(title, "")
+    table.add_row(Text(f"A {diff.a.source}"), *(pct(diff.metrics[m].a) for m in METRICS))
+    table.add_row(Text(f"B {diff.b.source}"), *(pct(diff.metrics[m].b) for m in METRICS))
     table.add_row("Δ (B − A)", *(_signed(diff.metrics[m].delta) for m in METRICS), style="bold")
     cis = [diff.metrics[m].ci for m in METRICS]
     table.add_row("95% CI", *("-" if ci is None else f"[{_signed(ci[0])}, {_signed(ci[1])}]" for ci in cis))
@@ -50,8 +57,8 @@ def _flips(diff: RunDiff) -> RenderableType:
         table.add_row(
             Text(t.task_id),
             Text(t.flip or "", style=style),
-            f"{_pct(a.get('p_avg'))} / {_pct(a.get('intent'))}",
-            f"{_pct(b.get('p_avg'))} / {_pct(b.get('intent'))}",
+            f"{pct(a.get('p_avg'))} / {pct(a.get('intent'))}",
+            f"{pct(b.get('p_avg'))} / {pct(b.get('intent'))}",
         )
     return Group(head, table)
 

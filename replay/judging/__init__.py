@@ -1,27 +1,18 @@
 """Running judges over recorded runs: caching, appending judgment events, estimates, presentation."""
 
+from p2w_runtime.store import JUDGMENT_STREAM_SUFFIX
+from replay.derived import CacheKey, LlmFactory, latest_by_key
 from replay.judging._command import ReplayOptions, replay_command
 from replay.judging._estimate import JudgeEstimate, estimate_replay
 from replay.judging._format import format_judgment, judgment_json
 from replay.judging._records import (
-    JUDGMENT_STREAM_SUFFIX,
-    CacheKey,
     JudgmentRecord,
     current_judgments,
     episode_judgments,
     judgment_stream,
-    latest_by_key,
     read_judgments,
 )
-from replay.judging._runner import (
-    JudgeOutcome,
-    LlmFactory,
-    ReplayAborted,
-    ReplaySummary,
-    cache_key,
-    replay_run,
-    to_judgment,
-)
+from replay.judging._runner import JudgeOutcome, ReplayAborted, ReplaySummary, cache_key, replay_run, to_judgment
 
 __all__ = [
     "JUDGMENT_STREAM_SUFFIX",

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from p2w_runtime.store import Recorder, episode_streams, find_run
-from replay.judges import DEFAULT_JUDGE_MODEL, Judge, JudgeSettings, default_location_sites, make_judge
+from replay.derived import PassOptions, advance, pass_progress
+from replay.judges import Judge, JudgeSettings, make_judge
 from replay.judging._estimate import JudgeEstimate, estimate_replay
 from replay.judging._format import judgment_json
 from replay.judging._records import judgment_stream
@@ -23,28 +23,15 @@ from schemas import Judgment
 
 
 @dataclass(frozen=True)
-class ReplayOptions:
+class ReplayOptions(PassOptions):
     judges: tuple[str, ...]
-    model: str = DEFAULT_JUDGE_MODEL
-    base_url: str | None = None
-    api_key: str | None = None
-    temperature: float | None = None
-    concurrency: int = 8
     dry_run: bool = False
-    force: bool = False
-    as_json: bool = False
     webarena_config: Path | None = None
     site_urls: dict[str, str] = field(default_factory=dict)
-    location_sites: tuple[str, ...] = ()
 
     def settings(self) -> JudgeSettings:
-        return JudgeSettings(
-            model=self.model,
-            temperature=self.temperature,
-            location_sites=(*default_location_sites(), *self.location_sites),
-            webarena_configs=str(self.webarena_config) if self.webarena_config else None,
-            site_urls=self.site_urls,
-        )
+        webarena = str(self.webarena_config) if self.webarena_config else None
+        return replace(super().settings(), webarena_configs=webarena, site_urls=self.site_urls)
 
 
 def _figures(j: Judgment) -> str:
@@ -66,9 +53,7 @@ def _line(outcome: JudgeOutcome) -> str:
 
 def _llm_factory(options: ReplayOptions, made: list[Any]) -> Any:
     def build() -> Any:
-        from p2w_runtime.llm import LlmClient
-
-        client = LlmClient(options.model, base_url=options.base_url, api_key=options.api_key)
+        client = options.llm_client()
         made.append(client)
         return client
 
@@ -86,21 +71,13 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
         return 0
     total = len(await episode_streams(store, info.run_id)) * len(judges)
     made: list[Any] = []
-    progress = Progress(
-        TextColumn("judging {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[state]}"),
-        TimeElapsedColumn(),
-        console=err if options.as_json else out,
-        transient=options.as_json,
-    )
+    progress = pass_progress("judging", err if options.as_json else out, transient=options.as_json)
     task = progress.add_task(info.label, total=total, state="")
     counts = ReplaySummary()
 
     def on_outcome(outcome: JudgeOutcome) -> None:
         counts.add(outcome)
-        progress.update(task, advance=1, state=f"cached {counts.cached} · failed {counts.failed}")
+        advance(progress, task, counts)
         if options.as_json:
             row = judgment_json(outcome.judgment, cached=outcome.cached, level=outcome.level)
             out.print(json.dumps(row, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)

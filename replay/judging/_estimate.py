@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import Recorder
+from replay.derived import latest_by_key
 from replay.judges import Judge, JudgeError
-from replay.judging._records import latest_by_key, read_judgments
+from replay.judging._records import read_judgments
 from replay.judging._runner import cache_key
 from replay.trajectory import Trajectory, list_episodes, load_trajectory
 

@@ -9,51 +9,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from p2w_runtime.store import JUDGMENT_STREAM_SUFFIX, Recorder
+from replay.derived import CacheKey, DerivedRecord, DerivedStream
 from schemas import Judgment
-
-CacheKey = tuple[str, str, str, str]
-"""(trajectory hash, judge id, judge version, config hash)."""
-
-
-def judgment_stream(run_id: str) -> str:
-    return f"{run_id}{JUDGMENT_STREAM_SUFFIX}"
 
 
 @dataclass(frozen=True, slots=True)
-class JudgmentRecord:
-    event_id: str
-    recorded_at: str
-    judgment: Judgment
+class JudgmentRecord(DerivedRecord[Judgment]):
+    @property
+    def judgment(self) -> Judgment:
+        return self.payload
 
     @property
     def key(self) -> CacheKey:
-        j = self.judgment
+        j = self.payload
         return (j.trajectory_hash, j.judge_id, j.judge_version, j.config_hash)
 
 
-async def read_judgments(store: Recorder, run_id: str) -> list[JudgmentRecord]:
-    """Every judgment of a run, oldest first (older judgments stay; nothing is overwritten)."""
-    records: list[JudgmentRecord] = []
-    async for stored in store.read_stream(judgment_stream(run_id)):
-        if stored.type != "judgment":
-            continue
-        payload = stored.decode().payload
-        assert isinstance(payload, Judgment)
-        records.append(JudgmentRecord(stored.event_id, stored.recorded_at, payload))
-    return records
+JUDGMENTS = DerivedStream(JUDGMENT_STREAM_SUFFIX, "judgment", Judgment, JudgmentRecord)
+judgment_stream = JUDGMENTS.name
+read_judgments = JUDGMENTS.read
+"""Every judgment of a run, oldest first (older judgments stay; nothing is overwritten)."""
 
 
 async def episode_judgments(store: Recorder, episode_stream: str) -> list[JudgmentRecord]:
     """Every judgment of one episode, oldest first (what ``p2w-rt show RUN TASK`` lists)."""
     run_id = episode_stream.partition("/")[0]
     return [r for r in await read_judgments(store, run_id) if r.judgment.episode_stream == episode_stream]
-
-
-def latest_by_key(records: list[JudgmentRecord]) -> dict[CacheKey, JudgmentRecord]:
-    latest: dict[CacheKey, JudgmentRecord] = {}
-    for record in records:
-        latest[record.key] = record
-    return latest
 
 
 async def current_judgments(

@@ -4,14 +4,13 @@ A judgment is a cache hit when the latest judgment with the same (trajectory has
 judge version, config hash) succeeded: nothing is called, nothing appended. A failed judgment
 is retried next time (LLM failures can be transient); when the retry fails the same way
 (no ground truth, no task config) nothing new is appended either. ``force`` re-judges and
-appends; older judgments stay.
+appends; older judgments stay. Appending and concurrency are ``replay.derived``'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -19,18 +18,13 @@ import structlog
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.store import Recorder
+from replay.derived import CacheKey, DerivedPass, LlmFactory, Outcome, Pool, Tally, call_log, latest_by_key
 from replay.judges import Judge, JudgeContext, JudgeError, Verdict
-from replay.judging._records import CacheKey, JudgmentRecord, judgment_stream, latest_by_key, read_judgments
+from replay.judging._records import JudgmentRecord, judgment_stream, read_judgments
 from replay.trajectory import EpisodeRef, Trajectory, list_episodes, load_trajectory
-from schemas import Judgment, LlmCall, NewEvent
+from schemas import Judgment
 
 log = structlog.get_logger(__name__)
-
-WRITE_BATCH = 200
-"""Judgments of cheap (rules) judges appended per transaction; LLM judgments are appended at once."""
-
-LlmFactory = Callable[[], Any]
-"""Returns the ``LlmClient`` to judge with; called on first need, so rules-only replays need no endpoint."""
 
 
 class ReplayAborted(UserError):
@@ -38,33 +32,22 @@ class ReplayAborted(UserError):
 
 
 @dataclass(frozen=True, slots=True)
-class JudgeOutcome:
-    stream: str
-    task_id: str
-    level: int | None
-    judgment: Judgment
-    cached: bool
-    event_id: str | None
+class JudgeOutcome(Outcome[Judgment]):
+    @property
+    def judgment(self) -> Judgment:
+        return self.payload
 
 
 @dataclass(slots=True)
-class ReplaySummary:
-    judged: int = 0
-    cached: int = 0
-    failed: int = 0
-    cost_usd: float = 0.0
-    outcomes: list[JudgeOutcome] = field(default_factory=list)
+class ReplaySummary(Tally[JudgeOutcome]):
+    @property
+    def judged(self) -> int:
+        return self.new
 
-    def add(self, outcome: JudgeOutcome) -> None:
-        self.outcomes.append(outcome)
-        if outcome.cached:
-            self.cached += 1
-        elif outcome.judgment.status == "failed":
-            self.failed += 1
-        else:
-            self.judged += 1
-        if not outcome.cached and outcome.judgment.cost_usd:
-            self.cost_usd += outcome.judgment.cost_usd
+    @property
+    def cost_usd(self) -> float:
+        """What this pass paid: the judgments it made, failed ones included."""
+        return sum((o.judgment.cost_usd for o in self.outcomes if not o.cached and o.judgment.cost_usd), 0.0)
 
 
 def cache_key(judge: Judge, episode: Trajectory | EpisodeRef) -> CacheKey:
@@ -89,32 +72,7 @@ def to_judgment(judge: Judge, t: Trajectory, key: CacheKey, verdict: Verdict) ->
     )
 
 
-class _Writer:
-    """Buffers judgment events for the run's judgment stream; one transaction per batch."""
-
-    def __init__(self, store: Recorder, stream: str) -> None:
-        self.store = store
-        self.stream = stream
-        self.pending: list[NewEvent] = []
-        self._lock = asyncio.Lock()
-
-    async def add(self, events: list[NewEvent], *, now: bool) -> None:
-        async with self._lock:
-            self.pending.extend(events)
-            if now or len(self.pending) >= WRITE_BATCH:
-                await self._flush()
-
-    async def flush(self) -> None:
-        async with self._lock:
-            await self._flush()
-
-    async def _flush(self) -> None:
-        if self.pending:
-            batch, self.pending = self.pending, []
-            await self.store.append(batch)
-
-
-class _Replay:
+class _Replay(DerivedPass[JudgeOutcome, ReplaySummary]):
     def __init__(
         self,
         store: Recorder,
@@ -124,15 +82,10 @@ class _Replay:
         force: bool,
         on_outcome: Callable[[JudgeOutcome], None] | None,
     ) -> None:
-        self.store = store
+        super().__init__(store, judgment_stream(run_id), ReplaySummary(), force=force, on_outcome=on_outcome)
         self.judges = judges
         self.llm_factory = llm
         self._llm: Any = None
-        self.force = force
-        self.on_outcome = on_outcome
-        self.stream = judgment_stream(run_id)
-        self.writer = _Writer(store, self.stream)
-        self.summary = ReplaySummary()
         self.latest: dict[CacheKey, JudgmentRecord] = {}
 
     def llm(self) -> Any:
@@ -145,17 +98,8 @@ class _Replay:
                 raise ReplayAborted(str(exc)) from None
         return self._llm
 
-    def _report(self, outcome: JudgeOutcome) -> None:
-        self.summary.add(outcome)
-        if self.on_outcome is not None:
-            self.on_outcome(outcome)
-
     async def judge_one(self, judge: Judge, t: Trajectory, key: CacheKey) -> None:
-        calls: list[LlmCall] = []
-
-        async def sink(call: LlmCall) -> None:
-            calls.append(call)
-
+        calls, sink = call_log()
         scoped = None
         try:
             scoped = self.llm().scoped(sink) if judge.needs_llm(t) else None
@@ -165,7 +109,7 @@ class _Replay:
         except LlmBadResponse as exc:  # a judge that did not catch it itself: still a failed judgment
             verdict = Verdict.failed(str(exc), cost_usd=scoped.totals.cost_usd if scoped else None)
         except LlmError as exc:
-            await self._keep_calls(calls, t)
+            await self.writer.keep_calls(t, calls)
             raise ReplayAborted(
                 f"{exc} (judge {judge.id}, episode {t.stream}); judgments made so far are kept"
             ) from None
@@ -173,67 +117,37 @@ class _Replay:
         previous = self.latest.get(key)
         failed_again = previous is not None and judgment.status == "failed" == previous.judgment.status
         if failed_again and previous.judgment.error == judgment.error and not self.force and not calls:
-            self._report(JudgeOutcome(t.stream, t.task_id, t.level, previous.judgment, True, previous.event_id))
+            self.report(JudgeOutcome.of(t, previous.judgment, cached=True, event_id=previous.event_id))
             return
-        events = [NewEvent(stream=self.stream, payload=call, causation_id=t.last_event_id) for call in calls]
-        event = NewEvent(stream=self.stream, payload=judgment, causation_id=t.last_event_id)
-        await self.writer.add([*events, event], now=bool(calls))
-        self._report(JudgeOutcome(t.stream, t.task_id, t.level, judgment, False, event.event_id))
-
-    async def _keep_calls(self, calls: list[LlmCall], t: Trajectory) -> None:
-        """Failed attempts are facts too: record them even when the batch stops."""
-        events = [NewEvent(stream=self.stream, payload=call, causation_id=t.last_event_id) for call in calls]
-        await self.writer.add(events, now=True)
+        event_id = await self.writer.append(t, calls, judgment)
+        self.report(JudgeOutcome.of(t, judgment, cached=False, event_id=event_id))
 
     async def run(self, run_id: str, concurrency: int) -> ReplaySummary:
         self.latest = latest_by_key(await read_judgments(self.store, run_id))
-        slots = asyncio.Semaphore(max(1, concurrency))
-        tasks: set[asyncio.Task[None]] = set()
-        failure: list[BaseException] = []
-
-        async def bounded(judge: Judge, t: Trajectory, key: CacheKey) -> None:
-            try:
-                await self.judge_one(judge, t, key)
-            except BaseException as exc:
-                failure.append(exc)
-            finally:
-                slots.release()
-
         try:
-            for episode in await list_episodes(self.store, run_id):
-                pending = []
-                for judge in self.judges:
-                    key = cache_key(judge, episode)
-                    cached = self.latest.get(key)
-                    if not self.force and cached is not None and cached.judgment.status == "ok":
-                        outcome = JudgeOutcome(
-                            episode.stream, episode.task_id, episode.level, cached.judgment, True, cached.event_id
-                        )
-                        self._report(outcome)
-                    else:
-                        pending.append(judge)
-                if not pending:
-                    continue  # all cached: the episode's events are not even read
-                t = await load_trajectory(self.store, episode.stream)
-                for judge in pending:
-                    if failure:
-                        raise failure[0]
-                    key = cache_key(judge, t)  # the episode may have grown since it was listed
-                    if judge.needs_io(t):
-                        await slots.acquire()
-                        task = asyncio.create_task(bounded(judge, t, key))
-                        tasks.add(task)
-                        task.add_done_callback(tasks.discard)
-                    else:
-                        await self.judge_one(judge, t, key)
-            if tasks:
-                await asyncio.gather(*tasks)
-            if failure:
-                raise failure[0]
+            async with Pool(concurrency) as pool:
+                for episode in await list_episodes(self.store, run_id):
+                    pending = []
+                    for judge in self.judges:
+                        cached = self.latest.get(cache_key(judge, episode))
+                        if not self.force and cached is not None and cached.judgment.status == "ok":
+                            self.report(
+                                JudgeOutcome.of(episode, cached.judgment, cached=True, event_id=cached.event_id)
+                            )
+                        else:
+                            pending.append(judge)
+                    if not pending:
+                        continue  # all cached: the episode's events are not even read
+                    t = await load_trajectory(self.store, episode.stream)
+                    for judge in pending:
+                        pool.check()
+                        key = cache_key(judge, t)  # the episode may have grown since it was listed
+                        if judge.needs_io(t):
+                            await pool.start(self.judge_one, judge, t, key)
+                        else:
+                            await self.judge_one(judge, t, key)
+                await pool.join()
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
             await self.writer.flush()
             for judge in self.judges:
                 await judge.aclose()

@@ -1,0 +1,56 @@
+"""What ``p2w-rt replay`` and ``p2w-rt classify`` share: the LLM endpoint options and the progress bar."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from p2w_runtime.llm import LlmClient
+from replay.derived._pass import Tally
+from replay.judges import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
+
+
+@dataclass(frozen=True, kw_only=True)
+class PassOptions:
+    """The endpoint, settings and pass switches both commands take (a subclass adds its own)."""
+
+    model: str = DEFAULT_JUDGE_MODEL
+    base_url: str | None = None
+    api_key: str | None = None
+    temperature: float | None = None
+    concurrency: int = 8
+    force: bool = False
+    as_json: bool = False
+    location_sites: tuple[str, ...] = ()
+
+    def settings(self) -> JudgeSettings:
+        """The settings the judges and classifiers hash; ``location_sites`` add to the default sites."""
+        return JudgeSettings(
+            model=self.model,
+            temperature=self.temperature,
+            location_sites=(*default_location_sites(), *self.location_sites),
+        )
+
+    def llm_client(self) -> LlmClient:
+        """A client for the endpoint, for the ``LlmFactory`` of a pass (built only when a producer needs it)."""
+        return LlmClient(self.model, base_url=self.base_url, api_key=self.api_key)
+
+
+def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:
+    """The bar of a pass over a run's episodes: ``{verb} {run label}``, done / total, cached and failed so far."""
+    return Progress(
+        TextColumn(f"{verb} {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[state]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=transient,
+    )
+
+
+def advance(progress: Progress, task: TaskID, counts: Tally[Any]) -> None:
+    progress.update(task, advance=1, state=f"cached {counts.cached} · failed {counts.failed}")

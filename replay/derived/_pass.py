@@ -1,0 +1,182 @@
+"""A pass that derives a result for every episode of a run: batched appends, bounded concurrency, counts.
+
+Judging and classifying both work this way. Each result, with the ``llm.call`` events it cost, is
+appended to the run's derived stream, caused by the episode's last event. Results that called no LLM
+are batched, so a rules pass over thousands of episodes takes a few transactions; results that did
+are written at once, so a crash never loses what was paid for. Producers that wait on the network run
+``concurrency`` at a time, and the first failure stops the pass with what was made so far kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, ParamSpec, Self, TypeVar
+
+from p2w_runtime.llm import Sink
+from p2w_runtime.store import Recorder
+from replay.derived._stream import Derived
+from replay.trajectory import EpisodeRef, Trajectory
+from schemas import LlmCall, NewEvent
+
+WRITE_BATCH = 200
+"""Events appended per transaction while no LLM was called; results with LLM calls are appended at once."""
+
+LlmFactory = Callable[[], Any]
+"""Returns the ``LlmClient`` to use; called on first need, so a rules-only or fully cached pass needs no endpoint."""
+
+P = TypeVar("P", bound=Derived)
+A = ParamSpec("A")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[P]):
+    """One episode's result as the pass reports it: made now, or reused from the cache (``cached``)."""
+
+    stream: str
+    task_id: str
+    level: int | None
+    payload: P
+    cached: bool
+    event_id: str | None
+
+    @classmethod
+    def of(cls, episode: Trajectory | EpisodeRef, payload: P, *, cached: bool, event_id: str | None) -> Self:
+        return cls(episode.stream, episode.task_id, episode.level, payload, cached, event_id)
+
+
+OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
+
+
+@dataclass(slots=True, kw_only=True)
+class Tally(Generic[OutcomeT]):
+    """A pass's outcomes in the order they landed, counted: reused (``cached``), ``failed``, or ``new``."""
+
+    cached: int = 0
+    failed: int = 0
+    outcomes: list[OutcomeT] = field(default_factory=list)
+
+    def add(self, outcome: OutcomeT) -> None:
+        self.outcomes.append(outcome)
+        if outcome.cached:
+            self.cached += 1
+        elif outcome.payload.status == "failed":
+            self.failed += 1
+
+    @property
+    def new(self) -> int:
+        return len(self.outcomes) - self.cached - self.failed
+
+
+SummaryT = TypeVar("SummaryT", bound=Tally[Any])
+
+
+def call_log() -> tuple[list[LlmCall], Sink]:
+    """A list and the sink that fills it: a producer's LLM calls, to be appended next to its result."""
+    calls: list[LlmCall] = []
+
+    async def sink(call: LlmCall) -> None:
+        calls.append(call)
+
+    return calls, sink
+
+
+class DerivedWriter:
+    """Appends to one run's derived stream; the lock keeps concurrent producers from splitting a batch."""
+
+    def __init__(self, store: Recorder, stream: str) -> None:
+        self.store = store
+        self.stream = stream
+        self._pending: list[NewEvent] = []
+        self._lock = asyncio.Lock()
+
+    def _event(self, t: Trajectory, payload: Any) -> NewEvent:
+        return NewEvent(stream=self.stream, payload=payload, causation_id=t.last_event_id)
+
+    async def append(self, t: Trajectory, calls: Sequence[LlmCall], payload: Derived) -> str:
+        """Append ``calls``, then ``payload``; returns the payload's event id."""
+        events = [self._event(t, call) for call in calls]
+        event = self._event(t, payload)
+        await self._add([*events, event], now=bool(calls))
+        return event.event_id
+
+    async def keep_calls(self, t: Trajectory, calls: Sequence[LlmCall]) -> None:
+        """Failed attempts are facts too: write the calls of a producer that stops the pass, and all pending."""
+        await self._add([self._event(t, call) for call in calls], now=True)
+
+    async def flush(self) -> None:
+        await self._add([], now=True)
+
+    async def _add(self, events: list[NewEvent], *, now: bool) -> None:
+        async with self._lock:
+            self._pending.extend(events)
+            if self._pending and (now or len(self._pending) >= WRITE_BATCH):
+                batch, self._pending = self._pending, []
+                await self.store.append(batch)
+
+
+class Pool:
+    """Runs producers ``concurrency`` at a time. A failure is kept and raised by the next ``check`` or by
+    ``join``, so the pass stops at the first one; leaving the ``async with`` cancels what still runs."""
+
+    def __init__(self, concurrency: int) -> None:
+        self._slots = asyncio.Semaphore(max(1, concurrency))
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._failures: list[BaseException] = []
+
+    def check(self) -> None:
+        if self._failures:
+            raise self._failures[0]
+
+    async def start(self, work: Callable[A, Awaitable[None]], *args: A.args, **kwargs: A.kwargs) -> None:
+        """Wait for a free slot, then run ``work(*args, **kwargs)`` in the background."""
+        await self._slots.acquire()
+        task = asyncio.create_task(self._bounded(work(*args, **kwargs)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _bounded(self, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except BaseException as exc:
+            self._failures.append(exc)
+        finally:
+            self._slots.release()
+
+    async def join(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*self._tasks)
+        self.check()
+
+    async def __aenter__(self) -> Pool:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class DerivedPass(Generic[OutcomeT, SummaryT]):
+    """What a pass over a run holds: the writer of its derived stream, its summary, and who hears outcomes."""
+
+    def __init__(
+        self,
+        store: Recorder,
+        stream: str,
+        summary: SummaryT,
+        *,
+        force: bool,
+        on_outcome: Callable[[OutcomeT], None] | None,
+    ) -> None:
+        self.store = store
+        self.writer = DerivedWriter(store, stream)
+        self.summary = summary
+        self.force = force
+        self.on_outcome = on_outcome
+
+    def report(self, outcome: OutcomeT) -> None:
+        self.summary.add(outcome)
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
