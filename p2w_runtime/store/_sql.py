@@ -88,6 +88,9 @@ class SqlRecorder(Recorder):
             .limit(1),
             dialect,
         )
+        self._blob_sql = Compiled.of(
+            select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == bindparam("sha256")), dialect
+        )
         self._insert_events = Compiled.of(insert(EVENTS), dialect).sql
         self._insert_blobs = Compiled.of(self._blob_insert_ignoring_duplicates(), dialect).sql
         self._stored_blobs: set[str] = set()
@@ -287,7 +290,7 @@ class SqlRecorder(Recorder):
 
     async def get_blob(self, sha256: str) -> bytes:
         async with self._reading() as session:
-            rows = await self._fetch_once(session, select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == sha256))
+            rows = await session.fetch(self._blob_sql.sql, self._blob_sql.params(sha256=sha256))
         if not rows:
             raise KeyError(sha256)
         return decompress_blob(sha256, *rows[0])
