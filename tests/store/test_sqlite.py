@@ -12,7 +12,8 @@ from p2w_runtime.store import Recorder, connect_store
 from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteRecorder
 from schemas import blob_hash
 
-from .contract import RecorderContract, observation, page_text
+from .builders import observation, page_text
+from .contract import RecorderContract
 
 
 class TestSqliteRecorder(RecorderContract):

@@ -1,0 +1,28 @@
+"""Events and blobs the contract tests build, shared by every part of the contract."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from schemas import NewEvent, Observation, Rationale, StoredEvent
+
+
+def observation(stream: str, step: int, *, ax_tree: str | None = None, causation_id: str | None = None) -> NewEvent:
+    return NewEvent(
+        stream=stream,
+        causation_id=causation_id,
+        payload=Observation(step=step, url=f"http://127.0.0.1/{stream}/{step}", title=f"page {step}", ax_tree=ax_tree),
+    )
+
+
+def rationale(stream: str, step: int, text: str = "why") -> NewEvent:
+    return NewEvent(stream=stream, payload=Rationale(step=step, source="planner", text=text))
+
+
+def page_text(n: int) -> bytes:
+    """A compressible, distinct blob (an AX tree dump, say)."""
+    return "".join(f"[{i}] link 'item {n}-{i}' focused: False\n" for i in range(400)).encode()
+
+
+async def collect(events: AsyncIterator[StoredEvent]) -> list[StoredEvent]:
+    return [e async for e in events]
