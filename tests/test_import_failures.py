@@ -1,0 +1,239 @@
+"""Importing trajectories that go wrong: bad files named by field, --skip-bad, resume, the command line."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from import_support import (
+    AGENTOCCAM,
+    BROWSER_USE,
+    EXAMPLES,
+    copy_example,
+    events_of,
+    fresh_store,
+    rewrite,
+    run_import,
+)
+
+from p2w_runtime.importers import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
+from p2w_runtime.store import Recorder, find_run, open_store
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Recorder]:
+    async for recorder in fresh_store(tmp_path):
+        yield recorder
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+async def bad_file_error(store: Recorder, fmt: str, path: Path, **options: Any) -> TrajectoryImportError:
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await run_import(store, fmt, [path], **options)
+    assert len(caught.value.errors) == 1
+    assert [s async for s in store.read_all()] == []
+    return caught.value.errors[0]
+
+
+async def test_malformed_json_names_the_file(tmp_path: Path, store: Recorder) -> None:
+    path = tmp_path / "on_gpt41_Jordan_Park_B2.json"
+    path.write_text('[{"step": 1,\n "url": }]')
+    error = await bad_file_error(store, BROWSER_USE, path)
+    assert str(error) == f"{path}: invalid JSON at line 2, column 9: Expecting value"
+
+
+async def test_an_index_outside_the_memory_bank_names_file_and_field(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0)
+    data["memory"][1]["Retrieved memory index"] = [2, 34]
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, data))
+    assert error.path == path and error.field == "memory[1].Retrieved memory index[1]"
+    assert str(error) == (
+        f"{path}: field memory[1].Retrieved memory index[1]: "
+        "index 34 is outside the memory bank of Jordan_Park (34 entries)"
+    )
+
+
+async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, BROWSER_USE, 0)
+    data[1]["retrieved_memory_indices"] = [5, "seven"]
+    error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
+    assert str(error) == f"{path}: field [1].retrieved_memory_indices[1]: memory index 'seven' is not an integer"
+    data[1]["retrieved_memory_indices"] = [5]
+    data[2]["step_type"] = "thinking"
+    error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
+    assert str(error) == f"{path}: field [2].step_type: expected 'memory' or 'navigation', got 'thinking'"
+
+
+async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0, "trajectory.json")
+    data["id"] = "Nobody_Here_A1"
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, data))
+    assert error.field == "id" and "unknown task id 'Nobody_Here_A1' (12 tasks in" in str(error)
+    renamed = tmp_path / "on_gpt41_Nobody_Here_A1.json"
+    shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], renamed)
+    error = await bad_file_error(store, BROWSER_USE, renamed)
+    assert error.field == "file name" and "unknown task id 'Nobody_Here_A1'" in str(error)
+
+
+async def test_structural_errors_name_their_fields(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0)
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, {**data, "trajectory": None}))
+    assert error.field == "trajectory"
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, {**data, "id": "Mina_Okafor_A2"}))
+    assert error.field == "id" and "disagrees with the file name's task id 'Jordan_Park_A1'" in str(error)
+    steps = [dict(s) for s in data["trajectory"]]
+    del steps[2]["action"]
+    error = await bad_file_error(store, AGENTOCCAM, rewrite(path, {**data, "trajectory": steps}))
+    assert str(error) == f"{path}: field trajectory[2].action: missing"
+    unnamed = tmp_path / "trajectory.json"
+    shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], unnamed)
+    error = await bad_file_error(store, BROWSER_USE, unnamed)
+    assert error.field == "file name"
+
+
+async def test_a_missing_memory_bank_is_a_bad_file_but_no_history_files_need_none(
+    tmp_path: Path, store: Recorder
+) -> None:
+    empty_history = tmp_path / "history"
+    empty_history.mkdir()
+    error = await bad_file_error(store, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM)[0], history_dir=empty_history)
+    assert error.field == "memory[0].Retrieved memory index"
+    assert "no memory bank for persona 'Jordan_Park' (0 personas" in str(error)
+    path, data = copy_example(tmp_path, AGENTOCCAM, 0, "base_gpt41_Jordan_Park_A1.json")
+    report = await run_import(store, AGENTOCCAM, [rewrite(path, {**data, "memory": []})], history_dir=empty_history)
+    assert report.imported == ["Jordan_Park_A1"]
+    assert (await find_run(store, report.run_id)).started.scheme == "no-history"
+
+
+async def test_files_must_agree_on_model_and_scheme_unless_given(tmp_path: Path, store: Recorder) -> None:
+    first = EXAMPLES.trajectories(AGENTOCCAM)[0]
+    other, data = copy_example(tmp_path, AGENTOCCAM, 1)
+    rewrite(other, {**data, "model": "gpt-4o"})
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await run_import(store, AGENTOCCAM, [first, other])
+    assert str(caught.value.errors[0]) == f"{other}: field model: 'gpt-4o' differs from the run's model 'gpt-4.1'"
+    report = await run_import(store, AGENTOCCAM, [first, other], model="mixed-gpt", scheme="on-demand")
+    run = await find_run(store, report.run_id)
+    assert (run.started.backbone_model, run.started.scheme) == ("mixed-gpt", "on-demand")
+    query = next(e for e in await events_of(store, f"{report.run_id}/Jordan_Park_A1") if e.type == "history.query")
+    assert query.payload.phase == "on-demand"
+
+
+async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
+    first = EXAMPLES.trajectories(AGENTOCCAM)[0]
+    twin = tmp_path / first.name
+    shutil.copy(first, twin)
+    report = await run_import(store, AGENTOCCAM, [first, twin], skip_bad=True)
+    assert report.imported == ["Jordan_Park_A1"]
+    assert str(report.bad[0]) == f"{twin}: field id: task Jordan_Park_A1 is also in {first}"
+
+
+# -- skip-bad and resume -------------------------------------------------------------------------
+
+
+async def test_skip_bad_imports_the_good_files_and_lists_the_bad(tmp_path: Path, store: Recorder) -> None:
+    good = EXAMPLES.trajectories(BROWSER_USE)
+    broken = tmp_path / "on_gpt41_Mina_Okafor_A1.json"
+    broken.write_text("{ not json")
+    paths = [good[0], broken, good[2]]
+    with pytest.raises(BadTrajectoryFiles, match=r"^1 bad trajectory file \(--skip-bad imports the rest\): "):
+        await run_import(store, BROWSER_USE, paths)
+    report = await run_import(store, BROWSER_USE, paths, skip_bad=True)
+    assert report.imported == ["Jordan_Park_B2", "Theo_Lindqvist_A2"]
+    assert [e.path for e in report.bad] == [broken] and report.episodes == 2
+    run = await find_run(store, "demo")
+    assert run.finished is not None and run.finished.episodes == 2 and run.episodes == 2
+
+
+async def test_all_files_bad_writes_nothing_even_with_skip_bad(tmp_path: Path, store: Recorder) -> None:
+    broken = tmp_path / "on_gpt41_Mina_Okafor_A1.json"
+    broken.write_text("[")
+    with pytest.raises(BadTrajectoryFiles):
+        await run_import(store, BROWSER_USE, [broken], skip_bad=True)
+    assert await store.count() == (0, 0)
+
+
+async def test_an_interrupted_import_is_resumed_under_the_same_label(tmp_path: Path, store: Recorder) -> None:
+    async with open_store(tmp_path / "complete.db") as complete:
+        full = await run_import(complete, AGENTOCCAM)
+        # What a kill after the first episode leaves behind: run.started and one whole episode, no run.finished.
+        partial = [(await events_of(complete, full.run_id))[0]]
+        partial += await events_of(complete, f"{full.run_id}/Jordan_Park_A1")
+        raw = [s async for s in complete.read_all() if s.event_id in {e.event_id for e in partial}]
+    await store.append_stored(raw)
+    assert (await find_run(store, "demo")).finished is None
+
+    report = await run_import(store, AGENTOCCAM)
+    assert report.resumed and report.run_id == full.run_id
+    assert report.already == ["Jordan_Park_A1"]
+    assert report.imported == ["Mina_Okafor_A2", "Theo_Lindqvist_A1"]
+    run = await find_run(store, "demo")
+    assert run.finished is not None and run.finished.episodes == 3 and run.episodes == 3
+    assert len(await events_of(store, f"{full.run_id}/Jordan_Park_A1")) == 26
+
+    again = await run_import(store, AGENTOCCAM)
+    assert again.imported == [] and len(again.already) == 3 and again.episodes == 3
+    assert [e.type for e in await events_of(store, full.run_id)] == ["run.started", "run.finished"]
+
+
+async def test_a_finished_run_does_not_take_new_files_and_labels_do_not_cross_formats(store: Recorder) -> None:
+    await run_import(store, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM)[:1])
+    with pytest.raises(ImportConflict, match=r"is finished and lacks 2 of these files"):
+        await run_import(store, AGENTOCCAM)
+    with pytest.raises(ImportConflict, match=r"label 'demo' is already used by run .* \(p2w-agentoccam\)"):
+        await run_import(store, BROWSER_USE)
+
+
+async def test_a_resumed_run_must_use_the_same_dataset(tmp_path: Path, store: Recorder) -> None:
+    await run_import(store, AGENTOCCAM)
+    tasks = tmp_path / "tasks"
+    shutil.copytree(EXAMPLES.tasks_dir, tasks)
+    (tasks / "personalization_1" / "Jordan_Park_B1.json").unlink()
+    with pytest.raises(ImportConflict, match=r"was imported against dataset persona2web@\w+, but .* is persona2web@"):
+        await run_import(store, AGENTOCCAM, tasks_dir=tasks)
+
+
+# -- command line --------------------------------------------------------------------------------
+
+
+def test_cli_imports_the_bundled_examples_and_resumes_idempotently(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+
+    db = str(tmp_path / "cli.db")
+    runner = CliRunner()
+    first = runner.invoke(main, ["--db", db, "import-trajectories", "--examples", "--format", BROWSER_USE])
+    assert first.exit_code == 0, first.output
+    assert "(label examples-browser-use, p2w-browser-use): 3 episodes" in first.output
+    assert "imported 3, already imported 0, bad 0" in first.output
+    again = runner.invoke(main, ["--db", db, "import-trajectories", "--examples", "--format", BROWSER_USE])
+    assert again.exit_code == 0 and "imported 0, already imported 3, bad 0" in again.output
+
+
+def test_cli_bad_file_is_one_line_and_exit_1_unless_skip_bad(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], folder)
+    (folder / "on_gpt41_Mina_Okafor_A1.json").write_text("[")
+    args = ["--db", str(tmp_path / "cli.db"), "import-trajectories", "--format", BROWSER_USE, "--label", "bu"]
+    args += ["--tasks", str(EXAMPLES.tasks_dir), "--history", str(EXAMPLES.history_dir), str(folder)]
+    runner = CliRunner()
+    failed = runner.invoke(main, args)
+    assert failed.exit_code == 1
+    assert failed.output.count("\n") == 1 and "Traceback" not in failed.output
+    assert failed.output.startswith("error: 1 bad trajectory file (--skip-bad imports the rest): ")
+    assert "on_gpt41_Mina_Okafor_A1.json: invalid JSON at line 1" in failed.output
+    skipped = runner.invoke(main, [*args, "--skip-bad"])
+    assert skipped.exit_code == 0
+    assert "imported 1, already imported 0, bad 1" in skipped.output
+    assert "bad: " in skipped.output and "on_gpt41_Mina_Okafor_A1.json" in skipped.output
