@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
+from p2w_runtime.store import Recorder, open_store
 from p2w_runtime.testing import ScriptedLlm
 
 
@@ -18,6 +20,13 @@ def scripted_llm() -> Iterator[ScriptedLlm]:
     """
     with ScriptedLlm() as server:
         yield server
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Recorder]:
+    """A fresh, empty SQLite event store in the test's own folder."""
+    async with open_store(tmp_path / "p2w.db") as recorder:
+        yield recorder
 
 
 @pytest.fixture(autouse=True, scope="session")

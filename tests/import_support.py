@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from p2w_runtime.data import find_memory_bank, load_memory_bank
 from p2w_runtime.examples import example_paths
 from p2w_runtime.importers import import_trajectories
-from p2w_runtime.store import Recorder, open_store
+from p2w_runtime.store import Recorder
 from schemas import Event
 
 EXAMPLES = example_paths()
 AGENTOCCAM = "p2w-agentoccam"
 BROWSER_USE = "p2w-browser-use"
-
-
-async def fresh_store(tmp_path: Path) -> AsyncIterator[Recorder]:
-    async with open_store(tmp_path / "p2w.db") as recorder:
-        yield recorder
 
 
 async def events_of(store: Recorder, stream: str) -> list[Event]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +13,12 @@ from import_support import (
     EXAMPLES,
     copy_example,
     events_of,
-    fresh_store,
     rewrite,
     run_import,
 )
 
 from p2w_runtime.importers import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.store import Recorder, find_run, open_store
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Recorder]:
-    async for recorder in fresh_store(tmp_path):
-        yield recorder
-
 
 # -- errors --------------------------------------------------------------------------------------
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,6 @@ from import_support import (
     bank,
     copy_example,
     events_of,
-    fresh_store,
     rewrite,
     run_import,
 )
@@ -24,13 +22,6 @@ from p2w_runtime.data import load_tasks, memory_bank_hash
 from p2w_runtime.importers import FileName, map_browser_use_action, parse_agentoccam_action, parse_file_name
 from p2w_runtime.store import Recorder, find_run
 from schemas import ParsedAction
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Recorder]:
-    async for recorder in fresh_store(tmp_path):
-        yield recorder
-
 
 # -- AgentOccam ----------------------------------------------------------------------------------
 
