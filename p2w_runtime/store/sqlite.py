@@ -86,6 +86,13 @@ _OUR_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.Interface
 """Driver errors that stay errors: refused appends (handled by the recorder) and malformed SQL."""
 
 
+def _unreadable(path: Path | str, cause: BaseException) -> StoreError | None:
+    """A corrupt, locked or unwritable file is the user's to fix: one message naming it, no traceback."""
+    if isinstance(cause, sqlite3.DatabaseError) and not isinstance(cause, _OUR_BUGS):
+        return StoreError(f"{path}: unreadable database ({cause})")
+    return None
+
+
 class _AiosqliteSession(Session):
     """One aiosqlite call per statement: each is a single hand-off to the connection's thread."""
 
@@ -111,9 +118,10 @@ class SqliteRecorder(SqlRecorder):
         except sqlite3.IntegrityError as exc:
             raise IntegrityError(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, _OUR_BUGS):
+            error = _unreadable(self.label, exc)
+            if error is None:
                 raise
-            raise StoreError(f"{self.label}: unreadable database ({exc})") from exc
+            raise error from exc
 
     @asynccontextmanager
     async def _writing(self) -> AsyncIterator[Session]:
@@ -158,11 +166,7 @@ async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorde
 
     @event.listens_for(engine.sync_engine, "handle_error")
     def _name_the_file(context: Any) -> Exception | None:
-        """A corrupt, locked or unwritable file is the user's to fix: one message naming it, no traceback."""
-        cause = context.original_exception
-        if isinstance(cause, sqlite3.DatabaseError) and not isinstance(cause, _OUR_BUGS):
-            return StoreError(f"{path}: unreadable database ({cause})")
-        return None
+        return _unreadable(path, context.original_exception)
 
     recorder = SqliteRecorder(engine, label=str(path))
     try:
