@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -117,59 +117,76 @@ class SqlRecorder(Recorder):
         if not events and not blobs:
             return []
         blobs = blobs or {}
-        # hash-checked and compressed in a worker thread (zstd and sha256 release the GIL) while this one seals
-        compressing = self._compress(blobs)
-        try:
-            async with self._writing() as session:
-                await self._check_blobs_present(session, events, set(blobs))
-                position, heads = await self._position(session), _Heads(self, session)
-                sealed: list[StoredEvent] = []
-                rows = []
-                for new in events:
-                    seq, prev = await heads.get(new.stream)
-                    position += 1
-                    stored = StoredEvent.seal(new, seq=seq + 1, prev_hash=prev, position=position)
-                    heads.advance(stored)
-                    sealed.append(stored)
-                    rows.append(event_to_row(stored, position))
-                await self._insert(session, await compressing if compressing else [], rows)
-        except IntegrityError as exc:
-            raise IntegrityError(f"append refused by {self.label}: {exc}") from exc
-        finally:
-            if compressing is not None:
-                _settle(compressing)
-        self._stored_blobs.update(blobs)
+        sealed: list[StoredEvent] = []
+
+        async def seal(session: Session) -> list[tuple[Any, ...]]:
+            await self._check_blobs_present(session, events, set(blobs))
+            position, heads = await self._position(session), _Heads(self, session)
+            rows = []
+            for new in events:
+                seq, prev = await heads.get(new.stream)
+                position += 1
+                stored = StoredEvent.seal(new, seq=seq + 1, prev_hash=prev, position=position)
+                heads.advance(stored)
+                sealed.append(stored)
+                rows.append(event_to_row(stored, position))
+            return rows
+
+        await self._write(blobs, seal, refused="append refused")
         return sealed
 
     async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
         blobs = blobs or {}
+
+        async def check(session: Session) -> list[tuple[Any, ...]]:
+            existing = await self._stored_hashes(session, [e.event_id for e in events])
+            for event in events:
+                if existing.get(event.event_id, event.hash) != event.hash:
+                    raise IntegrityError(
+                        f"event {event.event_id} (stream {event.stream}, seq {event.seq}) is already stored "
+                        f"with different content"
+                    )
+            fresh = [e for e in events if e.event_id not in existing]
+            await self._check_blobs_present(session, fresh, set(blobs))
+            position, heads = await self._position(session), _Heads(self, session)
+            rows = []
+            for event in fresh:
+                seq, prev = await heads.get(event.stream)
+                if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
+                    raise IntegrityError(
+                        f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
+                        f"the stream's hash chain"
+                    )
+                heads.advance(event)
+                position += 1
+                rows.append(event_to_row(event, position))
+            return rows
+
+        return await self._write(blobs, check, refused="import refused")
+
+    async def _write(
+        self,
+        blobs: Mapping[str, bytes],
+        event_rows: Callable[[Session], Awaitable[list[tuple[Any, ...]]]],
+        *,
+        refused: str,
+    ) -> int:
+        """One write transaction: ``event_rows`` builds the rows under the lock, the blobs go in beside them.
+
+        The blobs are hash-checked and compressed in worker threads meanwhile. Returns the number of events.
+        """
         compressing = self._compress(blobs)
         try:
             async with self._writing() as session:
-                existing = await self._stored_hashes(session, [e.event_id for e in events])
-                for event in events:
-                    if existing.get(event.event_id, event.hash) != event.hash:
-                        raise IntegrityError(
-                            f"event {event.event_id} (stream {event.stream}, seq {event.seq}) is already stored "
-                            f"with different content"
-                        )
-                fresh = [e for e in events if e.event_id not in existing]
-                await self._check_blobs_present(session, fresh, set(blobs))
-                position, heads = await self._position(session), _Heads(self, session)
-                rows = []
-                for event in fresh:
-                    seq, prev = await heads.get(event.stream)
-                    if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
-                        raise IntegrityError(
-                            f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
-                            f"the stream's hash chain"
-                        )
-                    heads.advance(event)
-                    position += 1
-                    rows.append(event_to_row(event, position))
-                await self._insert(session, await compressing if compressing else [], rows)
+                rows = await event_rows(session)
+                if compressing is not None:
+                    blob_rows = await compressing
+                    if blob_rows:
+                        await session.execute_many(self._insert_blobs, blob_rows)
+                if rows:
+                    await session.execute_many(self._insert_events, rows)
         except IntegrityError as exc:
-            raise IntegrityError(f"import refused by {self.label}: {exc}") from exc
+            raise IntegrityError(f"{refused} by {self.label}: {exc}") from exc
         finally:
             if compressing is not None:
                 _settle(compressing)
@@ -188,14 +205,6 @@ class SqlRecorder(Recorder):
         items = list(blobs.items())
         work = [loop.run_in_executor(None, compress_blobs, dict(items[i::parts]), known) for i in range(parts)]
         return asyncio.ensure_future(_joined(work))
-
-    async def _insert(
-        self, session: Session, blob_rows: list[tuple[Any, ...]], event_rows: list[tuple[Any, ...]]
-    ) -> None:
-        if blob_rows:
-            await session.execute_many(self._insert_blobs, blob_rows)
-        if event_rows:
-            await session.execute_many(self._insert_events, event_rows)
 
     async def _position(self, session: Session) -> int:
         return (await session.fetch(self._max_position.sql))[0][0] or 0
