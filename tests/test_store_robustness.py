@@ -216,7 +216,9 @@ def test_kill_9_during_a_large_import_never_leaves_a_partial_episode_and_resumin
         child = fork.Process(target=_import_in_child, args=(db, history, trajectories))
         child.start()
         # a random moment: after a random number of further episodes, then a random part of the next one
-        share = (len(task_ids) - before) // (KILLS - attempt + 1)  # leave work for the kills still to come
+        # leave work for the kills still to come, and for the resume: an episode takes ~10 ms, and on a busy
+        # machine the child runs several more between our polls
+        share = (len(task_ids) - before) // (2 * (KILLS - attempt + 1))
         wait_for = before + rng.randrange(1 if attempt == 0 else 0, max(2, share))
         deadline = time.monotonic() + 60
         while _episodes_written(db) < wait_for and child.is_alive() and time.monotonic() < deadline:
