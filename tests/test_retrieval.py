@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from p2w_runtime.retrieval import HistoryIndex, RetrievalError, load_embedder
+from p2w_runtime.retrieval import HistoryIndex, RetrievalError, SearchHit, load_embedder
 from p2w_runtime.retrieval._cache import EMBEDDINGS_FILE, INDEX_FILE, MANIFEST_FILE
 from schemas import MemoryEntry
 
@@ -244,6 +244,15 @@ def test_defaults_are_persona2web_settings(big_index):
     assert len(hits) == 20
     assert all(h.score >= 0.5 for h in hits)
     assert {h.entry.object.split(" (")[0] for h in hits} == {OBJECTS[0][1], OBJECTS[1][1]}
+
+
+def test_search_vector_takes_any_float_dtype_and_returns_search_hits(big_index):
+    """``search_vector`` leaves the dtype conversion to FAISS's wrapper; a float64 vector must search the same."""
+    vector = big_index.encode_query("hotel in Chicago")
+    hits = big_index.search_vector(vector, k=5, threshold=-1.0)
+    assert big_index.search_vector(vector.astype(np.float64), k=5, threshold=-1.0) == hits
+    assert [type(h) for h in hits] == [SearchHit] * 5
+    assert hits[0].to_retrieval_hit().entry == big_index.entries[hits[0].entry_id]
 
 
 def test_search_finds_the_semantically_closest_entry(embedder, entries, tmp_path):
