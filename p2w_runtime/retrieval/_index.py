@@ -45,7 +45,10 @@ class SearchHit(NamedTuple):
 
 
 _new_hit = partial(tuple.__new__, SearchHit)
-"""``SearchHit`` from a 4-tuple, built in C: NamedTuple's own ``__new__`` is a Python function."""
+"""``SearchHit`` from a 4-tuple, skipping NamedTuple's Python-level ``__new__``.
+
+Right after FAISS's scan every step of a search is a cache miss; docs/design/retrieval-cache.md measures them.
+"""
 
 
 class HistoryIndex:
