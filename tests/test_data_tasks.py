@@ -13,7 +13,7 @@ from p2w_runtime.data import DataError, TaskSet, ground_truth, load_task, load_t
 from p2w_runtime.examples import example_paths
 from schemas import GroundTruth, Location
 
-REAL_TASKS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "persona2web" / "tasks"
+REAL_TASKS = Path(__file__).resolve().parent / "data" / "persona2web" / "tasks"
 
 
 @pytest.fixture(scope="module")

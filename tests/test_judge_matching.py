@@ -9,7 +9,7 @@ import pytest
 from p2w_runtime.data import load_tasks
 from replay.matching import compile_value, find_value, mentions_site, on_site, site_hosts, tokenize
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "persona2web" / "tasks"
+DATA = Path(__file__).resolve().parent / "data" / "persona2web" / "tasks"
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from p2w_runtime.sites.catalog import SEARCH_HOST, SITE_HOSTS, start_url
 from schemas import KNOWN_ENTRY_TYPES, MemoryEntry
 
 REPO = Path(__file__).resolve().parent.parent
-REAL_TASKS = REPO.parent / "shared" / "data" / "persona2web" / "tasks"
+REAL_TASKS = REPO / "tests" / "data" / "persona2web" / "tasks"
 PAPER_EXACT_MATCH = 0.0356
 
 

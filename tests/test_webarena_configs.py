@@ -10,7 +10,7 @@ import pytest
 
 from replay.webarena import WebArenaConfigError, load_tasks, parse_task, substitute_sites
 
-REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "webarena" / "test.raw.json"
+REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
 
 
 def test_all_812_real_configs_parse() -> None:
