@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from p2w_runtime.store._bundle import BundleError, BundleSummary, export_run, import_bundle
+from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
 from p2w_runtime.store._claims import ClaimHolder, hold_claims
 from p2w_runtime.store._recorder import IntegrityError, LabelTaken, ReadOnlyStore, Recorder, StoreError, StreamHead
 from p2w_runtime.store._runs import (
@@ -55,6 +55,7 @@ __all__ = [
     "BundleSummary",
     "Problem",
     "VerifyReport",
+    "bundle_header",
     "export_run",
     "import_bundle",
     "run_events",
