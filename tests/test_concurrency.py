@@ -218,3 +218,20 @@ async def test_a_claim_left_by_a_killed_process_is_taken_over(tmp_path: Path) ->
             async with hold_claims(store, ["judge/x"], on_wait=lambda key, holder: waited.append(key)):
                 pass
         assert waited == []  # the dead holder is not waited on
+
+
+def test_recording_under_a_taken_label_is_refused_before_anything_is_called(
+    tmp_path: Path, scripted_llm: ScriptedLlm
+) -> None:
+    db = tmp_path / "p2w.db"
+    kept = asyncio.run(_build(db, "december", TASKS[:1]))
+    args = ["--db", str(db), "record", "--model", "scripted-model", "--base-url", scripted_llm.base_url]
+    args += ["--api-key", "k", "--tasks", "sample", "--history", "sample", "--scheme", "no-history"]
+    result = CliRunner().invoke(main, [*args, "--label", "december", "--limit", "1"])
+    assert result.exit_code != 0
+    assert result.stderr.strip().splitlines() == [
+        f"error: label 'december' is already used by run {kept} in {db}; choose another"
+    ]
+    assert scripted_llm.requests == []
+    listed = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"]).output.splitlines()
+    assert [(json.loads(line)["run_id"], json.loads(line)["episodes"]) for line in listed] == [(kept, 1)]

@@ -28,6 +28,9 @@ class IntegrityError(StoreError):
 class LabelTaken(IntegrityError):
     """A new run asked for a label another run of the database holds (labels are unique per database)."""
 
+    def __init__(self, label: str, holder: str, where: str) -> None:
+        super().__init__(f"label {label!r} is already used by run {holder} in {where}; choose another")
+
 
 class ReadOnlyStore(StoreError):
     """A write was asked of a store opened read-only (a read-only file, folder or medium)."""

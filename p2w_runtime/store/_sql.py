@@ -229,7 +229,7 @@ class SqlRecorder(Recorder):
             await session.execute_many(self._insert_label, [(label, run_id)])
             holder = (await session.fetch(self._label_holder.sql, self._label_holder.params(label=label)))[0][0]
             if holder != run_id:
-                raise LabelTaken(f"label {label!r} is already used by run {holder} in {self.label}; choose another")
+                raise LabelTaken(label, holder, self.label)
 
     async def _position(self, session: Session) -> int:
         return (await session.fetch(self._max_position.sql))[0][0] or 0
