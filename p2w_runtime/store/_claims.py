@@ -15,7 +15,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from schemas import uuid7
@@ -30,7 +30,8 @@ POLL_S = 0.2
 
 @dataclass(frozen=True, slots=True)
 class ClaimHolder:
-    """A process holding claims: a fresh ``owner`` token per ``hold_claims``, its host and process id."""
+    """A process holding claims: a fresh ``owner`` token per ``hold_claims``, its host and process id, and when it
+    took the claim (what a holder on another host is judged stale by)."""
 
     owner: str
     host: str
@@ -75,7 +76,7 @@ async def hold_claims(
     try:
         for key in sorted(set(keys)):
             told = False
-            while (holder := await store.try_claim(key, me)) is not None:
+            while (holder := await store.try_claim(key, replace(me, claimed_at=time.time()))) is not None:
                 if on_wait is not None and not told:
                     on_wait(key, holder)
                     told = True

@@ -366,7 +366,7 @@ class SqlRecorder(Recorder):
                 if not holder.is_stale(time.time()):
                     return holder
                 await self._fetch_once(session, delete(CLAIMS).where(CLAIMS.c.key == key))
-            claim = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=time.time())
+            claim = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
             await self._fetch_once(session, insert(CLAIMS).values(**claim))
         return None
 
