@@ -235,3 +235,16 @@ def test_recording_under_a_taken_label_is_refused_before_anything_is_called(
     assert scripted_llm.requests == []
     listed = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"]).output.splitlines()
     assert [(json.loads(line)["run_id"], json.loads(line)["episodes"]) for line in listed] == [(kept, 1)]
+
+
+def test_four_concurrent_llm_classify_passes_call_the_model_once_per_episode(
+    tmp_path: Path, scripted_llm: ScriptedLlm
+) -> None:
+    scripted_llm.handle_with(lambda request: Delay(0.3, Text('{"labels": []}')))
+    db = tmp_path / "classified.db"
+    asyncio.run(_build(db, "to-classify"))
+    command = [P2W_RT, "--db", str(db), "classify", "to-classify", "--classifier", "llm", "--model", "gpt-4.1"]
+    done = _together([[*command, "--base-url", scripted_llm.base_url, "--api-key", "k"]] * 4, tmp_path)
+    assert [d.returncode for d in done] == [0] * 4, [d.stderr for d in done]
+    assert len(scripted_llm.chat_requests) == len(TASKS)
+    assert sorted(d.stderr.count(f"classified {len(TASKS)}, cached 0") for d in done) == [0, 0, 0, 1]
