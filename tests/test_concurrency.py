@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -248,3 +250,33 @@ def test_four_concurrent_llm_classify_passes_call_the_model_once_per_episode(
     assert [d.returncode for d in done] == [0] * 4, [d.stderr for d in done]
     assert len(scripted_llm.chat_requests) == len(TASKS)
     assert sorted(d.stderr.count(f"classified {len(TASKS)}, cached 0") for d in done) == [0, 0, 0, 1]
+
+
+def test_a_replay_killed_with_sigkill_does_not_block_the_next_one(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    hang = {"on": True}
+    scripted_llm.handle_with(lambda request: Delay(60 if hang["on"] else 0, Text(_rubric_reply(request))))
+    db = tmp_path / "killed.db"
+    run_id = asyncio.run(_build(db, "to-judge", TASKS[:2]))
+    command = ["replay", "to-judge", "--judge", "rubric-llm", "--base-url", scripted_llm.base_url, "--api-key", "k"]
+    proc = subprocess.Popen([P2W_RT, "--db", str(db), *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not scripted_llm.chat_requests and time.monotonic() < deadline:  # it holds the claim and waits on us
+            time.sleep(0.1)
+        assert scripted_llm.chat_requests, "the first replay never called the judge"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT pid FROM claims").fetchall() == [(proc.pid,)]  # left behind by the kill
+    hang["on"] = False
+    started = time.monotonic()
+    result = CliRunner().invoke(main, ["--db", str(db), *command])
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - started < 60
+
+    async def judged() -> int:
+        async with open_store(db, create=False) as store:
+            return len(await read_judgments(store, run_id))
+
+    assert asyncio.run(judged()) == 2
