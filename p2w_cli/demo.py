@@ -18,7 +18,7 @@ from p2w_cli._common import console, run
     type=click.Path(file_okay=False, path_type=Path),
     default="p2w-demo",
     show_default=True,
-    help="Folder for the fresh demo database, the report and the plots.",
+    help="Folder for the demo database (an earlier demo's is reused), the report and the plots.",
 )
 @click.option(
     "--record",
@@ -30,19 +30,25 @@ from p2w_cli._common import console, run
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint for --record.")
 @click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
 @click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable for --record.")
+@click.option("--force", is_flag=True, help="Replace OUT/demo.db even if it holds runs the demo did not make.")
 def demo_cmd(
-    out_dir: Path, record_first: bool, model: str, base_url: str | None, api_key: str | None, chromium: str | None
+    out_dir: Path,
+    record_first: bool,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    chromium: str | None,
+    force: bool,
 ) -> None:
     """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
     from p2w_runtime.examples import example_run_bundles
     from p2w_runtime.store import open_store
-    from replay.demo import import_example_runs, run_demo, write_report
+    from replay.demo import import_example_runs, prepare_demo_db, run_demo, write_report
     from replay.judges import JudgeSettings
 
     out_dir.mkdir(parents=True, exist_ok=True)
     db = out_dir / "demo.db"
-    for stale in (db, db.with_name("demo.db-wal"), db.with_name("demo.db-shm")):
-        stale.unlink(missing_ok=True)
+    run(prepare_demo_db(db, example_run_bundles(), force=force))
     err = Console(stderr=True, highlight=False)
 
     async def _demo() -> Any:

@@ -16,7 +16,8 @@ from typing import Any
 from rich.console import Console
 from rich.rule import Rule
 
-from p2w_runtime.store import Recorder, find_run, import_bundle
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import Recorder, StoreError, bundle_header, find_run, import_bundle, list_runs, open_store
 from replay.classify import ClassifyOptions, classify_command
 from replay.diff import diff_command
 from replay.judges import JudgeSettings, make_judge
@@ -58,6 +59,35 @@ async def _shown(title: str, out: Console, produce: Callable[[Console], Any]) ->
     out.print(Rule(title))
     out.print(text.rstrip(), markup=False, highlight=False, soft_wrap=True)
     return text
+
+
+class DemoDatabaseInUse(UserError):
+    """The demo's database file holds something the demo did not make; replacing it would lose it."""
+
+
+async def prepare_demo_db(db: Path, bundles: Sequence[Path], *, force: bool) -> None:
+    """Make ``db`` ready for the demo without ever deleting what the demo did not make.
+
+    A missing file is created by the demo. A database holding only the bundled runs (an earlier demo's) is
+    kept and reused: importing and judging them again adds nothing. One holding any other run (the user's, or
+    one recorded with ``--record``, which cost tokens) or that is not a readable store is refused, unless
+    ``force`` says to replace it.
+    """
+    if not db.exists():
+        return
+    if not force:
+        ours = {bundle_header(bundle)["run_id"] for bundle in bundles}
+        hint = "use --out NEW_FOLDER, or --force to replace it"
+        try:
+            async with open_store(db, create=False, read_only=True) as store:
+                others = [run.label for run in await list_runs(store) if run.run_id not in ours]
+        except StoreError as exc:
+            raise DemoDatabaseInUse(f"{exc}; {hint}") from None
+        if not others:
+            return
+        raise DemoDatabaseInUse(f"{db} holds runs the demo did not make ({', '.join(others)}); {hint}")
+    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        stale.unlink(missing_ok=True)
 
 
 async def import_example_runs(store: Recorder, bundles: Sequence[Path]) -> list[str]:

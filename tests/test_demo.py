@@ -36,7 +36,7 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     body = json.loads(diff.output)
     assert body["metrics"]["success_rate"]["delta"] > 0 and not body["only_in_a"] and not body["only_in_b"]
     again = CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False)
-    assert again.exit_code == 0, "a second demo starts from a fresh database"
+    assert again.exit_code == 0, "a second demo reuses the database holding only its own runs"
     runs = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
     assert [json.loads(line)["label"] for line in runs.output.splitlines()] == ["earlier", "later"]
 
@@ -67,3 +67,42 @@ def test_demo_record_records_the_sample_tasks_and_judges_them_with_the_llm(
     judged = [r for r in scripted_llm.chat_requests if JUDGE_MARKER in r["messages"][0]["content"]]
     assert len(judged) == 24, "every recorded ambiguous episode judged once by the LLM judge"
     assert b"sk-demo-test-key-0123456789" not in (out / "demo.db").read_bytes()
+
+
+def _runs(db: Path) -> list[str]:
+    listed = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
+    return [json.loads(line)["label"] for line in listed.output.splitlines()]
+
+
+def test_demo_refuses_to_replace_a_database_holding_a_users_run_and_force_replaces_it(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    out.mkdir()
+    db = out / "demo.db"
+    mine = CliRunner().invoke(
+        main, ["--db", str(db), "import-trajectories", "--examples", "--format", "p2w-agentoccam"]
+    )
+    assert mine.exit_code == 0, mine.output
+    before = db.read_bytes()
+    refused = CliRunner().invoke(main, ["demo", "--out", str(out)])
+    assert refused.exit_code != 0
+    assert refused.stderr.strip().splitlines() == [
+        f"error: {db} holds runs the demo did not make (examples-agentoccam); use --out NEW_FOLDER, or --force to "
+        "replace it"
+    ]
+    assert db.read_bytes() == before and _runs(db) == ["examples-agentoccam"]
+    assert not (out / "report.md").exists()
+    replaced = CliRunner().invoke(main, ["demo", "--out", str(out), "--force"])
+    assert replaced.exit_code == 0, replaced.output
+    assert _runs(db) == ["earlier", "later"]
+
+
+def test_demo_refuses_a_file_that_is_not_a_database_and_leaves_it(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / "demo.db").write_text("my notes, not a database\n" * 10)
+    refused = CliRunner().invoke(main, ["demo", "--out", str(out)])
+    assert refused.exit_code != 0
+    assert refused.stderr.strip().splitlines() == [
+        f"error: {out / 'demo.db'}: not a SQLite database; use --out NEW_FOLDER, or --force to replace it"
+    ]
+    assert (out / "demo.db").read_text() == "my notes, not a database\n" * 10

@@ -19,7 +19,7 @@ from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.sites import start_sites
 from p2w_runtime.sites.catalog import TEST_DOMAIN, host_resolver_rules
-from p2w_runtime.store import Recorder, RunInfo, find_run
+from p2w_runtime.store import Recorder, RunInfo, check_label_free, find_run
 
 ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
 
@@ -79,6 +79,8 @@ async def record(store: Recorder, request: RecordRequest, progress: ProgressCall
         embedder = await asyncio.to_thread(load_embedder, request.embedder)
         retriever = HistoryRetriever(request.history_dir, embedder, request.cache_dir)
     label = request.label or f"{config.scheme}-{model}"
+    if resume is None:
+        await check_label_free(store, label)
     run_config = {
         "tasks_dir": str(request.tasks_dir),
         "history_dir": str(request.history_dir),

@@ -23,7 +23,7 @@ from p2w_runtime.importers._episode import EpisodeBuilder, Header, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, parse_file_name
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
-from p2w_runtime.store import DERIVED_STREAM_SUFFIXES, Recorder, RunInfo, list_runs
+from p2w_runtime.store import DERIVED_STREAM_SUFFIXES, ClaimHolder, Recorder, RunInfo, hold_claims, list_runs
 from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, uuid7
 
 log = structlog.get_logger()
@@ -159,7 +159,18 @@ async def _end_reasons(store: Recorder, run_id: str) -> Counter[str]:
     return reasons
 
 
-async def import_trajectories(
+async def import_trajectories(store: Recorder, paths: Sequence[Path], *, label: str, **options: Any) -> ImportReport:
+    """``_import_trajectories`` with the label claimed: a second import under the same label (another process)
+    waits until this one is done, then resumes into the same run instead of writing its episodes twice."""
+
+    def waiting(_key: str, holder: ClaimHolder) -> None:
+        log.warning("import.waiting", label=label, holder=holder.describe())
+
+    async with hold_claims(store, [f"import/{label}"], on_wait=waiting):
+        return await _import_trajectories(store, paths, label=label, **options)
+
+
+async def _import_trajectories(
     store: Recorder,
     paths: Sequence[Path],
     *,

@@ -6,14 +6,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from p2w_runtime.store._bundle import BundleError, BundleSummary, export_run, import_bundle
-from p2w_runtime.store._recorder import IntegrityError, Recorder, StoreError, StreamHead
+from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
+from p2w_runtime.store._claims import ClaimHolder, hold_claims
+from p2w_runtime.store._recorder import IntegrityError, LabelTaken, ReadOnlyStore, Recorder, StoreError, StreamHead
 from p2w_runtime.store._runs import (
     CLASSIFICATION_STREAM_SUFFIX,
     DERIVED_STREAM_SUFFIXES,
     JUDGMENT_STREAM_SUFFIX,
     RunInfo,
     UnknownRun,
+    check_label_free,
     episode_streams,
     find_run,
     list_runs,
@@ -23,15 +25,19 @@ from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
 from p2w_runtime.store.sqlite import open_sqlite
 
 
-async def connect_store(location: str | Path, *, create: bool = True) -> Recorder:
-    """Open the store at ``location`` (a SQLite file path); the caller closes it."""
-    return await open_sqlite(location, create=create)
+async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> Recorder:
+    """Open the store at ``location`` (a SQLite file path); the caller closes it.
+
+    ``read_only`` for commands that must never write (comparisons); a file this process cannot write opens
+    read-only anyway, so every reading command works on an archive.
+    """
+    return await open_sqlite(location, create=create and not read_only, read_only=read_only)
 
 
 @asynccontextmanager
-async def open_store(location: str | Path, *, create: bool = True) -> AsyncIterator[Recorder]:
+async def open_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> AsyncIterator[Recorder]:
     """``async with open_store(path) as store:`` — opened, checked, closed on exit."""
-    store = await connect_store(location, create=create)
+    store = await connect_store(location, create=create, read_only=read_only)
     try:
         yield store
     finally:
@@ -43,9 +49,14 @@ __all__ = [
     "DERIVED_STREAM_SUFFIXES",
     "JUDGMENT_STREAM_SUFFIX",
     "BundleError",
+    "ClaimHolder",
+    "LabelTaken",
+    "ReadOnlyStore",
+    "hold_claims",
     "BundleSummary",
     "Problem",
     "VerifyReport",
+    "bundle_header",
     "export_run",
     "import_bundle",
     "run_events",
@@ -56,6 +67,7 @@ __all__ = [
     "StoreError",
     "StreamHead",
     "UnknownRun",
+    "check_label_free",
     "connect_store",
     "episode_streams",
     "find_run",

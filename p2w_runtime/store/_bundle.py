@@ -86,6 +86,13 @@ async def import_bundle(store: Recorder, path: Path) -> BundleSummary:
     return BundleSummary(header["run_id"], header["label"], header["events"], header["blobs"], inserted)
 
 
+def bundle_header(path: Path) -> dict[str, Any]:
+    """The header of a bundle (run id, label, counts) without reading the rest."""
+    kind, header = next(_records(path))
+    assert kind == "header"
+    return header
+
+
 def _verify_bundle(path: Path) -> dict[str, Any]:
     heads: dict[str, tuple[int, str]] = {}
     blobs: set[str] = set()

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from p2w_runtime.errors import UserError
+from p2w_runtime.store._claims import ClaimHolder
 from schemas import NewEvent, StoredEvent
 
 
@@ -22,6 +23,17 @@ class StoreError(UserError):
 
 class IntegrityError(StoreError):
     """An append would break the log's invariants (duplicate event id, missing blob, ...)."""
+
+
+class LabelTaken(IntegrityError):
+    """A new run asked for a label another run of the database holds (labels are unique per database)."""
+
+    def __init__(self, label: str, holder: str, where: str) -> None:
+        super().__init__(f"label {label!r} is already used by run {holder} in {where}; choose another")
+
+
+class ReadOnlyStore(StoreError):
+    """A write was asked of a store opened read-only (a read-only file, folder or medium)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +96,14 @@ class Recorder(ABC):
     @abstractmethod
     async def count(self) -> tuple[int, int]:
         """(number of events, number of blobs)."""
+
+    @abstractmethod
+    async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
+        """Take claim ``key`` for ``me`` (or take it over from a dead holder); the live holder if it is taken."""
+
+    @abstractmethod
+    async def release_claim(self, key: str, me: ClaimHolder) -> None:
+        """Release claim ``key`` if ``me`` still holds it."""
 
     @abstractmethod
     async def close(self) -> None:

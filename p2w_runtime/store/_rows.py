@@ -10,11 +10,13 @@ import orjson
 import zstandard
 
 from p2w_runtime.store._recorder import IntegrityError
-from p2w_runtime.store._tables import BlobRow, EventRow
+from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow
 from schemas import StoredEvent, blob_hash, canonical_json
 
 EVENTS = EventRow.__table__
 BLOBS = BlobRow.__table__
+RUN_LABELS = RunLabelRow.__table__
+CLAIMS = ClaimRow.__table__
 EVENT_COLUMNS = tuple(
     EVENTS.c[name]
     for name in (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from p2w_runtime.store._recorder import Recorder, StoreError
+from p2w_runtime.store._recorder import LabelTaken, Recorder, StoreError
 from schemas import RunFinished, RunStarted, StoredEvent
 
 
@@ -69,6 +69,14 @@ async def find_run(store: Recorder, ref: str) -> RunInfo:
         return prefixed[0]
     known = ", ".join(r.label for r in runs[-5:]) or "none"
     raise UnknownRun(f"no run {ref!r} in {getattr(store, 'label', 'the store')} (labels: {known})")
+
+
+async def check_label_free(store: Recorder, label: str) -> None:
+    """Refuse a label another run holds before any work starts (the database refuses it again when the run is
+    created, so a run that takes it meanwhile still loses nothing)."""
+    for run in await list_runs(store):
+        if run.label == label:
+            raise LabelTaken(label, run.run_id, getattr(store, "label", "the store"))
 
 
 async def episode_streams(store: Recorder, run_id: str) -> list[str]:

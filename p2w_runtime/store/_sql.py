@@ -11,27 +11,31 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Dialect, Select, bindparam, func, insert, select
+from sqlalchemy import Dialect, Select, bindparam, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement
 
-from p2w_runtime.store._recorder import IntegrityError, Recorder, StreamHead
+from p2w_runtime.store._claims import ClaimHolder
+from p2w_runtime.store._recorder import IntegrityError, LabelTaken, Recorder, StreamHead
 from p2w_runtime.store._rows import (
     BLOBS,
+    CLAIMS,
     EVENT_COLUMNS,
     EVENTS,
+    RUN_LABELS,
     compress_blobs,
     decompress_blob,
     event_to_row,
     row_to_event,
 )
-from schemas import GENESIS_HASH, NewEvent, StoredEvent
+from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""
@@ -92,7 +96,11 @@ class SqlRecorder(Recorder):
             select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == bindparam("sha256")), dialect
         )
         self._insert_events = Compiled.of(insert(EVENTS), dialect).sql
-        self._insert_blobs = Compiled.of(self._blob_insert_ignoring_duplicates(), dialect).sql
+        self._insert_blobs = Compiled.of(self._insert_ignoring_duplicates(BLOBS), dialect).sql
+        self._insert_label = Compiled.of(self._insert_ignoring_duplicates(RUN_LABELS), dialect).sql
+        self._label_holder = Compiled.of(
+            select(RUN_LABELS.c.run_id).where(RUN_LABELS.c.label == bindparam("label")), dialect
+        )
         self._stored_blobs: set[str] = set()
         """Blob hashes known to be committed: blobs are never deleted, so these need no compressing again."""
 
@@ -109,8 +117,8 @@ class SqlRecorder(Recorder):
         """A session for a few reads; driver errors leave it as ``StoreError``."""
 
     @abstractmethod
-    def _blob_insert_ignoring_duplicates(self) -> ClauseElement:
-        """An insert into blobs that skips a hash already stored (content addressing)."""
+    def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
+        """An insert into ``table`` that skips a row whose primary key is already stored (a blob's hash, a label)."""
 
     # -- writing -------------------------------------------------------------------------------
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
@@ -130,6 +138,8 @@ class SqlRecorder(Recorder):
                 heads.advance(stored)
                 sealed.append(stored)
                 rows.append(event_to_row(stored, position))
+            labels = [(p.label, new.stream) for new in events if isinstance(p := new.payload, RunStarted)]
+            await self._hold_labels(session, labels)
             return rows
 
         await self._write(blobs, seal, refused="append refused")
@@ -160,6 +170,7 @@ class SqlRecorder(Recorder):
                 heads.advance(event)
                 position += 1
                 rows.append(event_to_row(event, position))
+            await self._hold_labels(session, [(_label(e), e.stream) for e in fresh if e.type == RUN])
             return rows
 
         return await self._write(blobs, check, refused="import refused")
@@ -185,6 +196,8 @@ class SqlRecorder(Recorder):
                         await session.execute_many(self._insert_blobs, blob_rows)
                 if rows:
                     await session.execute_many(self._insert_events, rows)
+        except LabelTaken:
+            raise
         except IntegrityError as exc:
             raise IntegrityError(f"{refused} by {self.label}: {exc}") from exc
         finally:
@@ -205,6 +218,18 @@ class SqlRecorder(Recorder):
         items = list(blobs.items())
         work = [loop.run_in_executor(None, compress_blobs, dict(items[i::parts]), known) for i in range(parts)]
         return asyncio.ensure_future(_joined(work))
+
+    async def _hold_labels(self, session: Session, labels: list[tuple[str, str]]) -> None:
+        """Give each new run its label, in the transaction that appends its ``run.started``.
+
+        The primary key of ``run_labels`` decides: the insert is skipped when the label is taken, and the
+        holder read back names the run that has it. Under concurrent writers only one commits the label.
+        """
+        for label, run_id in labels:
+            await session.execute_many(self._insert_label, [(label, run_id)])
+            holder = (await session.fetch(self._label_holder.sql, self._label_holder.params(label=label)))[0][0]
+            if holder != run_id:
+                raise LabelTaken(label, holder, self.label)
 
     async def _position(self, session: Session) -> int:
         return (await session.fetch(self._max_position.sql))[0][0] or 0
@@ -329,6 +354,26 @@ class SqlRecorder(Recorder):
             ((n_events, n_blobs),) = await self._fetch_once(session, select(events, blobs))
         return n_events, n_blobs
 
+    # -- claims --------------------------------------------------------------------------------
+    async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
+        holder_of = select(CLAIMS.c.owner, CLAIMS.c.host, CLAIMS.c.pid, CLAIMS.c.claimed_at).where(CLAIMS.c.key == key)
+        async with self._writing() as session:
+            rows = await self._fetch_once(session, holder_of)
+            if rows:
+                holder = ClaimHolder(*rows[0])
+                if holder.owner == me.owner:
+                    return None
+                if not holder.is_stale(time.time()):
+                    return holder
+                await self._fetch_once(session, delete(CLAIMS).where(CLAIMS.c.key == key))
+            claim = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
+            await self._fetch_once(session, insert(CLAIMS).values(**claim))
+        return None
+
+    async def release_claim(self, key: str, me: ClaimHolder) -> None:
+        async with self._writing() as session:
+            await self._fetch_once(session, delete(CLAIMS).where(CLAIMS.c.key == key, CLAIMS.c.owner == me.owner))
+
     async def close(self) -> None:
         await self.engine.dispose()
 
@@ -364,6 +409,15 @@ def _settle(future: asyncio.Future[Any]) -> None:
         future.cancel()
     elif not future.cancelled():
         future.exception()
+
+
+RUN = "run.started"
+
+
+def _label(event: StoredEvent) -> str:
+    payload = event.decode().payload
+    assert isinstance(payload, RunStarted)
+    return payload.label
 
 
 def _referenced_blobs(event: NewEvent | StoredEvent) -> list[str]:

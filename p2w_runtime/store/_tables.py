@@ -38,3 +38,28 @@ class BlobRow(SQLModel, table=True):
     size: int
     codec: str = "zstd"
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class RunLabelRow(SQLModel, table=True):
+    """Which run holds a label. The primary key makes a label unique per database: two processes creating a run
+    under one label cannot both commit, whatever they checked before (docs/design/concurrency.md)."""
+
+    __tablename__ = "run_labels"
+
+    label: str = Field(primary_key=True)
+    run_id: str
+
+
+class ClaimRow(SQLModel, table=True):
+    """Who is doing a piece of work that must not be done twice at once (an import under a label, a judging pass).
+
+    Coordination state, not a fact: released claims are deleted, stale ones taken over, so no append-only trigger.
+    """
+
+    __tablename__ = "claims"
+
+    key: str = Field(primary_key=True)
+    owner: str
+    host: str
+    pid: int
+    claimed_at: float

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import struct
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import aiosqlite
 from sqlalchemy import event, text
@@ -16,8 +18,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.sql import ClauseElement
 from sqlmodel import SQLModel
 
-from p2w_runtime.store._recorder import IntegrityError, StoreError
-from p2w_runtime.store._rows import BLOBS
+from p2w_runtime.store._recorder import IntegrityError, ReadOnlyStore, StoreError
 from p2w_runtime.store._sql import Session, SqlRecorder
 
 BUSY_TIMEOUT_MS = 60_000
@@ -70,6 +71,13 @@ def check_sqlite_file(path: Path, *, create: bool) -> None:
 
 EVENT_TABLES = frozenset({"events", "blobs"})
 
+_BACKFILL_LABELS = (
+    "INSERT INTO run_labels (label, run_id) SELECT json_extract(payload, '$.label'), stream FROM events "
+    "WHERE type = 'run.started' ORDER BY position ON CONFLICT DO NOTHING"
+)
+"""A database made before labels were unique gets its labels once: the oldest run keeps a duplicated label
+(its later namesakes still load and are still found by id); only new runs are refused a taken label."""
+
 
 def _may_become_ours(tables: set[str], *, create: bool) -> bool:
     """Only a file that already holds the event tables, or (when creating) holds no table at all, is ours to
@@ -109,6 +117,10 @@ class _AiosqliteSession(Session):
 class SqliteRecorder(SqlRecorder):
     """SQLite through aiosqlite. Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
 
+    def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
+        super().__init__(engine, label)
+        self.read_only = read_only
+
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[aiosqlite.Connection]:
         """A pooled connection's aiosqlite object; its driver errors become the store's."""
@@ -125,6 +137,8 @@ class SqliteRecorder(SqlRecorder):
 
     @asynccontextmanager
     async def _writing(self) -> AsyncIterator[Session]:
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.label}: opened read-only (the file, its folder or its medium is read-only)")
         async with self._driver() as conn:
             await conn.execute("BEGIN IMMEDIATE")  # waits up to the busy timeout for another writer
             try:
@@ -139,22 +153,49 @@ class SqliteRecorder(SqlRecorder):
         async with self._driver() as conn:
             yield _AiosqliteSession(conn)
 
-    def _blob_insert_ignoring_duplicates(self) -> ClauseElement:
-        return sqlite_insert(BLOBS).on_conflict_do_nothing(index_elements=["sha256"])
+    def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
+        return sqlite_insert(table).on_conflict_do_nothing()
 
 
-async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorder:
-    """Open (and, if ``create``, initialise) a SQLite event store, checking the file first."""
+def writable(path: Path) -> bool:
+    """Whether this process may write the database: the file and its folder (for the WAL and shared-memory files).
+
+    ``os.access`` asks the kernel, so a read-only mount counts as read-only even for root.
+    """
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _url(path: Path, *, read_only: bool) -> str:
+    """The engine URL. Read-only is SQLite's ``mode=ro``; in a folder where the WAL's shared-memory file cannot
+    be created and no WAL is left to read, ``immutable=1`` (nothing can change the file from there either)."""
+    if not read_only:
+        return f"sqlite+aiosqlite:///{path}"
+    query = "mode=ro"
+    wal = path.with_name(path.name + "-wal")
+    if not os.access(path.parent, os.W_OK) and not (wal.exists() and wal.stat().st_size > 0):
+        query += "&immutable=1"
+    return f"sqlite+aiosqlite:///file:{quote(str(path.resolve()))}?{query}&uri=true"
+
+
+async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool = False) -> SqliteRecorder:
+    """Open (and, if ``create``, initialise) a SQLite event store, checking the file first.
+
+    ``read_only`` (or an existing file this process cannot write) opens it with SQLite's ``mode=ro``: nothing
+    is created, migrated or switched to WAL, and any write raises ``ReadOnlyStore``.
+    """
     path = Path(path)
     check_sqlite_file(path, create=create)
-    engine = create_async_engine(f"sqlite+aiosqlite:///{path}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    read_only = read_only or (path.exists() and path.stat().st_size > 0 and not writable(path))
+    url = _url(path, read_only=read_only)
+    engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if _may_become_ours(_tables(cursor), create=create):  # WAL is persistent: never switch a foreign file
+        # WAL is persistent: never switch a foreign file, nor one opened read-only
+        if not read_only and _may_become_ours(_tables(cursor), create=create):
             cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -168,17 +209,20 @@ async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorde
     def _name_the_file(context: Any) -> Exception | None:
         return _unreadable(path, context.original_exception)
 
-    recorder = SqliteRecorder(engine, label=str(path))
+    recorder = SqliteRecorder(engine, label=str(path), read_only=read_only)
     try:
         async with engine.connect() as conn:
-            await conn.execution_options(p2w_immediate=True)
+            await conn.execution_options(p2w_immediate=not read_only)
             async with conn.begin():
                 tables = {r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
-                if not _may_become_ours(tables, create=create):
+                if not _may_become_ours(tables, create=create and not read_only):
                     raise StoreError(f"{path}: a SQLite database, but not a p2w-rt event store")
-                await conn.run_sync(SQLModel.metadata.create_all)
-                for ddl in _APPEND_ONLY_TRIGGERS:
-                    await conn.execute(text(ddl))
+                if not read_only:
+                    await conn.run_sync(SQLModel.metadata.create_all)
+                    for ddl in _APPEND_ONLY_TRIGGERS:
+                        await conn.execute(text(ddl))
+                    if "run_labels" not in tables:
+                        await conn.execute(text(_BACKFILL_LABELS))
     except StoreError:
         await engine.dispose()
         raise

@@ -19,7 +19,7 @@ from p2w_runtime.llm import LlmError
 from p2w_runtime.store import Recorder
 from replay.classify._base import Classifier, Verdict
 from replay.classify._records import classification_stream, read_classifications
-from replay.derived import CacheKey, DerivedPass, Outcome, Pool, Tally, call_log, latest_ok
+from replay.derived import CacheKey, DerivedPass, Outcome, Pool, Tally, call_log, latest_ok, pass_claim
 from replay.trajectory import Trajectory, load_trajectories
 from schemas import ErrorClassified
 
@@ -124,7 +124,10 @@ async def classify_run(
 ) -> ClassifySummary:
     """Classify every episode of ``run_id``; ``on_outcome`` sees each result as it lands (cached ones too)."""
     log.info("classify.start", run_id=run_id, classifier=classifier.id, force=force)
-    summary = await _Batch(store, run_id, classifier, force, on_outcome).run(run_id, concurrency)
+    batch = _Batch(store, run_id, classifier, force, on_outcome)
+    claim = pass_claim("classify", run_id, classifier.id, classifier.version, classifier.config())
+    async with batch.exclusive([claim]):  # a concurrent pass with the same config waits, then finds it cached
+        summary = await batch.run(run_id, concurrency)
     log.info(
         "classify.done", run_id=run_id, classified=summary.classified, cached=summary.cached, failed=summary.failed
     )

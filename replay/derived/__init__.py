@@ -12,6 +12,7 @@ from replay.derived._pass import (
     Pool,
     Tally,
     call_log,
+    pass_claim,
 )
 from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key, latest_ok
 
@@ -32,5 +33,6 @@ __all__ = [
     "call_log",
     "latest_by_key",
     "latest_ok",
+    "pass_claim",
     "pass_progress",
 ]

@@ -10,15 +10,21 @@ are written at once, so a crash never loses what was paid for. Producers that wa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+import hashlib
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, ParamSpec, Self, TypeVar
 
+import structlog
+
 from p2w_runtime.llm import Sink
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import ClaimHolder, Recorder, hold_claims
 from replay.derived._stream import Derived
 from replay.trajectory import EpisodeRef, Trajectory
-from schemas import LlmCall, NewEvent
+from schemas import LlmCall, NewEvent, canonical_json
+
+log = structlog.get_logger(__name__)
 
 WRITE_BATCH = 200
 """Events appended per transaction while no LLM was called; results with LLM calls are appended at once."""
@@ -80,6 +86,12 @@ def call_log() -> tuple[list[LlmCall], Sink]:
         calls.append(call)
 
     return calls, sink
+
+
+def pass_claim(kind: str, run_id: str, producer_id: str, version: str, config: Any) -> str:
+    """The claim of a pass over ``run_id`` by one producer version and config (``DerivedPass.exclusive``)."""
+    config_hash = hashlib.sha256(canonical_json(config)).hexdigest()[:16]
+    return f"{kind}/{run_id}/{producer_id}/{version}/{config_hash}"
 
 
 class DerivedWriter:
@@ -175,6 +187,18 @@ class DerivedPass(Generic[OutcomeT, SummaryT]):
         self.summary = summary
         self.force = force
         self.on_outcome = on_outcome
+
+    def exclusive(self, keys: Iterable[str]) -> AbstractAsyncContextManager[None]:
+        """Hold the claims of this pass (``pass_claim``) for as long as it runs.
+
+        Two passes that would derive the same results (another process, same run and producer config) then run
+        one after the other: the second waits, and finds every result cached instead of paying for it again.
+        """
+
+        def waiting(key: str, holder: ClaimHolder) -> None:
+            log.warning("waiting for another pass to finish", claim=key, holder=holder.describe())
+
+        return hold_claims(self.store, keys, on_wait=waiting)
 
     def report(self, outcome: OutcomeT) -> None:
         self.summary.add(outcome)

@@ -41,13 +41,13 @@ class OpenRun:
 
 @asynccontextmanager
 async def open_runs(refs: Sequence[RunRef]) -> AsyncIterator[list[OpenRun]]:
-    """Open every file named once (never creating one) and find each run in it."""
+    """Open every file named once, read-only (comparisons never create or write a file), and find each run."""
     async with AsyncExitStack() as stack:
         stores: dict[Path, Recorder] = {}
         found: list[OpenRun] = []
         for ref in refs:
             key = ref.db.resolve()
             if key not in stores:
-                stores[key] = await stack.enter_async_context(open_store(ref.db, create=False))
+                stores[key] = await stack.enter_async_context(open_store(ref.db, create=False, read_only=True))
             found.append(OpenRun(ref, stores[key], await find_run(stores[key], ref.run)))
         yield found

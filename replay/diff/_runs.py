@@ -1,9 +1,10 @@
 """A run as diff and stats need it: per episode, the judged figures and the gist of what it did.
 
 Figures come from the latest successful judgment of the episode as it is now (trajectory hash
-unchanged) by one judge. A run without them is judged first when the judge needs no LLM (cached,
-appended like any replay); an LLM judge's judgments must exist already (``p2w-rt replay``), since
-a diff should not spend tokens behind the user's back.
+unchanged) by one judge. Comparisons are read-only (the runs may sit in an archive, or in another
+user's file): an episode without one is judged in memory when the judge needs no LLM, and nothing is
+appended; an LLM judge's judgments must exist already (``p2w-rt replay``), since a diff should not
+spend tokens behind the user's back, and the error names the episodes that lack them.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from dataclasses import dataclass, field
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, RunInfo
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import current_judgments, replay_run
+from replay.judges import Judge, JudgeContext, JudgeError, JudgeSettings, make_judge
+from replay.judging import cache_key, current_judgments, to_judgment
 from replay.matching import host_of
 from replay.trajectory import Trajectory, load_trajectories
 
@@ -30,7 +31,7 @@ DEFAULT_JUDGE = "rubric-rules"
 
 
 class MissingJudgments(UserError):
-    """The run has no judgments by the judge asked for, and that judge needs an LLM to make them."""
+    """Episodes of the run have no judgment by the judge asked for, and that judge needs an LLM to make them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,28 +83,43 @@ def episode_data(t: Trajectory, scores: dict[str, float] | None, run_scheme: str
     return EpisodeData(t.stream, t.task_id, t.level, t.scheme or run_scheme, scores, actions, websites, entry_ids)
 
 
-async def _ensure_judged(store: Recorder, info: RunInfo, judge_id: str) -> None:
-    judge = make_judge(judge_id, JudgeSettings())
-    if judge.uses_llm:
-        current = await current_judgments(store, info.run_id, judge_id)
-        if not current and info.episodes:
-            raise MissingJudgments(
-                f"run {info.label!r} ({info.run_id}) has no {judge_id} judgments; "
-                f"judge it first: p2w-rt replay {info.label} --judge {judge_id}"
-            )
-        return
-    await replay_run(store, info.run_id, [judge])
+async def _judge_in_memory(store: Recorder, judge: Judge, t: Trajectory) -> dict[str, float] | None:
+    """A rules judge's figures for an episode it has not judged yet, never appended (comparisons write nothing)."""
+    try:
+        verdict = await judge.judge(t, JudgeContext(get_blob=store.get_blob, llm=None))
+    except JudgeError:
+        return None
+    judgment = to_judgment(judge, t, cache_key(judge, t), verdict)
+    return judgment.metrics if judgment.status == "ok" else None
+
+
+def _scores(metrics: dict[str, float] | None) -> dict[str, float] | None:
+    if metrics is None or not all(m in metrics for m in EPISODE_METRICS.values()):
+        return None
+    return {name: metrics[m] for name, m in EPISODE_METRICS.items()}
 
 
 async def load_run_data(store: Recorder, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:
-    """Judged figures and trajectory gist of every episode of a run (judging it first with a rules judge)."""
-    await _ensure_judged(store, info, judge_id)
+    """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it."""
+    judge = make_judge(judge_id, JudgeSettings())
     judged = await current_judgments(store, info.run_id, judge_id)
     episodes: list[EpisodeData] = []
-    async for t in load_trajectories(store, info.run_id):
-        record = judged.get((t.stream, judge_id))
-        scores = None
-        if record is not None and all(m in record.judgment.metrics for m in EPISODE_METRICS.values()):
-            scores = {name: record.judgment.metrics[m] for name, m in EPISODE_METRICS.items()}
-        episodes.append(episode_data(t, scores, info.started.scheme))
+    unjudged: list[str] = []
+    try:
+        async for t in load_trajectories(store, info.run_id):
+            record = judged.get((t.stream, judge_id))
+            metrics = record.judgment.metrics if record is not None else None
+            if record is None and judge.uses_llm:
+                unjudged.append(t.task_id)
+            elif record is None:
+                metrics = await _judge_in_memory(store, judge, t)
+            episodes.append(episode_data(t, _scores(metrics), info.started.scheme))
+    finally:
+        await judge.aclose()
+    if unjudged and len(unjudged) == len(episodes):
+        shown = ", ".join(unjudged[:5]) + (f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else "")
+        raise MissingJudgments(
+            f"run {info.label!r} ({info.run_id}) has no {judge_id} judgments for {shown}; "
+            f"judge it first: p2w-rt replay {info.label} --judge {judge_id}"
+        )
     return RunData(info, source or info.label, judge_id, episodes)

@@ -18,7 +18,17 @@ import structlog
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.store import Recorder
-from replay.derived import CacheKey, DerivedPass, LlmFactory, Outcome, Pool, Tally, call_log, latest_by_key
+from replay.derived import (
+    CacheKey,
+    DerivedPass,
+    LlmFactory,
+    Outcome,
+    Pool,
+    Tally,
+    call_log,
+    latest_by_key,
+    pass_claim,
+)
 from replay.judges import Judge, JudgeContext, JudgeError, Verdict
 from replay.judging._records import JudgmentRecord, judgment_stream, read_judgments
 from replay.trajectory import EpisodeRef, Trajectory, list_episodes, load_trajectory
@@ -123,6 +133,11 @@ class _Replay(DerivedPass[JudgeOutcome, ReplaySummary]):
         self.report(JudgeOutcome.of(t, judgment, cached=False, event_id=event_id))
 
     async def run(self, run_id: str, concurrency: int) -> ReplaySummary:
+        claims = [pass_claim("judge", run_id, j.id, j.version, j.config()) for j in self.judges]
+        async with self.exclusive(claims):  # read the cache only once no other pass can be adding to it
+            return await self._judge_all(run_id, concurrency)
+
+    async def _judge_all(self, run_id: str, concurrency: int) -> ReplaySummary:
         self.latest = latest_by_key(await read_judgments(self.store, run_id))
         try:
             async with Pool(concurrency) as pool:

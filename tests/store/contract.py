@@ -20,10 +20,11 @@ from p2w_runtime.store import IntegrityError, Recorder, StreamHead, _sql
 from schemas import GENESIS_HASH, Observation, Rationale, StoredEvent, blob_hash, event_hash
 
 from .builders import collect, observation, page_text, rationale
+from .contract_coordination import CoordinationContract
 from .contract_import import ImportContract
 
 
-class RecorderContract(ImportContract):
+class RecorderContract(ImportContract, CoordinationContract):
     """Behaviour every ``Recorder`` must show, whatever database sits behind it (``make_recorder`` is the
     one method a backend implements; it is declared in ``ImportContract``)."""
 
