@@ -21,6 +21,7 @@ from sqlalchemy import Dialect, Select, bindparam, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement
 
+from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._recorder import IntegrityError, Recorder, StreamHead
 from p2w_runtime.store._rows import (
     BLOBS,
@@ -126,7 +127,7 @@ class SqlRecorder(Recorder):
             for new in events:
                 seq, prev = await heads.get(new.stream)
                 position += 1
-                stored = StoredEvent.seal(new, seq=seq + 1, prev_hash=prev, position=position)
+                stored = seal_redacted(new, seq=seq + 1, prev_hash=prev, position=position)
                 heads.advance(stored)
                 sealed.append(stored)
                 rows.append(event_to_row(stored, position))
