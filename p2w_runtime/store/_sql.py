@@ -89,6 +89,10 @@ class SqlRecorder(Recorder):
             .limit(1),
             dialect,
         )
+        self._event_sql = Compiled.of(
+            select(*EVENT_COLUMNS).where(EVENTS.c.stream == bindparam("stream"), EVENTS.c.seq == bindparam("seq")),
+            dialect,
+        )
         self._blob_sql = Compiled.of(
             select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == bindparam("sha256")), dialect
         )
@@ -241,6 +245,11 @@ class SqlRecorder(Recorder):
     async def stream_head(self, stream: str) -> StreamHead | None:
         async with self._reading() as session:
             return await self._head(session, stream)
+
+    async def read_event(self, stream: str, seq: int) -> StoredEvent | None:
+        async with self._reading() as session:
+            rows = await session.fetch(self._event_sql.sql, self._event_sql.params(stream=stream, seq=seq))
+        return row_to_event(rows[0]) if rows else None
 
     def read_stream(self, stream: str, *, after_seq: int = 0) -> AsyncIterator[StoredEvent]:
         page = (
