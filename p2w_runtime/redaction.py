@@ -31,7 +31,9 @@ _CREDENTIAL_FIELD = re.compile(
     rf"(?P<name>\b(?:{_HEADER})\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',;}}\]]+",
     re.IGNORECASE,
 )
-_TRIGGER = re.compile(rf"://[^\s/?#@'\"<>]+@|\b(?:{_HEADER})\b", re.IGNORECASE)
+_HEADER_WORDS = ("authorization", "api-key", "api_key", "apikey")
+"""What ``needs_redaction`` looks for in lower-cased text: plain substring searches, ten times cheaper than a
+case-insensitive regex over every event (docs/design/redaction.md)."""
 
 _secrets: tuple[str, ...] = ()
 _lock = threading.Lock()
@@ -64,7 +66,12 @@ def add_url_credentials(url: str | None) -> None:
 
 def needs_redaction(text: str) -> bool:
     """Whether ``text`` holds anything ``redact_text`` would change (one scan; the usual answer is no)."""
-    return any(secret in text for secret in _secrets) or _TRIGGER.search(text) is not None
+    if any(secret in text for secret in _secrets):
+        return True
+    if "://" in text and "@" in text and _URL_CREDENTIALS.search(text):
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _HEADER_WORDS)
 
 
 def redact_text(text: str) -> str:
