@@ -226,6 +226,9 @@ def test_cached_failed_judgments_fail_every_replay_until_retried(tmp_path: Path,
         assert code == 1 and "judged 0, cached 3, failed 1" in err and "--retry-failed" in err
         assert "cached failed  Alex_Garcia_B1" in out
     assert len(scripted_llm.chat_requests) == asked, "a cached failure is reported, not paid for again"
+    for flags, cached in (((), 3), (("--retry-failed",), 2)):  # the dry run estimates what the real pass would do
+        code, out, _ = invoke("--db", str(db), *judge, "--dry-run", "--json", *flags)
+        assert code == 0 and json.loads(out)["cached"] == cached
 
     scripted_llm.handle_with(answer)
     code, _, err = invoke("--db", str(db), *judge, "--retry-failed")

@@ -67,7 +67,9 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
     settings = options.settings()
     judges: list[Judge] = [make_judge(judge_id, settings) for judge_id in dict.fromkeys(options.judges)]
     if options.dry_run:
-        estimates = await estimate_replay(store, info.run_id, judges, model=options.model, force=options.force)
+        estimates = await estimate_replay(
+            store, info.run_id, judges, model=options.model, force=options.force, retry_failed=options.retry_failed
+        )
         _print_estimates(estimates, options, out)
         return 0
     total = len(await episode_streams(store, info.run_id)) * len(judges)
