@@ -30,10 +30,11 @@ from p2w_cli import (
     stats_cmd,
     verify,
 )
+from p2w_cli._common import MainGroup, fail_as_one_line, wants_help
 from p2w_runtime.logs import configure_logging
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group(cls=MainGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.option(
     "--db",
     envvar="P2W_DB",
@@ -53,7 +54,11 @@ from p2w_runtime.logs import configure_logging
 @click.pass_context
 def main(ctx: click.Context, db: Path, log_file: Path | None, verbose: int) -> None:
     """Record, judge, classify and diff personalized web-agent runs."""
-    ctx.obj = AppContext(db=db, log_file=configure_logging(verbose=verbose, log_file=log_file))
+    if wants_help(ctx):  # help needs no log file, so an unusable one cannot hide it
+        return
+    ctx.obj = AppContext(
+        db=db, log_file=fail_as_one_line(lambda: configure_logging(verbose=verbose, log_file=log_file))
+    )
 
 
 main.add_command(runs)

@@ -20,6 +20,7 @@ import click
 from rich.console import Console
 
 from p2w_runtime.errors import UserError
+from p2w_runtime.redaction import redact_text
 from p2w_runtime.store import Recorder, open_store
 
 T = TypeVar("T")
@@ -35,14 +36,35 @@ class AppContext:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine; a ``UserError`` becomes one line on stderr and a non-zero exit."""
+    return fail_as_one_line(lambda: asyncio.run(coro))
+
+
+def fail_as_one_line(work: Callable[[], T]) -> T:
+    """Call ``work``; a ``UserError`` becomes one redacted line on stderr and its exit code."""
     try:
-        return asyncio.run(coro)
+        return work()
     except UserError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {redact_text(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
+
+
+class MainGroup(click.Group):
+    """The root group; it keeps its command line so that ``wants_help`` can see a subcommand's ``--help``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGS] = tuple(args)
+        return super().parse_args(ctx, args)
+
+
+_ARGS = "p2w.args"
+
+
+def wants_help(ctx: click.Context) -> bool:
+    """Whether the command line asks for a (sub)command's help, which click shows after the group's callback ran."""
+    return any(arg in ctx.help_option_names for arg in ctx.meta.get(_ARGS, ()))
 
 
 def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContextManager[Recorder]:

@@ -56,7 +56,8 @@ def history() -> None:
 
 @history.command("index")
 @_history_options
-def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per persona instead of the table.")
+def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | None, as_json: bool) -> None:
     """Build every persona's index cache (encodes only changed banks)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
@@ -76,6 +77,20 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
             return index_history(history_dir, model, cache_dir, progress=report)
 
     summary = run(_index())
+    if as_json:
+        for p in summary.personas:
+            echo_json(
+                {
+                    "persona": p.persona,
+                    "entries": p.entries,
+                    "encoded": p.encoded,
+                    "from_cache": p.entries - p.encoded,
+                    "seconds": round(p.seconds, 3),
+                    "index_hash": p.index_hash,
+                    "model_id": summary.model_id,
+                }
+            )
+        return
     table = Table("persona", "entries", "encoded", "from cache", "seconds", "index hash")
     for p in summary.personas:
         row = (p.persona, str(p.entries), str(p.encoded), str(p.entries - p.encoded), f"{p.seconds:.2f}")

@@ -34,6 +34,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
 @llm_pass_options("the LLM judges", "judgments")
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
+@click.option("--retry-failed", is_flag=True, help="Judge again the episodes whose cached judgment failed.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per judged episode.")
 @click.option(
     "--webarena-config",
@@ -60,6 +61,7 @@ def replay_cmd(
     concurrency: int,
     dry_run: bool,
     force: bool,
+    retry_failed: bool,
     as_json: bool,
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
@@ -76,6 +78,7 @@ def replay_cmd(
         temperature=temperature,
         concurrency=concurrency,
         dry_run=dry_run,
+        retry_failed=retry_failed,
         force=force,
         as_json=as_json,
         webarena_config=webarena_config,

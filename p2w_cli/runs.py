@@ -64,11 +64,13 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
-    from p2w_runtime.store import UnknownRun, episode_streams, find_run
-    from replay.classify import read_classifications
-    from replay.judging import episode_judgments, format_judgment
-    from replay.timeline import timeline
+    from p2w_runtime.store import UnknownRun, episode_ends, episode_streams, find_run
     from schemas import EpisodeFinished, EpisodeStarted
+
+    if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
+        from replay.classify import read_classifications
+        from replay.judging import episode_judgments, format_judgment
+        from replay.timeline import timeline
 
     derived: list[Any] = []
 
@@ -79,8 +81,8 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
             if task_id is None:
                 episodes = []
                 for stream in streams:
-                    decoded = [e.decode() async for e in store.read_stream(stream)]
-                    episodes.append((stream, decoded[0].payload, decoded[-1].payload))
+                    first, last = await episode_ends(store, stream)
+                    episodes.append((stream, first.decode().payload, last.decode().payload))
                 return info, episodes
             matches = [s for s in streams if s.split("/", 1)[1].split("#")[0] == task_id]
             if not matches:

@@ -1,4 +1,4 @@
-"""structlog set up once per process: JSON lines to a file, readable lines on the console."""
+"""structlog set up once per process: JSON lines to a file, readable lines on the console, both redacted."""
 
 from __future__ import annotations
 
@@ -9,7 +9,16 @@ from pathlib import Path
 import structlog
 from platformdirs import user_log_dir
 
+from p2w_runtime.errors import UserError
+from p2w_runtime.redaction import redact_log_record
+
 _configured = False
+
+
+class LogFileError(UserError):
+    """The log file cannot be created or appended to (a read-only folder, a path under a regular file...)."""
+
+    exit_code = 2
 
 
 def default_log_file() -> Path:
@@ -22,7 +31,7 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
     log_file = log_file or default_log_file()
     if _configured:
         return log_file
-    log_file.parent.mkdir(parents=True, exist_ok=True)
+    file_handler = _open_log_file(log_file)
     shared = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
@@ -35,11 +44,12 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
-    file_handler = logging.FileHandler(log_file, encoding="utf-8")
     file_handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                redact_log_record,
                 structlog.processors.JSONRenderer(),
             ],
             foreign_pre_chain=shared,
@@ -51,6 +61,7 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
         structlog.stdlib.ProcessorFormatter(
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                redact_log_record,
                 structlog.dev.ConsoleRenderer(colors=False),
             ],
             foreign_pre_chain=shared,
@@ -63,3 +74,15 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
         logging.getLogger(noisy).setLevel(logging.WARNING)
     _configured = True
     return log_file
+
+
+def _open_log_file(log_file: Path) -> logging.FileHandler:
+    """The file handler, or a ``LogFileError`` naming the file and how to choose another one."""
+    try:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        return logging.FileHandler(log_file, encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise LogFileError(
+            f"cannot write the log file {log_file} ({reason}); choose another with --log-file or P2W_LOG_FILE"
+        ) from None

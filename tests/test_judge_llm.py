@@ -146,14 +146,19 @@ async def test_malformed_replies_are_repaired_then_recorded_as_failed(
         calls = [e.decode().payload async for e in store.read_stream(judgment_stream(run_id)) if e.type == "llm.call"]
         assert sum(1 for c in calls if c.error) == 5  # every bad attempt is on record
 
+        asked = len(scripted_llm.chat_requests)
+        again = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        assert (again.cached, again.failed, again.judged) == (2, 1, 0)  # the cached failure is reported, not paid again
+        assert len(scripted_llm.chat_requests) == asked
+
         scripted_llm.script(Garbage.without_choices())  # a body that is no completion at all: failed again
-        retry = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
-        assert (retry.cached, retry.failed) == (1, 1)  # a failed judgment is not a cache hit
+        retry = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), retry_failed=True)
+        assert (retry.cached, retry.failed) == (1, 1)  # --retry-failed judged the failed one again
         assert "no choices" in (retry.outcomes[1].judgment.error or "")
 
         scripted_llm.handle_with(lambda request: answer(request))
-        last = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
-        assert (last.cached, last.judged) == (1, 1)
+        last = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), retry_failed=True)
+        assert (last.cached, last.judged, last.failed) == (1, 1, 0)
 
 
 async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:

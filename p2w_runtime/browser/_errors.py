@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from p2w_runtime.errors import UserError
 
-class BrowserUnavailable(RuntimeError):
+
+class BrowserUnavailable(UserError):
     """No usable Chromium, or it would not start; the message says what was tried and how to fix it."""
 
 

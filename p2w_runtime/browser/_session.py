@@ -59,7 +59,10 @@ class BrowserSession:
             await self._playwright.stop()
             self._playwright = None
             if isinstance(exc, PlaywrightError):
-                raise BrowserUnavailable(f"Chromium {self.executable} failed to start: {first_line(exc)}") from exc
+                raise BrowserUnavailable(
+                    f"Chromium {self.executable} failed to start: {first_line(exc)} "
+                    "(another with --chromium or P2W_CHROMIUM)"
+                ) from exc
             raise
         log.info("browser.launched", executable=self.executable, version=self._browser.version)
         return self

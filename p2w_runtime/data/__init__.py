@@ -2,6 +2,7 @@
 
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth, parse_location
+from p2w_runtime.data._json import MAX_DEPTH, NestedTooDeep, parse_json
 from p2w_runtime.data._memory_bank import (
     ENTRY_LIST_KEYS,
     find_memory_bank,
@@ -14,7 +15,9 @@ from p2w_runtime.data._tasks import LEVEL_FOLDERS, Task, TaskSet, load_task, loa
 __all__ = [
     "ENTRY_LIST_KEYS",
     "LEVEL_FOLDERS",
+    "MAX_DEPTH",
     "DataError",
+    "NestedTooDeep",
     "Task",
     "TaskSet",
     "find_memory_bank",
@@ -24,5 +27,6 @@ __all__ = [
     "load_task",
     "load_tasks",
     "memory_bank_hash",
+    "parse_json",
     "parse_location",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from p2w_runtime.data._errors import DataError
+from p2w_runtime.data._json import NestedTooDeep, parse_json
 from schemas import MemoryEntry, canonical_json
 
 ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
@@ -30,9 +31,11 @@ def read_json(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
     try:
-        return json.loads(text)
+        return parse_json(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except NestedTooDeep as exc:
+        raise DataError(f"{path}: {exc}") from None
 
 
 def validation_summary(exc: ValidationError) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import structlog
 
-from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
+from p2w_runtime.data import DataError, NestedTooDeep, Task, TaskSet, load_tasks, parse_json
 from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._episode import EpisodeBuilder, Header, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
@@ -69,7 +69,7 @@ class _Planned:
 
 def _read(path: Path) -> Any:
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return parse_json(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TrajectoryImportError(path, None, "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -77,6 +77,8 @@ def _read(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise TrajectoryImportError(path, None, f"invalid JSON at {where}: {exc.msg}") from None
+    except NestedTooDeep as exc:
+        raise TrajectoryImportError(path, None, str(exc)) from None
 
 
 def _phase(scheme: Scheme | None) -> str:

@@ -28,12 +28,12 @@ from p2w_runtime.llm._request import (
     Completion,
     fingerprint,
     parse_completion,
-    redact,
     response_format_param,
 )
 from p2w_runtime.llm._retry import Failure, RetryPolicy, describe
 from p2w_runtime.llm._structured import MalformedOutput, parse_structured, repair_messages
 from p2w_runtime.llm._totals import UsageTotals
+from p2w_runtime.redaction import add_secret, add_url_credentials, redact, redact_text
 from schemas import LlmCall, LlmRole, LlmUsage
 
 log = structlog.get_logger(__name__)
@@ -92,6 +92,7 @@ class LlmClient:
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        _check_url(base_url)
         self.endpoint = _display_url(base_url)
         if not api_key:
             if urlsplit(base_url).hostname == urlsplit(DEFAULT_BASE_URL).hostname:
@@ -103,7 +104,8 @@ class LlmClient:
         self.timeout_s = timeout_s
         self.prices = prices if prices is not None else PriceTable.default()
         self.max_repairs = max_repairs
-        self._secret = api_key
+        add_secret(api_key)
+        add_url_credentials(base_url)
         self._openai = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
         self._owns_transport = True
         self._sink = sink
@@ -171,7 +173,7 @@ class LlmClient:
                 )
                 return value
             except _Unusable as exc:
-                problem = exc.problem
+                problem = redact_text(exc.problem)
                 conversation = repair_messages(messages, exc.answer, problem)
         raise LlmBadResponse(
             f"LLM endpoint {self.endpoint} gave no valid {schema.__name__} for {role} ({self.model}) "
@@ -215,8 +217,7 @@ class LlmClient:
                         "attempt": attempt,
                         "error": error,
                         "cost_usd": cost,
-                    },
-                    self._secret,
+                    }
                 )
             )
 
@@ -228,7 +229,7 @@ class LlmClient:
                 completion = await self._send(messages, sent)
             except (openai.APIError, BadResponse) as exc:
                 last = describe(exc, self.timeout_s)
-                last = Failure(redact(last.message, self._secret), last.retriable, last.bad_response, last.retry_after)
+                last = Failure(redact_text(last.message), last.retriable, last.bad_response, last.retry_after)
                 await self._emit(record(attempt, time.perf_counter() - started, None, last.message))
                 if not last.retriable:
                     raise LlmRejected(
@@ -292,6 +293,20 @@ class LlmClient:
         self.totals.add(call)
         if self._sink is not None:
             await self._sink(call)
+
+
+def _check_url(url: str) -> None:
+    """An endpoint that cannot be an OpenAI-compatible server fails here, not after every retry has timed out."""
+    try:
+        parts = urlsplit(url)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        usable = False
+    if not usable:
+        raise LlmConfigError(
+            f"LLM endpoint URL {redact_text(url)!r} (--base-url / OPENAI_BASE_URL) is not an http(s) URL with a host"
+        )
 
 
 def _display_url(url: str) -> str:

@@ -16,9 +16,6 @@ from pydantic import BaseModel
 
 from schemas import LlmUsage, canonical_json
 
-_MIN_SECRET_LENGTH = 16
-"""Shorter "keys" (``EMPTY``, ``none``) are placeholders for keyless endpoints; scrubbing them would corrupt text."""
-
 
 def fingerprint(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json({"model": model, "messages": messages, "params": params})).hexdigest()
@@ -36,19 +33,6 @@ def response_format_param(response_format: dict[str, Any] | type[BaseModel] | No
             "strict": False,
         },
     }
-
-
-def redact(value: Any, secret: str | None) -> Any:
-    """Replace ``secret`` in every string of a JSON-like value; a key echoed by a proxy must not reach the store."""
-    if not secret or len(secret) < _MIN_SECRET_LENGTH:
-        return value
-    if isinstance(value, str):
-        return value.replace(secret, "***")
-    if isinstance(value, dict):
-        return {k: redact(v, secret) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, secret) for v in value]
-    return value
 
 
 class BadResponse(Exception):

@@ -78,6 +78,10 @@ class Recorder(ABC):
         """Events in global ``position`` order, optionally filtered, fetched in pages."""
 
     @abstractmethod
+    async def read_event(self, stream: str, seq: int) -> StoredEvent | None:
+        """The event at ``seq`` of ``stream``, or None: one row, however long the stream."""
+
+    @abstractmethod
     async def stream_head(self, stream: str) -> StreamHead | None:
         """The last event of ``stream``, or None if it has none."""
 

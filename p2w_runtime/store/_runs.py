@@ -87,6 +87,20 @@ async def episode_streams(store: Recorder, run_id: str) -> list[str]:
     return order
 
 
+async def episode_ends(store: Recorder, stream: str) -> tuple[StoredEvent, StoredEvent]:
+    """An episode's first event (``episode.started``) and its last: what a listing shows, read as two rows.
+
+    Listing a run with one 200,000-step episode read 400,000 events for it (27.5 s, 2.1 GB); see
+    ``benchmarks/bench_show.py``.
+    """
+    head = await store.stream_head(stream)
+    first = await store.read_event(stream, 1)
+    last = await store.read_event(stream, head.last_seq) if head else None
+    if first is None or last is None:
+        raise StoreError(f"episode stream {stream!r} has no events in {getattr(store, 'label', 'the store')}")
+    return first, last
+
+
 async def run_events(store: Recorder, run_id: str) -> AsyncIterator[StoredEvent]:
     """Every event of a run: its own stream, then every stream under it, in position order."""
     async for event in store.read_stream(run_id):

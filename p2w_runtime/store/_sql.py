@@ -22,6 +22,7 @@ from sqlalchemy import Dialect, Select, bindparam, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement
 
+from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._recorder import IntegrityError, LabelTaken, Recorder, StreamHead
 from p2w_runtime.store._rows import (
@@ -92,6 +93,10 @@ class SqlRecorder(Recorder):
             .limit(1),
             dialect,
         )
+        self._event_sql = Compiled.of(
+            select(*EVENT_COLUMNS).where(EVENTS.c.stream == bindparam("stream"), EVENTS.c.seq == bindparam("seq")),
+            dialect,
+        )
         self._blob_sql = Compiled.of(
             select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == bindparam("sha256")), dialect
         )
@@ -134,7 +139,7 @@ class SqlRecorder(Recorder):
             for new in events:
                 seq, prev = await heads.get(new.stream)
                 position += 1
-                stored = StoredEvent.seal(new, seq=seq + 1, prev_hash=prev, position=position)
+                stored = seal_redacted(new, seq=seq + 1, prev_hash=prev, position=position)
                 heads.advance(stored)
                 sealed.append(stored)
                 rows.append(event_to_row(stored, position))
@@ -265,6 +270,11 @@ class SqlRecorder(Recorder):
     async def stream_head(self, stream: str) -> StreamHead | None:
         async with self._reading() as session:
             return await self._head(session, stream)
+
+    async def read_event(self, stream: str, seq: int) -> StoredEvent | None:
+        async with self._reading() as session:
+            rows = await session.fetch(self._event_sql.sql, self._event_sql.params(stream=stream, seq=seq))
+        return row_to_event(rows[0]) if rows else None
 
     def read_stream(self, stream: str, *, after_seq: int = 0) -> AsyncIterator[StoredEvent]:
         page = (

@@ -57,7 +57,8 @@ OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
 
 @dataclass(slots=True, kw_only=True)
 class Tally(Generic[OutcomeT]):
-    """A pass's outcomes in the order they landed, counted: reused (``cached``), ``failed``, or ``new``."""
+    """A pass's outcomes in the order they landed, counted: reused (``cached``), made now (``new``), and
+    ``failed``, whether made now or reused: a failure in the cache is still a failure the exit code reports."""
 
     cached: int = 0
     failed: int = 0
@@ -65,14 +66,13 @@ class Tally(Generic[OutcomeT]):
 
     def add(self, outcome: OutcomeT) -> None:
         self.outcomes.append(outcome)
-        if outcome.cached:
-            self.cached += 1
-        elif outcome.payload.status == "failed":
-            self.failed += 1
+        self.cached += outcome.cached
+        self.failed += outcome.payload.status == "failed"
 
     @property
     def new(self) -> int:
-        return len(self.outcomes) - self.cached - self.failed
+        """Results made by this pass that succeeded."""
+        return sum(1 for o in self.outcomes if not o.cached and o.payload.status != "failed")
 
 
 SummaryT = TypeVar("SummaryT", bound=Tally[Any])

@@ -26,6 +26,7 @@ from schemas import Judgment
 class ReplayOptions(PassOptions):
     judges: tuple[str, ...]
     dry_run: bool = False
+    retry_failed: bool = False
     webarena_config: Path | None = None
     site_urls: dict[str, str] = field(default_factory=dict)
 
@@ -66,7 +67,9 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
     settings = options.settings()
     judges: list[Judge] = [make_judge(judge_id, settings) for judge_id in dict.fromkeys(options.judges)]
     if options.dry_run:
-        estimates = await estimate_replay(store, info.run_id, judges, model=options.model, force=options.force)
+        estimates = await estimate_replay(
+            store, info.run_id, judges, model=options.model, force=options.force, retry_failed=options.retry_failed
+        )
         _print_estimates(estimates, options, out)
         return 0
     total = len(await episode_streams(store, info.run_id)) * len(judges)
@@ -93,6 +96,7 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
                 llm=_llm_factory(options, made),
                 concurrency=options.concurrency,
                 force=options.force,
+                retry_failed=options.retry_failed,
                 on_outcome=on_outcome,
             )
     finally:
@@ -104,6 +108,8 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
         f"(judgments in stream {judgment_stream(info.run_id)})",
         highlight=False,
     )
+    if summary.failed and not options.retry_failed and not options.force:
+        err.print("failed judgments are kept as they are; --retry-failed judges them again", highlight=False)
     return 1 if summary.failed else 0
 
 

@@ -33,6 +33,7 @@ async def estimate_replay(
     *,
     model: str,
     force: bool = False,
+    retry_failed: bool = False,
     prices: PriceTable | None = None,
 ) -> list[JudgeEstimate]:
     """Per judge: episodes to judge, cache hits, and the LLM calls / tokens / cost of the rest.
@@ -50,7 +51,8 @@ async def estimate_replay(
             est = estimates[judge.id]
             est.episodes += 1
             cached = latest.get(cache_key(judge, episode))
-            if not force and cached is not None and cached.judgment.status == "ok":
+            retry = retry_failed and cached is not None and cached.judgment.status == "failed"
+            if not force and cached is not None and not retry:  # what replay_run would reuse
                 est.cached += 1
                 continue
             t = t or await load_trajectory(store, episode.stream)

@@ -1,10 +1,11 @@
 """Judge every episode of a run with one or more judges: cached, concurrent, appended, never overwritten.
 
-A judgment is a cache hit when the latest judgment with the same (trajectory hash, judge id,
-judge version, config hash) succeeded: nothing is called, nothing appended. A failed judgment
-is retried next time (LLM failures can be transient); when the retry fails the same way
-(no ground truth, no task config) nothing new is appended either. ``force`` re-judges and
-appends; older judgments stay. Appending and concurrency are ``replay.derived``'s.
+A judgment is a cache hit when a judgment with the same (trajectory hash, judge id, judge version,
+config hash) is the latest: nothing is called, nothing appended. A cached failure is reported as a
+failure on every pass (so the exit code says so every time), and re-judged only with ``retry_failed``
+(LLM failures can be transient; re-judging them by default would pay for them again on every pass);
+when the retry fails the same way (no ground truth, no task config) nothing new is appended. ``force``
+re-judges everything and appends; older judgments stay. Appending and concurrency are ``replay.derived``'s.
 """
 
 from __future__ import annotations
@@ -90,9 +91,11 @@ class _Replay(DerivedPass[JudgeOutcome, ReplaySummary]):
         judges: Sequence[Judge],
         llm: LlmFactory | None,
         force: bool,
+        retry_failed: bool,
         on_outcome: Callable[[JudgeOutcome], None] | None,
     ) -> None:
         super().__init__(store, judgment_stream(run_id), ReplaySummary(), force=force, on_outcome=on_outcome)
+        self.retry_failed = retry_failed
         self.judges = judges
         self.llm_factory = llm
         self._llm: Any = None
@@ -145,7 +148,8 @@ class _Replay(DerivedPass[JudgeOutcome, ReplaySummary]):
                     pending = []
                     for judge in self.judges:
                         cached = self.latest.get(cache_key(judge, episode))
-                        if not self.force and cached is not None and cached.judgment.status == "ok":
+                        retry = self.retry_failed and cached is not None and cached.judgment.status == "failed"
+                        if not self.force and cached is not None and not retry:
                             self.report(
                                 JudgeOutcome.of(episode, cached.judgment, cached=True, event_id=cached.event_id)
                             )
@@ -177,10 +181,11 @@ async def replay_run(
     llm: LlmFactory | None = None,
     concurrency: int = 8,
     force: bool = False,
+    retry_failed: bool = False,
     on_outcome: Callable[[JudgeOutcome], None] | None = None,
 ) -> ReplaySummary:
     """Judge every episode of ``run_id`` with each of ``judges``; ``on_outcome`` sees each result as it lands."""
-    log.info("replay.start", run_id=run_id, judges=[j.id for j in judges], force=force)
-    summary = await _Replay(store, run_id, judges, llm, force, on_outcome).run(run_id, concurrency)
+    log.info("replay.start", run_id=run_id, judges=[j.id for j in judges], force=force, retry_failed=retry_failed)
+    summary = await _Replay(store, run_id, judges, llm, force, retry_failed, on_outcome).run(run_id, concurrency)
     log.info("replay.done", run_id=run_id, judged=summary.judged, cached=summary.cached, failed=summary.failed)
     return summary

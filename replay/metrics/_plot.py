@@ -5,7 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from p2w_runtime.errors import UserError
 from replay.metrics._aggregate import MetricRow
+
+
+class PlotNotWritable(UserError):
+    """``--plot`` names a file that cannot be written (missing folder, a file in the way, no permission)."""
+
+
+def check_plot_path(path: Path) -> None:
+    """Refuse a plot path whose folder is missing, before any work (the common mistake: a typo in the folder)."""
+    folder = path.parent
+    if not folder.is_dir():
+        problem = "is not a folder" if folder.exists() else "does not exist"
+        raise PlotNotWritable(f"--plot {path}: folder {folder} {problem}")
 
 
 def _label(row: MetricRow) -> str:
@@ -39,6 +52,10 @@ def plot_levels(rows: Sequence[MetricRow], path: Path) -> Path:
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=120, format="png")
+    except OSError as exc:
+        raise PlotNotWritable(f"--plot {path}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        plt.close(fig)
     return path

@@ -234,6 +234,13 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert await store.stream_head("r1/e2") == heads[1]
         assert await store.stream_head("r3") is None
 
+    async def test_read_event_gives_one_event_by_stream_and_seq(self, store: Recorder) -> None:
+        returned = await store.append([observation("r1/e1", 1), rationale("r1/e1", 1), observation("r1/e2", 1)])
+        assert await store.read_event("r1/e1", 2) == returned[1]
+        assert await store.read_event("r1/e2", 1) == returned[2]
+        assert await store.read_event("r1/e1", 3) is None
+        assert await store.read_event("r9", 1) is None
+
     async def test_decode_gives_typed_current_payloads(self, store: Recorder) -> None:
         new = rationale("r1", 4, text="the user prefers vegan food")
         await store.append([observation("r1", 4), new])

@@ -1,0 +1,116 @@
+"""The one redaction step for what p2w-rt writes down: every event at the store's append, every log record.
+
+Secrets reach text p2w-rt did not write: an endpoint that echoes the API key in its error message, a
+``--base-url`` with ``user:password@`` in it, a proxy that repeats the ``Authorization`` header. Asking every
+writer to scrub its own fields misses the next one, so the two boundaries where text leaves the process pass it
+through here instead. Removed are: the secrets registered with ``add_secret`` / ``add_url_credentials`` (the
+configured API key, a URL's password), any ``Authorization`` (or API-key header) value, and the credentials of
+any URL. Clean text is the common case and costs a few substring searches (``needs_redaction``).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from schemas import NewEvent, StoredEvent
+
+MASK = "***"
+MIN_SECRET_LENGTH = 8
+"""Shorter "keys" (``EMPTY``, ``none``, ``no-key``) are placeholders for keyless endpoints; scrubbing them would
+corrupt ordinary text."""
+
+_SECRET_KEYS = frozenset({"authorization", "proxy-authorization", "api_key", "api-key", "apikey", "x-api-key"})
+"""Mapping keys whose value is a credential whatever it looks like (headers, request options)."""
+_HEADER = r"(?:proxy-)?authorization|x-api-key|api[_-]?key"
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^\s/?#@'\"<>]+@")
+_CREDENTIAL_FIELD = re.compile(
+    rf"(?P<name>\b(?:{_HEADER})\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',;}}\]]+",
+    re.IGNORECASE,
+)
+_HEADER_WORDS = ("authorization", "api-key", "api_key", "apikey")
+"""What ``needs_redaction`` looks for in lower-cased text: plain substring searches, six times cheaper than a
+case-insensitive regex over every event (docs/design/errors-and-secrets.md)."""
+
+_secrets: tuple[str, ...] = ()
+_lock = threading.Lock()
+
+
+def add_secret(value: str | None) -> None:
+    """Redact ``value`` from everything written from now on in this process (the configured API key)."""
+    global _secrets
+    if not value or len(value) < MIN_SECRET_LENGTH or value in _secrets:
+        return
+    with _lock:
+        _secrets = tuple(sorted({*_secrets, value}, key=len, reverse=True))
+
+
+def add_url_credentials(url: str | None) -> None:
+    """Register a URL's password, raw and percent-decoded, and the Basic token an HTTP client builds from it."""
+    if not url:
+        return
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:
+        return
+    if password:
+        for value in {password, unquote(password)}:
+            add_secret(value)
+        token = f"{unquote(user or '')}:{unquote(password)}".encode()
+        add_secret(base64.b64encode(token).decode())
+
+
+def needs_redaction(text: str) -> bool:
+    """Whether ``text`` holds anything ``redact_text`` would change (one scan; the usual answer is no)."""
+    if any(secret in text for secret in _secrets):
+        return True
+    if "://" in text and "@" in text and _URL_CREDENTIALS.search(text):
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _HEADER_WORDS)
+
+
+def redact_text(text: str) -> str:
+    for secret in _secrets:
+        text = text.replace(secret, MASK)
+    text = _URL_CREDENTIALS.sub(rf"\g<scheme>{MASK}@", text)
+    return _CREDENTIAL_FIELD.sub(rf"\g<name>{MASK}", text)
+
+
+def redact(value: Any) -> Any:
+    """``value`` with every string redacted and every credential-named mapping entry masked (a JSON-like value)."""
+    if isinstance(value, str):
+        return redact_text(value) if needs_redaction(value) else value
+    if isinstance(value, dict):
+        return {
+            k: MASK if isinstance(k, str) and k.lower() in _SECRET_KEYS and v else redact(v) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value
+
+
+def seal_redacted(new: NewEvent, *, seq: int, prev_hash: str, position: int | None = None) -> StoredEvent:
+    """``StoredEvent.seal`` of ``new`` with its payload redacted: what the store appends.
+
+    The sealed JSON is scanned first, so a clean event (nearly all of them) is sealed once and not copied.
+    """
+    stored = StoredEvent.seal(new, seq=seq, prev_hash=prev_hash, position=position)
+    if not needs_redaction(stored.payload_json):
+        return stored
+    payload = type(new.payload).model_validate(redact(new.payload_dict()))
+    return StoredEvent.seal(
+        new.model_copy(update={"payload": payload}), seq=seq, prev_hash=prev_hash, position=position
+    )
+
+
+def redact_log_record(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """structlog processor: the redaction step for log lines (file and console)."""
+    return {
+        key: redact(value) if isinstance(value, str | dict | list | tuple) else value
+        for key, value in event_dict.items()
+    }
