@@ -1,0 +1,221 @@
+"""The read models behind the viewer's pages, built only from the public read functions of the store,
+trajectory, judging, classification, metrics and diff packages. Nothing here appends: the viewer never
+judges or classifies behind the user's back, it shows what the store holds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import zip_longest
+
+from p2w_runtime.store import Recorder, RunInfo, list_runs
+from replay.classify import ClassificationRecord, read_classifications
+from replay.diff import METRICS, RunData, StepAction, TaskDiff, episode_data
+from replay.judging import JudgmentRecord, current_judgments
+from replay.matching import host_of
+from replay.metrics import MetricRow, aggregate, collect_scores
+from replay.trajectory import EpisodeRef, list_episodes, load_trajectories
+from schemas import EpisodeFinished
+
+PAGE_SIZE = 100
+"""Episodes per run page: a 1,000-episode run renders in ten pages, each well under a second."""
+EPISODE_FIGURES: dict[str, str] = {
+    "p_web": "p_web",
+    "p_pref": "p_pref",
+    "p_avg": "p_avg",
+    "intent": "intent",
+    "success_rate": "success",
+}
+"""``replay.diff.METRICS`` name -> judgment metric, as ``replay.diff`` reads them."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One line of the runs page."""
+
+    info: RunInfo
+    metrics: list[MetricRow]
+    """One row per judge that judged the run (current judgments only)."""
+
+    @property
+    def cost(self) -> float | None:
+        return self.info.finished.cost_usd if self.info.finished else None
+
+
+async def run_rows(store: Recorder) -> list[RunRow]:
+    return await aggregate_rows(store, await list_runs(store))
+
+
+async def aggregate_rows(store: Recorder, infos: Sequence[RunInfo]) -> list[RunRow]:
+    """Each run with its metrics per judge, from current judgments only."""
+    rows = []
+    for info in infos:
+        scores = [s for s in await collect_scores(store, [info]) if s.judge is not None]
+        rows.append(RunRow(info, aggregate(scores, by=("judge",)) if scores else []))
+    return rows
+
+
+@dataclass(slots=True)
+class EpisodeRow:
+    """One episode on a run page: where it ended, its current judgments and error labels."""
+
+    ref: EpisodeRef
+    index: int
+    finished: EpisodeFinished | None
+    judgments: dict[str, JudgmentRecord] = field(default_factory=dict)
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def episode_id(self) -> str:
+        return self.ref.stream.partition("/")[2]
+
+    @property
+    def website(self) -> str:
+        url = self.finished.final_url if self.finished else None
+        return host_of(url) if url else ""
+
+    def success(self, judge: str | None) -> bool | None:
+        record = self.judgments.get(judge or "")
+        if record is None or "success" not in record.judgment.metrics:
+            return None
+        return record.judgment.metrics["success"] == 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeFilter:
+    level: int | None = None
+    website: str = ""
+    label: str = ""
+    success: str = ""
+    """``yes``, ``no``, ``unjudged`` or empty (any), by ``judge``."""
+    judge: str = ""
+
+    def keeps(self, row: EpisodeRow) -> bool:
+        if self.level is not None and row.ref.level != self.level:
+            return False
+        if self.website and row.website != self.website:
+            return False
+        if self.label and self.label not in row.labels:
+            return False
+        if self.success:
+            won = row.success(self.judge)
+            wanted = {"yes": True, "no": False, "unjudged": None}.get(self.success, won)
+            return won is wanted
+        return True
+
+
+@dataclass(slots=True)
+class RunPage:
+    info: RunInfo
+    episodes: list[EpisodeRow]
+    """Every episode, filtered; the page shows ``shown``."""
+    total: int
+    judges: list[str]
+    levels: list[int]
+    websites: list[str]
+    labels: list[str]
+    metrics: list[MetricRow]
+    metrics_by_level: list[MetricRow]
+    classifiers: list[str]
+    page: int = 1
+    pages: int = 1
+    shown: list[EpisodeRow] = field(default_factory=list)
+
+
+async def episode_rows(store: Recorder, info: RunInfo) -> list[EpisodeRow]:
+    """Every episode of the run with its end, current judgments and current labels, from one scan per kind."""
+    refs = await list_episodes(store, info.run_id)
+    finished: dict[str, EpisodeFinished] = {}
+    async for stored in store.read_all(stream_prefix=f"{info.run_id}/", types=["episode.finished"]):
+        payload = stored.decode().payload
+        assert isinstance(payload, EpisodeFinished)
+        finished[stored.stream] = payload
+    rows = {ref.stream: EpisodeRow(ref, i, finished.get(ref.stream)) for i, ref in enumerate(refs)}
+    for (stream, judge), record in (await current_judgments(store, info.run_id)).items():
+        if stream in rows:
+            rows[stream].judgments[judge] = record
+    for record in current_classifications(await read_classifications(store, info.run_id), rows):
+        row = rows[record.classification.episode_stream]
+        row.labels.extend(label.label for label in record.classification.labels if label.label not in row.labels)
+    return list(rows.values())
+
+
+def current_classifications(
+    records: Sequence[ClassificationRecord], rows: dict[str, EpisodeRow]
+) -> list[ClassificationRecord]:
+    """The latest successful classification per (episode, classifier) of the episode as it is now."""
+    latest: dict[tuple[str, str], ClassificationRecord] = {}
+    for record in records:
+        c = record.classification
+        row = rows.get(c.episode_stream)
+        if c.status == "ok" and row is not None and c.trajectory_hash == row.ref.hash:
+            latest[(c.episode_stream, c.classifier_id)] = record
+    return list(latest.values())
+
+
+async def run_page(store: Recorder, info: RunInfo, wanted: EpisodeFilter, page: int, per_page: int) -> RunPage:
+    rows = await episode_rows(store, info)
+    scores = [s for s in await collect_scores(store, [info]) if s.judge is not None]
+    judges = sorted({j for row in rows for j in row.judgments})
+    if not wanted.judge and judges:
+        wanted = EpisodeFilter(wanted.level, wanted.website, wanted.label, wanted.success, judges[0])
+    kept = [row for row in rows if wanted.keeps(row)]
+    pages = max(1, -(-len(kept) // per_page))
+    page = min(max(1, page), pages)
+    classified = await read_classifications(store, info.run_id)
+    return RunPage(
+        info=info,
+        episodes=kept,
+        total=len(rows),
+        judges=judges,
+        levels=sorted({r.ref.level for r in rows if r.ref.level is not None}),
+        websites=sorted({r.website for r in rows if r.website}),
+        labels=sorted({label for r in rows for label in r.labels}),
+        metrics=aggregate(scores, by=("judge",)) if scores else [],
+        metrics_by_level=aggregate(scores, by=("judge", "level")) if scores else [],
+        classifiers=sorted({r.classification.classifier_id for r in classified}),
+        page=page,
+        pages=pages,
+        shown=kept[(page - 1) * per_page : page * per_page],
+    )
+
+
+class NotJudged(LookupError):
+    """A run has no current judgments by the judge a comparison needs; the viewer will not make them."""
+
+
+async def judged_run_data(store: Recorder, info: RunInfo, judge_id: str, source: str) -> RunData:
+    """What ``diff_runs`` needs, read-only: ``replay.diff.load_run_data`` would judge an unjudged run first,
+    but a viewer must not write to the store, so an unjudged run is reported instead."""
+    judged = await current_judgments(store, info.run_id, judge_id)
+    if not judged and info.episodes:
+        raise NotJudged(
+            f"run {info.label!r} ({info.run_id}) has no {judge_id} judgments; "
+            f"judge it first: p2w-rt replay {info.label} --judge {judge_id}"
+        )
+    episodes = []
+    async for t in load_trajectories(store, info.run_id):
+        record = judged.get((t.stream, judge_id))
+        metrics = record.judgment.metrics if record else {}
+        complete = all(m in metrics for m in EPISODE_FIGURES.values())
+        scores = {name: metrics[EPISODE_FIGURES[name]] for name in METRICS} if complete else None
+        episodes.append(episode_data(t, scores, info.started.scheme))
+    return RunData(info, source, judge_id, episodes)
+
+
+@dataclass(frozen=True, slots=True)
+class SideBySide:
+    """Two trajectories of one task from the first divergent step on; ``same`` actions before it are shared."""
+
+    same: int
+    rows: list[tuple[StepAction | None, StepAction | None]]
+
+
+def side_by_side(task: TaskDiff) -> SideBySide:
+    a, b = task.a.actions, task.b.actions
+    if task.divergence is None:
+        return SideBySide(len(a), [])
+    same = 0
+    while same < min(len(a), len(b)) and (a[same].action, a[same].url) == (b[same].action, b[same].url):
+        same += 1
+    return SideBySide(same, list(zip_longest(a[same:], b[same:])))
