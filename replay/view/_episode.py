@@ -10,8 +10,8 @@ from typing import Any
 from p2w_runtime.store import Recorder
 from replay.classify import ClassificationRecord, read_classifications
 from replay.judging import JudgmentRecord, episode_judgments
-from replay.view._blobs import BlobProblem, read_blob
 from replay.trajectory import ActionRecord, HistoryAccess, RationaleRecord, Trajectory, project
+from replay.view._blobs import BlobProblem, read_blob
 from schemas import Event, FinalState, LlmCall, Observation
 
 HAR_ROWS = 200
