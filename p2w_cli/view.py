@@ -6,13 +6,19 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import AppContext, open_db, run
+from p2w_cli._common import AppContext, run
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @click.command("view")
 @click.argument("run_refs", metavar="[RUN...]", nargs=-1)
+@click.option(
+    "--db",
+    "view_db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Event store to view (default: the global --db).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (the store is unprotected).")
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in the default web browser.")
@@ -33,6 +39,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def view_cmd(
     ctx: click.Context,
     run_refs: tuple[str, ...],
+    view_db: Path | None,
     host: str,
     port: int,
     open_browser: bool,
@@ -40,9 +47,9 @@ def view_cmd(
     export_dir: Path | None,
 ) -> None:
     """Browse runs, episodes, judgments and comparisons in a web browser (read-only)."""
-    db = ctx.find_object(AppContext).db
+    db = view_db or ctx.find_object(AppContext).db
     if export_dir is not None:
-        _export(ctx, run_refs, export_dir)
+        _export(db, run_refs, export_dir)
         return
     if run_refs:
         raise click.UsageError("RUN... is only for --export; the viewer serves every run of --db")
@@ -58,15 +65,15 @@ def view_cmd(
     _serve(db, others, host, port, open_browser)
 
 
-def _export(ctx: click.Context, run_refs: tuple[str, ...], folder: Path) -> None:
+def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
+    from p2w_runtime.store import open_store
     from replay.view import ExportSummary, export_static
 
     if not run_refs:
         raise click.UsageError("--export needs the runs to export: p2w-rt view --export DIR RUN...")
-    db = ctx.find_object(AppContext).db
 
     async def _write() -> ExportSummary:
-        async with open_db(ctx) as store:
+        async with open_store(db, create=False) as store:
             return await export_static(store, run_refs, folder, source=str(db))
 
     summary = run(_write())
