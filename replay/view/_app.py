@@ -19,13 +19,22 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from p2w_runtime.store import Recorder, UnknownRun, find_run, open_store
+from p2w_runtime.store import Recorder, UnknownRun, find_run, list_runs, open_store
 from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, diff_runs, parse_ref
 from replay.view._blobs import BlobProblem, media_type, read_blob
 from replay.view._episode import UnknownEpisode, episode_page
 from replay.view._links import ServerLinks
 from replay.view._plots import NoPlot, plot_png
-from replay.view._queries import PAGE_SIZE, EpisodeFilter, NotJudged, judged_run_data, run_page, run_rows, side_by_side
+from replay.view._queries import (
+    PAGE_SIZE,
+    EpisodeFilter,
+    NotJudged,
+    RunCache,
+    judged_run_data,
+    run_page,
+    run_row,
+    side_by_side,
+)
 from replay.view._render import STATIC, environment
 
 PAGE_CSP = (
@@ -64,6 +73,7 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
     state = ViewState(Path(db), tuple(Path(o) for o in others))
     env = environment()
     links = ServerLinks()
+    cache = RunCache()
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -81,7 +91,8 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         return page("error.html", status, heading=heading, message=message)
 
     async def runs(request: Request) -> Response:
-        return page("runs.html", rows=await run_rows(state.store()))
+        store = state.store()
+        return page("runs.html", rows=[run_row(await cache.get(store, info)) for info in await list_runs(store)])
 
     async def run(request: Request) -> Response:
         q = request.query_params
@@ -95,19 +106,23 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             judge=q.get("judge", ""),
         )
         number = q.get("page", "1")
-        p = await run_page(state.store(), info, wanted, int(number) if number.isdigit() else 1, PAGE_SIZE)
+        read = await cache.get(state.store(), info)
+        p = run_page(read, wanted, int(number) if number.isdigit() else 1, PAGE_SIZE)
         if not wanted.judge and p.judges:
             wanted = EpisodeFilter(wanted.level, wanted.website, wanted.label, wanted.success, p.judges[0])
         return page("run.html", p=p, f=wanted)
 
     async def episode(request: Request) -> Response:
         info = await find_run(state.store(), request.path_params["run_id"])
-        p = await episode_page(state.store(), info.run_id, request.path_params["episode_id"])
+        store = state.store()
+        judgments = await cache.judgments(store, info)
+        classifications = (await cache.get(store, info)).classifications
+        p = await episode_page(store, info.run_id, request.path_params["episode_id"], judgments, classifications)
         return page("episode.html", p=p, run_label=info.label)
 
     async def plot(request: Request) -> Response:
         info = await find_run(state.store(), request.path_params["run_id"])
-        png = await plot_png(state.store(), info, request.path_params["name"])
+        png = plot_png(await cache.get(state.store(), info), request.path_params["name"])
         return Response(png, media_type="image/png", headers={"Content-Security-Policy": RECORDED_CSP, **SAFE_HEADERS})
 
     async def blob(request: Request) -> Response:

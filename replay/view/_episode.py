@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from p2w_runtime.store import Recorder
-from replay.classify import ClassificationRecord, read_classifications
-from replay.judging import JudgmentRecord, episode_judgments
+from replay.classify import ClassificationRecord
+from replay.judging import JudgmentRecord
 from replay.trajectory import ActionRecord, HistoryAccess, RationaleRecord, Trajectory, project
 from replay.view._blobs import BlobProblem, read_blob
 from schemas import Event, FinalState, LlmCall, Observation
@@ -73,7 +74,14 @@ class EpisodePage:
     llm_totals: dict[str, float]
 
 
-async def episode_page(store: Recorder, run_id: str, episode_id: str) -> EpisodePage:
+async def episode_page(
+    store: Recorder,
+    run_id: str,
+    episode_id: str,
+    judgments: Sequence[JudgmentRecord],
+    classifications: Sequence[ClassificationRecord],
+) -> EpisodePage:
+    """``judgments`` and ``classifications`` are the run's (all of them), read once for all its episode pages."""
     stream = f"{run_id}/{episode_id}"
     events = [stored.decode() async for stored in store.read_stream(stream)]
     if not events or events[0].type != "episode.started":
@@ -82,10 +90,12 @@ async def episode_page(store: Recorder, run_id: str, episode_id: str) -> Episode
     steps = _steps(trajectory, events)
     final = next(((e.event_id, e.payload) for e in events if isinstance(e.payload, FinalState)), None)
     har = await har_summary(store, final[1].har) if final and final[1].har else None
-    judgments = [(r, r.judgment.trajectory_hash == trajectory.hash) for r in await episode_judgments(store, stream)]
-    classifications = [
+    judged = [
+        (r, r.judgment.trajectory_hash == trajectory.hash) for r in judgments if r.judgment.episode_stream == stream
+    ]
+    classified = [
         (r, r.classification.trajectory_hash == trajectory.hash)
-        for r in await read_classifications(store, run_id)
+        for r in classifications
         if r.classification.episode_stream == stream
     ]
     calls = [e.payload for e in events if isinstance(e.payload, LlmCall)]
@@ -101,8 +111,8 @@ async def episode_page(store: Recorder, run_id: str, episode_id: str) -> Episode
         steps,
         final,
         har,
-        judgments[::-1],
-        classifications[::-1],
+        judged[::-1],
+        classified[::-1],
         {e.event_id for e in events},
         totals,
     )

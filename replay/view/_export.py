@@ -13,12 +13,13 @@ from pathlib import Path
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, RunInfo, find_run
+from replay.judging import read_judgments
 from replay.view._app import RECORDED_CSP
 from replay.view._blobs import BlobProblem, read_blob
 from replay.view._episode import episode_page
 from replay.view._links import ExportLinks
 from replay.view._plots import NoPlot, plot_png
-from replay.view._queries import EpisodeFilter, RunRow, aggregate_rows, run_page
+from replay.view._queries import EpisodeFilter, read_run, run_page, run_row
 from replay.view._render import STATIC, environment
 
 META_CSP = RECORDED_CSP.replace("sandbox; ", "")
@@ -54,22 +55,23 @@ async def export_static(store: Recorder, refs: Sequence[str], folder: Path, *, s
         html = env.get_template(template).render(links=links, source=source, **context)
         (folder / name).write_text(html, encoding="utf-8")
 
-    pages = 0
-    rows: list[RunRow] = await aggregate_rows(store, infos)
-    write("index.html", "runs.html", rows=rows)
-    pages += 1
+    reads = {info.run_id: await read_run(store, info) for info in infos}
+    write("index.html", "runs.html", rows=[run_row(read) for read in reads.values()])
+    pages = 1
     for info in infos:
-        p = await run_page(store, info, EpisodeFilter(), 1, max(1, info.episodes))
+        read = reads[info.run_id]
+        p = run_page(read, EpisodeFilter(), 1, max(1, info.episodes))
         write(links.run(info.run_id), "run.html", p=p, f=EpisodeFilter())
         pages += 1
+        judgments = await read_judgments(store, info.run_id)
         for row in p.episodes:
-            ep = await episode_page(store, info.run_id, row.episode_id)
+            ep = await episode_page(store, info.run_id, row.episode_id, judgments, read.classifications)
             write(links.episode(info.run_id, row.episode_id), "episode.html", p=ep, run_label=info.label)
             pages += 1
     problems: list[str] = []
     for run_id, name in sorted(links.plots):
         try:
-            png = await plot_png(store, next(i for i in infos if i.run_id == run_id), name)
+            png = plot_png(reads[run_id], name)
             (folder / links.plot(run_id, name)).write_bytes(png)
         except NoPlot as exc:
             problems.append(str(exc))

@@ -4,16 +4,16 @@ judges or classifies behind the user's back, it shows what the store holds."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
-from p2w_runtime.store import Recorder, RunInfo, list_runs
+from p2w_runtime.store import Recorder, RunInfo
 from replay.classify import ClassificationRecord, read_classifications
 from replay.diff import METRICS, RunData, StepAction, TaskDiff, episode_data
-from replay.judging import JudgmentRecord, current_judgments
+from replay.judging import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of
-from replay.metrics import MetricRow, aggregate, collect_scores
+from replay.metrics import EpisodeScore, MetricRow, aggregate
 from replay.trajectory import EpisodeRef, list_episodes, load_trajectories
 from schemas import EpisodeFinished
 
@@ -42,17 +42,9 @@ class RunRow:
         return self.info.finished.cost_usd if self.info.finished else None
 
 
-async def run_rows(store: Recorder) -> list[RunRow]:
-    return await aggregate_rows(store, await list_runs(store))
-
-
-async def aggregate_rows(store: Recorder, infos: Sequence[RunInfo]) -> list[RunRow]:
-    """Each run with its metrics per judge, from current judgments only."""
-    rows = []
-    for info in infos:
-        scores = [s for s in await collect_scores(store, [info]) if s.judge is not None]
-        rows.append(RunRow(info, aggregate(scores, by=("judge",)) if scores else []))
-    return rows
+def run_row(read: RunRead) -> RunRow:
+    judged = [s for s in read.scores if s.judge is not None]
+    return RunRow(read.info, aggregate(judged, by=("judge",)) if judged else [])
 
 
 @dataclass(slots=True)
@@ -122,8 +114,22 @@ class RunPage:
     shown: list[EpisodeRow] = field(default_factory=list)
 
 
-async def episode_rows(store: Recorder, info: RunInfo) -> list[EpisodeRow]:
-    """Every episode of the run with its end, current judgments and current labels, from one scan per kind."""
+@dataclass(slots=True)
+class RunRead:
+    """What the run page and its episodes need of one run, read once: episodes, current judgments and labels."""
+
+    info: RunInfo
+    rows: dict[str, EpisodeRow]
+    classifications: list[ClassificationRecord]
+    """Every classification of the run, stale ones too."""
+    scores: list[EpisodeScore]
+    judgments: list[JudgmentRecord] | None = None
+    """Every judgment of the run (stale ones too), read when an episode page first needs them."""
+
+
+async def read_run(store: Recorder, info: RunInfo) -> RunRead:
+    """One scan per event kind; the scores are built from the same judgments rather than read again by
+    ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
     refs = await list_episodes(store, info.run_id)
     finished: dict[str, EpisodeFinished] = {}
     async for stored in store.read_all(stream_prefix=f"{info.run_id}/", types=["episode.finished"]):
@@ -134,10 +140,34 @@ async def episode_rows(store: Recorder, info: RunInfo) -> list[EpisodeRow]:
     for (stream, judge), record in (await current_judgments(store, info.run_id)).items():
         if stream in rows:
             rows[stream].judgments[judge] = record
-    for record in current_classifications(await read_classifications(store, info.run_id), rows):
+    classified = await read_classifications(store, info.run_id)
+    for record in current_classifications(classified, rows):
         row = rows[record.classification.episode_stream]
         row.labels.extend(label.label for label in record.classification.labels if label.label not in row.labels)
-    return list(rows.values())
+    return RunRead(info, rows, classified, _scores(info, rows.values()))
+
+
+def _scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:
+    """``replay.metrics.collect_scores``'s rows from judgments already read: one per (episode, judge), with
+    ``metrics=None`` where that judge has not judged the episode."""
+    s = info.started
+    rows = list(rows)
+    judges = sorted({judge for row in rows for judge in row.judgments})
+    return [
+        EpisodeScore(
+            info.run_id,
+            info.label,
+            s.agent,
+            s.backbone_model,
+            row.ref.scheme or s.scheme or "-",
+            row.ref.level,
+            row.ref.task_id,
+            judge,
+            dict(row.judgments[judge].judgment.metrics) if judge in row.judgments else None,
+        )
+        for row in rows
+        for judge in judges
+    ]
 
 
 def current_classifications(
@@ -153,27 +183,52 @@ def current_classifications(
     return list(latest.values())
 
 
-async def run_page(store: Recorder, info: RunInfo, wanted: EpisodeFilter, page: int, per_page: int) -> RunPage:
-    rows = await episode_rows(store, info)
-    scores = [s for s in await collect_scores(store, [info]) if s.judge is not None]
+class RunCache:
+    """``RunRead``s kept while the store is unchanged. The log is append-only, so its event count names
+    its state: a page after a new append reads again, any other page is served from memory."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.entries: dict[str, tuple[int, RunRead]] = {}
+
+    async def get(self, store: Recorder, info: RunInfo) -> RunRead:
+        events, _ = await store.count()
+        cached = self.entries.get(info.run_id)
+        if cached is not None and cached[0] == events:
+            return cached[1]
+        read = await read_run(store, info)
+        self.entries.pop(info.run_id, None)
+        self.entries[info.run_id] = (events, read)
+        while len(self.entries) > self.size:
+            self.entries.pop(next(iter(self.entries)))
+        return read
+
+    async def judgments(self, store: Recorder, info: RunInfo) -> list[JudgmentRecord]:
+        read = await self.get(store, info)
+        if read.judgments is None:
+            read.judgments = await read_judgments(store, info.run_id)
+        return read.judgments
+
+
+def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> RunPage:
+    rows = list(read.rows.values())
     judges = sorted({j for row in rows for j in row.judgments})
     if not wanted.judge and judges:
         wanted = EpisodeFilter(wanted.level, wanted.website, wanted.label, wanted.success, judges[0])
     kept = [row for row in rows if wanted.keeps(row)]
     pages = max(1, -(-len(kept) // per_page))
     page = min(max(1, page), pages)
-    classified = await read_classifications(store, info.run_id)
     return RunPage(
-        info=info,
+        info=read.info,
         episodes=kept,
         total=len(rows),
         judges=judges,
         levels=sorted({r.ref.level for r in rows if r.ref.level is not None}),
         websites=sorted({r.website for r in rows if r.website}),
         labels=sorted({label for r in rows for label in r.labels}),
-        metrics=aggregate(scores, by=("judge",)) if scores else [],
-        metrics_by_level=aggregate(scores, by=("judge", "level")) if scores else [],
-        classifiers=sorted({r.classification.classifier_id for r in classified}),
+        metrics=aggregate(read.scores, by=("judge",)) if read.scores else [],
+        metrics_by_level=aggregate(read.scores, by=("judge", "level")) if read.scores else [],
+        classifiers=sorted({r.classification.classifier_id for r in read.classifications}),
         page=page,
         pages=pages,
         shown=kept[(page - 1) * per_page : page * per_page],
