@@ -95,6 +95,9 @@ async def test_runs_run_episode_and_a_judgments_evidence_highlights_the_cited_st
     plots = await _images_decode(page, ".plots img")
     assert len(plots) == 2 and all(w > 0 and h > 0 for w, h in plots), f"the metrics and classify plots: {plots}"
     await page.click("a:text('clear')")
+    await page.wait_for_url("**/run/*")
+    await _images_decode(page, ".plots img")
+    await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot(path=shots / "run.png")
 
     await page.click("text=Tomas_Reyes_B1")
