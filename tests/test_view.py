@@ -77,7 +77,7 @@ def test_every_page_of_the_demo_is_served_under_a_strict_csp(demo_url: str) -> N
         assert status == 200 and png.startswith(b"\x89PNG") and headers["content-type"] == "image/png"
 
 
-def test_a_1000_episode_run_pages_by_100(tmp_path: Path) -> None:
+def test_a_big_run_pages_by_100(tmp_path: Path) -> None:
     """Pagination: a big run shows 100 episodes per page, with the next page linked (timing: bench_view.py)."""
     import asyncio
 
