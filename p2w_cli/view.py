@@ -84,6 +84,7 @@ def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
 
 def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browser: bool) -> None:
     import socket
+    import sys
     import threading
     import webbrowser
 
@@ -98,7 +99,8 @@ def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browse
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise click.ClickException(f"--host {host} --port {port}: cannot bind ({exc.strerror or exc})") from None
+        click.echo(f"error: --host {host} --port {port}: cannot listen there ({exc.strerror or exc})", err=True)
+        sys.exit(2)
     sock.listen(128)
     bound = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/"

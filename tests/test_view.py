@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,6 +190,15 @@ def test_user_errors_are_one_line_without_a_traceback(tmp_path: Path, demo: tupl
     )
     busy = cli("view", "--db", str(demo[0]), "earlier", cwd=tmp_path)
     assert busy.returncode == 2 and "RUN... is only for --export" in busy.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        clash = cli("view", "--db", str(demo[0]), "--port", str(port), cwd=tmp_path)
+    assert clash.returncode == 2
+    assert clash.stderr.splitlines() == [
+        f"error: --host 127.0.0.1 --port {port}: cannot listen there (Address already in use)"
+    ]
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     denied = cli("view", "--db", str(demo[0]), "--export", str(blocked / "out"), "earlier", cwd=tmp_path)
