@@ -22,19 +22,11 @@ from starlette.staticfiles import StaticFiles
 from p2w_runtime.store import Recorder, UnknownRun, find_run, list_runs, open_store
 from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, diff_runs, parse_ref
 from replay.view._blobs import BlobProblem, media_type, read_blob
+from replay.view._compare import NotJudged, judged_run_data, side_by_side
 from replay.view._episode import UnknownEpisode, episode_page
 from replay.view._links import ServerLinks
 from replay.view._plots import NoPlot, plot_png
-from replay.view._queries import (
-    PAGE_SIZE,
-    EpisodeFilter,
-    NotJudged,
-    RunCache,
-    judged_run_data,
-    run_page,
-    run_row,
-    side_by_side,
-)
+from replay.view._queries import PAGE_SIZE, EpisodeFilter, RunCache, run_page, run_row
 from replay.view._render import STATIC, environment
 
 PAGE_CSP = (

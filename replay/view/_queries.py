@@ -1,32 +1,22 @@
 """The read models behind the viewer's pages, built only from the public read functions of the store,
-trajectory, judging, classification, metrics and diff packages. Nothing here appends: the viewer never
+trajectory, judging, classification and metrics packages. Nothing here appends: the viewer never
 judges or classifies behind the user's back, it shows what the store holds."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import zip_longest
 
 from p2w_runtime.store import Recorder, RunInfo
 from replay.classify import ClassificationRecord, read_classifications
-from replay.diff import METRICS, RunData, StepAction, TaskDiff, episode_data
 from replay.judging import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of
 from replay.metrics import EpisodeScore, MetricRow, aggregate
-from replay.trajectory import EpisodeRef, list_episodes, load_trajectories
+from replay.trajectory import EpisodeRef, list_episodes
 from schemas import EpisodeFinished
 
 PAGE_SIZE = 100
-"""Episodes per run page: a 1,000-episode run renders in ten pages, each well under a second."""
-EPISODE_FIGURES: dict[str, str] = {
-    "p_web": "p_web",
-    "p_pref": "p_pref",
-    "p_avg": "p_avg",
-    "intent": "intent",
-    "success_rate": "success",
-}
-"""``replay.diff.METRICS`` name -> judgment metric, as ``replay.diff`` reads them."""
+"""Episodes per run page: a 1,000-episode run renders in ten pages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +33,7 @@ class RunRow:
 
 
 def run_row(read: RunRead) -> RunRow:
-    judged = [s for s in read.scores if s.judge is not None]
-    return RunRow(read.info, aggregate(judged, by=("judge",)) if judged else [])
+    return RunRow(read.info, aggregate(read.scores, by=("judge",)) if read.scores else [])
 
 
 @dataclass(slots=True)
@@ -233,44 +222,3 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> 
         pages=pages,
         shown=kept[(page - 1) * per_page : page * per_page],
     )
-
-
-class NotJudged(LookupError):
-    """A run has no current judgments by the judge a comparison needs; the viewer will not make them."""
-
-
-async def judged_run_data(store: Recorder, info: RunInfo, judge_id: str, source: str) -> RunData:
-    """What ``diff_runs`` needs, read-only: ``replay.diff.load_run_data`` would judge an unjudged run first,
-    but a viewer must not write to the store, so an unjudged run is reported instead."""
-    judged = await current_judgments(store, info.run_id, judge_id)
-    if not judged and info.episodes:
-        raise NotJudged(
-            f"run {info.label!r} ({info.run_id}) has no {judge_id} judgments; "
-            f"judge it first: p2w-rt replay {info.label} --judge {judge_id}"
-        )
-    episodes = []
-    async for t in load_trajectories(store, info.run_id):
-        record = judged.get((t.stream, judge_id))
-        metrics = record.judgment.metrics if record else {}
-        complete = all(m in metrics for m in EPISODE_FIGURES.values())
-        scores = {name: metrics[EPISODE_FIGURES[name]] for name in METRICS} if complete else None
-        episodes.append(episode_data(t, scores, info.started.scheme))
-    return RunData(info, source, judge_id, episodes)
-
-
-@dataclass(frozen=True, slots=True)
-class SideBySide:
-    """Two trajectories of one task from the first divergent step on; ``same`` actions before it are shared."""
-
-    same: int
-    rows: list[tuple[StepAction | None, StepAction | None]]
-
-
-def side_by_side(task: TaskDiff) -> SideBySide:
-    a, b = task.a.actions, task.b.actions
-    if task.divergence is None:
-        return SideBySide(len(a), [])
-    same = 0
-    while same < min(len(a), len(b)) and (a[same].action, a[same].url) == (b[same].action, b[same].url):
-        same += 1
-    return SideBySide(same, list(zip_longest(a[same:], b[same:])))
