@@ -29,6 +29,7 @@ from p2w_cli import (
     sites,
     stats_cmd,
     verify,
+    view_cmd,
 )
 from p2w_cli._common import MainGroup, fail_as_one_line, wants_help
 from p2w_runtime.logs import configure_logging
@@ -77,3 +78,4 @@ main.add_command(stats_cmd)
 main.add_command(record_cmd)
 main.add_command(sites)
 main.add_command(demo_cmd)
+main.add_command(view_cmd)

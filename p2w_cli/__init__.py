@@ -15,6 +15,7 @@ from p2w_cli.replay import metrics_cmd, replay_cmd
 from p2w_cli.runs import runs, show
 from p2w_cli.schema import schema
 from p2w_cli.sites import sites
+from p2w_cli.view import view_cmd
 
 __all__ = [
     "AppContext",
@@ -34,4 +35,5 @@ __all__ = [
     "sites",
     "stats_cmd",
     "verify",
+    "view_cmd",
 ]

@@ -80,6 +80,7 @@ def demo_cmd(
     report = run(_demo())
     path = write_report(report, out_dir / "report.md")
     click.echo(f"\nreport with plots: {path}  (database: {db}; try `p2w-rt --db {db} show earlier`)")
+    click.echo(f"open it in a browser: p2w-rt view --db {db} --open")
 
 
 async def _record_sample(

@@ -1,0 +1,113 @@
+"""`view`: the runs in a browser (a local ASGI app), or `--export DIR RUN...` as static HTML files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from p2w_cli._common import AppContext, run
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@click.command("view")
+@click.argument("run_refs", metavar="[RUN...]", nargs=-1)
+@click.option(
+    "--db",
+    "view_db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Event store to view (default: the global --db).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (the store is unprotected).")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the viewer in the default web browser.")
+@click.option(
+    "--with",
+    "others",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Another database whose runs compare can name as FILE.db:RUN (repeatable).",
+)
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the pages of RUN... as static HTML into this folder instead of serving.",
+)
+@click.pass_context
+def view_cmd(
+    ctx: click.Context,
+    run_refs: tuple[str, ...],
+    view_db: Path | None,
+    host: str,
+    port: int,
+    open_browser: bool,
+    others: tuple[Path, ...],
+    export_dir: Path | None,
+) -> None:
+    """Browse runs, episodes, judgments and comparisons in a web browser (read-only)."""
+    db = view_db or ctx.find_object(AppContext).db
+    if export_dir is not None:
+        _export(db, run_refs, export_dir)
+        return
+    if run_refs:
+        raise click.UsageError("RUN... is only for --export; the viewer serves every run of --db")
+
+    async def _check() -> None:  # a missing or foreign database fails here, in one line, before anything binds
+        from p2w_runtime.store import open_store
+
+        for path in (db, *others):
+            async with open_store(path, create=False):
+                pass
+
+    run(_check())
+    _serve(db, others, host, port, open_browser)
+
+
+def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
+    from p2w_runtime.store import open_store
+    from replay.view import ExportSummary, export_static
+
+    if not run_refs:
+        raise click.UsageError("--export needs the runs to export: p2w-rt view --export DIR RUN...")
+
+    async def _write() -> ExportSummary:
+        async with open_store(db, create=False) as store:
+            return await export_static(store, run_refs, folder, source=str(db))
+
+    summary = run(_write())
+    for problem in summary.problems:
+        click.echo(f"warning: {problem}", err=True)
+    click.echo(f"wrote {summary.pages} pages and {summary.blobs} blobs to {folder}; open {folder / 'index.html'}")
+
+
+def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browser: bool) -> None:
+    import socket
+    import sys
+    import threading
+    import webbrowser
+
+    import uvicorn
+
+    from replay.view import create_app
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        click.echo(f"error: --host {host} --port {port}: cannot listen there ({exc.strerror or exc})", err=True)
+        sys.exit(2)
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/"
+    if host not in LOOPBACK:
+        click.echo(f"warning: serving {db} on {host}, reachable from other machines, without authentication", err=True)
+    click.echo(f"p2w-rt view: {db} at {url}  (Ctrl-C to stop)", err=False)
+    if open_browser:
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    config = uvicorn.Config(create_app(db, others=others), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])

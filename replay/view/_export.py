@@ -1,0 +1,91 @@
+"""A static export: the viewer's pages for some runs as files (blobs as files), to zip and share or open from disk.
+
+The same templates render with ``ExportLinks``; recorded pages get the viewer's CSP as a ``<meta>`` tag in
+front of them, since files opened from disk have no headers (the iframe's ``sandbox`` holds either way).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import Recorder, RunInfo, find_run
+from replay.judging import read_judgments
+from replay.view._app import RECORDED_CSP
+from replay.view._blobs import BlobProblem, read_blob
+from replay.view._episode import episode_page
+from replay.view._links import ExportLinks
+from replay.view._plots import NoPlot, plot_png
+from replay.view._queries import EpisodeFilter, read_run, run_page, run_row
+from replay.view._render import STATIC, environment
+
+META_CSP = RECORDED_CSP.replace("sandbox; ", "")
+"""``sandbox`` is ignored in a ``<meta>`` CSP; the iframe's own ``sandbox`` attribute disables scripts there."""
+
+
+class ExportError(UserError):
+    """The export folder cannot be written."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSummary:
+    folder: Path
+    pages: int
+    blobs: int
+    problems: list[str]
+
+
+async def export_static(store: Recorder, refs: Sequence[str], folder: Path, *, source: str = "") -> ExportSummary:
+    """Write ``index.html``, one page per run and per episode, the blobs, plots and assets into ``folder``."""
+    infos: list[RunInfo] = [await find_run(store, ref) for ref in refs]
+    links = ExportLinks({i.run_id for i in infos})
+    env = environment()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for sub in ("blobs", "dom", "plots"):
+            (folder / sub).mkdir(exist_ok=True)
+        shutil.copytree(STATIC, folder / "static", dirs_exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot write the export to {folder}: {exc.strerror or exc}") from None
+
+    def write(name: str, template: str, **context: object) -> None:
+        html = env.get_template(template).render(links=links, source=source, **context)
+        (folder / name).write_text(html, encoding="utf-8")
+
+    reads = {info.run_id: await read_run(store, info) for info in infos}
+    write("index.html", "runs.html", rows=[run_row(read) for read in reads.values()])
+    pages = 1
+    for info in infos:
+        read = reads[info.run_id]
+        p = run_page(read, EpisodeFilter(), 1, max(1, info.episodes))
+        write(links.run(info.run_id), "run.html", p=p, f=EpisodeFilter())
+        pages += 1
+        judgments = await read_judgments(store, info.run_id)
+        for row in p.episodes:
+            ep = await episode_page(store, info.run_id, row.episode_id, judgments, read.classifications)
+            write(links.episode(info.run_id, row.episode_id), "episode.html", p=ep, run_label=info.label)
+            pages += 1
+    problems: list[str] = []
+    for run_id, name in sorted(links.plots):
+        try:
+            png = plot_png(reads[run_id], name)
+            (folder / links.plot(run_id, name)).write_bytes(png)
+        except NoPlot as exc:
+            problems.append(str(exc))
+    for sha, name in links.blobs.items():
+        try:
+            (folder / name).write_bytes(await read_blob(store, sha))
+        except BlobProblem as exc:
+            problems.append(str(exc))
+    for sha in links.doms:
+        try:
+            page = await read_blob(store, sha)
+        except BlobProblem as exc:
+            problems.append(str(exc))
+            continue
+        meta = f'<meta http-equiv="Content-Security-Policy" content="{META_CSP}">\n'.encode()
+        (folder / links.dom(sha)).write_bytes(meta + page)
+    return ExportSummary(folder, pages, len(links.blobs) + len(links.doms), problems)

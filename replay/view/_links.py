@@ -1,0 +1,93 @@
+"""Where each page lives: URLs of the running app, or relative file names of a static export.
+
+Templates only ever call ``links.*``, so the same templates render both, and the export learns
+which blobs its pages refer to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from urllib.parse import quote, urlencode
+
+
+class ServerLinks:
+    """Paths of the ASGI app."""
+
+    static_export = False
+
+    def runs(self) -> str:
+        return "/"
+
+    def run(self, run_id: str, **query: object) -> str:
+        kept = {k: v for k, v in query.items() if v not in (None, "")}
+        return f"/run/{quote(run_id, safe='')}" + (f"?{urlencode(kept)}" if kept else "")
+
+    def episode(self, run_id: str, episode_id: str) -> str:
+        return f"/run/{quote(run_id, safe='')}/episode/{quote(episode_id, safe='')}"
+
+    def blob(self, sha: str, ext: str = "txt") -> str:
+        return f"/blob/{sha}"
+
+    def dom(self, sha: str) -> str:
+        return f"/dom/{sha}"
+
+    def plot(self, run_id: str, name: str) -> str:
+        return f"/run/{quote(run_id, safe='')}/plot/{name}.png"
+
+    def compare(self, a: str, b: str, judge: str = "") -> str:
+        return "/compare?" + urlencode({k: v for k, v in {"a": a, "b": b, "judge": judge}.items() if v})
+
+    def static(self, name: str) -> str:
+        return f"/static/{name}"
+
+
+def _safe_name(text: str) -> str:
+    """A file name for any episode id: readable part plus a short hash, so distinct ids never collide."""
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:60]
+    return f"{readable}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+class ExportLinks:
+    """Relative file names of a static export (every page in the export's root folder)."""
+
+    static_export = True
+
+    def __init__(self, run_ids: set[str]) -> None:
+        self.run_ids = run_ids
+        self.blobs: dict[str, str] = {}
+        """sha -> the file its pages link to."""
+        self.doms: set[str] = set()
+        """Recorded pages, written with a CSP of their own."""
+        self.plots: set[tuple[str, str]] = set()
+
+    def runs(self) -> str:
+        return "index.html"
+
+    def run(self, run_id: str, **query: object) -> str:
+        return f"run-{_safe_name(run_id)}.html" if run_id in self.run_ids else "index.html"
+
+    def episode(self, run_id: str, episode_id: str) -> str:
+        return f"episode-{_safe_name(run_id + '/' + episode_id)}.html"
+
+    def blob(self, sha: str, ext: str = "txt") -> str:
+        """``ext`` names the file, so a browser opening it from disk knows its type."""
+        self.blobs.setdefault(sha, f"blobs/{sha}.{ext}")
+        return f"blobs/{sha}.{ext}"
+
+    def dom(self, sha: str) -> str:
+        self.doms.add(sha)
+        return f"dom/{sha}.html"
+
+    def plot(self, run_id: str, name: str) -> str:
+        self.plots.add((run_id, name))
+        return f"plots/{_safe_name(run_id)}-{name}.png"
+
+    def compare(self, a: str, b: str, judge: str = "") -> str:
+        return "index.html"
+
+    def static(self, name: str) -> str:
+        return f"static/{name}"
+
+
+Links = ServerLinks | ExportLinks

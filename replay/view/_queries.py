@@ -1,0 +1,224 @@
+"""The read models behind the viewer's pages, built only from the public read functions of the store,
+trajectory, judging, classification and metrics packages. Nothing here appends: the viewer never
+judges or classifies behind the user's back, it shows what the store holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from p2w_runtime.store import Recorder, RunInfo
+from replay.classify import ClassificationRecord, read_classifications
+from replay.judging import JudgmentRecord, current_judgments, read_judgments
+from replay.matching import host_of
+from replay.metrics import EpisodeScore, MetricRow, aggregate
+from replay.trajectory import EpisodeRef, list_episodes
+from schemas import EpisodeFinished
+
+PAGE_SIZE = 100
+"""Episodes per run page: a 1,000-episode run renders in ten pages."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One line of the runs page."""
+
+    info: RunInfo
+    metrics: list[MetricRow]
+    """One row per judge that judged the run (current judgments only)."""
+
+    @property
+    def cost(self) -> float | None:
+        return self.info.finished.cost_usd if self.info.finished else None
+
+
+def run_row(read: RunRead) -> RunRow:
+    return RunRow(read.info, aggregate(read.scores, by=("judge",)) if read.scores else [])
+
+
+@dataclass(slots=True)
+class EpisodeRow:
+    """One episode on a run page: where it ended, its current judgments and error labels."""
+
+    ref: EpisodeRef
+    index: int
+    finished: EpisodeFinished | None
+    judgments: dict[str, JudgmentRecord] = field(default_factory=dict)
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def episode_id(self) -> str:
+        return self.ref.stream.partition("/")[2]
+
+    @property
+    def website(self) -> str:
+        url = self.finished.final_url if self.finished else None
+        return host_of(url) if url else ""
+
+    def success(self, judge: str | None) -> bool | None:
+        record = self.judgments.get(judge or "")
+        if record is None or "success" not in record.judgment.metrics:
+            return None
+        return record.judgment.metrics["success"] == 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeFilter:
+    level: int | None = None
+    website: str = ""
+    label: str = ""
+    success: str = ""
+    """``yes``, ``no``, ``unjudged`` or empty (any), by ``judge``."""
+    judge: str = ""
+
+    def keeps(self, row: EpisodeRow) -> bool:
+        if self.level is not None and row.ref.level != self.level:
+            return False
+        if self.website and row.website != self.website:
+            return False
+        if self.label and self.label not in row.labels:
+            return False
+        if self.success:
+            won = row.success(self.judge)
+            wanted = {"yes": True, "no": False, "unjudged": None}.get(self.success, won)
+            return won is wanted
+        return True
+
+
+@dataclass(slots=True)
+class RunPage:
+    info: RunInfo
+    episodes: list[EpisodeRow]
+    """Every episode, filtered; the page shows ``shown``."""
+    total: int
+    judges: list[str]
+    levels: list[int]
+    websites: list[str]
+    labels: list[str]
+    metrics: list[MetricRow]
+    metrics_by_level: list[MetricRow]
+    classifiers: list[str]
+    page: int = 1
+    pages: int = 1
+    shown: list[EpisodeRow] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RunRead:
+    """What the run page and its episodes need of one run, read once: episodes, current judgments and labels."""
+
+    info: RunInfo
+    rows: dict[str, EpisodeRow]
+    classifications: list[ClassificationRecord]
+    """Every classification of the run, stale ones too."""
+    scores: list[EpisodeScore]
+    judgments: list[JudgmentRecord] | None = None
+    """Every judgment of the run (stale ones too), read when an episode page first needs them."""
+
+
+async def read_run(store: Recorder, info: RunInfo) -> RunRead:
+    """One scan per event kind; the scores are built from the same judgments rather than read again by
+    ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
+    refs = await list_episodes(store, info.run_id)
+    finished: dict[str, EpisodeFinished] = {}
+    async for stored in store.read_all(stream_prefix=f"{info.run_id}/", types=["episode.finished"]):
+        payload = stored.decode().payload
+        assert isinstance(payload, EpisodeFinished)
+        finished[stored.stream] = payload
+    rows = {ref.stream: EpisodeRow(ref, i, finished.get(ref.stream)) for i, ref in enumerate(refs)}
+    for (stream, judge), record in (await current_judgments(store, info.run_id)).items():
+        if stream in rows:
+            rows[stream].judgments[judge] = record
+    classified = await read_classifications(store, info.run_id)
+    for record in current_classifications(classified, rows):
+        row = rows[record.classification.episode_stream]
+        row.labels.extend(label.label for label in record.classification.labels if label.label not in row.labels)
+    return RunRead(info, rows, classified, _scores(info, rows.values()))
+
+
+def _scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:
+    """``replay.metrics.collect_scores``'s rows from judgments already read: one per (episode, judge), with
+    ``metrics=None`` where that judge has not judged the episode."""
+    s = info.started
+    rows = list(rows)
+    judges = sorted({judge for row in rows for judge in row.judgments})
+    return [
+        EpisodeScore(
+            info.run_id,
+            info.label,
+            s.agent,
+            s.backbone_model,
+            row.ref.scheme or s.scheme or "-",
+            row.ref.level,
+            row.ref.task_id,
+            judge,
+            dict(row.judgments[judge].judgment.metrics) if judge in row.judgments else None,
+        )
+        for row in rows
+        for judge in judges
+    ]
+
+
+def current_classifications(
+    records: Sequence[ClassificationRecord], rows: dict[str, EpisodeRow]
+) -> list[ClassificationRecord]:
+    """The latest successful classification per (episode, classifier) of the episode as it is now."""
+    latest: dict[tuple[str, str], ClassificationRecord] = {}
+    for record in records:
+        c = record.classification
+        row = rows.get(c.episode_stream)
+        if c.status == "ok" and row is not None and c.trajectory_hash == row.ref.hash:
+            latest[(c.episode_stream, c.classifier_id)] = record
+    return list(latest.values())
+
+
+class RunCache:
+    """``RunRead``s kept while the store is unchanged. The log is append-only, so its event count names
+    its state: a page after a new append reads again, any other page is served from memory."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.entries: dict[str, tuple[int, RunRead]] = {}
+
+    async def get(self, store: Recorder, info: RunInfo) -> RunRead:
+        events, _ = await store.count()
+        cached = self.entries.get(info.run_id)
+        if cached is not None and cached[0] == events:
+            return cached[1]
+        read = await read_run(store, info)
+        self.entries.pop(info.run_id, None)
+        self.entries[info.run_id] = (events, read)
+        while len(self.entries) > self.size:
+            self.entries.pop(next(iter(self.entries)))
+        return read
+
+    async def judgments(self, store: Recorder, info: RunInfo) -> list[JudgmentRecord]:
+        read = await self.get(store, info)
+        if read.judgments is None:
+            read.judgments = await read_judgments(store, info.run_id)
+        return read.judgments
+
+
+def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> RunPage:
+    rows = list(read.rows.values())
+    judges = sorted({j for row in rows for j in row.judgments})
+    if not wanted.judge and judges:
+        wanted = EpisodeFilter(wanted.level, wanted.website, wanted.label, wanted.success, judges[0])
+    kept = [row for row in rows if wanted.keeps(row)]
+    pages = max(1, -(-len(kept) // per_page))
+    page = min(max(1, page), pages)
+    return RunPage(
+        info=read.info,
+        episodes=kept,
+        total=len(rows),
+        judges=judges,
+        levels=sorted({r.ref.level for r in rows if r.ref.level is not None}),
+        websites=sorted({r.website for r in rows if r.website}),
+        labels=sorted({label for r in rows for label in r.labels}),
+        metrics=aggregate(read.scores, by=("judge",)) if read.scores else [],
+        metrics_by_level=aggregate(read.scores, by=("judge", "level")) if read.scores else [],
+        classifiers=sorted({r.classification.classifier_id for r in read.classifications}),
+        page=page,
+        pages=pages,
+        shown=kept[(page - 1) * per_page : page * per_page],
+    )

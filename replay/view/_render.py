@@ -1,0 +1,54 @@
+"""Jinja2 with autoescaping on for every template, and the few filters the pages share.
+
+Everything recorded (agent text, page titles, URLs, LLM messages) is untrusted: it is only ever
+printed through autoescaping, and a recorded URL becomes a link only when it is http(s).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from replay.diff import pct
+
+TEMPLATES = Path(__file__).parent / "templates"
+STATIC = Path(__file__).parent / "static"
+
+
+def safe_href(url: str | None) -> str | None:
+    """The URL if it is http(s) (so ``javascript:`` and ``data:`` never become links), else None."""
+    if not url:
+        return None
+    try:
+        return url if urlsplit(url).scheme in ("http", "https") else None
+    except ValueError:
+        return None
+
+
+def figure(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def money(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def pretty(value: Any) -> str:
+    """JSON for the page, indented; the template escapes it."""
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(pct=pct, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
+    return env
