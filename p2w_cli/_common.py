@@ -2,7 +2,7 @@
 
 Conventions for commands: take the store with ``open_db(ctx)``, run coroutines with
 ``run(...)`` (which turns ``UserError`` into one line on stderr and its exit code), and
-print with ``console`` / ``echo_json``.
+print with ``console`` / ``echo_json`` (recorded text through ``p2w_runtime.terminal``).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, open_store
+from p2w_runtime.terminal import safe, terminal_console
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound=Callable[..., Any])
-console = Console(highlight=False, soft_wrap=True)
+console = terminal_console()
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(coro)
     except UserError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {safe(exc)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)

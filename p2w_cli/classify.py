@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
+from p2w_runtime.terminal import terminal_console
 
 
 @click.command("classify")
@@ -67,6 +67,6 @@ def classify_cmd(
 
     async def _classify() -> int:
         async with open_db(ctx) as store:
-            return await classify_command(store, run_refs, options, console, Console(stderr=True, highlight=False))
+            return await classify_command(store, run_refs, options, console, terminal_console(stderr=True))
 
     sys.exit(run(_classify()))

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, echo_json, run
+from p2w_runtime.terminal import cell
 
 
 def _history_options(command: Any) -> Any:
@@ -60,7 +61,6 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
     """Build every persona's index cache (encodes only changed banks)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
-    from rich.text import Text
 
     from p2w_runtime.retrieval import IndexSummary, index_history
 
@@ -79,12 +79,14 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
     table = Table("persona", "entries", "encoded", "from cache", "seconds", "index hash")
     for p in summary.personas:
         row = (p.persona, str(p.entries), str(p.encoded), str(p.entries - p.encoded), f"{p.seconds:.2f}")
-        table.add_row(Text(row[0]), *row[1:], p.index_hash[:12])
+        table.add_row(cell(row[0]), *row[1:], p.index_hash[:12])
     console.print(table)
     rate = f" ({summary.encoded / summary.seconds:.0f} entries/s)" if summary.encoded else ""
     console.print(
-        f"{len(summary.personas)} personas, {summary.entries} entries: {summary.encoded} encoded, "
-        f"{summary.cached} from cache in {summary.seconds:.1f}s{rate} with {summary.model_id}"
+        cell(
+            f"{len(summary.personas)} personas, {summary.entries} entries: {summary.encoded} encoded, "
+            f"{summary.cached} from cache in {summary.seconds:.1f}s{rate} with {summary.model_id}"
+        )
     )
 
 
@@ -107,7 +109,6 @@ def history_search(
 ) -> None:
     """Show the history entries the retriever returns for QUERY."""
     from rich.table import Table
-    from rich.text import Text
 
     from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
 
@@ -132,11 +133,11 @@ def history_search(
         )
         return
     console.print(
-        Text(f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})")
+        cell(f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})")
     )
     table = Table("rank", "score", "type", "object", "website", "timestamp")
     for hit in hits:
-        e = hit.entry  # Text(): history entries are data, not rich markup ("[2-pack] socks")
-        table.add_row(str(hit.rank), f"{hit.score:.3f}", *map(Text, (e.type, e.object, e.website or "-", e.timestamp)))
+        e = hit.entry  # cell(): history entries are data, not rich markup ("[2-pack] socks")
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", *map(cell, (e.type, e.object, e.website or "-", e.timestamp)))
     if hits:
         console.print(table)

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
+from p2w_runtime.terminal import terminal_console
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
@@ -85,7 +85,7 @@ def replay_cmd(
 
     async def _replay() -> int:
         async with open_db(ctx) as store:
-            return await replay_command(store, run_ref, options, console, Console(stderr=True, highlight=False))
+            return await replay_command(store, run_ref, options, console, terminal_console(stderr=True))
 
     sys.exit(run(_replay()))
 
@@ -119,7 +119,7 @@ def metrics_cmd(
                 fmt=fmt,
                 plot=plot,
                 out=console,
-                err=Console(stderr=True, highlight=False),
+                err=terminal_console(stderr=True),
             )
 
     run(_metrics())
