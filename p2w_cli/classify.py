@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
+from p2w_cli._common import (
+    console,
+    llm_pass_options,
+    location_site_option,
+    open_db,
+    run,
+    site_alias_options,
+    site_alias_pairs,
+)
 from p2w_runtime.terminal import terminal_console
 
 
@@ -27,6 +35,7 @@ from p2w_runtime.terminal import terminal_console
 @click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")
 @location_site_option("Another location-aware website (added to amazon, instacart, resy, opentable).")
+@site_alias_options()
 @click.pass_context
 def classify_cmd(
     ctx: click.Context,
@@ -43,6 +52,8 @@ def classify_cmd(
     force: bool,
     as_json: bool,
     location_sites: tuple[str, ...],
+    site_alias: tuple[str, ...],
+    site_alias_file: Path | None,
 ) -> None:
     """Label each episode with Persona2Web's error types and its navigation end reason, with evidence.
 
@@ -63,6 +74,7 @@ def classify_cmd(
         per_run=per_run,
         plot=plot,
         location_sites=location_sites,
+        site_aliases=site_alias_pairs(site_alias, site_alias_file),
     )
 
     async def _classify() -> int:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
+from p2w_cli._common import (
+    console,
+    llm_pass_options,
+    location_site_option,
+    open_db,
+    run,
+    site_alias_options,
+    site_alias_pairs,
+)
 from p2w_runtime.terminal import terminal_console
 
 
@@ -48,6 +56,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
 )
 @location_site_option("Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
+@site_alias_options()
 @click.pass_context
 def replay_cmd(
     ctx: click.Context,
@@ -64,6 +73,8 @@ def replay_cmd(
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
     location_sites: tuple[str, ...],
+    site_alias: tuple[str, ...],
+    site_alias_file: Path | None,
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
     from replay.judging import ReplayOptions, replay_command
@@ -81,6 +92,7 @@ def replay_cmd(
         webarena_config=webarena_config,
         site_urls=_key_values(site_urls, "--site-url"),
         location_sites=location_sites,
+        site_aliases=site_alias_pairs(site_alias, site_alias_file),
     )
 
     async def _replay() -> int:
