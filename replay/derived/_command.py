@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from p2w_runtime.llm import LlmClient
 from replay.derived._pass import Tally
 from replay.judges import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
-from replay.matching import SITE_ALIASES, site_aliases
+from replay.matching import site_aliases
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,7 +38,7 @@ class PassOptions:
             model=self.model,
             temperature=self.temperature,
             location_sites=(*default_location_sites(), *self.location_sites),
-            site_aliases=site_aliases(SITE_ALIASES, added),
+            site_aliases=site_aliases(added),
         )
 
     def llm_client(self) -> LlmClient:

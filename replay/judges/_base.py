@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from p2w_runtime.errors import UserError
-from replay.matching import SITE_ALIASES, site_aliases
 from replay.trajectory import Trajectory
 from schemas import Evidence, canonical_json
 
@@ -46,8 +45,8 @@ class JudgeSettings:
     temperature: float | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     location_sites: tuple[str, ...] = field(default_factory=default_location_sites)
-    site_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: site_aliases(SITE_ALIASES))
-    """Written site host -> alias targets (``replay.matching.site_aliases``); the built-in table by default."""
+    site_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The user's aliases (``replay.matching.site_aliases``), added to the built-in ``SITE_ALIASES``."""
     webarena_configs: str | None = None
     site_urls: Mapping[str, str] = field(default_factory=dict)
 
