@@ -144,3 +144,16 @@ def test_safe_spells_out_every_control_character_and_keeps_brackets() -> None:
     assert safe("ümlaut 東京 [12] C:\\path") == "ümlaut 東京 [12] C:\\path"
     assert cell(MARKUP).plain == MARKUP
     assert markup("ends with \\").endswith("\\\\")
+
+
+def test_an_unbalanced_closing_tag_in_a_label_prints_instead_of_failing(tmp_path: Path) -> None:
+    db = tmp_path / "tag.db"
+
+    async def make() -> None:
+        async with open_store(db, create=True) as store:
+            await add_run(store, "oops [/] label", [_hostile_episode("tag")], run_id="tag")
+
+    asyncio.run(make())
+    result = invoke(db, "show", "tag", "Alex_Garcia_A1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].startswith("oops [/] label tag")
