@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, echo_json, run
-from p2w_runtime.terminal import cell
+from p2w_runtime.terminal import cell, markup
 
 
 def _history_options(command: Any) -> Any:
@@ -46,7 +46,7 @@ def _history_dir(_ctx: click.Context, _param: click.Parameter, value: Path) -> P
 def _load_embedder_quietly(name: str | None) -> Any:
     from p2w_runtime.retrieval import load_embedder
 
-    with Console(stderr=True).status(f"loading embedder {name or 'all-MiniLM-L6-v2'}"):
+    with Console(stderr=True).status(f"loading embedder {markup(name or 'all-MiniLM-L6-v2')}"):
         return load_embedder(name)
 
 
@@ -114,7 +114,7 @@ def history_search(
 
     async def _search() -> tuple[HistoryIndex, list[SearchHit]]:  # blocking work; run() turns user errors into one line
         retriever = HistoryRetriever(history_dir, _load_embedder_quietly(embedder), cache_dir)
-        with Console(stderr=True).status(f"opening the index of {persona}"):
+        with Console(stderr=True).status(f"opening the index of {markup(persona)}"):
             index = retriever.index(persona)
         return index, index.search(query, k, threshold)
 

@@ -2,8 +2,9 @@
 
 A preference is a constraint the agent *applies*: a number it types or selects as a search or
 filter criterion, a filter parameter in a URL it brought about (``size=``, ``max_price=``,
-``brand=``...), or a value it attributes to the user in its reasoning ("the user prefers Nike",
-"the user's budget is $150"). Product facts it merely reports (a note, the answer, a price in
+``brand=``...), or a value its reasoning attributes to the user, with or without the word "user"
+("the user prefers Nike", "They prefer Nike", "apply the usual filters: 4+ stars", "as usual, cap the
+price at $150", "my regular size 32x32"). Product facts it merely reports (a note, the answer, a price in
 reasoning) are never read, and a number typed after the agent saw it on a page (a model number,
 a listed price) is taken from the page, not from the user. A constraint is grounded when its value
 appears (token-level fuzzy match, ``replay.matching``) in the query, a retrieved entry or a memory
@@ -183,8 +184,7 @@ def _values_in(
     """Numbers and proper names of ``clause``; ``skip_first`` drops a capitalized word opening a sentence."""
     for c in _numeric_constraints(Text(r.event_id, clause, where, at), where):
         yield Constraint(c.event_id, c.value, shown, where, at)
-    names = _PROPER.finditer(clause)
-    for found in names:
+    for found in _PROPER.finditer(clause):
         name = found.group()
         opening = skip_first and not clause[: found.start()].strip()
         if not opening and name not in _NOT_VALUES and not name[0].isdigit():
