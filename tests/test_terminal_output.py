@@ -4,6 +4,7 @@ text view: through click's CliRunner and through a real process writing to a pip
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -157,3 +158,24 @@ def test_an_unbalanced_closing_tag_in_a_label_prints_instead_of_failing(tmp_path
     result = invoke(db, "show", "tag", "Alex_Garcia_A1")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0].startswith("oops [/] label tag")
+
+
+def test_console_log_lines_spell_out_control_characters_and_the_log_file_keeps_them(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    script = (
+        "import structlog; from p2w_runtime.logs import configure_logging; "
+        f"configure_logging(log_file=__import__('pathlib').Path({str(log)!r})); "
+        "structlog.get_logger('t').warning('blocked on \\x1b]0;x\\x07', title='evil \\x1b[2J\\nforged')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert_safe(done.stderr)
+    assert "blocked on \\x1b]0;x\\x07" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    logged = json.loads(log.read_text(encoding="utf-8"))
+    assert logged["event"] == "blocked on \x1b]0;x\x07" and logged["title"] == "evil \x1b[2J\nforged"
