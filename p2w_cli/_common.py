@@ -2,7 +2,7 @@
 
 Conventions for commands: take the store with ``open_db(ctx)``, run coroutines with
 ``run(...)`` (which turns ``UserError`` into one line on stderr and its exit code), and
-print with ``console`` / ``echo_json``.
+print with ``console`` / ``echo_json`` (recorded text through ``p2w_runtime.terminal``).
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.redaction import redact_text
 from p2w_runtime.store import Recorder, open_store
+from p2w_runtime.terminal import safe, terminal_console
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound=Callable[..., Any])
-console = Console(highlight=False, soft_wrap=True)
+console = terminal_console()
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def fail_as_one_line(work: Callable[[], T]) -> T:
     try:
         return work()
     except UserError as exc:
-        click.echo(f"error: {redact_text(str(exc))}", err=True)
+        click.echo(f"error: {safe(redact_text(str(exc)))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
@@ -106,3 +106,49 @@ def llm_pass_options(who: str, results: str) -> Callable[[FC], FC]:
 def location_site_option(help_text: str) -> Callable[[FC], FC]:
     """``--location-site``, repeatable, added to the default location-aware sites of the rubric."""
     return click.option("--location-site", "location_sites", multiple=True, metavar="SITE", help=help_text)
+
+
+def site_alias_options() -> Callable[[FC], FC]:
+    """``--site-alias NAME=DOMAIN`` (repeatable) and ``--site-alias-file``, added to the built-in aliases."""
+    return _options(
+        click.option(
+            "--site-alias",
+            "site_alias",
+            multiple=True,
+            metavar="NAME=DOMAIN",
+            help="A site name of the task text and the domain agents visit for it (Google Flights.com="
+            "google.com/travel/flights); added to the built-in aliases.",
+        ),
+        click.option(
+            "--site-alias-file",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="A file of NAME=DOMAIN lines (# comments), added like --site-alias.",
+        ),
+    )
+
+
+def site_alias_pairs(options: tuple[str, ...], file: Path | None) -> tuple[tuple[str, str], ...]:
+    """The (name, target) pairs of ``--site-alias`` and ``--site-alias-file``; a bad one names the option or line."""
+    from replay.matching import alias_target
+
+    given = [("--site-alias", "", text) for text in options]
+    if file is not None:
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(safe(f"{file}: cannot read ({exc})"), param_hint="--site-alias-file") from None
+        given += [
+            ("--site-alias-file", f"{file} line {n}: ", line.split("#")[0])
+            for n, line in enumerate(lines, 1)
+            if line.split("#")[0].strip()
+        ]
+    pairs = []
+    for hint, place, text in given:
+        name, sep, target = text.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError(f"expected NAME=DOMAIN, got {text.strip()!r}")
+            pairs.append((name.strip(), alias_target(target)))
+        except ValueError as exc:
+            raise click.BadParameter(safe(f"{place}{exc}"), param_hint=hint) from None
+    return tuple(pairs)

@@ -6,9 +6,17 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
+from p2w_cli._common import (
+    console,
+    llm_pass_options,
+    location_site_option,
+    open_db,
+    run,
+    site_alias_options,
+    site_alias_pairs,
+)
+from p2w_runtime.terminal import terminal_console
 
 
 @click.command("classify")
@@ -27,6 +35,7 @@ from p2w_cli._common import console, llm_pass_options, location_site_option, ope
 @click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")
 @location_site_option("Another location-aware website (added to amazon, instacart, resy, opentable).")
+@site_alias_options()
 @click.pass_context
 def classify_cmd(
     ctx: click.Context,
@@ -43,6 +52,8 @@ def classify_cmd(
     force: bool,
     as_json: bool,
     location_sites: tuple[str, ...],
+    site_alias: tuple[str, ...],
+    site_alias_file: Path | None,
 ) -> None:
     """Label each episode with Persona2Web's error types and its navigation end reason, with evidence.
 
@@ -63,10 +74,11 @@ def classify_cmd(
         per_run=per_run,
         plot=plot,
         location_sites=location_sites,
+        site_aliases=site_alias_pairs(site_alias, site_alias_file),
     )
 
     async def _classify() -> int:
         async with open_db(ctx) as store:
-            return await classify_command(store, run_refs, options, console, Console(stderr=True, highlight=False))
+            return await classify_command(store, run_refs, options, console, terminal_console(stderr=True))
 
     sys.exit(run(_classify()))

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, run
+from p2w_runtime.terminal import cell, terminal_console
 
 
 @click.command("demo")
@@ -49,12 +50,12 @@ def demo_cmd(
     out_dir.mkdir(parents=True, exist_ok=True)
     db = out_dir / "demo.db"
     run(prepare_demo_db(db, example_run_bundles(), force=force))
-    err = Console(stderr=True, highlight=False)
+    err = terminal_console(stderr=True)
 
     async def _demo() -> Any:
         async with open_store(db, create=True) as store:
             runs = await import_example_runs(store, example_run_bundles())
-            err.print(f"imported the example runs {', '.join(runs)} into {db}")
+            err.print(cell(f"imported the example runs {', '.join(runs)} into {db}"))
             llm_settings = factory = None
             if record_first:
                 runs.append(await _record_sample(store, model, base_url, api_key, chromium, err))

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, echo_json, run
+from p2w_runtime.terminal import cell, markup
 
 
 def _history_options(command: Any) -> Any:
@@ -45,7 +46,7 @@ def _history_dir(_ctx: click.Context, _param: click.Parameter, value: Path) -> P
 def _load_embedder_quietly(name: str | None) -> Any:
     from p2w_runtime.retrieval import load_embedder
 
-    with Console(stderr=True).status(f"loading embedder {name or 'all-MiniLM-L6-v2'}"):
+    with Console(stderr=True).status(f"loading embedder {markup(name or 'all-MiniLM-L6-v2')}"):
         return load_embedder(name)
 
 
@@ -61,7 +62,6 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
     """Build every persona's index cache (encodes only changed banks)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
-    from rich.text import Text
 
     from p2w_runtime.retrieval import IndexSummary, index_history
 
@@ -94,12 +94,14 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
     table = Table("persona", "entries", "encoded", "from cache", "seconds", "index hash")
     for p in summary.personas:
         row = (p.persona, str(p.entries), str(p.encoded), str(p.entries - p.encoded), f"{p.seconds:.2f}")
-        table.add_row(Text(row[0]), *row[1:], p.index_hash[:12])
+        table.add_row(cell(row[0]), *row[1:], p.index_hash[:12])
     console.print(table)
     rate = f" ({summary.encoded / summary.seconds:.0f} entries/s)" if summary.encoded else ""
     console.print(
-        f"{len(summary.personas)} personas, {summary.entries} entries: {summary.encoded} encoded, "
-        f"{summary.cached} from cache in {summary.seconds:.1f}s{rate} with {summary.model_id}"
+        cell(
+            f"{len(summary.personas)} personas, {summary.entries} entries: {summary.encoded} encoded, "
+            f"{summary.cached} from cache in {summary.seconds:.1f}s{rate} with {summary.model_id}"
+        )
     )
 
 
@@ -122,13 +124,12 @@ def history_search(
 ) -> None:
     """Show the history entries the retriever returns for QUERY."""
     from rich.table import Table
-    from rich.text import Text
 
     from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
 
     async def _search() -> tuple[HistoryIndex, list[SearchHit]]:  # blocking work; run() turns user errors into one line
         retriever = HistoryRetriever(history_dir, _load_embedder_quietly(embedder), cache_dir)
-        with Console(stderr=True).status(f"opening the index of {persona}"):
+        with Console(stderr=True).status(f"opening the index of {markup(persona)}"):
             index = retriever.index(persona)
         return index, index.search(query, k, threshold)
 
@@ -147,11 +148,11 @@ def history_search(
         )
         return
     console.print(
-        Text(f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})")
+        cell(f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})")
     )
     table = Table("rank", "score", "type", "object", "website", "timestamp")
     for hit in hits:
-        e = hit.entry  # Text(): history entries are data, not rich markup ("[2-pack] socks")
-        table.add_row(str(hit.rank), f"{hit.score:.3f}", *map(Text, (e.type, e.object, e.website or "-", e.timestamp)))
+        e = hit.entry  # cell(): history entries are data, not rich markup ("[2-pack] socks")
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", *map(cell, (e.type, e.object, e.website or "-", e.timestamp)))
     if hits:
         console.print(table)

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import open_db, run
+from p2w_runtime.terminal import safe
 
 
 def _trajectory_files(paths: tuple[Path, ...]) -> list[Path]:
@@ -99,7 +100,7 @@ def import_trajectories_cmd(
 
     report = run(_import())
     verb = "resumed" if report.resumed else "created"
-    click.echo(f"{verb} run {report.run_id} (label {report.label}, {report.format}): {report.episodes} episodes")
+    click.echo(safe(f"{verb} run {report.run_id} (label {report.label}, {report.format}): {report.episodes} episodes"))
     click.echo(f"imported {len(report.imported)}, already imported {len(report.already)}, bad {len(report.bad)}")
     for error in report.bad:
-        click.echo(f"bad: {error}", err=True)
+        click.echo(safe(f"bad: {error}"), err=True)

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import open_db, run
+from p2w_runtime.terminal import safe
 
 
 @click.command()
@@ -25,7 +26,7 @@ def verify(ctx: click.Context, run_ref: str | None) -> None:
 
     report = run(_verify())
     for problem in report.problems:
-        click.echo(f"MISMATCH {problem}", err=True)
+        click.echo(safe(f"MISMATCH {problem}"), err=True)
     summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs"
     if not report.ok:
         click.echo(f"verify failed: {len(report.problems)} problem(s) in {summary}", err=True)
@@ -47,7 +48,7 @@ def export_cmd(ctx: click.Context, run_ref: str, output: Path) -> None:
 
     summary = run(_export())
     click.echo(
-        f"exported {summary.label} ({summary.run_id}): {summary.events} events, {summary.blobs} blobs -> {output}"
+        safe(f"exported {summary.label} ({summary.run_id}): {summary.events} events, {summary.blobs} blobs -> {output}")
     )
 
 
@@ -65,7 +66,7 @@ def import_cmd(ctx: click.Context, bundle: Path) -> None:
     s = run(_import())
     already = s.events - s.inserted
     click.echo(
-        f"imported {s.label} ({s.run_id}): {s.inserted} new events"
+        safe(f"imported {s.label} ({s.run_id}): {s.inserted} new events")
         + (f", {already} already present" if already else "")
         + f", {s.blobs} blobs"
     )

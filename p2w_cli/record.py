@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import open_db, run
+from p2w_runtime.terminal import safe
 
 
 def _sample_or_path(value: str, which: str) -> Path:
@@ -157,11 +158,11 @@ def record_cmd(
     costs = [o.cost_usd for o in summary.outcomes if o.cost_usd is not None]
     kept = f", {summary.kept} kept from before" if summary.kept else ""
     click.echo(
-        f"recorded {summary.label} ({summary.run_id}): {len(summary.outcomes)} episodes{kept}; "
+        safe(f"recorded {summary.label} ({summary.run_id}): {len(summary.outcomes)} episodes{kept}; ")
         + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         + f"; {tokens} tokens"
         + (f", ${sum(costs):.4f}" if costs else "")
     )
     if summary.outcomes and all(o.end_reason == "error" for o in summary.outcomes):
-        click.echo(f"error: every episode failed; first: {summary.outcomes[0].detail}", err=True)
+        click.echo(safe(f"error: every episode failed; first: {summary.outcomes[0].detail}"), err=True)
         sys.exit(1)

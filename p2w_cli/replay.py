@@ -6,9 +6,17 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-from p2w_cli._common import console, llm_pass_options, location_site_option, open_db, run
+from p2w_cli._common import (
+    console,
+    llm_pass_options,
+    location_site_option,
+    open_db,
+    run,
+    site_alias_options,
+    site_alias_pairs,
+)
+from p2w_runtime.terminal import terminal_console
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
@@ -49,6 +57,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
 )
 @location_site_option("Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
+@site_alias_options()
 @click.pass_context
 def replay_cmd(
     ctx: click.Context,
@@ -66,6 +75,8 @@ def replay_cmd(
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
     location_sites: tuple[str, ...],
+    site_alias: tuple[str, ...],
+    site_alias_file: Path | None,
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
     from replay.judging import ReplayOptions, replay_command
@@ -84,11 +95,12 @@ def replay_cmd(
         webarena_config=webarena_config,
         site_urls=_key_values(site_urls, "--site-url"),
         location_sites=location_sites,
+        site_aliases=site_alias_pairs(site_alias, site_alias_file),
     )
 
     async def _replay() -> int:
         async with open_db(ctx) as store:
-            return await replay_command(store, run_ref, options, console, Console(stderr=True, highlight=False))
+            return await replay_command(store, run_ref, options, console, terminal_console(stderr=True))
 
     sys.exit(run(_replay()))
 
@@ -122,7 +134,7 @@ def metrics_cmd(
                 fmt=fmt,
                 plot=plot,
                 out=console,
-                err=Console(stderr=True, highlight=False),
+                err=terminal_console(stderr=True),
             )
 
     run(_metrics())

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import AppContext, console, echo_json, open_db, run
+from p2w_runtime.terminal import cell, markup
 
 
 @click.command()
@@ -42,17 +43,13 @@ def runs(ctx: click.Context, as_json: bool) -> None:
     table = Table("run id", "label", "source", "agent", "model", "scheme", "episodes", "status", "recorded at")
     for r in found:
         table.add_row(
-            r.run_id,
-            r.label,
-            r.started.source,
-            r.started.agent,
-            r.started.backbone_model,
-            r.started.scheme or "-",
+            *map(cell, (r.run_id, r.label, r.started.source, r.started.agent, r.started.backbone_model)),
+            cell(r.started.scheme or "-"),
             str(r.episodes),
-            r.finished.status if r.finished else "unfinished",
-            r.recorded_at[:19],
+            cell(r.finished.status if r.finished else "unfinished"),
+            cell(r.recorded_at[:19]),
         )
-    console.print(table if found else f"no runs in {ctx.find_object(AppContext).db}")
+    console.print(table if found else cell(f"no runs in {ctx.find_object(AppContext).db}"))
 
 
 @click.command()
@@ -112,8 +109,11 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
                 echo_json(event.model_dump(mode="json"))
         return
     console.print(
-        f"[bold]{info.label}[/] {info.run_id}  {info.started.agent} / {info.started.backbone_model} / "
-        f"{info.started.scheme or '-'}  ({info.started.source})"
+        f"[bold]{markup(info.label)}[/] "
+        + markup(
+            f"{info.run_id}  {info.started.agent} / {info.started.backbone_model} / "
+            f"{info.started.scheme or '-'}  ({info.started.source})"
+        )
     )
     if task_id is None:
         table = Table("task", "level", "end", "steps", "answer")
@@ -121,16 +121,16 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
             assert isinstance(started, EpisodeStarted)
             done = isinstance(last, EpisodeFinished)
             table.add_row(
-                started.task_id,
+                cell(started.task_id),
                 str(started.level),
-                last.end_reason if done else "unfinished",
+                cell(last.end_reason if done else "unfinished"),
                 str(last.steps) if done else "-",
-                (last.answer or "")[:60] if done else "",
+                cell((last.answer or "")[:60] if done else ""),
             )
     else:
         table = Table("seq", "step", "event", "gist")
         for row in timeline(items):
-            table.add_row(str(row.seq), "-" if row.step is None else str(row.step), row.type, row.gist)
+            table.add_row(str(row.seq), "-" if row.step is None else str(row.step), cell(row.type), cell(row.gist))
     console.print(table)
     for record in derived:
         if hasattr(record, "judgment"):
@@ -138,11 +138,10 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
         else:
             c = record.classification
             console.print(
-                f"[bold]{c.classifier_id} v{c.classifier_version}[/]  {c.task_id}: "
-                + (", ".join(label.label for label in c.labels) or "no errors")
+                f"[bold]{markup(c.classifier_id)} v{c.classifier_version}[/]  "
+                + markup(f"{c.task_id}: " + (", ".join(label.label for label in c.labels) or "no errors"))
             )
             for label in c.labels:
                 console.print(
-                    f"  {label.label}: {label.explanation}  (events {', '.join(label.evidence.event_ids)})",
-                    markup=False,
+                    cell(f"  {label.label}: {label.explanation}  (events {', '.join(label.evidence.event_ids)})")
                 )

@@ -11,6 +11,7 @@ from platformdirs import user_log_dir
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.redaction import redact_log_record
+from p2w_runtime.terminal import safe
 
 _configured = False
 
@@ -23,6 +24,14 @@ class LogFileError(UserError):
 
 def default_log_file() -> Path:
     return Path(os.environ.get("P2W_LOG_FILE") or Path(user_log_dir("p2w-rt")) / "p2w-rt.jsonl")
+
+
+def _terminal_safe(_logger: object, _method: str, event: dict[str, object]) -> dict[str, object]:
+    """The console renderer prints the message as is (other values as ``repr``): spell out its control
+    characters there, since messages may quote recorded text; the JSON file keeps it exact."""
+    if isinstance(event.get("event"), str):
+        event["event"] = safe(event["event"])
+    return event
 
 
 def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path:
@@ -62,6 +71,7 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
                 redact_log_record,
+                _terminal_safe,
                 structlog.dev.ConsoleRenderer(colors=False),
             ],
             foreign_pre_chain=shared,

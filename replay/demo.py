@@ -18,6 +18,7 @@ from rich.rule import Rule
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, StoreError, bundle_header, find_run, import_bundle, list_runs, open_store
+from p2w_runtime.terminal import cell, markup
 from replay.classify import ClassifyOptions, classify_command
 from replay.diff import diff_command
 from replay.judges import JudgeSettings, make_judge
@@ -25,6 +26,8 @@ from replay.judging import replay_run
 from replay.metrics import metrics_command
 
 RULES_JUDGE = "rubric-rules"
+VIEW_WIDTH = 120
+"""Width each view is rendered at (and of the rule above it, even when piped output is unlimited)."""
 
 
 @dataclass
@@ -46,7 +49,7 @@ class DemoReport:
         return "\n".join(lines)
 
 
-async def _text(produce: Callable[[Console], Any], width: int = 120) -> str:
+async def _text(produce: Callable[[Console], Any], width: int = VIEW_WIDTH) -> str:
     """What a view prints, as plain text."""
     recorder = Console(record=True, width=width, file=io.StringIO(), color_system=None)
     await produce(recorder)
@@ -56,7 +59,7 @@ async def _text(produce: Callable[[Console], Any], width: int = 120) -> str:
 async def _shown(title: str, out: Console, produce: Callable[[Console], Any]) -> str:
     """Run one view, print it under a rule, and return its plain text for the report."""
     text = await _text(produce)
-    out.print(Rule(title))
+    out.print(Rule(markup(title)), width=min(out.width, VIEW_WIDTH))
     out.print(text.rstrip(), markup=False, highlight=False, soft_wrap=True)
     return text
 
@@ -113,17 +116,13 @@ async def run_demo(
     rules = make_judge(RULES_JUDGE, JudgeSettings())
     for info in infos:
         summary = await replay_run(store, info.run_id, [rules])
-        err.print(
-            f"judged {info.label} with {RULES_JUDGE}: {summary.judged} new, {summary.cached} cached", highlight=False
-        )
+        err.print(cell(f"judged {info.label} with {RULES_JUDGE}: {summary.judged} new, {summary.cached} cached"))
     if llm_judged and llm_settings is not None:
         judge = make_judge("rubric-llm", llm_settings)
         for ref in llm_judged:
             info = await find_run(store, ref)
             summary = await replay_run(store, info.run_id, [judge], llm=llm_factory)
-            err.print(
-                f"judged {info.label} with rubric-llm: {summary.judged} new, {summary.failed} failed", highlight=False
-            )
+            err.print(cell(f"judged {info.label} with rubric-llm: {summary.judged} new, {summary.failed} failed"))
     levels_png = out_dir / "levels.png"
     errors_png = out_dir / "errors.png"
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
+from p2w_runtime.terminal import cell
 from replay.diff import DEFAULT_JUDGE, METRICS, RunData, load_run_data, metrics_layout, open_runs, parse_ref, pct
 
 TaskKey = tuple[str, int | None, str | None]
@@ -95,7 +95,7 @@ def stats_table(stats: RunStats) -> Table:
     title = f"{len(stats.runs)} runs, {stats.tasks} tasks scored in every run (judge {stats.judge_id})"
     table = metrics_layout(title, "run")
     for r in stats.runs:
-        table.add_row(Text(r.run.source), *(pct(r.figures[m]) for m in METRICS))
+        table.add_row(cell(r.run.source), *(pct(r.figures[m]) for m in METRICS))
     table.add_row("mean", *(pct(stats.mean[m]) for m in METRICS), style="bold")
     table.add_row("± std", *(pct(stats.std[m]) for m in METRICS), style="bold")
     return table
@@ -115,11 +115,6 @@ async def stats_command(
         out.print(stats_table(stats))
         for r in stats.runs:
             if r.excluded:
-                out.print(
-                    f"{r.run.source}: left out (not scored in every run): {', '.join(r.excluded)}",
-                    style="yellow",
-                    markup=False,
-                    highlight=False,
-                    soft_wrap=True,
-                )
+                left_out = f"{r.run.source}: left out (not scored in every run): {', '.join(r.excluded)}"
+                out.print(cell(left_out, "yellow"))
     return stats

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from p2w_runtime.store import Recorder, RunInfo, episode_streams, find_run
+from p2w_runtime.terminal import cell, markup
 from replay.classify._base import Classifier
 from replay.classify._plot import plot_summary
 from replay.classify._records import classification_stream
@@ -56,21 +57,22 @@ def _lines(outcome: ClassifyOutcome) -> list[str]:
     """Rich markup lines; recorded text is escaped (actions and queries are full of brackets)."""
     c = outcome.classification
     tag = "cached " if outcome.cached else ""
-    task = escape(c.task_id)
+    task = markup(c.task_id)
     if c.status != "ok":
-        return [f"{tag}[red]failed[/]  {task}: {escape(c.error or '')}"]
-    names = ", ".join(label.label for label in c.labels) or "[green]no error[/]"
-    return [f"{tag}{task}  {names}", *(f"    {label.label}: {escape(label.explanation)}" for label in c.labels)]
+        return [f"{tag}[red]failed[/]  {task}: {markup(c.error or '')}"]
+    names = markup(", ".join(label.label for label in c.labels)) or "[green]no error[/]"
+    return [f"{tag}{task}  {names}", *(f"    {markup(label.label)}: {markup(label.explanation)}" for label in c.labels)]
 
 
 def summary_table(summary: ErrorSummary) -> Table:
     """One row per error type, one column per agent / model / scheme: episodes showing the error."""
-    table = Table(title=f"Episodes per error type ({summary.classifier_id} classifier)")
+    table = Table(title=f"Episodes per error type ({markup(summary.classifier_id)} classifier)")
     table.add_column("error", no_wrap=True)
     for row in summary.rows:
-        table.add_column(escape(f"{row.group}\n({', '.join(row.runs)}; n={row.episodes})"), justify="right")
+        runs = cell(f"({', '.join(row.runs)}; n={row.episodes})")
+        table.add_column(Text.assemble(cell(row.group), "\n", runs), justify="right")
     for label in summary.labels:
-        table.add_row(label, *(str(row.counts.get(label, 0)) for row in summary.rows))
+        table.add_row(cell(label), *(str(row.counts.get(label, 0)) for row in summary.rows))
     if any(row.unclassified for row in summary.rows):
         table.add_row("(unclassified)", *(str(row.unclassified) for row in summary.rows), style="yellow")
     return table
@@ -82,7 +84,7 @@ async def _classify_one(
     total = len(await episode_streams(store, info.run_id))
     quiet = options.as_json or options.summary
     progress = pass_progress("classifying", err if quiet else out, transient=quiet)
-    task = progress.add_task(escape(info.label), total=total, state="")
+    task = progress.add_task(markup(info.label), total=total, state="")
     counts = ClassifySummary(info.run_id, classifier.id)
 
     def on_outcome(outcome: ClassifyOutcome) -> None:
@@ -99,11 +101,10 @@ async def _classify_one(
             store, info.run_id, classifier, concurrency=options.concurrency, force=options.force, on_outcome=on_outcome
         )
     err.print(
-        f"{info.label}: classified {summary.classified}, cached {summary.cached}, failed {summary.failed} "
-        f"(classifications in stream {classification_stream(info.run_id)})",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
+        cell(
+            f"{info.label}: classified {summary.classified}, cached {summary.cached}, failed {summary.failed} "
+            f"(classifications in stream {classification_stream(info.run_id)})"
+        )
     )
     return summary
 
@@ -129,5 +130,5 @@ async def classify_command(
                 out.print(summary_table(summary))
         if options.plot:
             path = plot_summary(summary, options.plot)
-            err.print(f"plot written to {path}", markup=False, highlight=False, soft_wrap=True)
+            err.print(cell(f"plot written to {path}"))
     return 1 if any(s.failed for _, s in results) else 0

@@ -2,8 +2,9 @@
 
 A preference is a constraint the agent *applies*: a number it types or selects as a search or
 filter criterion, a filter parameter in a URL it brought about (``size=``, ``max_price=``,
-``brand=``...), or a value it attributes to the user in its reasoning ("the user prefers Nike",
-"the user's budget is $150"). Product facts it merely reports (a note, the answer, a price in
+``brand=``...), or a value its reasoning attributes to the user, with or without the word "user"
+("the user prefers Nike", "They prefer Nike", "apply the usual filters: 4+ stars", "as usual, cap the
+price at $150", "my regular size 32x32"). Product facts it merely reports (a note, the answer, a price in
 reasoning) are never read, and a number typed after the agent saw it on a page (a model number,
 a listed price) is taken from the page, not from the user. A constraint is grounded when its value
 appears (token-level fuzzy match, ``replay.matching``) in the query, a retrieved entry or a memory
@@ -20,7 +21,7 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit
 from replay.classify._labels import PERSONALIZATION_HALLUCINATION
 from replay.classify._texts import SEARCH_ACTIONS, Text, action_args, event_order, memory_texts, query_text
 from replay.matching import find_value, normalize, tokenize
-from replay.trajectory import Trajectory
+from replay.trajectory import RationaleRecord, Trajectory
 from schemas import ErrorLabel, Evidence
 
 _NUMBER = re.compile(
@@ -53,18 +54,40 @@ SEARCH_PARAMS = frozenset({"q", "query", "k", "keyword", "keywords", "search", "
 """A URL query parameter that holds search text; its numbers are search criteria."""
 _NO_VALUE = frozenset({"", "0", "any", "all", "none", "true", "false", "asc", "desc", "relevance", "default"})
 
-_USER = r"\b(?:the\s+)?user(?:'s|\u2019s)?\s+"
-_VERB = (
-    r"(?:usually|typically|always|generally|normally|often|prefers?|preferred|likes?|wants?|needs?|requires?|"
-    r"favou?rs?|shops?\s+at|is\s+(?:located|based)\s+in|lives\s+in)"
-)
-_HABIT = r"(?:usual|preferred|typical|favou?rite|go-to|regular|normal|standard)"
+_HABIT = r"(?:usual|preferred|typical|favou?rite|go-to|regular|normal|standard|customary|habitual)"
+_THE_HABIT = r"(?:usual|preferred|typical|favou?rite|go-to|customary|habitual)"
+"""After a bare ``the`` fewer words count: "the regular price" and "the standard model" are product facts."""
 _CATEGORY = (
-    r"(?:budget|size|price(?:\s+range)?|rating(?:\s+(?:standard|threshold))?|location|zip(?:\s*code)?|city|brand|"
-    r"colou?r)"
+    r"(?:budget|size|price(?:\s+(?:range|cap|limit))?|rating(?:\s+(?:standard|threshold))?|location|zip(?:\s*code)?|"
+    r"city|area|brand|colou?r|home\s+airport|airline|seat(?:ing)?|party\s+size)"
 )
-ATTRIBUTION = re.compile(rf"(?:{_USER}(?:{_VERB}|{_HABIT}|{_CATEGORY})|\b(?:my|their|his|her)\s+{_HABIT})\b", re.I)
+_OWNER = r"(?:my|our|their|his|her|(?:the\s+)?(?:user|customer|shopper)(?:'s|\u2019s)?)"
+_SUBJECT = r"(?:(?:the\s+)?(?:user|customer|shopper)|they|he|she)"
+_VERB = (
+    r"(?:usually|typically|always|generally|normally|often|frequently|regularly|prefers?|preferred|likes?|wants?|"
+    r"needs?|requires?|favou?rs?|tends?\s+to|shops?\s+at|is\s+(?:located|based)\s+in|lives?\s+in|"
+    r"(?:has|have)\s+(?:always\s+)?(?:bought|booked|ordered|chosen|used))"
+)
+_FIRST_PERSON_VERB = r"(?:usually|typically|always|generally|normally|often|prefer|like\s+to|shop\s+at|live\s+in)"
+ATTRIBUTION = re.compile(
+    rf"""\b{_OWNER}\s+(?:{_HABIT}|{_CATEGORY})   # my usual, their budget, the user's size, User's usual
+    |\bthe\s+{_THE_HABIT}                         # the usual filters, apply the typical rating filter
+    |\b{_SUBJECT}\s+{_VERB}                       # the user prefers, they usually, User frequently books
+    |\bI\s+{_FIRST_PERSON_VERB}                   # I usually (the user's own words, echoed)
+    """,
+    re.I | re.X,
+)
+"""Words that say the value after them is the user's: owned habits, a habitual "the", a user who prefers."""
+_HISTORY = r"(?:history|preferences?|profile|memory|past\s+(?:purchases|orders|bookings|behaviou?r))"
+ADVERBIAL = re.compile(
+    rf"""\b(?:as|like)\s+(?:usual|always|last\s+time)
+    |\b(?:per|based\s+on|according\s+to|consistent\s+with|in\s+line\s+with)\s+(?:{_OWNER}\s+)?{_HISTORY}
+    """,
+    re.I | re.X,
+)
+"""Words that make a whole sentence the user's, wherever its value stands: "As usual, cap the price at $150"."""
 _CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\d)|,\s|\s(?:so|but|then|because|since|therefore|while)\s")
+_SENTENCE_END = re.compile(r"[;!?\n]|\.(?!\d)")
 _PROPER = re.compile(r"(?<![\w'])[A-Z][A-Za-z0-9'\u2019&\-]*")
 _NOT_VALUES = frozenset({"I", "I'll", "I'm", "I've", "I'd", "OK"})
 MAX_CLAUSE = 120
@@ -137,23 +160,54 @@ def url_constraints(t: Trajectory, order: dict[str, int]) -> Iterator[Constraint
                         yield Constraint(url.event_id, needed, f"{key}={raw}", where, url.order)
 
 
+def _clause_after(text: str, end: int) -> str:
+    """From ``end`` to the end of its clause (a leading comma or colon skipped), at most ``MAX_CLAUSE`` characters."""
+    rest = text[end : end + MAX_CLAUSE]
+    lead = len(rest) - len(rest.lstrip(" ,:"))
+    stop = _CLAUSE_END.search(rest, lead)
+    return rest[: stop.start()] if stop else rest
+
+
+def _sentence_around(text: str, start: int, end: int) -> tuple[str, str]:
+    """The sentence holding ``text[start:end]``, split into what stands before the cue and after it."""
+    before = text[max(0, start - MAX_CLAUSE) : start]
+    stops = list(_SENTENCE_END.finditer(before))
+    before = before[stops[-1].end() :] if stops else before
+    after = text[end : end + MAX_CLAUSE]
+    stop = _SENTENCE_END.search(after)
+    return before, after[: stop.start()] if stop else after
+
+
+def _values_in(
+    r: RationaleRecord, clause: str, shown: str, where: str, at: int, *, skip_first: bool = False
+) -> Iterator[Constraint]:
+    """Numbers and proper names of ``clause``; ``skip_first`` drops a capitalized word opening a sentence."""
+    for c in _numeric_constraints(Text(r.event_id, clause, where, at), where):
+        yield Constraint(c.event_id, c.value, shown, where, at)
+    for found in _PROPER.finditer(clause):
+        name = found.group()
+        opening = skip_first and not clause[: found.start()].strip()
+        if not opening and name not in _NOT_VALUES and not name[0].isdigit():
+            yield Constraint(r.event_id, name, shown, where, at)
+
+
 def attributed_constraints(t: Trajectory, order: dict[str, int]) -> Iterator[Constraint]:
-    """Numbers and proper names in what the planner's reasoning says the user prefers."""
+    """Numbers and proper names in what the planner's reasoning says the user prefers.
+
+    After an attribution ("the user prefers", "my usual", "apply the typical rating filter") the rest of its
+    clause is read; around a habitual adverbial ("as usual", "per the user's history") the whole sentence.
+    """
     for r in t.planner_rationales:
         where = f"planner reasoning at step {r.step}"
         at = order.get(r.event_id, 0)
         for match in ATTRIBUTION.finditer(r.text):
-            rest = r.text[match.end() : match.end() + MAX_CLAUSE]
-            end = _CLAUSE_END.search(rest)
-            clause = rest[: end.start()] if end else rest
-            shown = f"{match.group()}{clause}".strip()
-            yield from (
-                Constraint(c.event_id, c.value, shown, where, at)
-                for c in _numeric_constraints(Text(r.event_id, clause, where, at), where)
-            )
-            for name in _PROPER.findall(clause):
-                if name not in _NOT_VALUES and not name[0].isdigit():
-                    yield Constraint(r.event_id, name, shown, where, at)
+            clause = _clause_after(r.text, match.end())
+            yield from _values_in(r, clause, f"{match.group()}{clause}".strip(), where, at)
+        for match in ADVERBIAL.finditer(r.text):
+            before, after = _sentence_around(r.text, match.start(), match.end())
+            shown = f"{before}{match.group()}{after}".strip()
+            yield from _values_in(r, before, shown, where, at, skip_first=True)
+            yield from _values_in(r, after.lstrip(" ,:"), shown, where, at, skip_first=not before.strip())
 
 
 def applied_constraints(t: Trajectory, order: dict[str, int] | None = None) -> list[Constraint]:

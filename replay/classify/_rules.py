@@ -16,7 +16,7 @@ from replay.trajectory import Trajectory
 
 class RulesClassifier(Classifier):
     id = "rules"
-    version = "1"
+    version = "2"
     description = "Persona2Web error types and navigation end reasons from the structured events, no LLM"
 
     def __init__(self, settings: JudgeSettings | None = None, redundancy: RedundancySettings | None = None) -> None:

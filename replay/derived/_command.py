@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from p2w_runtime.llm import LlmClient
 from replay.derived._pass import Tally
 from replay.judges import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
+from replay.matching import site_aliases
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,13 +26,19 @@ class PassOptions:
     force: bool = False
     as_json: bool = False
     location_sites: tuple[str, ...] = ()
+    site_aliases: tuple[tuple[str, str], ...] = ()
+    """(written site name, target) pairs from ``--site-alias`` / ``--site-alias-file``."""
 
     def settings(self) -> JudgeSettings:
-        """The settings the judges and classifiers hash; ``location_sites`` add to the default sites."""
+        """The settings the judges and classifiers hash; ``location_sites`` and ``site_aliases`` add to the defaults."""
+        added: dict[str, list[str]] = {}
+        for name, target in self.site_aliases:
+            added.setdefault(name, []).append(target)
         return JudgeSettings(
             model=self.model,
             temperature=self.temperature,
             location_sites=(*default_location_sites(), *self.location_sites),
+            site_aliases=site_aliases(added),
         )
 
     def llm_client(self) -> LlmClient:

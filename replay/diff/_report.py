@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Column, Table
 from rich.text import Text
 
+from p2w_runtime.terminal import cell, markup
 from replay.diff._diff import RunDiff
 from replay.diff._runs import METRICS
 
@@ -24,7 +24,7 @@ def _signed(value: float | None) -> str:
 
 def metrics_layout(title: str, label: str) -> Table:
     """A table with a ``label`` column, then one right-aligned column per metric (diff and stats alike)."""
-    table = Table(title=escape(title))
+    table = Table(title=markup(title))
     table.add_column(label)
     for name in METRICS:
         table.add_column(METRIC_HEADERS[name], justify="right")
@@ -35,8 +35,8 @@ def metric_table(diff: RunDiff) -> Table:
     """Rows A, B, Δ and its 95% interval; columns the five metrics, in percent."""
     title = f"{diff.a.source} → {diff.b.source}  (judge {diff.a.judge_id}, {diff.paired} paired tasks)"
     table = metrics_layout(title, "")
-    table.add_row(Text(f"A {diff.a.source}"), *(pct(diff.metrics[m].a) for m in METRICS))
-    table.add_row(Text(f"B {diff.b.source}"), *(pct(diff.metrics[m].b) for m in METRICS))
+    table.add_row(cell(f"A {diff.a.source}"), *(pct(diff.metrics[m].a) for m in METRICS))
+    table.add_row(cell(f"B {diff.b.source}"), *(pct(diff.metrics[m].b) for m in METRICS))
     table.add_row("Δ (B − A)", *(_signed(diff.metrics[m].delta) for m in METRICS), style="bold")
     cis = [diff.metrics[m].ci for m in METRICS]
     table.add_row("95% CI", *("-" if ci is None else f"[{_signed(ci[0])}, {_signed(ci[1])}]" for ci in cis))
@@ -55,8 +55,8 @@ def _flips(diff: RunDiff) -> RenderableType:
         a, b = t.a.scores or {}, t.b.scores or {}
         style = "green" if t.flip == "gained" else "red"
         table.add_row(
-            Text(t.task_id),
-            Text(t.flip or "", style=style),
+            cell(t.task_id),
+            cell(t.flip or "", style=style),
             f"{pct(a.get('p_avg'))} / {pct(a.get('intent'))}",
             f"{pct(b.get('p_avg'))} / {pct(b.get('intent'))}",
         )
@@ -69,7 +69,7 @@ def _largest(diff: RunDiff) -> RenderableType | None:
     table = Table("task", *(f"Δ{METRIC_HEADERS[m]}" for m in METRICS), title="largest score changes")
     for t in diff.largest:
         d = t.deltas()
-        table.add_row(Text(t.task_id), *(_signed(d[m]) for m in METRICS))
+        table.add_row(cell(t.task_id), *(_signed(d[m]) for m in METRICS))
     return table
 
 
@@ -86,11 +86,11 @@ def _divergences(diff: RunDiff) -> RenderableType:
         assert d is not None
         sites_a, sites_b = ", ".join(t.a.websites) or "-", ", ".join(t.b.websites) or "-"
         table.add_row(
-            Text(t.task_id),
+            cell(t.task_id),
             str(d.step),
-            Text(d.a_action or "(none)"),
-            Text(d.b_action or "(none)"),
-            Text(sites_a if sites_a == sites_b else f"{sites_a} → {sites_b}"),
+            cell(d.a_action or "(none)"),
+            cell(d.b_action or "(none)"),
+            cell(sites_a if sites_a == sites_b else f"{sites_a} → {sites_b}"),
             "-" if t.retrieval_jaccard is None else f"{t.retrieval_jaccard:.2f}",
         )
     return Group(head, table)
@@ -104,5 +104,5 @@ def render_diff(diff: RunDiff) -> RenderableType:
         parts.append(_divergences(diff))
     for name, tasks in (("only in A", diff.only_in_a), ("only in B", diff.only_in_b), ("unscored", diff.unscored)):
         if tasks:
-            parts.append(Text(f"{name} ({len(tasks)}): {', '.join(tasks)}", style="yellow"))
+            parts.append(cell(f"{name} ({len(tasks)}): {', '.join(tasks)}", style="yellow"))
     return Group(*parts)

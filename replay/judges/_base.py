@@ -46,6 +46,7 @@ class JudgeSettings:
     params: Mapping[str, Any] = field(default_factory=dict)
     location_sites: tuple[str, ...] = field(default_factory=default_location_sites)
     site_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The user's aliases (``replay.matching.site_aliases``), added to the built-in ``SITE_ALIASES``."""
     webarena_configs: str | None = None
     site_urls: Mapping[str, str] = field(default_factory=dict)
 

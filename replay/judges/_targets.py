@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from replay.judges._base import JudgeError, JudgeSettings
-from replay.matching import expected_hosts, on_site, site_hosts
+from replay.matching import SITE_ALIASES, expected_hosts, on_site, site_aliases, site_hosts
 from replay.trajectory import Trajectory
 from schemas import Location
 
@@ -38,7 +38,7 @@ def rubric_targets(trajectory: Trajectory, settings: JudgeSettings) -> RubricTar
             "its query set's level-0 task was not available when it was recorded"
         )
     websites = tuple(truth.websites or [truth.website])
-    hosts = expected_hosts(websites, settings.site_aliases)
+    hosts = expected_hosts(websites, site_aliases(SITE_ALIASES, settings.site_aliases))
     location_hosts = tuple(h for site in settings.location_sites for h in site_hosts(site))
     aware = any(on_site(f"http://{host}/", location_hosts) for host in hosts)
     return RubricTargets(websites, hosts, tuple(truth.preferences), truth.location if aware else None)

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from p2w_runtime.store import Recorder, episode_streams, find_run
+from p2w_runtime.terminal import cell, markup
 from replay.derived import PassOptions, advance, pass_progress
 from replay.judges import Judge, JudgeSettings, make_judge
 from replay.judging._estimate import JudgeEstimate, estimate_replay
@@ -48,8 +48,8 @@ def _line(outcome: JudgeOutcome) -> str:
     j = outcome.judgment
     tag = "cached " if outcome.cached else ""
     if j.status != "ok":
-        return f"{tag}[red]failed[/]  {escape(j.task_id)}  {j.judge_id}: {escape(j.error or '')}"
-    return f"{tag}{escape(j.task_id)}  {j.judge_id}  {_figures(j)}"
+        return f"{tag}[red]failed[/]  {markup(j.task_id)}  {markup(j.judge_id)}: {markup(j.error or '')}"
+    return f"{tag}{markup(j.task_id)}  {markup(j.judge_id)}  {_figures(j)}"
 
 
 def _llm_factory(options: ReplayOptions, made: list[Any]) -> Any:
@@ -75,7 +75,7 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
     total = len(await episode_streams(store, info.run_id)) * len(judges)
     made: list[Any] = []
     progress = pass_progress("judging", err if options.as_json else out, transient=options.as_json)
-    task = progress.add_task(info.label, total=total, state="")
+    task = progress.add_task(markup(info.label), total=total, state="")
     counts = ReplaySummary()
 
     def on_outcome(outcome: JudgeOutcome) -> None:
@@ -104,9 +104,10 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
             await client.aclose()
     cost = f" · judge cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
     err.print(
-        f"{info.label}: judged {summary.judged}, cached {summary.cached}, failed {summary.failed}{cost} "
-        f"(judgments in stream {judgment_stream(info.run_id)})",
-        highlight=False,
+        cell(
+            f"{info.label}: judged {summary.judged}, cached {summary.cached}, failed {summary.failed}{cost} "
+            f"(judgments in stream {judgment_stream(info.run_id)})"
+        )
     )
     if summary.failed and not options.retry_failed and not options.force:
         err.print("failed judgments are kept as they are; --retry-failed judges them again", highlight=False)
@@ -137,13 +138,13 @@ def _print_estimates(estimates: Sequence[JudgeEstimate], options: ReplayOptions,
         "prompt tokens",
         "completion tokens",
         "cost (USD)",
-        title=f"dry run: nothing called, nothing appended (model {options.model})",
+        title=markup(f"dry run: nothing called, nothing appended (model {options.model})"),
         title_justify="left",
     )
     for e in estimates:
         cost = "unknown price" if e.cost_usd is None else f"{e.cost_usd:.4f}"
         table.add_row(
-            e.judge_id,
+            cell(e.judge_id),
             str(e.episodes),
             str(e.cached),
             str(e.calls),
@@ -154,4 +155,4 @@ def _print_estimates(estimates: Sequence[JudgeEstimate], options: ReplayOptions,
     out.print(table)
     for e in estimates:
         for problem in e.unjudgeable:
-            out.print(f"{e.judge_id}: cannot judge {escape(problem)}", highlight=False)
+            out.print(cell(f"{e.judge_id}: cannot judge {problem}"))

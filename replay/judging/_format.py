@@ -1,4 +1,7 @@
-"""Judgments for people and for programs: a rich table with evidence, and the ``--json`` line shape."""
+"""Judgments for people and for programs: a rich table with evidence, and the ``--json`` line shape.
+
+Recorded text (task ids, evidence, errors) goes through ``p2w_runtime.terminal``: never markup, no control characters.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from p2w_runtime.terminal import cell, safe
 from schemas import Judgment
 
 METRIC_NAMES = ("p_web", "p_pref", "p_avg", "intent")
@@ -20,10 +24,10 @@ def _fmt(value: float) -> str:
 def format_judgment(j: Judgment, *, event_id: str | None = None) -> RenderableType:
     """One judgment: header with judge, status and figures; a row per rubric point with its evidence."""
     head = Text()
-    head.append(f"{j.judge_id} v{j.judge_version}", style="bold")
-    head.append(f"  {j.task_id}  ")
+    head.append(safe(f"{j.judge_id} v{j.judge_version}"), style="bold")
+    head.append(safe(f"  {j.task_id}  "))
     if j.status != "ok":
-        head.append(f"FAILED: {j.error}", style="red")
+        head.append(safe(f"FAILED: {j.error}"), style="red")
         return head
     figures = "  ".join(f"{k}={j.metrics[k]:.2f}" for k in (*METRIC_NAMES, "score") if k in j.metrics)
     head.append(figures)
@@ -45,13 +49,13 @@ def format_judgment(j: Judgment, *, event_id: str | None = None) -> RenderableTy
         evidence = j.evidence.get(key)
         lines = Text()
         if evidence is not None:
-            lines.append(evidence.note)
+            lines.append(safe(evidence.note))
             if evidence.text:
-                lines.append(f"\n“{evidence.text[:200]}”", style="italic")
+                lines.append(f"\n“{safe(evidence.text[:200])}”", style="italic")
             if evidence.event_ids:
-                lines.append("\n" + ", ".join(evidence.event_ids), style="dim")
+                lines.append("\n" + safe(", ".join(evidence.event_ids)), style="dim")
         style = "green" if got == top else ("yellow" if got else "red")
-        table.add_row(key, Text(f"{_fmt(got)}/{_fmt(top)}", style=style), lines)
+        table.add_row(cell(key), Text(f"{_fmt(got)}/{_fmt(top)}", style=style), lines)
     return Group(head, table)
 
 

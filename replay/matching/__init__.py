@@ -1,15 +1,27 @@
 """Deterministic matching of expected values, locations and websites in recorded text and URLs."""
 
-from replay.matching._sites import SiteMention, expected_hosts, host_of, mentions_site, on_site, site_hosts
+from replay.matching._sites import (
+    SITE_ALIASES,
+    SiteMention,
+    alias_target,
+    expected_hosts,
+    host_of,
+    mentions_site,
+    on_site,
+    site_aliases,
+    site_hosts,
+)
 from replay.matching._tokens import Tokens, key_tokens, normalize, stem, tokenize, tokenize_normalized
 from replay.matching._values import TextSet, ValueMatch, ValuePattern, compile_value, find_value
 
 __all__ = [
+    "SITE_ALIASES",
     "SiteMention",
     "TextSet",
     "Tokens",
     "ValueMatch",
     "ValuePattern",
+    "alias_target",
     "compile_value",
     "expected_hosts",
     "find_value",
@@ -18,6 +30,7 @@ __all__ = [
     "mentions_site",
     "normalize",
     "on_site",
+    "site_aliases",
     "site_hosts",
     "stem",
     "tokenize",

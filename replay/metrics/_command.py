@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from p2w_runtime.store import Recorder, find_run
+from p2w_runtime.terminal import cell
 from replay.judges import JUDGES, UnknownJudge
 from replay.metrics._aggregate import DEFAULT_BY, aggregate, check_by, levels_of
 from replay.metrics._collect import collect_scores
@@ -61,8 +62,6 @@ async def metrics_command(
         text = "\n".join(filter(None, (json_lines(rows, "main"), json_lines(level_rows, "by_level"))))
         out.print(text, markup=False, highlight=False, soft_wrap=True)
     if not any(s.metrics for s in scores):
-        err.print(
-            f"no judgments yet for {', '.join(run_refs)}: run p2w-rt replay RUN --judge ID first", highlight=False
-        )
+        err.print(cell(f"no judgments yet for {', '.join(run_refs)}: run p2w-rt replay RUN --judge ID first"))
     if plot:
-        err.print(f"plot written to {plot}", highlight=False)
+        err.print(cell(f"plot written to {plot}"))

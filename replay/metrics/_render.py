@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from p2w_runtime.terminal import cell, safe
 from replay.metrics._aggregate import MetricRow
 
 COLUMNS = (("p_web", "P_web"), ("p_pref", "P_pref"), ("p_avg", "P_avg"), ("intent", "Intent"), ("success", "SR"))
@@ -35,14 +36,15 @@ def rich_table(rows: Sequence[MetricRow], title: str, figures: Sequence[tuple[st
         group_columns = len(rows[0].group) if rows else 0
         table.add_column(name, justify="left" if i < group_columns else "right")
     for row in rows:
-        table.add_row(*_values(row, figures))
+        values = _values(row, figures)
+        table.add_row(*map(cell, values))
     return table
 
 
 def markdown(rows: Sequence[MetricRow], figures: Sequence[tuple[str, str]] = COLUMNS) -> str:
     header = _header(rows, figures)
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_values(row, figures)) + " |" for row in rows]
+    lines += ["| " + " | ".join(map(safe, _values(row, figures))) + " |" for row in rows]
     return "\n".join(lines)
 
 
