@@ -2,35 +2,69 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from p2w_cli._common import open_db, run
+from p2w_cli._common import echo_json, open_db, run
+from p2w_runtime.errors import clip
 
 
 @click.command()
 @click.argument("run_ref", metavar="[RUN]", required=False)
+@click.option("--head", is_flag=True, help="Print the run's head digest, to publish with its results.")
+@click.option("--expect", metavar="DIGEST", help="Fail unless the run's head digest is DIGEST (from --head).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
-def verify(ctx: click.Context, run_ref: str | None) -> None:
-    """Recompute every hash chain and blob hash (of one run, or the whole store)."""
-    from p2w_runtime.store import find_run, verify_store
+def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool) -> None:
+    """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store)."""
+    from p2w_runtime.store import find_run, head_digest, same_digest, verify_store
+
+    if (head or expect) and not run_ref:
+        raise click.UsageError("--head and --expect need a RUN")
 
     async def _verify() -> Any:
         async with open_db(ctx) as store:
             run_id = (await find_run(store, run_ref)).run_id if run_ref else None
-            return await verify_store(store, run_id)
+            report = await verify_store(store, run_id)
+            return report, run_id, (await head_digest(store, run_id) if run_id else None)
 
-    report = run(_verify())
+    report, run_id, digest = run(_verify())
+    expected_ok = expect is None or same_digest(digest, expect)
+    ok = report.ok and expected_ok
+    if as_json:
+        echo_json(
+            {
+                "ok": ok,
+                "run_id": run_id,
+                "streams": report.streams,
+                "events": report.events,
+                "blobs": report.blobs,
+                "seals": report.seals,
+                "unsealed": report.unsealed,
+                "head": digest,
+                "expected": expect and clip(expect),
+                "problems": [dataclasses.asdict(p) for p in report.problems],
+            }
+        )
+        sys.exit(0 if ok else 1)
     for problem in report.problems:
         click.echo(f"MISMATCH {problem}", err=True)
-    summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs"
-    if not report.ok:
-        click.echo(f"verify failed: {len(report.problems)} problem(s) in {summary}", err=True)
+    if not expected_ok:
+        click.echo(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(expect or '')}", err=True)
+    for unsealed in report.unsealed:
+        click.echo(f"unsealed: run {unsealed} has no seal (recorded before seals, or unfinished)", err=True)
+    summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
+    if not ok:
+        problems = len(report.problems) + (not expected_ok)
+        click.echo(f"verify failed: {problems} problem(s) in {summary}", err=True)
         sys.exit(1)
-    click.echo(f"ok: {summary} verified")
+    click.echo(f"ok: {summary} verified" + (f"; head {digest}" if expect else ""))
+    if head:
+        click.echo(digest)
 
 
 @click.command("export")

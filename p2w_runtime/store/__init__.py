@@ -19,6 +19,7 @@ from p2w_runtime.store._runs import (
     list_runs,
     run_events,
 )
+from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
 from p2w_runtime.store.sqlite import open_sqlite
 
@@ -47,6 +48,9 @@ __all__ = [
     "Problem",
     "VerifyReport",
     "export_run",
+    "head_digest",
+    "same_digest",
+    "seal_streams",
     "import_bundle",
     "run_events",
     "verify_store",

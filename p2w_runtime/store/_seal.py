@@ -1,0 +1,51 @@
+"""Seals and head digests: commitments that make a deleted stream, or a stream's cut-off tail, visible.
+
+A hash chain shows an edited or removed event in the middle of a stream, but not a stream that is gone
+or that lost its last events. A seal records, for every stream of a run, how many events it had and the
+hash of the last one; ``run.finished`` carries one, and so does the ``streams.sealed`` event a judging
+or classifying pass appends when it ends. A head digest condenses the same commitment for a run's
+recorded streams into one value that can be published and checked later (docs/design/integrity.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from p2w_runtime.store._recorder import Recorder, StreamHead
+from p2w_runtime.store._runs import DERIVED_STREAM_SUFFIXES
+from schemas import StreamSeal, canonical_json
+
+SEAL_EVENT_TYPES = ("run.finished", "streams.sealed")
+"""Event types whose payload carries ``seals``."""
+DIGEST_PREFIX = "sha256:"
+
+
+async def _run_heads(store: Recorder, run_id: str) -> list[StreamHead]:
+    own = await store.stream_head(run_id)
+    return ([own] if own is not None else []) + await store.list_streams(prefix=f"{run_id}/")
+
+
+async def seal_streams(store: Recorder, run_id: str, *, into: str) -> list[StreamSeal]:
+    """A seal over every stream of ``run_id`` except ``into``, the stream the seal is appended to.
+
+    That stream needs none: the sealing event's own ``prev_hash`` already commits to what precedes it.
+    """
+    heads = await _run_heads(store, run_id)
+    return [StreamSeal(stream=h.stream, events=h.last_seq, head_hash=h.last_hash) for h in heads if h.stream != into]
+
+
+async def head_digest(store: Recorder, run_id: str) -> str:
+    """One value for what a run recorded: its own stream and its episodes, each by event count and last hash.
+
+    Derived streams (judgments, classifications) are left out so that judging the run again later does not
+    change a digest published with it.
+    """
+    heads = [h for h in await _run_heads(store, run_id) if not h.stream.endswith(DERIVED_STREAM_SUFFIXES)]
+    body = canonical_json({"run": run_id, "streams": [[h.stream, h.last_seq, h.last_hash] for h in heads]})
+    return DIGEST_PREFIX + hashlib.sha256(body).hexdigest()
+
+
+def same_digest(actual: str, expected: str) -> bool:
+    """Compare digests, accepting the expected one with or without its ``sha256:`` prefix and in any case."""
+    expected = expected.strip().lower()
+    return actual == (expected if expected.startswith(DIGEST_PREFIX) else DIGEST_PREFIX + expected)
