@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,36 +72,74 @@ def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | No
 @click.command("export")
 @click.argument("run_ref", metavar="RUN")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option(
+    "--sign", "sign_key", metavar="KEYFILE", type=click.Path(path_type=Path), help="Sign with this Ed25519 PEM key."
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
-def export_cmd(ctx: click.Context, run_ref: str, output: Path) -> None:
-    """Write a run (events + blobs) to a portable single-file bundle."""
-    from p2w_runtime.store import export_run
+def export_cmd(
+    ctx: click.Context, run_ref: str, output: Path, force: bool, sign_key: Path | None, as_json: bool
+) -> None:
+    """Write a run (events + blobs) to a portable single-file bundle, optionally signed."""
+    from p2w_runtime.store import export_run, load_private_key
 
     async def _export() -> Any:
+        key = load_private_key(sign_key) if sign_key is not None else None
         async with open_db(ctx) as store:
-            return await export_run(store, run_ref, output)
+            with _progress("exporting") as progress:
+                return await export_run(store, run_ref, output, force=force, signing_key=key, progress=progress)
 
-    summary = run(_export())
-    click.echo(
-        f"exported {summary.label} ({summary.run_id}): {summary.events} events, {summary.blobs} blobs -> {output}"
-    )
+    s = run(_export())
+    if as_json:
+        echo_json({**dataclasses.asdict(s), "path": str(output)})
+        return
+    signed = f", signed by {s.signed_by}" if s.signed_by else ""
+    click.echo(f"exported {s.label} ({s.run_id}): {s.events} events, {s.blobs} blobs -> {output}{signed}")
 
 
 @click.command("import")
 @click.argument("bundle", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--trusted-key",
+    metavar="PUBKEY",
+    type=click.Path(path_type=Path),
+    help="Refuse the bundle unless it is signed by this Ed25519 PEM public key.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
-def import_cmd(ctx: click.Context, bundle: Path) -> None:
-    """Import a bundle written by `export`; every hash is verified first, nothing is duplicated."""
-    from p2w_runtime.store import import_bundle
+def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_json: bool) -> None:
+    """Import a bundle written by `export`; every hash and seal is verified first, nothing is duplicated."""
+    from p2w_runtime.store import import_bundle, load_public_key
 
     async def _import() -> Any:
+        trusted = load_public_key(trusted_key) if trusted_key is not None else None
         async with open_db(ctx, create=True) as store:
-            return await import_bundle(store, bundle)
+            with _progress("importing") as progress:
+                return await import_bundle(store, bundle, trusted=trusted, progress=progress)
 
     s = run(_import())
+    if as_json:
+        echo_json({**dataclasses.asdict(s), "already_present": s.events - s.inserted})
+        return
     already = s.events - s.inserted
     click.echo(
         f"imported {s.label} ({s.run_id}): {s.inserted} new events"
         + (f", {already} already present" if already else "")
         + f", {s.blobs} blobs"
+        + (f"; signature by trusted key {s.signed_by} checked" if s.signed_by else "")
     )
+
+
+@contextmanager
+def _progress(what: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr while a bundle is written or read, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)

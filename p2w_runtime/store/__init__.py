@@ -20,6 +20,7 @@ from p2w_runtime.store._runs import (
     run_events,
 )
 from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
+from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
 from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
 from p2w_runtime.store.sqlite import open_sqlite
 
@@ -48,6 +49,10 @@ __all__ = [
     "Problem",
     "VerifyReport",
     "export_run",
+    "fingerprint",
+    "KeyFileError",
+    "load_private_key",
+    "load_public_key",
     "head_digest",
     "same_digest",
     "seal_streams",

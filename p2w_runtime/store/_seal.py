@@ -49,3 +49,18 @@ def same_digest(actual: str, expected: str) -> bool:
     """Compare digests, accepting the expected one with or without its ``sha256:`` prefix and in any case."""
     expected = expected.strip().lower()
     return actual == (expected if expected.startswith(DIGEST_PREFIX) else DIGEST_PREFIX + expected)
+
+
+def seal_problem(seal: StreamSeal, head: tuple[int, str] | None, sealed_hash: str | None, by: str) -> str | None:
+    """What is wrong with a sealed stream given its current ``head`` (last seq, hash), or None.
+
+    ``sealed_hash`` is the hash the stream's event ``seal.events`` has now; None when it could not be looked
+    at, which the chain check reports on its own (a gap) or which the caller leaves to ``verify``.
+    """
+    if head is None:
+        return f"stream missing: {by} with {seal.events} events"
+    if head[0] < seal.events:
+        return f"stream truncated: {head[0]} events, {by} with {seal.events}"
+    if sealed_hash is not None and sealed_hash != seal.head_hash:
+        return f"seal broken: event {seal.events} differs from the one {by}"
+    return None

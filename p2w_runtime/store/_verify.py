@@ -9,7 +9,7 @@ import zstandard
 
 from p2w_runtime.store._recorder import Recorder
 from p2w_runtime.store._runs import run_events
-from p2w_runtime.store._seal import SEAL_EVENT_TYPES
+from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
 from schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
 
 
@@ -121,16 +121,12 @@ async def _check_seal(
     store: Recorder, heads: dict[str, tuple[int, str]], sealing: StoredEvent, seal: StreamSeal
 ) -> Problem | None:
     """A sealed stream must still hold at least the sealed number of events, the last sealed one unchanged."""
-    by = f"sealed by {sealing.type} ({sealing.stream} seq {sealing.seq})"
     head = heads.get(seal.stream)
-    if head is None:
-        return Problem(seal.stream, None, None, f"stream missing: {by} with {seal.events} events")
-    if head[0] < seal.events:
-        return Problem(seal.stream, head[0], None, f"stream truncated: {head[0]} events, {by} with {seal.events}")
-    sealed_hash = head[1] if head[0] == seal.events else await _hash_at(store, seal.stream, seal.events)
-    if sealed_hash != seal.head_hash:
-        return Problem(seal.stream, seal.events, None, f"seal broken: the event differs from the one {by}")
-    return None
+    sealed_hash = None
+    if head is not None and head[0] >= seal.events:
+        sealed_hash = head[1] if head[0] == seal.events else await _hash_at(store, seal.stream, seal.events)
+    reason = seal_problem(seal, head, sealed_hash, f"sealed by {sealing.type} ({sealing.stream} seq {sealing.seq})")
+    return None if reason is None else Problem(seal.stream, head[0] if head else None, None, reason)
 
 
 async def _hash_at(store: Recorder, stream: str, seq: int) -> str | None:
