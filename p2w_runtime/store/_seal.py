@@ -4,7 +4,7 @@ A hash chain shows an edited or removed event in the middle of a stream, but not
 or that lost its last events. A seal records, for every stream of a run, how many events it had and the
 hash of the last one; ``run.finished`` carries one, and so does the ``streams.sealed`` event a judging
 or classifying pass appends when it ends. A head digest condenses the same commitment for a run's
-recorded streams into one value that can be published and checked later (docs/design/integrity.md).
+streams into one value that can be published and checked later (docs/design/integrity.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 
 from p2w_runtime.store._recorder import Recorder, StreamHead
-from p2w_runtime.store._runs import DERIVED_STREAM_SUFFIXES
 from schemas import StreamSeal, canonical_json
 
 SEAL_EVENT_TYPES = ("run.finished", "streams.sealed")
@@ -35,12 +34,13 @@ async def seal_streams(store: Recorder, run_id: str, *, into: str) -> list[Strea
 
 
 async def head_digest(store: Recorder, run_id: str) -> str:
-    """One value for what a run recorded: its own stream and its episodes, each by event count and last hash.
+    """One value for everything a run holds now: every stream of it, each by event count and last hash.
 
-    Derived streams (judgments, classifications) are left out so that judging the run again later does not
-    change a digest published with it.
+    Published with a paper's results (after the last judging pass), it covers what no seal inside the store
+    can: the newest events of all, which nothing sealed yet. Any later append, a new judging pass included,
+    changes it; a pass whose results are already cached appends nothing and leaves it as it was.
     """
-    heads = [h for h in await _run_heads(store, run_id) if not h.stream.endswith(DERIVED_STREAM_SUFFIXES)]
+    heads = await _run_heads(store, run_id)
     body = canonical_json({"run": run_id, "streams": [[h.stream, h.last_seq, h.last_hash] for h in heads]})
     return DIGEST_PREFIX + hashlib.sha256(body).hexdigest()
 
