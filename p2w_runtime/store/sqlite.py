@@ -193,7 +193,7 @@ async def open_sqlite(path: str | Path, *, create: bool = True) -> SqliteRecorde
                     r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='trigger'"))
                 }
                 for ddl in _APPEND_ONLY_TRIGGERS:
-                    if ddl.split()[5] not in triggers:  # a read-only file that has them all is opened without a write
+                    if ddl.split()[5] not in triggers:  # no DDL (no write) when they are all there
                         await conn.execute(text(ddl))
     except StoreError:
         await engine.dispose()
