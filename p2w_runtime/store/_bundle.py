@@ -37,6 +37,8 @@ BUNDLE_VERSION = 2
 """Version 2 may end with a signature line; version 1 bundles (never signed) still import."""
 READABLE_VERSIONS = (1, 2)
 EVENT_BATCH = 2000
+BLOB_BATCH_BYTES = 64 * 1024 * 1024
+"""Blob bytes held before they are written: import memory stays bounded however many large blobs come."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest bundle line read or written: bounds import memory whatever the file expands to (a blob of up to
 48 MiB, base64-encoded, fits)."""
@@ -74,7 +76,6 @@ async def export_run(
     The bundle is written to a temporary file beside ``path`` and moved into place when complete, so an
     interrupted export leaves no partial bundle; an existing ``path`` is replaced only with ``force``.
     """
-    key = signing_key
     _check_target(path, force=force)
     run = await find_run(store, ref)
     referenced: set[str] = set()
@@ -91,24 +92,26 @@ async def export_run(
         with raw, zstandard.ZstdCompressor(level=10).stream_writer(raw) as out:
             digest = hashlib.sha256()
 
-            def write(record: dict[str, Any]) -> None:
+            def write(record: dict[str, Any], what: str = "the header") -> None:
                 line = _line(record)
                 if len(line) > MAX_LINE_BYTES:
-                    raise BundleError(f"{path}: {clip(next(iter(record.values())))} exceeds the bundle line limit")
+                    raise BundleError(
+                        f"{path}: {what} needs a line over {MAX_LINE_BYTES // 2**20} MiB, the import limit"
+                    )
                 digest.update(line)
                 out.write(line)
 
             header = {"format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "run_id": run.run_id, "label": run.label}
-            write({**header, "events": count, "blobs": len(referenced), "signed": key is not None})
+            write({**header, "events": count, "blobs": len(referenced), "signed": signing_key is not None})
             for sha in sorted(referenced):
-                write({"blob": sha, "data": base64.b64encode(await store.get_blob(sha)).decode()})
+                write({"blob": sha, "data": base64.b64encode(await store.get_blob(sha)).decode()}, f"blob {sha}")
             done = 0
             async for event in run_events(store, run.run_id):
-                write({"event": event.to_dict()})
+                write({"event": event.to_dict()}, f"event {event.event_id}")
                 done += 1
                 if progress is not None and (done % 500 == 0 or done == count):
                     progress(done, count)
-            signature = sign(key, digest.hexdigest()) if key is not None else None
+            signature = sign(signing_key, digest.hexdigest()) if signing_key is not None else None
             if signature is not None:
                 out.write(_line({"signature": signature.to_record()}))
         _publish(partial, path, force=force)
@@ -138,6 +141,10 @@ def _publish(partial: Path, path: Path, *, force: bool) -> None:
         os.link(partial, path)  # fails if path exists: no check-then-write race with a second export
     except FileExistsError:
         raise BundleError(f"{path}: already exists (--force replaces it)") from None
+    except OSError:  # a file system without hard links: check, then rename (a short race is back)
+        if path.exists():
+            raise BundleError(f"{path}: already exists (--force replaces it)") from None
+        os.replace(partial, path)
 
 
 async def import_bundle(
@@ -154,7 +161,7 @@ async def import_bundle(
     for kind, value in _records(path):
         if kind == "blob":
             blobs[value[0]] = value[1]
-            if len(blobs) >= 64:
+            if sum(map(len, blobs.values())) >= BLOB_BATCH_BYTES:
                 await store.append_stored([], blobs)
                 blobs = {}
         elif kind == "event":
@@ -188,7 +195,7 @@ def _verify_bundle(path: Path, trusted: bytes | None) -> tuple[dict[str, Any], S
         elif kind == "blob":
             sha, data = value
             if blob_hash(data) != sha:
-                raise BundleError(f"{path}: blob {sha} does not match its content (bundle tampered)")
+                raise BundleError(f"{path}: blob {clip(sha)} does not match its content (bundle tampered)")
             blobs.add(sha)
         else:
             event: StoredEvent = value
