@@ -182,15 +182,19 @@ def test_key_files_that_are_missing_or_of_the_wrong_kind_are_one_line(db: Path, 
     )
     junk = tmp_path / "junk.pub"
     junk.write_text("not a key")
+    secret = "c2VjcmV0LWtleS1tYXRlcmlhbA"
+    broken = tmp_path / "broken.pem"
+    broken.write_text(f"-----BEGIN PRIVATE KEY-----\n{secret}\n-----END PRIVATE KEY-----\n")
     bundle = tmp_path / "b.p2w"
     for args, expected in (
         (["export", "december", "-o", str(bundle), "--sign", str(tmp_path / "none.pem")], "no such private key file"),
         (["export", "december", "-o", str(bundle), "--sign", str(rsa)], "not an Ed25519 private key"),
+        (["export", "december", "-o", str(bundle), "--sign", str(broken)], "not an unencrypted PEM private key"),
         (["import", str(bundle), "--trusted-key", str(junk)], "not a PEM public key"),
     ):
         result = invoke(db, *args)
         assert result.exit_code == 1 and expected in result.output and "Traceback" not in result.output
-        assert len(result.output.splitlines()) == 1
+        assert len(result.output.splitlines()) == 1 and secret not in result.output
     assert not bundle.exists()
 
 
@@ -227,6 +231,18 @@ def test_export_into_a_missing_or_unwritable_folder_is_one_line(db: Path, tmp_pa
     result = invoke(db, "export", "december", "-o", "/proc/december.p2w")
     assert result.exit_code == 1 and "/proc/december.p2w: cannot write the bundle" in result.output
     assert len(result.output.splitlines()) == 1
+
+
+def test_two_processes_exporting_to_one_path_at_once_leave_one_whole_bundle(db: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "december.p2w"
+    command = [P2W_RT, "--db", str(db), "export", "december", "-o", str(bundle)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    both = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) for _ in range(2)]
+    results = sorted((p.wait(timeout=120), p.stderr.read()) for p in both)
+    assert results[0] == (0, "")
+    assert results[1][0] == 1 and f"{bundle}: already exists (--force replaces it)" in results[1][1]
+    assert invoke(tmp_path / "target.db", "import", str(bundle)).exit_code == 0
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
 
 
 @pytest.mark.parametrize(
