@@ -58,7 +58,7 @@ def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | No
     if not expected_ok:
         click.echo(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(expect or '')}", err=True)
     for unsealed in report.unsealed:
-        click.echo(f"unsealed: run {unsealed} has no seal (recorded before seals, or unfinished)", err=True)
+        click.echo(f"unsealed: run {clip(unsealed)} has no seal (recorded before seals, or unfinished)", err=True)
     summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
     if not ok:
         problems = len(report.problems) + (not expected_ok)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import zstandard
 
+from p2w_runtime.errors import clip
 from p2w_runtime.store._recorder import Recorder
 from p2w_runtime.store._runs import run_events
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
@@ -23,8 +24,8 @@ class Problem:
     reason: str
 
     def __str__(self) -> str:
-        where = f"stream {self.stream}" + (f" seq {self.seq}" if self.seq is not None else "")
-        return f"{where}" + (f" event {self.event_id}" if self.event_id else "") + f": {self.reason}"
+        where = f"stream {clip(self.stream)}" + (f" seq {self.seq}" if self.seq is not None else "")
+        return f"{where}" + (f" event {clip(self.event_id)}" if self.event_id else "") + f": {clip(self.reason, 300)}"
 
 
 @dataclass

@@ -249,3 +249,15 @@ def test_old_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
     result = invoke(db, "verify")
     assert result.exit_code == 0 and result.output.count("unsealed: run") == 2
     assert len(json.loads(invoke(db, "verify", "--json").stdout)["unsealed"]) == 2
+
+
+def test_a_hostile_stream_name_is_clipped_in_the_report(examples_db: Path) -> None:
+    huge = "x" * 1_000_000
+    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+        row = list(conn.execute("SELECT * FROM events WHERE seq = 1 LIMIT 1").fetchone())
+        columns = [c[1] for c in conn.execute("PRAGMA table_info(events)")]
+        values = dict(zip(columns, row, strict=True)) | {"position": None, "event_id": "forged", "stream": huge}
+        conn.execute(f"INSERT INTO events VALUES ({', '.join('?' * len(columns))})", list(values.values()))
+    result = invoke(examples_db, "verify")
+    assert result.exit_code == 1 and "content does not match its hash" in result.output
+    assert max(map(len, result.output.splitlines())) < 600
