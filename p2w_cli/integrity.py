@@ -7,12 +7,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from p2w_cli._common import echo_json, open_db, run
 from p2w_runtime.errors import clip
+
+if TYPE_CHECKING:
+    from p2w_runtime.store import VerifyReport
 
 
 @click.command()
@@ -36,35 +39,39 @@ def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | No
 
     report, run_id, digest = run(_verify())
     expected_ok = expect is None or same_digest(digest, expect)
-    ok = report.ok and expected_ok
     if as_json:
-        echo_json(
-            {
-                "ok": ok,
-                "run_id": run_id,
-                "streams": report.streams,
-                "events": report.events,
-                "blobs": report.blobs,
-                "seals": report.seals,
-                "unsealed": report.unsealed,
-                "head": digest,
-                "expected": expect and clip(expect),
-                "problems": [dataclasses.asdict(p) for p in report.problems],
-            }
-        )
-        sys.exit(0 if ok else 1)
+        echo_json(_as_dict(report, run_id, digest, expect, ok=report.ok and expected_ok))
+    else:
+        _echo_report(report, run_id, digest, None if expected_ok else expect, head=head)
+    if not (report.ok and expected_ok):
+        sys.exit(1)
+
+
+def _as_dict(
+    report: VerifyReport, run_id: str | None, digest: str | None, expect: str | None, *, ok: bool
+) -> dict[str, Any]:
+    fields = ("streams", "events", "blobs", "seals", "unsealed")
+    return {"ok": ok, "run_id": run_id, **{name: getattr(report, name) for name in fields}, "head": digest} | {
+        "expected": expect and clip(expect),
+        "problems": [dataclasses.asdict(p) for p in report.problems],
+    }
+
+
+def _echo_report(
+    report: VerifyReport, run_id: str | None, digest: str | None, wrong: str | None, *, head: bool
+) -> None:
+    """Problems and unsealed runs on stderr, one line each; the summary; the digest last with ``--head``."""
     for problem in report.problems:
         click.echo(f"MISMATCH {problem}", err=True)
-    if not expected_ok:
-        click.echo(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(expect or '')}", err=True)
+    if wrong is not None:
+        click.echo(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(wrong)}", err=True)
     for unsealed in report.unsealed:
         click.echo(f"unsealed: run {clip(unsealed)} has no seal (recorded before seals, or unfinished)", err=True)
     summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
-    if not ok:
-        problems = len(report.problems) + (not expected_ok)
-        click.echo(f"verify failed: {problems} problem(s) in {summary}", err=True)
-        sys.exit(1)
-    click.echo(f"ok: {summary} verified" + (f"; head {digest}" if expect else ""))
+    if not report.ok or wrong is not None:
+        click.echo(f"verify failed: {len(report.problems) + (wrong is not None)} problem(s) in {summary}", err=True)
+        return
+    click.echo(f"ok: {summary} verified")
     if head:
         click.echo(digest)
 
