@@ -37,7 +37,8 @@ _APPEND_ONLY_TRIGGERS = [
     "WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position) "
     "OR EXISTS (SELECT 1 FROM events WHERE event_id = NEW.event_id) "
     "OR EXISTS (SELECT 1 FROM events WHERE stream = NEW.stream AND seq = NEW.seq) "
-    "BEGIN SELECT RAISE(ABORT, 'events are append-only: replacing an event refused'); END",
+    "BEGIN SELECT RAISE(ABORT, "
+    "'events are append-only: an event with this position, event_id or stream seq exists (no REPLACE)'); END",
     "CREATE TRIGGER IF NOT EXISTS blobs_keep_first BEFORE INSERT ON blobs "
     "WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
 ]
