@@ -261,3 +261,16 @@ def test_a_hostile_stream_name_is_clipped_in_the_report(examples_db: Path) -> No
     result = invoke(examples_db, "verify")
     assert result.exit_code == 1 and "content does not match its hash" in result.output
     assert max(map(len, result.output.splitlines())) < 600
+
+
+def test_a_database_from_before_the_replace_trigger_gains_it_when_opened(examples_db: Path) -> None:
+    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+        conn.execute("DROP TRIGGER events_no_replace")
+        conn.execute("DROP TRIGGER blobs_keep_first")
+    assert invoke(examples_db, "verify").exit_code == 0
+    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+        triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
+        assert {"events_no_replace", "blobs_keep_first"} <= triggers
+        row = conn.execute("SELECT * FROM events LIMIT 1").fetchone()
+        with pytest.raises(sqlite3.IntegrityError, match="no REPLACE"):
+            conn.execute(f"INSERT OR REPLACE INTO events VALUES ({', '.join('?' * len(row))})", row)
