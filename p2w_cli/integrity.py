@@ -2,71 +2,152 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import open_db, run
+from p2w_cli._common import echo_json, open_db, run
+from p2w_runtime.errors import clip
 from p2w_runtime.terminal import safe
+
+if TYPE_CHECKING:
+    from p2w_runtime.store import VerifyReport
 
 
 @click.command()
 @click.argument("run_ref", metavar="[RUN]", required=False)
+@click.option("--head", is_flag=True, help="Print the run's head digest, to publish with its results.")
+@click.option("--expect", metavar="DIGEST", help="Fail unless the run's head digest is DIGEST (from --head).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
-def verify(ctx: click.Context, run_ref: str | None) -> None:
-    """Recompute every hash chain and blob hash (of one run, or the whole store)."""
-    from p2w_runtime.store import find_run, verify_store
+def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool) -> None:
+    """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store)."""
+    from p2w_runtime.store import find_run, head_digest, same_digest, verify_store
+
+    if (head or expect) and not run_ref:
+        raise click.UsageError("--head and --expect need a RUN")
 
     async def _verify() -> Any:
         async with open_db(ctx) as store:
             run_id = (await find_run(store, run_ref)).run_id if run_ref else None
-            return await verify_store(store, run_id)
+            report = await verify_store(store, run_id)
+            return report, run_id, (await head_digest(store, run_id) if run_id else None)
 
-    report = run(_verify())
+    report, run_id, digest = run(_verify())
+    expected_ok = expect is None or same_digest(digest, expect)
+    if as_json:
+        echo_json(_as_dict(report, run_id, digest, expect, ok=report.ok and expected_ok))
+    else:
+        _echo_report(report, run_id, digest, None if expected_ok else expect, head=head)
+    if not (report.ok and expected_ok):
+        sys.exit(1)
+
+
+def _as_dict(
+    report: VerifyReport, run_id: str | None, digest: str | None, expect: str | None, *, ok: bool
+) -> dict[str, Any]:
+    fields = ("streams", "events", "blobs", "seals", "unsealed")
+    return {"ok": ok, "run_id": run_id, **{name: getattr(report, name) for name in fields}, "head": digest} | {
+        "expected": expect and clip(expect),
+        "problems": [dataclasses.asdict(p) for p in report.problems],
+    }
+
+
+def _echo_report(
+    report: VerifyReport, run_id: str | None, digest: str | None, wrong: str | None, *, head: bool
+) -> None:
+    """Problems and unsealed runs on stderr, one line each; the summary; the digest last with ``--head``."""
     for problem in report.problems:
         click.echo(safe(f"MISMATCH {problem}"), err=True)
-    summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs"
-    if not report.ok:
-        click.echo(f"verify failed: {len(report.problems)} problem(s) in {summary}", err=True)
-        sys.exit(1)
+    if wrong is not None:
+        click.echo(safe(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(wrong)}"), err=True)
+    for unsealed in report.unsealed:
+        click.echo(safe(f"unsealed: run {clip(unsealed)} has no seal (recorded before seals, or unfinished)"), err=True)
+    summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
+    if not report.ok or wrong is not None:
+        click.echo(f"verify failed: {len(report.problems) + (wrong is not None)} problem(s) in {summary}", err=True)
+        return
     click.echo(f"ok: {summary} verified")
+    if head:
+        click.echo(digest)
 
 
 @click.command("export")
 @click.argument("run_ref", metavar="RUN")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option(
+    "--sign", "sign_key", metavar="KEYFILE", type=click.Path(path_type=Path), help="Sign with this Ed25519 PEM key."
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
-def export_cmd(ctx: click.Context, run_ref: str, output: Path) -> None:
-    """Write a run (events + blobs) to a portable single-file bundle."""
-    from p2w_runtime.store import export_run
+def export_cmd(
+    ctx: click.Context, run_ref: str, output: Path, force: bool, sign_key: Path | None, as_json: bool
+) -> None:
+    """Write a run (events + blobs) to a portable single-file bundle, optionally signed."""
+    from p2w_runtime.store import export_run, load_private_key
 
     async def _export() -> Any:
+        key = load_private_key(sign_key) if sign_key is not None else None
         async with open_db(ctx) as store:
-            return await export_run(store, run_ref, output)
+            with _progress("exporting") as progress:
+                return await export_run(store, run_ref, output, force=force, signing_key=key, progress=progress)
 
-    summary = run(_export())
-    click.echo(
-        safe(f"exported {summary.label} ({summary.run_id}): {summary.events} events, {summary.blobs} blobs -> {output}")
-    )
+    s = run(_export())
+    if as_json:
+        echo_json({**dataclasses.asdict(s), "path": str(output)})
+        return
+    signed = f", signed by {s.signed_by}" if s.signed_by else ""
+    click.echo(safe(f"exported {s.label} ({s.run_id}): {s.events} events, {s.blobs} blobs -> {output}{signed}"))
 
 
 @click.command("import")
 @click.argument("bundle", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--trusted-key",
+    metavar="PUBKEY",
+    type=click.Path(path_type=Path),
+    help="Refuse the bundle unless it is signed by this Ed25519 PEM public key.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
-def import_cmd(ctx: click.Context, bundle: Path) -> None:
-    """Import a bundle written by `export`; every hash is verified first, nothing is duplicated."""
-    from p2w_runtime.store import import_bundle
+def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_json: bool) -> None:
+    """Import a bundle written by `export`; every hash and seal is verified first, nothing is duplicated."""
+    from p2w_runtime.store import import_bundle, load_public_key
 
     async def _import() -> Any:
+        trusted = load_public_key(trusted_key) if trusted_key is not None else None
         async with open_db(ctx, create=True) as store:
-            return await import_bundle(store, bundle)
+            with _progress("importing") as progress:
+                return await import_bundle(store, bundle, trusted=trusted, progress=progress)
 
     s = run(_import())
+    if as_json:
+        echo_json({**dataclasses.asdict(s), "already_present": s.events - s.inserted})
+        return
     already = s.events - s.inserted
     click.echo(
         safe(f"imported {s.label} ({s.run_id}): {s.inserted} new events")
         + (f", {already} already present" if already else "")
         + f", {s.blobs} blobs"
+        + (f"; signature by trusted key {s.signed_by} checked" if s.signed_by else "")
     )
+
+
+@contextmanager
+def _progress(what: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr while a bundle is written or read, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)

@@ -34,6 +34,8 @@ from schemas._payloads import (
     RunFinished,
     RunStarted,
     Scheme,
+    StreamSeal,
+    StreamsSealed,
 )
 from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
 
@@ -72,6 +74,8 @@ __all__ = [
     "Rationale",
     "RetrievalHit",
     "RunFinished",
+    "StreamSeal",
+    "StreamsSealed",
     "RunStarted",
     "Scheme",
     "StoredEvent",

@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas._dataset import GroundTruth, MemoryEntry
+from schemas._upcast import register_upcaster
 
 BlobHash = str
 """sha256 hex digest of a blob's uncompressed bytes."""
@@ -66,12 +67,43 @@ class RunStarted(Payload):
     host: str = ""
 
 
+class StreamSeal(BaseModel):
+    """A commitment to a stream as it was: its event count and the hash of its last event.
+
+    A later deletion of the whole stream or of its tail no longer matches (``p2w-rt verify``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stream: str
+    events: int = Field(ge=1)
+    head_hash: str
+
+
 class RunFinished(Payload):
+    SCHEMA_VERSION: ClassVar[int] = 2
+
     type: Literal["run.finished"] = "run.finished"
     status: Literal["completed", "interrupted", "failed"]
     episodes: int
     end_reasons: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None
+    seals: list[StreamSeal] | None = Field(
+        default=None, description="Every other stream of the run when it finished; None: recorded before seals."
+    )
+
+
+@register_upcaster("run.finished", 1)
+def _run_finished_unsealed(payload: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 carried no seals: such a run verifies as unsealed."""
+    return {**payload, "seals": None}
+
+
+class StreamsSealed(Payload):
+    """Appended to a derived stream when a pass (judging, classifying) ends: seals the run's other streams."""
+
+    type: Literal["streams.sealed"] = "streams.sealed"
+    seals: list[StreamSeal]
 
 
 class EpisodeStarted(Payload):
@@ -267,6 +299,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     FinalState,
     Judgment,
     ErrorClassified,
+    StreamsSealed,
 )
 
 AnyPayload = Annotated[
@@ -282,7 +315,8 @@ AnyPayload = Annotated[
     | Action
     | FinalState
     | Judgment
-    | ErrorClassified,
+    | ErrorClassified
+    | StreamsSealed,
     Field(discriminator="type"),
 ]
 """Discriminated union of every payload model, keyed on ``type``."""

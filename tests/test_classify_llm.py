@@ -136,6 +136,6 @@ async def test_a_rejected_request_stops_the_batch_and_keeps_its_recorded_call(
         with pytest.raises(ClassifyAborted, match="Incorrect API key provided.*run/Alex_Garcia_A1"):
             await classify_run(store, "run", classifier(scripted_llm))
         events = [e.decode() async for e in store.read_stream(classification_stream("run"))]
-        assert [e.type for e in events] == ["llm.call"]
+        assert [e.type for e in events] == ["llm.call", "streams.sealed"]  # what the stopped pass wrote is sealed
         assert events[0].payload.error == "HTTP 401: Incorrect API key provided"
         assert await read_classifications(store, "run") == []

@@ -80,7 +80,8 @@ def test_on_demand_episode_asks_history_then_navigates(tmp_path: Path, agent_llm
     assert observations[0] == "http://search.p2w.test/" and observations[-1] == target
     final = timeline[-2]["payload"]
     assert final["dom_html"] and final["har"] and final["screenshot"]
-    assert CliRunner().invoke(main, ["--db", str(db), "verify"]).exit_code == 0
+    verified = json.loads(CliRunner().invoke(main, ["--db", str(db), "verify", "--json"]).stdout)
+    assert verified["ok"] and (verified["seals"], verified["unsealed"]) == (1, [])  # run.finished seals the episode
     assert API_KEY.encode() not in db.read_bytes()
     for suffix in ("-wal", "-shm"):
         side = db.with_name(db.name + suffix)

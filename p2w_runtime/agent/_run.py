@@ -16,7 +16,7 @@ from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import Recorder, RunInfo
+from p2w_runtime.store import Recorder, RunInfo, seal_streams
 from schemas import EpisodeFinished, EpisodeStarted, NewEvent, RunFinished, RunStarted, uuid7
 
 log = structlog.get_logger(__name__)
@@ -183,6 +183,7 @@ async def record_episodes(
                         episodes=len(state.outcomes) + plan.kept,
                         end_reasons=dict(reasons),
                         cost_usd=round(sum(costs), 6) if costs else None,
+                        seals=await seal_streams(store, plan.run_id, into=plan.run_id),
                     ),
                 )
             ]

@@ -23,7 +23,15 @@ from p2w_runtime.importers._episode import EpisodeBuilder, Header, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, parse_file_name
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
-from p2w_runtime.store import DERIVED_STREAM_SUFFIXES, ClaimHolder, Recorder, RunInfo, hold_claims, list_runs
+from p2w_runtime.store import (
+    DERIVED_STREAM_SUFFIXES,
+    ClaimHolder,
+    Recorder,
+    RunInfo,
+    hold_claims,
+    list_runs,
+    seal_streams,
+)
 from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, uuid7
 
 log = structlog.get_logger()
@@ -240,7 +248,12 @@ async def _import_trajectories(
         log.info("import.episode", run_id=run_id, task_id=item.task.task_id, events=len(events), file=str(item.path))
     reasons = await _end_reasons(store, run_id)
     report.episodes = sum(reasons.values())
-    finished = RunFinished(status="completed", episodes=report.episodes, end_reasons=dict(sorted(reasons.items())))
+    finished = RunFinished(
+        status="completed",
+        episodes=report.episodes,
+        end_reasons=dict(sorted(reasons.items())),
+        seals=await seal_streams(store, run_id, into=run_id),
+    )
     await store.append([NewEvent(stream=run_id, payload=finished)])
     return report
 

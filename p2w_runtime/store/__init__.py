@@ -22,6 +22,8 @@ from p2w_runtime.store._runs import (
     list_runs,
     run_events,
 )
+from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
+from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
 from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
 from p2w_runtime.store.sqlite import open_sqlite
 
@@ -59,6 +61,13 @@ __all__ = [
     "VerifyReport",
     "bundle_header",
     "export_run",
+    "fingerprint",
+    "KeyFileError",
+    "load_private_key",
+    "load_public_key",
+    "head_digest",
+    "same_digest",
+    "seal_streams",
     "import_bundle",
     "run_events",
     "verify_store",

@@ -29,6 +29,19 @@ _APPEND_ONLY_TRIGGERS = [
     f"BEGIN SELECT RAISE(ABORT, '{table} are append-only: {verb} refused'); END"
     for table in ("events", "blobs")
     for verb in ("UPDATE", "DELETE")
+] + [
+    # INSERT OR REPLACE (and REPLACE INTO) delete the conflicting row without firing DELETE triggers, so an
+    # insert that would meet an existing event is refused before conflict resolution. Three lookups, each on
+    # its own index. An existing blob is kept and the insert skipped: content addressing means a second copy
+    # of a hash has nothing to add, and our own inserts race other writers on the same blobs.
+    "CREATE TRIGGER IF NOT EXISTS events_no_replace BEFORE INSERT ON events "
+    "WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position) "
+    "OR EXISTS (SELECT 1 FROM events WHERE event_id = NEW.event_id) "
+    "OR EXISTS (SELECT 1 FROM events WHERE stream = NEW.stream AND seq = NEW.seq) "
+    "BEGIN SELECT RAISE(ABORT, "
+    "'events are append-only: an event with this position, event_id or stream seq exists (no REPLACE)'); END",
+    "CREATE TRIGGER IF NOT EXISTS blobs_keep_first BEFORE INSERT ON blobs "
+    "WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
 ]
 
 
@@ -219,8 +232,12 @@ async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool 
                     raise StoreError(f"{path}: a SQLite database, but not a p2w-rt event store")
                 if not read_only:
                     await conn.run_sync(SQLModel.metadata.create_all)
+                    triggers = {
+                        r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='trigger'"))
+                    }
                     for ddl in _APPEND_ONLY_TRIGGERS:
-                        await conn.execute(text(ddl))
+                        if ddl.split()[5] not in triggers:  # no DDL (no write) when they are all there
+                            await conn.execute(text(ddl))
                     if "run_labels" not in tables:
                         await conn.execute(text(_BACKFILL_LABELS))
     except StoreError:

@@ -19,10 +19,10 @@ from typing import Any, Generic, ParamSpec, Self, TypeVar
 import structlog
 
 from p2w_runtime.llm import Sink
-from p2w_runtime.store import ClaimHolder, Recorder, hold_claims
+from p2w_runtime.store import ClaimHolder, Recorder, hold_claims, seal_streams
 from replay.derived._stream import Derived
 from replay.trajectory import EpisodeRef, Trajectory
-from schemas import LlmCall, NewEvent, canonical_json
+from schemas import LlmCall, NewEvent, StreamsSealed, canonical_json
 
 log = structlog.get_logger(__name__)
 
@@ -102,6 +102,7 @@ class DerivedWriter:
         self.stream = stream
         self._pending: list[NewEvent] = []
         self._lock = asyncio.Lock()
+        self._wrote = False
 
     def _event(self, t: Trajectory, payload: Any) -> NewEvent:
         return NewEvent(stream=self.stream, payload=payload, causation_id=t.last_event_id)
@@ -118,14 +119,29 @@ class DerivedWriter:
         await self._add([self._event(t, call) for call in calls], now=True)
 
     async def flush(self) -> None:
-        await self._add([], now=True)
+        """End of the pass: append what is pending, then seal the run's other streams if the pass wrote anything.
+
+        The seal makes a judgment or an episode deleted later visible to ``verify``; a pass that only reused
+        cached results writes nothing, not even a seal.
+        """
+        async with self._lock:
+            if self._pending or self._wrote:
+                run_id = self.stream.partition("/")[0]
+                seal = StreamsSealed(seals=await seal_streams(self.store, run_id, into=self.stream))
+                self._pending.append(NewEvent(stream=self.stream, payload=seal))
+                await self._append()
+            self._wrote = False
 
     async def _add(self, events: list[NewEvent], *, now: bool) -> None:
         async with self._lock:
             self._pending.extend(events)
             if self._pending and (now or len(self._pending) >= WRITE_BATCH):
-                batch, self._pending = self._pending, []
-                await self.store.append(batch)
+                await self._append()
+
+    async def _append(self) -> None:
+        batch, self._pending = self._pending, []
+        await self.store.append(batch)
+        self._wrote = True
 
 
 class Pool:

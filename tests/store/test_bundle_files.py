@@ -1,0 +1,332 @@
+"""Bundles as files a user hands around: signed or not, written over or not, and hostile ones.
+
+Every case goes through the ``p2w-rt`` command on a real database; the memory-bound case runs the command
+in its own process so that its peak RSS can be measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import os
+import pty
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from builders import episode, run_started
+from click.testing import CliRunner, Result
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
+
+from cli import main
+from p2w_runtime.store import open_store, seal_streams
+from schemas import GENESIS_HASH, NewEvent, RunFinished, StoredEvent, uuid7
+
+ROOT = Path(__file__).resolve().parents[2]
+P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
+SEAL_TYPES = ("run.finished", "streams.sealed")
+
+
+def invoke(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A finished run sealed the way ``record`` seals it."""
+    path = tmp_path / "runs.db"
+
+    async def make() -> None:
+        async with open_store(path) as store:
+            run_id = uuid7()
+            await store.append([run_started(run_id, "december")])
+            for task in ("Ann_Lee_A3", "Ann_Lee_B3", "Ann_Lee_C3"):
+                await store.append(*episode(run_id, task))
+            seals = await seal_streams(store, run_id, into=run_id)
+            finished = RunFinished(status="completed", episodes=3, seals=seals)
+            await store.append([NewEvent(stream=run_id, payload=finished)])
+
+    asyncio.run(make())
+    return path
+
+
+def write_key(path: Path) -> tuple[Path, Path]:
+    key = Ed25519PrivateKey.generate()
+    private = path.with_suffix(".pem")
+    private.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    public = path.with_suffix(".pub")
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    return private, public
+
+
+def read_lines(bundle: Path) -> list[dict[str, Any]]:
+    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bundle.read_bytes())).read().decode()
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def write_lines(bundle: Path, records: list[Any]) -> None:
+    body = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+    bundle.write_bytes(zstandard.ZstdCompressor().compress(body.encode()))
+
+
+def forge(records: list[dict[str, Any]], edit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """Edit events, then recompute every hash, chain link and seal: a bundle consistent again.
+
+    The run's own stream comes first in a bundle, so its seal refers to streams further down: a second round
+    seals the heads the first one settled.
+    """
+    events = [record["event"] for record in records if "event" in record]
+    for event in events:
+        edit(event)
+    final: dict[str, tuple[int, str]] = {}
+    for _ in range(2):
+        heads: dict[str, tuple[int, str]] = {}
+        for event in events:
+            event["prev_hash"] = heads.get(event["stream"], (0, GENESIS_HASH))[1]
+            if event["type"] in SEAL_TYPES and event["payload"].get("seals") and final:
+                event["payload"]["seals"] = [
+                    {"stream": s["stream"], "events": final[s["stream"]][0], "head_hash": final[s["stream"]][1]}
+                    for s in event["payload"]["seals"]
+                ]
+            event["hash"] = StoredEvent.from_dict(event).compute_hash()
+            heads[event["stream"]] = (event["seq"], event["hash"])
+        final = heads
+    return records
+
+
+def answer_forged(event: dict[str, Any]) -> None:
+    if event["type"] == "episode.finished":
+        event["payload"]["answer"] = "forged"
+
+
+def events_in(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+
+def test_signed_bundle_imports_with_its_key_and_the_signature_is_reported(db: Path, tmp_path: Path) -> None:
+    private, public = write_key(tmp_path / "lab")
+    bundle = tmp_path / "december.p2w"
+    exported = invoke(db, "export", "december", "-o", str(bundle), "--sign", str(private), "--json")
+    assert exported.exit_code == 0, exported.output
+    summary = json.loads(exported.stdout)
+    assert summary["signed_by"] and summary["path"] == str(bundle)
+    assert list(read_lines(bundle)[-1]) == ["signature"]
+    imported = invoke(tmp_path / "laptop.db", "import", str(bundle), "--trusted-key", str(public), "--json")
+    assert imported.exit_code == 0, imported.output
+    result = json.loads(imported.stdout)
+    assert result["signed_by"] == summary["signed_by"] and result["inserted"] == result["events"] == summary["events"]
+    assert invoke(tmp_path / "laptop.db", "verify", "december").exit_code == 0
+
+
+def test_edited_bundle_with_recomputed_hashes_passes_everything_but_the_signature(db: Path, tmp_path: Path) -> None:
+    private, public = write_key(tmp_path / "lab")
+    bundle = tmp_path / "december.p2w"
+    invoke(db, "export", "december", "-o", str(bundle), "--sign", str(private))
+    forged = tmp_path / "forged.p2w"
+    write_lines(forged, forge(read_lines(bundle), answer_forged))
+    # hashes, chains and seals are all consistent again: without a trusted key the forgery goes in
+    accepted = invoke(tmp_path / "gullible.db", "import", str(forged))
+    assert accepted.exit_code == 0 and invoke(tmp_path / "gullible.db", "verify").exit_code == 0
+    refused = invoke(tmp_path / "careful.db", "import", str(forged), "--trusted-key", str(public))
+    assert refused.exit_code == 1
+    assert f"{forged}: signature does not match the bundle" in refused.output
+    assert events_in(tmp_path / "careful.db") == 0
+
+
+def test_forged_signature_wrong_key_and_unsigned_bundle_are_refused(db: Path, tmp_path: Path) -> None:
+    private, public = write_key(tmp_path / "lab")
+    _, stranger = write_key(tmp_path / "stranger")
+    bundle, unsigned = tmp_path / "signed.p2w", tmp_path / "unsigned.p2w"
+    invoke(db, "export", "december", "-o", str(bundle), "--sign", str(private))
+    invoke(db, "export", "december", "-o", str(unsigned))
+    records = read_lines(bundle)
+    sig = bytearray(base64.b64decode(records[-1]["signature"]["sig"]))
+    sig[0] ^= 1
+    records[-1]["signature"]["sig"] = base64.b64encode(bytes(sig)).decode()
+    flipped = tmp_path / "flipped.p2w"
+    write_lines(flipped, records)
+    cases = [
+        (flipped, public, "signature does not match the bundle"),
+        (bundle, stranger, "not by the trusted key"),
+        (unsigned, public, "not signed, but --trusted-key requires a signature"),
+    ]
+    for n, (path, key, expected) in enumerate(cases):
+        target = tmp_path / f"target{n}.db"
+        result = invoke(target, "import", str(path), "--trusted-key", str(key))
+        assert result.exit_code == 1 and expected in result.output and str(path) in result.output, result.output
+        assert len(result.output.splitlines()) == 1 and events_in(target) == 0
+
+
+def test_key_files_that_are_missing_or_of_the_wrong_kind_are_one_line(db: Path, tmp_path: Path) -> None:
+    rsa = tmp_path / "rsa.pem"
+    rsa.write_bytes(
+        generate_private_key(65537, 2048).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    junk = tmp_path / "junk.pub"
+    junk.write_text("not a key")
+    secret = "c2VjcmV0LWtleS1tYXRlcmlhbA"
+    broken = tmp_path / "broken.pem"
+    broken.write_text(f"-----BEGIN PRIVATE KEY-----\n{secret}\n-----END PRIVATE KEY-----\n")
+    bundle = tmp_path / "b.p2w"
+    for args, expected in (
+        (["export", "december", "-o", str(bundle), "--sign", str(tmp_path / "none.pem")], "no such private key file"),
+        (["export", "december", "-o", str(bundle), "--sign", str(rsa)], "not an Ed25519 private key"),
+        (["export", "december", "-o", str(bundle), "--sign", str(broken)], "not an unencrypted PEM private key"),
+        (["import", str(bundle), "--trusted-key", str(junk)], "not a PEM public key"),
+    ):
+        result = invoke(db, *args)
+        assert result.exit_code == 1 and expected in result.output and "Traceback" not in result.output
+        assert len(result.output.splitlines()) == 1 and secret not in result.output
+    assert not bundle.exists()
+
+
+def test_a_bundle_missing_a_sealed_stream_is_refused(db: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "december.p2w"
+    invoke(db, "export", "december", "-o", str(bundle))
+    records = read_lines(bundle)
+    gone = "/Ann_Lee_B3"
+    kept = [r for r in records if not r.get("event", {}).get("stream", "").endswith(gone)]
+    kept[0]["events"] -= len(records) - len(kept)
+    cut = tmp_path / "cut.p2w"
+    write_lines(cut, kept)
+    result = invoke(tmp_path / "target.db", "import", str(cut))
+    assert result.exit_code == 1 and gone in result.output and "stream missing: sealed by run.finished" in result.output
+    assert events_in(tmp_path / "target.db") == 0
+
+
+def test_export_over_an_existing_file_needs_force(db: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "december.p2w"
+    bundle.write_bytes(b"a bundle from last year")
+    refused = invoke(db, "export", "december", "-o", str(bundle))
+    assert refused.exit_code == 1 and f"{bundle}: already exists (--force replaces it)" in refused.output
+    assert bundle.read_bytes() == b"a bundle from last year"
+    assert invoke(db, "export", "december", "-o", str(bundle), "--force").exit_code == 0
+    assert read_lines(bundle)[0]["label"] == "december"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_export_into_a_missing_or_unwritable_folder_is_one_line(db: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "b.p2w"
+    result = invoke(db, "export", "december", "-o", str(missing))
+    assert result.exit_code == 1 and f"folder {missing.parent} does not exist" in result.output
+    # a folder no one may write to: /proc refuses even root
+    result = invoke(db, "export", "december", "-o", "/proc/december.p2w")
+    assert result.exit_code == 1 and "/proc/december.p2w: cannot write the bundle" in result.output
+    assert len(result.output.splitlines()) == 1
+
+
+def test_two_processes_exporting_to_one_path_at_once_leave_one_whole_bundle(db: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "december.p2w"
+    command = [P2W_RT, "--db", str(db), "export", "december", "-o", str(bundle)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    both = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) for _ in range(2)]
+    results = sorted((p.wait(timeout=120), p.stderr.read()) for p in both)
+    assert results[0] == (0, "")
+    assert results[1][0] == 1 and f"{bundle}: already exists (--force replaces it)" in results[1][1]
+    assert invoke(tmp_path / "target.db", "import", str(bundle)).exit_code == 0
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("[1, 2, 3]", "line 2: a JSON list, not an object"),
+        ("[" * 100_000 + "]" * 100_000, "line 2: JSON nested too deeply"),
+        ('{"blob": "abc", "data": 5}', "line 2: a blob needs string fields"),
+        ('{"event": {"stream": "x"}}', "line 2: an event needs exactly the fields"),
+        ("{not json", "line 2: not JSON"),
+    ],
+    ids=["array", "deep", "blob-fields", "event-fields", "not-json"],
+)
+def test_malformed_lines_are_named_and_nothing_is_written(db: Path, tmp_path: Path, line: str, expected: str) -> None:
+    bundle = tmp_path / "december.p2w"
+    invoke(db, "export", "december", "-o", str(bundle))
+    records = read_lines(bundle)
+    body = json.dumps(records[0]) + "\n" + line + "\n" + "".join(json.dumps(r) + "\n" for r in records[1:])
+    bad = tmp_path / "bad.p2w"
+    bad.write_bytes(zstandard.ZstdCompressor().compress(body.encode()))
+    result = invoke(tmp_path / "target.db", "import", str(bad))
+    assert result.exit_code == 1 and f"{bad}: {expected}" in result.output, result.output[:300]
+    assert len(result.output) < 400 and "Traceback" not in result.output
+    assert events_in(tmp_path / "target.db") == 0
+
+
+def test_a_small_bundle_expanding_to_one_huge_line_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """9 KB on disk, 300 MB decompressed on one line: refused with a short message, far below 300 MB RSS."""
+    bundle = tmp_path / "bomb.p2w"
+    header = {"format": "p2w-rt-bundle", "version": 2, "run_id": "r", "label": "bomb", "events": 1, "blobs": 0}
+    with bundle.open("wb") as raw, zstandard.ZstdCompressor(level=19).stream_writer(raw) as out:
+        out.write(json.dumps(header).encode() + b'\n{"event": "')
+        chunk = b"A" * (1 << 20)
+        for _ in range(300):
+            out.write(chunk)
+        out.write(b'"}\n')
+    assert bundle.stat().st_size < 64 * 1024
+    measure = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "sys.stderr.write(done.stderr)\n"
+    )
+    command = [sys.executable, "-c", measure, P2W_RT, "--db", str(tmp_path / "t.db")]
+    done = subprocess.run(
+        [*command, "import", str(bundle)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    code, max_rss_kb = map(int, done.stdout.split())
+    assert code == 1 and f"{bundle}: line 2 is longer than 64 MiB" in done.stderr
+    assert len(done.stderr) < 300, done.stderr[:300]
+    assert max_rss_kb < 300 * 1024, f"peak RSS {max_rss_kb // 1024} MiB"
+    assert events_in(tmp_path / "t.db") == 0
+
+
+def test_progress_goes_to_a_terminal_only(db: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "december.p2w"
+    piped = invoke(db, "export", "december", "-o", str(bundle))
+    assert piped.exit_code == 0 and piped.stderr == ""
+    main_fd, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [P2W_RT, "--db", str(tmp_path / "t.db"), "import", str(bundle)],
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm"},
+            timeout=120,
+        )
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                data = os.read(main_fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            shown += data
+    finally:
+        os.close(main_fd)
+    assert done.returncode == 0 and b"imported december" in done.stdout
+    assert b"importing" in shown and b"imported" not in shown

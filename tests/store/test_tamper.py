@@ -1,0 +1,276 @@
+"""The tamper matrix: each way of changing a recorded run after the fact, done as an attacker would (raw
+sqlite3 on the real database file, dropping the triggers first where they stand in the way), must be
+refused by the database or named by ``verify``.
+
+The database is the demo's (two runs imported from the bundled recordings, judged with rubric-rules,
+classified), so the judging and classifying passes sealed it; the examples imported with
+``import-trajectories`` carry a ``run.finished`` seal.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from cli import main
+
+TRIGGERS = ("events_no_update", "events_no_delete", "blobs_no_update", "blobs_no_delete")
+
+
+def invoke(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    assert CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False).exit_code == 0
+    return out / "demo.db"
+
+
+@pytest.fixture
+def db(demo_db: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo database to tamper with."""
+    copy = tmp_path / "demo.db"
+    shutil.copy(demo_db, copy)
+    return copy
+
+
+@pytest.fixture
+def examples_db(tmp_path: Path) -> Path:
+    path = tmp_path / "examples.db"
+    result = invoke(path, "import-trajectories", "--examples", "--format", "p2w-agentoccam", "--label", "ex")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def attacker(db: Path) -> sqlite3.Connection:
+    """A plain sqlite3 connection with the append-only triggers dropped, as anyone with the file can do."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    for trigger in TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    return conn
+
+
+def run_id(db: Path, label: str) -> str:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT stream FROM events WHERE type='run.started' AND json_extract(payload, '$.label') = ?", (label,)
+        ).fetchone()[0]
+
+
+def failed_episode(db: Path) -> str:
+    """The episode of the `earlier` run that rubric-rules scored unsuccessful."""
+    with sqlite3.connect(db) as conn:
+        (stream,) = conn.execute(
+            "SELECT DISTINCT json_extract(payload, '$.episode_stream') FROM events WHERE type='judgment' "
+            "AND stream = ? || '/judgments' AND json_extract(payload, '$.metrics.success') = 0",
+            (run_id(db, "earlier"),),
+        ).fetchone()
+    return stream
+
+
+def problems(result: Result) -> list[str]:
+    return [line for line in result.output.splitlines() if line.startswith("MISMATCH")]
+
+
+def test_the_untouched_demo_verifies_with_its_pass_seals(db: Path) -> None:
+    result = invoke(db, "verify", "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0 and report["ok"] and report["unsealed"] == []
+    assert report["seals"] == 2 * (25 + 26)  # per run: judgments seal 25 streams, classifications 26
+
+
+def test_deleting_a_whole_episode_stream_is_named_as_missing(db: Path) -> None:
+    episode = failed_episode(db)
+    with attacker(db) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ?", (episode,))
+    result = invoke(db, "verify")
+    assert result.exit_code == 1
+    assert any(f"stream {episode}: stream missing: sealed by streams.sealed" in p for p in problems(result))
+
+
+def test_deleting_the_last_event_of_an_episode_is_named_as_truncated(db: Path) -> None:
+    episode = failed_episode(db)
+    with attacker(db) as conn:
+        (last,) = conn.execute("SELECT max(seq) FROM events WHERE stream = ?", (episode,)).fetchone()
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq = ?", (episode, last))
+    result = invoke(db, "verify", "earlier")
+    assert result.exit_code == 1
+    assert any(f"stream {episode} seq {last - 1}: stream truncated: {last - 1} events" in p for p in problems(result))
+
+
+def test_deleting_a_judgment_is_named(db: Path) -> None:
+    judgments = run_id(db, "earlier") + "/judgments"
+    with attacker(db) as conn:
+        (seq,) = conn.execute(
+            "SELECT max(seq) FROM events WHERE stream = ? AND type = 'judgment'", (judgments,)
+        ).fetchone()
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq = ?", (judgments, seq))
+    result = invoke(db, "verify")
+    assert result.exit_code == 1
+    assert any(p.startswith(f"MISMATCH stream {judgments} seq {seq + 1}") and "gap" in p for p in problems(result))
+
+
+def test_cutting_off_the_judgments_with_their_seal_is_named_by_the_later_classification_seal(db: Path) -> None:
+    run = run_id(db, "earlier")
+    judgments = f"{run}/judgments"
+    with attacker(db) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq > 12", (judgments,))
+    result = invoke(db, "verify", run)
+    assert result.exit_code == 1
+    (problem,) = problems(result)
+    assert f"stream {judgments} seq 12: stream truncated: 12 events" in problem
+    assert "sealed by streams.sealed" in problem and "/classifications" in problem
+
+
+def test_a_run_finished_seal_names_a_deleted_episode_of_an_imported_run(examples_db: Path) -> None:
+    ok = invoke(examples_db, "verify", "ex", "--json")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["seals"] == 3
+    with attacker(examples_db) as conn:
+        (episode,) = conn.execute("SELECT stream FROM events WHERE type='episode.started' LIMIT 1").fetchone()
+        conn.execute("DELETE FROM events WHERE stream = ?", (episode,))
+    result = invoke(examples_db, "verify", "ex")
+    assert result.exit_code == 1
+    assert any(f"stream {episode}: stream missing: sealed by run.finished" in p for p in problems(result))
+
+
+def test_a_recomputed_event_is_named_as_a_broken_seal(examples_db: Path) -> None:
+    """An attacker who rewrites an episode's last event and recomputes its hash still meets the seal."""
+    from schemas import StoredEvent
+
+    with attacker(examples_db) as conn:
+        row = conn.execute(
+            "SELECT event_id, stream, seq, type, schema_version, recorded_at, causation_id, payload, blobs, prev_hash "
+            "FROM events WHERE type='episode.finished' LIMIT 1"
+        ).fetchone()
+        payload = json.loads(row[7]) | {"answer": "forged"}
+        forged = StoredEvent.from_dict(
+            dict(
+                zip(
+                    ("event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id"),
+                    row[:7],
+                    strict=True,
+                )
+            )
+            | {"payload": payload, "blobs": json.loads(row[8]), "prev_hash": row[9], "hash": ""}
+        )
+        conn.execute(
+            "UPDATE events SET payload = ?, hash = ? WHERE event_id = ?",
+            (forged.payload_json, forged.compute_hash(), row[0]),
+        )
+    result = invoke(examples_db, "verify", "ex")
+    assert result.exit_code == 1
+    (problem,) = problems(result)
+    assert f"stream {row[1]} seq {row[2]}: seal broken" in problem and "run.finished" in problem
+
+
+def test_insert_or_replace_of_an_event_is_refused_by_the_database(db: Path) -> None:
+    with sqlite3.connect(db, isolation_level=None) as conn:  # triggers in place: no DELETE fires on REPLACE
+        row = conn.execute("SELECT * FROM events WHERE type='episode.finished' LIMIT 1").fetchone()
+        columns = [c[1] for c in conn.execute("PRAGMA table_info(events)")]
+        forged = dict(zip(columns, row, strict=True)) | {"payload": '{"forged":true}'}
+        marks = ", ".join("?" * len(columns))
+        for verb in ("INSERT OR REPLACE", "REPLACE"):
+            with pytest.raises(sqlite3.IntegrityError, match=r"event_id or stream seq exists \(no REPLACE\)"):
+                conn.execute(f"{verb} INTO events ({', '.join(columns)}) VALUES ({marks})", list(forged.values()))
+        upsert = f"INSERT INTO events ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
+        with pytest.raises(sqlite3.IntegrityError, match=r"event_id or stream seq exists \(no REPLACE\)"):
+            conn.execute(upsert, list(forged.values()))
+        assert conn.execute("SELECT * FROM events WHERE position = ?", (row[0],)).fetchone() == row
+    assert invoke(db, "verify").exit_code == 0
+
+
+def test_blob_replace_is_ignored_and_update_delete_are_refused_or_named(db: Path) -> None:
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        sha, size, codec, data = conn.execute("SELECT sha256, size, codec, data FROM blobs LIMIT 1").fetchone()
+        conn.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)", (sha, 3, codec, b"bad"))
+        conn.execute(
+            "INSERT INTO blobs VALUES (?, ?, ?, ?) ON CONFLICT(sha256) DO UPDATE SET data = excluded.data",
+            (sha, 3, codec, b"bad"),
+        )
+        assert conn.execute("SELECT data FROM blobs WHERE sha256 = ?", (sha,)).fetchone() == (data,)
+        for statement in ("UPDATE blobs SET data = x'00' WHERE sha256 = ?", "DELETE FROM blobs WHERE sha256 = ?"):
+            with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+                conn.execute(statement, (sha,))
+    assert invoke(db, "verify").exit_code == 0
+    with attacker(db) as conn:
+        conn.execute("UPDATE blobs SET data = ? WHERE sha256 = ?", (b"\x28\xb5\x2f\xfd garbage", sha))
+    updated = invoke(db, "verify")
+    assert updated.exit_code == 1 and any(f"blob {sha} cannot be decompressed" in p for p in problems(updated))
+    with attacker(db) as conn:
+        conn.execute("DELETE FROM blobs WHERE sha256 = ?", (sha,))
+    deleted = invoke(db, "verify")
+    assert deleted.exit_code == 1 and any(f"blob {sha} is referenced but missing" in p for p in problems(deleted))
+
+
+def test_expect_names_a_wrong_digest_and_the_published_one_catches_a_removed_tail(db: Path) -> None:
+    head = invoke(db, "verify", "earlier", "--head")
+    assert head.exit_code == 0
+    digest = head.stdout.splitlines()[-1]
+    assert digest.startswith("sha256:") and len(digest) == 7 + 64
+    assert invoke(db, "verify", "earlier", "--expect", digest.upper().removeprefix("SHA256:")).exit_code == 0
+    wrong = invoke(db, "verify", "earlier", "--expect", "sha256:" + "0" * 64)
+    assert wrong.exit_code == 1
+    assert f"head digest {digest}, expected sha256:{'0' * 64}" in wrong.output and "run " in wrong.output
+    classifications = run_id(db, "earlier") + "/classifications"
+    # the one deletion no seal inside the database can show: the newest events, which nothing sealed yet
+    with attacker(db) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ? AND type = 'streams.sealed'", (classifications,))
+    assert invoke(db, "verify", "earlier").exit_code == 0
+    cut = invoke(db, "verify", "earlier", "--expect", digest)
+    assert cut.exit_code == 1 and f"MISMATCH run {run_id(db, 'earlier')}: head digest" in cut.output
+
+
+def test_deleting_run_finished_is_named_by_the_pass_seals_after_it(db: Path) -> None:
+    run = run_id(db, "earlier")
+    with attacker(db) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ? AND type = 'run.finished'", (run,))
+    result = invoke(db, "verify", "earlier")
+    assert result.exit_code == 1
+    assert all(f"stream {run} seq 1: stream truncated: 1 events" in p for p in problems(result))
+    assert len(problems(result)) == 2  # sealed by the judging and by the classifying pass
+
+
+def test_old_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
+    """The bundled example runs were recorded before seals (run.finished at schema version 1)."""
+    from p2w_runtime.examples import example_run_bundles
+
+    db = tmp_path / "old.db"
+    for bundle in example_run_bundles():
+        assert invoke(db, "import", str(bundle)).exit_code == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT DISTINCT schema_version FROM events WHERE type='run.finished'").fetchall() == [(1,)]
+    result = invoke(db, "verify")
+    assert result.exit_code == 0 and result.output.count("unsealed: run") == 2
+    assert len(json.loads(invoke(db, "verify", "--json").stdout)["unsealed"]) == 2
+
+
+def test_a_hostile_stream_name_is_clipped_in_the_report(examples_db: Path) -> None:
+    huge = "x" * 1_000_000
+    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+        row = list(conn.execute("SELECT * FROM events WHERE seq = 1 LIMIT 1").fetchone())
+        columns = [c[1] for c in conn.execute("PRAGMA table_info(events)")]
+        values = dict(zip(columns, row, strict=True)) | {"position": None, "event_id": "forged", "stream": huge}
+        conn.execute(f"INSERT INTO events VALUES ({', '.join('?' * len(columns))})", list(values.values()))
+    result = invoke(examples_db, "verify")
+    assert result.exit_code == 1 and "content does not match its hash" in result.output
+    assert max(map(len, result.output.splitlines())) < 600
+
+
+def test_a_database_from_before_the_replace_trigger_gains_it_when_opened(examples_db: Path) -> None:
+    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+        conn.execute("DROP TRIGGER events_no_replace")
+        conn.execute("DROP TRIGGER blobs_keep_first")
+    assert invoke(examples_db, "verify").exit_code == 0
+    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+        triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
+        assert {"events_no_replace", "blobs_keep_first"} <= triggers
+        row = conn.execute("SELECT * FROM events LIMIT 1").fetchone()
+        with pytest.raises(sqlite3.IntegrityError, match="no REPLACE"):
+            conn.execute(f"INSERT OR REPLACE INTO events VALUES ({', '.join('?' * len(row))})", row)
