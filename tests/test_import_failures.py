@@ -57,7 +57,10 @@ async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: Record
     data[1]["retrieved_memory_indices"] = [5]
     data[2]["step_type"] = "thinking"
     error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
-    assert str(error) == f"{path}: field [2].step_type: expected 'memory' or 'navigation', got 'thinking'"
+    assert str(error) == (
+        f"{path}: field [2]: Input tag 'thinking' found using 'step_type' does not match any of the expected tags: "
+        "'memory', 'navigation'"
+    )
 
 
 async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, store: Recorder) -> None:
@@ -68,7 +71,7 @@ async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, stor
     renamed = tmp_path / "on_gpt41_Nobody_Here_A1.json"
     shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], renamed)
     error = await bad_file_error(store, BROWSER_USE, renamed)
-    assert error.field == "file name" and "unknown task id 'Nobody_Here_A1'" in str(error)
+    assert error.field == "file name" and "does not end with a task id of the task set" in str(error)
 
 
 async def test_structural_errors_name_their_fields(tmp_path: Path, store: Recorder) -> None:

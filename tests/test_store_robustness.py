@@ -88,7 +88,7 @@ async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothin
 
 # -- kill -9 in the middle of a large import ------------------------------------------------------
 REPO = Path(__file__).resolve().parents[1]
-TASKS = REPO.parent / "shared" / "data" / "persona2web" / "tasks"
+TASKS = REPO / "tests" / "data" / "persona2web" / "tasks"
 KILLS = 10
 EPISODES = 60
 STEPS = 10
