@@ -135,6 +135,8 @@ class _Planner:
         self.reader, self.tasks, self.banks, self.run_id, self.done = reader, tasks, banks, run_id, done
         self.model = model
         self.seen: dict[str, Path] = {}
+        self.trajectory_tasks: set[str] = set()
+        """Tasks with a trajectory among the files: their crash records are superseded."""
         self.scheme: Scheme | None = None
 
     def build(self, item: _Planned) -> list[NewEvent]:
@@ -181,6 +183,7 @@ class _Planner:
         data = self.reader.parse(path, read_json(path))
         name = parse_file_name(path, self.tasks.tasks)
         head = self.reader.header(path, data, name)
+        self.trajectory_tasks.add(head.task_id)
         if head.task_id in self.done:
             return head.task_id
         task = self._task(path, head.task_id, head.field)
@@ -195,14 +198,18 @@ class _Planner:
         return planned
 
     def check_crash(self, path: Path) -> _Planned | str | None:
-        """A crash record's plan, its task id when the run holds it, None when a trajectory supersedes it."""
+        """A crash record's plan, its task id when the run holds it, None when a trajectory supersedes it.
+
+        Call after every trajectory was checked. The runner never deletes a crash record: a later
+        invocation that finished the task leaves both files behind, and the trajectory is the outcome.
+        """
         task_id = crash_task_id(path)
         assert task_id is not None
         _browser_use.parse_crash(path, read_json(path))
+        if task_id in self.trajectory_tasks:
+            return None
         if task_id in self.done:
             return task_id
-        if task_id in self.seen and crash_task_id(self.seen[task_id]) is None:
-            return None
         task = self._task(path, task_id, "file name")
         self.seen[task.task_id] = path
         return _Planned(path, task, self.scheme, crash=True)

@@ -161,10 +161,17 @@ def agentoccam_on_demand(root: Path) -> None:
                 plan,
                 {"reason": "Filter by size 10.5 and a $130 budget.", "action": f"goto [{target}]"},
             ),
+            agentoccam_step(objective, target, status(False, 5), plan,
+                            {"reason": "Note the best pair.", "action": "note [Ridgeline 450, 4.8 stars, $119]"}),
+            # a model number typed after the agent noted it on the page: a product fact, not a preference
+            agentoccam_step(objective, target, status(False, 6), plan,
+                            {"reason": "Find the 450 in the listing.", "action": "type [5] [ridgeline 450] [0]"}),
+            agentoccam_step(objective, target, status(False, 7), plan,
+                            {"reason": "Open the 450.", "action": "click [77]"}),
             agentoccam_step(
                 objective,
-                target,
-                status(True, 5),
+                "http://threads.p2w.test/product/ridgeline-450",
+                status(True, 8),
                 plan,
                 # strict judge mode: the longest note is prepended to the selected action
                 {"reason": "The Ridgeline is the best pair in size 10.5 under $130; it ships to Denver, CO 80202.",
