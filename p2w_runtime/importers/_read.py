@@ -21,6 +21,10 @@ T = TypeVar("T")
 
 def read_json(path: Path) -> Any:
     try:
+        Path(path).name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TrajectoryImportError(path, "file name", "not valid UTF-8; the episode records its file name") from None
+    try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TrajectoryImportError(path, None, "file not found") from None
