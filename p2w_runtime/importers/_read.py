@@ -33,13 +33,15 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise TrajectoryImportError(path, None, f"invalid JSON at {where}: {exc.msg}") from None
-    for where, text in _strings(data, ""):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise TrajectoryImportError(
-                path, where or None, f"lone surrogate {text[exc.start]!r} at character {exc.start}; not valid Unicode"
-            ) from None
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # C speed; walk only to name the field
+    except UnicodeEncodeError:
+        for where, text in _strings(data, ""):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                message = f"lone surrogate {text[exc.start]!r} at character {exc.start}; not valid Unicode"
+                raise TrajectoryImportError(path, where or None, message) from None
     return data
 
 
