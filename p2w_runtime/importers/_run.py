@@ -98,9 +98,11 @@ def _phase(scheme: Scheme | None) -> str:
     return "pre-execution" if scheme == "pre-execution" else "on-demand"
 
 
-def _summary_model(reader: _Reader, layout: Layout, report: ImportReport) -> tuple[_RunModel, Scheme | None, dict]:
+def _summary_model(
+    reader: _Reader, layout: Layout, report: ImportReport
+) -> tuple[_RunModel, Scheme | None, dict[str, Any]]:
     """Model and scheme from ``_summary.json`` (exact, where file names hold only a squeezed tag)."""
-    records = []
+    records: list[tuple[Path, _browser_use.SummaryRecord]] = []
     for path in layout.summaries:
         try:
             records += [(path, r) for r in _browser_use.parse_summary(path, read_json(path))]
