@@ -37,8 +37,6 @@ class _Step(BaseModel):
     reason: str | None = None
     action: str
     done: bool | None = None
-    observation_description: str | None = None
-    """Never written by the runner (see the module docstring); read when a hand-made file has it."""
 
 
 class _MemoryAccess(BaseModel):
@@ -110,7 +108,7 @@ def emit(file: AgentOccamFile, builder: EpisodeBuilder, *, phase: str, captcha: 
     last_url: str | None = None
     for number, step in enumerate(file.trajectory, start=1):
         last_url = step.url or last_url
-        builder.observation(step=number, url=step.url, description=step.observation_description)
+        builder.observation(step=number, url=step.url)
         if step.plan and step.plan != last_plan:
             builder.rationale(step=number, text=f"Plan: {step.plan}")
         last_plan = step.plan or last_plan
