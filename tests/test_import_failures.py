@@ -202,6 +202,15 @@ async def test_an_empty_model_tag_needs_the_summary_or_model(tmp_path: Path, sto
     assert (await find_run(store, report.run_id)).started.backbone_model == "bu-1-0"
 
 
+async def test_a_folder_without_trajectories_is_one_clear_error(tmp_path: Path, store: Recorder) -> None:
+    empty = tmp_path / "result" / "on-demand_gpt41_1"
+    empty.mkdir(parents=True)
+    (empty / "_summary.json").write_text("[]")
+    with pytest.raises(ImportConflict, match=rf"^no trajectory files in {empty}$"):
+        await import_folder(store, BROWSER_USE, empty)
+    assert await store.count() == (0, 0)
+
+
 async def test_progress_is_reported_for_every_file_checked_then_every_episode_written(store: Recorder) -> None:
     seen: list[tuple[str, int, int]] = []
     await import_folder(
