@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from p2w_cli._common import open_db, run
 
@@ -21,7 +21,8 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
     if not sys.stderr.isatty():
         yield None
         return
-    with Progress(console=Console(stderr=True), transient=True) as bar:
+    columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         tasks: dict[str, Any] = {}
 
         def update(phase: str, done: int, total: int) -> None:

@@ -10,7 +10,6 @@ from p2w_runtime.importers._actions import (
     map_browser_use_action,
     parse_agentoccam_action,
 )
-from p2w_runtime.importers._agentoccam import end_of_stop, split_actions
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._naming import SCHEME_PREFIXES, FileName, parse_file_name
 from p2w_runtime.importers._run import FORMATS, ImportReport, Progress, import_trajectories
@@ -26,10 +25,8 @@ __all__ = [
     "ImportReport",
     "Progress",
     "TrajectoryImportError",
-    "end_of_stop",
     "import_trajectories",
     "map_browser_use_action",
     "parse_agentoccam_action",
     "parse_file_name",
-    "split_actions",
 ]

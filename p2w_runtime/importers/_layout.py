@@ -32,9 +32,6 @@ class Layout:
     crashes: list[Path] = field(default_factory=list)
     summaries: list[Path] = field(default_factory=list)
 
-    def __len__(self) -> int:
-        return len(self.trajectories) + len(self.crashes) + len(self.summaries)
-
 
 def _files(path: Path) -> list[Path]:
     if not path.is_dir():
