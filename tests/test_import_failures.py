@@ -123,6 +123,16 @@ async def test_files_must_agree_on_model_and_scheme_unless_given(tmp_path: Path,
     assert query.payload.phase == "on-demand"
 
 
+async def test_a_bad_file_does_not_decide_the_runs_model(tmp_path: Path, store: Recorder) -> None:
+    bad, data = copy_example(tmp_path, AGENTOCCAM, 0)
+    data["memory"][0]["Retrieved memory index"] = [999]
+    rewrite(bad, {**data, "model": "gpt-4o"})  # sorted first, bad, and of another model
+    good = EXAMPLES.trajectories(AGENTOCCAM)[1]
+    report = await run_import(store, AGENTOCCAM, [bad, good], skip_bad=True)
+    assert report.imported == ["Mina_Okafor_A2"] and [e.path for e in report.bad] == [bad]
+    assert (await find_run(store, report.run_id)).started.backbone_model == "gpt-4.1"
+
+
 async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
     first = EXAMPLES.trajectories(AGENTOCCAM)[0]
     twin = tmp_path / first.name

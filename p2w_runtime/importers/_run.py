@@ -161,23 +161,24 @@ class _Planner:
         except DataError as exc:
             raise TrajectoryImportError(path, where, str(exc)) from None
 
-    def _check_model(self, path: Path, head: Header) -> None:
+    def _check_model(self, path: Path, head: Header) -> _RunModel:
+        """The run's model once this file is in it; the first good file sets it unless known already."""
         model = self.model
         if model.given:
-            return
+            return model
         if head.model is None or (head.model_is_tag and not head.model and model.name is None):
             raise TrajectoryImportError(path, "model", "not in the file or its name (empty tag); give --model")
         if model.name is None:
-            model.name = head.model
-            model.tag = head.model if head.model_is_tag else self.reader.squeeze(head.model)
-        elif head.model_is_tag and head.model != model.tag:
+            return _RunModel(head.model, head.model if head.model_is_tag else self.reader.squeeze(head.model))
+        if head.model_is_tag and head.model != model.tag:
             raise TrajectoryImportError(
                 path,
                 "file name",
                 f"model tag {head.model!r} differs from the run's model {model.name!r} (tag {model.tag!r})",
             )
-        elif not head.model_is_tag and head.model != model.name:
+        if not head.model_is_tag and head.model != model.name:
             raise TrajectoryImportError(path, "model", f"{head.model!r} differs from the run's model {model.name!r}")
+        return model
 
     def check(self, source: Trajectory, *, scheme: Scheme | None) -> _Planned | str:
         """The file's plan, or its task id when the run already holds it; ``TrajectoryImportError`` if bad."""
@@ -189,14 +190,13 @@ class _Planner:
         if head.task_id in self.done:
             return head.task_id
         task = self._task(path, head.task_id, head.field)
-        self._check_model(path, head)
+        model = self._check_model(path, head)
         file_scheme = scheme or name.scheme
         if self.scheme is not None and file_scheme is not None and file_scheme != self.scheme:
             raise TrajectoryImportError(path, "scheme", f"{file_scheme} differs from the run's scheme {self.scheme}")
-        self.scheme = self.scheme or file_scheme
-        planned = _Planned(path, task, self.scheme, captcha=source.captcha)
-        self.build(planned)
-        self.seen[task.task_id] = path
+        planned = _Planned(path, task, self.scheme or file_scheme, captcha=source.captcha)
+        self.build(planned)  # a bad file (an index outside the bank...) raises before it sets the run's model
+        self.model, self.scheme, self.seen[task.task_id] = model, planned.scheme, path
         return planned
 
     def check_crash(self, path: Path) -> _Planned | str | None:
@@ -323,10 +323,15 @@ async def import_trajectories(
         report.episodes = existing.episodes
         return report
     if existing is None:
-        if run_model.name is None:
+        if planner.model.name is None:
             raise ImportConflict(f"no model in {layout.crashes[0]} or any other file given; give --model")
-        config = {"tasks_dir": str(tasks_dir), "history_dir": str(history_dir), "model_tag": run_model.tag, **summary}
-        await store.append([_run_started(run_id, label, fmt, run_model.name, planner.scheme, tasks, config)])
+        config = {
+            "tasks_dir": str(tasks_dir),
+            "history_dir": str(history_dir),
+            "model_tag": planner.model.tag,
+            **summary,
+        }
+        await store.append([_run_started(run_id, label, fmt, planner.model.name, planner.scheme, tasks, config)])
     for i, item in enumerate(planned):
         events = planner.build(item)
         await store.append(events)
