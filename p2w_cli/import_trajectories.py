@@ -2,21 +2,36 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from p2w_cli._common import open_db, run
 from p2w_runtime.terminal import safe
 
 
-def _trajectory_files(paths: tuple[Path, ...]) -> list[Path]:
-    """Files as given; a directory stands for the *.json files directly inside it, sorted."""
-    files: list[Path] = []
-    for path in paths:
-        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    return files
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise (logs, pipes, CI)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done)
+
+        yield update
 
 
 @click.command("import-trajectories")
@@ -64,7 +79,9 @@ def import_trajectories_cmd(
 ) -> None:
     """Record trajectory files of the Persona2Web runners as one run, one episode per file.
 
-    PATH is a trajectory file or a folder of them (its *.json files). Every file is checked
+    PATH is a trajectory file or a runner's output folder: its *.json files, AgentOccam's
+    captcha_stopped/ (episodes end 'blocked'), Browser-Use's {task}.error.json (episodes end
+    'error') and _summary.json (the exact model and scheme). Every file is checked
     before anything is written: a malformed file, an index outside the memory bank or an
     unknown task id stops the import with exit 1 and writes nothing, unless --skip-bad.
     With --examples, tasks, memory banks, files and label default to the bundled examples.
@@ -86,21 +103,27 @@ def import_trajectories_cmd(
 
     async def _import() -> Any:
         async with open_db(ctx, create=True) as store:
-            return await import_trajectories(
-                store,
-                _trajectory_files(paths),
-                fmt=fmt,  # type: ignore[arg-type]
-                tasks_dir=tasks_dir,
-                history_dir=history_dir,
-                label=label,
-                scheme=scheme,  # type: ignore[arg-type]
-                model=model,
-                skip_bad=skip_bad,
-            )
+            with _progress() as progress:
+                return await import_trajectories(
+                    store,
+                    list(paths),
+                    fmt=fmt,  # type: ignore[arg-type]
+                    tasks_dir=tasks_dir,
+                    history_dir=history_dir,
+                    label=label,
+                    scheme=scheme,  # type: ignore[arg-type]
+                    model=model,
+                    skip_bad=skip_bad,
+                    progress=progress,
+                )
 
     report = run(_import())
     verb = "resumed" if report.resumed else "created"
     click.echo(safe(f"{verb} run {report.run_id} (label {report.label}, {report.format}): {report.episodes} episodes"))
     click.echo(f"imported {len(report.imported)}, already imported {len(report.already)}, bad {len(report.bad)}")
+    if report.crashed:
+        click.echo(f"crashed tasks (episodes ended 'error'): {', '.join(report.crashed)}")
+    for path in report.superseded:
+        click.echo(f"superseded: {path} (the task also has a trajectory)", err=True)
     for error in report.bad:
         click.echo(safe(f"bad: {error}"), err=True)

@@ -10,12 +10,30 @@ from typing import Any
 from p2w_runtime.data import find_memory_bank, load_memory_bank
 from p2w_runtime.examples import example_paths
 from p2w_runtime.importers import import_trajectories
+from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import Recorder
 from schemas import Event
 
 EXAMPLES = example_paths()
 AGENTOCCAM = "p2w-agentoccam"
 BROWSER_USE = "p2w-browser-use"
+RUNNERS = Path(__file__).parent / "data" / "runners"
+"""Both runners' output folders as they write them (``make_fixtures.py``), for the sample personas."""
+AGENTOCCAM_LOGS = RUNNERS / "agentoccam" / "logs"
+BROWSER_USE_RESULT = RUNNERS / "browser_use" / "result"
+
+
+async def import_folder(store: Recorder, fmt: str, folder: Path, **options: Any):
+    """Import a runner folder against the sample tasks and histories it was written for."""
+    return await import_trajectories(
+        store,
+        [folder],
+        fmt=fmt,  # type: ignore[arg-type]
+        tasks_dir=sample_tasks_dir(),
+        history_dir=sample_history_dir(),
+        label=options.pop("label", folder.name),
+        **options,
+    )
 
 
 async def events_of(store: Recorder, stream: str) -> list[Event]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -9,10 +11,13 @@ from typing import Any
 import pytest
 from import_support import (
     AGENTOCCAM,
+    AGENTOCCAM_LOGS,
     BROWSER_USE,
+    BROWSER_USE_RESULT,
     EXAMPLES,
     copy_example,
     events_of,
+    import_folder,
     rewrite,
     run_import,
 )
@@ -57,7 +62,10 @@ async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: Record
     data[1]["retrieved_memory_indices"] = [5]
     data[2]["step_type"] = "thinking"
     error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
-    assert str(error) == f"{path}: field [2].step_type: expected 'memory' or 'navigation', got 'thinking'"
+    assert str(error) == (
+        f"{path}: field [2]: Input tag 'thinking' found using 'step_type' does not match any of the expected tags: "
+        "'memory', 'navigation'"
+    )
 
 
 async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, store: Recorder) -> None:
@@ -68,7 +76,7 @@ async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, stor
     renamed = tmp_path / "on_gpt41_Nobody_Here_A1.json"
     shutil.copy(EXAMPLES.trajectories(BROWSER_USE)[0], renamed)
     error = await bad_file_error(store, BROWSER_USE, renamed)
-    assert error.field == "file name" and "unknown task id 'Nobody_Here_A1'" in str(error)
+    assert error.field == "file name" and "does not end with a task id of the task set" in str(error)
 
 
 async def test_structural_errors_name_their_fields(tmp_path: Path, store: Recorder) -> None:
@@ -115,6 +123,16 @@ async def test_files_must_agree_on_model_and_scheme_unless_given(tmp_path: Path,
     assert query.payload.phase == "on-demand"
 
 
+async def test_a_bad_file_does_not_decide_the_runs_model(tmp_path: Path, store: Recorder) -> None:
+    bad, data = copy_example(tmp_path, AGENTOCCAM, 0)
+    data["memory"][0]["Retrieved memory index"] = [999]
+    rewrite(bad, {**data, "model": "gpt-4o"})  # sorted first, bad, and of another model
+    good = EXAMPLES.trajectories(AGENTOCCAM)[1]
+    report = await run_import(store, AGENTOCCAM, [bad, good], skip_bad=True)
+    assert report.imported == ["Mina_Okafor_A2"] and [e.path for e in report.bad] == [bad]
+    assert (await find_run(store, report.run_id)).started.backbone_model == "gpt-4.1"
+
+
 async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
     first = EXAMPLES.trajectories(AGENTOCCAM)[0]
     twin = tmp_path / first.name
@@ -122,6 +140,93 @@ async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, s
     report = await run_import(store, AGENTOCCAM, [first, twin], skip_bad=True)
     assert report.imported == ["Jordan_Park_A1"]
     assert str(report.bad[0]) == f"{twin}: field id: task Jordan_Park_A1 is also in {first}"
+
+
+async def test_a_lone_surrogate_is_a_bad_file_found_before_anything_is_written(tmp_path: Path, store: Recorder) -> None:
+    folder = tmp_path / "on-demand_gpt41_1"
+    shutil.copytree(BROWSER_USE_RESULT / "on-demand_gpt41_1", folder)
+    spoiled = folder / "on_gpt41_Tomas_Reyes_B1.json"
+    # json.loads accepts the escape; the string cannot be encoded, so it used to fail at the first append
+    spoiled.write_text(spoiled.read_text(encoding="utf-8").replace("Size 10.5", "Size \\ud83d 10.5"))
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await import_folder(store, BROWSER_USE, folder)
+    [error] = caught.value.errors
+    assert (error.path, error.field) == (spoiled, "[1].memory_answer")
+    assert "lone surrogate '\\ud83d' at character 5" in str(error)
+    assert await store.count() == (0, 0), "no run.started, no episode: the file was checked first"
+
+
+async def test_a_file_name_that_is_not_utf8_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
+    source = EXAMPLES.trajectories(BROWSER_USE)[0]
+    # a Latin-1 byte in the model tag: the name still ends with a known task id
+    raw = tmp_path / os.fsdecode(source.name.replace("gpt41", "gpt41\xe9").encode("latin-1"))
+    shutil.copy(source, raw)
+    error = await bad_file_error(store, BROWSER_USE, raw)
+    assert (error.path, error.field) == (raw, "file name") and "not valid UTF-8" in error.message
+
+
+async def test_a_file_name_without_a_known_task_id_names_the_file(tmp_path: Path, store: Recorder) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(AGENTOCCAM_LOGS / "no-history_gpt41", folder)
+    stray = folder / "base_gpt41_Lena_Fischer_A9.json"
+    data = json.loads((folder / "base_gpt41_Lena_Fischer_A3.json").read_text())
+    rewrite(stray, {**data, "id": None})
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await import_folder(store, AGENTOCCAM, folder)
+    assert str(caught.value.errors[0]) == (
+        f"{stray}: field id: missing, and the file name does not end with a known task id"
+    )
+
+
+async def test_browser_use_names_must_carry_the_summary_models_tag(tmp_path: Path, store: Recorder) -> None:
+    folder = tmp_path / "on-demand_gpt41_1"
+    shutil.copytree(BROWSER_USE_RESULT / "on-demand_gpt41_1", folder)
+    (folder / "on_gpt41_Tomas_Reyes_B1.json").rename(folder / "on_gpt4o_Tomas_Reyes_B1.json")
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await import_folder(store, BROWSER_USE, folder)
+    assert str(caught.value.errors[0]) == (
+        f"{folder / 'on_gpt4o_Tomas_Reyes_B1.json'}: field file name: "
+        "model tag 'gpt4o' differs from the run's model 'gpt-4.1' (tag 'gpt41')"
+    )
+
+
+async def test_a_malformed_summary_names_its_field(tmp_path: Path, store: Recorder) -> None:
+    folder = tmp_path / "on-demand_default_1"
+    shutil.copytree(BROWSER_USE_RESULT / "on-demand_default_1", folder)
+    summary = folder / "_summary.json"
+    records = json.loads(summary.read_text())
+    rewrite(summary, [{**records[0], "scheme": "sometimes"}])
+    with pytest.raises(BadTrajectoryFiles) as caught:
+        await import_folder(store, BROWSER_USE, folder)
+    assert str(caught.value.errors[0]).startswith(f"{summary}: field [0].scheme: Input should be 'on-demand'")
+    assert await store.count() == (0, 0)
+
+
+async def test_an_empty_model_tag_needs_the_summary_or_model(tmp_path: Path, store: Recorder) -> None:
+    folder = tmp_path / "on-demand_default_1"
+    shutil.copytree(BROWSER_USE_RESULT / "on-demand_default_1", folder)
+    (folder / "_summary.json").unlink()
+    with pytest.raises(BadTrajectoryFiles, match=r"on__Priya_Raman_B1.json: field model: not in the file or its name"):
+        await import_folder(store, BROWSER_USE, folder)
+    report = await import_folder(store, BROWSER_USE, folder, model="bu-1-0")
+    assert (await find_run(store, report.run_id)).started.backbone_model == "bu-1-0"
+
+
+async def test_a_folder_without_trajectories_is_one_clear_error(tmp_path: Path, store: Recorder) -> None:
+    empty = tmp_path / "result" / "on-demand_gpt41_1"
+    empty.mkdir(parents=True)
+    (empty / "_summary.json").write_text("[]")
+    with pytest.raises(ImportConflict, match=rf"^no trajectory files in {empty}$"):
+        await import_folder(store, BROWSER_USE, empty)
+    assert await store.count() == (0, 0)
+
+
+async def test_progress_is_reported_for_every_file_checked_then_every_episode_written(store: Recorder) -> None:
+    seen: list[tuple[str, int, int]] = []
+    await import_folder(
+        store, BROWSER_USE, BROWSER_USE_RESULT / "on-demand_gpt41_1", progress=lambda *a: seen.append(a)
+    )
+    assert seen == [("checking", i, 5) for i in range(1, 6)] + [("writing", i, 4) for i in range(1, 5)]
 
 
 # -- skip-bad and resume -------------------------------------------------------------------------
@@ -228,3 +333,55 @@ def test_cli_bad_file_is_one_line_and_exit_1_unless_skip_bad(tmp_path: Path) -> 
     assert skipped.exit_code == 0
     assert "imported 1, already imported 0, bad 1" in skipped.output
     assert "bad: " in skipped.output and "on_gpt41_Mina_Okafor_A1.json" in skipped.output
+
+
+def test_cli_imports_a_browser_use_result_folder_as_written(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+
+    folder = BROWSER_USE_RESULT / "on-demand_gpt41_1"
+    args = ["--db", str(tmp_path / "cli.db"), "import-trajectories", "--format", BROWSER_USE, "--label", "bu"]
+    args += ["--tasks", str(sample_tasks_dir()), "--history", str(sample_history_dir()), str(folder)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1:] == [
+        "imported 4, already imported 0, bad 0",
+        "crashed tasks (episodes ended 'error'): Marcus_Okafor_A1",
+        f"superseded: {folder / 'Priya_Raman_C1.error.json'} (the task also has a trajectory)",
+    ]  # stderr is no terminal here: no progress bar in the output
+
+
+def test_cli_shows_progress_on_a_terminal_and_writes_the_same_run(tmp_path: Path) -> None:
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+
+    p2w_rt = str(Path(sys.executable).with_name("p2w-rt"))
+    args = [p2w_rt, "--db", str(tmp_path / "tty.db"), "--log-file", str(tmp_path / "log.jsonl")]
+    args += ["import-trajectories", "--format", BROWSER_USE, "--label", "bu", "--tasks", str(sample_tasks_dir())]
+    args += ["--history", str(sample_history_dir()), str(BROWSER_USE_RESULT / "on-demand_gpt41_1")]
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    child = subprocess.Popen(args, stderr=terminal, stdout=subprocess.PIPE, text=True, env=env)
+    os.close(terminal)  # the child holds the terminal now; reading drains it while the child runs
+    shown = b""
+    while select.select([controller], [], [], 120)[0]:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    stdout, _ = child.communicate(timeout=120)
+    assert child.returncode == 0, shown
+    assert "imported 4, already imported 0, bad 0" in stdout
+    assert b"checking" in shown and b"writing" in shown, shown

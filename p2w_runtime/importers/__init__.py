@@ -12,7 +12,7 @@ from p2w_runtime.importers._actions import (
 )
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._naming import SCHEME_PREFIXES, FileName, parse_file_name
-from p2w_runtime.importers._run import FORMATS, ImportReport, import_trajectories
+from p2w_runtime.importers._run import FORMATS, ImportReport, Progress, import_trajectories
 
 __all__ = [
     "AGENTOCCAM_ONLY_ACTIONS",
@@ -23,6 +23,7 @@ __all__ = [
     "FileName",
     "ImportConflict",
     "ImportReport",
+    "Progress",
     "TrajectoryImportError",
     "import_trajectories",
     "map_browser_use_action",

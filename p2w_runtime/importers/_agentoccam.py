@@ -1,131 +1,148 @@
-"""Reader for trajectories written by Persona2Web's AgentOccam runner.
+"""Reader for trajectories written by Persona2Web's AgentOccam runner (``agent_runner.py``).
 
-File: ``{task, id, model, type, trajectory: [step...], memory: [access...]}``. Each step
-carries ``url``, ``plan``, ``observation_description``, ``reason`` and ``action``; memory
-accesses carry ``Memory Query``, ``Retrieved memory index`` and ``Memory Retrieved`` but no
-step, so they are written first, in file order, with ``step=None``.
+File: ``{task, id, model, type, trajectory: [step...], memory: [access...]}``. ``log_step``
+writes each step as ``objective``, ``url``, the env status (``done``, ``reward``, ``success``,
+``num_actions``), ``plan``, ``reason`` and ``action`` (plus ``actor_{i}:...`` keys when several
+actors ran). It never writes ``observation_description`` or ``interaction_history_summary``:
+it keeps the underscore names but the actor's keys have spaces, so both are always dropped.
+Memory accesses carry ``Memory Query``, ``Retrieved memory index`` and ``Memory Retrieved``
+but no step, so they are written first, in file order, with ``step=None``.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.importers._actions import parse_agentoccam_action
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from p2w_runtime.actions import ACTION_NAMES
+from p2w_runtime.importers._actions import AGENTOCCAM_ONLY_ACTIONS, parse_agentoccam_action
 from p2w_runtime.importers._episode import EpisodeBuilder, Header
 from p2w_runtime.importers._errors import TrajectoryImportError
-from p2w_runtime.importers._naming import FileName
+from p2w_runtime.importers._naming import FileName, squeeze_agentoccam
+from p2w_runtime.importers._read import validated
 from schemas import EndReason
 
 FORMAT = "p2w-agentoccam"
 AGENT = "agentoccam"
+squeeze = squeeze_agentoccam
 
-_FAILURE_PREFIXES: tuple[tuple[str, EndReason], ...] = (
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    url: str | None = None
+    plan: str | None = None
+    reason: str | None = None
+    action: str
+    done: bool | None = None
+
+
+class _MemoryAccess(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    query: str = Field(alias="Memory Query")
+    indices: Any = Field(default_factory=list, alias="Retrieved memory index")
+    answer: str | None = Field(default=None, alias="Memory Retrieved")
+
+
+class AgentOccamFile(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str | None = None
+    model: str | None = None
+    trajectory: list[_Step]
+    memory: list[_MemoryAccess] | None = None
+
+
+_FILE = TypeAdapter(AgentOccamFile)
+
+RUNNER_STOPS: dict[str, EndReason] = {
+    "too many invalid actions attempted": "parse_failures",
+    "too many invalid action candidates attempted": "parse_failures",
+}
+"""``stop [...]`` texts the actor writes itself after three invalid actions (``predict_action``)."""
+RUNNER_STOP_PREFIXES: tuple[tuple[str, EndReason], ...] = (
     ("trajectory failed:", "max_steps"),
     ("early stop:", "early_stop"),
-    ("error:", "error"),
 )
-_BLOCKED_MARKERS = ("captcha", "automatically stopped", "error condition detected")
-"""What the runner looks for to file a trajectory under ``captcha_stopped/``."""
+"""``env.py``'s step-limit stop and WebArena ``run.py``'s early stops, which AgentOccam inherits."""
+CAPTCHA_MARKERS = ("captcha", "automatically stopped", "error condition detected")
+"""What ``agent_runner.py`` looks for in a final stop to file the trajectory under ``captcha_stopped/``."""
+
+_SPLIT = re.compile(rf"\n(?=\s*(?:{'|'.join([*ACTION_NAMES, *AGENTOCCAM_ONLY_ACTIONS])})\b)")
 
 
-def end_of_stop(answer: str) -> EndReason:
-    """End reason of a final ``stop [...]``: runner-written failure messages are not answers."""
-    lowered = answer.strip().lower()
-    for prefix, reason in _FAILURE_PREFIXES:
-        if lowered.startswith(prefix):
-            return reason
-    if any(marker in lowered for marker in _BLOCKED_MARKERS):
-        return "blocked"
-    return "answered"
+def split_actions(text: str) -> list[str]:
+    """One step's action string as the actions it holds (``note [x]\\nstop [y]``), split like the actor does."""
+    return [part.strip() for part in _SPLIT.split(text.strip())] or [text]
 
 
-def _opt_str(builder: EpisodeBuilder, record: dict[str, Any], key: str, field: str) -> str | None:
-    value = record.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise builder.fail(f"{field}.{key}", f"expected a string, got {type(value).__name__}")
+def parse(path: Path, data: Any) -> AgentOccamFile:
+    return validated(_FILE, data, path, "AgentOccam format")
 
 
-def _top_level(path: Path, data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        kind = type(data).__name__
-        raise TrajectoryImportError(path, None, f"expected a JSON object (AgentOccam format), got {kind}")
-    if not isinstance(data.get("trajectory"), list):
-        raise TrajectoryImportError(path, "trajectory", "missing or not a list")
-    return data
-
-
-def header(path: Path, data: Any, name: FileName) -> Header:
+def header(path: Path, file: AgentOccamFile, name: FileName) -> Header:
     """Task id from ``id`` (must agree with the file name when both exist), model from ``model``."""
-    record = _top_level(path, data)
-    task_id = record.get("id")
-    if task_id is not None and not isinstance(task_id, str):
-        raise TrajectoryImportError(path, "id", f"expected a string, got {type(task_id).__name__}")
-    if task_id and name.task_id and task_id != name.task_id:
-        raise TrajectoryImportError(path, "id", f"{task_id!r} disagrees with the file name's task id {name.task_id!r}")
-    task_id = task_id or name.task_id
+    if file.id and name.task_id and file.id != name.task_id:
+        raise TrajectoryImportError(path, "id", f"{file.id!r} disagrees with the file name's task id {name.task_id!r}")
+    task_id = file.id or name.task_id
     if not task_id:
-        raise TrajectoryImportError(path, "id", "missing, and the file name is not {on|pre|base|no}_{model}_{task_id}")
-    model = record.get("model")
-    return Header(task_id=task_id, model=model if isinstance(model, str) and model else name.model, field="id")
+        raise TrajectoryImportError(path, "id", "missing, and the file name does not end with a known task id")
+    if file.model:
+        return Header(task_id=task_id, model=file.model, model_is_tag=False, field="id")
+    return Header(task_id=task_id, model=name.model, model_is_tag=True, field="id")
 
 
-def emit(data: Any, builder: EpisodeBuilder, *, phase: str) -> None:
-    record = _top_level(builder.path, data)
-    memory = record.get("memory") or []
-    if not isinstance(memory, list):
-        raise builder.fail("memory", f"expected a list, got {type(memory).__name__}")
-    for i, access in enumerate(memory):
-        field = f"memory[{i}]"
-        if not isinstance(access, dict):
-            raise builder.fail(field, f"expected an object, got {type(access).__name__}")
-        query = _opt_str(builder, access, "Memory Query", field)
-        if query is None:
-            raise builder.fail(f"{field}.Memory Query", "missing")
+def emit(file: AgentOccamFile, builder: EpisodeBuilder, *, phase: str, captcha: bool) -> None:
+    for i, access in enumerate(file.memory or []):
         builder.memory_access(
             step=None,
             phase=phase,
-            query=query,
+            query=access.query,
             reason=None,
-            indices=access.get("Retrieved memory index", []),
-            answer=_opt_str(builder, access, "Memory Retrieved", field),
-            field=f"{field}.Retrieved memory index",
+            indices=access.indices,
+            answer=access.answer,
+            field=f"memory[{i}].Retrieved memory index",
         )
-    steps: list[Any] = record["trajectory"]
     last_plan: str | None = None
     last_url: str | None = None
-    for number, step in enumerate(steps, start=1):
-        field = f"trajectory[{number - 1}]"
-        if not isinstance(step, dict):
-            raise builder.fail(field, f"expected an object, got {type(step).__name__}")
-        last_url = _opt_str(builder, step, "url", field) or last_url
-        builder.observation(
-            step=number, url=step.get("url"), description=_opt_str(builder, step, "observation_description", field)
-        )
-        plan = _opt_str(builder, step, "plan", field)
-        if plan and plan != last_plan:
-            builder.rationale(step=number, text=f"Plan: {plan}")
-        last_plan = plan or last_plan
-        reason = _opt_str(builder, step, "reason", field)
-        if reason:
-            builder.rationale(step=number, text=reason)
-        raw = _opt_str(builder, step, "action", field)
-        if raw is None:
-            raise builder.fail(f"{field}.action", "missing")
-        parsed, error = parse_agentoccam_action(raw)
-        builder.action(step=number, raw=raw, parsed=parsed, error=error)
-    _finish(builder, steps, last_url)
+    for number, step in enumerate(file.trajectory, start=1):
+        last_url = step.url or last_url
+        builder.observation(step=number, url=step.url)
+        if step.plan and step.plan != last_plan:
+            builder.rationale(step=number, text=f"Plan: {step.plan}")
+        last_plan = step.plan or last_plan
+        if step.reason:
+            builder.rationale(step=number, text=step.reason)
+        for raw in split_actions(step.action):
+            parsed, error = parse_agentoccam_action(raw)
+            builder.action(step=number, raw=raw, parsed=parsed, error=error)
+    _finish(builder, file.trajectory, last_url, captcha=captcha)
 
 
-def _finish(builder: EpisodeBuilder, steps: list[Any], final_url: str | None) -> None:
-    final = parse_agentoccam_action(steps[-1].get("action", ""))[0] if steps else None
+def end_of_stop(text: str, *, captcha: bool = False) -> EndReason:
+    """End reason of a final ``stop [text]``: texts the runner writes itself are not answers."""
+    lowered = text.strip().lower()
+    if captcha or any(marker in lowered for marker in CAPTCHA_MARKERS):
+        return "blocked"
+    if lowered in RUNNER_STOPS:
+        return RUNNER_STOPS[lowered]
+    for prefix, reason in RUNNER_STOP_PREFIXES:
+        if lowered.startswith(prefix):
+            return reason
+    return "answered"
+
+
+def _finish(builder: EpisodeBuilder, steps: list[_Step], final_url: str | None, *, captcha: bool) -> None:
+    final = parse_agentoccam_action(split_actions(steps[-1].action)[-1])[0] if steps else None
     if final is None or final.name != "stop":
-        detail = "empty trajectory" if not steps else "the last action is not stop"
-        builder.finished(end_reason="no_answer", answer=None, final_url=final_url, steps=len(steps), detail=detail)
+        # The runner's loop ends only on stop or on env.py's step limit (memory accesses count too).
+        detail = "stopped by the runner's step limit: no stop action" + (" (empty trajectory)" if not steps else "")
+        reason: EndReason = "blocked" if captcha else "max_steps"
+        builder.finished(end_reason=reason, answer=None, final_url=final_url, steps=len(steps), detail=detail)
         return
     text = final.args[0] if final.args else ""
-    reason = end_of_stop(text)
+    reason = end_of_stop(text, captcha=captcha)
     builder.finished(
         end_reason=reason,
         answer=text if reason == "answered" else None,

@@ -1,102 +1,157 @@
-"""Reader for trajectories written by Persona2Web's Browser-Use runner.
+"""Reader for what Persona2Web's Browser-Use runner writes into ``result/{config}/``.
 
-File: a JSON list of steps. Memory steps ``{step, url, step_type: "memory",
-current_observation, memory_reason, memory_query, retrieved_memory_indices, memory_answer}``
-(pre-execution memory steps have ``url: null`` and no observation or reason); navigation
-steps ``{step, url, step_type: "navigation", reason, actions: [{action, element_index?,
-text?, url?, query?}]}``. The task id is only in the file name. A ``done`` action carries
-the answer; a file without one ended without an answer.
+Trajectory (``Agent.save_trajectory``): a JSON list of steps. Memory steps ``{step, url,
+step_type: "memory", current_observation, memory_reason, memory_query, retrieved_memory_indices,
+memory_answer}``; the runner prepends pre-execution memory steps with ``url: null`` and no
+observation or reason. Navigation steps ``{step, url, step_type: "navigation", reason, actions:
+[{action, element_index?, text?, url?, query?}]}``; a step without model output has neither
+``reason`` nor ``actions``. The task id is only in the file name. A ``done`` action carries the
+answer; the runner writes no stop texts of its own, so a file without ``done`` ended at the step
+limit or after the agent's consecutive failures, which the file does not tell apart.
+
+Crash record (``{task}.error.json``): ``{task_file, experiment_id, error}``, written instead of a
+trajectory when the task raised. Summary (``_summary.json``): a list of such records and of
+``{task_file, experiment_id, provider, model, scheme, ..., success, num_steps, final_result}``
+for the tasks of the runner's last invocation only (it skips tasks already done).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from p2w_runtime.importers._actions import map_browser_use_action
 from p2w_runtime.importers._episode import EpisodeBuilder, Header
 from p2w_runtime.importers._errors import TrajectoryImportError
-from p2w_runtime.importers._naming import FileName
+from p2w_runtime.importers._naming import FileName, squeeze_browser_use
+from p2w_runtime.importers._read import validated
 
 FORMAT = "p2w-browser-use"
 AGENT = "browser-use"
+squeeze = squeeze_browser_use
 
 
-def header(path: Path, data: Any, name: FileName) -> Header:
-    if not isinstance(data, list):
-        kind = type(data).__name__
-        raise TrajectoryImportError(path, None, f"expected a JSON list of steps (Browser-Use format), got {kind}")
+class _Action(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    action: str
+    element_index: int | None = None
+    text: str | None = None
+    url: str | None = None
+    query: str | None = None
+
+
+class _MemoryStep(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    step: int
+    url: str | None = None
+    step_type: Literal["memory"]
+    current_observation: str | None = None
+    memory_reason: str | None = None
+    memory_query: str
+    retrieved_memory_indices: Any = Field(default_factory=list)
+    memory_answer: str | None = None
+
+
+class _NavigationStep(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    step: int
+    url: str | None = None
+    step_type: Literal["navigation"]
+    reason: str | None = None
+    actions: list[_Action] = Field(default_factory=list)
+
+
+_Step = Annotated[_MemoryStep | _NavigationStep, Field(discriminator="step_type")]
+BrowserUseFile = list[_Step]
+_FILE = TypeAdapter(BrowserUseFile)
+
+
+class CrashRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    task_file: str
+    experiment_id: str | None = None
+    error: str
+
+
+class SummaryRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    task_file: str
+    experiment_id: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    scheme: Literal["on-demand", "pre-execution", "no-history"] | None = None
+    error: str | None = None
+
+
+_CRASH = TypeAdapter(CrashRecord)
+_SUMMARY = TypeAdapter(list[SummaryRecord])
+
+
+def parse(path: Path, data: Any) -> BrowserUseFile:
+    return validated(_FILE, data, path, "Browser-Use format: a JSON list of steps")
+
+
+def parse_crash(path: Path, data: Any) -> CrashRecord:
+    return validated(_CRASH, data, path, "Browser-Use crash record")
+
+
+def parse_summary(path: Path, data: Any) -> list[SummaryRecord]:
+    return validated(_SUMMARY, data, path, "Browser-Use _summary.json: a list of task records")
+
+
+def header(path: Path, file: BrowserUseFile, name: FileName) -> Header:
     if not name.task_id:
-        raise TrajectoryImportError(path, "file name", "not {on|pre|base|no}_{model}_{task_id}.json, so no task id")
-    return Header(task_id=name.task_id, model=name.model, field="file name")
+        raise TrajectoryImportError(
+            path, "file name", "does not end with a task id of the task set ({on|pre|no}_{model}_{task id}.json)"
+        )
+    return Header(task_id=name.task_id, model=name.model, model_is_tag=True, field="file name")
 
 
-def _opt_str(builder: EpisodeBuilder, record: dict[str, Any], key: str, field: str) -> str | None:
-    value = record.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise builder.fail(f"{field}.{key}", f"expected a string, got {type(value).__name__}")
-
-
-def _step_number(builder: EpisodeBuilder, record: dict[str, Any], field: str, position: int) -> int:
-    value = record.get("step", position)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise builder.fail(f"{field}.step", f"expected an integer, got {value!r}")
-
-
-def emit(data: Any, builder: EpisodeBuilder, *, phase: str) -> None:
+def emit(file: BrowserUseFile, builder: EpisodeBuilder, *, phase: str, captcha: bool) -> None:
     answer: str | None = None
     done = False
     final_url: str | None = None
     last_step = 0
-    for position, record in enumerate(data, start=1):
-        field = f"[{position - 1}]"
-        if not isinstance(record, dict):
-            raise builder.fail(field, f"expected an object, got {type(record).__name__}")
-        step = _step_number(builder, record, field, position)
+    for i, record in enumerate(file):
+        step = record.step
         last_step = max(last_step, step)
-        url = _opt_str(builder, record, "url", field)
-        final_url = url or final_url
-        kind = record.get("step_type")
-        if kind == "memory":
-            observed = _opt_str(builder, record, "current_observation", field)
-            if url is not None or observed:
-                builder.observation(step=step, url=url, description=observed)
-            query = _opt_str(builder, record, "memory_query", field)
-            if query is None:
-                raise builder.fail(f"{field}.memory_query", "missing")
+        final_url = record.url or final_url
+        if isinstance(record, _MemoryStep):
+            if record.url is not None or record.current_observation:
+                builder.observation(step=step, url=record.url, description=record.current_observation)
             builder.memory_access(
                 step=step,
                 phase=phase,
-                query=query,
-                reason=_opt_str(builder, record, "memory_reason", field),
-                indices=record.get("retrieved_memory_indices", []),
-                answer=_opt_str(builder, record, "memory_answer", field),
-                field=f"{field}.retrieved_memory_indices",
+                query=record.memory_query,
+                reason=record.memory_reason,
+                indices=record.retrieved_memory_indices,
+                answer=record.memory_answer,
+                field=f"[{i}].retrieved_memory_indices",
             )
-        elif kind == "navigation":
-            if url is not None:
-                builder.observation(step=step, url=url)
-            reason = _opt_str(builder, record, "reason", field)
-            if reason:
-                builder.rationale(step=step, text=reason)
-            actions = record.get("actions", [])
-            if not isinstance(actions, list):
-                raise builder.fail(f"{field}.actions", f"expected a list, got {type(actions).__name__}")
-            for index, action in enumerate(actions):
-                if not isinstance(action, dict) or not isinstance(action.get("action"), str):
-                    raise builder.fail(f"{field}.actions[{index}]", "expected an object with an 'action' name")
-                parsed = map_browser_use_action(action)
-                builder.action(step=step, raw=json.dumps(action, ensure_ascii=False), parsed=parsed)
-                if parsed.name == "stop":
-                    done, answer = True, parsed.args[0]
-        else:
-            raise builder.fail(f"{field}.step_type", f"expected 'memory' or 'navigation', got {kind!r}")
-    if done:
+            continue
+        if record.url is not None:
+            builder.observation(step=step, url=record.url)
+        if record.reason:
+            builder.rationale(step=step, text=record.reason)
+        for action in record.actions:
+            raw = action.model_dump(exclude_none=True)
+            parsed = map_browser_use_action(raw)
+            builder.action(step=step, raw=json.dumps(raw, ensure_ascii=False), parsed=parsed)
+            if parsed.name == "stop":
+                done, answer = True, parsed.args[0]
+    if captcha:
+        builder.finished(end_reason="blocked", answer=None, final_url=final_url, steps=last_step, detail=answer)
+    elif done:
         builder.finished(end_reason="answered", answer=answer, final_url=final_url, steps=last_step)
     else:
         builder.finished(
             end_reason="no_answer", answer=None, final_url=final_url, steps=last_step, detail="no done action"
         )
+
+
+def emit_crash(record: CrashRecord, builder: EpisodeBuilder) -> None:
+    """A crashed task: no steps, ended by ``error`` with the runner's error text."""
+    builder.finished(end_reason="error", answer=None, final_url=None, steps=0, detail=record.error)

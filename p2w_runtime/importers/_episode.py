@@ -44,6 +44,8 @@ class Header:
 
     task_id: str
     model: str | None
+    model_is_tag: bool
+    """``model`` is the squeezed tag of the file name, not the runner's model name."""
     field: str
     """Where the task id came from, for the error when it is unknown."""
 

@@ -8,20 +8,22 @@ the same label: finished episodes are skipped, the rest written, then the run fi
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 import structlog
 
-from p2w_runtime.data import DataError, NestedTooDeep, Task, TaskSet, load_tasks, parse_json
+from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
 from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._episode import EpisodeBuilder, Header, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
-from p2w_runtime.importers._naming import FileName, parse_file_name
+from p2w_runtime.importers._layout import Layout, Trajectory, collect
+from p2w_runtime.importers._naming import crash_task_id, parse_file_name
+from p2w_runtime.importers._read import read_json
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
 from p2w_runtime.store import (
     DERIVED_STREAM_SUFFIXES,
@@ -37,18 +39,27 @@ from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, 
 log = structlog.get_logger()
 
 Format = Literal["p2w-agentoccam", "p2w-browser-use"]
+Progress = Callable[[str, int, int], None]
+"""``progress(phase, done, total)``: phase ``checking`` (every file, before any write) then ``writing``."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Reader:
     agent: str
-    header: Callable[[Path, Any, FileName], Header]
+    parse: Callable[[Path, Any], Any]
+    header: Callable[[Path, Any, Any], Header]
     emit: Callable[..., None]
+    squeeze: Callable[[str], str]
+    """How this runner turns a model name into the tag of its file names."""
 
 
 READERS: dict[str, _Reader] = {
-    _agentoccam.FORMAT: _Reader(_agentoccam.AGENT, _agentoccam.header, _agentoccam.emit),
-    _browser_use.FORMAT: _Reader(_browser_use.AGENT, _browser_use.header, _browser_use.emit),
+    _agentoccam.FORMAT: _Reader(
+        _agentoccam.AGENT, _agentoccam.parse, _agentoccam.header, _agentoccam.emit, _agentoccam.squeeze
+    ),
+    _browser_use.FORMAT: _Reader(
+        _browser_use.AGENT, _browser_use.parse, _browser_use.header, _browser_use.emit, _browser_use.squeeze
+    ),
 }
 FORMATS: tuple[str, ...] = tuple(READERS)
 
@@ -60,7 +71,11 @@ class ImportReport:
     format: str
     resumed: bool = False
     imported: list[str] = field(default_factory=list)
-    """Task ids written by this call."""
+    """Task ids written by this call, crashed ones included."""
+    crashed: list[str] = field(default_factory=list)
+    """Task ids written from a crash record (``{task}.error.json``): episodes ended by ``error``."""
+    superseded: list[Path] = field(default_factory=list)
+    """Crash records of tasks that also have a trajectory (a later rerun succeeded); not imported."""
     already: list[str] = field(default_factory=list)
     """Task ids skipped because the run already holds their finished episode."""
     bad: list[TrajectoryImportError] = field(default_factory=list)
@@ -73,69 +88,141 @@ class _Planned:
     path: Path
     task: Task
     scheme: Scheme | None
+    crash: bool = False
+    captcha: bool = False
 
 
-def _read(path: Path) -> Any:
-    try:
-        return parse_json(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TrajectoryImportError(path, None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TrajectoryImportError(path, None, f"cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        raise TrajectoryImportError(path, None, f"invalid JSON at {where}: {exc.msg}") from None
-    except NestedTooDeep as exc:
-        raise TrajectoryImportError(path, None, str(exc)) from None
+@dataclass
+class _RunModel:
+    """The run's backbone model and the tag its file names must carry (None: not known yet)."""
+
+    name: str | None = None
+    tag: str | None = None
+    given: bool = False
+    """``--model`` was given: it overrides whatever files and names say."""
 
 
 def _phase(scheme: Scheme | None) -> str:
     return "pre-execution" if scheme == "pre-execution" else "on-demand"
 
 
+def _summary_model(
+    reader: _Reader, layout: Layout, report: ImportReport
+) -> tuple[_RunModel, Scheme | None, dict[str, Any]]:
+    """Model and scheme from ``_summary.json`` (exact, where file names hold only a squeezed tag)."""
+    records: list[tuple[Path, _browser_use.SummaryRecord]] = []
+    for path in layout.summaries:
+        try:
+            records += [(path, r) for r in _browser_use.parse_summary(path, read_json(path))]
+        except TrajectoryImportError as exc:
+            report.bad.append(exc)
+    ran = [(path, r) for path, r in records if r.error is None]
+    if not ran:
+        return _RunModel(), None, {}
+    first_path, first = ran[0]
+    for path, r in ran[1:]:
+        if (r.model, r.scheme) != (first.model, first.scheme):
+            report.bad.append(
+                TrajectoryImportError(
+                    path,
+                    "model",
+                    f"{r.model!r} ({r.scheme}) differs from {first.model!r} ({first.scheme}) in {first_path}",
+                )
+            )
+            return _RunModel(), None, {}
+    raw = first.model or ""
+    name = raw or f"{first.provider or 'browser-use'} default model"
+    meta = {"summary": str(first_path), "experiment_id": first.experiment_id, "provider": first.provider}
+    return _RunModel(name=name, tag=reader.squeeze(raw)), first.scheme, meta
+
+
 class _Planner:
     """Checks files one by one (pass 1) and rebuilds their events for appending (pass 2)."""
 
-    def __init__(self, reader: _Reader, tasks: TaskSet, banks: MemoryBanks, run_id: str, done: set[str]) -> None:
+    def __init__(
+        self, reader: _Reader, tasks: TaskSet, banks: MemoryBanks, run_id: str, done: set[str], model: _RunModel
+    ) -> None:
         self.reader, self.tasks, self.banks, self.run_id, self.done = reader, tasks, banks, run_id, done
+        self.model = model
         self.seen: dict[str, Path] = {}
+        self.trajectory_tasks: set[str] = set()
+        """Tasks with a trajectory among the files: their crash records are superseded."""
         self.scheme: Scheme | None = None
-        self.model: str | None = None
 
-    def build(self, path: Path, data: Any, task: Task, scheme: Scheme | None) -> list[NewEvent]:
+    def build(self, item: _Planned) -> list[NewEvent]:
         builder = EpisodeBuilder(
-            stream=f"{self.run_id}/{task.task_id}", path=Path(path), persona=task.persona, banks=self.banks
+            stream=f"{self.run_id}/{item.task.task_id}", path=item.path, persona=item.task.persona, banks=self.banks
         )
-        builder.started(task, episode_id=task.task_id, scheme=scheme)
-        self.reader.emit(data, builder, phase=_phase(scheme))
+        builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
+        if item.crash:
+            _browser_use.emit_crash(_browser_use.parse_crash(item.path, read_json(item.path)), builder)
+        else:
+            data = self.reader.parse(item.path, read_json(item.path))
+            self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha)
         return builder.events
 
-    def check(self, path: Path, *, scheme: Scheme | None, model: str | None) -> _Planned | str:
+    def _task(self, path: Path, task_id: str, where: str) -> Task:
+        if task_id in self.seen:
+            raise TrajectoryImportError(path, where, f"task {task_id} is also in {self.seen[task_id]}")
+        try:
+            return self.tasks.get(task_id)
+        except DataError as exc:
+            raise TrajectoryImportError(path, where, str(exc)) from None
+
+    def _check_model(self, path: Path, head: Header) -> _RunModel:
+        """The run's model once this file is in it; the first good file sets it unless known already."""
+        model = self.model
+        if model.given:
+            return model
+        if head.model is None or (head.model_is_tag and not head.model and model.name is None):
+            raise TrajectoryImportError(path, "model", "not in the file or its name (empty tag); give --model")
+        if model.name is None:
+            return _RunModel(head.model, head.model if head.model_is_tag else self.reader.squeeze(head.model))
+        if head.model_is_tag and head.model != model.tag:
+            raise TrajectoryImportError(
+                path,
+                "file name",
+                f"model tag {head.model!r} differs from the run's model {model.name!r} (tag {model.tag!r})",
+            )
+        if not head.model_is_tag and head.model != model.name:
+            raise TrajectoryImportError(path, "model", f"{head.model!r} differs from the run's model {model.name!r}")
+        return model
+
+    def check(self, source: Trajectory, *, scheme: Scheme | None) -> _Planned | str:
         """The file's plan, or its task id when the run already holds it; ``TrajectoryImportError`` if bad."""
-        data = _read(path)
-        name = parse_file_name(path)
+        path = source.path
+        data = self.reader.parse(path, read_json(path))
+        name = parse_file_name(path, self.tasks.tasks)
         head = self.reader.header(path, data, name)
+        self.trajectory_tasks.add(head.task_id)
         if head.task_id in self.done:
             return head.task_id
-        if head.task_id in self.seen:
-            raise TrajectoryImportError(path, head.field, f"task {head.task_id} is also in {self.seen[head.task_id]}")
-        try:
-            task = self.tasks.get(head.task_id)
-        except DataError as exc:
-            raise TrajectoryImportError(path, head.field, str(exc)) from None
+        task = self._task(path, head.task_id, head.field)
+        model = self._check_model(path, head)
         file_scheme = scheme or name.scheme
-        file_model = model or head.model
-        if file_model is None:
-            raise TrajectoryImportError(path, "model", "not in the file or its name; give the model explicitly")
-        if self.model is not None and file_model != self.model:
-            raise TrajectoryImportError(path, "model", f"{file_model!r} differs from the run's model {self.model!r}")
         if self.scheme is not None and file_scheme is not None and file_scheme != self.scheme:
             raise TrajectoryImportError(path, "scheme", f"{file_scheme} differs from the run's scheme {self.scheme}")
-        episode_scheme = self.scheme or file_scheme
-        self.build(path, data, task, episode_scheme)
-        self.model, self.scheme = self.model or file_model, episode_scheme
+        planned = _Planned(path, task, self.scheme or file_scheme, captcha=source.captcha)
+        self.build(planned)  # a bad file (an index outside the bank...) raises before it sets the run's model
+        self.model, self.scheme, self.seen[task.task_id] = model, planned.scheme, path
+        return planned
+
+    def check_crash(self, path: Path) -> _Planned | str | None:
+        """A crash record's plan, its task id when the run holds it, None when a trajectory supersedes it.
+
+        Call after every trajectory was checked. The runner never deletes a crash record: a later
+        invocation that finished the task leaves both files behind, and the trajectory is the outcome.
+        """
+        task_id = crash_task_id(path)
+        assert task_id is not None
+        _browser_use.parse_crash(path, read_json(path))
+        if task_id in self.trajectory_tasks:
+            return None
+        if task_id in self.done:
+            return task_id
+        task = self._task(path, task_id, "file name")
         self.seen[task.task_id] = path
-        return _Planned(path, task, episode_scheme)
+        return _Planned(path, task, self.scheme, crash=True)
 
 
 async def _labelled_run(store: Recorder, label: str, fmt: str) -> RunInfo | None:
@@ -191,19 +278,23 @@ async def _import_trajectories(
     scheme: Scheme | None = None,
     model: str | None = None,
     skip_bad: bool = False,
+    progress: Progress | None = None,
 ) -> ImportReport:
-    """Record the trajectory files as one run labelled ``label`` with one episode per file.
+    """Record the runner's files (or output folders, see ``_layout``) as one run labelled ``label``.
 
-    Scheme and model come from each file name (``{on|pre|base|no}_{model}_{task_id}.json``; the
-    AgentOccam ``model`` field is preferred to the squeezed tag in the name) unless given; all
-    files of a run must agree on them. Raises ``BadTrajectoryFiles`` (nothing written) when a file
-    is bad and ``skip_bad`` is false; with ``skip_bad`` the report lists the bad files.
+    One episode per trajectory and per crash record. Scheme and model come from ``_summary.json``
+    or each file name (``{scheme}_{model tag}_{task id}.json``; the AgentOccam ``model`` field is
+    preferred to the squeezed tag) unless given; all files of a run must agree on them. Raises
+    ``BadTrajectoryFiles`` (nothing written) when a file is bad and ``skip_bad`` is false; with
+    ``skip_bad`` the report lists the bad files.
     """
     if fmt not in READERS:
         raise ValueError(f"unknown trajectory format {fmt!r}; known: {', '.join(FORMATS)}")
-    if not paths:
-        raise ImportConflict("no trajectory files given")
+    layout = collect(paths)
+    if not layout.trajectories and not layout.crashes:
+        raise ImportConflict(f"no trajectory files in {', '.join(map(str, paths)) or 'the arguments'}")
     tasks = load_tasks(tasks_dir)
+    reader = READERS[fmt]
     existing = await _labelled_run(store, label, fmt)
     if existing is not None and existing.started.dataset_hash != tasks.content_hash:
         raise ImportConflict(
@@ -212,18 +303,31 @@ async def _import_trajectories(
         )
     run_id = existing.run_id if existing else uuid7()
     report = ImportReport(run_id=run_id, label=label, format=fmt, resumed=existing is not None)
+    run_model, summary_scheme, summary = _summary_model(reader, layout, report)
+    if model:
+        run_model = _RunModel(name=model, given=True)
+    elif existing is not None:
+        run_model = _RunModel(name=existing.started.backbone_model, tag=existing.started.config.get("model_tag"))
     done = await _finished_episodes(store, run_id) if existing else set()
-    planner = _Planner(READERS[fmt], tasks, MemoryBanks(history_dir), run_id, done)
-    planner.scheme = existing.started.scheme if existing else scheme
-    planner.model = existing.started.backbone_model if existing else model
+    planner = _Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)
+    planner.scheme = existing.started.scheme if existing else (scheme or summary_scheme)
+    checks: list[tuple[Path, Callable[[], _Planned | str | None]]] = [
+        *((t.path, partial(planner.check, t, scheme=scheme)) for t in layout.trajectories),
+        *((p, partial(planner.check_crash, p)) for p in layout.crashes),
+    ]
     planned: list[_Planned] = []
-    for path in map(Path, paths):
+    for i, (path, check) in enumerate(checks):
         try:
-            checked = planner.check(path, scheme=scheme, model=model)
+            checked = check()
         except TrajectoryImportError as exc:
             report.bad.append(exc)
             continue
-        if isinstance(checked, str):
+        finally:
+            if progress:
+                progress("checking", i + 1, len(checks))
+        if checked is None:
+            report.superseded.append(path)
+        elif isinstance(checked, str):
             report.already.append(checked)
         else:
             planned.append(checked)
@@ -238,14 +342,24 @@ async def _import_trajectories(
         report.episodes = existing.episodes
         return report
     if existing is None:
-        assert planner.model is not None
-        config = {"tasks_dir": str(tasks_dir), "history_dir": str(history_dir)}
-        await store.append([_run_started(run_id, label, fmt, planner.model, planner.scheme, tasks, config)])
-    for item in planned:
-        events = planner.build(item.path, _read(item.path), item.task, item.scheme)
+        if planner.model.name is None:
+            raise ImportConflict(f"no model in {layout.crashes[0]} or any other file given; give --model")
+        config = {
+            "tasks_dir": str(tasks_dir),
+            "history_dir": str(history_dir),
+            "model_tag": planner.model.tag,
+            **summary,
+        }
+        await store.append([_run_started(run_id, label, fmt, planner.model.name, planner.scheme, tasks, config)])
+    for i, item in enumerate(planned):
+        events = planner.build(item)
         await store.append(events)
         report.imported.append(item.task.task_id)
+        if item.crash:
+            report.crashed.append(item.task.task_id)
         log.info("import.episode", run_id=run_id, task_id=item.task.task_id, events=len(events), file=str(item.path))
+        if progress:
+            progress("writing", i + 1, len(planned))
     reasons = await _end_reasons(store, run_id)
     report.episodes = sum(reasons.values())
     finished = RunFinished(

@@ -122,8 +122,13 @@ def _numeric_constraints(text: Text, where: str) -> Iterator[Constraint]:
 
 
 def typed_constraints(t: Trajectory, order: dict[str, int]) -> Iterator[Constraint]:
-    """Numbers typed, searched or selected, unless the agent had seen them on a page before (product facts)."""
+    """Numbers typed, searched or selected, unless the agent had seen them on a page before (product facts).
+
+    What the agent saw is the observation's title and description and its own ``note`` actions: AgentOccam
+    files record no page text at all (docs/design/runner-formats.md), only the notes the agent took.
+    """
     pages = [(order.get(o.event_id, 0), f"{o.title} {o.description or ''}") for o in t.observations]
+    pages += [(order.get(a.event_id, 0), " ".join(a.parsed.args)) for a in t.actions if a.parsed and a.name == "note"]
     for action in t.actions:
         if action.name not in SEARCH_ACTIONS:
             continue

@@ -135,20 +135,32 @@ class _LlmRubricJudge(Judge):
         except LlmBadResponse as exc:
             return Verdict.failed(str(exc), cost_usd=llm.totals.cost_usd)
         verdict = Verdict(cost_usd=llm.totals.cost_usd)
+        cap = intent_cap(trajectory)
         for name, (key, top, _, _) in fields.items():
             criterion = getattr(answer, name)
             ids = [rendered.refs[tag] for tag in map(_tag, criterion.evidence) if tag in rendered.refs]
-            note = f"{self.settings.model}: {criterion.score:g}/{top:g}"
-            verdict.award(
-                key, float(criterion.score), top, Evidence(event_ids=ids, text=criterion.justification, note=note)
-            )
+            score, note = float(criterion.score), f"{self.settings.model}: {criterion.score:g}/{top:g}"
+            if key == "intent" and cap is not None and score > cap:
+                score, note = cap, f"{note}, capped at {cap:g}: ended '{trajectory.end_reason}' without an answer"
+            verdict.award(key, score, top, Evidence(event_ids=ids, text=criterion.justification, note=note))
         verdict.metrics = rubric_metrics(verdict.points, verdict.max_points)
         return verdict
 
 
+def intent_cap(t: Trajectory) -> float | None:
+    """The most intent points an episode without an answer can get, whatever the model says; None: no cap.
+
+    A runner-forced stop (too many invalid actions, the step limit, a crash) carries no answer, so the
+    task was not completed; a blocked episode keeps the rubric's half credit at most, as in ``rubric-rules``.
+    """
+    if (t.answer or "").strip() and t.end_reason == "answered":
+        return None
+    return INTENT_POINTS / 2 if t.end_reason == "blocked" else 0.0
+
+
 class RubricLlmJudge(_LlmRubricJudge):
     id = "rubric-llm"
-    version = "1"
+    version = "2"
     description = "Persona2Web's reasoning-aware rubric (appendix E) as an LLM judge over the full trajectory"
     system_prompt = RUBRIC_SYSTEM
     view_name = "full trajectory with reasoning traces"
@@ -158,7 +170,7 @@ class RubricLlmJudge(_LlmRubricJudge):
 
 class ActionWiseLlmJudge(_LlmRubricJudge):
     id = "action-wise"
-    version = "1"
+    version = "2"
     description = "Action-wise baseline (LLM): utilization and intent from the action sequence only"
     system_prompt = ACTION_WISE_SYSTEM
     view_name = "actions of every step"
@@ -167,7 +179,7 @@ class ActionWiseLlmJudge(_LlmRubricJudge):
 
 class OutcomeBasedLlmJudge(_LlmRubricJudge):
     id = "outcome-based"
-    version = "1"
+    version = "2"
     description = "Outcome-based baseline (LLM): utilization and intent from the final action and its reasoning"
     system_prompt = OUTCOME_SYSTEM
     view_name = "final action and its reasoning"

@@ -1,0 +1,82 @@
+"""Reading one runner file: JSON that the store can hold, validated against that runner's file model.
+
+Every check that can fail happens here, before the import writes anything: Python's JSON
+decoder accepts a lone surrogate (``"\\ud800"``), which only fails later when the event is
+hashed and stored, after the run was started.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from p2w_runtime.data import NestedTooDeep, parse_json
+from p2w_runtime.importers._errors import TrajectoryImportError
+
+T = TypeVar("T")
+
+
+def read_json(path: Path) -> Any:
+    try:
+        Path(path).name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TrajectoryImportError(path, "file name", "not valid UTF-8; the episode records its file name") from None
+    try:
+        data = parse_json(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TrajectoryImportError(path, None, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TrajectoryImportError(path, None, f"cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise TrajectoryImportError(path, None, f"invalid JSON at {where}: {exc.msg}") from None
+    except NestedTooDeep as exc:
+        raise TrajectoryImportError(path, None, str(exc)) from None
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # C speed; walk only to name the field
+    except UnicodeEncodeError:
+        for where, text in _strings(data, ""):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                message = f"lone surrogate {text[exc.start]!r} at character {exc.start}; not valid Unicode"
+                raise TrajectoryImportError(path, where or None, message) from None
+    return data
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every string of a JSON value (keys too) with its field path."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else key
+            yield inner, key
+            yield from _strings(item, inner)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{where}[{i}]")
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """Pydantic's error location as the importer names fields: ``trajectory[2].action``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def validated(adapter: TypeAdapter[T], data: Any, path: Path, what: str) -> T:
+    """``data`` as the runner's file model; the first validation error names its field."""
+    try:
+        return adapter.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        message = "missing" if first["type"] == "missing" else first["msg"]
+        if not first["loc"]:
+            message = f"{message} ({what})"
+        raise TrajectoryImportError(path, field_path(first["loc"]) or None, message) from None
