@@ -34,6 +34,14 @@ class AppContext:
     log_file: Path
 
 
+def db_path(ctx: click.Context) -> Path:
+    """The ``--db`` the group's callback resolved; every command runs under that group."""
+    app = ctx.find_object(AppContext)
+    if app is None:
+        raise click.UsageError("p2w-rt commands run under the p2w-rt group")
+    return app.db
+
+
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine; a ``UserError`` becomes one line on stderr and a non-zero exit."""
     return fail_as_one_line(lambda: asyncio.run(coro))
@@ -69,7 +77,7 @@ def wants_help(ctx: click.Context) -> bool:
 
 def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContextManager[Recorder]:
     """The store named by ``--db``; ``create`` only for commands that write a new run."""
-    return open_store(ctx.find_object(AppContext).db, create=create)
+    return open_store(db_path(ctx), create=create)
 
 
 def echo_json(value: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from p2w_cli._common import AppContext, console, run
+from p2w_cli._common import console, db_path, run
 
 
 @click.command("diff")
@@ -22,7 +22,7 @@ def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bo
     """Compare run A with run B task by task; either may be FILE.db:RUN (a run in another database)."""
     from replay.diff import diff_command
 
-    run(diff_command(ctx.find_object(AppContext).db, a_ref, b_ref, judge=judge, as_json=as_json, out=console))
+    run(diff_command(db_path(ctx), a_ref, b_ref, judge=judge, as_json=as_json, out=console))
 
 
 @click.command("stats")
@@ -41,4 +41,4 @@ def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json
 
     if len(run_refs) < 2:
         raise click.UsageError("stats needs at least two runs")
-    run(stats_command(ctx.find_object(AppContext).db, run_refs, judge=judge, as_json=as_json, out=console))
+    run(stats_command(db_path(ctx), run_refs, judge=judge, as_json=as_json, out=console))

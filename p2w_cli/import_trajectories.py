@@ -107,11 +107,11 @@ def import_trajectories_cmd(
                 return await import_trajectories(
                     store,
                     list(paths),
-                    fmt=fmt,  # type: ignore[arg-type]
+                    fmt=fmt,
                     tasks_dir=tasks_dir,
                     history_dir=history_dir,
                     label=label,
-                    scheme=scheme,  # type: ignore[arg-type]
+                    scheme=scheme,
                     model=model,
                     skip_bad=skip_bad,
                     progress=progress,

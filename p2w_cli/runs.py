@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from p2w_cli._common import AppContext, console, echo_json, open_db, run
+from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_runtime.terminal import cell, markup
 
 
@@ -49,7 +49,7 @@ def runs(ctx: click.Context, as_json: bool) -> None:
             cell(r.finished.status if r.finished else "unfinished"),
             cell(r.recorded_at[:19]),
         )
-    console.print(table if found else cell(f"no runs in {ctx.find_object(AppContext).db}"))
+    console.print(table if found else cell(f"no runs in {db_path(ctx)}"))
 
 
 @click.command()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import AppContext, run
+from p2w_cli._common import db_path, run
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -47,7 +47,7 @@ def view_cmd(
     export_dir: Path | None,
 ) -> None:
     """Browse runs, episodes, judgments and comparisons in a web browser (read-only)."""
-    db = view_db or ctx.find_object(AppContext).db
+    db = view_db or db_path(ctx)
     if export_dir is not None:
         _export(db, run_refs, export_dir)
         return

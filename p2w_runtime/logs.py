@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 import structlog
 from platformdirs import user_log_dir
+from structlog.typing import Processor
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.redaction import redact_log_record
@@ -26,7 +29,7 @@ def default_log_file() -> Path:
     return Path(os.environ.get("P2W_LOG_FILE") or Path(user_log_dir("p2w-rt")) / "p2w-rt.jsonl")
 
 
-def _terminal_safe(_logger: object, _method: str, event: dict[str, object]) -> dict[str, object]:
+def _terminal_safe(_logger: object, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """The console renderer prints the message as is (other values as ``repr``): spell out its control
     characters there, since messages may quote recorded text; the JSON file keeps it exact."""
     if isinstance(event.get("event"), str):
@@ -41,7 +44,7 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
     if _configured:
         return log_file
     file_handler = _open_log_file(log_file)
-    shared = [
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,

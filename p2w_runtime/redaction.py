@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
+from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -108,7 +109,7 @@ def seal_redacted(new: NewEvent, *, seq: int, prev_hash: str, position: int | No
     )
 
 
-def redact_log_record(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def redact_log_record(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> dict[str, Any]:
     """structlog processor: the redaction step for log lines (file and console)."""
     return {
         key: redact(value) if isinstance(value, str | dict | list | tuple) else value

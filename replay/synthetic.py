@@ -47,7 +47,7 @@ def run_started(
             label=label,
             agent=agent,
             backbone_model=model,
-            scheme=scheme,  # type: ignore[arg-type]
+            scheme=scheme,
             dataset_id="synthetic",
             dataset_hash="0" * 64,
             code_version="synthetic",
@@ -82,7 +82,7 @@ class EpisodeBuilder:
                 persona=task_id.rsplit("_", 1)[0],
                 query_set=task_id[:-1],
                 level=level,
-                scheme=scheme,  # type: ignore[arg-type]
+                scheme=scheme,
                 query=query,
                 start_url=start_url,
                 ground_truth=ground_truth,
@@ -98,7 +98,7 @@ class EpisodeBuilder:
         return self._add(Observation(step=step, url=url, title=title, description=description))
 
     def history_query(self, query: str, *, step: int | None = None, phase: str = "on-demand", reason: str = "") -> str:
-        return self._add(HistoryQuery(step=step, phase=phase, query=query, reason=reason or None))  # type: ignore[arg-type]
+        return self._add(HistoryQuery(step=step, phase=phase, query=query, reason=reason or None))
 
     def retrieval(
         self,
@@ -126,7 +126,7 @@ class EpisodeBuilder:
 
     def action(self, step: int, name: str, *args: str, status: str = "executed", error: str | None = None) -> str:
         parsed = ParsedAction(name=name, args=list(args))
-        return self._add(Action(step=step, raw=parsed.render(), parsed=parsed, status=status, error=error))  # type: ignore[arg-type]
+        return self._add(Action(step=step, raw=parsed.render(), parsed=parsed, status=status, error=error))
 
     def final_state(self, url: str, dom_html: str | None = None, title: str = "") -> str:
         sha = None
@@ -150,7 +150,7 @@ class EpisodeBuilder:
             answer=answer,
             final_url=final_url,
             steps=steps,
-            detail=detail,  # type: ignore[arg-type]
+            detail=detail,
         )
         return self._add(payload)
 

@@ -14,10 +14,10 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from schemas._canonical import canonical_json, event_hash, format_timestamp
-from schemas._payloads import PAYLOAD_TYPES, AnyPayload, Payload
+from schemas._payloads import PAYLOAD_TYPES, AnyPayload
 from schemas._upcast import upcast
 
-PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(AnyPayload)
+PAYLOAD_ADAPTER: TypeAdapter[AnyPayload] = TypeAdapter(AnyPayload)
 CURRENT_VERSIONS: dict[str, int] = {cls.model_fields["type"].default: cls.SCHEMA_VERSION for cls in PAYLOAD_TYPES}
 
 _uuid_lock = threading.Lock()

@@ -233,7 +233,7 @@ async def _labelled_run(store: Recorder, label: str, fmt: str) -> RunInfo | None
             kind = run.started.import_format or run.started.source
             raise ImportConflict(f"label {label!r} is already used by run {run.run_id} ({kind}); choose another label")
     open_runs = [r for r in runs if r.finished is None]
-    return (open_runs or runs or [None])[-1]
+    return (open_runs or runs)[-1] if runs else None
 
 
 async def _finished_episodes(store: Recorder, run_id: str) -> set[str]:

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
@@ -35,6 +35,9 @@ from p2w_runtime.llm._structured import MalformedOutput, parse_structured, repai
 from p2w_runtime.llm._totals import UsageTotals
 from p2w_runtime.redaction import add_secret, add_url_credentials, redact, redact_text
 from schemas import LlmCall, LlmRole, LlmUsage
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 log = structlog.get_logger(__name__)
 
@@ -278,8 +281,8 @@ class LlmClient:
     async def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Completion:
         raw = await self._openai.chat.completions.with_raw_response.create(
             model=self.model,
-            messages=messages,
-            extra_body=params or None,  # type: ignore[arg-type]
+            messages=cast("list[ChatCompletionMessageParam]", messages),  # our dicts are the wire format
+            extra_body=params or None,
         )
         return parse_completion(raw.text, raw.headers.get("content-type"))
 

@@ -12,7 +12,7 @@ from html import escape
 from urllib.parse import urlencode
 
 from aiohttp import web
-from multidict import MultiDictProxy
+from multidict import MultiMapping
 
 from p2w_runtime.sites._state import Session, SitesState
 from p2w_runtime.sites.catalog import DemoSite, base_url
@@ -39,7 +39,7 @@ class Ctx:
         return base_url(host, int(port) if port.isdigit() else None) + path
 
     @property
-    def params(self) -> MultiDictProxy[str]:
+    def params(self) -> MultiMapping[str]:
         return self.request.query
 
     async def form(self) -> dict[str, str]:

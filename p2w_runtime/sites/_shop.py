@@ -152,6 +152,8 @@ def _cart_lines(ctx: Ctx) -> tuple[str, float]:
     rows, total = [], 0.0
     for index, line in enumerate(ctx.session.cart(ctx.site.host)):
         p = product(ctx.site.host, line.product_id)
+        if p is None:  # only products of this shop are ever put in its cart
+            continue
         total += p.price * line.qty
         size = f" · Size {esc(line.size)}" if line.size else ""
         rows.append(

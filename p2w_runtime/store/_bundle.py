@@ -267,7 +267,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     number = 0
     try:
         with path.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
-            for number, line in _bounded_lines(io.BufferedReader(stream, 1 << 20), path):  # type: ignore[arg-type]
+            for number, line in _bounded_lines(io.BufferedReader(stream, 1 << 20), path):
                 if signed_at is not None:
                     raise BundleError(f"{path}: line {number}: data after the signature line {signed_at}")
                 record = _parse(line, path, number)

@@ -13,10 +13,11 @@ from p2w_runtime.store._recorder import IntegrityError
 from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow
 from schemas import StoredEvent, blob_hash, canonical_json
 
-EVENTS = EventRow.__table__
-BLOBS = BlobRow.__table__
-RUN_LABELS = RunLabelRow.__table__
-CLAIMS = ClaimRow.__table__
+# SQLModel's ``__table__`` is untyped; the metadata's tables are ``Table``s.
+EVENTS = EventRow.metadata.tables[EventRow.__tablename__]
+BLOBS = BlobRow.metadata.tables[BlobRow.__tablename__]
+RUN_LABELS = RunLabelRow.metadata.tables[RunLabelRow.__tablename__]
+CLAIMS = ClaimRow.metadata.tables[ClaimRow.__tablename__]
 EVENT_COLUMNS = tuple(
     EVENTS.c[name]
     for name in (

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Dialect, Select, bindparam, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._claims import ClaimHolder
@@ -72,6 +73,7 @@ class Compiled:
     @classmethod
     def of(cls, statement: ClauseElement, dialect: Dialect) -> Compiled:
         compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+        assert isinstance(compiled, SQLCompiler)  # statements, not DDL: they carry positional parameter order
         return cls(str(compiled), tuple(compiled.positiontup or ()), dict(compiled.params))
 
     def params(self, **values: Any) -> tuple[Any, ...]:
@@ -320,10 +322,10 @@ class SqlRecorder(Recorder):
             return await session.fetch(page.sql, page.params(after=after))
 
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
-        last = select(EVENTS.c.stream, func.max(EVENTS.c.seq).label("seq")).group_by(EVENTS.c.stream)
+        heads = select(EVENTS.c.stream, func.max(EVENTS.c.seq).label("seq")).group_by(EVENTS.c.stream)
         if prefix is not None:
-            last = last.where(EVENTS.c.stream.startswith(prefix, autoescape=True))
-        last = last.subquery()
+            heads = heads.where(EVENTS.c.stream.startswith(prefix, autoescape=True))
+        last = heads.subquery()
         query = (
             select(EVENTS.c.stream, EVENTS.c.seq, EVENTS.c.hash, EVENTS.c.type)
             .join(last, (EVENTS.c.stream == last.c.stream) & (EVENTS.c.seq == last.c.seq))

@@ -139,7 +139,9 @@ class SqliteRecorder(SqlRecorder):
         """A pooled connection's aiosqlite object; its driver errors become the store's."""
         try:
             async with self.engine.connect() as conn:
-                yield (await conn.get_raw_connection()).driver_connection
+                driver = (await conn.get_raw_connection()).driver_connection
+                assert driver is not None  # a pooled connection that is open always has one
+                yield driver
         except sqlite3.IntegrityError as exc:
             raise IntegrityError(str(exc)) from exc
         except sqlite3.DatabaseError as exc:

@@ -134,13 +134,14 @@ class ScriptedLlm:
 
     def _choose(self, request: RequestJson) -> Reply | None:
         with self._lock:
+            spec: ReplySpec | None = None
             if self._queue:
                 spec = self._queue.popleft()
             else:
-                spec = next((r for r in self._rules if r.matches(request)), None)
-                if isinstance(spec, Rule):
-                    spec.fired += 1
-                    spec = spec.reply
+                rule = next((r for r in self._rules if r.matches(request)), None)
+                if rule is not None:
+                    rule.fired += 1
+                    spec = rule.reply
                 elif self._handler is not None:
                     spec = self._handler
             if spec is None:

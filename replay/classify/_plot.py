@@ -16,6 +16,7 @@ def plot_summary(summary: ErrorSummary, path: Path) -> Path:
     """Write a PNG; matplotlib's object API with the Agg canvas, so no display and no global pyplot state."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     labels = summary.labels
     rows = summary.rows
@@ -29,7 +30,7 @@ def plot_summary(summary: ErrorSummary, path: Path) -> Path:
     ax.set_xticks(range(len(labels)), [label.replace("_", "\n") for label in labels], fontsize=8)
     ax.set_ylabel("episodes")
     ax.set_title(f"Errors by agent / model / scheme ({summary.classifier_id} classifier)")
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if rows:
         ax.legend(fontsize=8)
     try:

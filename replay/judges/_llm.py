@@ -8,7 +8,6 @@ by rule from the points, never taken from the model.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -37,7 +36,7 @@ class WebCriterion(_Criterion):
 
 
 class PrefCriterion(_Criterion):
-    score: Literal[0, 2.5]
+    score: Literal[0, 2.5]  # type: ignore[valid-type]  # pydantic takes a float literal: the schema's enum is [0, 2.5]
 
 
 class IntentCriterion(_Criterion):
@@ -99,7 +98,10 @@ class _LlmRubricJudge(Judge):
     system_prompt: ClassVar[str]
     view_name: ClassVar[str]
     with_retrieval: ClassVar[bool] = False
-    render: ClassVar[Callable[[Trajectory], Rendered]]
+
+    def render(self, t: Trajectory) -> Rendered:
+        """The view of the trajectory this judge's prompt shows."""
+        raise NotImplementedError
 
     def config(self) -> dict[str, Any]:
         return {
@@ -165,7 +167,9 @@ class RubricLlmJudge(_LlmRubricJudge):
     system_prompt = RUBRIC_SYSTEM
     view_name = "full trajectory with reasoning traces"
     with_retrieval = True
-    render = staticmethod(render_full)
+
+    def render(self, t: Trajectory) -> Rendered:
+        return render_full(t)
 
 
 class ActionWiseLlmJudge(_LlmRubricJudge):
@@ -174,7 +178,9 @@ class ActionWiseLlmJudge(_LlmRubricJudge):
     description = "Action-wise baseline (LLM): utilization and intent from the action sequence only"
     system_prompt = ACTION_WISE_SYSTEM
     view_name = "actions of every step"
-    render = staticmethod(render_actions)
+
+    def render(self, t: Trajectory) -> Rendered:
+        return render_actions(t)
 
 
 class OutcomeBasedLlmJudge(_LlmRubricJudge):
@@ -183,4 +189,6 @@ class OutcomeBasedLlmJudge(_LlmRubricJudge):
     description = "Outcome-based baseline (LLM): utilization and intent from the final action and its reasoning"
     system_prompt = OUTCOME_SYSTEM
     view_name = "final action and its reasoning"
-    render = staticmethod(render_outcome)
+
+    def render(self, t: Trajectory) -> Rendered:
+        return render_outcome(t)

@@ -128,8 +128,12 @@ class _Replay(DerivedPass[JudgeOutcome, ReplaySummary]):
             ) from None
         judgment = to_judgment(judge, t, key, verdict)
         previous = self.latest.get(key)
-        failed_again = previous is not None and judgment.status == "failed" == previous.judgment.status
-        if failed_again and previous.judgment.error == judgment.error and not self.force and not calls:
+        same_failure = (
+            previous is not None
+            and judgment.status == "failed" == previous.judgment.status
+            and previous.judgment.error == judgment.error
+        )
+        if previous is not None and same_failure and not self.force and not calls:
             self.report(JudgeOutcome.of(t, previous.judgment, cached=True, event_id=previous.event_id))
             return
         event_id = await self.writer.append(t, calls, judgment)

@@ -130,9 +130,9 @@ async def read_run(store: Recorder, info: RunInfo) -> RunRead:
         if stream in rows:
             rows[stream].judgments[judge] = record
     classified = await read_classifications(store, info.run_id)
-    for record in current_classifications(classified, rows):
-        row = rows[record.classification.episode_stream]
-        row.labels.extend(label.label for label in record.classification.labels if label.label not in row.labels)
+    for labelled in current_classifications(classified, rows):
+        row = rows[labelled.classification.episode_stream]
+        row.labels.extend(x.label for x in labelled.classification.labels if x.label not in row.labels)
     return RunRead(info, rows, classified, _scores(info, rows.values()))
 
 
