@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import AppContext, console, echo_json, open_db, run
+from p2w_runtime.store import EpisodeRef, RunInfo, UnknownRun
 
 
 @click.command()
@@ -34,7 +35,8 @@ def runs(ctx: click.Context, as_json: bool) -> None:
                     "model": r.started.backbone_model,
                     "scheme": r.started.scheme,
                     "episodes": r.episodes,
-                    "status": r.finished.status if r.finished else "running",
+                    "attempts": r.attempts,
+                    "status": r.status,
                     "recorded_at": r.recorded_at,
                 }
             )
@@ -49,7 +51,7 @@ def runs(ctx: click.Context, as_json: bool) -> None:
             r.started.backbone_model,
             r.started.scheme or "-",
             str(r.episodes),
-            r.finished.status if r.finished else "unfinished",
+            r.status,
             r.recorded_at[:19],
         )
     console.print(table if found else f"no runs in {ctx.find_object(AppContext).db}")
@@ -64,34 +66,38 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
-    from p2w_runtime.store import UnknownRun, episode_streams, find_run
+    from p2w_runtime.store import counted, episode_attempts, find_run
     from replay.classify import read_classifications
     from replay.judging import episode_judgments, format_judgment
     from replay.timeline import timeline
     from schemas import EpisodeFinished, EpisodeStarted
 
     derived: list[Any] = []
+    left_out: list[str] = []
 
     async def _load() -> tuple[Any, list[Any]]:
         async with open_db(ctx) as store:
             info = await find_run(store, run_ref)
-            streams = await episode_streams(store, info.run_id)
+            attempts = await episode_attempts(store, info.run_id)
+            episodes = counted(attempts)
             if task_id is None:
-                episodes = []
-                for stream in streams:
-                    decoded = [e.decode() async for e in store.read_stream(stream)]
-                    episodes.append((stream, decoded[0].payload, decoded[-1].payload))
-                return info, episodes
-            matches = [s for s in streams if s.split("/", 1)[1].split("#")[0] == task_id]
-            if not matches:
-                raise UnknownRun(f"run {info.label!r} has no episode for task {task_id!r}")
-            derived.extend(await episode_judgments(store, matches[-1]))
+                shown = {ref.stream for ref in episodes}
+                left_out.extend(
+                    f"{ref.stream.split('/', 1)[1]} ({ref.end_reason or 'unfinished'})"
+                    for ref in attempts
+                    if ref.stream not in shown
+                )
+                rows = []
+                for ref in episodes:
+                    decoded = [e.decode() async for e in store.read_stream(ref.stream)]
+                    rows.append((ref.stream, decoded[0].payload, decoded[-1].payload))
+                return info, rows
+            stream = _episode_stream(info, task_id, attempts, episodes)
+            derived.extend(await episode_judgments(store, stream))
             derived.extend(
-                r
-                for r in await read_classifications(store, info.run_id)
-                if r.classification.episode_stream == matches[-1]
+                r for r in await read_classifications(store, info.run_id) if r.classification.episode_stream == stream
             )
-            return info, [e.decode() async for e in store.read_stream(matches[-1])]
+            return info, [e.decode() async for e in store.read_stream(stream)]
 
     info, items = run(_load())
     if as_json:
@@ -130,6 +136,8 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
         for row in timeline(items):
             table.add_row(str(row.seq), "-" if row.step is None else str(row.step), row.type, row.gist)
     console.print(table)
+    if left_out:
+        console.print(f"not counted (a later attempt or none finished): {', '.join(left_out)}", markup=False)
     for record in derived:
         if hasattr(record, "judgment"):
             console.print(format_judgment(record.judgment, event_id=record.event_id))
@@ -144,3 +152,21 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
                     f"  {label.label}: {label.explanation}  (events {', '.join(label.evidence.event_ids)})",
                     markup=False,
                 )
+
+
+def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:
+    """An attempt by its number (``TASK#2``; ``TASK#1`` is the first, stream ``TASK``), else the task's counted
+    episode; one clear error otherwise."""
+    base, sep, number = task_id.partition("#")
+    named = f"{info.run_id}/{base if number == '1' else task_id}"
+    if sep and any(ref.stream == named for ref in attempts):
+        return named
+    for ref in episodes:
+        if ref.task_id == task_id:
+            return ref.stream
+    tried = [ref.stream.split("/", 1)[1] for ref in attempts if ref.task_id == task_id]
+    if tried:
+        raise UnknownRun(
+            f"run {info.label!r} has no finished episode for task {task_id!r} (attempts: {', '.join(tried)})"
+        )
+    raise UnknownRun(f"run {info.label!r} has no episode for task {task_id!r}")

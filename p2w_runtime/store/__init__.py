@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from p2w_runtime.store._bundle import BundleError, BundleSummary, export_run, import_bundle
+from p2w_runtime.store._episodes import NOT_AN_OUTCOME, EpisodeRef, counted, counted_episodes, episode_attempts
 from p2w_runtime.store._recorder import IntegrityError, Recorder, StoreError, StreamHead
 from p2w_runtime.store._runs import (
     CLASSIFICATION_STREAM_SUFFIX,
@@ -14,7 +15,6 @@ from p2w_runtime.store._runs import (
     JUDGMENT_STREAM_SUFFIX,
     RunInfo,
     UnknownRun,
-    episode_streams,
     find_run,
     list_runs,
     run_events,
@@ -41,7 +41,9 @@ async def open_store(location: str | Path, *, create: bool = True) -> AsyncItera
 __all__ = [
     "CLASSIFICATION_STREAM_SUFFIX",
     "DERIVED_STREAM_SUFFIXES",
+    "EpisodeRef",
     "JUDGMENT_STREAM_SUFFIX",
+    "NOT_AN_OUTCOME",
     "BundleError",
     "BundleSummary",
     "Problem",
@@ -57,7 +59,9 @@ __all__ = [
     "StreamHead",
     "UnknownRun",
     "connect_store",
-    "episode_streams",
+    "counted",
+    "counted_episodes",
+    "episode_attempts",
     "find_run",
     "list_runs",
     "open_store",
