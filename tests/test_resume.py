@@ -237,3 +237,8 @@ def test_runs_and_runs_json_name_an_unfinished_run_alike(tmp_path: Path):
     (run,) = [json.loads(line) for line in cli(tmp_path / "u.db", "runs", "--json").output.splitlines()]
     table = cli(tmp_path / "u.db", "runs").output
     assert run["status"] == "unfinished" and "unfin" in table and "running" not in table  # the table may truncate
+
+
+def test_record_without_model_or_resume_is_a_usage_error(tmp_path: Path):
+    result = cli(tmp_path / "n.db", "record", "--task", "Lena_Fischer_A1")
+    assert result.exit_code == 2 and "--model" in result.output and not (tmp_path / "n.db").exists()
