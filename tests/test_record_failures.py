@@ -77,7 +77,9 @@ def test_endpoint_down_is_one_clear_error(tmp_path: Path):
     result = record(db, f"http://127.0.0.1:{port}/v1", *FAST, "--task", "Lena_Fischer_A3")
     assert result.exit_code == 1 and f"127.0.0.1:{port}" in result.output and "Traceback" not in result.output
     assert finished_episodes(db)[0]["end_reason"] == "error"
-    (run,) = [json.loads(line) for line in CliRunner().invoke(main, ["--db", str(db), "runs", "--json"]).output.split()]
+    (run,) = [
+        json.loads(line) for line in CliRunner().invoke(main, ["--db", str(db), "runs", "--json"]).output.splitlines()
+    ]
     assert run["status"] == "failed"  # every episode failed: nothing was measured, so not `completed`
     assert "failed" in CliRunner().invoke(main, ["--db", str(db), "runs"]).output
 
