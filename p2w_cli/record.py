@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from p2w_cli._common import open_db, run
@@ -20,6 +21,14 @@ def _sample_or_path(value: str, which: str) -> Path:
     if value == "sample":
         return sample_tasks_dir() if which == "tasks" else sample_history_dir()
     return Path(value)
+
+
+def _given_options(ctx: click.Context) -> frozenset[str]:
+    """The options the user set (on the command line or by env), by flag: a resume checks them."""
+    given = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    return frozenset(
+        p.opts[0] for p in ctx.command.params if p.name and ctx.get_parameter_source(p.name) in given and p.opts
+    )
 
 
 @click.command("record")
@@ -40,7 +49,7 @@ def _sample_or_path(value: str, which: str) -> Path:
 @click.option(
     "--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand", show_default=True
 )
-@click.option("--model", required=True, help="Backbone model name at the endpoint.")
+@click.option("--model", help="Backbone model name at the endpoint (required, except with --resume).")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
 @click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
 @click.option("--level", type=click.IntRange(0, 2), help="Only tasks of this ambiguity level.")
@@ -49,7 +58,14 @@ def _sample_or_path(value: str, which: str) -> Path:
 @click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True)
 @click.option("--label", help="Run label (default: SCHEME-MODEL).")
 @click.option("--max-steps", type=click.IntRange(1), default=25, show_default=True)
-@click.option("--resume", "resume", metavar="RUN", help="Continue an interrupted run: finished episodes are kept.")
+@click.option(
+    "--resume",
+    "resume",
+    metavar="RUN",
+    help="Continue an interrupted run: its recorded tasks and settings, only unfinished tasks are recorded. "
+    "Of the other options only --concurrency, --chromium, --cache-dir, --prices, --max-retries, --llm-timeout, "
+    "--base-url and --api-key may differ.",
+)
 @click.option(
     "--chromium",
     envvar="P2W_CHROMIUM",
@@ -81,7 +97,7 @@ def record_cmd(
     tasks_dir: str,
     history_dir: str,
     scheme: str,
-    model: str,
+    model: str | None,
     base_url: str | None,
     api_key: str | None,
     level: int | None,
@@ -105,11 +121,13 @@ def record_cmd(
     from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress, record
     from p2w_runtime.llm import RetryPolicy
 
+    if model is None and resume is None:
+        raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
     config = AgentConfig(scheme=scheme, max_steps=max_steps, page_timeout_s=page_timeout)  # type: ignore[arg-type]
     request = RecordRequest(
         tasks_dir=_sample_or_path(tasks_dir, "tasks"),
         history_dir=_sample_or_path(history_dir, "history"),
-        model=model,
+        model=model or "",
         label=label,
         config=config,
         base_url=base_url,
@@ -125,6 +143,7 @@ def record_cmd(
         resume=resume,
         retry=RetryPolicy(max_retries=max_retries),
         llm_timeout_s=llm_timeout,
+        given=_given_options(ctx),
     )
     columns = (
         TextColumn("recording"),

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
+from p2w_runtime.store import EpisodeRef, RunInfo, UnknownRun
 from p2w_runtime.terminal import cell, markup
 
 
@@ -35,7 +36,8 @@ def runs(ctx: click.Context, as_json: bool) -> None:
                     "model": r.started.backbone_model,
                     "scheme": r.started.scheme,
                     "episodes": r.episodes,
-                    "status": r.finished.status if r.finished else "running",
+                    "attempts": r.attempts,
+                    "status": r.status,
                     "recorded_at": r.recorded_at,
                 }
             )
@@ -46,7 +48,7 @@ def runs(ctx: click.Context, as_json: bool) -> None:
             *map(cell, (r.run_id, r.label, r.started.source, r.started.agent, r.started.backbone_model)),
             cell(r.started.scheme or "-"),
             str(r.episodes),
-            cell(r.finished.status if r.finished else "unfinished"),
+            cell(r.status),
             cell(r.recorded_at[:19]),
         )
     console.print(table if found else cell(f"no runs in {db_path(ctx)}"))
@@ -61,7 +63,7 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
-    from p2w_runtime.store import UnknownRun, episode_ends, episode_streams, find_run
+    from p2w_runtime.store import counted, episode_attempts, episode_ends, find_run
     from schemas import EpisodeFinished, EpisodeStarted
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
@@ -70,27 +72,31 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
         from replay.timeline import timeline
 
     derived: list[Any] = []
+    left_out: list[str] = []
 
     async def _load() -> tuple[Any, list[Any]]:
         async with open_db(ctx) as store:
             info = await find_run(store, run_ref)
-            streams = await episode_streams(store, info.run_id)
+            attempts = await episode_attempts(store, info.run_id)
+            episodes = counted(attempts)
             if task_id is None:
-                episodes = []
-                for stream in streams:
-                    first, last = await episode_ends(store, stream)
-                    episodes.append((stream, first.decode().payload, last.decode().payload))
-                return info, episodes
-            matches = [s for s in streams if s.split("/", 1)[1].split("#")[0] == task_id]
-            if not matches:
-                raise UnknownRun(f"run {info.label!r} has no episode for task {task_id!r}")
-            derived.extend(await episode_judgments(store, matches[-1]))
+                shown = {ref.stream for ref in episodes}
+                left_out.extend(
+                    f"{ref.stream.split('/', 1)[1]} ({ref.end_reason or 'unfinished'})"
+                    for ref in attempts
+                    if ref.stream not in shown
+                )
+                rows = []
+                for ref in episodes:
+                    first, last = await episode_ends(store, ref.stream)
+                    rows.append((ref.stream, first.decode().payload, last.decode().payload))
+                return info, rows
+            stream = _episode_stream(info, task_id, attempts, episodes)
+            derived.extend(await episode_judgments(store, stream))
             derived.extend(
-                r
-                for r in await read_classifications(store, info.run_id)
-                if r.classification.episode_stream == matches[-1]
+                r for r in await read_classifications(store, info.run_id) if r.classification.episode_stream == stream
             )
-            return info, [e.decode() async for e in store.read_stream(matches[-1])]
+            return info, [e.decode() async for e in store.read_stream(stream)]
 
     info, items = run(_load())
     if as_json:
@@ -132,6 +138,8 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
         for row in timeline(items):
             table.add_row(str(row.seq), "-" if row.step is None else str(row.step), cell(row.type), cell(row.gist))
     console.print(table)
+    if left_out:
+        console.print(cell(f"not counted (a later attempt or none finished): {', '.join(left_out)}"))
     for record in derived:
         if hasattr(record, "judgment"):
             console.print(format_judgment(record.judgment, event_id=record.event_id))
@@ -145,3 +153,21 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
                 console.print(
                     cell(f"  {label.label}: {label.explanation}  (events {', '.join(label.evidence.event_ids)})")
                 )
+
+
+def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:
+    """An attempt by its number (``TASK#2``; ``TASK#1`` is the first, stream ``TASK``), else the task's counted
+    episode; one clear error otherwise."""
+    base, sep, number = task_id.partition("#")
+    named = f"{info.run_id}/{base if number == '1' else task_id}"
+    if sep and any(ref.stream == named for ref in attempts):
+        return named
+    for ref in episodes:
+        if ref.task_id == task_id:
+            return ref.stream
+    tried = [ref.stream.split("/", 1)[1] for ref in attempts if ref.task_id == task_id]
+    if tried:
+        raise UnknownRun(
+            f"run {info.label!r} has no finished episode for task {task_id!r} (attempts: {', '.join(tried)})"
+        )
+    raise UnknownRun(f"run {info.label!r} has no episode for task {task_id!r}")

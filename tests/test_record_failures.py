@@ -77,6 +77,11 @@ def test_endpoint_down_is_one_clear_error(tmp_path: Path):
     result = record(db, f"http://127.0.0.1:{port}/v1", *FAST, "--task", "Lena_Fischer_A3")
     assert result.exit_code == 1 and f"127.0.0.1:{port}" in result.output and "Traceback" not in result.output
     assert finished_episodes(db)[0]["end_reason"] == "error"
+    (run,) = [
+        json.loads(line) for line in CliRunner().invoke(main, ["--db", str(db), "runs", "--json"]).output.splitlines()
+    ]
+    assert run["status"] == "failed"  # every episode failed: nothing was measured, so not `completed`
+    assert "failed" in CliRunner().invoke(main, ["--db", str(db), "runs"]).output
 
 
 def _one_task(tmp_path: Path, intent: str) -> Path:
@@ -193,7 +198,7 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path):
     assert CliRunner().invoke(main, ["--db", str(db), "verify"]).exit_code == 0
     runs = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
     (run,) = [json.loads(line) for line in runs.output.splitlines()]
-    assert run["status"] == "completed" and run["episodes"] == len(tasks) + 1
+    assert run["status"] == "completed" and (run["episodes"], run["attempts"]) == (len(tasks), len(tasks) + 1)
 
 
 def _safe_finished(db: Path) -> list[dict]:

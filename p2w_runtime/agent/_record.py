@@ -11,15 +11,15 @@ from urllib.parse import urlsplit
 
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
+from p2w_runtime.agent._resume import check_dataset, resumed_request, selection_config
 from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import DataError, Task, TaskSet, find_memory_bank, load_tasks
-from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.sites import start_sites
 from p2w_runtime.sites.catalog import TEST_DOMAIN, host_resolver_rules
-from p2w_runtime.store import Recorder, RunInfo, check_label_free, find_run
+from p2w_runtime.store import Recorder, check_label_free, find_run
 
 ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
 
@@ -44,6 +44,8 @@ class RecordRequest:
     resume: str | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     llm_timeout_s: float = 120.0
+    given: frozenset[str] = frozenset()
+    """Options the user gave (``--level``, ...): on resume, those must agree with the recorded run."""
 
 
 @dataclass(frozen=True)
@@ -66,12 +68,15 @@ def select_tasks(dataset: TaskSet, request: RecordRequest) -> list[Task]:
 
 async def record(store: Recorder, request: RecordRequest, progress: ProgressCallback | None = None) -> RecordSummary:
     """Record one run (or continue ``request.resume``); user errors surface before any browsing starts."""
-    dataset = load_tasks(request.tasks_dir)
-    tasks = select_tasks(dataset, request)
-    config, model, resume = request.config, request.model, None
+    resume = None
     if request.resume:
         resume = await find_run(store, request.resume)
-        config, model = _resumed_settings(resume, dataset, config)
+        request = resumed_request(resume, request)
+    dataset = load_tasks(request.tasks_dir)
+    if resume is not None:
+        check_dataset(resume, dataset)
+    tasks = select_tasks(dataset, request)
+    config, model = request.config, request.model
     retriever = None
     if config.scheme != "no-history":
         for persona in sorted({t.persona for t in tasks}):
@@ -84,7 +89,7 @@ async def record(store: Recorder, request: RecordRequest, progress: ProgressCall
     run_config = {
         "tasks_dir": str(request.tasks_dir),
         "history_dir": str(request.history_dir),
-        "level": request.level,
+        **selection_config(request, [t.task_id for t in tasks]),
         "concurrency": request.concurrency,
         "base_url": request.base_url,
         "embedder": request.embedder or "default",
@@ -112,21 +117,7 @@ async def record(store: Recorder, request: RecordRequest, progress: ProgressCall
             concurrency=request.concurrency,
             progress=progress,
         )
-    return RecordSummary(plan.run_id, resume.label if resume else label, plan.kept, outcomes)
-
-
-def _resumed_settings(run: RunInfo, dataset: TaskSet, config: AgentConfig) -> tuple[AgentConfig, str]:
-    """A resumed run keeps the agent settings it was started with."""
-    started = run.started
-    if started.source != "recorded":
-        raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
-    if started.dataset_hash != dataset.content_hash:
-        raise UserError(
-            f"run {run.label!r} was recorded on other task files (dataset {started.dataset_id}, "
-            f"given {dataset.dataset_id})"
-        )
-    fields = {k: v for k, v in started.config.items() if k in AgentConfig.__dataclass_fields__}
-    return AgentConfig(**fields) if fields else config, started.backbone_model
+    return RecordSummary(plan.run_id, resume.label if resume else label, len(plan.kept), outcomes)
 
 
 @contextlib.asynccontextmanager

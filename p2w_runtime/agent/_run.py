@@ -6,6 +6,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import structlog
 
@@ -16,12 +17,14 @@ from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import Recorder, RunInfo, seal_streams
-from schemas import EpisodeFinished, EpisodeStarted, NewEvent, RunFinished, RunStarted, uuid7
+from p2w_runtime.store import NOT_AN_OUTCOME, EpisodeRef, Recorder, RunInfo, counted, episode_attempts, seal_streams
+from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted, uuid7
 
 log = structlog.get_logger(__name__)
 
 AGENT_NAME = "p2w-rt"
+UNFINISHED_DETAIL = "unfinished when the run was resumed"
+RunStatus = Literal["completed", "interrupted", "failed"]
 
 
 @dataclass
@@ -44,8 +47,8 @@ class RunPlan:
     run_id: str
     todo: list[tuple[Task, str]]
     """(task, episode id) still to record."""
-    kept: int
-    """Episodes already finished in an earlier attempt of this run."""
+    kept: list[EpisodeRef]
+    """Episodes that already count from an earlier attempt of this run (``counted``)."""
 
 
 async def plan_run(
@@ -59,7 +62,8 @@ async def plan_run(
     run_config: dict,
     resume: RunInfo | None,
 ) -> RunPlan:
-    """Start a new run, or pick up ``resume``: finished episodes stay, unfinished ones are closed as aborted."""
+    """Start a new run, or pick up ``resume``: tasks whose episode counts stay, unfinished attempts are
+    closed as aborted, and every other task of ``tasks`` is recorded again as ``TASK#n``."""
     if resume is None:
         run_id = uuid7()
         await store.append(
@@ -83,42 +87,26 @@ async def plan_run(
                 )
             ]
         )
-        return RunPlan(run_id, [(t, t.task_id) for t in tasks], 0)
+        return RunPlan(run_id, [(t, t.task_id) for t in tasks], [])
     run_id = resume.run_id
-    attempts: Counter[str] = Counter()
-    finished: set[str] = set()
-    closing: list[NewEvent] = []
-    for head in await store.list_streams(prefix=f"{run_id}/"):
-        started = await _episode_started(store, head.stream)
-        if started is None:
-            continue
-        attempts[started.task_id] += 1
-        if head.last_type == "episode.finished":
-            finished.add(started.task_id)
-        else:
-            closing.append(
-                NewEvent(
-                    stream=head.stream,
-                    payload=EpisodeFinished(end_reason="aborted", detail="unfinished when the run was resumed"),
-                )
-            )
+    attempts = await episode_attempts(store, run_id)
+    done = {ref.task_id: ref for ref in counted(attempts)}
+    closing = [
+        NewEvent(stream=ref.stream, payload=EpisodeFinished(end_reason="aborted", detail=UNFINISHED_DETAIL))
+        for ref in attempts
+        if ref.end_reason is None
+    ]
     if closing:
         await store.append(closing)
+    tries = Counter(ref.task_id for ref in attempts)
     todo = [
-        (t, t.task_id if not attempts[t.task_id] else f"{t.task_id}#{attempts[t.task_id] + 1}")
+        (t, f"{t.task_id}#{tries[t.task_id] + 1}" if tries[t.task_id] else t.task_id)
         for t in tasks
-        if t.task_id not in finished
+        if t.task_id not in done
     ]
-    log.info("resuming run", run_id=run_id, kept=len(finished), aborted=len(closing), todo=len(todo))
-    return RunPlan(run_id, todo, len(finished))
-
-
-async def _episode_started(store: Recorder, stream: str) -> EpisodeStarted | None:
-    """The opening event of an episode stream (None for derived streams such as judgments)."""
-    async for event in store.read_stream(stream):
-        payload = event.decode().payload
-        return payload if isinstance(payload, EpisodeStarted) else None
-    return None
+    kept = [done[t.task_id] for t in tasks if t.task_id in done]
+    log.info("resuming run", run_id=run_id, kept=len(kept), aborted=len(closing), todo=len(todo))
+    return RunPlan(run_id, todo, kept)
 
 
 async def record_episodes(
@@ -137,7 +125,7 @@ async def record_episodes(
     Cancellation (Ctrl-C) lets running episodes record themselves as aborted, then marks the
     run interrupted, so ``--resume`` can pick it up.
     """
-    state = RunProgress(total=len(plan.todo) + plan.kept, done=plan.kept)
+    state = RunProgress(total=len(plan.todo) + len(plan.kept), done=len(plan.kept))
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(task: Task, episode_id: str) -> EpisodeOutcome:
@@ -165,14 +153,17 @@ async def record_episodes(
             _notify(progress, state)
             return outcome
 
-    status = "completed"
+    status: RunStatus = "completed"
     try:
         await asyncio.gather(*(one(task, episode_id) for task, episode_id in plan.todo))
     except asyncio.CancelledError:
         status = "interrupted"
         raise
     finally:
-        reasons = Counter(o.end_reason for o in state.outcomes)
+        reasons = Counter(ref.end_reason for ref in plan.kept) + Counter(o.end_reason for o in state.outcomes)
+        counts = {reason: n for reason, n in reasons.items() if reason not in NOT_AN_OUTCOME}
+        if status == "completed" and counts and set(counts) == {"error"}:
+            status = "failed"  # every episode failed (endpoint or browser down): nothing was measured
         costs = [o.cost_usd for o in state.outcomes if o.cost_usd is not None]
         await store.append(
             [
@@ -180,7 +171,7 @@ async def record_episodes(
                     stream=plan.run_id,
                     payload=RunFinished(
                         status=status,
-                        episodes=len(state.outcomes) + plan.kept,
+                        episodes=sum(counts.values()),
                         end_reasons=dict(reasons),
                         cost_usd=round(sum(costs), 6) if costs else None,
                         seals=await seal_streams(store, plan.run_id, into=plan.run_id),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
 from p2w_runtime.store._claims import ClaimHolder, hold_claims
+from p2w_runtime.store._episodes import NOT_AN_OUTCOME, EpisodeRef, counted, counted_episodes, episode_attempts
 from p2w_runtime.store._recorder import IntegrityError, LabelTaken, ReadOnlyStore, Recorder, StoreError, StreamHead
 from p2w_runtime.store._runs import (
     CLASSIFICATION_STREAM_SUFFIX,
@@ -17,7 +18,6 @@ from p2w_runtime.store._runs import (
     UnknownRun,
     check_label_free,
     episode_ends,
-    episode_streams,
     find_run,
     list_runs,
     run_events,
@@ -50,7 +50,9 @@ async def open_store(location: str | Path, *, create: bool = True, read_only: bo
 __all__ = [
     "CLASSIFICATION_STREAM_SUFFIX",
     "DERIVED_STREAM_SUFFIXES",
+    "EpisodeRef",
     "JUDGMENT_STREAM_SUFFIX",
+    "NOT_AN_OUTCOME",
     "BundleError",
     "ClaimHolder",
     "LabelTaken",
@@ -79,8 +81,10 @@ __all__ = [
     "UnknownRun",
     "check_label_free",
     "connect_store",
+    "counted",
+    "counted_episodes",
     "episode_ends",
-    "episode_streams",
+    "episode_attempts",
     "find_run",
     "list_runs",
     "open_store",

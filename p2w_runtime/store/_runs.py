@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from p2w_runtime.store._episodes import counted, episode_attempts
 from p2w_runtime.store._recorder import LabelTaken, Recorder, StoreError
 from schemas import RunFinished, RunStarted, StoredEvent
 
@@ -20,10 +22,19 @@ class RunInfo:
     recorded_at: str
     finished: RunFinished | None
     episodes: int
+    """Episodes that count, one per task (``counted``)."""
+    attempts: int
+    """Every attempt recorded, aborted and unfinished ones included."""
 
     @property
     def label(self) -> str:
         return self.started.label
+
+    @property
+    def status(self) -> str:
+        """``completed``, ``failed`` (every episode failed), ``interrupted``, or ``unfinished`` (no
+        ``run.finished`` yet: still recording, or the recorder was killed). One name everywhere."""
+        return self.finished.status if self.finished is not None else "unfinished"
 
 
 async def list_runs(store: Recorder) -> list[RunInfo]:
@@ -38,13 +49,11 @@ async def list_runs(store: Recorder) -> list[RunInfo]:
         payload = stored.decode().payload
         assert isinstance(payload, RunFinished)
         finished[stored.stream] = payload
-    episode_counts: dict[str, int] = {}
-    for head in await store.list_streams():
-        run_id, sep, _ = head.stream.partition("/")
-        if sep and run_id in started and not head.stream.endswith(DERIVED_STREAM_SUFFIXES):
-            episode_counts[run_id] = episode_counts.get(run_id, 0) + 1
+    attempts = await episode_attempts(store)
+    episode_counts = Counter(ref.run_id for ref in counted(attempts))
+    attempt_counts = Counter(ref.run_id for ref in attempts)
     return [
-        RunInfo(run_id, run, at, finished.get(run_id), episode_counts.get(run_id, 0))
+        RunInfo(run_id, run, at, finished.get(run_id), episode_counts[run_id], attempt_counts[run_id])
         for run_id, (run, at) in started.items()
     ]
 
@@ -77,14 +86,6 @@ async def check_label_free(store: Recorder, label: str) -> None:
     for run in await list_runs(store):
         if run.label == label:
             raise LabelTaken(label, run.run_id, getattr(store, "label", "the store"))
-
-
-async def episode_streams(store: Recorder, run_id: str) -> list[str]:
-    """Episode streams of a run, in the order they were started."""
-    order: list[str] = []
-    async for stored in store.read_all(stream_prefix=f"{run_id}/", types=["episode.started"]):
-        order.append(stored.stream)
-    return order
 
 
 async def episode_ends(store: Recorder, stream: str) -> tuple[StoredEvent, StoredEvent]:

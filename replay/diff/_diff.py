@@ -1,8 +1,8 @@
 """Two runs of the same tasks, compared: metric deltas with paired statistics, flips, divergences.
 
 Tasks are aligned by task id and level, and by scheme when both runs cover the same schemes
-(comparing an on-demand run with a pre-execution run aligns across schemes). A task seen
-twice in one run counts with its latest episode. Tasks in only one run, and tasks without a
+(comparing an on-demand run with a pre-execution run aligns across schemes). Each run is read
+as its counted episodes, one per task (``p2w_runtime.store.counted``). Tasks in only one run, and tasks without a
 usable judgment, are listed, never silently dropped; the figures are means over the tasks
 scored in both runs, so every delta is paired.
 """

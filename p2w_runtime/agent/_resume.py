@@ -1,0 +1,121 @@
+"""What ``record --resume`` continues: the selection and settings read back from ``run.started``.
+
+A resumed run is the same run: the same tasks (the ids selected when it started, whatever
+``--level`` / ``--limit`` / ``--task`` chose then), the same model and agent settings. Options
+that would change what is measured are refused when they differ from the recorded ones; options
+that only change how the recorder runs may differ (``RESUME_MAY_CHANGE``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.data import TaskSet
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import RunInfo
+
+if TYPE_CHECKING:
+    from p2w_runtime.agent._record import RecordRequest
+
+RESUME_MAY_CHANGE = (
+    "--concurrency",
+    "--chromium",
+    "--cache-dir",
+    "--prices",
+    "--max-retries",
+    "--llm-timeout",
+    "--base-url",
+    "--api-key",
+)
+"""How the recorder runs, not what it measures: a resume may change these (the endpoint may have moved)."""
+
+
+def selection_config(request: RecordRequest, task_ids: list[str]) -> dict[str, Any]:
+    """What ``run.started`` keeps of the selection, so that a resume records exactly these tasks."""
+    return {"level": request.level, "task_ids": list(request.task_ids), "limit": request.limit, "tasks": task_ids}
+
+
+def resumed_request(run: RunInfo, request: RecordRequest) -> RecordRequest:
+    """``request`` with the run's recorded selection and settings; one ``UserError`` naming every option
+    given now that conflicts with them."""
+    started = run.started
+    if started.source != "recorded":
+        raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
+    recorded = _recorded(run)
+    asked = _asked(request)
+    conflicts = [
+        f"{flag} {_show(asked[flag])} (recorded: {_show(recorded[flag])})"
+        for flag in sorted(request.given & recorded.keys())
+        if asked[flag] != recorded[flag]
+    ]
+    if conflicts:
+        raise UserError(
+            f"run {run.label!r} was recorded with other settings: {', '.join(conflicts)}; "
+            f"drop them to resume (a resume may change only {', '.join(RESUME_MAY_CHANGE)})"
+        )
+    config = started.config
+    fields = {k: v for k, v in config.items() if k in AgentConfig.__dataclass_fields__}
+    tasks = config.get("tasks")
+    return replace(
+        request,
+        tasks_dir=request.tasks_dir if "--tasks" in request.given else Path(config.get("tasks_dir", request.tasks_dir)),
+        history_dir=Path(config.get("history_dir", request.history_dir)),
+        model=started.backbone_model,
+        label=run.label,
+        config=AgentConfig(**fields) if fields else request.config,
+        embedder=None if config.get("embedder", "default") == "default" else config["embedder"],
+        # runs recorded before the selection was kept: the options given now select, as they always did
+        task_ids=tuple(tasks) if tasks is not None else request.task_ids,
+        level=None if tasks is not None else config.get("level", request.level),
+        limit=None if tasks is not None else request.limit,
+    )
+
+
+def check_dataset(run: RunInfo, dataset: TaskSet) -> None:
+    """The task files may move, but their content must be what the run was recorded on."""
+    if run.started.dataset_hash != dataset.content_hash:
+        raise UserError(
+            f"run {run.label!r} was recorded on other task files (dataset {run.started.dataset_id}, "
+            f"given {dataset.dataset_id})"
+        )
+
+
+def _recorded(run: RunInfo) -> dict[str, Any]:
+    """Option flag -> the value the run was started with; options a run does not record are left out."""
+    started, config = run.started, run.started.config
+    recorded: dict[str, Any] = {"--model": started.backbone_model, "--scheme": started.scheme, "--label": run.label}
+    names = {
+        "--max-steps": "max_steps",
+        "--page-timeout": "page_timeout_s",
+        "--history": "history_dir",
+        "--embedder": "embedder",
+        "--level": "level",
+        "--task": "task_ids",
+        "--limit": "limit",
+    }
+    recorded.update({flag: config[key] for flag, key in names.items() if key in config})
+    return recorded
+
+
+def _asked(request: RecordRequest) -> dict[str, Any]:
+    return {
+        "--model": request.model,
+        "--scheme": request.config.scheme,
+        "--label": request.label,
+        "--max-steps": request.config.max_steps,
+        "--page-timeout": request.config.page_timeout_s,
+        "--history": str(request.history_dir),
+        "--embedder": request.embedder or "default",
+        "--level": request.level,
+        "--task": list(request.task_ids),
+        "--limit": request.limit,
+    }
+
+
+def _show(value: Any) -> str:
+    if value is None or value == []:
+        return "none"
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
