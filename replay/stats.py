@@ -8,7 +8,7 @@ left out are listed per run. The deviation is the sample standard deviation acro
 from __future__ import annotations
 
 import json
-import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,12 +81,9 @@ def run_stats(runs: Sequence[RunData]) -> RunStats:
     mean: dict[str, float | None] = {}
     std: dict[str, float | None] = {}
     for m in METRICS:
-        values = [f.figures[m] for f in figures if f.figures[m] is not None]
-        mean[m] = sum(values) / len(values) if values else None
-        if len(values) >= 2 and mean[m] is not None:
-            std[m] = math.sqrt(sum((v - mean[m]) ** 2 for v in values) / (len(values) - 1))
-        else:
-            std[m] = None
+        values = [v for f in figures if (v := f.figures[m]) is not None]
+        mean[m] = statistics.fmean(values) if values else None
+        std[m] = statistics.stdev(values) if len(values) >= 2 else None
     return RunStats(runs[0].judge_id if runs else "", figures, len(common), mean, std)
 
 

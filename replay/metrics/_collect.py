@@ -51,7 +51,7 @@ async def collect_scores(
     scores: list[EpisodeScore] = []
     for run in runs:
         judged = await current_judgments(store, run.run_id, judge_id)
-        judges = sorted({j for _, j in judged}) or [judge_id]
+        judges: list[str | None] = [*sorted({j for _, j in judged})] or [judge_id]
         for episode in await list_episodes(store, run.run_id):
             scheme = episode.scheme or run.started.scheme or "-"
             for judge in judges:
