@@ -73,6 +73,8 @@ def test_every_page_of_the_demo_is_served_under_a_strict_csp(demo_url: str) -> N
     status, _, body = fetch(demo_url + "compare?a=earlier&b=later")
     compare = _text(body)
     assert status == 200 and "2 gained" in compare and "0 lost" in compare and 'class="flip gained"' in compare
+    status, _, body = fetch(demo_url + "compare?a=earlier&b=later&judge=rubric-llm")
+    assert status == 409 and "has no rubric-llm judgments for" in _text(body), "an LLM judge is never paid for here"
     for name in ("levels", "errors"):
         status, headers, png = fetch(demo_url + f"run/earlier/plot/{name}.png")
         assert status == 200 and png.startswith(b"\x89PNG") and headers["content-type"] == "image/png"
@@ -159,7 +161,7 @@ def test_browsing_and_an_unjudged_compare_append_nothing(hostile: tuple[str, dic
     url, ids, db = hostile
     before = event_count(db)
     status, _, body = fetch(url + f"compare?a={ids['run_id']}&b={ids['run_id']}")
-    assert status == 409 and "has no rubric-rules judgments; judge it first: p2w-rt replay" in _text(body)
+    assert status == 200, "a rules judge compares unjudged runs in memory, as diff does"
     fetch(url + f"run/{ids['run_id']}/episode/{ids['episode_id']}")
     assert event_count(db) == before, "the viewer never judges behind the user's back"
 

@@ -20,9 +20,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from p2w_runtime.store import Recorder, UnknownRun, find_run, list_runs, open_store
-from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, diff_runs, parse_ref
+from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, MissingJudgments, diff_runs, load_run_data, parse_ref
 from replay.view._blobs import BlobProblem, media_type, read_blob
-from replay.view._compare import NotJudged, judged_run_data, side_by_side
+from replay.view._side_by_side import side_by_side
 from replay.view._episode import UnknownEpisode, episode_page
 from replay.view._links import ServerLinks
 from replay.view._plots import NoPlot, plot_png
@@ -136,7 +136,7 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         for text in (a_text, b_text):
             ref = parse_ref(text, state.db)
             store = state.store_for(ref.db)
-            data.append(await judged_run_data(store, await find_run(store, ref.run), judge, text))
+            data.append(await load_run_data(store, await find_run(store, ref.run), judge, text))
         local = [parse_ref(t, state.db).db.resolve() == state.db.resolve() for t in (a_text, b_text)]
         d = diff_runs(data[0], data[1])
         return page("compare.html", d=d, headers=METRIC_HEADERS, side=side_by_side, a_local=local[0], b_local=local[1])
@@ -176,7 +176,7 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             NoPlot: not_found,
             BlobProblem: blob_problem,
             Forbidden: forbidden,
-            NotJudged: not_judged,
+            MissingJudgments: not_judged,
             404: http_error,
             405: http_error,
         },
