@@ -12,15 +12,17 @@ data's delivery differs, never the algorithm.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from functools import cache
-
-from nltk.tokenize import NLTKWordTokenizer
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-from punkt.data import english
 
 
 @cache
-def _sentences() -> PunktSentenceTokenizer:
+def _tokenizers() -> tuple[Callable[[str], list[str]], Callable[[str], list[str]]]:
+    """(sentences, words); imported on first use because ``import nltk`` takes seconds."""
+    from nltk.tokenize import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    from punkt.data import english
+
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES)
     params.collocations = set(english.COLLOCATIONS)
@@ -28,12 +30,10 @@ def _sentences() -> PunktSentenceTokenizer:
     params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
     tokenizer = PunktSentenceTokenizer()
     tokenizer._params = params  # what nltk's PunktTokenizer.load_lang does after reading punkt_tab
-    return tokenizer
-
-
-_WORDS = NLTKWordTokenizer()
+    return tokenizer.tokenize, NLTKWordTokenizer().tokenize
 
 
 def word_tokenize(text: str) -> list[str]:
     """``nltk.tokenize.word_tokenize(text)`` (English, ``preserve_line=False``)."""
-    return [token for sentence in _sentences().tokenize(text) for token in _WORDS.tokenize(sentence)]
+    sentences, words = _tokenizers()
+    return [token for sentence in sentences(text) for token in words(sentence)]
