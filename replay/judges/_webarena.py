@@ -37,6 +37,7 @@ from replay.webarena._helpers import (
     locate_with_helper,
     parse_call,
     reddit_get_post_url,
+    shows,
     target_url,
 )
 from schemas import Evidence
@@ -68,10 +69,6 @@ def default_site_urls() -> dict[str, str]:
 
 reddit_post_url = reddit_get_post_url
 """WebArena's ``reddit_get_post_url`` under its earlier name here."""
-
-
-def _same_page(a: str, b: str) -> bool:
-    return a.rstrip("/") == b.rstrip("/")
 
 
 class WebArenaJudge(Judge):
@@ -237,7 +234,7 @@ class WebArenaJudge(Judge):
         try:
             for check in task.eval.checks:
                 target = target_url(check.url, state.url)
-                if target != "last" and not _same_page(target, state.url):
+                if target != "last" and not shows(state.url, target):
                     raise NeedsLiveSite(f"program_html reads {target}, but the recorded final page is {state.url}")
                 if check.locator.startswith("func:") and parse_call(check.locator[5:]).name in LIVE_SITE_HELPERS:
                     raise NeedsLiveSite(f"program_html locator {check.locator[:80]!r} asks the site's API")

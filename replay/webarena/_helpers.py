@@ -68,6 +68,29 @@ def reddit_get_post_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}/f/{path[2]}/{path[3]}/"
 
 
+def shows(final_url: str, target: str) -> bool:
+    """Whether the recorded final page is the page WebArena's ``page.goto(target)`` would read.
+
+    Equal up to a trailing slash; or ``target`` is a Postmill post URL (``/f/<forum>/<id>/``, what
+    ``reddit_get_post_url`` returns, which the live site redirects to the post's canonical
+    ``/f/<forum>/<id>/<slug>``) and the agent ended on that canonical page. A comment permalink
+    (``.../-/comment/<id>``) is another page and does not count.
+    """
+    if final_url.rstrip("/") == target.rstrip("/"):
+        return True
+    post, final = urlparse(target), urlparse(final_url)
+    post_path, final_path = post.path.split("/"), final.path.rstrip("/").split("/")
+    is_post_target = len(post_path) == 5 and post_path[1] == "f" and post_path[4] == "" and not post.query
+    return (
+        is_post_target
+        and (final.scheme, final.netloc) == (post.scheme, post.netloc)
+        and len(final_path) == 5
+        and final_path[:4] == post_path[:4]
+        and final_path[4] != "-"
+        and not final.query
+    )
+
+
 def target_url(url: str, current_url: str) -> str:
     """What ``program_html``'s ``url`` resolves to: ``"last"``, a URL, or a helper's result."""
     if not url.startswith("func"):
