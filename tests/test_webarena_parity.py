@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from webarena_support import judged
 
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.testing import ScriptedLlm
-from replay.judges import JudgeError, JudgeSettings, Verdict, WebArenaJudge
+from replay.judges import JudgeError, JudgeSettings, WebArenaJudge
 from replay.webarena import (
+    PageRenderer,
     WebArenaConfigError,
     clean_answer,
     exact_match,
@@ -41,27 +43,40 @@ SITES = {
 GITLAB, REDDIT, ADMIN = SITES["gitlab"], SITES["reddit"], SITES["shopping_admin"]
 
 
-@pytest.fixture
-async def real_judge() -> AsyncIterator[WebArenaJudge]:
+module_loop = pytest.mark.asyncio(loop_scope="module")
+"""Async tests share the module's event loop, so they share one Chromium."""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def renderer() -> AsyncIterator[PageRenderer]:
+    """One Chromium for the module: each recorded page still gets a fresh context."""
+    renderer = PageRenderer()
+    yield renderer
+    await renderer.aclose()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def real_judge(renderer: PageRenderer) -> WebArenaJudge:
     judge = WebArenaJudge(JudgeSettings(webarena_configs=str(REAL), site_urls=SITES))
-    yield judge
-    await judge.aclose()
+    judge.renderer = renderer
+    return judge
 
 
-@pytest.fixture
-async def own_judge(tmp_path: Path) -> AsyncIterator[MakeJudge]:
+@pytest_asyncio.fixture(loop_scope="module")
+async def own_judge(tmp_path: Path, renderer: PageRenderer) -> MakeJudge:
     """A judge over eval blocks written here (task ids 1, 2, ...)."""
-    judges: list[WebArenaJudge] = []
+    count = 0
 
     def make(*evals: dict[str, Any]) -> WebArenaJudge:
-        path = tmp_path / f"configs{len(judges)}.json"
+        nonlocal count
+        count += 1
+        path = tmp_path / f"configs{count}.json"
         path.write_text(json.dumps([{"task_id": i, "intent": "q", "eval": e} for i, e in enumerate(evals, 1)]))
-        judges.append(WebArenaJudge(JudgeSettings(webarena_configs=str(path), site_urls=SITES)))
-        return judges[-1]
+        judge = WebArenaJudge(JudgeSettings(webarena_configs=str(path), site_urls=SITES))
+        judge.renderer = renderer
+        return judge
 
-    yield make
-    for judge in judges:
-        await judge.aclose()
+    return make
 
 
 # -- StringEvaluator ----------------------------------------------------------------------
@@ -102,16 +117,19 @@ def test_clean_answer(raw: str, cleaned: str) -> None:
         (36, "yesterday", 1.0),  # "yes" is three characters: plain substring, as in WebArena
     ],
 )
+@module_loop
 async def test_string_match_on_real_configs(real_judge: WebArenaJudge, task_id: int, answer: str, score: float) -> None:
     verdict = await judged(real_judge, task_id, answer)
     assert verdict.metrics["score"] == score, verdict.evidence
 
 
+@module_loop
 async def test_no_answer_is_the_empty_string(real_judge: WebArenaJudge) -> None:
     verdict = await judged(real_judge, 14, None)
     assert verdict.metrics["score"] == 0.0 and verdict.points == {"string_match.must_include.1": 0.0}
 
 
+@module_loop
 async def test_several_must_include_multiply_and_use_substrings(own_judge: MakeJudge) -> None:
     judge = own_judge({"eval_types": ["string_match"], "reference_answers": {"must_include": ["4", "Kent"]}})
     assert (await judged(judge, 1, "Kent, 40 miles")).metrics["score"] == 1.0  # "4" in "40": no tokenizing
@@ -119,6 +137,7 @@ async def test_several_must_include_multiply_and_use_substrings(own_judge: MakeJ
     assert points == {"string_match.must_include.1": 0.0, "string_match.must_include.2": 1.0}
 
 
+@module_loop
 async def test_unknown_reference_kinds_are_ignored_and_empty_references_score_one(own_judge: MakeJudge) -> None:
     judge = own_judge(
         {"eval_types": ["string_match"], "reference_answers": {"regex": "x+", "exact_match": "ok"}},
@@ -128,6 +147,7 @@ async def test_unknown_reference_kinds_are_ignored_and_empty_references_score_on
     assert (await judged(judge, 2, "anything")).metrics["score"] == 1.0
 
 
+@module_loop
 async def test_fuzzy_na_overwrites_the_score_so_far(own_judge: MakeJudge, scripted_llm: ScriptedLlm) -> None:
     """``if score != 1: score = 1.0 * ua_match(...)``: an earlier failing check is overwritten, not multiplied."""
     judge = own_judge(
@@ -149,6 +169,7 @@ async def test_fuzzy_na_overwrites_the_score_so_far(own_judge: MakeJudge, script
     assert "the order does not exist" in request and "n/a" in request  # the cleaned (lowercased) answer
 
 
+@module_loop
 async def test_fuzzy_match_with_an_empty_answer_needs_no_llm(own_judge: MakeJudge) -> None:
     judge = own_judge({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": ["April"]}})
     assert (await judged(judge, 1, "  ''  ")).metrics["score"] == 0.0  # cleaned to "": 0 without a call
@@ -188,6 +209,7 @@ def test_url_match_rules(reference: str, pred: str, score: float) -> None:
         (44, "http://other.test:8023/dashboard/todos", 0.0),
     ],
 )
+@module_loop
 async def test_url_match_on_real_configs(real_judge: WebArenaJudge, task_id: int, final_url: str, score: float) -> None:
     assert (await judged(real_judge, task_id, "done", url=final_url)).metrics["score"] == score
 
@@ -203,6 +225,7 @@ MEMBERS = """<html><body><table>
 
 
 @pytest.mark.parametrize(("role", "score"), [("Guest", 1.0), ("Developer", 0.0)])
+@module_loop
 async def test_gitlab_member_role_helper_reads_the_recorded_members_page(
     real_judge: WebArenaJudge, role: str, score: float
 ) -> None:
@@ -211,6 +234,7 @@ async def test_gitlab_member_role_helper_reads_the_recorded_members_page(
     assert verdict.metrics["score"] == score and verdict.evidence["program_html.1"].text == role
 
 
+@module_loop
 async def test_member_role_of_an_unlisted_account_is_empty(own_judge: MakeJudge) -> None:
     check = {"url": "last", "locator": "func:gitlab_get_project_memeber_role(__page__, 'nobody')"}
     judge = own_judge({"eval_types": ["program_html"], "program_html": [
@@ -225,6 +249,7 @@ POST = (
 )
 
 
+@module_loop
 async def test_reddit_post_helper_runs_when_the_agent_ended_on_the_post(real_judge: WebArenaJudge) -> None:
     post = f"{REDDIT}/f/consoles/133/what-is-the-recommended-console-to-buy-these-days"
     verdict = await judged(real_judge, 600, "done", url=post, page=POST)
@@ -235,11 +260,13 @@ async def test_reddit_post_helper_runs_when_the_agent_ended_on_the_post(real_jud
         await judged(real_judge, 600, "done", url=comment, page=POST)
 
 
+@module_loop
 async def test_api_helpers_need_the_live_site_and_are_not_scored(real_judge: WebArenaJudge) -> None:
     with pytest.raises(JudgeError, match="needs the live site: program_html url 'func:shopping_get_latest_order_url"):
         await judged(real_judge, 436, "done", url=f"{SITES['shopping']}/sales/order/view/order_id/180/")
 
 
+@module_loop
 async def test_placeholders_are_replaced_in_required_contents(real_judge: WebArenaJudge) -> None:
     """Task 552's must_include items are ``__REDDIT__/f/space/...`` URLs, to be found on a GitLab raw page."""
     task = load_tasks(REAL, SITES)["552"]
@@ -262,6 +289,7 @@ PROMO = """<html><body><input name="name" value="Spring Sale 20">
 
 
 @pytest.mark.parametrize(("amount", "score"), [("20", 1.0), ("20.5", 0.0)])
+@module_loop
 async def test_real_form_checks_with_prep_actions_and_numbers(
     real_judge: WebArenaJudge, amount: str, score: float
 ) -> None:
@@ -312,6 +340,7 @@ NOTE = "document.querySelector('#note').value"
         (check("document.querySelector('#note').getAttribute('x')", {"exact_match": "none"}), "None", 1.0),
     ],
 )
+@module_loop
 async def test_program_html_rules(
     own_judge: MakeJudge, html_check: dict[str, Any], selected: str | None, score: float
 ) -> None:
@@ -321,6 +350,7 @@ async def test_program_html_rules(
     assert verdict.metrics["score"] == score, verdict.evidence
 
 
+@module_loop
 async def test_a_check_with_a_url_reloads_the_page_undoing_earlier_prep_actions(own_judge: MakeJudge) -> None:
     """WebArena's ``page.goto(url)`` reloads: a prep action's change is gone for the next check; "last" keeps it."""
     value = "document.querySelector('#note').value"
@@ -336,6 +366,7 @@ async def test_a_check_with_a_url_reloads_the_page_undoing_earlier_prep_actions(
     assert verdict.points == {"program_html.1": 1.0, "program_html.2": 1.0, "program_html.3": 1.0}, verdict.evidence
 
 
+@module_loop
 async def test_scores_multiply_across_evaluators(real_judge: WebArenaJudge) -> None:
     verdict = await judged(real_judge, 600, "done", url=f"{REDDIT}/f/consoles/133/other", page="<html></html>")
     assert verdict.points == {"url_match": 1.0, "program_html.1": 0.0}
@@ -398,4 +429,3 @@ def test_placeholders_are_replaced_everywhere_in_real_configs() -> None:
 def test_check_functions_match_the_reference_helpers() -> None:
     assert exact_match("'", "") == 1.0
     assert must_include('  "Kent" ', "i live in kent") == 1.0
-    assert isinstance(Verdict().points, dict)

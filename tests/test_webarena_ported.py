@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +27,8 @@ from replay.judges import JudgeError, JudgeSettings, WebArenaJudge
 from replay.webarena import PageRenderer
 from replay.webarena._helpers import gitlab_get_project_memeber_role
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+module_loop = pytest.mark.asyncio(loop_scope="module")
+"""Async tests share the module's event loop, so they share one Chromium."""
 
 GITLAB = "http://metis.lti.cs.cmu.edu:8023"
 REDDIT = "http://metis.lti.cs.cmu.edu:9999"
@@ -154,9 +154,9 @@ async def session() -> AsyncIterator[BrowserSession]:
     await runner.cleanup()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def judge(tmp_path: Path) -> AsyncIterator[WebArenaJudge]:
-    path = tmp_path / "configs.json"
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def judge(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[WebArenaJudge]:
+    path = tmp_path_factory.mktemp("webarena") / "configs.json"
     path.write_text(json.dumps([{"task_id": name, "intent": "", "eval": block} for name, block in CONFIGS.items()]))
     judge = WebArenaJudge(JudgeSettings(webarena_configs=str(path)))
     yield judge
@@ -186,24 +186,29 @@ async def score(judge: WebArenaJudge, name: str, state: FinalStateData, answer: 
     return verdict.metrics["score"]
 
 
+@module_loop
 async def test_string_match_success(session: BrowserSession, judge: WebArenaJudge) -> None:
     state = await roll_out(session, EXERCISE)
     assert await score(judge, "string_match", state, "The date is 1985/04/18") == 1.0
 
 
+@module_loop
 async def test_string_match_fail(session: BrowserSession, judge: WebArenaJudge) -> None:
     state = await roll_out(session, EXERCISE)
     assert await score(judge, "string_match", state, "The date is 1936/04/18") == 0.0
 
 
+@module_loop
 async def test_url_exact_match_success(session: BrowserSession, judge: WebArenaJudge) -> None:
     assert await score(judge, "url_exact_match", await roll_out(session, "http://www.google.com/")) == 1.0
 
 
+@module_loop
 async def test_url_exact_match_fail(session: BrowserSession, judge: WebArenaJudge) -> None:
     assert await score(judge, "url_exact_match", await roll_out(session, EXERCISE)) == 0.0
 
 
+@module_loop
 async def test_html_content_match_reads_a_second_page_so_needs_the_live_site(
     session: BrowserSession, judge: WebArenaJudge
 ) -> None:
@@ -213,33 +218,39 @@ async def test_html_content_match_reads_a_second_page_so_needs_the_live_site(
         await score(judge, "html_content_exact_match", state)
 
 
+@module_loop
 async def test_html_content_element_match_success(session: BrowserSession, judge: WebArenaJudge) -> None:
     state = await roll_out(session, EXERCISE, {"Full name": "Hello World", "Email": "alexisxy@hotmail.com"})
     assert await score(judge, "html_content_element_exact_match", state) == 1.0
 
 
+@module_loop
 async def test_html_content_element_match_fail(session: BrowserSession, judge: WebArenaJudge) -> None:
     state = await roll_out(session, EXERCISE, {"Full name": "Hello", "Email": "alexisxy@hotmail.com"})
     assert await score(judge, "html_content_element_exact_match", state) == 0.0
 
 
+@module_loop
 async def test_html_content_url_comb_success(session: BrowserSession, judge: WebArenaJudge) -> None:
     state = await roll_out(session, EXERCISE, {"Full name": "Hello World", "Email": "alexisxy@hotmail.com"})
     assert await score(judge, "html_content_url_comb", state) == 1.0
 
 
 @pytest.mark.parametrize("name", ["func_eval_success", "func_eval_fail"])
+@module_loop
 async def test_func_shopping_api_helpers_need_the_live_site(judge: WebArenaJudge, name: str) -> None:
     with pytest.raises(JudgeError, match="needs the live site: program_html locator .func:shopping_get_sku_latest"):
         await judged(judge, name, "", url="http://shop.test/")
 
 
+@module_loop
 async def test_func_url_func_last_from_a_comment_needs_the_post_page(judge: WebArenaJudge) -> None:
     """Upstream ends on ``.../50431/-/comment/676875`` and reads the post ``.../50431/``: not recorded."""
     with pytest.raises(JudgeError, match=r"needs the live site: program_html reads .*/f/wallstreetbets/50431/,"):
         await judged(judge, "func_url_func_1", "", url=f"{REDDIT}/f/wallstreetbets/50431/-/comment/676875")
 
 
+@module_loop
 async def test_func_url_func_last_success_on_the_post(judge: WebArenaJudge) -> None:
     # the selection is unescaped, the reference is not: upstream passed only if the post showed "&amp;#x200B;" as text
     post = "<html><body><div class='submission__inner'><p>&amp;amp;#x200B;</p></div></body></html>"
@@ -247,12 +258,14 @@ async def test_func_url_func_last_success_on_the_post(judge: WebArenaJudge) -> N
     assert (await judged(judge, "func_url_func_1", "", url=url, page=post)).metrics["score"] == 1.0
 
 
+@module_loop
 async def test_func_url_func_page_success(judge: WebArenaJudge) -> None:
     url = f"{GITLAB}/primer/design/-/project_members"
     verdict = await judged(judge, "func_url_func_2", "", url=url, page=MEMBERS_PAGE)
     assert verdict.metrics["score"] == 1.0, verdict.evidence
 
 
+@module_loop
 async def test_gitlab_get_project_memeber_role() -> None:
     renderer = PageRenderer()
     try:
