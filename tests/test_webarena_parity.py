@@ -405,6 +405,7 @@ def html_only(url: str = "last", locator: str = "", contents: Any = None) -> dic
         (html_only(locator="$('x')"), "unknown locator"),
         (html_only(url="func:os.system('x')"), "unknown helper 'os.system'|not a helper call"),
         (html_only(locator="func:get_role(__page__)"), "unknown helper 'get_role'"),
+        (html_only(locator="func:gitlab_get_project_memeber_role('x')"), "takes 2 argument"),
         ({"eval_types": ["url_match"], "reference_url": "http://x", "url_note": "EXACT"}, "unknown url_note 'EXACT'"),
         ({"eval_types": ["string_match"], "reference_answers": []}, "string_match needs reference_answers"),
         ({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}}, "needs string_note"),

@@ -36,7 +36,6 @@ from replay.webarena._helpers import (
     NeedsLiveSite,
     locate_with_helper,
     parse_call,
-    reddit_get_post_url,
     shows,
     target_url,
 )
@@ -65,10 +64,6 @@ def default_site_urls() -> dict[str, str]:
     """WebArena's own convention: the base URL of each site in an environment variable (``GITLAB``, ``SHOPPING``...)."""
     names = [p.strip("_") for p in SITE_PLACEHOLDERS]
     return {name.lower(): os.environ[name] for name in names if os.environ.get(name)}
-
-
-reddit_post_url = reddit_get_post_url
-"""WebArena's ``reddit_get_post_url`` under its earlier name here."""
 
 
 class WebArenaJudge(Judge):

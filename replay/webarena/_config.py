@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from p2w_runtime.errors import UserError
-from replay.webarena._helpers import LOCATOR_HELPERS, URL_HELPERS, parse_call
+from replay.webarena._helpers import LOCATOR_HELPERS, URL_HELPERS, check_call
 
 SITE_PLACEHOLDERS = ("__SHOPPING_ADMIN__", "__SHOPPING__", "__REDDIT__", "__GITLAB__", "__WIKIPEDIA__", "__MAP__")
 """WebArena's site placeholders (no one is a substring of another, so the order does not matter)."""
@@ -57,23 +57,17 @@ class HtmlCheck(_Model):
     @classmethod
     def _known_url(cls, url: str) -> str:
         if url.startswith("func"):
-            _known_helper(url.split("func:")[-1], URL_HELPERS)
+            check_call(url.split("func:")[-1].replace("__last_url__", ""), URL_HELPERS)
         return url
 
     @field_validator("locator")
     @classmethod
     def _known_locator(cls, locator: str) -> str:
         if locator.startswith("func:"):
-            _known_helper(locator.removeprefix("func:"), LOCATOR_HELPERS)
+            check_call(locator.removeprefix("func:"), LOCATOR_HELPERS)
         elif locator.strip() and not locator.startswith(("document.", "[...document.")):
             raise ValueError(f"unknown locator {locator[:60]!r} (WebArena knows '', document., [...document., func:)")
         return locator
-
-
-def _known_helper(source: str, known: frozenset[str]) -> None:
-    name = parse_call(source.replace("__last_url__", "")).name
-    if name not in known:
-        raise ValueError(f"unknown helper {name!r} (WebArena knows {', '.join(sorted(known))})")
 
 
 def _answers(value: Any) -> dict[str, Any]:

@@ -19,14 +19,14 @@ LIVE_SITE_HELPERS = frozenset(
 """Helpers that ask the shopping site's REST API, so no recording can answer them."""
 
 
-URL_HELPERS = frozenset({"reddit_get_post_url", "shopping_get_latest_order_url"})
-LOCATOR_HELPERS = frozenset(
-    {
-        "gitlab_get_project_memeber_role",
-        "shopping_get_sku_latest_review_author",
-        "shopping_get_sku_latest_review_rating",
-    }
-)
+URL_HELPERS = {"reddit_get_post_url": 1, "shopping_get_latest_order_url": 0}
+"""Helpers a ``program_html`` ``url`` may call, with their number of arguments."""
+LOCATOR_HELPERS = {
+    "gitlab_get_project_memeber_role": 2,
+    "shopping_get_sku_latest_review_author": 1,
+    "shopping_get_sku_latest_review_rating": 1,
+}
+"""Helpers a ``program_html`` ``locator`` may call, with their number of arguments."""
 
 
 class NeedsLiveSite(Exception):
@@ -38,6 +38,16 @@ class HelperCall:
     name: str
     args: tuple[str, ...]
     """String literals as written; ``__page__`` (the page argument) is kept as that name."""
+
+
+def check_call(source: str, known: dict[str, int]) -> HelperCall:
+    """``parse_call`` plus: a helper of ``known`` with its number of arguments (for config validation)."""
+    call = parse_call(source)
+    if call.name not in known:
+        raise ValueError(f"unknown helper {call.name!r} (WebArena knows {', '.join(sorted(known))})")
+    if len(call.args) != known[call.name]:
+        raise ValueError(f"helper {call.name!r} takes {known[call.name]} argument(s), got {len(call.args)}")
+    return call
 
 
 def parse_call(source: str) -> HelperCall:
@@ -96,7 +106,7 @@ def target_url(url: str, current_url: str) -> str:
     if not url.startswith("func"):
         return url
     call = parse_call(url.split("func:")[1].replace("__last_url__", current_url))
-    if call.name == "reddit_get_post_url" and len(call.args) == 1:
+    if call.name == "reddit_get_post_url":
         return reddit_get_post_url(call.args[0])
     if call.name in LIVE_SITE_HELPERS:
         raise NeedsLiveSite(f"program_html url {url!r} asks the site's API")
@@ -134,7 +144,7 @@ async def gitlab_get_project_memeber_role(page: RecordedPage, account_name: str)
 async def locate_with_helper(locator: str, page: RecordedPage) -> str:
     """A ``func:`` locator on the recorded page."""
     call = parse_call(locator.split("func:")[1])
-    if call.name == "gitlab_get_project_memeber_role" and call.args[:1] == ("__page__",) and len(call.args) == 2:
+    if call.name == "gitlab_get_project_memeber_role":
         return await gitlab_get_project_memeber_role(page, call.args[1])
     if call.name in LIVE_SITE_HELPERS:
         raise NeedsLiveSite(f"program_html locator {locator[:80]!r} asks the site's API")
