@@ -7,6 +7,7 @@ judgment cites.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from replay.trajectory import Trajectory, project
@@ -128,13 +129,22 @@ class EpisodeBuilder:
         parsed = ParsedAction(name=name, args=list(args))
         return self._add(Action(step=step, raw=parsed.render(), parsed=parsed, status=status, error=error))
 
-    def final_state(self, url: str, dom_html: str | None = None, title: str = "") -> str:
-        sha = None
-        if dom_html is not None:
-            data = dom_html.encode()
-            sha = blob_hash(data)
-            self.blobs[sha] = data
-        return self._add(FinalState(url=url, title=title, dom_html=sha))
+    def final_state(
+        self, url: str, dom_html: str | None = None, title: str = "", stylesheets: dict[str, str] | None = None
+    ) -> str:
+        return self._add(
+            FinalState(
+                url=url,
+                title=title,
+                dom_html=self._blob(dom_html.encode()) if dom_html is not None else None,
+                stylesheets=self._blob(json.dumps(stylesheets).encode()) if stylesheets else None,
+            )
+        )
+
+    def _blob(self, data: bytes) -> str:
+        sha = blob_hash(data)
+        self.blobs[sha] = data
+        return sha
 
     def finish(
         self,

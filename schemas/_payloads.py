@@ -227,6 +227,8 @@ class Action(Payload):
 
 
 class FinalState(Payload):
+    SCHEMA_VERSION: ClassVar[int] = 2
+
     type: Literal["final_state"] = "final_state"
     url: str
     title: str = ""
@@ -234,9 +236,17 @@ class FinalState(Payload):
     ax_tree: BlobHash | None = None
     screenshot: BlobHash | None = None
     har: BlobHash | None = None
+    stylesheets: BlobHash | None = None
+    """v2: JSON ``{stylesheet URL: CSS text}`` of the final page, so offline ``outerText`` hides what CSS hides."""
 
     def blob_hashes(self) -> list[BlobHash]:
-        return [h for h in (self.dom_html, self.ax_tree, self.screenshot, self.har) if h]
+        return [h for h in (self.dom_html, self.ax_tree, self.screenshot, self.har, self.stylesheets) if h]
+
+
+@register_upcaster("final_state", 1)
+def _final_state_v1(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 recorded no stylesheets: ``stylesheets`` stays None (offline checks then see the page unstyled)."""
+    return payload
 
 
 class Evidence(BaseModel):

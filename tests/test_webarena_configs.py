@@ -18,13 +18,13 @@ def test_all_812_real_configs_parse() -> None:
     assert len(tasks) == 812
     kinds = Counter(t for task in tasks.values() for t in task.eval.eval_types)
     assert kinds == {"string_match": 335, "program_html": 411, "url_match": 205}
-    checks = [c for task in tasks.values() for c in task.eval.program_html]
+    checks = [c for task in tasks.values() for c in task.eval.checks]
     assert len(checks) == 651
     assert sum(1 for c in checks if c.required_contents.exact_match is not None) == 188
     assert sum(1 for c in checks if c.prep_actions) == 10
-    fuzzy_na = [t for t in tasks.values() if t.eval.reference_answers and t.eval.reference_answers.fuzzy_match == "N/A"]
+    fuzzy_na = [t for t in tasks.values() if t.eval.answers.get("fuzzy_match") == "N/A"]
     assert len(fuzzy_na) == 36
-    assert tasks["0"].eval.reference_answers.exact_match == "Quest Lumaflex™ Band"
+    assert tasks["0"].eval.answers == {"exact_match": "Quest Lumaflex™ Band"}
 
 
 def test_config_directory_and_single_file(tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_config_directory_and_single_file(tmp_path: Path) -> None:
         ({"eval_types": ["dom_match"]}, "eval.eval_types.0"),
         (
             {"eval_types": ["program_html"], "program_html": [{"url": "last", "locator": "", "required_contents": {}}]},
-            "exactly one of exact_match, must_include",
+            "required_contents needs exact_match or must_include",
         ),
     ],
 )

@@ -266,6 +266,7 @@ class Episode:
                     ax_tree=self.log.blob(final.ax_tree),
                     screenshot=self.log.blob(final.screenshot) if final.screenshot else None,
                     har=self.log.blob(har) if har else None,
+                    stylesheets=self.log.blob(final.stylesheets) if final.stylesheets else None,
                 )
             )
         except Exception as exc:  # a dead page must not lose the episode's end

@@ -19,6 +19,7 @@ from p2w_runtime.browser._errors import first_line as _first_line
 from p2w_runtime.browser._execute import execute_action
 from p2w_runtime.browser._har import scrub_har
 from p2w_runtime.browser._refs import ElementIds
+from p2w_runtime.browser._stylesheets import collect_stylesheets
 from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationData
 from schemas import ParsedAction
 
@@ -135,6 +136,8 @@ class EpisodeBrowser:
         # shows them (WebArena's program_html checks read `.value` from the final page offline)
         await self.bounded(page.evaluate(_REFLECT_FORM_VALUES), self.settings.action_timeout_s, errors, "form values")
         html = await self.bounded(page.content(), self.settings.navigation_timeout_s, errors, "dom_html")
+        timeout_s = self.settings.navigation_timeout_s
+        stylesheets = await self.bounded(collect_stylesheets(page, timeout_s), timeout_s, errors, "stylesheets")
         lines = await self._snapshot(page)
         screenshot = await self._screenshot(page, full_page=True, errors=errors)
         return FinalStateData(
@@ -143,6 +146,7 @@ class EpisodeBrowser:
             dom_html=(html or "").encode(),
             ax_tree=lines_to_text(lines).encode(),
             screenshot=screenshot or b"",
+            stylesheets=stylesheets or b"",
             errors=errors,
         )
 

@@ -45,5 +45,7 @@ class FinalStateData:
     dom_html: bytes
     ax_tree: bytes
     screenshot: bytes
+    stylesheets: bytes = b""
+    """JSON ``{href: css}`` of the page's external stylesheets (empty: none), so offline ``outerText`` matches."""
     errors: list[str] = field(default_factory=list)
     """Parts that could not be captured (left empty), e.g. a screenshot of a page that never rendered."""

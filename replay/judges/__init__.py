@@ -16,7 +16,7 @@ from replay.judges._base import (
 from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
 from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
 from replay.judges._targets import RubricTargets, rubric_metrics, rubric_targets
-from replay.judges._webarena import WebArenaJudge, reddit_post_url
+from replay.judges._webarena import WebArenaJudge
 
 JUDGES: dict[str, type[Judge]] = {
     cls.id: cls
@@ -64,7 +64,6 @@ __all__ = [
     "content_hash",
     "default_location_sites",
     "make_judge",
-    "reddit_post_url",
     "rubric_metrics",
     "rubric_targets",
 ]

@@ -1,34 +1,43 @@
 """The ``webarena`` judge: WebArena's evaluators re-run offline on the recorded final state.
 
-Scores multiply as in WebArena. What cannot be checked offline is said, not guessed: a
+Scores follow ``evaluation_harness/evaluators.py`` rule for rule (``docs/design/webarena-parity.md``
+pins each rule to a test). What cannot be checked offline is said, never scored as 0: a
 ``program_html`` check on a page other than the recorded final one, or one calling WebArena's
-live-site API helpers, makes the judgment ``failed`` with that reason.
+live-site API helpers, makes the judgment ``failed`` with "needs the live site" and the reason.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import os
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
 from p2w_runtime.llm import LlmBadResponse
 from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, JudgeSettings, Verdict, content_hash
 from replay.judges._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER, template_hash
-from replay.trajectory import Trajectory
+from replay.trajectory import FinalStateRecord, Trajectory
 from replay.webarena import (
     SITE_PLACEHOLDERS,
     HtmlCheck,
-    Locate,
     PageRenderer,
     WebArenaConfigError,
     WebArenaTask,
+    clean_answer,
     exact_match,
     load_tasks,
     must_include,
-    substitute_sites,
     url_match,
+)
+from replay.webarena._helpers import (
+    LIVE_SITE_HELPERS,
+    NeedsLiveSite,
+    locate_with_helper,
+    parse_call,
+    shows,
+    target_url,
 )
 from schemas import Evidence
 
@@ -57,30 +66,17 @@ def default_site_urls() -> dict[str, str]:
     return {name.lower(): os.environ[name] for name in names if os.environ.get(name)}
 
 
-def reddit_post_url(url: str) -> str:
-    """WebArena's ``reddit_get_post_url``: the post a comment URL (``/f/<forum>/<post>/...``) belongs to."""
-    parts = urlsplit(url)
-    path = parts.path.split("/")
-    if len(path) < 4 or path[1] != "f":
-        return url
-    return f"{parts.scheme}://{parts.netloc}/f/{path[2]}/{path[3]}/"
-
-
-def _same_page(a: str, b: str) -> bool:
-    return a.rstrip("/") == b.rstrip("/")
-
-
 class WebArenaJudge(Judge):
     id = "webarena"
-    version = "1"
+    version = "2"
     description = "WebArena's string_match / url_match / program_html checks on the recorded final state"
 
     def __init__(self, settings: JudgeSettings) -> None:
         super().__init__(settings)
         if not settings.webarena_configs:
             raise WebArenaConfigError("the webarena judge needs WebArena task configs (--webarena-config PATH)")
-        self.tasks = load_tasks(settings.webarena_configs)
         self.site_urls = {**default_site_urls(), **settings.site_urls}
+        self.tasks = load_tasks(settings.webarena_configs, self.site_urls)
         self.renderer = PageRenderer()
 
     def config(self) -> dict[str, Any]:
@@ -104,8 +100,7 @@ class WebArenaJudge(Judge):
 
     def _fuzzy(self, t: Trajectory) -> Any:
         task = self.tasks.get(t.task_id)
-        answers = task.eval.reference_answers if task and "string_match" in task.eval.eval_types else None
-        return answers.fuzzy_match if answers else None
+        return task.eval.answers.get("fuzzy_match") if task else None
 
     def needs_llm(self, trajectory: Trajectory) -> bool:
         return self._fuzzy(trajectory) is not None
@@ -124,19 +119,20 @@ class WebArenaJudge(Judge):
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
         task = self.task_for(trajectory)
         verdict = Verdict()
+        self._offline_or_raise(task, trajectory)  # before any LLM call is paid for
+        score = 1.0
         try:
-            for eval_type in task.eval.eval_types:
+            for eval_type in task.eval.eval_types:  # EvaluatorComb: the evaluators' scores multiply
                 if eval_type == "string_match":
-                    await self._string_match(task, trajectory, ctx, verdict)
+                    score *= await self._string_match(task, trajectory, ctx, verdict)
                 elif eval_type == "url_match":
-                    self._url_match(task, trajectory, verdict)
+                    score *= self._url_match(task, trajectory, verdict)
                 else:
-                    await self._program_html(task, trajectory, ctx, verdict)
+                    score *= await self._program_html(task, trajectory, ctx, verdict)
         except LlmBadResponse as exc:
             return Verdict.failed(str(exc), cost_usd=ctx.llm.totals.cost_usd)
-        score = 1.0
-        for value in verdict.points.values():
-            score *= value
+        except NeedsLiveSite as exc:
+            raise Unverifiable(f"needs the live site: {exc}") from None
         verdict.metrics = {"score": score, "success": float(score == 1.0)}
         verdict.cost_usd = ctx.llm.totals.cost_usd if ctx.llm is not None else None
         return verdict
@@ -152,28 +148,38 @@ class WebArenaJudge(Judge):
             return final.parsed.args[0]
         return ""
 
-    async def _string_match(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Verdict) -> None:
-        answers = task.eval.reference_answers
-        assert answers is not None  # validated by EvalSpec
-        pred = self.answer(t)
+    async def _string_match(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Verdict) -> float:
+        """``StringEvaluator``: the answer is cleaned once here and again inside each check, as in WebArena."""
+        raw = self.answer(t)
+        pred = clean_answer(raw)
         ids = [t.finished_event_id] if t.finished_event_id else []
-        if answers.exact_match is not None:
-            score = exact_match(answers.exact_match, pred)
-            note = f"exact_match against {answers.exact_match!r}"
-            verdict.award("string_match.exact_match", score, 1.0, Evidence(event_ids=ids, text=pred, note=note))
-        for i, ref in enumerate(answers.must_include or [], 1):
-            score = must_include(ref, pred, tokenize=len(answers.must_include or []) == 1)
-            note = f"must_include {ref!r}"
-            verdict.award(f"string_match.must_include.{i}", score, 1.0, Evidence(event_ids=ids, text=pred, note=note))
-        if answers.fuzzy_match == "N/A":
-            score, note = await self._unachievable(task, pred, ctx)
-            verdict.award("string_match.fuzzy_match", score, 1.0, Evidence(event_ids=ids, text=pred, note=note))
-        else:
-            for i, ref in enumerate(answers.fuzzy_match or [], 1):
-                score, note = await self._fuzzy_match(task, ref, pred, ctx)
-                verdict.award(
-                    f"string_match.fuzzy_match.{i}", score, 1.0, Evidence(event_ids=ids, text=pred, note=note)
-                )
+
+        def award(key: str, score: float, note: str) -> None:
+            verdict.award(key, score, 1.0, Evidence(event_ids=ids, text=raw, note=note))
+
+        score = 1.0
+        for kind, refs in task.eval.answers.items():
+            if kind == "exact_match":
+                item = exact_match(refs, pred)
+                award("string_match.exact_match", item, f"exact_match against {refs!r}")
+                score *= item
+            elif kind == "must_include":
+                for i, ref in enumerate(refs, 1):
+                    item = must_include(ref, pred, tokenize=len(refs) == 1)
+                    award(f"string_match.must_include.{i}", item, f"must_include {ref!r}")
+                    score *= item
+            elif kind == "fuzzy_match" and refs == "N/A":
+                score *= exact_match("N/A", pred)
+                note = "fuzzy_match N/A: answered N/A"
+                if score != 1:  # WebArena overwrites the score so far with the unachievable-reason verdict
+                    score, note = await self._unachievable(task, pred, ctx)
+                award("string_match.fuzzy_match", score, note)
+            elif kind == "fuzzy_match":
+                for i, ref in enumerate(refs, 1):
+                    item, note = await self._fuzzy_match(task, ref, pred, ctx)
+                    award(f"string_match.fuzzy_match.{i}", item, note)
+                    score *= item
+        return score
 
     async def _fuzzy_match(self, task: WebArenaTask, ref: str, pred: str, ctx: JudgeContext) -> tuple[float, str]:
         if not pred:
@@ -186,17 +192,16 @@ class WebArenaJudge(Judge):
         return float(graded.verdict == "correct"), f"fuzzy_match {ref!r}: {graded.verdict} ({graded.reason})"
 
     async def _unachievable(self, task: WebArenaTask, pred: str, ctx: JudgeContext) -> tuple[float, str]:
-        if exact_match("N/A", pred) == 1.0:
-            return 1.0, "fuzzy_match N/A: answered N/A"
-        reference = task.eval.string_note or ""
         messages = [
             {"role": "system", "content": UNACHIEVABLE_SYSTEM},
-            {"role": "user", "content": UNACHIEVABLE_USER.format(intent=task.intent, reference=reference, answer=pred)},
+            {
+                "role": "user",
+                "content": UNACHIEVABLE_USER.format(intent=task.intent, reference=task.eval.string_note, answer=pred),
+            },
         ]
         graded = await self._llm(ctx).complete_json("judge", messages, SameReason, params=self.settings.llm_params())
-        return float(
-            graded.same_reason
-        ), f"fuzzy_match N/A: unachievable reason {'matches' if graded.same_reason else 'differs'} ({graded.reason})"
+        same = "matches" if graded.same_reason else "differs"
+        return float(graded.same_reason), f"fuzzy_match N/A: unachievable reason {same} ({graded.reason})"
 
     def _llm(self, ctx: JudgeContext) -> Any:
         if ctx.llm is None:
@@ -205,54 +210,77 @@ class WebArenaJudge(Judge):
 
     # -- url_match ------------------------------------------------------------------------
 
-    def _url_match(self, task: WebArenaTask, t: Trajectory, verdict: Verdict) -> None:
-        reference = substitute_sites(task.eval.reference_url or "", self.site_urls)
+    def _url_match(self, task: WebArenaTask, t: Trajectory, verdict: Verdict) -> float:
         final = t.last_url or ""
-        score, why = url_match(reference, final)
+        score, why = url_match(task.eval.reference_url or "", final)
         ids = [t.final_state.event_id] if t.final_state else ([t.finished_event_id] if t.finished_event_id else [])
         verdict.award("url_match", score, 1.0, Evidence(event_ids=ids, text=final, note=why))
+        return score
 
     # -- program_html ---------------------------------------------------------------------
 
-    def _target_url(self, check: HtmlCheck, final_url: str) -> str:
-        target = check.url
-        if target == "last":
-            return final_url
-        if target.startswith("func:"):
-            call = target.removeprefix("func:").replace("__last_url__", final_url)
-            if call.startswith("reddit_get_post_url(") and call.endswith(")"):
-                return reddit_post_url(call[len("reddit_get_post_url(") : -1].strip("'\" "))
-            raise Unverifiable(f"program_html target {target!r} calls a live-site API; it cannot run offline")
-        return substitute_sites(target, self.site_urls)
-
-    async def _program_html(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Verdict) -> None:
+    def _offline_or_raise(self, task: WebArenaTask, t: Trajectory) -> None:
+        """Every program_html check must read the recorded final page with offline helpers; else not scored."""
+        if not task.eval.checks:
+            return
         state = t.final_state
         if state is None or state.dom_html is None:
             raise Unverifiable(f"episode {t.stream} recorded no final DOM; program_html cannot be checked")
-        for check in task.eval.program_html:
-            target = self._target_url(check, state.url)
-            if not _same_page(target, state.url):
-                raise Unverifiable(
-                    f"program_html needs the page {target}, but only the final page {state.url} was recorded"
-                )
-            if check.locator.startswith("func:"):
-                raise Unverifiable(f"program_html locator {check.locator[:60]!r} calls a live-site API")
+        try:
+            for check in task.eval.checks:
+                target = target_url(check.url, state.url)
+                if target != "last" and not shows(state.url, target):
+                    raise NeedsLiveSite(f"program_html reads {target}, but the recorded final page is {state.url}")
+                if check.locator.startswith("func:") and parse_call(check.locator[5:]).name in LIVE_SITE_HELPERS:
+                    raise NeedsLiveSite(f"program_html locator {check.locator[:80]!r} asks the site's API")
+        except NeedsLiveSite as exc:
+            raise Unverifiable(f"needs the live site: {exc}") from None
+
+    async def _program_html(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Verdict) -> float:
+        """``HTMLContentEvaluator`` on the recorded final page; a check with a URL reloads it, as WebArena's goto."""
+        state = t.final_state
+        assert state is not None and state.dom_html is not None  # _offline_or_raise
         dom = (await ctx.get_blob(state.dom_html)).decode("utf-8", errors="replace")
-        locates = [Locate(c.locator, tuple(c.prep_actions)) for c in task.eval.program_html]
-        selected = await self.renderer.evaluate(state.url, dom, locates)
-        for i, (check, text) in enumerate(zip(task.eval.program_html, selected, strict=True), 1):
-            score, note = _required(check, text)
-            shown = text if len(text) <= 300 else text[:299] + "…"
-            verdict.award(f"program_html.{i}", score, 1.0, Evidence(event_ids=[state.event_id], text=shown, note=note))
+        css = await recorded_stylesheets(state, ctx)
+        score = 1.0
+        async with self.renderer.open(state.url, dom, css) as page:
+            for i, check in enumerate(task.eval.checks, 1):
+                if target_url(check.url, page.url) != "last":
+                    await page.reload()
+                if not check.locator.strip():
+                    selected = await page.content()
+                elif check.locator.startswith("func:"):
+                    selected = await locate_with_helper(check.locator, page)
+                else:
+                    selected = await page.locate(check.locator, check.prep_actions)
+                selected = html.unescape(selected)
+                item, note = _required(check, selected)
+                shown = selected if len(selected) <= 300 else selected[:299] + "…"
+                verdict.award(
+                    f"program_html.{i}", item, 1.0, Evidence(event_ids=[state.event_id], text=shown, note=note)
+                )
+                score *= item
+        return score
 
     async def aclose(self) -> None:
         await self.renderer.aclose()
 
 
+async def recorded_stylesheets(state: FinalStateRecord, ctx: JudgeContext) -> dict[str, str]:
+    """The final page's recorded CSS by URL; none for a recording made before stylesheets were kept."""
+    if state.stylesheets is None:
+        return {}
+    try:
+        sheets = json.loads(await ctx.get_blob(state.stylesheets))
+    except ValueError:
+        raise JudgeError(f"final_state {state.event_id}: stylesheets blob is not JSON") from None
+    return {str(url): str(css) for url, css in sheets.items()} if isinstance(sheets, dict) else {}
+
+
 def _required(check: HtmlCheck, selected: str) -> tuple[float, str]:
     contents = check.required_contents
     where = f"locator {check.locator[:80]!r}" if check.locator.strip() else "whole page"
-    if contents.exact_match is not None:
+    if contents.exact_match is not None:  # WebArena looks at exact_match first
         return exact_match(contents.exact_match, selected), f"{where}: exact_match {contents.exact_match!r}"
     missing = [
         content

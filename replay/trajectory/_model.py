@@ -92,6 +92,7 @@ class FinalStateRecord:
     ax_tree: str | None = None
     screenshot: str | None = None
     har: str | None = None
+    stylesheets: str | None = None
 
 
 TimelineItem = ObservationRecord | HistoryAccess | RetrievalRecord | RationaleRecord | ActionRecord

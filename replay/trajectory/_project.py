@@ -84,7 +84,9 @@ class _Fold:
             t.llm_calls += 1
             t.llm_cost_usd += p.cost_usd or 0.0
         elif isinstance(p, FinalState):
-            t.final_state = FinalStateRecord(event.event_id, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har)
+            t.final_state = FinalStateRecord(
+                event.event_id, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
+            )
         elif isinstance(p, EpisodeFinished):
             t.end_reason, t.answer, t.final_url, t.end_detail = p.end_reason, p.answer, p.final_url, p.detail
             t.finished_event_id = event.event_id

@@ -22,12 +22,12 @@ from starlette.staticfiles import StaticFiles
 from p2w_runtime.store import Recorder, UnknownRun, find_run, list_runs, open_store
 from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, MissingJudgments, diff_runs, load_run_data, parse_ref
 from replay.view._blobs import BlobProblem, media_type, read_blob
-from replay.view._side_by_side import side_by_side
 from replay.view._episode import UnknownEpisode, episode_page
 from replay.view._links import ServerLinks
 from replay.view._plots import NoPlot, plot_png
 from replay.view._queries import PAGE_SIZE, EpisodeFilter, RunCache, run_page, run_row
 from replay.view._render import STATIC, environment
+from replay.view._side_by_side import side_by_side
 
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "

@@ -1,6 +1,6 @@
 """WebArena's evaluators, run offline on recorded final states."""
 
-from replay.webarena._checks import clean_answer, exact_match, must_include, url_match, word_tokens
+from replay.webarena._checks import clean_answer, exact_match, must_include, url_match
 from replay.webarena._config import (
     SITE_PLACEHOLDERS,
     EvalSpec,
@@ -11,15 +11,16 @@ from replay.webarena._config import (
     parse_task,
     substitute_sites,
 )
-from replay.webarena._page import ChromiumNotFound, Locate, PageRenderer
+from replay.webarena._page import ChromiumNotFound, PageRenderer, RecordedPage
+from replay.webarena._tokenize import word_tokenize
 
 __all__ = [
     "SITE_PLACEHOLDERS",
     "ChromiumNotFound",
     "EvalSpec",
     "HtmlCheck",
-    "Locate",
     "PageRenderer",
+    "RecordedPage",
     "WebArenaConfigError",
     "WebArenaTask",
     "clean_answer",
@@ -29,5 +30,5 @@ __all__ = [
     "parse_task",
     "substitute_sites",
     "url_match",
-    "word_tokens",
+    "word_tokenize",
 ]

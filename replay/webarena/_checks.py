@@ -1,29 +1,25 @@
-"""WebArena's string and URL checks, re-implemented to give the same scores offline.
+"""WebArena's string and URL checks, written to give the same scores as ``evaluation_harness/evaluators.py``.
 
-``must_include`` keeps WebArena's single-character token rule: a one-character reference
-(``"0"``, ``"4"``) must be a whole token of the answer, so ``"40 items"`` does not include
-``"4"``. WebArena tokenizes with NLTK's ``word_tokenize``; ``word_tokens`` reproduces what
-matters for that rule (words and numbers whole, punctuation split off) without NLTK.
+Every quirk is kept on purpose (each is pinned in ``docs/design/webarena-parity.md``): a lone quote
+cleans to ``""``; ``string_match`` cleans the answer once before the checks and each check
+cleans it again; a one-character ``must_include`` reference must be a whole NLTK token; URL
+base paths are compared by substring after ``urlparse`` (which drops ``;params``).
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlparse
 
-_WORD_TOKEN = re.compile(r"\w+(?:[.,']\w+)*|[^\w\s]")
+from replay.webarena._tokenize import word_tokenize
 
 
 def clean_answer(answer: str) -> str:
+    """``StringEvaluator.clean_answer``: strip, drop one pair of enclosing quotes, lowercase."""
     answer = answer.strip()
-    if len(answer) >= 2 and answer[0] == answer[-1] and answer[0] in "'\"":
+    if (answer.startswith("'") and answer.endswith("'")) or (answer.startswith('"') and answer.endswith('"')):
         answer = answer[1:-1]
     return answer.lower()
-
-
-def word_tokens(text: str) -> list[str]:
-    return _WORD_TOKEN.findall(text)
 
 
 def exact_match(ref: str, pred: str) -> float:
@@ -31,9 +27,11 @@ def exact_match(ref: str, pred: str) -> float:
 
 
 def must_include(ref: str, pred: str, *, tokenize: bool = False) -> float:
+    """With ``tokenize`` (a single-item ``must_include`` list), a one-character reference must be a whole
+    token of the answer, so ``"4"`` is not in ``"rated 4/5"``; otherwise a plain substring test."""
     clean_ref, clean_pred = clean_answer(ref), clean_answer(pred)
-    if tokenize and len(clean_ref) == 1 and len(word_tokens(clean_ref)) == 1:
-        return float(clean_ref in word_tokens(clean_pred))
+    if tokenize and len(clean_ref) == 1 and len(word_tokenize(clean_ref)) == 1:
+        return float(clean_ref in word_tokenize(clean_pred))
     return float(clean_ref in clean_pred)
 
 
@@ -42,13 +40,13 @@ def _clean_url(url: str) -> str:
 
 
 def _split_url(url: str) -> tuple[str, dict[str, list[str]]]:
-    parts = urlsplit(url)
+    parts = urlparse(url)
     return _clean_url(parts.netloc + parts.path), parse_qs(parts.query)
 
 
 def url_match(reference_url: str, pred_url: str) -> tuple[float, str]:
-    """WebArena's ``GOLD in PRED``: some reference base path is in the predicted one, and every reference
-    query parameter has one of its reference values in the prediction. Returns (score, why)."""
+    """WebArena's ``GOLD in PRED``: some reference base path is a substring of the predicted one, and every
+    reference query parameter has one of its reference values (pooled over the alternatives). Returns (score, why)."""
     refs = [_clean_url(u) for u in reference_url.split(" |OR| ")]
     pred_base, pred_query = _split_url(_clean_url(pred_url))
     ref_bases: list[str] = []
@@ -60,7 +58,7 @@ def url_match(reference_url: str, pred_url: str) -> tuple[float, str]:
             ref_query[key].update(values)
     if not any(base in pred_base for base in ref_bases):
         return 0.0, f"no reference path ({' | '.join(ref_bases)}) in {pred_base}"
-    for key, values in ref_query.items():
-        if not any(v in pred_query.get(key, []) for v in values):
-            return 0.0, f"query parameter {key!r} is not one of {sorted(values)}"
+    for key, allowed in ref_query.items():
+        if not any(v in pred_query.get(key, []) for v in allowed):
+            return 0.0, f"query parameter {key!r} is not one of {sorted(allowed)}"
     return 1.0, "reference URL matched"

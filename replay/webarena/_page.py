@@ -1,16 +1,17 @@
 """The recorded final page, loaded into headless Chromium so WebArena's locators run on a real DOM.
 
 The page is served from the recording at its recorded URL (so ``document.URL`` and relative
-links are right) with every other request refused and page scripts disabled: the DOM is
-the one the agent left, it cannot re-render or fetch anything. ``page.evaluate`` still runs
+links are right), its stylesheets from the recorded CSS (so ``outerText`` leaves out what CSS
+hides, as on the live page), every other request refused and page scripts disabled: the DOM
+is the one the agent left, it cannot re-render or fetch anything. ``page.evaluate`` still runs
 the locators, as in WebArena.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import structlog
@@ -24,16 +25,40 @@ class ChromiumNotFound(UserError):
     """No Chromium to render recorded pages with, or it would not start."""
 
 
-@dataclass(frozen=True, slots=True)
-class Locate:
-    """One locator to evaluate (``""`` = the whole page, else a ``document.…`` expression) after its prep actions."""
+class RecordedPage:
+    """One recorded page in a fresh browser context; what WebArena's ``HTMLContentEvaluator`` does to ``page``."""
 
-    locator: str
-    prep_actions: tuple[str, ...] = ()
+    def __init__(self, page: Any, url: str) -> None:
+        self._page = page
+        self.url = url
+
+    async def reload(self) -> None:
+        """WebArena's ``page.goto(target)`` to the page it already shows: the DOM as recorded, prep actions undone."""
+        await self._page.goto(self.url, wait_until="load")
+
+    async def content(self) -> str:
+        return await self._page.content()
+
+    async def locate(self, locator: str, prep_actions: list[str]) -> str:
+        """``str()`` of the locator's JS value after the prep actions; WebArena stops preparing at the first
+        failing action, and a failing locator selects ``""``."""
+        try:
+            for action in prep_actions:
+                await self._page.evaluate(f"() => {action}")
+        except Exception:
+            log.debug("webarena.prep_action_failed", locator=locator[:120])
+        try:
+            return str(await self._page.evaluate(f"() => {locator}")) or ""
+        except Exception:
+            return ""
+
+    async def evaluate(self, expression: str) -> Any:
+        """A helper's own script (errors propagate, as in the helper)."""
+        return await self._page.evaluate(expression)
 
 
 class PageRenderer:
-    """One headless browser for a batch; each evaluation gets a fresh context. Launched on first use."""
+    """One headless browser for a batch; each recorded page gets a fresh context. Launched on first use."""
 
     def __init__(self, executable: str | None = None) -> None:
         self._executable = executable
@@ -63,11 +88,14 @@ class PageRenderer:
                 log.debug("webarena.browser_started", executable=executable)
             return self._browser
 
-    async def evaluate(self, url: str, dom_html: str, locates: list[Locate]) -> list[str]:
-        """What each locator selects on the recorded page, as WebArena computes it (``str()`` of the JS value,
-        HTML entities unescaped; a failing locator selects ``""``)."""
+    @asynccontextmanager
+    async def open(
+        self, url: str, dom_html: str, stylesheets: Mapping[str, str] | None = None
+    ) -> AsyncIterator[RecordedPage]:
+        """The recorded page at ``url``; ``stylesheets`` maps each recorded stylesheet URL to its CSS text."""
         browser = await self._ensure()
         context = await browser.new_context(java_script_enabled=False)
+        css = dict(stylesheets or {})
         try:
             page = await context.new_page()
 
@@ -75,29 +103,16 @@ class PageRenderer:
                 request = route.request
                 if request.is_navigation_request() and request.frame == page.main_frame:
                     await route.fulfill(body=dom_html, content_type="text/html; charset=utf-8")
+                elif request.url in css:
+                    await route.fulfill(body=css[request.url], content_type="text/css; charset=utf-8")
                 else:
                     await route.abort()
 
             await page.route("**/*", serve)
-            await page.goto(url, wait_until="domcontentloaded")
-            return [html.unescape(await self._select(page, item)) for item in locates]
+            await page.goto(url, wait_until="load")
+            yield RecordedPage(page, url)
         finally:
             await context.close()
-
-    @staticmethod
-    async def _select(page: Any, item: Locate) -> str:
-        if not item.locator.strip():
-            return await page.content()
-        for action in item.prep_actions:
-            try:
-                await page.evaluate(f"() => {action}")
-            except Exception:  # WebArena ignores failing preparation actions too
-                log.debug("webarena.prep_action_failed", action=action[:120])
-        try:
-            selected = str(await page.evaluate(f"() => {item.locator}"))
-        except Exception:  # the page does not have the element: WebArena scores it as empty
-            return ""
-        return selected or ""
 
     async def aclose(self) -> None:
         if self._browser is not None:

@@ -1,0 +1,31 @@
+"""Judge one synthetic episode that ended on a recorded page: the shared step of the webarena test files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay.judges import JudgeContext, Verdict, WebArenaJudge
+from replay.synthetic import EpisodeBuilder
+
+DEFAULT_PAGE = "<html><body><p>final page</p></body></html>"
+
+
+async def judged(
+    judge: WebArenaJudge,
+    task_id: int | str,
+    answer: str | None = None,
+    *,
+    url: str = "http://gitlab.test:8023/",
+    page: str = DEFAULT_PAGE,
+    stylesheets: dict[str, str] | None = None,
+    llm: Any = None,
+) -> Verdict:
+    b = EpisodeBuilder("run", str(task_id), level=None)
+    b.action(1, "stop", answer or "")
+    b.final_state(url, page, stylesheets=stylesheets)
+    b.finish("answered" if answer else "no_answer", answer, final_url=url)
+
+    async def get_blob(sha: str) -> bytes:
+        return b.blobs[sha]
+
+    return await judge.judge(b.trajectory(), JudgeContext(get_blob=get_blob, llm=llm))
