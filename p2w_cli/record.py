@@ -10,7 +10,8 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from p2w_cli._common import open_db, run
+from p2w_cli._common import db_path, open_db, run
+from p2w_runtime.errors import UserError
 from p2w_runtime.terminal import safe
 
 
@@ -123,7 +124,7 @@ def record_cmd(
 
     if model is None and resume is None:
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
-    config = AgentConfig(scheme=scheme, max_steps=max_steps, page_timeout_s=page_timeout)  # type: ignore[arg-type]
+    config = AgentConfig(scheme=scheme, max_steps=max_steps, page_timeout_s=page_timeout)  # type: ignore[arg-type]  # click.Choice: a Scheme
     request = RecordRequest(
         tasks_dir=_sample_or_path(tasks_dir, "tasks"),
         history_dir=_sample_or_path(history_dir, "history"),
@@ -166,8 +167,19 @@ def record_cmd(
             )
 
         async def _record() -> Any:
-            async with open_db(ctx, create=True) as store:
-                return await record(store, request, on_progress)
+            db = db_path(ctx)
+            fresh, empty = not db.exists(), False
+            try:
+                async with open_db(ctx, create=True) as store:
+                    try:
+                        return await record(store, request, on_progress)
+                    except UserError:  # e.g. a Chromium that will not start: found before any event
+                        empty = fresh and not await store.list_streams()
+                        raise
+            finally:
+                if empty:  # made by this invocation and still holding nothing: leave no empty database behind
+                    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+                        path.unlink(missing_ok=True)
 
         summary = run(_record())
     reasons: dict[str, int] = {}

@@ -106,7 +106,16 @@ def test_a_chromium_that_will_not_start_is_one_line(tmp_path: Path, scripted_llm
     )  # fmt: skip
     assert code == 1
     one_error_line(err, "/bin/false", "--chromium")
-    assert events(db) == 0 and scripted_llm.chat_requests == []
+    assert not db.exists(), "the database this command created holds nothing and is not left behind"
+    assert scripted_llm.chat_requests == []
+    db.write_bytes(b"")
+    invoke("--db", str(db), "import-trajectories", "--examples", "--format", "p2w-agentoccam", "--label", "mine")
+    before = events(db)
+    code, _, err = invoke(
+        "--db", str(db), "record", "--model", "scripted-model", "--base-url", scripted_llm.base_url,
+        "--api-key", "sk-x", "--scheme", "no-history", "--task", "Lena_Fischer_A3", "--chromium", "/bin/false",
+    )  # fmt: skip
+    assert code == 1 and before > 0 and events(db) == before, "an existing database keeps everything it held"
 
 
 @pytest.mark.parametrize("url", ["not a url", "ftp://models.example/v1", "http:///v1", "http://host:port/v1"])

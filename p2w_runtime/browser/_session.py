@@ -88,7 +88,7 @@ class BrowserSession:
         """
         settings = settings or EpisodeSettings()
         scratch = None if har_path else tempfile.TemporaryDirectory(prefix="p2w-har-")
-        path = Path(har_path) if har_path else Path(scratch.name) / "episode.har"  # type: ignore[union-attr]
+        path = Path(har_path) if har_path else Path(scratch.name) / "episode.har"  # type: ignore[union-attr]  # scratch is set when har_path is not
         context = await self._require().new_context(
             viewport={"width": settings.viewport_width, "height": settings.viewport_height},
             record_har_path=path,

@@ -138,4 +138,4 @@ async def _hash_at(store: Recorder, stream: str, seq: int) -> str | None:
             return event.hash if event.seq == seq else None
         return None
     finally:
-        await events.aclose()  # type: ignore[attr-defined]
+        await events.aclose()  # type: ignore[attr-defined]  # an async generator behind Recorder's AsyncIterator

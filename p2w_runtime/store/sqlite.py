@@ -121,7 +121,7 @@ class _AiosqliteSession(Session):
         self._conn = conn
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(await self._conn.execute_fetchall(sql, params))  # type: ignore[arg-type]
+        return list(await self._conn.execute_fetchall(sql, params))  # type: ignore[arg-type]  # aiosqlite's stub wants Iterable|dict
 
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         await self._conn.executemany(sql, rows)

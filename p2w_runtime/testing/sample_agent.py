@@ -60,7 +60,7 @@ class SampleAgentScript:
 
     def _task(self, user: str) -> tuple[str, int]:
         """(query set, level) of the task the prompt shows; a rewritten task maps to its level-0 text."""
-        text = _TASK.search(user).group(1).strip()  # type: ignore[union-attr]
+        text = _TASK.search(user).group(1).strip()  # type: ignore[union-attr]  # every prompt shows the task
         task = self._by_intent.get(text)
         if task is None:
             raise KeyError(f"sample script: unknown task text {text[:80]!r}")
@@ -110,7 +110,7 @@ class SampleAgentScript:
         return url
 
     def _generate(self, user: str) -> str:
-        question = _QUESTION.search(user).group(1).strip()  # type: ignore[union-attr]
+        question = _QUESTION.search(user).group(1).strip()  # type: ignore[union-attr]  # generator prompts ask one
         ids = _ENTRY_IDS.findall(user)[:3]
         if not ids:
             return "Answer: The history does not say.\nCited: none"

@@ -259,9 +259,9 @@ class TextSet:
         if None not in required:
             if len(required) == 1:
                 (only,) = required
-                indices = [i for i, norm in enumerate(self.norms) if only in norm]  # type: ignore[operator]
+                indices = [i for i, norm in enumerate(self.norms) if only in norm]  # type: ignore[operator]  # None excluded above
             else:
-                indices = [i for i, norm in enumerate(self.norms) if any(p in norm for p in required)]  # type: ignore[operator]
+                indices = [i for i, norm in enumerate(self.norms) if any(p in norm for p in required)]  # type: ignore[operator]  # no None
         for index in indices:
             norm = self.norms[index]
             if any(_could_match(a, norm) for a in alternatives):
