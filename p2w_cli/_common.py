@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Coroutine
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -160,3 +160,24 @@ def site_alias_pairs(options: tuple[str, ...], file: Path | None) -> tuple[tuple
         except ValueError as exc:
             raise click.BadParameter(safe(f"{place}{exc}"), param_hint=hint) from None
     return tuple(pairs)
+
+
+@contextmanager
+def terminal_progress() -> Iterator[Callable[[str, int, int], None] | None]:
+    """``update(phase, done, total)`` drawing one rich bar per phase on stderr when it is a terminal; ``None``
+    otherwise (logs, pipes, CI), so long imports and bundle transfers stay quiet in scripts."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=terminal_console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        yield update

@@ -2,36 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from p2w_cli._common import open_db, run
+from p2w_cli._common import open_db, run, terminal_progress
 from p2w_runtime.terminal import safe
-
-
-@contextmanager
-def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
-    """A rich progress bar on stderr when it is a terminal; nothing otherwise (logs, pipes, CI)."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done)
-
-        yield update
 
 
 @click.command("import-trajectories")
@@ -103,7 +80,7 @@ def import_trajectories_cmd(
 
     async def _import() -> Any:
         async with open_db(ctx, create=True) as store:
-            with _progress() as progress:
+            with terminal_progress() as progress:
                 return await import_trajectories(
                     store,
                     list(paths),

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import echo_json, open_db, run
+from p2w_cli._common import echo_json, open_db, run, terminal_progress
 from p2w_runtime.errors import clip
 from p2w_runtime.terminal import safe
 
@@ -95,7 +93,8 @@ def export_cmd(
     async def _export() -> Any:
         key = load_private_key(sign_key) if sign_key is not None else None
         async with open_db(ctx) as store:
-            with _progress("exporting") as progress:
+            with terminal_progress() as update:
+                progress = (lambda done, total: update("exporting", done, total)) if update else None
                 return await export_run(store, run_ref, output, force=force, signing_key=key, progress=progress)
 
     s = run(_export())
@@ -123,7 +122,8 @@ def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_js
     async def _import() -> Any:
         trusted = load_public_key(trusted_key) if trusted_key is not None else None
         async with open_db(ctx, create=True) as store:
-            with _progress("importing") as progress:
+            with terminal_progress() as update:
+                progress = (lambda done, total: update("importing", done, total)) if update else None
                 return await import_bundle(store, bundle, trusted=trusted, progress=progress)
 
     s = run(_import())
@@ -137,17 +137,3 @@ def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_js
         + f", {s.blobs} blobs"
         + (f"; signature by trusted key {s.signed_by} checked" if s.signed_by else "")
     )
-
-
-@contextmanager
-def _progress(what: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr while a bundle is written or read, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(what, total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
