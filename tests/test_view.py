@@ -211,7 +211,10 @@ def test_the_static_export_is_self_contained(demo: tuple[Path, str], tmp_path: P
     out = tmp_path / "export"
     result = cli("view", "--db", str(demo[0]), "--export", str(out), "earlier", "later", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "wrote 51 pages" in result.stdout, "index, two runs, 48 episodes"
+    assert "wrote 52 pages" in result.stdout, "index, two runs, 48 episodes, earlier → later compared"
+    (link,) = re.findall(r'href="(compare-earlier-[^"]*\.html)"', (out / "index.html").read_text())
+    compare = (out / link).read_text()
+    assert "2 gained" in compare and 'class="flip gained"' in compare
     missing = []
     for page in out.glob("*.html"):
         for ref in re.findall(r'(?:href|src)="([^"#?]+)"', page.read_text()):

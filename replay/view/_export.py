@@ -13,6 +13,7 @@ from pathlib import Path
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, RunInfo, find_run
+from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, MissingJudgments, diff_runs, load_run_data
 from replay.judging import read_judgments
 from replay.view._app import RECORDED_CSP
 from replay.view._blobs import BlobProblem, read_blob
@@ -21,6 +22,7 @@ from replay.view._links import ExportLinks
 from replay.view._plots import NoPlot, plot_png
 from replay.view._queries import EpisodeFilter, read_run, run_page, run_row
 from replay.view._render import STATIC, environment
+from replay.view._side_by_side import side_by_side
 
 META_CSP = RECORDED_CSP.replace("sandbox; ", "")
 """``sandbox`` is ignored in a ``<meta>`` CSP; the iframe's own ``sandbox`` attribute disables scripts there."""
@@ -39,7 +41,8 @@ class ExportSummary:
 
 
 async def export_static(store: Recorder, refs: Sequence[str], folder: Path, *, source: str = "") -> ExportSummary:
-    """Write ``index.html``, one page per run and per episode, the blobs, plots and assets into ``folder``."""
+    """Write ``index.html``, one page per run, per episode and per pair of consecutive runs (compare), the blobs,
+    plots and assets into ``folder``."""
     infos: list[RunInfo] = [await find_run(store, ref) for ref in refs]
     links = ExportLinks({i.run_id for i in infos})
     env = environment()
@@ -56,8 +59,18 @@ async def export_static(store: Recorder, refs: Sequence[str], folder: Path, *, s
         (folder / name).write_text(html, encoding="utf-8")
 
     reads = {info.run_id: await read_run(store, info) for info in infos}
-    write("index.html", "runs.html", rows=[run_row(read) for read in reads.values()])
+    pairs = list(zip(infos, infos[1:], strict=False))
+    compares = [(a.label, b.label) for a, b in pairs]
+    write("index.html", "runs.html", rows=[run_row(read) for read in reads.values()], compares=compares)
     pages = 1
+    for a, b in pairs:  # consecutive runs, as given, by the default judge; judged in memory, never written
+        try:
+            d = diff_runs(*[await load_run_data(store, info, DEFAULT_JUDGE, info.label) for info in (a, b)])
+        except MissingJudgments as exc:
+            raise ExportError(str(exc)) from None
+        context = {"d": d, "headers": METRIC_HEADERS, "side": side_by_side, "a_local": True, "b_local": True}
+        write(links.compare(a.label, b.label), "compare.html", **context)
+        pages += 1
     for info in infos:
         read = reads[info.run_id]
         p = run_page(read, EpisodeFilter(), 1, max(1, info.episodes))

@@ -84,7 +84,8 @@ class ExportLinks:
         return f"plots/{_safe_name(run_id)}-{name}.png"
 
     def compare(self, a: str, b: str, judge: str = "") -> str:
-        return "index.html"
+        """Compare pages exist for the pairs the export wrote (consecutive runs, the default judge)."""
+        return f"compare-{_safe_name(a)}-{_safe_name(b)}.html"
 
     def static(self, name: str) -> str:
         return f"static/{name}"
