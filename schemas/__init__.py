@@ -3,7 +3,7 @@
 Imports nothing else of ours, so any tool can read a p2w-rt log with this package alone.
 """
 
-from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, event_hash, format_timestamp
+from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
 from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile
 from schemas._envelope import CURRENT_VERSIONS, PAYLOAD_ADAPTER, Event, NewEvent, StoredEvent, utc_now, uuid7
 from schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas, generated_schemas
@@ -83,6 +83,7 @@ __all__ = [
     "UpcastError",
     "blob_hash",
     "canonical_json",
+    "content_hash",
     "drifted_schemas",
     "event_hash",
     "export_schemas",

@@ -68,6 +68,11 @@ def event_hash(
     return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
+def content_hash(value: Any) -> str:
+    """sha256 of a value's canonical JSON: the key producers' configs and passes are cached and claimed by."""
+    return hashlib.sha256(canonical_json(value)).hexdigest()
+
+
 def blob_hash(data: bytes) -> str:
     """Content address of a blob: sha256 of the uncompressed bytes."""
     return hashlib.sha256(data).hexdigest()

@@ -7,7 +7,6 @@ every setting that can change a label (model, prompt hash, thresholds, site list
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -16,7 +15,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.llm import Sink
 from replay.classify._labels import NAVIGATION_LABELS
 from replay.trajectory import Trajectory
-from schemas import ErrorLabel, Evidence, canonical_json
+from schemas import ErrorLabel, Evidence, content_hash
 
 
 class UnknownClassifier(UserError):
@@ -30,10 +29,6 @@ class Verdict:
     labels: list[ErrorLabel] = field(default_factory=list)
     status: str = "ok"
     error: str | None = None
-
-
-def config_hash(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
 def navigation_label(t: Trajectory) -> ErrorLabel | None:
@@ -63,7 +58,7 @@ class Classifier(ABC):
         """The settings this classifier's labels depend on (hashed into the cache key)."""
 
     def config_hash(self) -> str:
-        return config_hash({"classifier": self.id, "config": self.config()})
+        return content_hash({"classifier": self.id, "config": self.config()})
 
     @abstractmethod
     async def classify(self, trajectory: Trajectory, sink: Sink) -> Verdict:

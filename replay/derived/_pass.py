@@ -10,7 +10,6 @@ are written at once, so a crash never loses what was paid for. Producers that wa
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from p2w_runtime.llm import Sink
 from p2w_runtime.store import ClaimHolder, Recorder, hold_claims, seal_streams
 from replay.derived._stream import Derived
 from replay.trajectory import EpisodeRef, Trajectory
-from schemas import LlmCall, NewEvent, StreamsSealed, canonical_json
+from schemas import LlmCall, NewEvent, StreamsSealed, content_hash
 
 log = structlog.get_logger(__name__)
 
@@ -90,8 +89,7 @@ def call_log() -> tuple[list[LlmCall], Sink]:
 
 def pass_claim(kind: str, run_id: str, producer_id: str, version: str, config: Any) -> str:
     """The claim of a pass over ``run_id`` by one producer version and config (``DerivedPass.exclusive``)."""
-    config_hash = hashlib.sha256(canonical_json(config)).hexdigest()[:16]
-    return f"{kind}/{run_id}/{producer_id}/{version}/{config_hash}"
+    return f"{kind}/{run_id}/{producer_id}/{version}/{content_hash(config)[:16]}"
 
 
 class DerivedWriter:

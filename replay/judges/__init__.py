@@ -10,7 +10,6 @@ from replay.judges._base import (
     JudgeSettings,
     UnknownJudge,
     Verdict,
-    content_hash,
     default_location_sites,
 )
 from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
@@ -61,7 +60,6 @@ __all__ = [
     "UnknownJudge",
     "Verdict",
     "WebArenaJudge",
-    "content_hash",
     "default_location_sites",
     "make_judge",
     "rubric_metrics",

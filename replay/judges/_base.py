@@ -7,7 +7,6 @@ setting that can change a verdict (model, prompt template hash, parameters, site
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any, ClassVar
 
 from p2w_runtime.errors import UserError
 from replay.trajectory import Trajectory
-from schemas import Evidence, canonical_json
+from schemas import Evidence, content_hash
 
 DEFAULT_JUDGE_MODEL = "gpt-5-mini"
 DEFAULT_LOCATION_SITES: tuple[str, ...] = ("amazon.com", "instacart.com", "resy.com", "opentable.com")
@@ -95,10 +94,6 @@ class JudgeContext:
     get_blob: Callable[[str], Awaitable[bytes]]
     llm: Any = None
     """An ``LlmClient`` scoped to this judgment (its calls are recorded), or None when no judge needs one."""
-
-
-def content_hash(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
 class Judge(ABC):

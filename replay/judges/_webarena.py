@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from p2w_runtime.llm import LlmBadResponse
-from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, JudgeSettings, Verdict, content_hash
+from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, JudgeSettings, Verdict
 from replay.judges._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER, template_hash
 from replay.trajectory import FinalStateRecord, Trajectory
 from replay.webarena import (
@@ -39,7 +39,7 @@ from replay.webarena._helpers import (
     shows,
     target_url,
 )
-from schemas import Evidence
+from schemas import Evidence, content_hash
 
 
 class FuzzyVerdict(BaseModel):
