@@ -408,19 +408,16 @@ async def test_browser_use_folder_crash_records_summary_and_a_crash_superseded_b
     assert again.imported == [] and sorted(again.already) == sorted(FOLDERS["on-demand_gpt41_1"][3])
 
 
-def test_fixtures_are_what_the_writer_script_writes(tmp_path: Path) -> None:
-    import importlib.util
+def test_fixtures_are_what_the_writer_script_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
 
-    spec = importlib.util.spec_from_file_location("make_fixtures", RUNNERS / "make_fixtures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main(tmp_path)
+    monkeypatch.syspath_prepend(str(RUNNERS))
+    importlib.import_module("make_fixtures").main(tmp_path)
     written = {p.relative_to(tmp_path): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
     committed = {
         p.relative_to(RUNNERS): p.read_bytes()
         for p in sorted(RUNNERS.rglob("*"))
-        if p.is_file() and p.name != "make_fixtures.py" and "__pycache__" not in p.parts
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
     }
     assert written.keys() == committed.keys()
     assert [k for k in written if written[k] != committed[k]] == []
