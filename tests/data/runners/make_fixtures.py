@@ -1,7 +1,7 @@
 """Write the runner output folders under tests/data/runners/ exactly as the Persona2Web runners write them.
 
-Each writer module (``agentoccam_writer.py``, ``browser_use_writer.py``) follows one writer of ``serin-
-kimm/Persona2Web`` (key names and order, nesting, types, file names, sibling files, ``json.dump`` arguments);
+Each writer module (``agentoccam_writer.py``, ``browser_use_writer.py``) follows one writer of
+``serin-kimm/Persona2Web`` (key names and order, nesting, types, file names, sibling files, ``json.dump`` arguments);
 the contents are made up for the sample personas of ``p2w_runtime/sample``. ``tests/test_importers.py`` checks
 that the committed files are what this script writes, so edit the script and rerun it rather than the files:
 
