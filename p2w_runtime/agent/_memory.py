@@ -6,9 +6,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
-from p2w_runtime.agent._log import EpisodeLog
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent.prompts import generator_messages
+from p2w_runtime.episode import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever, retrieval_events
 from schemas import Rationale
@@ -26,7 +26,7 @@ class Personalization:
     """Answers questions about one persona from their history, recording query, hits and rationale."""
 
     def __init__(
-        self, retriever: HistoryRetriever, persona: str, llm: LlmClient, log: EpisodeLog, k: int, threshold: float
+        self, retriever: HistoryRetriever, persona: str, llm: LlmClient, log: EpisodeWriter, k: int, threshold: float
     ) -> None:
         self.retriever = retriever
         self.persona = persona
