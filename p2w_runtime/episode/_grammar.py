@@ -10,8 +10,9 @@ An episode stream reads::
 with these rules, checked as each event is written (``EpisodeWriter``), so a bad order is the
 writer's error, never something the projection has to tolerate later:
 
-- steps never go back (events without a step, like an imported memory access, may stand anywhere),
-  and an observation opens its step: it cannot follow an action of the same or a later step;
+- an observation opens its step: it cannot follow an action of the same step (observation -> llm.call
+  -> action); step numbers are not otherwise ordered, so events without a step (an imported memory
+  access) and a hand-built episode's inserted step stand where they are written;
 - ``history.retrieval`` is caused by a ``history.query`` of this episode that has no retrieval yet,
   with the same query text; a generator ``rationale`` (the memory answer) is caused by a
   ``history.retrieval`` of this episode; no other event names a cause;
@@ -30,7 +31,6 @@ from schemas import (
     EpisodeStarted,
     HistoryQuery,
     HistoryRetrieval,
-    LlmCall,
     NewEvent,
     Observation,
     Rationale,
@@ -51,7 +51,6 @@ EPISODE_TYPES = frozenset(
 )
 Phase = Literal["new", "open", "closing", "finished"]
 """Before ``episode.started``; between it and ``final_state``; after ``final_state``; after ``episode.finished``."""
-_Stepped = Observation | Action | Rationale | HistoryQuery | HistoryRetrieval | LlmCall
 
 
 class EpisodeGrammar:
@@ -64,8 +63,7 @@ class EpisodeGrammar:
     def __init__(self, stream: str, *, opened: bool = False) -> None:
         self.stream = stream
         self.phase: Phase = "open" if opened else "new"
-        self._last_step = -1
-        self._last_action_step = -1
+        self._acted_steps: set[int] = set()
         self._open_queries: dict[str, str] = {}
         """Query event id -> its text, for queries with no retrieval yet."""
         self._retrievals: set[str] = set()
@@ -94,11 +92,8 @@ class EpisodeGrammar:
         if self.phase == "closing" and event.type != "episode.finished":
             raise self._refuse(event, "only episode.finished may follow final_state")
         self._check_cause(event)
-        if isinstance(p, _Stepped) and p.step is not None:
-            if p.step < self._last_step:
-                raise self._refuse(event, f"step {p.step} after step {self._last_step}: steps never go back")
-            if isinstance(p, Observation) and p.step <= self._last_action_step:
-                raise self._refuse(event, f"observation of step {p.step} after the action of step {p.step}")
+        if isinstance(p, Observation) and p.step in self._acted_steps:
+            raise self._refuse(event, f"observation of step {p.step} after an action of step {p.step}")
 
     def _check_started(self, event: NewEvent, p: EpisodeStarted) -> None:
         if self.phase != "new":
@@ -135,7 +130,5 @@ class EpisodeGrammar:
             assert event.causation_id is not None
             del self._open_queries[event.causation_id]
             self._retrievals.add(event.event_id)
-        if isinstance(p, _Stepped) and p.step is not None:
-            self._last_step = p.step
-            if isinstance(p, Action):
-                self._last_action_step = p.step
+        elif isinstance(p, Action):
+            self._acted_steps.add(p.step)
