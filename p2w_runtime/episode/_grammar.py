@@ -10,9 +10,10 @@ An episode stream reads::
 with these rules, checked as each event is written (``EpisodeWriter``), so a bad order is the
 writer's error, never something the projection has to tolerate later:
 
-- an observation opens its step: it cannot follow an action of the same step (observation -> llm.call
-  -> action); step numbers are not otherwise ordered, so events without a step (an imported memory
-  access) and a hand-built episode's inserted step stand where they are written;
+- an observation opens its step and the planner plans it before it acts: neither an observation nor a
+  planner ``llm.call`` follows an action of the same step (observation -> llm.call -> action); step
+  numbers are not otherwise ordered, so events without a step (an imported memory access) stand where
+  they are written;
 - ``history.retrieval`` is caused by a ``history.query`` of this episode that has no retrieval yet,
   with the same query text; a generator ``rationale`` (the memory answer) is caused by a
   ``history.retrieval`` of this episode; no other event names a cause;
@@ -31,6 +32,7 @@ from schemas import (
     EpisodeStarted,
     HistoryQuery,
     HistoryRetrieval,
+    LlmCall,
     NewEvent,
     Observation,
     Rationale,
@@ -94,6 +96,8 @@ class EpisodeGrammar:
         self._check_cause(event)
         if isinstance(p, Observation) and p.step in self._acted_steps:
             raise self._refuse(event, f"observation of step {p.step} after an action of step {p.step}")
+        if isinstance(p, LlmCall) and p.role == "planner" and p.step in self._acted_steps:
+            raise self._refuse(event, f"planner call of step {p.step} after an action of step {p.step}")
 
     def _check_started(self, event: NewEvent, p: EpisodeStarted) -> None:
         if self.phase != "new":
