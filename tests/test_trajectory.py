@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from p2w_runtime.episode import EpisodeGrammarError
 from p2w_runtime.store import open_store
 from replay.judging import judgment_stream
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from replay.trajectory import ProjectionError, load_trajectories, load_trajectory, project
-from p2w_runtime.episode import EpisodeGrammarError
 from schemas import (
     GroundTruth,
     HistoryRetrieval,

@@ -40,10 +40,7 @@ class Personalization:
     ) -> MemoryAnswer:
         index = await asyncio.to_thread(self.retriever.index, self.persona)
         hits = await asyncio.to_thread(index.search, query, self.k, self.threshold)
-        asked, retrieved = retrieval_events(
-            self.log.stream, query, hits, index, self.k, self.threshold, step, phase, reason
-        )
-        self.log.extend([asked, retrieved])
+        _, retrieved = retrieval_events(self.log, query, hits, index, self.k, self.threshold, step, phase, reason)
         reply = await self.llm.complete("generator", generator_messages(query, hits), step=step)
         parsed = parse_generator(reply.text, {h.entry_id for h in hits})
         self.log.add(
