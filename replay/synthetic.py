@@ -162,14 +162,8 @@ class EpisodeBuilder:
         steps: int = 0,
         detail: str | None = None,
     ) -> str:
-        payload = EpisodeFinished(
-            end_reason=end_reason,
-            answer=answer,
-            final_url=final_url,
-            steps=steps,
-            detail=detail,
-        )
-        return self._add(payload)
+        ended = EpisodeFinished(end_reason=end_reason, answer=answer, final_url=final_url, steps=steps, detail=detail)
+        return self._add(ended)
 
     def sealed(self) -> list[StoredEvent]:
         """The events as a store would hold them (sequenced and hash-chained), without a store."""
