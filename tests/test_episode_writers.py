@@ -1,5 +1,5 @@
 """Every episode writer goes through ``EpisodeWriter``: no module builds an episode's events by hand, and what
-the importers stored is exactly what a fresh writer accepts (so the grammar saw each of its events)."""
+the importers and the agent stored is exactly what a fresh writer accepts (so the grammar saw each event)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, episodes_of
-from p2w_runtime.store import Recorder
+from p2w_runtime.examples import example_run_bundles
+from p2w_runtime.store import Recorder, import_bundle
 from schemas import NewEvent
 from tests.import_support import AGENTOCCAM, BROWSER_USE, run_import
 
@@ -59,15 +60,19 @@ def test_no_module_builds_episode_events_or_episode_started_by_hand() -> None:
     assert by_hand == []
 
 
+async def _restaged(store: Recorder, stream: str) -> list[NewEvent]:
+    return [
+        NewEvent(event_id=e.event_id, stream=e.stream, payload=e.payload, causation_id=e.causation_id)
+        async for e in (stored.decode() async for stored in store.read_stream(stream))
+    ]
+
+
 async def test_every_imported_episode_is_what_a_fresh_writer_accepts_and_a_reorder_is_refused(store: Recorder) -> None:
     checked = 0
     for fmt in (AGENTOCCAM, BROWSER_USE):
         report = await run_import(store, fmt, label=fmt)
         for episode in await episodes_of(store, report.run_id, every_attempt=True):
-            events = [
-                NewEvent(event_id=e.event_id, stream=e.stream, payload=e.payload, causation_id=e.causation_id)
-                async for e in (stored.decode() async for stored in store.read_stream(episode.stream))
-            ]
+            events = await _restaged(store, episode.stream)
             EpisodeWriter(episode.stream).extend(events)
             checked += 1
             queried = [i for i, e in enumerate(events) if e.type == "history.query"]
@@ -76,3 +81,14 @@ async def test_every_imported_episode_is_what_a_fresh_writer_accepts_and_a_reord
                 with pytest.raises(EpisodeGrammarError, match="history.retrieval refused"):
                     EpisodeWriter(episode.stream).extend([*events[:i], events[i + 1], events[i]])
     assert checked >= 4
+
+
+async def test_the_agents_recorded_example_runs_are_what_a_fresh_writer_accepts(store: Recorder) -> None:
+    """The bundled example runs were recorded by the agent (before the grammar existed): all 48 episodes,
+    with their history accesses, llm calls and final states, pass it unchanged."""
+    for bundle in example_run_bundles():
+        await import_bundle(store, bundle)
+    episodes = await episodes_of(store, every_attempt=True)
+    for episode in episodes:
+        EpisodeWriter(episode.stream).extend(await _restaged(store, episode.stream))
+    assert len(episodes) == 48
