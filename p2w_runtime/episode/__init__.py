@@ -10,6 +10,7 @@ from p2w_runtime.episode._grammar import EPISODE_TYPES, EpisodeGrammar
 from p2w_runtime.episode._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
 from p2w_runtime.episode._started import Provenance, TaskLike, episode_started, run_started
 from p2w_runtime.episode._streams import (
+    ATTEMPT_MARK,
     CLASSIFICATIONS_SUFFIX,
     DERIVED_SUFFIXES,
     JUDGMENTS_SUFFIX,
@@ -23,6 +24,7 @@ from p2w_runtime.episode._streams import (
 from p2w_runtime.episode._writer import Appender, EpisodeWriter
 
 __all__ = [
+    "ATTEMPT_MARK",
     "CLASSIFICATIONS_SUFFIX",
     "DERIVED_SUFFIXES",
     "EPISODE_TYPES",
