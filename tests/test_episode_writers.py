@@ -45,13 +45,13 @@ def _called(node: ast.AST) -> str | None:
     return None
 
 
-def test_no_module_builds_episode_events_or_episode_started_by_hand() -> None:
+def test_no_module_builds_episode_events_or_started_events_by_hand() -> None:
     by_hand: list[str] = []
     for path in _sources():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             where = f"{path.relative_to(REPO)}:{getattr(node, 'lineno', 0)}"
-            if _called(node) == "EpisodeStarted":
-                by_hand.append(f"{where} builds episode.started (use p2w_runtime.episode.episode_started)")
+            if _called(node) in ("EpisodeStarted", "RunStarted"):
+                by_hand.append(f"{where} builds a started event (use p2w_runtime.episode's factories)")
             if _called(node) == "NewEvent":
                 assert isinstance(node, ast.Call)
                 payload = next((k.value for k in node.keywords if k.arg == "payload"), None)
