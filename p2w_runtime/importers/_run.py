@@ -18,7 +18,7 @@ from typing import Any, Literal
 import structlog
 
 from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
-from p2w_runtime.episode import EpisodeWriter, Provenance, episodes_of, run_started
+from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, episodes_of, run_started
 from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
@@ -151,12 +151,15 @@ class _Planner:
     def build(self, item: _Planned) -> list[NewEvent]:
         writer = EpisodeWriter.of(self.run_id, item.task.task_id)
         builder = ImportedEpisode(writer, path=item.path, persona=item.task.persona, banks=self.banks)
-        builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
-        if item.crash:
-            _browser_use.emit_crash(_browser_use.parse_crash(item.path, read_json(item.path)), builder)
-        else:
-            data = self.reader.parse(item.path, read_json(item.path))
-            self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha)
+        try:
+            builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
+            if item.crash:
+                _browser_use.emit_crash(_browser_use.parse_crash(item.path, read_json(item.path)), builder)
+            else:
+                data = self.reader.parse(item.path, read_json(item.path))
+                self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha)
+        except EpisodeGrammarError as exc:  # the file's order is not an episode's: a bad file, like a bad field
+            raise TrajectoryImportError(item.path, None, f"{exc.event_type} out of order: {exc.reason}") from None
         return writer.take()[0]
 
     def _task(self, path: Path, task_id: str, where: str) -> Task:
