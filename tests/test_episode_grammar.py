@@ -240,3 +240,11 @@ def test_resume_closes_an_unfinished_attempt_without_knowing_its_events() -> Non
         closing.add(EpisodeFinished(end_reason="aborted"))
     with pytest.raises(EpisodeGrammarError, match="history.query"):
         EpisodeWriter.closing("run/Ann_Lee_A1").add(retrieval(), "0" * 32)
+
+
+def test_a_refusal_quotes_hostile_text_clipped_to_one_short_line() -> None:
+    writer = opened()
+    asked = writer.add(query("which size"))
+    with pytest.raises(EpisodeGrammarError) as error:
+        writer.add(retrieval("x" * 100_000), asked.event_id)
+    assert "(100000 characters)" in str(error.value) and len(str(error.value)) < 300

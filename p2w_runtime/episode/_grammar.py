@@ -27,6 +27,7 @@ from typing import Literal
 
 from p2w_runtime.episode._errors import EpisodeGrammarError
 from p2w_runtime.episode._streams import ATTEMPT_MARK, episode_of
+from p2w_runtime.errors import clip
 from schemas import (
     Action,
     EpisodeStarted,
@@ -56,7 +57,7 @@ Phase = Literal["new", "open", "closing", "finished"]
 
 
 class EpisodeGrammar:
-    """The state of one episode stream that the rules need: its phase, last step, and open causes.
+    """The state of one episode stream that the rules need: its phase, the steps that acted, and open causes.
 
     ``opened`` continues a stream written earlier (``record --resume`` closing an unfinished attempt):
     its earlier events are not known, so only events that name no cause may follow.
@@ -103,9 +104,9 @@ class EpisodeGrammar:
         if self.phase != "new":
             raise self._refuse(event, "the episode has already started")
         if p.episode_id != episode_of(self.stream):
-            raise self._refuse(event, f"episode_id {p.episode_id!r} is not the stream's episode")
+            raise self._refuse(event, f"episode_id {clip(p.episode_id)!r} is not the stream's episode")
         if p.episode_id.partition(ATTEMPT_MARK)[0] != p.task_id:
-            raise self._refuse(event, f"episode {p.episode_id!r} is not an attempt at task {p.task_id!r}")
+            raise self._refuse(event, f"episode {clip(p.episode_id)!r} is not an attempt at task {clip(p.task_id)!r}")
 
     def _check_cause(self, event: NewEvent) -> None:
         p, cause = event.payload, event.causation_id
@@ -113,7 +114,7 @@ class EpisodeGrammar:
             if cause not in self._open_queries:
                 raise self._refuse(event, "not caused by a history.query of this episode still awaiting its retrieval")
             if self._open_queries[cause] != p.query:
-                raise self._refuse(event, f"query {p.query!r} is not the query of its cause")
+                raise self._refuse(event, f"query {clip(p.query)!r} is not the query of its cause")
         elif isinstance(p, Rationale) and p.source == "generator":
             if cause not in self._retrievals:
                 raise self._refuse(event, "a memory answer is caused by a history.retrieval of this episode")
