@@ -25,9 +25,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from p2w_runtime.agent import AgentConfig, RecordRequest, record
-from p2w_runtime.agent._log import EpisodeLog
 from p2w_runtime.browser import EpisodeBrowser
 from p2w_runtime.data import load_tasks
+from p2w_runtime.episode import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import open_store
@@ -89,10 +89,10 @@ def instrument() -> None:
     for name in ("observe", "execute", "final_state", "close"):
         timed("browser", EpisodeBrowser, name)
     timed("llm", LlmClient, "complete")
-    timed("store", EpisodeLog, "flush")
-    timed("store", EpisodeLog, "settle")
-    timed_sync("store", EpisodeLog, "blob")
-    timed_sync("store", EpisodeLog, "add")
+    timed("store", EpisodeWriter, "flush")
+    timed("store", EpisodeWriter, "settle")
+    timed_sync("store", EpisodeWriter, "blob")
+    timed_sync("store", EpisodeWriter, "add")
     timed("write", SqliteRecorder, "append")
 
 

@@ -39,8 +39,7 @@ async def build(db: Path, steps: int) -> None:
             if step % BATCH == 0 or step == steps:
                 if step == steps:
                     episode.finish("max_steps", steps=steps)
-                await store.append(episode.events)
-                episode.events = []
+                await store.append(*episode.writer.take())
         await store.append([run_finished(run_id, 1)])
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
-from p2w_runtime.store import EpisodeRef, RunInfo, UnknownRun
+from p2w_runtime.episode import ATTEMPT_MARK, EpisodeRef, episode_stream
+from p2w_runtime.store import RunInfo, UnknownRun
 from p2w_runtime.terminal import cell, markup
 
 
@@ -63,7 +64,8 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
-    from p2w_runtime.store import counted, episode_attempts, episode_ends, find_run
+    from p2w_runtime.episode import counted, episodes_of
+    from p2w_runtime.store import episode_ends, find_run
     from schemas import EpisodeFinished, EpisodeStarted
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
@@ -77,7 +79,7 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     async def _load() -> tuple[Any, list[Any]]:
         async with open_db(ctx) as store:
             info = await find_run(store, run_ref)
-            attempts = await episode_attempts(store, info.run_id)
+            attempts = await episodes_of(store, info.run_id, every_attempt=True)
             episodes = counted(attempts)
             if task_id is None:
                 shown = {ref.stream for ref in episodes}
@@ -158,14 +160,14 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
 def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:
     """An attempt by its number (``TASK#2``; ``TASK#1`` is the first, stream ``TASK``), else the task's counted
     episode; one clear error otherwise."""
-    base, sep, number = task_id.partition("#")
-    named = f"{info.run_id}/{base if number == '1' else task_id}"
+    base, sep, number = task_id.partition(ATTEMPT_MARK)
+    named = episode_stream(info.run_id, base if number == "1" else task_id)
     if sep and any(ref.stream == named for ref in attempts):
         return named
     for ref in episodes:
         if ref.task_id == task_id:
             return ref.stream
-    tried = [ref.stream.split("/", 1)[1] for ref in attempts if ref.task_id == task_id]
+    tried = [ref.episode_id for ref in attempts if ref.task_id == task_id]
     if tried:
         raise UnknownRun(
             f"run {info.label!r} has no finished episode for task {task_id!r} (attempts: {', '.join(tried)})"

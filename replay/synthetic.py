@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from p2w_runtime.episode import EpisodeWriter, Provenance, episode_started
+from p2w_runtime.episode import run_started as started_event
 from replay.trajectory import Trajectory, project
 from schemas import (
     GENESIS_HASH,
     Action,
+    AnyPayload,
     EpisodeFinished,
-    EpisodeStarted,
     FinalState,
     GroundTruth,
     HistoryQuery,
@@ -27,9 +30,8 @@ from schemas import (
     Rationale,
     RetrievalHit,
     RunFinished,
-    RunStarted,
+    Scheme,
     StoredEvent,
-    blob_hash,
 )
 
 
@@ -39,28 +41,39 @@ def run_started(
     *,
     agent: str = "p2w-rt",
     model: str = "test-model",
-    scheme: str | None = "on-demand",
+    scheme: Scheme | None = "on-demand",
+    dataset: str = "synthetic",
 ) -> NewEvent:
-    return NewEvent(
-        stream=run_id,
-        payload=RunStarted(
-            run_id=run_id,
-            label=label,
-            agent=agent,
-            backbone_model=model,
-            scheme=scheme,
-            dataset_id="synthetic",
-            dataset_hash="0" * 64,
-            code_version="synthetic",
-        ),
-    )
+    provenance = Provenance.synthetic(dataset)
+    return started_event(run_id, label=label, agent=agent, model=model, scheme=scheme, provenance=provenance)
 
 
 def run_finished(run_id: str, episodes: int) -> NewEvent:
     return NewEvent(stream=run_id, payload=RunFinished(status="completed", episodes=episodes))
 
 
+@dataclass(frozen=True, slots=True)
+class SketchTask:
+    """A task without a task file: persona and query set follow from the id (``Ann_Lee_A3``)."""
+
+    task_id: str
+    intent: str
+    start_url: str
+    level: int | None
+    ground_truth: GroundTruth | None
+
+    @property
+    def persona(self) -> str:
+        return self.task_id.rsplit("_", 1)[0]
+
+    @property
+    def query_set(self) -> str:
+        return self.task_id[:-1]
+
+
 class EpisodeBuilder:
+    """One episode through an ``EpisodeWriter``: the grammar refuses what the recorder could not have written."""
+
     def __init__(
         self,
         run_id: str,
@@ -69,34 +82,32 @@ class EpisodeBuilder:
         query: str = "",
         ground_truth: GroundTruth | None = None,
         level: int | None = 0,
-        scheme: str | None = "on-demand",
+        scheme: Scheme | None = "on-demand",
         start_url: str = "https://www.bing.com/",
         episode_id: str | None = None,
     ) -> None:
-        self.stream = f"{run_id}/{episode_id or task_id}"
-        self.events: list[NewEvent] = []
-        self.blobs: dict[str, bytes] = {}
-        self._add(
-            EpisodeStarted(
-                episode_id=episode_id or task_id,
-                task_id=task_id,
-                persona=task_id.rsplit("_", 1)[0],
-                query_set=task_id[:-1],
-                level=level,
-                scheme=scheme,
-                query=query,
-                start_url=start_url,
-                ground_truth=ground_truth,
-            )
-        )
+        self.writer = EpisodeWriter.of(run_id, episode_id or task_id)
+        self.stream = self.writer.stream
+        task = SketchTask(task_id, query, start_url, level, ground_truth)
+        self.writer.add(episode_started(task, episode_id=episode_id or task_id, scheme=scheme))
 
-    def _add(self, payload: object, causation_id: str | None = None) -> str:
-        event = NewEvent(stream=self.stream, payload=payload, causation_id=causation_id)
-        self.events.append(event)
-        return event.event_id
+    @property
+    def events(self) -> list[NewEvent]:
+        """Every event built so far, in order (the builder never flushes)."""
+        return self.writer.events
 
-    def observation(self, step: int, url: str, title: str = "", description: str | None = None) -> str:
-        return self._add(Observation(step=step, url=url, title=title, description=description))
+    @property
+    def blobs(self) -> dict[str, bytes]:
+        return self.writer.blobs
+
+    def _add(self, payload: AnyPayload, causation_id: str | None = None) -> str:
+        return self.writer.add(payload, causation_id).event_id
+
+    def observation(
+        self, step: int, url: str, title: str = "", description: str | None = None, ax_tree: bytes | None = None
+    ) -> str:
+        tree = self.writer.blob(ax_tree) if ax_tree is not None else None
+        return self._add(Observation(step=step, url=url, title=title, description=description, ax_tree=tree))
 
     def history_query(self, query: str, *, step: int | None = None, phase: str = "on-demand", reason: str = "") -> str:
         return self._add(HistoryQuery(step=step, phase=phase, query=query, reason=reason or None))
@@ -130,21 +141,17 @@ class EpisodeBuilder:
         return self._add(Action(step=step, raw=parsed.render(), parsed=parsed, status=status, error=error))
 
     def final_state(
-        self, url: str, dom_html: str | None = None, title: str = "", stylesheets: dict[str, str] | None = None
+        self, url: str, dom_html: str | bytes | None = None, title: str = "", stylesheets: dict[str, str] | None = None
     ) -> str:
+        page = dom_html.encode() if isinstance(dom_html, str) else dom_html
         return self._add(
             FinalState(
                 url=url,
                 title=title,
-                dom_html=self._blob(dom_html.encode()) if dom_html is not None else None,
-                stylesheets=self._blob(json.dumps(stylesheets).encode()) if stylesheets else None,
+                dom_html=self.writer.blob(page) if page is not None else None,
+                stylesheets=self.writer.blob(json.dumps(stylesheets).encode()) if stylesheets else None,
             )
         )
-
-    def _blob(self, data: bytes) -> str:
-        sha = blob_hash(data)
-        self.blobs[sha] = data
-        return sha
 
     def finish(
         self,
@@ -155,14 +162,8 @@ class EpisodeBuilder:
         steps: int = 0,
         detail: str | None = None,
     ) -> str:
-        payload = EpisodeFinished(
-            end_reason=end_reason,
-            answer=answer,
-            final_url=final_url,
-            steps=steps,
-            detail=detail,
-        )
-        return self._add(payload)
+        ended = EpisodeFinished(end_reason=end_reason, answer=answer, final_url=final_url, steps=steps, detail=detail)
+        return self._add(ended)
 
     def sealed(self) -> list[StoredEvent]:
         """The events as a store would hold them (sequenced and hash-chained), without a store."""

@@ -137,7 +137,7 @@ def test_reported_product_facts_are_not_preferences() -> None:
 def test_a_typed_number_not_seen_anywhere_is_hallucinated() -> None:
     b = builder()
     ask_well(b)
-    typed = b.action(1, "type", "7", "slim fit chinos under $40", "1")
+    typed = b.action(0, "type", "7", "slim fit chinos under $40", "1")  # before step 1 observes its page
     act_well(b)
     found = labels(b)
     assert set(found) == {"personalization_hallucination"}

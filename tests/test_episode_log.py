@@ -1,4 +1,4 @@
-"""The episode log's write-behind: batches stored in order, failures surfaced, nothing lost (real SQLite store)."""
+"""The episode writer's write-behind: batches stored in order, failures surfaced, nothing lost (real SQLite store)."""
 
 from __future__ import annotations
 
@@ -6,28 +6,38 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.agent._log import EpisodeLog
+from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.store import IntegrityError, open_store
+from replay.synthetic import SketchTask
 from schemas import Observation, Rationale, blob_hash
+
+TASK = SketchTask("Ann_Lee_A1", "find the usual chinos", "http://127.0.0.1/", 0, None)
+
+
+def started_writer(store) -> EpisodeWriter:
+    writer = EpisodeWriter.of("run", TASK.task_id, store)
+    writer.add(episode_started(TASK, episode_id=TASK.task_id, scheme=None))
+    return writer
 
 
 async def test_flushed_steps_are_stored_in_order_with_their_blobs(tmp_path: Path) -> None:
     async with open_store(tmp_path / "log.db") as store:
-        log = EpisodeLog(store, "run/ep")
+        log = started_writer(store)
         for step in range(1, 6):
             page = f"page {step}".encode() * 100
             log.add(Observation(step=step, url=f"http://127.0.0.1/{step}", ax_tree=log.blob(page)))
             log.add(Rationale(step=step, source="planner", text=f"step {step}"))
             await log.flush()  # the next step is staged while this one is written
         await log.settle()
-        events = [e async for e in store.read_stream("run/ep")]
-        assert [(e.seq, e.payload["step"]) for e in events] == [(i + 1, i // 2 + 1) for i in range(10)]
+        events = [e async for e in store.read_stream(log.stream)][1:]
+        assert [(e.seq, e.payload["step"]) for e in events] == [(i + 2, i // 2 + 1) for i in range(10)]
         assert await store.get_blob(events[8].blobs[0]) == b"page 5" * 100
 
 
 async def test_a_failed_write_raises_at_the_next_settle_and_later_steps_still_store(tmp_path: Path) -> None:
     async with open_store(tmp_path / "log.db") as store:
-        log = EpisodeLog(store, "run/ep")
+        log = started_writer(store)
+        await log.flush()
         log.add(Observation(step=1, url="http://127.0.0.1/1", ax_tree=blob_hash(b"never staged")))
         await log.flush()
         log.add(Rationale(step=2, source="planner", text="staged while the first write fails"))
@@ -35,5 +45,6 @@ async def test_a_failed_write_raises_at_the_next_settle_and_later_steps_still_st
             await log.flush()
         await log.flush()
         await log.settle()
-        assert [e.payload["text"] async for e in store.read_stream("run/ep")] == ["staged while the first write fails"]
+        stored = [e.type async for e in store.read_stream(log.stream)]
+        assert stored == ["episode.started", "rationale"]
         await log.settle()  # nothing in flight: returns at once

@@ -68,6 +68,13 @@ async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: Record
     )
 
 
+async def test_a_step_observed_again_after_its_action_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
+    path, data = copy_example(tmp_path, BROWSER_USE, 0)
+    data[1]["step"] = data[0]["step"]  # the memory step's page, numbered as the step that already acted
+    error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
+    assert str(error) == f"{path}: observation out of order: observation of step 1 after an action of step 1"
+
+
 async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, store: Recorder) -> None:
     path, data = copy_example(tmp_path, AGENTOCCAM, 0, "trajectory.json")
     data["id"] = "Nobody_Here_A1"

@@ -23,11 +23,13 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.agent._run import plan_run
 from p2w_runtime.data import load_tasks
+from p2w_runtime.episode import episodes_of
 from p2w_runtime.sample import sample_checks, sample_tasks_dir
-from p2w_runtime.store import counted_episodes, episode_attempts, list_runs
+from p2w_runtime.store import list_runs
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
-from schemas import EpisodeFinished, EpisodeStarted, NewEvent, RunFinished, uuid7
+from replay.synthetic import EpisodeBuilder
+from schemas import NewEvent, RunFinished, uuid7
 from tests.builders import run_started
 
 LEVEL_2 = ["Lena_Fischer_A1", "Lena_Fischer_B1", "Lena_Fischer_C1"]
@@ -172,20 +174,10 @@ def test_resuming_a_finished_run_again_records_nothing_new(resumed: Path, llm: S
 
 
 def _attempt(run_id: str, episode_id: str, end_reason: str | None) -> list[NewEvent]:
-    task_id = episode_id.split("#")[0]
-    stream = f"{run_id}/{episode_id}"
-    events = [
-        NewEvent(
-            stream=stream,
-            payload=EpisodeStarted(
-                episode_id=episode_id, task_id=task_id, persona="P", query_set=task_id[:-1], level=0, query="q",
-                start_url="http://search.p2w.test/",
-            ),
-        )
-    ]  # fmt: skip
+    b = EpisodeBuilder(run_id, episode_id.split("#")[0], query="q", episode_id=episode_id)
     if end_reason is not None:
-        events.append(NewEvent(stream=stream, payload=EpisodeFinished(end_reason=end_reason)))  # type: ignore[arg-type]
-    return events
+        b.finish(end_reason)
+    return b.events
 
 
 async def test_the_latest_attempt_that_finished_by_itself_counts_and_resume_redoes_the_rest(store):
@@ -203,7 +195,7 @@ async def test_the_latest_attempt_that_finished_by_itself_counts_and_resume_redo
         await store.append(_attempt(run_id, episode_id, end))
     await store.append([NewEvent(stream=run_id, payload=RunFinished(status="interrupted", episodes=2))])
 
-    refs = await counted_episodes(store, run_id)
+    refs = await episodes_of(store, run_id)
     assert [r.stream.split("/")[1] for r in refs] == [f"{a.task_id}#2", b.task_id]
     (info,) = await list_runs(store)
     assert (info.episodes, info.attempts, info.status) == (2, 5, "interrupted")
@@ -220,7 +212,7 @@ async def test_the_latest_attempt_that_finished_by_itself_counts_and_resume_redo
     )
     assert [episode_id for _, episode_id in plan.todo] == [f"{c.task_id}#2"]
     assert [r.task_id for r in plan.kept] == [a.task_id, b.task_id]
-    ends = {r.stream.split("/")[1]: r.end_reason for r in await episode_attempts(store, run_id)}
+    ends = {r.stream.split("/")[1]: r.end_reason for r in await episodes_of(store, run_id, every_attempt=True)}
     assert ends[f"{b.task_id}#2"] == "aborted"  # closed, so it never counts nor dangles
 
 

@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from p2w_runtime.data import DataError
+from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import (
     DEFAULT_EMBEDDER,
@@ -20,6 +21,7 @@ from p2w_runtime.retrieval import (
     load_embedder,
     retrieval_events,
 )
+from replay.synthetic import SketchTask
 from schemas import HistoryQuery, HistoryRetrieval, MemoryEntry, RetrievalHit
 
 ALEX = [
@@ -96,10 +98,15 @@ def test_retriever_errors_name_the_persona_or_file(embedder, history, tmp_path):
 def test_retrieval_events_pair_query_and_hits(embedder, history, tmp_path):
     index = HistoryRetriever(history, embedder, tmp_path / "cache").index("Alex_Garcia")
     hits = index.search("restaurant reservation", k=2, threshold=0.1)
-    asked, answered = retrieval_events(
-        "run-1/ep-1", "restaurant reservation", hits, index, 2, 0.1, 3, "on-demand", "need the user's city"
+    writer = EpisodeWriter("run-1/Alex_Garcia_A1")
+    writer.add(
+        episode_started(SketchTask("Alex_Garcia_A1", "book", "u", 1, None), episode_id="Alex_Garcia_A1", scheme=None)
     )
-    assert asked.stream == answered.stream == "run-1/ep-1"
+    asked, answered = retrieval_events(
+        writer, "restaurant reservation", hits, index, 2, 0.1, 3, "on-demand", "need the user's city"
+    )
+    assert asked.stream == answered.stream == "run-1/Alex_Garcia_A1"
+    assert writer.events[1:] == [asked, answered]
     assert answered.causation_id == asked.event_id
     assert asked.payload == HistoryQuery(
         step=3, phase="on-demand", query="restaurant reservation", reason="need the user's city"

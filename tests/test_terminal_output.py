@@ -30,10 +30,11 @@ RAW_CONTROLS = ("\x1b", "\x00", "\x07", "\u202e")
 def _hostile_episode(run_id: str, *, size: str = "32x32", shade: str = "red"):
     b = builder(run_id, "Alex_Garcia_A1")
     ask_well(b)
-    b.observation(1, "https://www.zocdoc.com/", f"Zocdoc {ESC}")
-    b.planner(1, f"LLM says {MARKUP} and {ESC}")
-    b.action(1, "type", "12", "zocdoc", "1")
-    b.action(1, "goto", f"http://example.com/[x]?q=[{shade}]a[/{shade}]")
+    # step 0: act_well observes and acts from step 1 on, and a step's observation comes before its actions
+    b.observation(0, "https://www.zocdoc.com/", f"Zocdoc {ESC}")
+    b.planner(0, f"LLM says {MARKUP} and {ESC}")
+    b.action(0, "type", "12", "zocdoc", "1")
+    b.action(0, "goto", f"http://example.com/[x]?q=[{shade}]a[/{shade}]")
     act_well(b, size=size)
     return b
 

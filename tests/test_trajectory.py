@@ -6,11 +6,22 @@ from pathlib import Path
 
 import pytest
 
+from p2w_runtime.episode import EpisodeGrammarError
 from p2w_runtime.store import open_store
 from replay.judging import judgment_stream
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from replay.trajectory import ProjectionError, load_trajectories, load_trajectory, project
-from schemas import GroundTruth, Judgment, MemoryEntry, NewEvent, StoredEvent, uuid7
+from schemas import (
+    GroundTruth,
+    HistoryRetrieval,
+    Judgment,
+    MemoryEntry,
+    NewEvent,
+    Rationale,
+    RetrievalHit,
+    StoredEvent,
+    uuid7,
+)
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 
@@ -33,7 +44,7 @@ def sample(run_id: str = "run1") -> EpisodeBuilder:
     b.memory_answer(r, "The user buys 32x32 chinos.", step=1)
     b.planner(2, "Search kohls for 32x32 chinos")
     b.action(2, "goto", "https://www.kohls.com/search?q=chinos+32x32")
-    b.observation(2, "https://www.kohls.com/search?q=chinos+32x32")
+    b.observation(3, "https://www.kohls.com/search?q=chinos+32x32")
     b.planner(3, "Done")
     b.action(3, "stop", "Chinos 32x32 at $59")
     b.final_state("https://www.kohls.com/search?q=chinos+32x32", "<html><body>chinos</body></html>")
@@ -63,12 +74,19 @@ def test_projection_joins_history_by_causation_and_keeps_order() -> None:
 
 
 def test_retrieval_and_answer_without_causation_attach_to_latest_query() -> None:
+    """Databases written before the episode grammar may hold retrievals and answers that name no cause: the
+    projection still places them. The writer refuses them now, so the old shape is built as raw events."""
     b = EpisodeBuilder("run1", "Alex_Garcia_A1", ground_truth=TRUTH)
     b.history_query("first", step=None, phase="pre-execution")
     b.history_query("second", step=None, phase="pre-execution")
-    b.retrieval(None, "first", [MemoryEntry(timestamp="t", type="web visit", object="kohls")])
-    b.memory_answer(None, "answer without a cause")
-    t = project(seal_all(b.events))
+    with pytest.raises(EpisodeGrammarError, match="history.retrieval refused"):
+        b.retrieval(None, "first", [MemoryEntry(timestamp="t", type="web visit", object="kohls")])
+    hit = RetrievalHit(entry_id=0, rank=1, entry=MemoryEntry(timestamp="t", type="web visit", object="kohls"))
+    old = [
+        HistoryRetrieval(step=None, query="first", model_id="m", index_hash="0" * 64, k=20, threshold=0.5, hits=[hit]),
+        Rationale(step=None, source="generator", text="answer without a cause"),
+    ]
+    t = project(seal_all([*b.events, *(NewEvent(stream=b.stream, payload=p) for p in old)]))
     assert [len(a.retrievals) for a in t.history] == [1, 0]
     assert [len(a.answers) for a in t.history] == [0, 1]
 

@@ -11,7 +11,6 @@ import structlog
 
 from p2w_runtime.actions import BROWSER_ACTIONS, ActionParseError, extract_action, parse_action, repeated_action
 from p2w_runtime.agent._config import AgentConfig
-from p2w_runtime.agent._log import EpisodeLog
 from p2w_runtime.agent._memory import Personalization
 from p2w_runtime.agent._replies import parse_queries, parse_rewrite, planner_thought
 from p2w_runtime.agent.prompts import (
@@ -24,6 +23,7 @@ from p2w_runtime.agent.prompts import (
 )
 from p2w_runtime.browser import BrowserSession, EpisodeBrowser, EpisodeSettings
 from p2w_runtime.data import Task
+from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import Recorder
@@ -31,7 +31,6 @@ from schemas import (
     Action,
     EndReason,
     EpisodeFinished,
-    EpisodeStarted,
     FinalState,
     Observation,
     ParsedAction,
@@ -79,11 +78,11 @@ class Episode:
         config: AgentConfig,
     ) -> None:
         self.task = task
-        self.stream = f"{run_id}/{episode_id}"
         self.episode_id = episode_id
         self.browser = browser
         self.config = config
-        self.log = EpisodeLog(store, self.stream)
+        self.log = EpisodeWriter.of(run_id, episode_id, store)
+        self.stream = self.log.stream
         self.llm = llm.scoped(self.log.record_llm_call)
         self.memory = (
             Personalization(retriever, task.persona, self.llm, self.log, config.k, config.threshold)
@@ -93,17 +92,8 @@ class Episode:
 
     async def run(self) -> EpisodeOutcome:
         self.log.add(
-            EpisodeStarted(
-                episode_id=self.episode_id,
-                task_id=self.task.task_id,
-                persona=self.task.persona,
-                query_set=self.task.query_set,
-                level=self.task.level,
-                scheme=self.config.scheme,
-                query=self.task.intent,
-                start_url=self.task.start_url,
-                ground_truth=self.task.ground_truth,
-                source_file=self.task.path.name if self.task.path else None,
+            episode_started(
+                self.task, episode_id=self.episode_id, scheme=self.config.scheme, source_file=self.task.path
             )
         )
         await self.log.flush()

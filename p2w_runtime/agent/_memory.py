@@ -6,9 +6,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
-from p2w_runtime.agent._log import EpisodeLog
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent.prompts import generator_messages
+from p2w_runtime.episode import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever, retrieval_events
 from schemas import Rationale
@@ -26,7 +26,7 @@ class Personalization:
     """Answers questions about one persona from their history, recording query, hits and rationale."""
 
     def __init__(
-        self, retriever: HistoryRetriever, persona: str, llm: LlmClient, log: EpisodeLog, k: int, threshold: float
+        self, retriever: HistoryRetriever, persona: str, llm: LlmClient, log: EpisodeWriter, k: int, threshold: float
     ) -> None:
         self.retriever = retriever
         self.persona = persona
@@ -40,10 +40,7 @@ class Personalization:
     ) -> MemoryAnswer:
         index = await asyncio.to_thread(self.retriever.index, self.persona)
         hits = await asyncio.to_thread(index.search, query, self.k, self.threshold)
-        asked, retrieved = retrieval_events(
-            self.log.stream, query, hits, index, self.k, self.threshold, step, phase, reason
-        )
-        self.log.extend([asked, retrieved])
+        _, retrieved = retrieval_events(self.log, query, hits, index, self.k, self.threshold, step, phase, reason)
         reply = await self.llm.complete("generator", generator_messages(query, hits), step=step)
         parsed = parse_generator(reply.text, {h.entry_id for h in hits})
         self.log.add(

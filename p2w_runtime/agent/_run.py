@@ -14,11 +14,20 @@ from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
+from p2w_runtime.episode import (
+    NOT_AN_OUTCOME,
+    EpisodeRef,
+    EpisodeWriter,
+    Provenance,
+    attempt_id,
+    counted,
+    episodes_of,
+    run_started,
+)
 from p2w_runtime.llm import LlmClient
-from p2w_runtime.provenance import code_version, git_sha, host, package_versions
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import NOT_AN_OUTCOME, EpisodeRef, Recorder, RunInfo, counted, episode_attempts, seal_streams
-from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted, uuid7
+from p2w_runtime.store import Recorder, RunInfo, seal_streams
+from schemas import EpisodeFinished, NewEvent, RunFinished, uuid7
 
 log = structlog.get_logger(__name__)
 
@@ -66,33 +75,23 @@ async def plan_run(
     closed as aborted, and every other task of ``tasks`` is recorded again as ``TASK#n``."""
     if resume is None:
         run_id = uuid7()
-        await store.append(
-            [
-                NewEvent(
-                    stream=run_id,
-                    payload=RunStarted(
-                        run_id=run_id,
-                        label=label,
-                        agent=AGENT_NAME,
-                        backbone_model=model,
-                        scheme=config.scheme,
-                        dataset_id=dataset.dataset_id,
-                        dataset_hash=dataset.content_hash,
-                        code_version=code_version(),
-                        git_sha=git_sha(),
-                        packages=package_versions(),
-                        config={**config.as_dict(), **run_config},
-                        host=host(),
-                    ),
-                )
-            ]
+        provenance = Provenance.here(dataset.dataset_id, dataset.content_hash)
+        started = run_started(
+            run_id,
+            label=label,
+            agent=AGENT_NAME,
+            model=model,
+            scheme=config.scheme,
+            provenance=provenance,
+            config={**config.as_dict(), **run_config},
         )
+        await store.append([started])
         return RunPlan(run_id, [(t, t.task_id) for t in tasks], [])
     run_id = resume.run_id
-    attempts = await episode_attempts(store, run_id)
+    attempts = await episodes_of(store, run_id, every_attempt=True)
     done = {ref.task_id: ref for ref in counted(attempts)}
     closing = [
-        NewEvent(stream=ref.stream, payload=EpisodeFinished(end_reason="aborted", detail=UNFINISHED_DETAIL))
+        EpisodeWriter.closing(ref.stream).add(EpisodeFinished(end_reason="aborted", detail=UNFINISHED_DETAIL))
         for ref in attempts
         if ref.end_reason is None
     ]
@@ -100,7 +99,7 @@ async def plan_run(
         await store.append(closing)
     tries = Counter(ref.task_id for ref in attempts)
     todo = [
-        (t, f"{t.task_id}#{tries[t.task_id] + 1}" if tries[t.task_id] else t.task_id)
+        (t, attempt_id(t.task_id, tries[t.task_id] + 1))
         for t in tasks
         if t.task_id not in done
     ]

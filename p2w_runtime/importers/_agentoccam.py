@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from p2w_runtime.actions import ACTION_NAMES
 from p2w_runtime.importers._actions import AGENTOCCAM_ONLY_ACTIONS, parse_agentoccam_action
-from p2w_runtime.importers._episode import EpisodeBuilder, Header
+from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_agentoccam
 from p2w_runtime.importers._read import validated
@@ -93,7 +93,7 @@ def header(path: Path, file: AgentOccamFile, name: FileName) -> Header:
     return Header(task_id=task_id, model=name.model, model_is_tag=True, field="id")
 
 
-def emit(file: AgentOccamFile, builder: EpisodeBuilder, *, phase: str, captcha: bool) -> None:
+def emit(file: AgentOccamFile, builder: ImportedEpisode, *, phase: str, captcha: bool) -> None:
     for i, access in enumerate(file.memory or []):
         builder.memory_access(
             step=None,
@@ -133,7 +133,7 @@ def end_of_stop(text: str, *, captcha: bool = False) -> EndReason:
     return "answered"
 
 
-def _finish(builder: EpisodeBuilder, steps: list[_Step], final_url: str | None, *, captcha: bool) -> None:
+def _finish(builder: ImportedEpisode, steps: list[_Step], final_url: str | None, *, captcha: bool) -> None:
     final = parse_agentoccam_action(split_actions(steps[-1].action)[-1])[0] if steps else None
     if final is None or final.name != "stop":
         # The runner's loop ends only on stop or on env.py's step limit (memory accesses count too).

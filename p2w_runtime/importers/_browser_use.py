@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from p2w_runtime.importers._actions import map_browser_use_action
-from p2w_runtime.importers._episode import EpisodeBuilder, Header
+from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_browser_use
 from p2w_runtime.importers._read import validated
@@ -110,7 +110,7 @@ def header(path: Path, file: BrowserUseFile, name: FileName) -> Header:
     return Header(task_id=name.task_id, model=name.model, model_is_tag=True, field="file name")
 
 
-def emit(file: BrowserUseFile, builder: EpisodeBuilder, *, phase: str, captcha: bool) -> None:
+def emit(file: BrowserUseFile, builder: ImportedEpisode, *, phase: str, captcha: bool) -> None:
     answer: str | None = None
     done = False
     final_url: str | None = None
@@ -152,6 +152,6 @@ def emit(file: BrowserUseFile, builder: EpisodeBuilder, *, phase: str, captcha: 
         )
 
 
-def emit_crash(record: CrashRecord, builder: EpisodeBuilder) -> None:
+def emit_crash(record: CrashRecord, builder: ImportedEpisode) -> None:
     """A crashed task: no steps, ended by ``error`` with the runner's error text."""
     builder.finished(end_reason="error", answer=None, final_url=None, steps=0, detail=record.error)

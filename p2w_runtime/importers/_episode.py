@@ -1,8 +1,8 @@
 """Turn one imported trajectory into the events our own recorder writes for an episode.
 
-Both format readers drive an ``EpisodeBuilder``; it owns the event shapes, the causation
-links (query -> retrieval -> generator rationale) and the resolution of retrieved memory
-indices to entries of the persona's bank, so the two formats cannot drift apart.
+Both format readers drive an ``ImportedEpisode``; it owns the event shapes and the resolution of
+retrieved memory indices to entries of the persona's bank, so the two formats cannot drift apart.
+Order and causation are checked by the ``EpisodeWriter`` underneath, as for every other writer.
 """
 
 from __future__ import annotations
@@ -13,19 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from p2w_runtime.data import DataError, Task, find_memory_bank, load_memory_bank, memory_bank_hash
+from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.importers._errors import TrajectoryImportError
 from schemas import (
     Action,
     EndReason,
     EpisodeFinished,
-    EpisodeStarted,
     HistoryQuery,
     HistoryRetrieval,
     MemoryEntry,
-    NewEvent,
     Observation,
     ParsedAction,
-    Payload,
     Rationale,
     RetrievalHit,
     Scheme,
@@ -76,15 +74,14 @@ class MemoryBanks:
         return found
 
 
-class EpisodeBuilder:
-    """Collects the events of one episode stream, in order, for a single ``store.append``."""
+class ImportedEpisode:
+    """Collects the events of one imported episode, in order, for a single ``store.append``."""
 
-    def __init__(self, *, stream: str, path: Path, persona: str, banks: MemoryBanks) -> None:
-        self.stream = stream
+    def __init__(self, writer: EpisodeWriter, *, path: Path, persona: str, banks: MemoryBanks) -> None:
+        self.writer = writer
         self.path = path
         self.persona = persona
         self.banks = banks
-        self.events: list[NewEvent] = []
 
     def _bank(self, field: str) -> MemoryBank:
         try:
@@ -95,26 +92,8 @@ class EpisodeBuilder:
     def fail(self, field: str | None, message: str) -> TrajectoryImportError:
         return TrajectoryImportError(self.path, field, message)
 
-    def _emit(self, payload: Payload, causation_id: str | None = None) -> NewEvent:
-        event = NewEvent(stream=self.stream, payload=payload, causation_id=causation_id)
-        self.events.append(event)
-        return event
-
     def started(self, task: Task, *, episode_id: str, scheme: Scheme | None) -> None:
-        self._emit(
-            EpisodeStarted(
-                episode_id=episode_id,
-                task_id=task.task_id,
-                persona=task.persona,
-                query_set=task.query_set,
-                level=task.level,
-                scheme=scheme,
-                query=task.intent,
-                start_url=task.start_url,
-                ground_truth=task.ground_truth,
-                source_file=self.path.name,
-            )
-        )
+        self.writer.add(episode_started(task, episode_id=episode_id, scheme=scheme, source_file=self.path))
 
     def _hits(self, indices: Any, field: str, bank: MemoryBank) -> list[RetrievalHit]:
         if not isinstance(indices, list):
@@ -146,8 +125,8 @@ class EpisodeBuilder:
         """history.query -> history.retrieval (hits resolved, ranked by list position) -> generator rationale."""
         bank = self._bank(field)
         hits = self._hits(indices, field, bank)
-        asked = self._emit(HistoryQuery(step=step, phase=phase, query=query, reason=reason or None))
-        retrieved = self._emit(
+        asked = self.writer.add(HistoryQuery(step=step, phase=phase, query=query, reason=reason or None))
+        retrieved = self.writer.add(
             HistoryRetrieval(
                 step=step,
                 query=query,
@@ -160,20 +139,20 @@ class EpisodeBuilder:
             causation_id=asked.event_id,
         )
         if answer:
-            self._emit(
+            self.writer.add(
                 Rationale(step=step, source="generator", text=answer, cited_entry_ids=[h.entry_id for h in hits]),
                 causation_id=retrieved.event_id,
             )
 
     def observation(self, *, step: int, url: str | None, description: str | None = None) -> None:
-        self._emit(Observation(step=step, url=url or "", description=description or None))
+        self.writer.add(Observation(step=step, url=url or "", description=description or None))
 
     def rationale(self, *, step: int, text: str) -> None:
-        self._emit(Rationale(step=step, source="planner", text=text))
+        self.writer.add(Rationale(step=step, source="planner", text=text))
 
     def action(self, *, step: int, raw: str, parsed: ParsedAction | None, error: str | None = None) -> None:
         status = "invalid" if error else "executed"
-        self._emit(Action(step=step, raw=raw, parsed=parsed, status=status, error=error))
+        self.writer.add(Action(step=step, raw=raw, parsed=parsed, status=status, error=error))
 
     def finished(
         self,
@@ -187,4 +166,4 @@ class EpisodeBuilder:
         finished = EpisodeFinished(
             end_reason=end_reason, answer=answer, final_url=final_url or None, steps=steps, detail=detail
         )
-        self._emit(finished)
+        self.writer.add(finished)

@@ -18,15 +18,14 @@ from typing import Any, Literal
 import structlog
 
 from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
+from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, episodes_of, run_started
 from p2w_runtime.importers import _agentoccam, _browser_use
-from p2w_runtime.importers._episode import EpisodeBuilder, Header, MemoryBanks
+from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._layout import Layout, Trajectory, collect
 from p2w_runtime.importers._naming import crash_task_id, parse_file_name
 from p2w_runtime.importers._read import read_json
-from p2w_runtime.provenance import code_version, git_sha, host, package_versions
 from p2w_runtime.store import (
-    DERIVED_STREAM_SUFFIXES,
     ClaimHolder,
     Recorder,
     RunInfo,
@@ -34,7 +33,7 @@ from p2w_runtime.store import (
     list_runs,
     seal_streams,
 )
-from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, uuid7
+from schemas import NewEvent, RunFinished, Scheme, uuid7
 
 log = structlog.get_logger()
 
@@ -150,16 +149,18 @@ class _Planner:
         self.scheme: Scheme | None = None
 
     def build(self, item: _Planned) -> list[NewEvent]:
-        builder = EpisodeBuilder(
-            stream=f"{self.run_id}/{item.task.task_id}", path=item.path, persona=item.task.persona, banks=self.banks
-        )
-        builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
-        if item.crash:
-            _browser_use.emit_crash(_browser_use.parse_crash(item.path, read_json(item.path)), builder)
-        else:
-            data = self.reader.parse(item.path, read_json(item.path))
-            self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha)
-        return builder.events
+        writer = EpisodeWriter.of(self.run_id, item.task.task_id)
+        builder = ImportedEpisode(writer, path=item.path, persona=item.task.persona, banks=self.banks)
+        try:
+            builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
+            if item.crash:
+                _browser_use.emit_crash(_browser_use.parse_crash(item.path, read_json(item.path)), builder)
+            else:
+                data = self.reader.parse(item.path, read_json(item.path))
+                self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha)
+        except EpisodeGrammarError as exc:  # the file's order is not an episode's: a bad file, like a bad field
+            raise TrajectoryImportError(item.path, None, f"{exc.event_type} out of order: {exc.reason}") from None
+        return writer.take()[0]
 
     def _task(self, path: Path, task_id: str, where: str) -> Task:
         if task_id in self.seen:
@@ -238,22 +239,15 @@ async def _labelled_run(store: Recorder, label: str, fmt: str) -> RunInfo | None
 
 async def _finished_episodes(store: Recorder, run_id: str) -> set[str]:
     done = set()
-    for head in await store.list_streams(prefix=f"{run_id}/"):
-        if head.stream.endswith(DERIVED_STREAM_SUFFIXES):
-            continue
-        if head.last_type != "episode.finished":
-            raise ImportConflict(f"episode stream {head.stream} ends with {head.last_type}, not episode.finished")
-        done.add(head.stream.removeprefix(f"{run_id}/"))
+    for episode in await episodes_of(store, run_id, every_attempt=True):
+        if episode.end_reason is None:
+            raise ImportConflict(f"episode stream {episode.stream} has no episode.finished")
+        done.add(episode.episode_id)
     return done
 
 
 async def _end_reasons(store: Recorder, run_id: str) -> Counter[str]:
-    reasons: Counter[str] = Counter()
-    async for stored in store.read_all(stream_prefix=f"{run_id}/", types=["episode.finished"]):
-        finished = stored.decode().payload
-        assert isinstance(finished, EpisodeFinished)
-        reasons[finished.end_reason] += 1
-    return reasons
+    return Counter(ref.end_reason for ref in await episodes_of(store, run_id, every_attempt=True) if ref.end_reason)
 
 
 async def import_trajectories(store: Recorder, paths: Sequence[Path], *, label: str, **options: Any) -> ImportReport:
@@ -350,7 +344,18 @@ async def _import_trajectories(
             "model_tag": planner.model.tag,
             **summary,
         }
-        await store.append([_run_started(run_id, label, fmt, planner.model.name, planner.scheme, tasks, config)])
+        started = run_started(
+            run_id,
+            label=label,
+            agent=READERS[fmt].agent,
+            model=planner.model.name,
+            scheme=planner.scheme,
+            provenance=Provenance.here(tasks.dataset_id, tasks.content_hash),
+            config=config,
+            source="imported",
+            import_format=fmt,
+        )
+        await store.append([started])
     for i, item in enumerate(planned):
         events = planner.build(item)
         await store.append(events)
@@ -371,24 +376,3 @@ async def _import_trajectories(
     await store.append([NewEvent(stream=run_id, payload=finished)])
     return report
 
-
-def _run_started(
-    run_id: str, label: str, fmt: str, model: str, scheme: Scheme | None, tasks: TaskSet, config: dict[str, Any]
-) -> NewEvent:
-    payload = RunStarted(
-        run_id=run_id,
-        label=label,
-        source="imported",
-        import_format=fmt,
-        agent=READERS[fmt].agent,
-        backbone_model=model,
-        scheme=scheme,
-        dataset_id=tasks.dataset_id,
-        dataset_hash=tasks.content_hash,
-        code_version=code_version(),
-        git_sha=git_sha(),
-        packages=package_versions(),
-        config=config,
-        host=host(),
-    )
-    return NewEvent(stream=run_id, payload=payload)

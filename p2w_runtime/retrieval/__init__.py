@@ -1,6 +1,6 @@
 """History retrieval: sentence-transformers embeddings of ``"{type}: {object}"`` in a cached FAISS index.
 
-Usable without a store; ``retrieval_events`` turns a search into the events the agent records.
+Usable without a store; ``retrieval_events`` records a search as the events the agent writes.
 """
 
 from p2w_runtime.retrieval._build import BuildProgress, IndexSummary, PersonaIndexed, index_history

@@ -1,16 +1,17 @@
-"""The two events that record one retrieval, so every caller records it the same way."""
+"""The two events that record one retrieval, so every caller records it the same way, through its episode writer."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Literal
 
+from p2w_runtime.episode import EpisodeWriter
 from p2w_runtime.retrieval._index import HistoryIndex, SearchHit
 from schemas import HistoryQuery, HistoryRetrieval, NewEvent
 
 
 def retrieval_events(
-    stream: str,
+    writer: EpisodeWriter,
     query: str,
     hits: Sequence[SearchHit],
     index: HistoryIndex,
@@ -20,12 +21,10 @@ def retrieval_events(
     phase: Literal["pre-execution", "on-demand"],
     reason: str | None = None,
 ) -> tuple[NewEvent, NewEvent]:
-    """``history.query`` then ``history.retrieval``, the latter caused by the former; append both in one batch."""
-    asked = NewEvent(stream=stream, payload=HistoryQuery(step=step, phase=phase, query=query, reason=reason))
-    answered = NewEvent(
-        stream=stream,
-        causation_id=asked.event_id,
-        payload=HistoryRetrieval(
+    """Stage ``history.query`` then ``history.retrieval``, the latter caused by the former, in ``writer``."""
+    asked = writer.add(HistoryQuery(step=step, phase=phase, query=query, reason=reason))
+    answered = writer.add(
+        HistoryRetrieval(
             step=step,
             query=query,
             model_id=index.model_id,
@@ -34,5 +33,6 @@ def retrieval_events(
             threshold=threshold,
             hits=[hit.to_retrieval_hit() for hit in hits],
         ),
+        asked.event_id,
     )
     return asked, answered

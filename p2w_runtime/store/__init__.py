@@ -8,12 +8,8 @@ from pathlib import Path
 
 from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
 from p2w_runtime.store._claims import ClaimHolder, hold_claims
-from p2w_runtime.store._episodes import NOT_AN_OUTCOME, EpisodeRef, counted, counted_episodes, episode_attempts
 from p2w_runtime.store._recorder import IntegrityError, LabelTaken, ReadOnlyStore, Recorder, StoreError, StreamHead
 from p2w_runtime.store._runs import (
-    CLASSIFICATION_STREAM_SUFFIX,
-    DERIVED_STREAM_SUFFIXES,
-    JUDGMENT_STREAM_SUFFIX,
     RunInfo,
     UnknownRun,
     check_label_free,
@@ -48,11 +44,6 @@ async def open_store(location: str | Path, *, create: bool = True, read_only: bo
 
 
 __all__ = [
-    "CLASSIFICATION_STREAM_SUFFIX",
-    "DERIVED_STREAM_SUFFIXES",
-    "EpisodeRef",
-    "JUDGMENT_STREAM_SUFFIX",
-    "NOT_AN_OUTCOME",
     "BundleError",
     "ClaimHolder",
     "LabelTaken",
@@ -81,10 +72,7 @@ __all__ = [
     "UnknownRun",
     "check_label_free",
     "connect_store",
-    "counted",
-    "counted_episodes",
     "episode_ends",
-    "episode_attempts",
     "find_run",
     "list_runs",
     "open_store",

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from p2w_runtime.store._episodes import counted, episode_attempts
+from p2w_runtime.episode import counted, episodes_of, under
 from p2w_runtime.store._recorder import LabelTaken, Recorder, StoreError
 from schemas import RunFinished, RunStarted, StoredEvent
 
@@ -49,19 +49,13 @@ async def list_runs(store: Recorder) -> list[RunInfo]:
         payload = stored.decode().payload
         assert isinstance(payload, RunFinished)
         finished[stored.stream] = payload
-    attempts = await episode_attempts(store)
+    attempts = await episodes_of(store, every_attempt=True)
     episode_counts = Counter(ref.run_id for ref in counted(attempts))
     attempt_counts = Counter(ref.run_id for ref in attempts)
     return [
         RunInfo(run_id, run, at, finished.get(run_id), episode_counts[run_id], attempt_counts[run_id])
         for run_id, (run, at) in started.items()
     ]
-
-
-JUDGMENT_STREAM_SUFFIX = "/judgments"
-CLASSIFICATION_STREAM_SUFFIX = "/classifications"
-DERIVED_STREAM_SUFFIXES = (JUDGMENT_STREAM_SUFFIX, CLASSIFICATION_STREAM_SUFFIX)
-"""Streams under a run that hold derived events (judgments, classifications) rather than episodes."""
 
 
 async def find_run(store: Recorder, ref: str) -> RunInfo:
@@ -106,5 +100,5 @@ async def run_events(store: Recorder, run_id: str) -> AsyncIterator[StoredEvent]
     """Every event of a run: its own stream, then every stream under it, in position order."""
     async for event in store.read_stream(run_id):
         yield event
-    async for event in store.read_all(stream_prefix=f"{run_id}/"):
+    async for event in store.read_all(stream_prefix=under(run_id)):
         yield event

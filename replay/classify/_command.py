@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from p2w_runtime.store import Recorder, RunInfo, counted_episodes, find_run
+from p2w_runtime.episode import episodes_of
+from p2w_runtime.store import Recorder, RunInfo, find_run
 from p2w_runtime.terminal import cell, markup
 from replay.classify._base import Classifier
 from replay.classify._plot import plot_summary
@@ -81,7 +82,7 @@ def summary_table(summary: ErrorSummary) -> Table:
 async def _classify_one(
     store: Recorder, info: RunInfo, classifier: Classifier, options: ClassifyOptions, out: Console, err: Console
 ) -> ClassifySummary:
-    total = len(await counted_episodes(store, info.run_id))
+    total = len(await episodes_of(store, info.run_id))
     quiet = options.as_json or options.summary
     progress = pass_progress("classifying", err if quiet else out, transient=quiet)
     task = progress.add_task(markup(info.label), total=total, state="")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.store import CLASSIFICATION_STREAM_SUFFIX
+from p2w_runtime.episode import CLASSIFICATIONS_SUFFIX
 from replay.derived import CacheKey, DerivedRecord, DerivedStream
 from schemas import ErrorClassified
 
@@ -25,7 +25,7 @@ class ClassificationRecord(DerivedRecord[ErrorClassified]):
         return (c.trajectory_hash, c.classifier_id, c.classifier_version, c.config_hash)
 
 
-CLASSIFICATIONS = DerivedStream(CLASSIFICATION_STREAM_SUFFIX, "error.classified", ErrorClassified, ClassificationRecord)
+CLASSIFICATIONS = DerivedStream(CLASSIFICATIONS_SUFFIX, "error.classified", ErrorClassified, ClassificationRecord)
 classification_stream = CLASSIFICATIONS.name
 read_classifications = CLASSIFICATIONS.read
 """Every classification of a run, oldest first (nothing is overwritten)."""

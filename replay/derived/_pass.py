@@ -17,10 +17,11 @@ from typing import Any, Generic, ParamSpec, Self, TypeVar
 
 import structlog
 
+from p2w_runtime.episode import EpisodeRef, run_of
 from p2w_runtime.llm import Sink
 from p2w_runtime.store import ClaimHolder, Recorder, hold_claims, seal_streams
 from replay.derived._stream import Derived
-from replay.trajectory import EpisodeRef, Trajectory
+from replay.trajectory import Trajectory
 from schemas import LlmCall, NewEvent, StreamsSealed, content_hash
 
 log = structlog.get_logger(__name__)
@@ -124,7 +125,7 @@ class DerivedWriter:
         """
         async with self._lock:
             if self._pending or self._wrote:
-                run_id = self.stream.partition("/")[0]
+                run_id = run_of(self.stream)
                 seal = StreamsSealed(seals=await seal_streams(self.store, run_id, into=self.stream))
                 self._pending.append(NewEvent(stream=self.stream, payload=seal))
                 await self._append()

@@ -1,6 +1,5 @@
 """Running judges over recorded runs: caching, appending judgment events, estimates, presentation."""
 
-from p2w_runtime.store import JUDGMENT_STREAM_SUFFIX
 from replay.derived import CacheKey, LlmFactory, latest_by_key
 from replay.judging._command import ReplayOptions, replay_command
 from replay.judging._estimate import JudgeEstimate, estimate_replay
@@ -15,7 +14,6 @@ from replay.judging._records import (
 from replay.judging._runner import JudgeOutcome, ReplayAborted, ReplaySummary, cache_key, replay_run, to_judgment
 
 __all__ = [
-    "JUDGMENT_STREAM_SUFFIX",
     "CacheKey",
     "JudgeEstimate",
     "JudgeOutcome",

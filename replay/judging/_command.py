@@ -11,7 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from p2w_runtime.store import Recorder, counted_episodes, find_run
+from p2w_runtime.episode import episodes_of
+from p2w_runtime.store import Recorder, find_run
 from p2w_runtime.terminal import cell, markup
 from replay.derived import PassOptions, advance, pass_progress
 from replay.judges import Judge, JudgeSettings, make_judge
@@ -72,7 +73,7 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
         )
         _print_estimates(estimates, options, out)
         return 0
-    total = len(await counted_episodes(store, info.run_id)) * len(judges)
+    total = len(await episodes_of(store, info.run_id)) * len(judges)
     made: list[Any] = []
     progress = pass_progress("judging", err if options.as_json else out, transient=options.as_json)
     task = progress.add_task(markup(info.label), total=total, state="")

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from p2w_runtime.episode import episodes_of
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import Recorder
 from replay.derived import latest_by_key
 from replay.judges import Judge, JudgeError
 from replay.judging._records import read_judgments
 from replay.judging._runner import cache_key
-from replay.trajectory import Trajectory, list_episodes, load_trajectory
+from replay.trajectory import Trajectory, load_trajectory
 
 
 @dataclass(slots=True)
@@ -45,7 +46,7 @@ async def estimate_replay(
     price = prices.price(model)
     latest = latest_by_key(await read_judgments(store, run_id))
     estimates = {judge.id: JudgeEstimate(judge.id) for judge in judges}
-    for episode in await list_episodes(store, run_id):
+    for episode in await episodes_of(store, run_id):
         t: Trajectory | None = None
         for judge in judges:
             est = estimates[judge.id]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.store import JUDGMENT_STREAM_SUFFIX, Recorder
+from p2w_runtime.episode import JUDGMENTS_SUFFIX, run_of, under
+from p2w_runtime.store import Recorder
 from replay.derived import CacheKey, DerivedRecord, DerivedStream
 from schemas import Judgment
 
@@ -25,7 +26,7 @@ class JudgmentRecord(DerivedRecord[Judgment]):
         return (j.trajectory_hash, j.judge_id, j.judge_version, j.config_hash)
 
 
-JUDGMENTS = DerivedStream(JUDGMENT_STREAM_SUFFIX, "judgment", Judgment, JudgmentRecord)
+JUDGMENTS = DerivedStream(JUDGMENTS_SUFFIX, "judgment", Judgment, JudgmentRecord)
 judgment_stream = JUDGMENTS.name
 read_judgments = JUDGMENTS.read
 """Every judgment of a run, oldest first (older judgments stay; nothing is overwritten)."""
@@ -33,7 +34,7 @@ read_judgments = JUDGMENTS.read
 
 async def episode_judgments(store: Recorder, episode_stream: str) -> list[JudgmentRecord]:
     """Every judgment of one episode, oldest first (what ``p2w-rt show RUN TASK`` lists)."""
-    run_id = episode_stream.partition("/")[0]
+    run_id = run_of(episode_stream)
     return [r for r in await read_judgments(store, run_id) if r.judgment.episode_stream == episode_stream]
 
 
@@ -41,7 +42,7 @@ async def current_judgments(
     store: Recorder, run_id: str, judge_id: str | None = None
 ) -> dict[tuple[str, str], JudgmentRecord]:
     """The latest successful judgment per (episode stream, judge) that judged the episode as it is now."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=f"{run_id}/")}
+    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
     current: dict[tuple[str, str], JudgmentRecord] = {}
     for record in await read_judgments(store, run_id):
         j = record.judgment

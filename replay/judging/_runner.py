@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from p2w_runtime.episode import EpisodeRef, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.store import Recorder
@@ -32,7 +33,7 @@ from replay.derived import (
 )
 from replay.judges import Judge, JudgeContext, JudgeError, Verdict
 from replay.judging._records import JudgmentRecord, judgment_stream, read_judgments
-from replay.trajectory import EpisodeRef, Trajectory, list_episodes, load_trajectory
+from replay.trajectory import Trajectory, load_trajectory
 from schemas import Judgment
 
 log = structlog.get_logger(__name__)
@@ -148,7 +149,7 @@ class _Replay(DerivedPass[JudgeOutcome, ReplaySummary]):
         self.latest = latest_by_key(await read_judgments(self.store, run_id))
         try:
             async with Pool(concurrency) as pool:
-                for episode in await list_episodes(self.store, run_id):
+                for episode in await episodes_of(self.store, run_id):
                     pending = []
                     for judge in self.judges:
                         cached = self.latest.get(cache_key(judge, episode))

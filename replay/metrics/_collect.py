@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from p2w_runtime.episode import episodes_of
 from p2w_runtime.store import Recorder, RunInfo
 from replay.judging import current_judgments
-from replay.trajectory import list_episodes
 
 FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")
 """The figures of the paper's Table 5, in its order; ``success`` averages to SR."""
@@ -52,7 +52,7 @@ async def collect_scores(
     for run in runs:
         judged = await current_judgments(store, run.run_id, judge_id)
         judges: list[str | None] = [*sorted({j for _, j in judged})] or [judge_id]
-        for episode in await list_episodes(store, run.run_id):
+        for episode in await episodes_of(store, run.run_id):
             scheme = episode.scheme or run.started.scheme or "-"
             for judge in judges:
                 record = judged.get((episode.stream, judge)) if judge else None

@@ -1,6 +1,6 @@
 """Trajectories: the read model judges and classifiers work on, projected from an episode's events."""
 
-from replay.trajectory._load import EpisodeRef, list_episodes, load_trajectories, load_trajectory
+from replay.trajectory._load import load_trajectories, load_trajectory
 from replay.trajectory._model import (
     NON_BROWSER_ACTIONS,
     ActionRecord,
@@ -17,7 +17,6 @@ from replay.trajectory._project import ProjectionError, project
 __all__ = [
     "NON_BROWSER_ACTIONS",
     "ActionRecord",
-    "EpisodeRef",
     "FinalStateRecord",
     "HistoryAccess",
     "ObservationRecord",
@@ -26,7 +25,6 @@ __all__ = [
     "RetrievalRecord",
     "TimelineItem",
     "Trajectory",
-    "list_episodes",
     "load_trajectories",
     "load_trajectory",
     "project",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from p2w_runtime.store import EpisodeRef, Recorder, counted_episodes
+from p2w_runtime.episode import episodes_of
+from p2w_runtime.store import Recorder
 from replay.trajectory._model import Trajectory
 from replay.trajectory._project import ProjectionError, _Fold
 
@@ -24,11 +25,6 @@ async def load_trajectories(
 ) -> AsyncIterator[Trajectory]:
     """The run's counted episodes (or ``streams``), streamed: one episode's events in memory at a time."""
     if streams is None:
-        streams = [ref.stream for ref in await counted_episodes(store, run_id)]
+        streams = [ref.stream for ref in await episodes_of(store, run_id)]
     for stream in streams:
         yield await load_trajectory(store, stream)
-
-
-async def list_episodes(store: Recorder, run_id: str) -> list[EpisodeRef]:
-    """The run's counted episodes (one per task, ``p2w_runtime.store.counted``), without their events."""
-    return await counted_episodes(store, run_id)

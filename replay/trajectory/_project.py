@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from p2w_runtime.episode import run_of
 from replay.trajectory._model import (
     ActionRecord,
     FinalStateRecord,
@@ -114,7 +115,7 @@ class _Fold:
 
 
 def _start(event: Event, p: EpisodeStarted) -> Trajectory:
-    run_id = event.stream.partition("/")[0]
+    run_id = run_of(event.stream)
     return Trajectory(
         stream=event.stream,
         run_id=run_id,

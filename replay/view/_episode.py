@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from p2w_runtime.episode import episode_stream
 from p2w_runtime.store import Recorder
 from replay.classify import ClassificationRecord
 from replay.judging import JudgmentRecord
@@ -82,7 +83,7 @@ async def episode_page(
     classifications: Sequence[ClassificationRecord],
 ) -> EpisodePage:
     """``judgments`` and ``classifications`` are the run's (all of them), read once for all its episode pages."""
-    stream = f"{run_id}/{episode_id}"
+    stream = episode_stream(run_id, episode_id)
     events = [stored.decode() async for stored in store.read_stream(stream)]
     if not events or events[0].type != "episode.started":
         raise UnknownEpisode(f"run {run_id} has no episode {episode_id!r}")

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from p2w_runtime.episode import EpisodeRef, episodes_of
 from p2w_runtime.store import Recorder, RunInfo
 from replay.classify import ClassificationRecord, read_classifications
 from replay.judging import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of
 from replay.metrics import EpisodeScore, MetricRow, aggregate
-from replay.trajectory import EpisodeRef, list_episodes
 from schemas import EpisodeFinished
 
 PAGE_SIZE = 100
@@ -48,7 +48,7 @@ class EpisodeRow:
 
     @property
     def episode_id(self) -> str:
-        return self.ref.stream.partition("/")[2]
+        return self.ref.episode_id
 
     @property
     def website(self) -> str:
@@ -119,7 +119,7 @@ class RunRead:
 async def read_run(store: Recorder, info: RunInfo) -> RunRead:
     """One scan per event kind; the scores are built from the same judgments rather than read again by
     ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
-    refs = await list_episodes(store, info.run_id)
+    refs = await episodes_of(store, info.run_id)
     finished: dict[str, EpisodeFinished] = {}
     async for stored in store.read_all(stream_prefix=f"{info.run_id}/", types=["episode.finished"]):
         payload = stored.decode().payload

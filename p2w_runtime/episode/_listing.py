@@ -1,4 +1,4 @@
-"""Which episode of a task counts: the one rule every command reads a run through.
+"""``episodes_of``: the one query that lists a run's episodes, and the rule of which one counts.
 
 A task can have several attempts in one run: ``record --resume`` closes an attempt that was
 running when the recorder died as ``aborted`` and records the task again as ``TASK#2``. Only one
@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from p2w_runtime.store._recorder import Recorder
+from p2w_runtime.episode._streams import episode_of, run_of, under
 from schemas import EpisodeFinished, EpisodeStarted
+
+if TYPE_CHECKING:
+    from p2w_runtime.store import Recorder
 
 NOT_AN_OUTCOME = frozenset({"aborted"})
 """End reasons that say the recorder stopped, not how the agent did: such an attempt never counts."""
@@ -33,7 +37,11 @@ class EpisodeRef:
 
     @property
     def run_id(self) -> str:
-        return self.stream.partition("/")[0]
+        return run_of(self.stream)
+
+    @property
+    def episode_id(self) -> str:
+        return episode_of(self.stream)
 
 
 def counted(attempts: Iterable[EpisodeRef]) -> list[EpisodeRef]:
@@ -52,10 +60,13 @@ def counted(attempts: Iterable[EpisodeRef]) -> list[EpisodeRef]:
     return list(latest.values())
 
 
-async def episode_attempts(store: Recorder, run_id: str | None = None) -> list[EpisodeRef]:
-    """Every attempt of a run (of every run without ``run_id``) in start order, from three small reads:
-    stream heads, ``episode.started`` and ``episode.finished`` events."""
-    prefix = f"{run_id}/" if run_id is not None else None
+async def episodes_of(store: Recorder, run_id: str | None = None, *, every_attempt: bool = False) -> list[EpisodeRef]:
+    """The episodes of run ``run_id`` (of every run without it) in start order: the counted ones (``counted``),
+    or with ``every_attempt`` every attempt, aborted and unfinished ones included.
+
+    Three small reads, never an episode's steps: stream heads, ``episode.started`` and ``episode.finished``.
+    """
+    prefix = under(run_id) if run_id is not None else None
     heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}
     ends: dict[str, str] = {}
     async for stored in store.read_all(stream_prefix=prefix, types=["episode.finished"]):
@@ -76,9 +87,4 @@ async def episode_attempts(store: Recorder, run_id: str | None = None) -> list[E
                 ends.get(stored.stream),
             )
         )
-    return refs
-
-
-async def counted_episodes(store: Recorder, run_id: str) -> list[EpisodeRef]:
-    """The episodes of a run that count (one per task, see ``counted``): what every command reports on."""
-    return counted(await episode_attempts(store, run_id))
+    return refs if every_attempt else counted(refs)

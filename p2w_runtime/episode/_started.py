@@ -1,0 +1,105 @@
+"""``run.started`` and ``episode.started``, built in one place from a task (set) and the run's provenance.
+
+The agent, the importers and the synthetic builders used to fill these payloads each their own way;
+a field added to one (``source_file``, ``host``) went missing in the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from p2w_runtime.provenance import code_version, git_sha, host, package_versions
+from schemas import EpisodeStarted, GroundTruth, NewEvent, RunStarted, Scheme
+
+
+class TaskLike(Protocol):
+    """What ``episode.started`` records of a task (``p2w_runtime.data.Task``, or a sketch in a builder)."""
+
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def persona(self) -> str: ...
+    @property
+    def query_set(self) -> str: ...
+    @property
+    def level(self) -> int | None: ...
+    @property
+    def intent(self) -> str: ...
+    @property
+    def start_url(self) -> str: ...
+    @property
+    def ground_truth(self) -> GroundTruth | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a run's events came from, and which task set they measure."""
+
+    dataset_id: str
+    dataset_hash: str
+    code_version: str
+    git_sha: str | None = None
+    packages: dict[str, str] = field(default_factory=dict)
+    host: str = ""
+
+    @classmethod
+    def here(cls, dataset_id: str, dataset_hash: str) -> Provenance:
+        """This checkout, this host, these packages: what a recorded or imported run states."""
+        return cls(dataset_id, dataset_hash, code_version(), git_sha(), package_versions(), host())
+
+    @classmethod
+    def synthetic(cls, name: str) -> Provenance:
+        """Hand-built runs (tests, benchmarks): no task files, no checkout to name."""
+        return cls(name, "0" * 64, name)
+
+
+def run_started(
+    run_id: str,
+    *,
+    label: str,
+    agent: str,
+    model: str,
+    scheme: Scheme | None,
+    provenance: Provenance,
+    config: dict[str, Any] | None = None,
+    source: Literal["recorded", "imported"] = "recorded",
+    import_format: str | None = None,
+) -> NewEvent:
+    """The first event of run ``run_id``, in the run's own stream."""
+    payload = RunStarted(
+        run_id=run_id,
+        label=label,
+        source=source,
+        import_format=import_format,
+        agent=agent,
+        backbone_model=model,
+        scheme=scheme,
+        dataset_id=provenance.dataset_id,
+        dataset_hash=provenance.dataset_hash,
+        code_version=provenance.code_version,
+        git_sha=provenance.git_sha,
+        packages=dict(provenance.packages),
+        config=config or {},
+        host=provenance.host,
+    )
+    return NewEvent(stream=run_id, payload=payload)
+
+
+def episode_started(
+    task: TaskLike, *, episode_id: str, scheme: Scheme | None, source_file: Path | str | None = None
+) -> EpisodeStarted:
+    """The first event of an episode (attempt ``episode_id``) at ``task``."""
+    return EpisodeStarted(
+        episode_id=episode_id,
+        task_id=task.task_id,
+        persona=task.persona,
+        query_set=task.query_set,
+        level=task.level,
+        scheme=scheme,
+        query=task.intent,
+        start_url=task.start_url,
+        ground_truth=task.ground_truth,
+        source_file=Path(source_file).name if source_file is not None else None,
+    )

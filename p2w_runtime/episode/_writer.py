@@ -1,0 +1,97 @@
+"""``EpisodeWriter``: the one way an episode's events are written, by the agent, the importers and the builders.
+
+Every event passes the episode grammar (``_grammar``) when it is added, so an out-of-order event or a
+wrong cause is refused before it is staged, let alone stored. What was added since the last ``take`` or
+``flush`` is staged together with its blobs: a builder hands them to ``store.append`` (or seals them
+itself), the agent flushes once per step and the write runs behind the next step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from p2w_runtime.episode._grammar import EpisodeGrammar
+from p2w_runtime.episode._streams import episode_stream
+from schemas import AnyPayload, LlmCall, NewEvent, blob_hash
+
+
+class Appender(Protocol):
+    """What the writer needs of a store (``Recorder.append``)."""
+
+    async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> Any: ...
+
+
+class EpisodeWriter:
+    """Stages one episode stream's events in grammar order; ``flush`` stores them behind the caller.
+
+    The write runs while the agent observes and plans the next step, and ``settle`` waits for it: the
+    episode settles before the browser acts again and before it ends, so a step is stored before anything
+    it led to happens on a website (docs/design/recording.md). One write is in flight at a time, so the
+    stream keeps its order. Event ids are assigned when an event is added, so a later event of the same
+    step can name an earlier one as its cause before either is stored.
+    """
+
+    def __init__(self, stream: str, store: Appender | None = None, *, opened: bool = False) -> None:
+        self.stream = stream
+        self.store = store
+        self.grammar = EpisodeGrammar(stream, opened=opened)
+        self.events: list[NewEvent] = []
+        """Staged since the last ``take`` / ``flush``, in order."""
+        self.blobs: dict[str, bytes] = {}
+        self._writing: asyncio.Task[object] | None = None
+
+    @classmethod
+    def of(cls, run_id: str, episode_id: str, store: Appender | None = None) -> EpisodeWriter:
+        return cls(episode_stream(run_id, episode_id), store)
+
+    @classmethod
+    def closing(cls, stream: str) -> EpisodeWriter:
+        """A writer for the end of a stream written earlier whose recorder died (no ``episode.finished``)."""
+        return cls(stream, opened=True)
+
+    def add(self, payload: AnyPayload, causation_id: str | None = None) -> NewEvent:
+        """Stage one event; ``EpisodeGrammarError`` (nothing staged) when the grammar refuses it here."""
+        event = NewEvent(stream=self.stream, payload=payload, causation_id=causation_id)
+        self.grammar.admit(event)
+        self.events.append(event)
+        return event
+
+    def extend(self, events: Iterable[NewEvent]) -> None:
+        """Stage events built elsewhere (e.g. a retrieval pair), keeping their ids and causation."""
+        for event in events:
+            self.grammar.admit(event)
+            self.events.append(event)
+
+    def blob(self, data: bytes) -> str:
+        """Stage a blob and return its content address for a payload to reference."""
+        sha = blob_hash(data)
+        self.blobs[sha] = data
+        return sha
+
+    def take(self) -> tuple[list[NewEvent], dict[str, bytes]]:
+        """What was staged (events, blobs), for one ``store.append``; the writer starts a new batch."""
+        events, blobs = self.events, self.blobs
+        self.events, self.blobs = [], {}
+        return events, blobs
+
+    async def record_llm_call(self, call: LlmCall) -> None:
+        """The LLM client's sink: calls join the current step's batch."""
+        self.add(call)
+
+    async def flush(self) -> None:
+        """Start storing what was staged, once the previous write is done; a failed write raises here."""
+        await self.settle()
+        if not self.events and not self.blobs:
+            return
+        if self.store is None:
+            raise RuntimeError(f"episode writer for {self.stream} has no store to flush to")
+        events, blobs = self.take()
+        self._writing = asyncio.create_task(self.store.append(events, blobs))
+
+    async def settle(self) -> None:
+        """Wait until everything flushed is stored; a failed write raises here."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            await writing
