@@ -9,7 +9,17 @@ from pathlib import Path
 from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
 from p2w_runtime.store._claims import ClaimHolder, hold_claims
 from p2w_runtime.store._episodes import NOT_AN_OUTCOME, EpisodeRef, counted, counted_episodes, episode_attempts
-from p2w_runtime.store._recorder import IntegrityError, LabelTaken, ReadOnlyStore, Recorder, StoreError, StreamHead
+from p2w_runtime.store._event_store import (
+    BlobStore,
+    EventLog,
+    EventStore,
+    IntegrityError,
+    LabelTaken,
+    ReadOnlyStore,
+    RunCoordination,
+    StoreError,
+    StreamHead,
+)
 from p2w_runtime.store._runs import (
     CLASSIFICATION_STREAM_SUFFIX,
     DERIVED_STREAM_SUFFIXES,
@@ -24,11 +34,15 @@ from p2w_runtime.store._runs import (
 )
 from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
+from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
 from p2w_runtime.store.sqlite import open_sqlite
 
+Recorder = EventStore  # TODO(lead): remove after merge (temporary alias while other branches still say Recorder)
+SqlRecorder = SqlEventStore  # TODO(lead): remove after merge
 
-async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> Recorder:
+
+async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> EventStore:
     """Open the store at ``location`` (a SQLite file path); the caller closes it.
 
     ``read_only`` for commands that must never write (comparisons); a file this process cannot write opens
@@ -38,7 +52,9 @@ async def connect_store(location: str | Path, *, create: bool = True, read_only:
 
 
 @asynccontextmanager
-async def open_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> AsyncIterator[Recorder]:
+async def open_store(
+    location: str | Path, *, create: bool = True, read_only: bool = False
+) -> AsyncIterator[EventStore]:
     """``async with open_store(path) as store:`` — opened, checked, closed on exit."""
     store = await connect_store(location, create=create, read_only=read_only)
     try:
@@ -75,6 +91,12 @@ __all__ = [
     "verify_store",
     "IntegrityError",
     "Recorder",
+    "EventStore",
+    "EventLog",
+    "BlobStore",
+    "RunCoordination",
+    "SqlEventStore",
+    "SqlRecorder",
     "RunInfo",
     "StoreError",
     "StreamHead",

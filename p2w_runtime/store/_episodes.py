@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from p2w_runtime.store._recorder import Recorder
+from p2w_runtime.store._event_store import EventStore
 from schemas import EpisodeFinished, EpisodeStarted
 
 NOT_AN_OUTCOME = frozenset({"aborted"})
@@ -52,7 +52,7 @@ def counted(attempts: Iterable[EpisodeRef]) -> list[EpisodeRef]:
     return list(latest.values())
 
 
-async def episode_attempts(store: Recorder, run_id: str | None = None) -> list[EpisodeRef]:
+async def episode_attempts(store: EventStore, run_id: str | None = None) -> list[EpisodeRef]:
     """Every attempt of a run (of every run without ``run_id``) in start order, from three small reads:
     stream heads, ``episode.started`` and ``episode.finished`` events."""
     prefix = f"{run_id}/" if run_id is not None else None
@@ -79,6 +79,6 @@ async def episode_attempts(store: Recorder, run_id: str | None = None) -> list[E
     return refs
 
 
-async def counted_episodes(store: Recorder, run_id: str) -> list[EpisodeRef]:
+async def counted_episodes(store: EventStore, run_id: str) -> list[EpisodeRef]:
     """The episodes of a run that count (one per task, see ``counted``): what every command reports on."""
     return counted(await episode_attempts(store, run_id))

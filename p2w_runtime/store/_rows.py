@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import zstandard
 
-from p2w_runtime.store._recorder import IntegrityError
+from p2w_runtime.store._event_store import IntegrityError
 from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow
 from schemas import StoredEvent, blob_hash, canonical_json
 

@@ -1,4 +1,4 @@
-"""The recorder contract for several writers: unique labels and claims (docs/design/concurrency.md)."""
+"""The contract for several writers: unique labels and ``RunCoordination``'s claims (docs/design/concurrency.md)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from p2w_runtime.store import ClaimHolder, LabelTaken, Recorder, list_runs
-from replay.synthetic import run_started
+from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, list_runs
+from p2w_runtime.store.contract._base import StoreFixture
+from p2w_runtime.store.contract.builders import run_started
 from schemas import uuid7
 
 
@@ -17,10 +18,10 @@ def _holder(owner: str, *, pid: int | None = None, host: str | None = None, at: 
     return ClaimHolder(owner, host or socket.gethostname(), pid or os.getpid(), time.time() if at is None else at)
 
 
-class CoordinationContract:
-    """Mixed into ``RecorderContract``; uses its ``store`` fixture and ``make_recorder``."""
+class CoordinationContract(StoreFixture):
+    """Labels unique per store; claims taken, refused, released and taken over from dead holders."""
 
-    async def test_a_label_taken_by_one_run_refuses_the_next_run_whole(self, store: Recorder) -> None:
+    async def test_a_label_taken_by_one_run_refuses_the_next_run_whole(self, store: EventStore) -> None:
         first, second = uuid7(), uuid7()
         await store.append([run_started(first, "nightly", agent="a", model="m")])
         with pytest.raises(LabelTaken, match=f"label 'nightly' is already used by run {first}"):
@@ -28,7 +29,7 @@ class CoordinationContract:
         assert [r.run_id for r in await list_runs(store)] == [first]
         assert await store.stream_head(second) is None  # the refused append wrote nothing
 
-    async def test_a_claim_is_held_until_released_and_only_by_its_owner(self, store: Recorder) -> None:
+    async def test_a_claim_is_held_until_released_and_only_by_its_owner(self, store: EventStore) -> None:
         a, b = _holder("a"), _holder("b")
         assert await store.try_claim("k", a) is None
         assert await store.try_claim("k", a) is None  # the owner again: still its own
@@ -38,7 +39,7 @@ class CoordinationContract:
         await store.release_claim("k", a)
         assert await store.try_claim("k", b) is None
 
-    async def test_a_claim_of_a_dead_or_expired_holder_is_taken_over(self, store: Recorder) -> None:
+    async def test_a_claim_of_a_dead_or_expired_holder_is_taken_over(self, store: EventStore) -> None:
         gone = _holder("gone", pid=2**22 + 1)  # above the kernel's pid_max: no such process
         far = _holder("far", host="elsewhere.invalid", at=time.time() - 7 * 3600)
         near = _holder("near", host="elsewhere.invalid")

@@ -1,7 +1,8 @@
-"""The recorder interface every store backend implements (eventsourcing's AggregateRecorder is the model).
+"""The event store interface every backend implements, as small capability interfaces.
 
-Backends live one per module (``sqlite.py``, later ``postgres.py``) and pass the
-same contract tests (``tests/store/contract.py``).
+eventsourcing splits its persistence the same way (``AggregateRecorder``, ``ApplicationRecorder``, ...): code that
+only reads events can say so, and a backend's contract tests (``p2w_runtime/store/contract/``) are grouped by the
+capability they check. Backends live one per module (``sqlite.py``, ``postgres.py``).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ class StreamHead:
     last_type: str
 
 
-class Recorder(ABC):
-    """An append-only, hash-chained event log with a content-addressed blob table."""
+class EventLog(ABC):
+    """The append-only, hash-chained log: appends, imports, reads."""
 
     @abstractmethod
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
@@ -89,6 +90,10 @@ class Recorder(ABC):
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
         """Every stream (optionally under ``prefix``) with its head, sorted by name."""
 
+
+class BlobStore(ABC):
+    """Content-addressed blobs (sha256 of the raw bytes); written only beside the events that reference them."""
+
     @abstractmethod
     async def get_blob(self, sha256: str) -> bytes:
         """The uncompressed bytes of a blob; ``KeyError`` if absent."""
@@ -97,9 +102,10 @@ class Recorder(ABC):
     def blob_hashes(self) -> AsyncIterator[str]:
         """Every stored blob hash (for integrity checks)."""
 
-    @abstractmethod
-    async def count(self) -> tuple[int, int]:
-        """(number of events, number of blobs)."""
+
+class RunCoordination(ABC):
+    """What several processes working on one store's runs agree through: claims on work (labels are held by
+    ``EventLog.append`` itself, in the transaction that starts a run)."""
 
     @abstractmethod
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
@@ -109,11 +115,22 @@ class Recorder(ABC):
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         """Release claim ``key`` if ``me`` still holds it."""
 
+
+class EventStore(EventLog, BlobStore, RunCoordination):
+    """One database holding all three: what commands open (``open_store``) and backends implement."""
+
+    label: str
+    """Names the store in messages (a file path, a database URL without its password)."""
+
+    @abstractmethod
+    async def count(self) -> tuple[int, int]:
+        """(number of events, number of blobs)."""
+
     @abstractmethod
     async def close(self) -> None:
         """Release connections."""
 
-    async def __aenter__(self) -> Recorder:
+    async def __aenter__(self) -> EventStore:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
