@@ -168,7 +168,7 @@ def record_cmd(
 
         async def _record() -> Any:
             db = db_path(ctx)
-            fresh, empty = not db.exists(), False
+            fresh, empty = isinstance(db, Path) and not db.exists(), False
             try:
                 async with open_db(ctx, create=True) as store:
                     try:
@@ -177,7 +177,7 @@ def record_cmd(
                         empty = fresh and not await store.list_streams()
                         raise
             finally:
-                if empty:  # made by this invocation and still holding nothing: leave no empty database behind
+                if empty and isinstance(db, Path):  # made here and still empty: leave no empty file behind
                     for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
                         path.unlink(missing_ok=True)
 

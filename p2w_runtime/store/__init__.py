@@ -36,6 +36,7 @@ from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
+from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
 from p2w_runtime.store.sqlite import open_sqlite
 
 Recorder = EventStore  # TODO(lead): remove after merge (temporary alias while other branches still say Recorder)
@@ -43,11 +44,13 @@ SqlRecorder = SqlEventStore  # TODO(lead): remove after merge
 
 
 async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> EventStore:
-    """Open the store at ``location`` (a SQLite file path); the caller closes it.
+    """Open the store at ``location`` (a SQLite file path or a ``postgresql://`` URL); the caller closes it.
 
     ``read_only`` for commands that must never write (comparisons); a file this process cannot write opens
     read-only anyway, so every reading command works on an archive.
     """
+    if is_postgres_url(location):
+        return await open_postgres(str(location), create=create and not read_only, read_only=read_only)
     return await open_sqlite(location, create=create and not read_only, read_only=read_only)
 
 
@@ -110,4 +113,7 @@ __all__ = [
     "find_run",
     "list_runs",
     "open_store",
+    "is_postgres_url",
+    "shown_url",
+    "store_location",
 ]
