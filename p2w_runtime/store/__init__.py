@@ -20,6 +20,7 @@ from p2w_runtime.store._event_store import (
     StoreError,
     StreamHead,
 )
+from p2w_runtime.store._migrate import MigrateSummary, migrate_store
 from p2w_runtime.store._runs import (
     CLASSIFICATION_STREAM_SUFFIX,
     DERIVED_STREAM_SUFFIXES,
@@ -113,6 +114,8 @@ __all__ = [
     "find_run",
     "list_runs",
     "open_store",
+    "MigrateSummary",
+    "migrate_store",
     "is_postgres_url",
     "shown_url",
     "store_location",
