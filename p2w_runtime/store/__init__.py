@@ -19,6 +19,7 @@ from p2w_runtime.store._event_store import (
     RunCoordination,
     StoreError,
     StreamHead,
+    WorkItem,
 )
 from p2w_runtime.store._migrate import MigrateSummary, migrate_store
 from p2w_runtime.store._runs import (
@@ -114,6 +115,7 @@ __all__ = [
     "find_run",
     "list_runs",
     "open_store",
+    "WorkItem",
     "MigrateSummary",
     "migrate_store",
     "is_postgres_url",

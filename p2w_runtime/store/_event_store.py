@@ -38,6 +38,18 @@ class ReadOnlyStore(StoreError):
 
 
 @dataclass(frozen=True, slots=True)
+class WorkItem:
+    """A task of a run recorded by workers: done, leased by a worker until ``lease_until``, or free."""
+
+    task_id: str
+    owner: str | None
+    host: str | None
+    pid: int | None
+    lease_until: float
+    done: bool
+
+
+@dataclass(frozen=True, slots=True)
 class StreamHead:
     """The last event of a stream: where the next append continues the chain."""
 
@@ -114,6 +126,26 @@ class RunCoordination(ABC):
     @abstractmethod
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         """Release claim ``key`` if ``me`` still holds it."""
+
+    @abstractmethod
+    async def seed_work(self, run_id: str, task_ids: Sequence[str]) -> None:
+        """Make each task of ``run_id`` a work item, free, unless it already is one (every worker seeds)."""
+
+    @abstractmethod
+    async def claim_work(self, run_id: str, me: ClaimHolder, lease_s: float) -> str | None:
+        """Take a task that is not done and not leased (or whose lease expired) for ``lease_s``; None if none is."""
+
+    @abstractmethod
+    async def renew_work(self, run_id: str, task_id: str, me: ClaimHolder, lease_s: float) -> bool:
+        """Extend ``me``'s lease on a task; False if another worker has taken it over meanwhile."""
+
+    @abstractmethod
+    async def finish_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
+        """Mark ``me``'s task done."""
+
+    @abstractmethod
+    async def work_items(self, run_id: str) -> list[WorkItem]:
+        """Every work item of ``run_id``, by task id."""
 
 
 class EventStore(EventLog, BlobStore, RunCoordination):

@@ -17,6 +17,7 @@ from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._rows import BLOBS, CLAIMS, EVENT_COLUMNS, EVENTS, decompress_blob, row_to_event
 from p2w_runtime.store._sql_append import SqlAppending
 from p2w_runtime.store._sql_base import Compiled
+from p2w_runtime.store._sql_work import SqlWorkQueue
 from schemas import StoredEvent
 
 PAGE_SIZE = 1000
@@ -25,7 +26,7 @@ _SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name in ("seq
 """Where a selected row holds the key the next page starts after."""
 
 
-class SqlEventStore(SqlAppending):
+class SqlEventStore(SqlAppending, SqlWorkQueue):
     """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens."""
 
     async def stream_head(self, stream: str) -> StreamHead | None:

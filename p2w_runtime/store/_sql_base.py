@@ -22,7 +22,7 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from p2w_runtime.store._event_store import EventStore, StreamHead
-from p2w_runtime.store._rows import BLOBS, EVENT_COLUMNS, EVENTS, RUN_LABELS
+from p2w_runtime.store._rows import BLOBS, EVENT_COLUMNS, EVENTS, RUN_LABELS, WORK_ITEMS
 
 ID_CHUNK = 500
 """Values per ``IN (...)`` list: well under every backend's bound-parameter limit."""
@@ -83,6 +83,7 @@ class SqlStoreBase(EventStore):
         self._insert_events = Compiled.of(insert(EVENTS), dialect).sql
         self._insert_blobs = Compiled.of(self._insert_ignoring_duplicates(BLOBS), dialect).sql
         self._insert_label = Compiled.of(self._insert_ignoring_duplicates(RUN_LABELS), dialect).sql
+        self._insert_work = Compiled.of(self._insert_ignoring_duplicates(WORK_ITEMS), dialect).sql
         self._label_holder = Compiled.of(
             select(RUN_LABELS.c.run_id).where(RUN_LABELS.c.label == bindparam("label")), dialect
         )
@@ -100,6 +101,11 @@ class SqlStoreBase(EventStore):
     @abstractmethod
     def _reading(self) -> AbstractAsyncContextManager[Session]:
         """A session for a few reads; driver errors leave it as ``StoreError``."""
+
+    def _claiming(self) -> AbstractAsyncContextManager[Session]:
+        """A transaction for coordination state (work items); a backend whose writers share one lock need not
+        take it here."""
+        return self._writing()
 
     @abstractmethod
     def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:

@@ -113,6 +113,13 @@ class PostgresEventStore(SqlEventStore):
             yield _AsyncpgSession(conn)
 
     @asynccontextmanager
+    async def _claiming(self) -> AsyncIterator[Session]:
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.label}: opened read-only")
+        async with self._driver() as conn, conn.transaction():
+            yield _AsyncpgSession(conn)
+
+    @asynccontextmanager
     async def _reading(self) -> AsyncIterator[Session]:
         async with self._driver() as conn:
             yield _AsyncpgSession(conn)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import time
@@ -49,3 +50,41 @@ class CoordinationContract(StoreFixture):
         assert await store.try_claim("dead", me) is None
         assert await store.try_claim("old", me) is None
         assert await store.try_claim("live", me) == near  # another host's fresh claim is waited for
+
+    async def test_work_items_are_leased_to_one_worker_and_taken_over_when_the_lease_runs_out(
+        self, store: EventStore
+    ) -> None:
+        await store.seed_work("run", ["t1", "t2"])
+        await store.seed_work("run", ["t2", "t1"])  # every worker seeds: nothing doubles
+        a, b, c = _holder("a"), _holder("b"), _holder("c")
+        assert await store.claim_work("run", a, 60) == "t1"
+        assert await store.claim_work("run", b, 0.2) == "t2"
+        assert await store.claim_work("run", c, 60) is None  # both leased
+        assert await store.renew_work("run", "t2", b, 0.2)
+        await asyncio.sleep(0.3)  # b stops renewing (killed): its lease runs out
+        assert await store.claim_work("run", c, 60) == "t2"
+        assert not await store.renew_work("run", "t2", b, 60)  # b has lost it
+        await store.finish_work("run", "t2", b)  # not b's to finish
+        assert [(i.task_id, i.owner, i.done) for i in await store.work_items("run")] == [
+            ("t1", "a", False),
+            ("t2", "c", False),
+        ]
+        await store.finish_work("run", "t1", a)
+        await store.finish_work("run", "t2", c)
+        assert all(i.done for i in await store.work_items("run"))
+        assert await store.claim_work("run", b, 60) is None
+        assert await store.work_items("other") == []
+
+    async def test_concurrent_claims_never_hand_one_task_to_two_workers(self, store: EventStore) -> None:
+        tasks = [f"t{i:02d}" for i in range(12)]
+        await store.seed_work("run", tasks)
+        workers = [_holder(f"w{i}") for i in range(4)]
+
+        async def drain(me: ClaimHolder) -> list[str]:
+            got = []
+            while (task := await store.claim_work("run", me, 60)) is not None:
+                got.append(task)
+            return got
+
+        taken = await asyncio.gather(*(drain(w) for w in workers))
+        assert sorted(t for got in taken for t in got) == tasks
