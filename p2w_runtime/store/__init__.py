@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
-from p2w_runtime.store._claims import ClaimHolder, hold_claims
+from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
 from p2w_runtime.store._episodes import NOT_AN_OUTCOME, EpisodeRef, counted, counted_episodes, episode_attempts
 from p2w_runtime.store._event_store import (
     BlobStore,
@@ -115,6 +115,7 @@ __all__ = [
     "find_run",
     "list_runs",
     "open_store",
+    "this_process",
     "WorkItem",
     "MigrateSummary",
     "migrate_store",
