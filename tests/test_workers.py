@@ -81,7 +81,6 @@ def test_four_workers_record_one_run_and_survive_a_kill(
             time.sleep(0.2)
         assert victim is not None, "no worker was ever seen mid-episode"
         os.kill(victim, signal.SIGKILL)
-        killed_at = time.monotonic()
         for w in workers:
             w.wait(timeout=max(1.0, deadline + 240 - time.monotonic()))
     finally:
@@ -91,7 +90,6 @@ def test_four_workers_record_one_run_and_survive_a_kill(
     survivors = [w for w in workers if w.pid != victim]
     for w in survivors:
         assert w.returncode == 0, w.stderr.read().decode() if w.stderr else ""
-    assert time.monotonic() - killed_at >= 0  # the others waited for the lease, not for the dead process
 
     async def check() -> None:
         async with open_store(url, create=False, read_only=True) as store:
