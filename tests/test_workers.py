@@ -120,3 +120,16 @@ def test_four_workers_record_one_run_and_survive_a_kill(
         .output.splitlines()
     ]
     assert sum(r["aborted"] for r in rows) == 1 and sum(r["attempts"] for r in rows) == TASKS + 1
+
+
+def test_a_worker_refuses_to_join_a_finished_run_not_recorded_by_workers(tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    CliRunner().invoke(
+        main, ["--db", str(db), "import-trajectories", "--format", "p2w-agentoccam", "--examples", "--label", "done"]
+    )
+    args = ["--db", str(db), "record", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "sk-x"]
+    result = CliRunner().invoke(main, [*args, "--limit", "1", "--label", "done", "--worker"])
+    assert result.exit_code != 0
+    assert "is completed and was not recorded by workers" in result.output
+    no_label = CliRunner().invoke(main, [*args, "--worker"])
+    assert no_label.exit_code == 2 and "--worker needs --label" in no_label.output

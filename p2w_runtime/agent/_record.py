@@ -106,16 +106,18 @@ async def record(store: Recorder, request: RecordRequest, progress: ProgressCall
         timeout_s=request.llm_timeout_s,
         prices=PriceTable.default(request.prices),
     )
+    worker_run = None
+    if request.worker:  # before the browser starts, so that a run the workers cannot join is refused at once
+        worker_run = await join_run(
+            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config
+        )
     async with llm, _browser(tasks, request.chromium) as browser:
-        if request.worker:
-            run_id = await join_run(
-                store, tasks, dataset, label=label, model=model, config=config, run_config=run_config
-            )
+        if worker_run is not None:
             mine = await work(
-                store, run_id, tasks, browser=browser, llm=llm, retriever=retriever, config=config,
+                store, worker_run, tasks, browser=browser, llm=llm, retriever=retriever, config=config,
                 concurrency=request.concurrency, progress=progress,
             )  # fmt: skip
-            return RecordSummary(run_id, label, 0, mine)
+            return RecordSummary(worker_run, label, 0, mine)
         plan = await plan_run(
             store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=resume
         )

@@ -21,6 +21,7 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
+from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import (
@@ -58,9 +59,13 @@ async def join_run(
 ) -> str:
     """The run labelled ``label``: found, or started by this worker if no other got there first."""
     try:
-        return (await find_run(store, label)).run_id
+        found = await find_run(store, label)
     except UnknownRun:
         pass
+    else:
+        if found.status != "unfinished" and not await store.work_items(found.run_id):
+            raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
+        return found.run_id
     try:
         plan = await plan_run(
             store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None
