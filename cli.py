@@ -31,7 +31,8 @@ from p2w_cli import (
     verify,
     view_cmd,
 )
-from p2w_cli._common import MainGroup, fail_as_one_line, wants_help
+from p2w_cli._common import MainGroup, StoreLocation, fail_as_one_line, wants_help
+from p2w_cli.migrate import migrate_cmd
 from p2w_runtime.logs import configure_logging
 
 
@@ -41,8 +42,8 @@ from p2w_runtime.logs import configure_logging
     envvar="P2W_DB",
     default="p2w.db",
     show_default=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Event store (SQLite file). Env: P2W_DB.",
+    type=StoreLocation(),
+    help="Event store: a SQLite file or a postgresql://USER@HOST:PORT/DB URL. Env: P2W_DB.",
 )
 @click.option(
     "--log-file",
@@ -53,7 +54,7 @@ from p2w_runtime.logs import configure_logging
 @click.option("-v", "--verbose", count=True, help="More console logging (-v info, -vv debug).")
 @click.version_option(package_name="p2w-rt")
 @click.pass_context
-def main(ctx: click.Context, db: Path, log_file: Path | None, verbose: int) -> None:
+def main(ctx: click.Context, db: Path | str, log_file: Path | None, verbose: int) -> None:
     """Record, judge, classify and diff personalized web-agent runs."""
     if wants_help(ctx):  # help needs no log file, so an unusable one cannot hide it
         return
@@ -79,3 +80,4 @@ main.add_command(record_cmd)
 main.add_command(sites)
 main.add_command(demo_cmd)
 main.add_command(view_cmd)
+main.add_command(migrate_cmd)

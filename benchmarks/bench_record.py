@@ -31,7 +31,7 @@ from p2w_runtime.episode import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import open_store
-from p2w_runtime.store.sqlite import SqliteRecorder
+from p2w_runtime.store.sqlite import SqliteEventStore
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from schemas import NewEvent
@@ -93,7 +93,7 @@ def instrument() -> None:
     timed("store", EpisodeWriter, "settle")
     timed_sync("store", EpisodeWriter, "blob")
     timed_sync("store", EpisodeWriter, "add")
-    timed("write", SqliteRecorder, "append")
+    timed("write", SqliteEventStore, "append")
 
 
 async def isolated_store_share(recorded: Path, scratch: Path) -> tuple[float, int]:

@@ -20,7 +20,7 @@ import click
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.redaction import redact_text
-from p2w_runtime.store import Recorder, open_store
+from p2w_runtime.store import Recorder, open_store, store_location
 from p2w_runtime.terminal import safe, terminal_console
 
 T = TypeVar("T")
@@ -30,11 +30,26 @@ console = terminal_console()
 
 @dataclass(frozen=True)
 class AppContext:
-    db: Path
+    db: Path | str
+    """A SQLite file, or a ``postgresql://`` URL (``p2w_runtime.store.store_location``)."""
     log_file: Path
 
 
-def db_path(ctx: click.Context) -> Path:
+class StoreLocation(click.ParamType):
+    """``--db``: a SQLite file path, or a PostgreSQL URL kept as text (a ``Path`` would fold its ``//``)."""
+
+    name = "FILE|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        if isinstance(value, Path):
+            return value
+        location = store_location(str(value))
+        if isinstance(location, Path) and location.is_dir():
+            self.fail(f"{location}: is a directory, not a database file", param, ctx)
+        return location
+
+
+def db_path(ctx: click.Context) -> Path | str:
     """The ``--db`` the group's callback resolved; every command runs under that group."""
     app = ctx.find_object(AppContext)
     if app is None:

@@ -76,8 +76,16 @@ def _echo_report(
 
 
 @click.command("export")
-@click.argument("run_ref", metavar="RUN")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="The bundle file, or a folder.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["bundle", "parquet"]),
+    default="bundle",
+    show_default=True,
+    help="bundle: one run, events + blobs, importable; parquet: tables of every RUN for analysis (OUTPUT a folder).",
+)
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option(
     "--sign", "sign_key", metavar="KEYFILE", type=click.Path(path_type=Path), help="Sign with this Ed25519 PEM key."
@@ -85,10 +93,25 @@ def _echo_report(
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
 def export_cmd(
-    ctx: click.Context, run_ref: str, output: Path, force: bool, sign_key: Path | None, as_json: bool
+    ctx: click.Context,
+    run_refs: tuple[str, ...],
+    output: Path,
+    fmt: str,
+    force: bool,
+    sign_key: Path | None,
+    as_json: bool,
 ) -> None:
-    """Write a run (events + blobs) to a portable single-file bundle, optionally signed."""
+    """Write a run (events + blobs) to a portable single-file bundle, optionally signed; or runs as Parquet tables."""
     from p2w_runtime.store import export_run, load_private_key
+
+    if fmt == "parquet":
+        if sign_key is not None:
+            raise click.UsageError("--sign is for bundles; Parquet tables are not signed")
+        _export_parquet(ctx, run_refs, output, force=force, as_json=as_json)
+        return
+    if len(run_refs) != 1:
+        raise click.UsageError("a bundle holds one run; name one RUN (or use --format parquet)")
+    (run_ref,) = run_refs
 
     async def _export() -> Any:
         key = load_private_key(sign_key) if sign_key is not None else None
@@ -103,6 +126,21 @@ def export_cmd(
         return
     signed = f", signed by {s.signed_by}" if s.signed_by else ""
     click.echo(safe(f"exported {s.label} ({s.run_id}): {s.events} events, {s.blobs} blobs -> {output}{signed}"))
+
+
+def _export_parquet(ctx: click.Context, run_refs: tuple[str, ...], folder: Path, *, force: bool, as_json: bool) -> None:
+    from replay.parquet import export_parquet
+
+    async def _export() -> Any:
+        async with open_db(ctx) as store:
+            return await export_parquet(store, run_refs, folder, force=force)
+
+    s = run(_export())
+    if as_json:
+        echo_json({"folder": str(folder), "runs": s.runs, "rows": s.rows})
+        return
+    tables = ", ".join(f"{name} {n}" for name, n in s.rows.items())
+    click.echo(safe(f"exported {s.runs} run(s) as Parquet to {folder}: {tables} rows"))
 
 
 @click.command("import")

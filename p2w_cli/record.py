@@ -68,6 +68,12 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     "--base-url and --api-key may differ.",
 )
 @click.option(
+    "--worker",
+    is_flag=True,
+    help="Record the run --label L together with other workers (processes, machines) on one --db: each leases "
+    "the next free task; a killed worker's task is taken over when its lease runs out.",
+)
+@click.option(
     "--chromium",
     envvar="P2W_CHROMIUM",
     help="Chromium executable (default: Playwright's own, else /usr/bin/chromium). Env: P2W_CHROMIUM.",
@@ -108,6 +114,7 @@ def record_cmd(
     label: str | None,
     max_steps: int,
     resume: str | None,
+    worker: bool,
     chromium: str | None,
     embedder: str | None,
     cache_dir: Path | None,
@@ -124,6 +131,8 @@ def record_cmd(
 
     if model is None and resume is None:
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
+    if worker and (resume is not None or label is None):
+        raise click.UsageError("--worker needs --label (the run the workers share) and no --resume")
     config = AgentConfig(scheme=scheme, max_steps=max_steps, page_timeout_s=page_timeout)  # type: ignore[arg-type]  # click.Choice: a Scheme
     request = RecordRequest(
         tasks_dir=_sample_or_path(tasks_dir, "tasks"),
@@ -145,6 +154,7 @@ def record_cmd(
         retry=RetryPolicy(max_retries=max_retries),
         llm_timeout_s=llm_timeout,
         given=_given_options(ctx),
+        worker=worker,
     )
     columns = (
         TextColumn("recording"),
@@ -168,7 +178,7 @@ def record_cmd(
 
         async def _record() -> Any:
             db = db_path(ctx)
-            fresh, empty = not db.exists(), False
+            fresh, empty = isinstance(db, Path) and not db.exists(), False
             try:
                 async with open_db(ctx, create=True) as store:
                     try:
@@ -177,7 +187,7 @@ def record_cmd(
                         empty = fresh and not await store.list_streams()
                         raise
             finally:
-                if empty:  # made by this invocation and still holding nothing: leave no empty database behind
+                if empty and isinstance(db, Path):  # made here and still empty: leave no empty file behind
                     for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
                         path.unlink(missing_ok=True)
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
+from p2w_cli.progress import show_progress
 from p2w_runtime.episode import ATTEMPT_MARK, EpisodeRef, episode_stream
 from p2w_runtime.store import RunInfo, UnknownRun
 from p2w_runtime.terminal import cell, markup
@@ -14,10 +15,15 @@ from p2w_runtime.terminal import cell, markup
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
+@click.option("--progress", "progress_of", metavar="LABEL", help="Task by task progress of a run recorded by workers.")
 @click.pass_context
-def runs(ctx: click.Context, as_json: bool) -> None:
+def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
     """List the runs in the store."""
     from rich.table import Table
+
+    if progress_of is not None:
+        show_progress(ctx, progress_of, as_json=as_json)
+        return
 
     from p2w_runtime.store import list_runs
 

@@ -48,6 +48,8 @@ def view_cmd(
 ) -> None:
     """Browse runs, episodes, judgments and comparisons in a web browser (read-only)."""
     db = view_db or db_path(ctx)
+    if not isinstance(db, Path):
+        raise click.UsageError("view reads SQLite files; export the runs (p2w-rt export) and import them into one")
     if export_dir is not None:
         _export(db, run_refs, export_dir)
         return

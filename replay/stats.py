@@ -99,7 +99,7 @@ def stats_table(stats: RunStats) -> Table:
 
 
 async def stats_command(
-    default_db: Path, run_refs: Sequence[str], *, judge: str = DEFAULT_JUDGE, as_json: bool = False, out: Console
+    default_db: Path | str, run_refs: Sequence[str], *, judge: str = DEFAULT_JUDGE, as_json: bool = False, out: Console
 ) -> RunStats:
     """Load every run (each possibly from another file), print the Table 8 layout or its JSON."""
     refs = [parse_ref(ref, default_db) for ref in run_refs]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine for p2w-rt: Chromium, a virtualenv in .venv, CPU-only PyTorch, the package.
+# Sets up a fresh machine for p2w-rt: Chromium, PostgreSQL (for its tests), a virtualenv in .venv, CPU-only PyTorch, the package.
 # Idempotent: a second run only checks. Used by the README's two commands and by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,13 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   echo "setup: installing Debian's chromium (the browser the recorder drives)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  echo "setup: installing Debian's postgresql (the tests start a throwaway server for the PostgreSQL backend)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -9,6 +9,7 @@ import pytest
 
 from p2w_runtime.store import Recorder, open_store
 from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.postgres import PostgresServer
 
 
 @pytest.fixture
@@ -37,3 +38,10 @@ def _session_private_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     patch.setenv("P2W_LOG_FILE", str(tmp_path_factory.mktemp("logs") / "p2w-rt.jsonl"))
     yield
     patch.undo()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the whole session (initdb in a temporary folder, 127.0.0.1, a free port)."""
+    with PostgresServer() as server:
+        yield server

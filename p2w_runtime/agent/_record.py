@@ -13,6 +13,7 @@ from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._resume import check_dataset, resumed_request, selection_config
 from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
+from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import DataError, Task, TaskSet, find_memory_bank, load_tasks
 from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
@@ -44,6 +45,8 @@ class RecordRequest:
     resume: str | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     llm_timeout_s: float = 120.0
+    worker: bool = False
+    """Record the run labelled ``label`` together with other workers (``_worker.py``)."""
     given: frozenset[str] = frozenset()
     """Options the user gave (``--level``, ...): on resume, those must agree with the recorded run."""
 
@@ -84,7 +87,7 @@ async def record(store: Recorder, request: RecordRequest, progress: ProgressCall
         embedder = await asyncio.to_thread(load_embedder, request.embedder)
         retriever = HistoryRetriever(request.history_dir, embedder, request.cache_dir)
     label = request.label or f"{config.scheme}-{model}"
-    if resume is None:
+    if resume is None and not request.worker:
         await check_label_free(store, label)
     run_config = {
         "tasks_dir": str(request.tasks_dir),
@@ -103,7 +106,18 @@ async def record(store: Recorder, request: RecordRequest, progress: ProgressCall
         timeout_s=request.llm_timeout_s,
         prices=PriceTable.default(request.prices),
     )
+    worker_run = None
+    if request.worker:  # before the browser starts, so that a run the workers cannot join is refused at once
+        worker_run = await join_run(
+            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config
+        )
     async with llm, _browser(tasks, request.chromium) as browser:
+        if worker_run is not None:
+            mine = await work(
+                store, worker_run, tasks, browser=browser, llm=llm, retriever=retriever, config=config,
+                concurrency=request.concurrency, progress=progress,
+            )  # fmt: skip
+            return RecordSummary(worker_run, label, 0, mine)
         plan = await plan_run(
             store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=resume
         )

@@ -16,7 +16,7 @@ from p2w_runtime.episode._streams import episode_of, run_of, under
 from schemas import EpisodeFinished, EpisodeStarted
 
 if TYPE_CHECKING:
-    from p2w_runtime.store import Recorder
+    from p2w_runtime.store import EventStore
 
 NOT_AN_OUTCOME = frozenset({"aborted"})
 """End reasons that say the recorder stopped, not how the agent did: such an attempt never counts."""
@@ -60,7 +60,7 @@ def counted(attempts: Iterable[EpisodeRef]) -> list[EpisodeRef]:
     return list(latest.values())
 
 
-async def episodes_of(store: Recorder, run_id: str | None = None, *, every_attempt: bool = False) -> list[EpisodeRef]:
+async def episodes_of(store: EventStore, run_id: str | None = None, *, every_attempt: bool = False) -> list[EpisodeRef]:
     """The episodes of run ``run_id`` (of every run without it) in start order: the counted ones (``counted``),
     or with ``every_attempt`` every attempt, aborted and unfinished ones included.
 

@@ -7,8 +7,20 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
-from p2w_runtime.store._claims import ClaimHolder, hold_claims
-from p2w_runtime.store._recorder import IntegrityError, LabelTaken, ReadOnlyStore, Recorder, StoreError, StreamHead
+from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
+from p2w_runtime.store._event_store import (
+    BlobStore,
+    EventLog,
+    EventStore,
+    IntegrityError,
+    LabelTaken,
+    ReadOnlyStore,
+    RunCoordination,
+    StoreError,
+    StreamHead,
+    WorkItem,
+)
+from p2w_runtime.store._migrate import MigrateSummary, migrate_store
 from p2w_runtime.store._runs import (
     RunInfo,
     UnknownRun,
@@ -20,21 +32,30 @@ from p2w_runtime.store._runs import (
 )
 from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
+from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
+from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
 from p2w_runtime.store.sqlite import open_sqlite
 
+Recorder = EventStore  # TODO(lead): remove after merge (temporary alias while other branches still say Recorder)
+SqlRecorder = SqlEventStore  # TODO(lead): remove after merge
 
-async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> Recorder:
-    """Open the store at ``location`` (a SQLite file path); the caller closes it.
+
+async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> EventStore:
+    """Open the store at ``location`` (a SQLite file path or a ``postgresql://`` URL); the caller closes it.
 
     ``read_only`` for commands that must never write (comparisons); a file this process cannot write opens
     read-only anyway, so every reading command works on an archive.
     """
+    if is_postgres_url(location):
+        return await open_postgres(str(location), create=create and not read_only, read_only=read_only)
     return await open_sqlite(location, create=create and not read_only, read_only=read_only)
 
 
 @asynccontextmanager
-async def open_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> AsyncIterator[Recorder]:
+async def open_store(
+    location: str | Path, *, create: bool = True, read_only: bool = False
+) -> AsyncIterator[EventStore]:
     """``async with open_store(path) as store:`` — opened, checked, closed on exit."""
     store = await connect_store(location, create=create, read_only=read_only)
     try:
@@ -66,6 +87,12 @@ __all__ = [
     "verify_store",
     "IntegrityError",
     "Recorder",
+    "EventStore",
+    "EventLog",
+    "BlobStore",
+    "RunCoordination",
+    "SqlEventStore",
+    "SqlRecorder",
     "RunInfo",
     "StoreError",
     "StreamHead",
@@ -76,4 +103,11 @@ __all__ = [
     "find_run",
     "list_runs",
     "open_store",
+    "this_process",
+    "WorkItem",
+    "MigrateSummary",
+    "migrate_store",
+    "is_postgres_url",
+    "shown_url",
+    "store_location",
 ]

@@ -25,7 +25,7 @@ import zstandard
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2w_runtime.errors import UserError, clip
-from p2w_runtime.store._recorder import Recorder
+from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._runs import find_run, run_events
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
 from p2w_runtime.store._signing import ALGORITHM, Signature, fingerprint, sign
@@ -63,7 +63,7 @@ class BundleSummary:
 
 
 async def export_run(
-    store: Recorder,
+    store: EventStore,
     ref: str,
     path: Path,
     *,
@@ -148,7 +148,7 @@ def _publish(partial: Path, path: Path, *, force: bool) -> None:
 
 
 async def import_bundle(
-    store: Recorder, path: Path, *, trusted: bytes | None = None, progress: Progress | None = None
+    store: EventStore, path: Path, *, trusted: bytes | None = None, progress: Progress | None = None
 ) -> BundleSummary:
     """Verify the whole bundle, then append what the store does not have yet (idempotent).
 

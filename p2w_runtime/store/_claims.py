@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from schemas import uuid7
 
 if TYPE_CHECKING:
-    from p2w_runtime.store._recorder import Recorder
+    from p2w_runtime.store._event_store import EventStore
 
 STALE_AFTER_S = 6 * 3600.0
 """A claim held by a process on another host is taken over after this long (longer than any judging pass)."""
@@ -64,7 +64,7 @@ def _alive(pid: int) -> bool:
 
 @asynccontextmanager
 async def hold_claims(
-    store: Recorder, keys: Iterable[str], *, on_wait: Callable[[str, ClaimHolder], None] | None = None
+    store: EventStore, keys: Iterable[str], *, on_wait: Callable[[str, ClaimHolder], None] | None = None
 ) -> AsyncIterator[None]:
     """Take every claim in ``keys`` (waiting while another live process holds one), release them on exit.
 

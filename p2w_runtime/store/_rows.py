@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import zstandard
 
-from p2w_runtime.store._recorder import IntegrityError
-from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow
+from p2w_runtime.store._event_store import IntegrityError
+from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow, WorkItemRow
 from schemas import StoredEvent, blob_hash, canonical_json
 
 # SQLModel's ``__table__`` is untyped; the metadata's tables are ``Table``s.
@@ -18,6 +18,7 @@ EVENTS = EventRow.metadata.tables[EventRow.__tablename__]
 BLOBS = BlobRow.metadata.tables[BlobRow.__tablename__]
 RUN_LABELS = RunLabelRow.metadata.tables[RunLabelRow.__tablename__]
 CLAIMS = ClaimRow.metadata.tables[ClaimRow.__tablename__]
+WORK_ITEMS = WorkItemRow.metadata.tables[WorkItemRow.__tablename__]
 EVENT_COLUMNS = tuple(
     EVENTS.c[name]
     for name in (

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from p2w_runtime.episode import counted, episodes_of, under
-from p2w_runtime.store._recorder import LabelTaken, Recorder, StoreError
+from p2w_runtime.store._event_store import EventStore, LabelTaken, StoreError
 from schemas import RunFinished, RunStarted, StoredEvent
 
 
@@ -37,7 +37,7 @@ class RunInfo:
         return self.finished.status if self.finished is not None else "unfinished"
 
 
-async def list_runs(store: Recorder) -> list[RunInfo]:
+async def list_runs(store: EventStore) -> list[RunInfo]:
     """Every run, oldest first. Reads only run-level events and stream heads."""
     started: dict[str, tuple[RunStarted, str]] = {}
     async for stored in store.read_all(types=["run.started"]):
@@ -58,7 +58,7 @@ async def list_runs(store: Recorder) -> list[RunInfo]:
     ]
 
 
-async def find_run(store: Recorder, ref: str) -> RunInfo:
+async def find_run(store: EventStore, ref: str) -> RunInfo:
     """A run by exact id, else by label (the newest run with that label), else a unique id prefix."""
     runs = await list_runs(store)
     for run in runs:
@@ -74,7 +74,7 @@ async def find_run(store: Recorder, ref: str) -> RunInfo:
     raise UnknownRun(f"no run {ref!r} in {getattr(store, 'label', 'the store')} (labels: {known})")
 
 
-async def check_label_free(store: Recorder, label: str) -> None:
+async def check_label_free(store: EventStore, label: str) -> None:
     """Refuse a label another run holds before any work starts (the database refuses it again when the run is
     created, so a run that takes it meanwhile still loses nothing)."""
     for run in await list_runs(store):
@@ -82,7 +82,7 @@ async def check_label_free(store: Recorder, label: str) -> None:
             raise LabelTaken(label, run.run_id, getattr(store, "label", "the store"))
 
 
-async def episode_ends(store: Recorder, stream: str) -> tuple[StoredEvent, StoredEvent]:
+async def episode_ends(store: EventStore, stream: str) -> tuple[StoredEvent, StoredEvent]:
     """An episode's first event (``episode.started``) and its last: what a listing shows, read as two rows.
 
     Listing a run with one 200,000-step episode read 400,000 events for it (27.5 s, 2.1 GB); see
@@ -96,7 +96,7 @@ async def episode_ends(store: Recorder, stream: str) -> tuple[StoredEvent, Store
     return first, last
 
 
-async def run_events(store: Recorder, run_id: str) -> AsyncIterator[StoredEvent]:
+async def run_events(store: EventStore, run_id: str) -> AsyncIterator[StoredEvent]:
     """Every event of a run: its own stream, then every stream under it, in position order."""
     async for event in store.read_stream(run_id):
         yield event

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from p2w_runtime.store._recorder import Recorder, StreamHead
+from p2w_runtime.store._event_store import EventStore, StreamHead
 from schemas import StreamSeal, canonical_json
 
 SEAL_EVENT_TYPES = ("run.finished", "streams.sealed")
@@ -19,12 +19,12 @@ SEAL_EVENT_TYPES = ("run.finished", "streams.sealed")
 DIGEST_PREFIX = "sha256:"
 
 
-async def _run_heads(store: Recorder, run_id: str) -> list[StreamHead]:
+async def _run_heads(store: EventStore, run_id: str) -> list[StreamHead]:
     own = await store.stream_head(run_id)
     return ([own] if own is not None else []) + await store.list_streams(prefix=f"{run_id}/")
 
 
-async def seal_streams(store: Recorder, run_id: str, *, into: str) -> list[StreamSeal]:
+async def seal_streams(store: EventStore, run_id: str, *, into: str) -> list[StreamSeal]:
     """A seal over every stream of ``run_id`` except ``into``, the stream the seal is appended to.
 
     That stream needs none: the sealing event's own ``prev_hash`` already commits to what precedes it.
@@ -33,7 +33,7 @@ async def seal_streams(store: Recorder, run_id: str, *, into: str) -> list[Strea
     return [StreamSeal(stream=h.stream, events=h.last_seq, head_hash=h.last_hash) for h in heads if h.stream != into]
 
 
-async def head_digest(store: Recorder, run_id: str) -> str:
+async def head_digest(store: EventStore, run_id: str) -> str:
     """One value for everything a run holds now: every stream of it, each by event count and last hash.
 
     Published with a paper's results (after the last judging pass), it covers what no seal inside the store

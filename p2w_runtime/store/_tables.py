@@ -63,3 +63,22 @@ class ClaimRow(SQLModel, table=True):
     host: str
     pid: int
     claimed_at: float
+
+
+class WorkItemRow(SQLModel, table=True):
+    """One task of a run recorded by workers (``record --worker``): who holds it and until when.
+
+    Coordination state like ``claims``: rows are updated (lease renewed, done set), so no append-only trigger.
+    ``lease_until`` is a Unix time; a worker killed without finishing stops renewing it and, once it has passed,
+    the next worker takes the task over.
+    """
+
+    __tablename__ = "work_items"
+
+    run_id: str = Field(primary_key=True)
+    task_id: str = Field(primary_key=True)
+    owner: str | None = None
+    host: str | None = None
+    pid: int | None = None
+    lease_until: float = 0.0
+    done: bool = False

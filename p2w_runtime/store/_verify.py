@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import zstandard
 
 from p2w_runtime.errors import clip
-from p2w_runtime.store._recorder import Recorder
+from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._runs import run_events
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
 from schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
@@ -44,7 +44,7 @@ class VerifyReport:
         return not self.problems
 
 
-async def verify_store(store: Recorder, run_id: str | None = None) -> VerifyReport:
+async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyReport:
     """Check chains (seq gap-free from 1, prev_hash links, recomputed hashes), seals and blobs.
 
     With ``run_id``, only that run's streams and the blobs they reference are checked.
@@ -119,7 +119,7 @@ def _collect_seal(event: StoredEvent, seals: list[tuple[StoredEvent, list[Stream
 
 
 async def _check_seal(
-    store: Recorder, heads: dict[str, tuple[int, str]], sealing: StoredEvent, seal: StreamSeal
+    store: EventStore, heads: dict[str, tuple[int, str]], sealing: StoredEvent, seal: StreamSeal
 ) -> Problem | None:
     """A sealed stream must still hold at least the sealed number of events, the last sealed one unchanged."""
     head = heads.get(seal.stream)
@@ -130,7 +130,7 @@ async def _check_seal(
     return None if reason is None else Problem(seal.stream, head[0] if head else None, None, reason)
 
 
-async def _hash_at(store: Recorder, stream: str, seq: int) -> str | None:
+async def _hash_at(store: EventStore, stream: str, seq: int) -> str | None:
     """The hash of event ``seq`` of ``stream`` (the stream grew after the seal), None if it is not there."""
     events = store.read_stream(stream, after_seq=seq - 1)
     try:
@@ -138,4 +138,4 @@ async def _hash_at(store: Recorder, stream: str, seq: int) -> str | None:
             return event.hash if event.seq == seq else None
         return None
     finally:
-        await events.aclose()  # type: ignore[attr-defined]  # an async generator behind Recorder's AsyncIterator
+        await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator

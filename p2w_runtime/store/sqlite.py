@@ -18,8 +18,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.sql import ClauseElement
 from sqlmodel import SQLModel
 
-from p2w_runtime.store._recorder import IntegrityError, ReadOnlyStore, StoreError
-from p2w_runtime.store._sql import Session, SqlRecorder
+from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
+from p2w_runtime.store._sql import SqlEventStore
+from p2w_runtime.store._sql_base import Session
 
 BUSY_TIMEOUT_MS = 60_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -127,7 +128,7 @@ class _AiosqliteSession(Session):
         await self._conn.executemany(sql, rows)
 
 
-class SqliteRecorder(SqlRecorder):
+class SqliteEventStore(SqlEventStore):
     """SQLite through aiosqlite. Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
 
     def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
@@ -192,7 +193,7 @@ def _url(path: Path, *, read_only: bool) -> str:
     return f"sqlite+aiosqlite:///file:{quote(str(path.resolve()))}?{query}&uri=true"
 
 
-async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool = False) -> SqliteRecorder:
+async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool = False) -> SqliteEventStore:
     """Open (and, if ``create``, initialise) a SQLite event store, checking the file first.
 
     ``read_only`` (or an existing file this process cannot write) opens it with SQLite's ``mode=ro``: nothing
@@ -224,7 +225,7 @@ async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool 
     def _name_the_file(context: Any) -> Exception | None:
         return _unreadable(path, context.original_exception)
 
-    recorder = SqliteRecorder(engine, label=str(path), read_only=read_only)
+    recorder = SqliteEventStore(engine, label=str(path), read_only=read_only)
     try:
         async with engine.connect() as conn:
             await conn.execution_options(p2w_immediate=not read_only)

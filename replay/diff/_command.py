@@ -14,7 +14,7 @@ from replay.diff._runs import DEFAULT_JUDGE, load_run_data
 
 
 async def diff_command(
-    default_db: Path, a_ref: str, b_ref: str, *, judge: str = DEFAULT_JUDGE, as_json: bool = False, out: Console
+    default_db: Path | str, a_ref: str, b_ref: str, *, judge: str = DEFAULT_JUDGE, as_json: bool = False, out: Console
 ) -> RunDiff:
     """Load both runs (each from its own file if named ``file.db:RUN``), diff them, print the report or JSON."""
     refs = [parse_ref(a_ref, default_db), parse_ref(b_ref, default_db)]

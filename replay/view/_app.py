@@ -132,12 +132,14 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         a_text, b_text, judge = q.get("a", ""), q.get("b", ""), q.get("judge", "") or DEFAULT_JUDGE
         if not a_text or not b_text:
             return problem(400, "Compare needs two runs", "give both ?a=RUN and ?b=RUN (or FILE.db:RUN)")
-        data = []
+        data, local = [], []
         for text in (a_text, b_text):
             ref = parse_ref(text, state.db)
+            if not isinstance(ref.db, Path):
+                return problem(400, "Not a SQLite file", f"{text}: the viewer compares runs of SQLite files")
             store = state.store_for(ref.db)
             data.append(await load_run_data(store, await find_run(store, ref.run), judge, text))
-        local = [parse_ref(t, state.db).db.resolve() == state.db.resolve() for t in (a_text, b_text)]
+            local.append(ref.db.resolve() == state.db.resolve())
         d = diff_runs(data[0], data[1])
         return page("compare.html", d=d, headers=METRIC_HEADERS, side=side_by_side, a_local=local[0], b_local=local[1])
 

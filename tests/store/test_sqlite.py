@@ -1,4 +1,4 @@
-"""The SQLite backend: the recorder contract, plus what only SQLite has (triggers, WAL, busy timeout)."""
+"""The SQLite backend: the event store contract, plus what only SQLite has (triggers, WAL, busy timeout)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from p2w_runtime.store import Recorder, connect_store
-from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteRecorder
+from p2w_runtime.store import EventStore, connect_store
+from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
+from p2w_runtime.store.contract.builders import observation, page_text
+from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteEventStore
 from schemas import blob_hash
 
-from .builders import observation, page_text
-from .contract import RecorderContract
 
-
-class TestSqliteRecorder(RecorderContract):
-    async def make_recorder(self, tmp_path: Path, name: str = "store") -> Recorder:
+class TestSqliteEventStore(SqlStoreHooks, EventStoreContract):
+    async def make_store(self, tmp_path: Path, name: str = "store") -> EventStore:
         return await connect_store(tmp_path / f"{name}.db")
 
 
@@ -54,7 +53,7 @@ async def test_database_is_in_wal_mode_with_a_busy_timeout(tmp_path: Path) -> No
     path = tmp_path / "p2w.db"
     store = await connect_store(path)
     try:
-        assert isinstance(store, SqliteRecorder)
+        assert isinstance(store, SqliteEventStore)
         async with store.engine.connect() as conn:
             assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
             assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == BUSY_TIMEOUT_MS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from schemas import NewEvent, Observation, Rationale, StoredEvent
+from schemas import NewEvent, Observation, Rationale, RunStarted, StoredEvent
 
 
 def observation(stream: str, step: int, *, ax_tree: str | None = None, causation_id: str | None = None) -> NewEvent:
@@ -26,3 +26,18 @@ def page_text(n: int) -> bytes:
 
 async def collect(events: AsyncIterator[StoredEvent]) -> list[StoredEvent]:
     return [e async for e in events]
+
+
+def run_started(run_id: str, label: str, *, agent: str = "a", model: str = "m") -> NewEvent:
+    """A run's first event: what takes its label."""
+    payload = RunStarted(
+        run_id=run_id,
+        label=label,
+        agent=agent,
+        backbone_model=model,
+        scheme="on-demand",
+        dataset_id="contract",
+        dataset_hash="0" * 64,
+        code_version="contract",
+    )
+    return NewEvent(stream=run_id, payload=payload)

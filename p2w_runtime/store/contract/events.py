@@ -1,53 +1,26 @@
-"""The recorder contract: one abstract test class every store backend's tests subclass.
-
-A backend module (``test_sqlite.py``, later ``test_postgres.py``) subclasses ``RecorderContract``
-and implements ``make_recorder``; every test here and in ``contract_import.py`` then runs against
-that backend unchanged.
-The class name does not start with ``Test`` so pytest collects it only through subclasses.
-"""
+"""The event log's contract: seq and positions, chain links, all or nothing, paging, filters, concurrency."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
-from p2w_runtime.store import IntegrityError, Recorder, StreamHead, _sql
+from p2w_runtime.store import EventStore, IntegrityError, StreamHead
+from p2w_runtime.store.contract._base import StoreFixture
+from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
 from schemas import GENESIS_HASH, Observation, Rationale, StoredEvent, blob_hash, event_hash
 
-from .builders import collect, observation, page_text, rationale
-from .contract_coordination import CoordinationContract
-from .contract_import import ImportContract
+LARGE_BATCH = 49
+"""Blobs in one append in the large-batch test: enough for any backend to split the work across threads."""
 
 
-class RecorderContract(ImportContract, CoordinationContract):
-    """Behaviour every ``Recorder`` must show, whatever database sits behind it (``make_recorder`` is the
-    one method a backend implements; it is declared in ``ImportContract``)."""
-
-    async def stored_blob_size(self, store: Recorder, sha256: str) -> int:
-        """Bytes the backend keeps for a blob (SQL backends share the ``blobs`` table)."""
-        assert isinstance(store, _sql.SqlRecorder)
-        async with store.engine.connect() as conn:
-            row = (await conn.execute(select(_sql.BLOBS.c.data).where(_sql.BLOBS.c.sha256 == sha256))).one()
-        return len(row.data)
-
-    def set_page_size(self, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
-        monkeypatch.setattr(_sql, "PAGE_SIZE", size)
-
-    @pytest.fixture
-    async def store(self, tmp_path: Path) -> AsyncIterator[Recorder]:
-        recorder = await self.make_recorder(tmp_path)
-        try:
-            yield recorder
-        finally:
-            await recorder.close()
+class EventLogContract(StoreFixture):
+    """``EventLog``: what every backend's appends and reads must show."""
 
     # -- append ---------------------------------------------------------------------------------
-    async def test_append_assigns_gap_free_seq_per_stream_and_increasing_positions(self, store: Recorder) -> None:
+    async def test_append_assigns_gap_free_seq_per_stream_and_increasing_positions(self, store: EventStore) -> None:
         returned: list[StoredEvent] = []
         for step in range(1, 4):
             returned += await store.append([observation("r1/e1", step), observation("r1/e2", step)])
@@ -57,12 +30,12 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert [e.position for e in stored] == [e.position for e in returned]
         positions = [e.position for e in stored]
         assert all(isinstance(p, int) for p in positions)
-        assert positions == sorted(set(positions))
+        assert positions == sorted({p for p in positions if p is not None})
         assert [e.seq for e in stored if e.stream == "r1/e1"] == list(range(1, 7))
         assert [e.seq for e in stored if e.stream == "r1/e2"] == [1, 2, 3]
         assert await store.count() == (9, 0)
 
-    async def test_chain_starts_at_genesis_and_links_each_event_to_the_previous(self, store: Recorder) -> None:
+    async def test_chain_starts_at_genesis_and_links_each_event_to_the_previous(self, store: EventStore) -> None:
         await store.append([observation("r1", 1), rationale("r1", 1)])
         await store.append([observation("r1", 2)])
         events = await collect(store.read_stream("r1"))
@@ -72,7 +45,7 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert all(e.compute_hash() == e.hash for e in events)
         assert len({e.hash for e in events}) == 3
 
-    async def test_returned_events_are_what_is_read_back(self, store: Recorder) -> None:
+    async def test_returned_events_are_what_is_read_back(self, store: EventStore) -> None:
         cause = observation("r1", 1)
         new = observation("r1", 2, causation_id=cause.event_id)
         returned = await store.append([cause, new])
@@ -85,11 +58,13 @@ class RecorderContract(ImportContract, CoordinationContract):
         for event in [*returned, *read]:  # built without validation on the hot paths: must equal a validated one
             assert StoredEvent.from_dict(event.to_dict()) == replace(event, position=None)
 
-    async def test_empty_append_does_nothing(self, store: Recorder) -> None:
+    async def test_empty_append_does_nothing(self, store: EventStore) -> None:
         assert await store.append([]) == []
         assert await store.count() == (0, 0)
 
-    async def test_append_is_all_or_nothing_when_a_later_event_references_a_missing_blob(self, store: Recorder) -> None:
+    async def test_append_is_all_or_nothing_when_a_later_event_references_a_missing_blob(
+        self, store: EventStore
+    ) -> None:
         present = page_text(1)
         good = observation("r1/e1", 1, ax_tree=blob_hash(present))
         bad = observation("r1/e1", 2, ax_tree=blob_hash(b"never stored"))
@@ -100,7 +75,7 @@ class RecorderContract(ImportContract, CoordinationContract):
         with pytest.raises(KeyError):
             await store.get_blob(blob_hash(present))
 
-    async def test_duplicate_event_id_is_refused_and_nothing_of_that_batch_is_kept(self, store: Recorder) -> None:
+    async def test_duplicate_event_id_is_refused_and_nothing_of_that_batch_is_kept(self, store: EventStore) -> None:
         first = observation("r1", 1)
         await store.append([first])
         with pytest.raises(IntegrityError):
@@ -112,13 +87,13 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert head is not None and head.last_seq == 1
         assert await store.stream_head("r2") is None
 
-    async def test_a_blob_whose_bytes_do_not_match_its_hash_is_refused(self, store: Recorder) -> None:
+    async def test_a_blob_whose_bytes_do_not_match_its_hash_is_refused(self, store: EventStore) -> None:
         data = page_text(1)
         with pytest.raises(IntegrityError):
             await store.append([observation("r1", 1, ax_tree=blob_hash(data))], {blob_hash(data): data + b"x"})
         assert await store.count() == (0, 0)
 
-    async def test_a_blob_already_stored_is_still_checked_against_its_hash(self, store: Recorder) -> None:
+    async def test_a_blob_already_stored_is_still_checked_against_its_hash(self, store: EventStore) -> None:
         data = page_text(1)
         await store.append([observation("r1", 1, ax_tree=blob_hash(data))], {blob_hash(data): data})
         with pytest.raises(IntegrityError, match=blob_hash(data)[:12]):
@@ -126,8 +101,8 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert await store.count() == (1, 1)
         assert await store.get_blob(blob_hash(data)) == data
 
-    async def test_a_large_batch_of_blobs_is_stored_whole(self, store: Recorder) -> None:
-        pages = [page_text(200 + i) for i in range(3 * _sql.BLOBS_PER_THREAD + 1)]  # split across threads
+    async def test_a_large_batch_of_blobs_is_stored_whole(self, store: EventStore) -> None:
+        pages = [page_text(200 + i) for i in range(LARGE_BATCH)]
         events = [observation("r1", i, ax_tree=blob_hash(page)) for i, page in enumerate(pages)]
         await store.append(events, {blob_hash(page): page for page in pages})
         assert [await store.get_blob(blob_hash(page)) for page in pages] == pages
@@ -137,7 +112,7 @@ class RecorderContract(ImportContract, CoordinationContract):
             await store.append(other, bad)
         assert await store.count() == (len(pages), len(pages))
 
-    async def test_hashes_cover_awkward_content_exactly_as_schemas_compute_them(self, store: Recorder) -> None:
+    async def test_hashes_cover_awkward_content_exactly_as_schemas_compute_them(self, store: EventStore) -> None:
         data = page_text(9)
         cause = rationale('run é/ép "1"', 1, text='café – «quoted» "text" \\ back\nslash \u2028 😀')
         new = observation('run é/ép "1"', 1, ax_tree=blob_hash(data), causation_id=cause.event_id)
@@ -148,7 +123,7 @@ class RecorderContract(ImportContract, CoordinationContract):
         first = StoredEvent.seal(cause, seq=1, prev_hash=GENESIS_HASH, position=returned[0].position)
         assert returned == [first, StoredEvent.seal(new, seq=2, prev_hash=first.hash, position=returned[1].position)]
 
-    async def test_concurrent_appends_to_one_stream_stay_gap_free(self, store: Recorder) -> None:
+    async def test_concurrent_appends_to_one_stream_stay_gap_free(self, store: EventStore) -> None:
         pages = [page_text(100 + i) for i in range(20)]
         await asyncio.gather(
             *(
@@ -168,7 +143,7 @@ class RecorderContract(ImportContract, CoordinationContract):
 
     # -- reading --------------------------------------------------------------------------------
     async def test_read_stream_pages_in_seq_order_and_resumes_after_seq(
-        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         self.set_page_size(monkeypatch, 3)
         for step in range(1, 11):
@@ -182,14 +157,14 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert await collect(store.read_stream("absent")) == []
 
     async def test_read_all_pages_in_position_order_with_filters(
-        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         self.set_page_size(monkeypatch, 4)
         for step in range(1, 8):
             await store.append([observation("run_1/e", step), rationale("run_1/e", step), observation("runX1/e", step)])
         everything = await collect(store.read_all())
         assert len(everything) == 21
-        positions = [e.position for e in everything]
+        positions = [e.position or 0 for e in everything]
         assert positions == sorted(set(positions))
         after = await collect(store.read_all(after_position=positions[9]))
         assert [e.position for e in after] == positions[10:]
@@ -203,18 +178,18 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert await collect(store.read_all(types=["judgment"])) == []
 
     async def test_a_reader_that_stops_early_leaves_the_store_usable(
-        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         self.set_page_size(monkeypatch, 2)
         await store.append([observation("r1", step) for step in range(1, 10)])
         reader = store.read_all()
         first = [await anext(reader) for _ in range(3)]  # the next page is being fetched meanwhile
-        await reader.aclose()
+        await reader.aclose()  # type: ignore[attr-defined]  # an async generator behind EventLog's AsyncIterator
         assert [e.seq for e in first] == [1, 2, 3]
         await store.append([observation("r1", 10)])
         assert [e.seq for e in await collect(store.read_stream("r1", after_seq=8))] == [9, 10]
 
-    async def test_payloads_are_hashed_as_stored_and_parsed_only_when_read(self, store: Recorder) -> None:
+    async def test_payloads_are_hashed_as_stored_and_parsed_only_when_read(self, store: EventStore) -> None:
         (event,) = await store.append([rationale("r1", 1, text="window seat")])
         (read,) = await collect(store.read_all())
         assert read.payload_json == event.payload_json and read.payload["text"] == "window seat"
@@ -222,7 +197,7 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert spaced.payload == read.payload, "the same JSON value..."
         assert spaced.compute_hash() != read.hash, "...but not the bytes that were hashed"
 
-    async def test_list_streams_gives_every_head_sorted_and_filtered_by_prefix(self, store: Recorder) -> None:
+    async def test_list_streams_gives_every_head_sorted_and_filtered_by_prefix(self, store: EventStore) -> None:
         await store.append([observation("r2", 1), observation("r1/e2", 1), rationale("r1/e1", 1)])
         last = (await store.append([observation("r1/e2", 2)]))[-1]
         heads = await store.list_streams()
@@ -234,14 +209,14 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert await store.stream_head("r1/e2") == heads[1]
         assert await store.stream_head("r3") is None
 
-    async def test_read_event_gives_one_event_by_stream_and_seq(self, store: Recorder) -> None:
+    async def test_read_event_gives_one_event_by_stream_and_seq(self, store: EventStore) -> None:
         returned = await store.append([observation("r1/e1", 1), rationale("r1/e1", 1), observation("r1/e2", 1)])
         assert await store.read_event("r1/e1", 2) == returned[1]
         assert await store.read_event("r1/e2", 1) == returned[2]
         assert await store.read_event("r1/e1", 3) is None
         assert await store.read_event("r9", 1) is None
 
-    async def test_decode_gives_typed_current_payloads(self, store: Recorder) -> None:
+    async def test_decode_gives_typed_current_payloads(self, store: EventStore) -> None:
         new = rationale("r1", 4, text="the user prefers vegan food")
         await store.append([observation("r1", 4), new])
         decoded = [e.decode() for e in await collect(store.read_stream("r1"))]
@@ -249,29 +224,3 @@ class RecorderContract(ImportContract, CoordinationContract):
         assert isinstance(decoded[1].payload, Rationale)
         assert decoded[1].payload == new.payload
         assert decoded[1].recorded_at == new.recorded_at
-
-    # -- blobs ----------------------------------------------------------------------------------
-    async def test_blobs_are_stored_once_compressed_and_read_back(self, store: Recorder) -> None:
-        data = page_text(7)
-        sha = blob_hash(data)
-        await store.append([observation("r1", 1, ax_tree=sha)], {sha: data})
-        await store.append([observation("r1", 2, ax_tree=sha)], {sha: data})
-        await store.append([observation("r2", 1, ax_tree=sha)])  # already stored: no need to pass it again
-        assert await store.count() == (3, 1)
-        assert await store.get_blob(sha) == data
-        assert await self.stored_blob_size(store, sha) < len(data) // 2
-        events = await collect(store.read_all())
-        assert all(e.blobs == [sha] for e in events)
-
-    async def test_get_blob_of_an_absent_hash_raises_key_error(self, store: Recorder) -> None:
-        with pytest.raises(KeyError):
-            await store.get_blob(blob_hash(b"absent"))
-
-    async def test_blob_hashes_lists_every_blob_across_pages(
-        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        self.set_page_size(monkeypatch, 2)
-        blobs = {blob_hash(page_text(i)): page_text(i) for i in range(5)}
-        await store.append([observation("r1", i, ax_tree=sha) for i, sha in enumerate(blobs)], blobs)
-        assert sorted([h async for h in store.blob_hashes()]) == sorted(blobs)
-        assert await store.count() == (5, 5)

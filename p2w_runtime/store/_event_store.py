@@ -1,7 +1,8 @@
-"""The recorder interface every store backend implements (eventsourcing's AggregateRecorder is the model).
+"""The event store interface every backend implements, as small capability interfaces.
 
-Backends live one per module (``sqlite.py``, later ``postgres.py``) and pass the
-same contract tests (``tests/store/contract.py``).
+eventsourcing splits its persistence the same way (``AggregateRecorder``, ``ApplicationRecorder``, ...): code that
+only reads events can say so, and a backend's contract tests (``p2w_runtime/store/contract/``) are grouped by the
+capability they check. Backends live one per module (``sqlite.py``, ``postgres.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,18 @@ class ReadOnlyStore(StoreError):
 
 
 @dataclass(frozen=True, slots=True)
+class WorkItem:
+    """A task of a run recorded by workers: done, leased by a worker until ``lease_until``, or free."""
+
+    task_id: str
+    owner: str | None
+    host: str | None
+    pid: int | None
+    lease_until: float
+    done: bool
+
+
+@dataclass(frozen=True, slots=True)
 class StreamHead:
     """The last event of a stream: where the next append continues the chain."""
 
@@ -46,8 +59,8 @@ class StreamHead:
     last_type: str
 
 
-class Recorder(ABC):
-    """An append-only, hash-chained event log with a content-addressed blob table."""
+class EventLog(ABC):
+    """The append-only, hash-chained log: appends, imports, reads."""
 
     @abstractmethod
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
@@ -89,6 +102,10 @@ class Recorder(ABC):
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
         """Every stream (optionally under ``prefix``) with its head, sorted by name."""
 
+
+class BlobStore(ABC):
+    """Content-addressed blobs (sha256 of the raw bytes); written only beside the events that reference them."""
+
     @abstractmethod
     async def get_blob(self, sha256: str) -> bytes:
         """The uncompressed bytes of a blob; ``KeyError`` if absent."""
@@ -97,9 +114,10 @@ class Recorder(ABC):
     def blob_hashes(self) -> AsyncIterator[str]:
         """Every stored blob hash (for integrity checks)."""
 
-    @abstractmethod
-    async def count(self) -> tuple[int, int]:
-        """(number of events, number of blobs)."""
+
+class RunCoordination(ABC):
+    """What several processes working on one store's runs agree through: claims on work (labels are held by
+    ``EventLog.append`` itself, in the transaction that starts a run)."""
 
     @abstractmethod
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
@@ -110,10 +128,41 @@ class Recorder(ABC):
         """Release claim ``key`` if ``me`` still holds it."""
 
     @abstractmethod
+    async def seed_work(self, run_id: str, task_ids: Sequence[str]) -> None:
+        """Make each task of ``run_id`` a work item, free, unless it already is one (every worker seeds)."""
+
+    @abstractmethod
+    async def claim_work(self, run_id: str, me: ClaimHolder, lease_s: float) -> str | None:
+        """Take a task that is not done and not leased (or whose lease expired) for ``lease_s``; None if none is."""
+
+    @abstractmethod
+    async def renew_work(self, run_id: str, task_id: str, me: ClaimHolder, lease_s: float) -> bool:
+        """Extend ``me``'s lease on a task; False if another worker has taken it over meanwhile."""
+
+    @abstractmethod
+    async def finish_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
+        """Mark ``me``'s task done."""
+
+    @abstractmethod
+    async def work_items(self, run_id: str) -> list[WorkItem]:
+        """Every work item of ``run_id``, by task id."""
+
+
+class EventStore(EventLog, BlobStore, RunCoordination):
+    """One database holding all three: what commands open (``open_store``) and backends implement."""
+
+    label: str
+    """Names the store in messages (a file path, a database URL without its password)."""
+
+    @abstractmethod
+    async def count(self) -> tuple[int, int]:
+        """(number of events, number of blobs)."""
+
+    @abstractmethod
     async def close(self) -> None:
         """Release connections."""
 
-    async def __aenter__(self) -> Recorder:
+    async def __aenter__(self) -> EventStore:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

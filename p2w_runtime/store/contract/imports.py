@@ -1,14 +1,15 @@
-"""The part of the recorder contract about events that arrive sealed: bundle import and old schema versions."""
+"""The part of the event log's contract about events that arrive sealed: bundle import and old schema versions."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from p2w_runtime.store import IntegrityError, Recorder
+from p2w_runtime.store import EventStore, IntegrityError
+from p2w_runtime.store.contract._base import StoreFixture
+from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
 from schemas import (
     CURRENT_VERSIONS,
     GENESIS_HASH,
@@ -20,18 +21,12 @@ from schemas import (
     unregister_upcaster,
 )
 
-from .builders import collect, observation, page_text, rationale
 
-
-class ImportContract(ABC):
-    """``append_stored`` and upcasting; ``RecorderContract`` includes it, so backends subclass only that."""
-
-    @abstractmethod
-    async def make_recorder(self, tmp_path: Path, name: str = "store") -> Recorder:
-        """A fresh, empty recorder; ``name`` distinguishes several stores in one test."""
+class ImportContract(StoreFixture):
+    """``EventLog.append_stored`` (bundle import) and upcasting."""
 
     async def _exported(self, tmp_path: Path) -> tuple[list[StoredEvent], dict[str, bytes]]:
-        source = await self.make_recorder(tmp_path, "source")
+        source = await self.make_store(tmp_path, "source")
         try:
             data = page_text(3)
             await source.append(
@@ -44,7 +39,7 @@ class ImportContract(ABC):
             await source.close()
 
     async def test_append_stored_copies_events_with_their_hashes_and_is_idempotent(
-        self, store: Recorder, tmp_path: Path
+        self, store: EventStore, tmp_path: Path
     ) -> None:
         events, blobs = await self._exported(tmp_path)
         await store.append([observation("other", 1)])
@@ -61,14 +56,14 @@ class ImportContract(ABC):
         more = await store.append([observation("r1", 3)])
         assert more[0].seq == 3 and more[0].prev_hash == events[3].hash
 
-    async def test_append_stored_continues_a_partly_imported_stream(self, store: Recorder, tmp_path: Path) -> None:
+    async def test_append_stored_continues_a_partly_imported_stream(self, store: EventStore, tmp_path: Path) -> None:
         events, blobs = await self._exported(tmp_path)
         assert await store.append_stored(events[:1], blobs) == 1
         assert await store.append_stored(events, blobs) == 3
         assert [e.hash for e in await collect(store.read_all())] == [e.hash for e in events]
 
     async def test_append_stored_refuses_an_event_that_does_not_continue_the_chain(
-        self, store: Recorder, tmp_path: Path
+        self, store: EventStore, tmp_path: Path
     ) -> None:
         events, blobs = await self._exported(tmp_path)
         r1 = [e for e in events if e.stream == "r1"]
@@ -81,7 +76,7 @@ class ImportContract(ABC):
         assert await store.count() == (1, 0)
 
     async def test_append_stored_refuses_a_tampered_event_and_keeps_nothing_of_the_batch(
-        self, store: Recorder, tmp_path: Path
+        self, store: EventStore, tmp_path: Path
     ) -> None:
         events, blobs = await self._exported(tmp_path)
         tampered = StoredEvent.from_dict({**events[3].to_dict(), "payload": {**events[3].payload, "text": "edited"}})
@@ -90,7 +85,7 @@ class ImportContract(ABC):
         assert await store.count() == (0, 0)
 
     async def test_append_stored_refuses_an_already_stored_event_id_with_other_content(
-        self, store: Recorder, tmp_path: Path
+        self, store: EventStore, tmp_path: Path
     ) -> None:
         events, blobs = await self._exported(tmp_path)
         assert await store.append_stored(events, blobs) == 4
@@ -100,7 +95,9 @@ class ImportContract(ABC):
             await store.append_stored([forged])
         assert [e.hash for e in await collect(store.read_all())] == [e.hash for e in events]
 
-    async def test_append_stored_refuses_events_whose_blobs_are_missing(self, store: Recorder, tmp_path: Path) -> None:
+    async def test_append_stored_refuses_events_whose_blobs_are_missing(
+        self, store: EventStore, tmp_path: Path
+    ) -> None:
         events, _ = await self._exported(tmp_path)
         with pytest.raises(IntegrityError, match="blob"):
             await store.append_stored(events, {})
@@ -108,7 +105,7 @@ class ImportContract(ABC):
 
     # -- schema evolution -----------------------------------------------------------------------
     async def test_an_event_stored_at_an_old_schema_version_decodes_through_its_upcaster(
-        self, store: Recorder, monkeypatch: pytest.MonkeyPatch
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         # Version 1 of a fictional rationale shape called the text "body"; version 2 renamed it to "text".
         fields = {

@@ -1,0 +1,64 @@
+"""`runs --progress L`: how far the workers recording run L have got, task by task."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from p2w_cli._common import console, echo_json, open_db, run
+from p2w_runtime.terminal import cell
+
+
+def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:
+    from rich.table import Table
+
+    from p2w_runtime.episode import episodes_of
+    from p2w_runtime.store import find_run
+
+    async def _load() -> Any:
+        async with open_db(ctx) as store:
+            info = await find_run(store, label)
+            return info, await store.work_items(info.run_id), await episodes_of(store, info.run_id, every_attempt=True)
+
+    info, items, attempts = run(_load())
+    if not items:
+        raise click.ClickException(f"run {label} has no work items: it was not recorded with --worker")
+    now = time.time()
+    tries: dict[str, list[str | None]] = {}
+    for a in attempts:
+        tries.setdefault(a.task_id, []).append(a.end_reason)
+    rows = []
+    for item in items:
+        if item.done:
+            state = "done"
+        elif item.owner is None:
+            state = "to do"
+        elif item.lease_until < now:
+            state = "abandoned"
+        else:
+            state = "running"
+        ends = tries.get(item.task_id, [])
+        rows.append(
+            {"task_id": item.task_id, "state": state, "host": item.host, "pid": item.pid,
+             "lease_left_s": round(item.lease_until - now, 1) if state == "running" else None,
+             "attempts": len(ends), "aborted": sum(e == "aborted" for e in ends)}
+        )  # fmt: skip
+    if as_json:
+        for row in rows:
+            echo_json({"run_id": info.run_id, "label": info.label, **row})
+        return
+    table = Table("task", "state", "worker", "lease left", "attempts", "aborted")
+    for row in rows:
+        worker = f"{row['host']}:{row['pid']}" if row["state"] == "running" else ""
+        lease = f"{row['lease_left_s']:.0f} s" if row["lease_left_s"] is not None else ""
+        table.add_row(
+            cell(row["task_id"]), row["state"], cell(worker), lease, str(row["attempts"]), str(row["aborted"])
+        )
+    console.print(table)
+    counts = {s: sum(r["state"] == s for r in rows) for s in ("done", "running", "abandoned", "to do")}
+    click.echo(
+        f"{info.label}: {counts['done']}/{len(rows)} done, {counts['running']} running, "
+        f"{counts['abandoned']} abandoned (lease expired), {counts['to do']} to do; run {info.status}"
+    )

@@ -1,0 +1,194 @@
+"""`record --label L --worker`: several processes, on one machine or many, record one run together.
+
+Each worker joins the run labelled L (the first one creates it; the label's primary key decides who), makes
+every selected task a work item, and loops: lease a free task, record it, mark it done. A lease is renewed
+every third of ``LEASE_S`` while the episode runs; a worker killed mid-episode stops renewing, the lease runs
+out, and the next worker closes the half episode as ``aborted`` ("abandoned", so ``counted()`` never counts
+it) and records the task again as ``TASK#n``. The worker that finds every item done finishes the run, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import Counter
+from collections.abc import Sequence
+
+import structlog
+
+from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._episode import Episode, EpisodeOutcome
+from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
+from p2w_runtime.browser import BrowserSession
+from p2w_runtime.data import Task, TaskSet
+from p2w_runtime.episode import episodes_of
+from p2w_runtime.errors import UserError
+from p2w_runtime.llm import LlmClient
+from p2w_runtime.retrieval import HistoryRetriever
+from p2w_runtime.store import (
+    NOT_AN_OUTCOME,
+    ClaimHolder,
+    EventStore,
+    LabelTaken,
+    UnknownRun,
+    counted,
+    find_run,
+    hold_claims,
+    seal_streams,
+    this_process,
+)
+from schemas import EpisodeFinished, NewEvent, RunFinished
+
+log = structlog.get_logger(__name__)
+
+LEASE_S = float(os.environ.get("P2W_WORKER_LEASE_S", "60"))
+"""How long a task stays a worker's without a renewal. Env ``P2W_WORKER_LEASE_S`` (tests shorten it)."""
+POLL_S = min(1.0, LEASE_S / 3)
+ABANDONED_DETAIL = "abandoned: its worker stopped renewing the lease (killed or cut off)"
+
+
+async def join_run(
+    store: EventStore,
+    tasks: Sequence[Task],
+    dataset: TaskSet,
+    *,
+    label: str,
+    model: str,
+    config: AgentConfig,
+    run_config: dict,
+) -> str:
+    """The run labelled ``label``: found, or started by this worker if no other got there first."""
+    try:
+        found = await find_run(store, label)
+    except UnknownRun:
+        pass
+    else:
+        if found.status != "unfinished" and not await store.work_items(found.run_id):
+            raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
+        return found.run_id
+    try:
+        plan = await plan_run(
+            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None
+        )
+        return plan.run_id
+    except LabelTaken:  # another worker started it between our look and our append
+        return (await find_run(store, label)).run_id
+
+
+async def work(
+    store: EventStore,
+    run_id: str,
+    tasks: Sequence[Task],
+    *,
+    browser: BrowserSession,
+    llm: LlmClient,
+    retriever: HistoryRetriever | None,
+    config: AgentConfig,
+    concurrency: int,
+    progress: ProgressCallback | None = None,
+) -> list[EpisodeOutcome]:
+    """Record leased tasks of ``run_id`` until every item is done (``concurrency`` at a time); this worker's
+    outcomes."""
+    by_id = {t.task_id: t for t in tasks}
+    await store.seed_work(run_id, list(by_id))
+    me = this_process()
+    state = RunProgress(total=len(by_id))
+
+    async def lane() -> None:
+        while True:
+            task_id = await store.claim_work(run_id, me, LEASE_S)
+            if task_id is None:
+                items = await store.work_items(run_id)
+                state.done = sum(i.done for i in items)
+                _notify(progress, state)
+                if all(i.done for i in items):
+                    return
+                await asyncio.sleep(POLL_S)  # the rest is leased: wait for it to finish or to be abandoned
+                continue
+            state.running += 1
+            _notify(progress, state)
+            try:
+                outcome = await _record_leased(store, run_id, by_id[task_id], me, browser, llm, retriever, config)
+            finally:
+                state.running -= 1
+            if outcome is not None:
+                state.tokens += outcome.tokens
+                state.outcomes.append(outcome)
+            await store.finish_work(run_id, task_id, me)
+
+    await asyncio.gather(*(lane() for _ in range(max(1, concurrency))))
+    await finish_run(store, run_id)
+    return state.outcomes
+
+
+async def _record_leased(
+    store: EventStore,
+    run_id: str,
+    task: Task,
+    me: ClaimHolder,
+    browser: BrowserSession,
+    llm: LlmClient,
+    retriever: HistoryRetriever | None,
+    config: AgentConfig,
+) -> EpisodeOutcome | None:
+    """Record ``task`` while renewing its lease; None if an earlier holder had recorded it already."""
+    attempts = [a for a in await episodes_of(store, run_id, every_attempt=True) if a.task_id == task.task_id]
+    if counted(attempts):  # recorded, but its worker died before marking it done
+        return None
+    abandoned = [a for a in attempts if a.end_reason is None]
+    if abandoned:
+        await store.append(
+            [NewEvent(stream=a.stream, payload=EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL))
+             for a in abandoned]
+        )  # fmt: skip
+        log.info("took over an abandoned episode", task=task.task_id, streams=[a.stream for a in abandoned])
+    episode_id = f"{task.task_id}#{len(attempts) + 1}" if attempts else task.task_id
+    episode = Episode(
+        task,
+        run_id=run_id,
+        episode_id=episode_id,
+        store=store,
+        browser=browser,
+        llm=llm,
+        retriever=retriever,
+        config=config,
+    )
+    recording = asyncio.ensure_future(episode.run())
+
+    async def keep_lease() -> None:
+        while not recording.done():
+            await asyncio.sleep(LEASE_S / 3)
+            if not await store.renew_work(run_id, task.task_id, me, LEASE_S):
+                log.warning("lost the lease; stopping the episode", task=task.task_id)
+                recording.cancel()
+                return
+
+    renewing = asyncio.ensure_future(keep_lease())
+    try:
+        return await recording
+    finally:
+        renewing.cancel()
+
+
+async def finish_run(store: EventStore, run_id: str) -> None:
+    """Append ``run.finished`` with its seals, once whichever worker gets here first (a claim decides)."""
+    async with hold_claims(store, [f"finish/{run_id}"]):
+        head = await store.stream_head(run_id)
+        if head is not None and head.last_type == "run.finished":
+            return
+        attempts = await episodes_of(store, run_id, every_attempt=True)
+        reasons = Counter(a.end_reason for a in attempts if a.end_reason is not None)
+        outcomes = Counter(a.end_reason for a in counted(attempts) if a.end_reason not in NOT_AN_OUTCOME)
+        status = "failed" if outcomes and set(outcomes) == {"error"} else "completed"
+        finished = RunFinished(
+            status=status,
+            episodes=sum(outcomes.values()),
+            end_reasons=dict(reasons),
+            seals=await seal_streams(store, run_id, into=run_id),
+        )
+        await store.append([NewEvent(stream=run_id, payload=finished)])
+
+
+def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:
+    if progress is not None:
+        progress(state)

@@ -1,0 +1,204 @@
+"""Appending to a SQL store: sealing new events, checking imported ones, blobs compressed beside the lock.
+
+An append hash-checks and compresses its blobs in worker threads before it takes the write lock, then seals
+each event under the lock (docs/design/store.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select
+
+from p2w_runtime.redaction import seal_redacted
+from p2w_runtime.store._event_store import IntegrityError, LabelTaken
+from p2w_runtime.store._rows import BLOBS, EVENTS, compress_blobs, event_to_row
+from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase
+from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
+
+BLOBS_PER_THREAD = 16
+"""A batch with fewer blobs is compressed on one worker thread; a thread hand-off costs more than it saves."""
+COMPRESSION_THREADS = os.cpu_count() or 1
+
+
+class SqlAppending(SqlStoreBase):
+    """``append`` and ``append_stored`` for every SQL backend."""
+
+    async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
+        if not events and not blobs:
+            return []
+        blobs = blobs or {}
+        sealed: list[StoredEvent] = []
+
+        async def seal(session: Session) -> list[tuple[Any, ...]]:
+            await self._check_blobs_present(session, events, set(blobs))
+            position, heads = await self._position(session), _Heads(self, session)
+            rows = []
+            for new in events:
+                seq, prev = await heads.get(new.stream)
+                position += 1
+                stored = seal_redacted(new, seq=seq + 1, prev_hash=prev, position=position)
+                heads.advance(stored)
+                sealed.append(stored)
+                rows.append(event_to_row(stored, position))
+            labels = [(p.label, new.stream) for new in events if isinstance(p := new.payload, RunStarted)]
+            await self._hold_labels(session, labels)
+            return rows
+
+        await self._write(blobs, seal, refused="append refused")
+        return sealed
+
+    async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
+        blobs = blobs or {}
+
+        async def check(session: Session) -> list[tuple[Any, ...]]:
+            existing = await self._stored_hashes(session, [e.event_id for e in events])
+            for event in events:
+                if existing.get(event.event_id, event.hash) != event.hash:
+                    raise IntegrityError(
+                        f"event {event.event_id} (stream {event.stream}, seq {event.seq}) is already stored "
+                        f"with different content"
+                    )
+            fresh = [e for e in events if e.event_id not in existing]
+            await self._check_blobs_present(session, fresh, set(blobs))
+            position, heads = await self._position(session), _Heads(self, session)
+            rows = []
+            for event in fresh:
+                seq, prev = await heads.get(event.stream)
+                if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
+                    raise IntegrityError(
+                        f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
+                        f"the stream's hash chain"
+                    )
+                heads.advance(event)
+                position += 1
+                rows.append(event_to_row(event, position))
+            await self._hold_labels(session, [(_label(e), e.stream) for e in fresh if e.type == RUN])
+            return rows
+
+        return await self._write(blobs, check, refused="import refused")
+
+    async def _write(
+        self,
+        blobs: Mapping[str, bytes],
+        event_rows: Callable[[Session], Awaitable[list[tuple[Any, ...]]]],
+        *,
+        refused: str,
+    ) -> int:
+        """One write transaction: ``event_rows`` builds the rows under the lock, the blobs go in beside them.
+
+        The blobs are hash-checked and compressed in worker threads meanwhile. Returns the number of events.
+        """
+        compressing = self._compress(blobs)
+        try:
+            async with self._writing() as session:
+                rows = await event_rows(session)
+                if compressing is not None:
+                    blob_rows = await compressing
+                    if blob_rows:
+                        await session.execute_many(self._insert_blobs, blob_rows)
+                if rows:
+                    await session.execute_many(self._insert_events, rows)
+        except LabelTaken:
+            raise
+        except IntegrityError as exc:
+            raise IntegrityError(f"{refused} by {self.label}: {exc}") from exc
+        finally:
+            if compressing is not None:
+                _settle(compressing)
+        self._stored_blobs.update(blobs)
+        return len(rows)
+
+    def _compress(self, blobs: Mapping[str, bytes]) -> asyncio.Future[list[tuple[str, int, str, bytes]]] | None:
+        """Start checking and compressing ``blobs`` in worker threads: one per CPU for a large batch."""
+        if not blobs:
+            return None
+        known = frozenset(self._stored_blobs.intersection(blobs))
+        loop = asyncio.get_running_loop()
+        parts = min(COMPRESSION_THREADS, len(blobs) // BLOBS_PER_THREAD)
+        if parts < 2:
+            return loop.run_in_executor(None, compress_blobs, blobs, known)
+        items = list(blobs.items())
+        work = [loop.run_in_executor(None, compress_blobs, dict(items[i::parts]), known) for i in range(parts)]
+        return asyncio.ensure_future(_joined(work))
+
+    async def _hold_labels(self, session: Session, labels: list[tuple[str, str]]) -> None:
+        """Give each new run its label, in the transaction that appends its ``run.started``.
+
+        The primary key of ``run_labels`` decides: the insert is skipped when the label is taken, and the
+        holder read back names the run that has it. Under concurrent writers only one commits the label.
+        """
+        for label, run_id in labels:
+            await session.execute_many(self._insert_label, [(label, run_id)])
+            holder = (await session.fetch(self._label_holder.sql, self._label_holder.params(label=label)))[0][0]
+            if holder != run_id:
+                raise LabelTaken(label, holder, self.label)
+
+    async def _stored_hashes(self, session: Session, event_ids: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for i in range(0, len(event_ids), ID_CHUNK):
+            query = select(EVENTS.c.event_id, EVENTS.c.hash).where(EVENTS.c.event_id.in_(event_ids[i : i + ID_CHUNK]))
+            found.update(await self._fetch_once(session, query))
+        return found
+
+    async def _check_blobs_present(self, session: Session, events: Sequence[Any], given: set[str]) -> None:
+        wanted = sorted({h for e in events for h in _referenced_blobs(e)} - given - self._stored_blobs)
+        present: set[str] = set()
+        for i in range(0, len(wanted), ID_CHUNK):
+            query = select(BLOBS.c.sha256).where(BLOBS.c.sha256.in_(wanted[i : i + ID_CHUNK]))
+            present.update(row[0] for row in await self._fetch_once(session, query))
+        missing = set(wanted) - present
+        if missing:
+            raise IntegrityError(f"events reference blobs that are not stored: {', '.join(sorted(missing))[:200]}")
+        self._stored_blobs.update(present)
+
+
+class _Heads:
+    """Each stream's (last seq, last hash) during one append: read from the database once, then advanced."""
+
+    def __init__(self, store: SqlStoreBase, session: Session) -> None:
+        self._store, self._session = store, session
+        self._heads: dict[str, tuple[int, str]] = {}
+
+    async def get(self, stream: str) -> tuple[int, str]:
+        if stream not in self._heads:
+            head = await self._store._head(self._session, stream)
+            self._heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
+        return self._heads[stream]
+
+    def advance(self, event: StoredEvent) -> None:
+        self._heads[event.stream] = (event.seq, event.hash)
+
+
+async def _joined(parts: list[asyncio.Future[list[Any]]]) -> list[Any]:
+    try:
+        return [row for part in await asyncio.gather(*parts) for row in part]
+    finally:
+        for part in parts:
+            _settle(part)
+
+
+def _settle(future: asyncio.Future[Any]) -> None:
+    """After a failed append the blobs are not needed: cancel their compression or consume its error."""
+    if not future.done():
+        future.cancel()
+    elif not future.cancelled():
+        future.exception()
+
+
+RUN = "run.started"
+
+
+def _label(event: StoredEvent) -> str:
+    payload = event.decode().payload
+    assert isinstance(payload, RunStarted)
+    return payload.label
+
+
+def _referenced_blobs(event: NewEvent | StoredEvent) -> list[str]:
+    if isinstance(event, StoredEvent):
+        return event.blobs
+    return event.payload.blob_hashes()

@@ -1,0 +1,165 @@
+"""The PostgreSQL backend (asyncpg): the same tables as SQLite, for many recorders on many machines.
+
+Writers serialise on one transaction-scoped advisory lock, taken as the first statement of every write
+transaction, so each append reads ``max(position)`` and its streams' heads and commits before the next
+writer reads them: ``seq`` and ``position`` stay gap-free and positions appear in commit order, as with
+SQLite's ``BEGIN IMMEDIATE`` (docs/design/postgres.md has the measurement against the alternative).
+Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and ``blobs``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from sqlalchemy import text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.sql import ClauseElement
+from sqlmodel import SQLModel
+
+from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
+from p2w_runtime.store._sql import SqlEventStore
+from p2w_runtime.store._sql_base import Session
+
+URL_PATTERN = re.compile(r"^postgres(ql)?(\+asyncpg)?://", re.IGNORECASE)
+WRITE_LOCK = 0x7032_772D_7274  # "p2w-rt": the advisory lock every write transaction of this store takes
+SCHEMA_LOCK = WRITE_LOCK + 1
+"""Held while creating tables: several workers starting at once would otherwise race CREATE TABLE."""
+
+_APPEND_ONLY = [
+    "CREATE OR REPLACE FUNCTION p2w_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "RAISE EXCEPTION '% are append-only: % refused', TG_TABLE_NAME, TG_OP "
+    "USING ERRCODE = 'integrity_constraint_violation'; "
+    "END $$",
+    *(
+        f"CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION p2w_append_only()"
+        for table in ("events", "blobs")
+    ),
+    *(
+        f"CREATE OR REPLACE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION p2w_append_only()"
+        for table in ("events", "blobs")
+    ),
+]
+"""``INSERT ... ON CONFLICT DO UPDATE`` runs the UPDATE trigger, so no upsert can rewrite an event either."""
+_TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs") for kind in ("append_only", "no_truncate")}
+
+
+def is_postgres_url(location: object) -> bool:
+    return isinstance(location, str) and URL_PATTERN.match(location) is not None
+
+
+def store_location(text: str) -> Path | str:
+    """What ``--db`` / ``P2W_DB`` name: a ``postgresql://`` URL stays text, anything else is a SQLite file."""
+    return text if is_postgres_url(text) else Path(text)
+
+
+def shown_url(url: str) -> str:
+    """The URL as messages name it: never its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return re.sub(r":[^:@/]*@", ":***@", url)
+
+
+def _driver_url(url: str) -> str:
+    return URL_PATTERN.sub("postgresql+asyncpg://", url)
+
+
+class _AsyncpgSession(Session):
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in await self._conn.fetch(sql, *params)]
+
+    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        await self._conn.executemany(sql, rows)
+
+
+class PostgresEventStore(SqlEventStore):
+    """PostgreSQL through asyncpg. Writers take one advisory lock; readers never wait (MVCC)."""
+
+    def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
+        super().__init__(engine, label)
+        self.read_only = read_only
+
+    @asynccontextmanager
+    async def _driver(self) -> AsyncIterator[asyncpg.Connection]:
+        try:
+            async with self.engine.connect() as conn:
+                driver = (await conn.get_raw_connection()).driver_connection
+                assert driver is not None  # an open pooled connection always has one
+                yield driver
+        except asyncpg.IntegrityConstraintViolationError as exc:
+            raise IntegrityError(str(exc)) from exc
+        except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
+            raise StoreError(f"{self.label}: database error ({exc})") from exc
+
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[Session]:
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.label}: opened read-only")
+        async with self._driver() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
+            yield _AsyncpgSession(conn)
+
+    @asynccontextmanager
+    async def _claiming(self) -> AsyncIterator[Session]:
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.label}: opened read-only")
+        async with self._driver() as conn, conn.transaction():
+            yield _AsyncpgSession(conn)
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[Session]:
+        async with self._driver() as conn:
+            yield _AsyncpgSession(conn)
+
+    def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
+        return pg_insert(table).on_conflict_do_nothing()
+
+
+async def open_postgres(url: str, *, create: bool = True, read_only: bool = False) -> PostgresEventStore:
+    """Open a PostgreSQL event store; the tables and triggers are created when missing (unless ``read_only``).
+
+    ``create=False`` refuses a database without the event tables instead of initialising it.
+    """
+    label = shown_url(url)
+    try:
+        engine = create_async_engine(_driver_url(url), pool_size=8, max_overflow=8, pool_pre_ping=False)
+    except (ArgumentError, ValueError) as exc:
+        raise StoreError(f"{label}: not a usable PostgreSQL URL ({exc})") from exc
+    store = PostgresEventStore(engine, label, read_only=read_only)
+    try:
+        async with engine.begin() as conn:
+            present = {
+                r[0]
+                for r in await conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"))
+            }
+            ours = present & {"events", "blobs"}
+            if ours != {"events", "blobs"} and (ours or read_only or not create):
+                why = "a partial p2w-rt event store" if ours else "no p2w-rt event store here"
+                raise StoreError(f"{label}: {why} (record or import a run first)")
+            triggers = {r[0] for r in await conn.execute(text("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"))}
+            if not read_only and not (present >= set(SQLModel.metadata.tables) and triggers >= _TRIGGERS):
+                await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
+                await conn.run_sync(SQLModel.metadata.create_all)
+                for ddl in _APPEND_ONLY:
+                    await conn.execute(text(ddl))
+    except StoreError:
+        await engine.dispose()
+        raise
+    except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
+        await engine.dispose()
+        cause = getattr(exc, "orig", None) or exc
+        raise StoreError(f"{label}: cannot open ({type(cause).__name__}: {cause})") from exc
+    return store

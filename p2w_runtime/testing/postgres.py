@@ -1,0 +1,89 @@
+"""A throwaway PostgreSQL server for tests and benchmarks: initdb in a temporary folder, 127.0.0.1, a free port.
+
+PostgreSQL refuses to run as root, so when this process is root the server runs as the ``postgres`` system
+user (``runuser``) in a folder it owns. ``fresh_database()`` gives each test its own empty database.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+from types import TracebackType
+
+from schemas import uuid7
+
+SYSTEM_USER = "postgres"
+
+
+def postgres_bin() -> Path | None:
+    """The folder holding ``initdb`` and ``pg_ctl`` (Debian's versioned folder first), or None if not installed."""
+    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if Path(folder, "initdb").exists():
+            return Path(folder)
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class PostgresServer:
+    """``with PostgresServer() as pg: pg.fresh_database()`` -> a ``postgresql://`` URL of an empty database."""
+
+    def __init__(self) -> None:
+        bin_dir = postgres_bin()
+        if bin_dir is None:
+            raise RuntimeError("PostgreSQL is not installed (apt-get install -y postgresql)")
+        self.bin = bin_dir
+        self.port = _free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="p2w-pg-"))
+        self.data = self.root / "data"
+        self._as_root = os.geteuid() == 0
+
+    def _run(self, *argv: str) -> None:
+        command = [str(self.bin / argv[0]), *argv[1:]]
+        if self._as_root:
+            command = ["runuser", "-u", SYSTEM_USER, "--", *command]
+        subprocess.run(command, check=True, capture_output=True, text=True)
+
+    def start(self) -> PostgresServer:
+        if self._as_root:
+            shutil.chown(self.root, SYSTEM_USER)
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c max_connections=200"
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
+        return self
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def fresh_database(self) -> str:
+        """A new, empty database's URL."""
+        name = "t_" + uuid7().replace("-", "")
+        command = [str(self.bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-q"]
+        subprocess.run([*command, "-c", f'CREATE DATABASE "{name}"'], check=True, capture_output=True)
+        return self.url(name)
+
+    def stop(self) -> None:
+        try:
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> PostgresServer:
+        try:
+            return self.start()
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.stop()
