@@ -8,12 +8,15 @@ from p2w_runtime.store import EpisodeRef, Recorder, counted_episodes
 from replay.trajectory._model import Trajectory
 from replay.trajectory._project import ProjectionError, _Fold
 
+LOAD_CHUNK = 100
+"""Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""
+
 
 async def load_trajectory(store: Recorder, stream: str) -> Trajectory:
     """The trajectory of one episode stream (``{run_id}/{episode_id}``)."""
     fold = _Fold()
     async for stored in store.read_stream(stream):
-        fold.apply(stored.decode())
+        fold.apply(stored, stored.decode_payload())
     if fold.trajectory is None:
         raise ProjectionError(f"no episode stream {stream!r}")
     return fold.trajectory
@@ -22,11 +25,26 @@ async def load_trajectory(store: Recorder, stream: str) -> Trajectory:
 async def load_trajectories(
     store: Recorder, run_id: str, *, streams: Sequence[str] | None = None
 ) -> AsyncIterator[Trajectory]:
-    """The run's counted episodes (or ``streams``), streamed: one episode's events in memory at a time."""
+    """The run's counted episodes (or ``streams``), in that order, read ``LOAD_CHUNK`` episodes at a time.
+
+    Stored events are folded with their validated payloads and never become ``Event`` models, and a chunk's
+    events come from a few queries rather than one per episode (docs/design/projection.md).
+    """
     if streams is None:
         streams = [ref.stream for ref in await counted_episodes(store, run_id)]
-    for stream in streams:
-        yield await load_trajectory(store, stream)
+    for i in range(0, len(streams), LOAD_CHUNK):
+        chunk = streams[i : i + LOAD_CHUNK]
+        folds: dict[str, _Fold] = {}
+        async for stored in store.read_streams(chunk):
+            fold = folds.get(stored.stream)
+            if fold is None:
+                fold = folds[stored.stream] = _Fold()
+            fold.apply(stored, stored.decode_payload())
+        for stream in chunk:
+            trajectory = folds[stream].trajectory if stream in folds else None
+            if trajectory is None:
+                raise ProjectionError(f"no episode stream {stream!r}")
+            yield trajectory
 
 
 async def list_episodes(store: Recorder, run_id: str) -> list[EpisodeRef]:
