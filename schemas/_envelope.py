@@ -167,7 +167,7 @@ class StoredEvent:
             raise ValueError(f"unknown event type {self.type!r} (event {self.event_id})")
         if self.schema_version == target and self._parsed is None:
             try:
-                payload = PAYLOAD_ADAPTER.validate_json(self.payload_json)
+                payload = PAYLOAD_ADAPTER.validator.validate_json(self.payload_json)  # no TypeAdapter wrapper
             except ValidationError:
                 payload = None  # the general path below raises the error, for the payload as the envelope types it
             if payload is not None and payload.type == self.type:

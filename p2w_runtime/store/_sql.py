@@ -41,6 +41,9 @@ from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""
+STREAMS_PAGE = 5
+"""``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page costs
+about 1.4 ms besides its rows (docs/design/projection.md)."""
 _STREAM, _SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""
 BLOBS_PER_THREAD = 16
@@ -286,25 +289,27 @@ class SqlRecorder(Recorder):
         )
         return self._pages(page, after_seq, _SEQ)
 
-    async def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
-        """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq): reading a run's episodes one query each
-        cost more than decoding them (docs/design/projection.md)."""
+    def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
+        """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq) with ``STREAMS_PAGE`` pages: reading a
+        run's episodes one query each cost more than decoding them (docs/design/projection.md)."""
         names = sorted(set(streams))
         after_stream, after = bindparam("after_stream", value=""), bindparam("after", value=0)
-        for i in range(0, len(names), ID_CHUNK):
-            query = (
+        size = PAGE_SIZE * STREAMS_PAGE
+        pages = [
+            Compiled.of(
                 select(*EVENT_COLUMNS)
                 .where(
                     EVENTS.c.stream.in_(names[i : i + ID_CHUNK]),
-                    # not the row value (stream, seq) > (?, ?): SQLite would then rescan the streams before it
+                    # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
                     or_(after_stream < EVENTS.c.stream, and_(after_stream == EVENTS.c.stream, EVENTS.c.seq > after)),
                 )
                 .order_by(EVENTS.c.stream, EVENTS.c.seq)
-                .limit(PAGE_SIZE)
+                .limit(size),
+                self.engine.dialect,
             )
-            page = Compiled.of(query, self.engine.dialect)
-            async for event in self._paged(page, {}, lambda row: {"after_stream": row[_STREAM], "after": row[_SEQ]}):
-                yield event
+            for i in range(0, len(names), ID_CHUNK)
+        ]
+        return self._paged(pages, size, {}, lambda row: {"after_stream": row[_STREAM], "after": row[_SEQ]})
 
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
@@ -319,30 +324,36 @@ class SqlRecorder(Recorder):
     def _pages(self, query: Select[Any], after: int, key: int) -> AsyncIterator[StoredEvent]:
         """Events of ``query`` after the key ``after`` (the value at index ``key`` of a selected row), paged."""
         page = Compiled.of(query.limit(PAGE_SIZE), self.engine.dialect)
-        return self._paged(page, {"after": after}, lambda row: {"after": row[key]})
+        return self._paged([page], PAGE_SIZE, {"after": after}, lambda row: {"after": row[key]})
 
     async def _paged(
-        self, page: Compiled, after: dict[str, Any], next_after: Callable[[tuple[Any, ...]], dict[str, Any]]
+        self,
+        pages: Sequence[Compiled],
+        size: int,
+        after: dict[str, Any],
+        next_after: Callable[[tuple[Any, ...]], dict[str, Any]],
     ) -> AsyncIterator[StoredEvent]:
-        """Events page by page, each page one short read (a slow consumer never holds a snapshot open); a page
-        starts after the keys ``next_after`` takes from the last row of the one before.
+        """The events of each statement of ``pages`` in turn, ``size`` rows at a time, each page one short read (a
+        slow consumer never holds a snapshot open); a page starts after the keys ``next_after`` takes from the
+        last row of the one before, the first after ``after``.
 
         The next page is fetched while this one is handed out, so the driver's thread reads while this one
         builds events (docs/design/store.md, "Third round").
         """
-        fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(self._fetch_page(page, after))
-        try:
-            while fetching is not None:
-                rows = await fetching
-                fetching = None
-                if len(rows) == PAGE_SIZE:
-                    fetching = asyncio.create_task(self._fetch_page(page, next_after(rows[-1])))
-                    await asyncio.sleep(0)  # let it reach the driver's thread before this page is handed out
-                for row in rows:
-                    yield row_to_event(row)
-        finally:
-            if fetching is not None:
-                fetching.cancel()
+        for page in pages:
+            fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(self._fetch_page(page, after))
+            try:
+                while fetching is not None:
+                    rows = await fetching
+                    fetching = None
+                    if len(rows) == size:
+                        fetching = asyncio.create_task(self._fetch_page(page, next_after(rows[-1])))
+                        await asyncio.sleep(0)  # let it reach the driver's thread before this page is handed out
+                    for row in rows:
+                        yield row_to_event(row)
+            finally:
+                if fetching is not None:
+                    fetching.cancel()
 
     async def _fetch_page(self, page: Compiled, after: dict[str, Any]) -> list[tuple[Any, ...]]:
         async with self._reading() as session:

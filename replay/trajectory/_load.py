@@ -8,7 +8,7 @@ from p2w_runtime.store import EpisodeRef, Recorder, counted_episodes
 from replay.trajectory._model import Trajectory
 from replay.trajectory._project import ProjectionError, _Fold
 
-LOAD_CHUNK = 100
+LOAD_CHUNK = 25
 """Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""
 
 
