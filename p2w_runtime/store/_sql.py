@@ -18,7 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Dialect, Select, and_, bindparam, delete, func, insert, or_, select
+from sqlalchemy import BindParameter, Dialect, Select, and_, bindparam, delete, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -293,7 +293,8 @@ class SqlRecorder(Recorder):
         """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq) with ``STREAMS_PAGE`` pages: reading a
         run's episodes one query each cost more than decoding them (docs/design/projection.md)."""
         names = sorted(set(streams))
-        after_stream, after = bindparam("after_stream", value=""), bindparam("after", value=0)
+        after_stream: BindParameter[str] = bindparam("after_stream", value="")
+        after: BindParameter[int] = bindparam("after", value=0)
         size = PAGE_SIZE * STREAMS_PAGE
         pages = [
             Compiled.of(

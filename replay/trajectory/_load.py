@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from p2w_runtime.store import EpisodeRef, Recorder, counted_episodes
 from replay.trajectory._model import Trajectory
@@ -24,7 +24,7 @@ async def load_trajectory(store: Recorder, stream: str) -> Trajectory:
 
 async def load_trajectories(
     store: Recorder, run_id: str, *, streams: Sequence[str] | None = None
-) -> AsyncIterator[Trajectory]:
+) -> AsyncGenerator[Trajectory, None]:
     """The run's counted episodes (or ``streams``), in that order, read ``LOAD_CHUNK`` episodes at a time.
 
     Stored events are folded with their validated payloads and never become ``Event`` models, and a chunk's
