@@ -12,7 +12,6 @@ from pydantic import ValidationError
 from p2w_runtime.data import DataError
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import (
-    DEFAULT_EMBEDDER,
     HistoryIndex,
     HistoryRetriever,
     RetrievalError,
@@ -20,6 +19,7 @@ from p2w_runtime.retrieval import (
     load_embedder,
     retrieval_events,
 )
+from p2w_runtime.retrieval._embedder import DEFAULT_EMBEDDER
 from schemas import HistoryQuery, HistoryRetrieval, MemoryEntry, RetrievalHit
 
 ALEX = [
