@@ -71,7 +71,7 @@ class StoredEvent:
 
     A plain slotted record (eventsourcing's ``StoredEvent``, which also keeps its state as bytes), not a
     pydantic model and not ``frozen``: the store builds tens of thousands a second from its rows, and a
-    frozen dataclass costs five times as much to construct (docs/design/store.md, "Third round"). The log
+    frozen dataclass costs several times as much to construct (docs/design/store.md, "Third round"). The log
     stays immutable where it matters: in the database (triggers) and through the hash chain, which any
     edited copy fails. The payload is parsed on first use, since hash checks, counting and filtering never
     need it. Readers that want typed payloads call ``decode``.

@@ -3,8 +3,8 @@
 Statements are SQLAlchemy Core over the SQLModel tables, compiled once for the backend's dialect; the
 hot paths (append, import, reading pages) run them on the driver connection through a ``Session``, one
 driver call per statement. Going through SQLAlchemy's async adaptation costs three to four thread
-hand-offs per statement, which made a five-event append take 2-3 ms instead of 0.6 ms
-(docs/design/store.md, "Third round").
+hand-offs per statement, which made a five-event append several times slower (docs/design/store.md,
+"Third round").
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""
 STREAMS_PAGE = 5
-"""``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page costs
-about 1.4 ms besides its rows (docs/design/projection.md)."""
+"""``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page has
+a fixed cost besides its rows (docs/design/projection.md)."""
 _STREAM, _SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""
 BLOBS_PER_THREAD = 16
