@@ -10,12 +10,12 @@ from p2w_runtime.actions import (
     AGENT_ACTIONS,
     BROWSER_ACTIONS,
     ActionParseError,
-    equivalent,
     extract_action,
     parse_action,
-    parse_reply,
     repeated_action,
 )
+from p2w_runtime.actions._equivalence import equivalent
+from p2w_runtime.actions._extract import parse_reply
 from schemas import ParsedAction
 
 

@@ -16,15 +16,14 @@ from browser_site import PNG_MAGIC, SECRET_COOKIE, SECRET_TOKEN, Site
 
 from p2w_runtime.actions import parse_action
 from p2w_runtime.browser import (
-    FINAL_CONFIRMATION_ERROR,
     BrowserSession,
     BrowserUnavailable,
     EpisodeBrowser,
     EpisodeSettings,
     ExecResult,
     ObservationData,
-    detect_block,
 )
+from p2w_runtime.browser._blocking import FINAL_CONFIRMATION_ERROR, detect_block
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.browser import (
-    BrowserUnavailable,
-    bound_text,
-    find_chromium,
-    lines_to_text,
-    render_snapshot,
-    scrub_har,
-)
+from p2w_runtime.browser import BrowserUnavailable, find_chromium
+from p2w_runtime.browser._axtext import bound_text, lines_to_text, render_snapshot
+from p2w_runtime.browser._har import scrub_har
 
 SNAPSHOT = """\
 - generic [active] [ref=e1] [box=8,-992,1264,3332]:

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.data import DataError, TaskSet, ground_truth, load_task, load_tasks, parse_location
+from p2w_runtime.data import DataError, TaskSet, ground_truth, load_tasks
+from p2w_runtime.data._ground_truth import parse_location
+from p2w_runtime.data._tasks import load_task
 from p2w_runtime.examples import example_paths
 from schemas import GroundTruth, Location
 

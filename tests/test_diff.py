@@ -12,16 +12,9 @@ from click.testing import CliRunner
 
 from cli import main
 from p2w_runtime.store import find_run, open_store
-from replay.diff import (
-    MissingJudgments,
-    StepAction,
-    diff_runs,
-    first_divergence,
-    jaccard,
-    load_run_data,
-    mcnemar_exact,
-    paired_bootstrap,
-)
+from replay.diff import MissingJudgments, StepAction, diff_runs, load_run_data
+from replay.diff._align import first_divergence, jaccard
+from replay.diff._stats import mcnemar_exact, paired_bootstrap
 from replay.synthetic import EpisodeBuilder
 
 METRICS = ("p_web", "p_pref", "p_avg", "intent", "success_rate")

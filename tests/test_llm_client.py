@@ -18,8 +18,8 @@ from p2w_runtime.llm import (
     LlmUnavailable,
     PriceTable,
     RetryPolicy,
-    fingerprint,
 )
+from p2w_runtime.llm._request import fingerprint
 from p2w_runtime.testing import Delay, Garbage, HttpError, ScriptedLlm, Text, Usage
 from schemas import LlmCall
 

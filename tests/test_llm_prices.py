@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.llm import LlmConfigError, ModelPrice, PriceTable, UsageTotals, fingerprint
+from p2w_runtime.llm import LlmConfigError, ModelPrice, PriceTable, UsageTotals
+from p2w_runtime.llm._request import fingerprint
 from schemas import LlmCall, LlmUsage
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from p2w_runtime.llm import MalformedOutput, parse_structured
+from p2w_runtime.llm import MalformedOutput
+from p2w_runtime.llm._structured import parse_structured
 
 
 class Score(BaseModel):

@@ -7,7 +7,8 @@ from pathlib import Path
 from p2w_runtime.store import find_run, open_store
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import current_judgments, replay_run
-from replay.metrics import EpisodeScore, aggregate, collect_scores, csv_text, markdown, plot_levels
+from replay.metrics import EpisodeScore, aggregate, collect_scores, plot_levels
+from replay.metrics._render import csv_text, markdown
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, NewEvent, Observation, uuid7
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.agent import PLANNER_MARKER
+from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.data import load_tasks
 from p2w_runtime.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.testing import Delay, Garbage, HttpError, ScriptedLlm, Text, system_contains

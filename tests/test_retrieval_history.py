@@ -13,7 +13,6 @@ from p2w_runtime.data import DataError
 from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import (
-    DEFAULT_EMBEDDER,
     HistoryIndex,
     HistoryRetriever,
     RetrievalError,
@@ -21,6 +20,7 @@ from p2w_runtime.retrieval import (
     load_embedder,
     retrieval_events,
 )
+from p2w_runtime.retrieval._embedder import DEFAULT_EMBEDDER
 from replay.synthetic import SketchTask
 from schemas import HistoryQuery, HistoryRetrieval, MemoryEntry, RetrievalHit
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import zstandard
 
-from p2w_runtime.agent import PLANNER_MARKER
+from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.redaction import add_secret, add_url_credentials, redact, redact_text
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text, system_contains
 

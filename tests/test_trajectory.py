@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from p2w_runtime.episode import EpisodeGrammarError
 from p2w_runtime.store import open_store
 from replay.judging import judgment_stream
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from replay.trajectory import ProjectionError, load_trajectories, load_trajectory, project
+from replay.trajectory import _load as trajectory_load
 from schemas import (
     GroundTruth,
     HistoryRetrieval,
@@ -127,3 +131,83 @@ async def test_store_round_trip_and_judgments_do_not_change_the_hash(tmp_path: P
         assert [t.task_id async for t in load_trajectories(store, run_id)] == ["Alex_Garcia_A1", "Alex_Garcia_B1"]
         with pytest.raises(ProjectionError, match="no episode stream"):
             await load_trajectory(store, f"{run_id}/nope")
+
+
+async def _stored_run(path: Path, tasks: int) -> tuple[str, list[str]]:
+    async with open_store(path) as store:
+        run_id = uuid7()
+        await store.append([run_started(run_id, "r")])
+        streams = []
+        for i in range(tasks):  # task names sort the other way round from their start order
+            b = EpisodeBuilder(run_id, f"Alex_Garcia_{'GFEDCBA'[i]}1", query=f"task {i}", ground_truth=TRUTH)
+            b.observation(1, f"https://www.kohls.com/{i}")
+            b.planner(1, f"plan {i}")
+            b.action(1, "stop", f"answer {i}")
+            b.finish("answered", f"answer {i}", steps=1)
+            await store.append(b.events, b.blobs)
+            streams.append(b.stream)
+        await store.append([run_finished(run_id, tasks)])
+    return run_id, streams
+
+
+async def test_load_trajectories_reads_chunks_of_episodes_and_keeps_the_order_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trajectory_load, "LOAD_CHUNK", 2)  # three chunks, the last one short
+    run_id, streams = await _stored_run(tmp_path / "t.db", 5)
+    async with open_store(tmp_path / "t.db") as store:
+        counted = [t async for t in load_trajectories(store, run_id)]
+        assert [t.query for t in counted] == [f"task {i}" for i in range(5)]  # start order, not stream-name order
+        asked = [streams[3], streams[0], streams[4]]
+        chunked = [t async for t in load_trajectories(store, run_id, streams=asked)]
+        one_by_one = [await load_trajectory(store, stream) for stream in asked]
+        assert chunked == one_by_one and [t.stream for t in chunked] == asked
+        assert [t.answer for t in chunked] == ["answer 3", "answer 0", "answer 4"]
+        with pytest.raises(ProjectionError, match="no episode stream"):
+            [t async for t in load_trajectories(store, run_id, streams=[streams[0], f"{run_id}/nope"])]
+
+
+def _edit(path: Path, statement: str, *params: object) -> None:
+    """Change the file as someone with sqlite3 could: past the append-only triggers."""
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("DROP TRIGGER events_no_delete")
+    conn.execute(statement, params)
+    conn.commit()
+    conn.close()
+
+
+async def test_projection_refuses_a_stream_with_an_event_missing(tmp_path: Path) -> None:
+    run_id, streams = await _stored_run(tmp_path / "t.db", 2)
+    _edit(tmp_path / "t.db", "DELETE FROM events WHERE stream = ? AND seq = 2", streams[1])
+    async with open_store(tmp_path / "t.db") as store:
+        with pytest.raises(ProjectionError, match=rf"stream {streams[1]}: event seq 3 does not follow"):
+            [t async for t in load_trajectories(store, run_id)]
+        with pytest.raises(ProjectionError, match="does not follow"):
+            await load_trajectory(store, streams[1])
+        assert (await load_trajectory(store, streams[0])).answer == "answer 0"
+
+
+async def test_projection_validates_payloads_it_reads(tmp_path: Path) -> None:
+    run_id, streams = await _stored_run(tmp_path / "t.db", 1)
+    _edit(
+        tmp_path / "t.db",
+        "UPDATE events SET payload = json_set(payload, '$.step', 'one') WHERE stream = ? AND type = 'observation'",
+        streams[0],
+    )
+    async with open_store(tmp_path / "t.db") as store:
+        with pytest.raises(ValidationError, match="step"):
+            [t async for t in load_trajectories(store, run_id)]
+
+
+def test_decode_payload_types_the_payload_as_its_envelope_says() -> None:
+    stored = StoredEvent.seal(
+        NewEvent(stream="r/e", payload=Rationale(step=1, source="planner", text="x")), seq=1, prev_hash="0" * 64
+    )
+    assert stored.decode_payload() == stored.decode().payload == Rationale(step=1, source="planner", text="x")
+    relabelled = replace(stored, type="observation")  # the payload says rationale: read as an observation, refused
+    with pytest.raises(ValidationError, match="observation"):
+        relabelled.decode_payload()
+    unknown = replace(stored, type="no.such")
+    with pytest.raises(ValueError, match="unknown event type 'no.such'"):
+        unknown.decode_payload()

@@ -23,7 +23,7 @@ from test_judge_llm import answer
 from test_replay_cli import build
 
 from cli import main
-from p2w_runtime.data import MAX_DEPTH
+from p2w_runtime.data._json import MAX_DEPTH
 from p2w_runtime.llm import LlmClient, LlmConfigError
 from p2w_runtime.sample import sample_tasks_dir
 from p2w_runtime.testing import ScriptedLlm

@@ -3,14 +3,12 @@
 Free of Playwright on purpose: the browser, the agent loop, replay and the importers all share this one parser.
 """
 
-from p2w_runtime.actions._equivalence import equivalent, repeated_action
-from p2w_runtime.actions._extract import extract_action, parse_reply
+from p2w_runtime.actions._equivalence import repeated_action
+from p2w_runtime.actions._extract import extract_action
 from p2w_runtime.actions._grammar import (
     ACTION_NAMES,
     AGENT_ACTIONS,
     BROWSER_ACTIONS,
-    ELEMENT_ACTIONS,
-    NO_ARG_ACTIONS,
     ActionParseError,
     parse_action,
 )
@@ -21,12 +19,8 @@ __all__ = [
     "ACTION_SPACE_PROMPT",
     "AGENT_ACTIONS",
     "BROWSER_ACTIONS",
-    "ELEMENT_ACTIONS",
-    "NO_ARG_ACTIONS",
     "ActionParseError",
-    "equivalent",
     "extract_action",
     "parse_action",
-    "parse_reply",
     "repeated_action",
 ]

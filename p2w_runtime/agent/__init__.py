@@ -7,13 +7,8 @@ from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._record import RecordRequest, RecordSummary, record
 from p2w_runtime.agent._run import RunProgress
-from p2w_runtime.agent.prompts import GENERATOR_MARKER, PLANNER_MARKER, PRE_EXECUTION_MARKER, REWRITER_MARKER
 
 __all__ = [
-    "GENERATOR_MARKER",
-    "PLANNER_MARKER",
-    "PRE_EXECUTION_MARKER",
-    "REWRITER_MARKER",
     "AgentConfig",
     "Episode",
     "EpisodeOutcome",

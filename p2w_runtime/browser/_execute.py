@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -11,11 +9,9 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from p2w_runtime.actions import AGENT_ACTIONS
 from p2w_runtime.browser._blocking import FINAL_CONFIRMATION_ERROR, FINAL_CONFIRMATION_SELECTOR, refused_confirmations
 from p2w_runtime.browser._errors import first_line
+from p2w_runtime.browser._handle import EpisodeHandle
 from p2w_runtime.browser._types import ExecResult
 from schemas import ParsedAction
-
-if TYPE_CHECKING:
-    from p2w_runtime.browser._episode import EpisodeBrowser
 
 EXECUTED = ExecResult("executed")
 _SCROLL_JS = """(direction) => {
@@ -34,7 +30,7 @@ _CLICK_FACTS_JS = """el => {
 """Before a click: is it a final confirmation (refused), and will it open a tab (then awaited like a navigation)?"""
 
 
-async def execute_action(episode: EpisodeBrowser, action: ParsedAction) -> ExecResult:
+async def execute_action(episode: EpisodeHandle, action: ParsedAction) -> ExecResult:
     if action.name in AGENT_ACTIONS:
         raise ValueError(f"{action.name} is not a browser action; the agent loop handles it")
     handler = _HANDLERS.get(action.name)
@@ -58,7 +54,7 @@ async def execute_action(episode: EpisodeBrowser, action: ParsedAction) -> ExecR
     return result
 
 
-async def _resolve(episode: EpisodeBrowser, page: Page, element_id: str) -> Locator | ExecResult:
+async def _resolve(episode: EpisodeHandle, page: Page, element_id: str) -> Locator | ExecResult:
     """The live element behind an id the agent saw, or an ``invalid`` result saying why there is none."""
     found = episode.ids.lookup(int(element_id))
     if found is None:
@@ -78,7 +74,7 @@ async def _resolve(episode: EpisodeBrowser, page: Page, element_id: str) -> Loca
     return locator
 
 
-async def _click(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _click(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     target = await _resolve(episode, page, args[0])
     if isinstance(target, ExecResult):
         return target
@@ -97,7 +93,7 @@ async def _click(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecRe
     return EXECUTED
 
 
-async def _type(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _type(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     element_id, text, press_enter = args
     target = await _resolve(episode, page, element_id)
     if isinstance(target, ExecResult):
@@ -129,7 +125,7 @@ async def _select(target: Locator, element_id: str, text: str, timeout_ms: float
     return ExecResult("invalid", f"element [{element_id}] has no option {text!r}; options: {labels}")
 
 
-async def _hover(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _hover(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     target = await _resolve(episode, page, args[0])
     if isinstance(target, ExecResult):
         return target
@@ -140,7 +136,7 @@ async def _hover(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecRe
     return EXECUTED
 
 
-async def _press(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _press(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     """Keys go to the focused element when there is one, so a navigating Enter is awaited like a click."""
     focused = page.locator("*:focus")
     if await focused.count() == 1:
@@ -150,14 +146,14 @@ async def _press(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecRe
     return EXECUTED
 
 
-async def _scroll(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _scroll(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     moved = await page.evaluate(_SCROLL_JS, -1 if args[0] == "up" else 1)
     if not moved:
         return ExecResult("executed", f"the page did not move: already at the {'top' if args[0] == 'up' else 'bottom'}")
     return EXECUTED
 
 
-async def _goto(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _goto(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     url = args[0]
     if url.lower().startswith("javascript:"):
         return ExecResult("invalid", "goto does not run javascript: URLs")
@@ -172,7 +168,7 @@ async def _goto(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecRes
     return EXECUTED
 
 
-async def _go_back(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _go_back(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     index, _ = await episode.navigation_history(page)
     if index == 0:
         return ExecResult("invalid", "there is no previous page in this tab")
@@ -180,7 +176,7 @@ async def _go_back(episode: EpisodeBrowser, page: Page, args: list[str]) -> Exec
     return EXECUTED
 
 
-async def _go_forward(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _go_forward(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     index, entries = await episode.navigation_history(page)
     if index >= entries - 1:
         return ExecResult("invalid", "there is no next page in this tab")
@@ -188,12 +184,12 @@ async def _go_forward(episode: EpisodeBrowser, page: Page, args: list[str]) -> E
     return EXECUTED
 
 
-async def _new_tab(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _new_tab(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     episode.activate(await episode.context.new_page())
     return EXECUTED
 
 
-async def _tab_focus(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _tab_focus(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     pages = episode.pages
     index = int(args[0])
     if index >= len(pages):
@@ -203,7 +199,7 @@ async def _tab_focus(episode: EpisodeBrowser, page: Page, args: list[str]) -> Ex
     return EXECUTED
 
 
-async def _close_tab(episode: EpisodeBrowser, page: Page, args: list[str]) -> ExecResult:
+async def _close_tab(episode: EpisodeHandle, page: Page, args: list[str]) -> ExecResult:
     await page.close()
     remaining = episode.pages
     episode.activate(remaining[-1] if remaining else await episode.context.new_page())

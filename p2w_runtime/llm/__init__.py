@@ -1,16 +1,13 @@
 """LLM calls over any OpenAI-compatible endpoint, every attempt recorded as an ``llm.call`` payload."""
 
-from p2w_runtime.llm._client import DEFAULT_BASE_URL, LlmClient, LlmResult, Sink
+from p2w_runtime.llm._client import LlmClient, LlmResult, Sink
 from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
-from p2w_runtime.llm._prices import PRICES_ENV, ModelPrice, PriceTable
-from p2w_runtime.llm._request import fingerprint
+from p2w_runtime.llm._prices import ModelPrice, PriceTable
 from p2w_runtime.llm._retry import RetryPolicy
-from p2w_runtime.llm._structured import MalformedOutput, parse_structured
+from p2w_runtime.llm._structured import MalformedOutput
 from p2w_runtime.llm._totals import UsageTotals
 
 __all__ = [
-    "DEFAULT_BASE_URL",
-    "PRICES_ENV",
     "LlmBadResponse",
     "LlmClient",
     "LlmConfigError",
@@ -24,6 +21,4 @@ __all__ = [
     "RetryPolicy",
     "Sink",
     "UsageTotals",
-    "fingerprint",
-    "parse_structured",
 ]

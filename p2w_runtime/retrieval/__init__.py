@@ -4,18 +4,13 @@ Usable without a store; ``retrieval_events`` records a search as the events the 
 """
 
 from p2w_runtime.retrieval._build import BuildProgress, IndexSummary, PersonaIndexed, index_history
-from p2w_runtime.retrieval._cache import CACHE_DIR_ENV, default_cache_dir
-from p2w_runtime.retrieval._embedder import DEFAULT_EMBEDDER, Embedder, ProgressCallback, load_embedder
+from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback, load_embedder
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._events import retrieval_events
-from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex, SearchHit
+from p2w_runtime.retrieval._index import HistoryIndex, SearchHit
 from p2w_runtime.retrieval._retriever import HistoryRetriever
 
 __all__ = [
-    "CACHE_DIR_ENV",
-    "DEFAULT_EMBEDDER",
-    "DEFAULT_K",
-    "DEFAULT_THRESHOLD",
     "BuildProgress",
     "Embedder",
     "HistoryIndex",
@@ -25,7 +20,6 @@ __all__ = [
     "ProgressCallback",
     "RetrievalError",
     "SearchHit",
-    "default_cache_dir",
     "index_history",
     "load_embedder",
     "retrieval_events",

@@ -84,6 +84,13 @@ class EventLog(ABC):
     def read_stream(self, stream: str, *, after_seq: int = 0) -> AsyncIterator[StoredEvent]:
         """Events of one stream in ``seq`` order, fetched in pages (never the whole stream at once)."""
 
+    async def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
+        """The events of several streams: each stream's in ``seq`` order, one stream after another, streams in
+        name order. A backend reads many streams with a few queries instead of one per stream."""
+        for stream in sorted(set(streams)):
+            async for event in self.read_stream(stream):
+                yield event
+
     @abstractmethod
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None

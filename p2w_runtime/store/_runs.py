@@ -85,8 +85,8 @@ async def check_label_free(store: EventStore, label: str) -> None:
 async def episode_ends(store: EventStore, stream: str) -> tuple[StoredEvent, StoredEvent]:
     """An episode's first event (``episode.started``) and its last: what a listing shows, read as two rows.
 
-    Listing a run with one 200,000-step episode read 400,000 events for it (27.5 s, 2.1 GB); see
-    ``benchmarks/bench_show.py``.
+    Reading every event of a very long episode to list it cost tens of seconds and a gigabyte and more
+    (``benchmarks/bench_show.py``; figures in docs/design/errors-and-secrets.md).
     """
     head = await store.stream_head(stream)
     first = await store.read_event(stream, 1)

@@ -7,22 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, insert, select
+from sqlalchemy import BindParameter, Select, and_, bindparam, delete, func, insert, or_, select
 
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._rows import BLOBS, CLAIMS, EVENT_COLUMNS, EVENTS, decompress_blob, row_to_event
 from p2w_runtime.store._sql_append import SqlAppending
-from p2w_runtime.store._sql_base import Compiled
+from p2w_runtime.store._sql_base import ID_CHUNK, Compiled
 from p2w_runtime.store._sql_work import SqlWorkQueue
 from schemas import StoredEvent
 
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""
-_SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name in ("seq", "position"))
+STREAMS_PAGE = 5
+"""``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page has
+a fixed cost besides its rows (docs/design/projection.md)."""
+_STREAM, _SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""
 
 
@@ -46,6 +49,29 @@ class SqlEventStore(SqlAppending, SqlWorkQueue):
         )
         return self._pages(page, after_seq, _SEQ)
 
+    def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
+        """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq) with ``STREAMS_PAGE`` pages: reading a
+        run's episodes one query each cost more than decoding them (docs/design/projection.md)."""
+        names = sorted(set(streams))
+        after_stream: BindParameter[str] = bindparam("after_stream", value="")
+        after: BindParameter[int] = bindparam("after", value=0)
+        size = PAGE_SIZE * STREAMS_PAGE
+        pages = [
+            Compiled.of(
+                select(*EVENT_COLUMNS)
+                .where(
+                    EVENTS.c.stream.in_(names[i : i + ID_CHUNK]),
+                    # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
+                    or_(after_stream < EVENTS.c.stream, and_(after_stream == EVENTS.c.stream, EVENTS.c.seq > after)),
+                )
+                .order_by(EVENTS.c.stream, EVENTS.c.seq)
+                .limit(size),
+                self.engine.dialect,
+            )
+            for i in range(0, len(names), ID_CHUNK)
+        ]
+        return self._paged(pages, size, {}, lambda row: {"after_stream": row[_STREAM], "after": row[_SEQ]})
+
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
     ) -> AsyncIterator[StoredEvent]:
@@ -56,30 +82,43 @@ class SqlEventStore(SqlAppending, SqlWorkQueue):
             page = page.where(EVENTS.c.type.in_(list(types)))
         return self._pages(page.order_by(EVENTS.c.position), after_position, _POSITION)
 
-    async def _pages(self, query: Select[Any], after: int, key: int) -> AsyncIterator[StoredEvent]:
-        """Events page by page, each page one short read (a slow consumer never holds a snapshot open).
+    def _pages(self, query: Select[Any], after: int, key: int) -> AsyncIterator[StoredEvent]:
+        """Events of ``query`` after the key ``after`` (the value at index ``key`` of a selected row), paged."""
+        page = Compiled.of(query.limit(PAGE_SIZE), self.engine.dialect)
+        return self._paged([page], PAGE_SIZE, {"after": after}, lambda row: {"after": row[key]})
+
+    async def _paged(
+        self,
+        pages: Sequence[Compiled],
+        size: int,
+        after: dict[str, Any],
+        next_after: Callable[[tuple[Any, ...]], dict[str, Any]],
+    ) -> AsyncIterator[StoredEvent]:
+        """The events of each statement of ``pages`` in turn, ``size`` rows at a time, each page one short read (a
+        slow consumer never holds a snapshot open); a page starts after the keys ``next_after`` takes from the
+        last row of the one before, the first after ``after``.
 
         The next page is fetched while this one is handed out, so the driver's thread reads while this one
         builds events (docs/design/store.md, "Third round").
         """
-        page = Compiled.of(query.limit(PAGE_SIZE), self.engine.dialect)
-        fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(self._fetch_page(page, after))
-        try:
-            while fetching is not None:
-                rows = await fetching
-                fetching = None
-                if len(rows) == PAGE_SIZE:
-                    fetching = asyncio.create_task(self._fetch_page(page, rows[-1][key]))
-                    await asyncio.sleep(0)  # let it reach the driver's thread before this page is handed out
-                for row in rows:
-                    yield row_to_event(row)
-        finally:
-            if fetching is not None:
-                fetching.cancel()
+        for page in pages:
+            fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(self._fetch_page(page, after))
+            try:
+                while fetching is not None:
+                    rows = await fetching
+                    fetching = None
+                    if len(rows) == size:
+                        fetching = asyncio.create_task(self._fetch_page(page, next_after(rows[-1])))
+                        await asyncio.sleep(0)  # let it reach the driver's thread before this page is handed out
+                    for row in rows:
+                        yield row_to_event(row)
+            finally:
+                if fetching is not None:
+                    fetching.cancel()
 
-    async def _fetch_page(self, page: Compiled, after: int) -> list[tuple[Any, ...]]:
+    async def _fetch_page(self, page: Compiled, after: dict[str, Any]) -> list[tuple[Any, ...]]:
         async with self._reading() as session:
-            return await session.fetch(page.sql, page.params(after=after))
+            return await session.fetch(page.sql, page.params(**after))
 
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
         heads = select(EVENTS.c.stream, func.max(EVENTS.c.seq).label("seq")).group_by(EVENTS.c.stream)

@@ -1,10 +1,10 @@
 """Diffing two runs of the same tasks, possibly from two database files; see docs/design/diff.md."""
 
-from replay.diff._align import Divergence, first_divergence, jaccard
+from replay.diff._align import Divergence
 from replay.diff._command import diff_command
 from replay.diff._diff import MetricDelta, RunDiff, TaskDiff, diff_runs
 from replay.diff._refs import OpenRun, RunRef, open_runs, parse_ref
-from replay.diff._report import METRIC_HEADERS, metric_table, metrics_layout, pct, render_diff
+from replay.diff._report import METRIC_HEADERS, metrics_layout, pct
 from replay.diff._runs import (
     DEFAULT_JUDGE,
     METRICS,
@@ -12,14 +12,10 @@ from replay.diff._runs import (
     MissingJudgments,
     RunData,
     StepAction,
-    episode_data,
     load_run_data,
 )
-from replay.diff._stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap
 
 __all__ = [
-    "BOOTSTRAP_RESAMPLES",
-    "BOOTSTRAP_SEED",
     "DEFAULT_JUDGE",
     "METRICS",
     "METRIC_HEADERS",
@@ -35,16 +31,9 @@ __all__ = [
     "TaskDiff",
     "diff_command",
     "diff_runs",
-    "episode_data",
-    "first_divergence",
-    "jaccard",
     "load_run_data",
-    "mcnemar_exact",
-    "metric_table",
     "metrics_layout",
     "open_runs",
-    "paired_bootstrap",
     "parse_ref",
     "pct",
-    "render_diff",
 ]

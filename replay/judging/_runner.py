@@ -11,6 +11,7 @@ re-judges everything and appends; older judgments stay. Appending and concurrenc
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,7 @@ from replay.derived import (
 )
 from replay.judges import Judge, JudgeContext, JudgeError, Verdict
 from replay.judging._records import JudgmentRecord, judgment_stream, read_judgments
-from replay.trajectory import Trajectory, load_trajectory
+from replay.trajectory import Trajectory, load_trajectories
 from schemas import Judgment
 
 log = structlog.get_logger(__name__)
@@ -145,24 +146,33 @@ class _Replay(DerivedPass[JudgeOutcome, ReplaySummary]):
         async with self.exclusive(claims):  # read the cache only once no other pass can be adding to it
             return await self._judge_all(run_id, concurrency)
 
+    def _plan(self, episode: EpisodeRef) -> tuple[list[JudgeOutcome], list[Judge]]:
+        """The episode's cached outcomes to report, and the judges still to run on it."""
+        cached_outcomes, pending = [], []
+        for judge in self.judges:
+            cached = self.latest.get(cache_key(judge, episode))
+            retry = self.retry_failed and cached is not None and cached.judgment.status == "failed"
+            if not self.force and cached is not None and not retry:
+                cached_outcomes.append(JudgeOutcome.of(episode, cached.judgment, cached=True, event_id=cached.event_id))
+            else:
+                pending.append(judge)
+        return cached_outcomes, pending
+
     async def _judge_all(self, run_id: str, concurrency: int) -> ReplaySummary:
         self.latest = latest_by_key(await read_judgments(self.store, run_id))
+        plans = [(episode, *self._plan(episode)) for episode in await episodes_of(self.store, run_id)]
+        to_load = [episode.stream for episode, _, pending in plans if pending]  # all cached: events never read
         try:
-            async with Pool(concurrency) as pool:
-                for episode in await episodes_of(self.store, run_id):
-                    pending = []
-                    for judge in self.judges:
-                        cached = self.latest.get(cache_key(judge, episode))
-                        retry = self.retry_failed and cached is not None and cached.judgment.status == "failed"
-                        if not self.force and cached is not None and not retry:
-                            self.report(
-                                JudgeOutcome.of(episode, cached.judgment, cached=True, event_id=cached.event_id)
-                            )
-                        else:
-                            pending.append(judge)
+            async with (
+                Pool(concurrency) as pool,
+                aclosing(load_trajectories(self.store, run_id, streams=to_load)) as loaded,
+            ):
+                for _, cached, pending in plans:
+                    for outcome in cached:
+                        self.report(outcome)
                     if not pending:
-                        continue  # all cached: the episode's events are not even read
-                    t = await load_trajectory(self.store, episode.stream)
+                        continue
+                    t = await anext(loaded)  # in ``to_load`` order, read a chunk of episodes at a time
                     for judge in pending:
                         pool.check()
                         key = cache_key(judge, t)  # the episode may have grown since it was listed

@@ -11,7 +11,7 @@ from replay.matching._sites import (
     site_aliases,
     site_hosts,
 )
-from replay.matching._tokens import Tokens, key_tokens, normalize, stem, tokenize, tokenize_normalized
+from replay.matching._tokens import Tokens, key_tokens, normalize, tokenize, tokenize_normalized
 from replay.matching._values import TextSet, ValueMatch, ValuePattern, compile_value, find_value
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "on_site",
     "site_aliases",
     "site_hosts",
-    "stem",
     "tokenize",
     "tokenize_normalized",
 ]

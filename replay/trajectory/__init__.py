@@ -2,7 +2,6 @@
 
 from replay.trajectory._load import load_trajectories, load_trajectory
 from replay.trajectory._model import (
-    NON_BROWSER_ACTIONS,
     ActionRecord,
     FinalStateRecord,
     HistoryAccess,
@@ -15,7 +14,6 @@ from replay.trajectory._model import (
 from replay.trajectory._project import ProjectionError, project
 
 __all__ = [
-    "NON_BROWSER_ACTIONS",
     "ActionRecord",
     "FinalStateRecord",
     "HistoryAccess",

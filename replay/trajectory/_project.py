@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from p2w_runtime.episode import run_of
 from replay.trajectory._model import (
@@ -16,6 +17,7 @@ from replay.trajectory._model import (
 )
 from schemas import (
     Action,
+    AnyPayload,
     EpisodeFinished,
     EpisodeStarted,
     Event,
@@ -32,6 +34,29 @@ class ProjectionError(ValueError):
     """The events do not form an episode (no ``episode.started`` first, or events of several streams)."""
 
 
+class Envelope(Protocol):
+    """What the fold reads of an event besides its payload: a decoded ``Event`` or a ``StoredEvent`` has it.
+
+    Readers fold stored events with their decoded payload and never build an ``Event``: pydantic's
+    ``model_construct`` cost more than the rest of projection (docs/design/projection.md).
+    """
+
+    @property
+    def event_id(self) -> str: ...
+    @property
+    def stream(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def causation_id(self) -> str | None: ...
+    @property
+    def prev_hash(self) -> str: ...
+    @property
+    def hash(self) -> str: ...
+
+
 class _Fold:
     """Applies events one at a time, so a reader can stream an episode without holding its raw events."""
 
@@ -39,22 +64,26 @@ class _Fold:
         self.trajectory: Trajectory | None = None
         self._by_event: dict[str, HistoryAccess] = {}
 
-    def apply(self, event: Event) -> None:
-        payload = event.payload
+    def apply(self, event: Envelope, payload: AnyPayload) -> None:
+        """Fold the next event of the stream; its ``payload`` decoded (``StoredEvent.decode_payload``)."""
         if self.trajectory is None:
             if not isinstance(payload, EpisodeStarted):
                 raise ProjectionError(f"stream {event.stream}: first event is {event.type}, not episode.started")
             self.trajectory = _start(event, payload)
         elif event.stream != self.trajectory.stream:
             raise ProjectionError(f"event {event.event_id} belongs to {event.stream}, not {self.trajectory.stream}")
+        elif event.prev_hash != self.trajectory.hash:
+            raise ProjectionError(
+                f"stream {event.stream}: event seq {event.seq} does not follow the one before it (its prev_hash "
+                f"differs): events are missing or out of order; run p2w-rt verify"
+            )
         else:
-            self._apply(event, self.trajectory)
+            self._apply(event, payload, self.trajectory)
         self.trajectory.hash = event.hash
         self.trajectory.last_event_id = event.event_id
         self.trajectory.event_count += 1
 
-    def _apply(self, event: Event, t: Trajectory) -> None:
-        p = event.payload
+    def _apply(self, event: Envelope, p: AnyPayload, t: Trajectory) -> None:
         if isinstance(p, Observation):
             obs = ObservationRecord(event.event_id, p.step, p.url, p.title, p.description, p.ax_tree)
             t.observations.append(obs)
@@ -92,7 +121,7 @@ class _Fold:
             t.end_reason, t.answer, t.final_url, t.end_detail = p.end_reason, p.answer, p.final_url, p.detail
             t.finished_event_id = event.event_id
 
-    def _retrieval_access(self, event: Event, p: HistoryRetrieval, t: Trajectory) -> HistoryAccess:
+    def _retrieval_access(self, event: Envelope, p: HistoryRetrieval, t: Trajectory) -> HistoryAccess:
         """The query this retrieval answers: by causation, else the latest query with the same text."""
         if event.causation_id in self._by_event:
             return self._by_event[event.causation_id]
@@ -103,7 +132,7 @@ class _Fold:
         t.history.append(access)
         return access
 
-    def _answer_access(self, event: Event, p: Rationale, t: Trajectory) -> HistoryAccess:
+    def _answer_access(self, event: Envelope, p: Rationale, t: Trajectory) -> HistoryAccess:
         """The access a memory answer belongs to: by causation (retrieval or query), else the latest one."""
         if event.causation_id in self._by_event:
             return self._by_event[event.causation_id]
@@ -114,7 +143,7 @@ class _Fold:
         return access
 
 
-def _start(event: Event, p: EpisodeStarted) -> Trajectory:
+def _start(event: Envelope, p: EpisodeStarted) -> Trajectory:
     run_id = run_of(event.stream)
     return Trajectory(
         stream=event.stream,
@@ -136,7 +165,7 @@ def project(events: Iterable[Event]) -> Trajectory:
     """The trajectory of one episode from its events in stream order."""
     fold = _Fold()
     for event in events:
-        fold.apply(event)
+        fold.apply(event, event.payload)
     if fold.trajectory is None:
         raise ProjectionError("no events: an episode starts with episode.started")
     return fold.trajectory

@@ -26,6 +26,11 @@ class StoreFixture(ABC):
     def set_page_size(self, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
         """Make reads fetch ``size`` rows per page, so that small tests cross page boundaries."""
 
+    @abstractmethod
+    def set_streams_per_query(self, monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+        """Make ``read_streams`` ask for at most ``count`` streams per query (a backend that reads streams one at
+        a time has nothing to set), so that small tests cross query boundaries."""
+
     @pytest.fixture
     async def store(self, tmp_path: Path) -> AsyncIterator[EventStore]:
         store = await self.make_store(tmp_path)

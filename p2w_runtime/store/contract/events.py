@@ -177,6 +177,20 @@ class EventLogContract(StoreFixture):
         assert [e.payload["step"] for e in both] == list(range(1, 8))
         assert await collect(store.read_all(types=["judgment"])) == []
 
+    async def test_read_streams_reads_each_stream_whole_in_name_order_across_pages_and_queries(
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.set_page_size(monkeypatch, 1)  # read_streams pages hold 5 rows: pages end inside streams
+        self.set_streams_per_query(monkeypatch, 2)  # and 5 streams take 3 queries
+        names = ["r/e4", "r/e1", "r/e3", "r/e0", "r/e2"]
+        for step in range(1, 5):
+            await store.append([observation(name, step) for name in names] + [observation("r/other", step)])
+        events = await collect(store.read_streams([*names, "r/e1", "absent"]))
+        assert [(e.stream, e.seq) for e in events] == [(n, s) for n in sorted(names) for s in range(1, 5)]
+        assert all(e.payload["url"].endswith(f"{e.stream}/{e.seq}") for e in events)
+        assert [e.seq for e in await collect(store.read_streams(["r/e2"]))] == [1, 2, 3, 4]
+        assert await collect(store.read_streams([])) == []
+
     async def test_a_reader_that_stops_early_leaves_the_store_usable(
         self, store: EventStore, monkeypatch: pytest.MonkeyPatch
     ) -> None:

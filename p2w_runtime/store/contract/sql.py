@@ -20,3 +20,6 @@ class SqlStoreHooks:
 
     def set_page_size(self, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
         monkeypatch.setattr(_sql, "PAGE_SIZE", size)
+
+    def set_streams_per_query(self, monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+        monkeypatch.setattr(_sql, "ID_CHUNK", count)
