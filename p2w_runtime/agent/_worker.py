@@ -21,17 +21,15 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.episode import episodes_of
+from p2w_runtime.episode import NOT_AN_OUTCOME, counted, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import (
-    NOT_AN_OUTCOME,
     ClaimHolder,
     EventStore,
     LabelTaken,
     UnknownRun,
-    counted,
     find_run,
     hold_claims,
     seal_streams,
