@@ -28,6 +28,8 @@ EPISODE_PAYLOADS = {
 WRITERS = ["p2w_runtime", "replay", "p2w_cli", "benchmarks", "tests/builders.py", "tests/classify_builders.py"]
 RAW_STORE_BENCHMARK = REPO / "benchmarks" / "bench_store.py"
 """Measures the store's append alone, on events that are not an episode; it writes no episode."""
+STORE_CONTRACT = "p2w_runtime/store/contract"
+"""The store's contract tests append loose events to test the store alone; they write no episode."""
 
 
 def _sources() -> list[Path]:
@@ -35,7 +37,11 @@ def _sources() -> list[Path]:
     for root in WRITERS:
         path = REPO / root
         paths += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return [p for p in paths if p != RAW_STORE_BENCHMARK and "p2w_runtime/episode" not in p.as_posix()]
+    return [
+        p
+        for p in paths
+        if p != RAW_STORE_BENCHMARK and not any(part in p.as_posix() for part in ("p2w_runtime/episode", STORE_CONTRACT))
+    ]
 
 
 def _called(node: ast.AST) -> str | None:

@@ -21,7 +21,7 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.episode import NOT_AN_OUTCOME, counted, episodes_of
+from p2w_runtime.episode import NOT_AN_OUTCOME, EpisodeWriter, attempt_id, counted, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
@@ -136,11 +136,11 @@ async def _record_leased(
     abandoned = [a for a in attempts if a.end_reason is None]
     if abandoned:
         await store.append(
-            [NewEvent(stream=a.stream, payload=EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL))
+            [EpisodeWriter.closing(a.stream).add(EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL))
              for a in abandoned]
         )  # fmt: skip
         log.info("took over an abandoned episode", task=task.task_id, streams=[a.stream for a in abandoned])
-    episode_id = f"{task.task_id}#{len(attempts) + 1}" if attempts else task.task_id
+    episode_id = attempt_id(task.task_id, len(attempts) + 1)
     episode = Episode(
         task,
         run_id=run_id,
