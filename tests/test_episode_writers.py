@@ -37,11 +37,8 @@ def _sources() -> list[Path]:
     for root in WRITERS:
         path = REPO / root
         paths += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return [
-        p
-        for p in paths
-        if p != RAW_STORE_BENCHMARK and not any(part in p.as_posix() for part in ("p2w_runtime/episode", STORE_CONTRACT))
-    ]
+    exempt = ("p2w_runtime/episode", STORE_CONTRACT)
+    return [p for p in paths if p != RAW_STORE_BENCHMARK and not any(part in p.as_posix() for part in exempt)]
 
 
 def _called(node: ast.AST) -> str | None:
