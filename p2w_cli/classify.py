@@ -16,18 +16,13 @@ from p2w_cli._common import (
     site_alias_options,
     site_alias_pairs,
 )
+from p2w_cli._producers import producer_option
 from p2w_runtime.terminal import terminal_console
 
 
 @click.command("classify")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option(
-    "--classifier",
-    type=click.Choice(["rules", "llm"]),
-    default="rules",
-    show_default=True,
-    help="rules: deterministic, from the structured events; llm: an OpenAI-compatible model.",
-)
+@producer_option("classifier", "--classifier", intro="Classifier id:")
 @click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
 @click.option("--per-run", is_flag=True, help="Summary and plot: one column per run, not per agent / model / scheme.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
@@ -59,7 +54,8 @@ def classify_cmd(
 
     Classifications are appended to the run and cached (prints "cached").
     """
-    from replay.classify import ClassifyOptions, classify_command
+    from p2w_cli._passes import classify_command
+    from replay.classify import ClassifyOptions
 
     options = ClassifyOptions(
         classifier=classifier,

@@ -16,6 +16,7 @@ from p2w_cli._common import (
     site_alias_options,
     site_alias_pairs,
 )
+from p2w_cli._producers import producer_option
 from p2w_runtime.terminal import terminal_console
 
 
@@ -31,14 +32,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
 
 @click.command("replay")
 @click.argument("run_ref", metavar="RUN")
-@click.option(
-    "--judge",
-    "judge_ids",
-    multiple=True,
-    required=True,
-    help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
-    "action-wise-rules, outcome-based-rules, webarena.",
-)
+@producer_option("judge", "--judge", "judge_ids", intro="Judge id; repeat for several.", multiple=True, required=True)
 @llm_pass_options("the LLM judges", "judgments")
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
@@ -79,7 +73,8 @@ def replay_cmd(
     site_alias_file: Path | None,
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
-    from replay.judging import ReplayOptions, replay_command
+    from p2w_cli._passes import replay_command
+    from replay.judging import ReplayOptions
 
     options = ReplayOptions(
         judges=judge_ids,
@@ -120,21 +115,13 @@ def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
-    from replay.metrics import metrics_command
+    from replay.metrics import metrics_report, show_metrics
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
 
     async def _metrics() -> None:
         async with open_db(ctx) as store:
-            await metrics_command(
-                store,
-                run_refs,
-                judge=judge,
-                by=columns,
-                fmt=fmt,
-                plot=plot,
-                out=console,
-                err=terminal_console(stderr=True),
-            )
+            report = await metrics_report(store, run_refs, judge=judge, by=columns, plot=plot)
+        show_metrics(report, fmt, console, terminal_console(stderr=True))
 
     run(_metrics())

@@ -1,13 +1,12 @@
 """Diffing two runs of the same tasks, possibly from two database files; see docs/design/diff.md."""
 
 from replay.diff._align import Divergence, first_divergence, jaccard
-from replay.diff._command import diff_command
+from replay.diff._command import diff_refs
 from replay.diff._diff import MetricDelta, RunDiff, TaskDiff, diff_runs
 from replay.diff._refs import OpenRun, RunRef, open_runs, parse_ref
-from replay.diff._report import METRIC_HEADERS, metric_table, metrics_layout, pct, render_diff
+from replay.diff._render import metric_table, metrics_layout, render_diff, show_diff
 from replay.diff._runs import (
     DEFAULT_JUDGE,
-    METRICS,
     EpisodeData,
     MissingJudgments,
     RunData,
@@ -21,8 +20,6 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "DEFAULT_JUDGE",
-    "METRICS",
-    "METRIC_HEADERS",
     "Divergence",
     "EpisodeData",
     "MetricDelta",
@@ -33,7 +30,7 @@ __all__ = [
     "RunRef",
     "StepAction",
     "TaskDiff",
-    "diff_command",
+    "diff_refs",
     "diff_runs",
     "episode_data",
     "first_divergence",
@@ -45,6 +42,6 @@ __all__ = [
     "open_runs",
     "paired_bootstrap",
     "parse_ref",
-    "pct",
     "render_diff",
+    "show_diff",
 ]
