@@ -8,24 +8,28 @@ prints each view and writes ``report.md`` with the plots next to the database.
 from replay.demo._prepare import (
     LLM_JUDGE,
     RULES_JUDGE,
+    DemoData,
     DemoDatabaseInUse,
     DemoReport,
+    demo_data,
     import_example_runs,
     judge_demo_runs,
     prepare_demo_db,
     write_report,
 )
-from replay.demo._render import VIEW_WIDTH, run_demo
+from replay.demo._render import VIEW_WIDTH, show_demo
 
 __all__ = [
     "LLM_JUDGE",
     "RULES_JUDGE",
     "VIEW_WIDTH",
     "DemoDatabaseInUse",
+    "DemoData",
     "DemoReport",
+    "demo_data",
     "import_example_runs",
     "judge_demo_runs",
     "prepare_demo_db",
-    "run_demo",
+    "show_demo",
     "write_report",
 ]

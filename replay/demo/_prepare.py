@@ -1,5 +1,5 @@
-"""What ``p2w-rt demo`` needs of the library: a database it may use, the example runs imported and judged,
-and the report it writes (the views it shows are rendered by ``replay.demo._render``)."""
+"""What ``p2w-rt demo`` needs of the library: a database it may use, the example runs imported, judged,
+classified and diffed (``DemoData``), and the report file (the views are rendered by ``replay.demo._render``)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ from p2w_runtime.store import (
     list_runs,
     open_store,
 )
+from replay.classify import ClassifyOptions, ErrorSummary, classify_runs, plot_summary, summarize
 from replay.derived import LlmFactory
+from replay.diff import RunDiff, diff_refs
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import ReplaySummary, replay_run
+from replay.metrics import MetricsReport, metrics_report
 
 RULES_JUDGE = "rubric-rules"
 LLM_JUDGE = "rubric-llm"
@@ -99,6 +102,45 @@ async def judge_demo_runs(
             info = await find_run(store, ref)
             judged.append((info, LLM_JUDGE, await replay_run(store, info.run_id, [judge], llm=llm_factory)))
     return judged
+
+
+@dataclass(frozen=True, slots=True)
+class DemoData:
+    """Everything the demo shows, computed: judging counts, metric tables, error summary, the diff, the plots."""
+
+    db: Path
+    judged: list[tuple[RunInfo, str, ReplaySummary]]
+    rules_metrics: MetricsReport
+    llm_metrics: MetricsReport | None
+    errors: ErrorSummary
+    errors_png: Path
+    diff: RunDiff | None
+
+
+async def demo_data(
+    store: Recorder,
+    db: Path,
+    runs: Sequence[str],
+    *,
+    out_dir: Path,
+    llm_judged: Sequence[str] = (),
+    llm_settings: JudgeSettings | None = None,
+    llm_factory: LlmFactory | None = None,
+) -> DemoData:
+    """Judge, classify and diff ``runs`` (labels; the first two are diffed) and write the plots into ``out_dir``."""
+    judged = await judge_demo_runs(
+        store, runs, llm_judged=llm_judged, llm_settings=llm_settings, llm_factory=llm_factory
+    )
+    by = ("run", "model", "scheme")
+    rules = await metrics_report(store, runs, judge=RULES_JUDGE, by=by, plot=out_dir / "levels.png")
+    llm = await metrics_report(store, runs, judge=LLM_JUDGE, by=by, plot=None) if llm_judged else None
+    infos = [await find_run(store, ref) for ref in runs]
+    errors = summarize(await classify_runs(store, infos, ClassifyOptions()), per_run=True)
+    errors_png = plot_summary(errors, out_dir / "errors.png")
+    diff = None
+    if len(infos) >= 2:
+        diff = await diff_refs(db, infos[0].label, infos[1].label, judge=RULES_JUDGE)
+    return DemoData(db, judged, rules, llm, errors, errors_png, diff)
 
 
 def write_report(report: DemoReport, path: Path) -> Path:
