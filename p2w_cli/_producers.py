@@ -1,4 +1,4 @@
-"""``--judge`` / ``--classifier``: ids, default and help read from the producer registry
+"""``--judge`` / ``--classifier`` and the options of a producer pass: ids, default and help read from the registry
 (``replay.derived.family``) when they are needed, so a new producer needs no CLI edit and ``--help`` of other
 commands does not import every judge. An unknown id is the registry's one-line ``UserError`` (exit 1)."""
 
@@ -23,7 +23,10 @@ class ProducerOption(click.Option):
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
         from replay.derived import family
 
-        self.help = f"{self.intro} {family(self.kind).help()}."
+        producers = family(self.kind)
+        self.help = f"{self.intro} {producers.help()}."
+        if self.show_default:
+            self.default = producers.default  # the callable's value, shown as it is
         return super().get_help_record(ctx)
 
 
@@ -37,7 +40,7 @@ def producer_option(
 
         return family(kind).default
 
-    extra: dict[str, Any] = {} if required or multiple else {"default": default, "show_default": kind + " default"}
+    extra: dict[str, Any] = {} if required or multiple else {"default": default, "show_default": True}
     return click.option(
         *decls,
         cls=ProducerOption,
@@ -48,3 +51,13 @@ def producer_option(
         required=required,
         **extra,
     )
+
+
+def pass_fields(shared: dict[str, Any]) -> dict[str, Any]:
+    """``replay.derived.PassOptions`` fields from the options ``replay`` and ``classify`` share (endpoint, force,
+    ``--json``, site lists), whatever command took them: one place, so the two cannot drift."""
+    from p2w_cli._common import site_alias_pairs
+
+    fields = dict(shared)
+    fields["site_aliases"] = site_alias_pairs(fields.pop("site_alias"), fields.pop("site_alias_file"))
+    return fields

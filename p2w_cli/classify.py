@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,9 +15,8 @@ from p2w_cli._common import (
     open_db,
     run,
     site_alias_options,
-    site_alias_pairs,
 )
-from p2w_cli._producers import producer_option
+from p2w_cli._producers import pass_fields, producer_option
 from p2w_runtime.terminal import terminal_console
 
 
@@ -39,16 +39,7 @@ def classify_cmd(
     summary: bool,
     per_run: bool,
     plot: Path | None,
-    model: str,
-    base_url: str | None,
-    api_key: str | None,
-    temperature: float | None,
-    concurrency: int,
-    force: bool,
-    as_json: bool,
-    location_sites: tuple[str, ...],
-    site_alias: tuple[str, ...],
-    site_alias_file: Path | None,
+    **shared: Any,
 ) -> None:
     """Label each episode with Persona2Web's error types and its navigation end reason, with evidence.
 
@@ -57,21 +48,7 @@ def classify_cmd(
     from p2w_cli._passes import classify_command
     from replay.classify import ClassifyOptions
 
-    options = ClassifyOptions(
-        classifier=classifier,
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        temperature=temperature,
-        concurrency=concurrency,
-        force=force,
-        as_json=as_json,
-        summary=summary,
-        per_run=per_run,
-        plot=plot,
-        location_sites=location_sites,
-        site_aliases=site_alias_pairs(site_alias, site_alias_file),
-    )
+    options = ClassifyOptions(classifier=classifier, summary=summary, per_run=per_run, plot=plot, **pass_fields(shared))
 
     async def _classify() -> int:
         async with open_db(ctx) as store:

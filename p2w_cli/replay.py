@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,9 +15,8 @@ from p2w_cli._common import (
     open_db,
     run,
     site_alias_options,
-    site_alias_pairs,
 )
-from p2w_cli._producers import producer_option
+from p2w_cli._producers import pass_fields, producer_option
 from p2w_runtime.terminal import terminal_console
 
 
@@ -57,20 +57,11 @@ def replay_cmd(
     ctx: click.Context,
     run_ref: str,
     judge_ids: tuple[str, ...],
-    model: str,
-    base_url: str | None,
-    api_key: str | None,
-    temperature: float | None,
-    concurrency: int,
     dry_run: bool,
-    force: bool,
     retry_failed: bool,
-    as_json: bool,
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
-    location_sites: tuple[str, ...],
-    site_alias: tuple[str, ...],
-    site_alias_file: Path | None,
+    **shared: Any,
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
     from p2w_cli._passes import replay_command
@@ -78,19 +69,11 @@ def replay_cmd(
 
     options = ReplayOptions(
         judges=judge_ids,
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        temperature=temperature,
-        concurrency=concurrency,
         dry_run=dry_run,
         retry_failed=retry_failed,
-        force=force,
-        as_json=as_json,
         webarena_config=webarena_config,
         site_urls=_key_values(site_urls, "--site-url"),
-        location_sites=location_sites,
-        site_aliases=site_alias_pairs(site_alias, site_alias_file),
+        **pass_fields(shared),
     )
 
     async def _replay() -> int:

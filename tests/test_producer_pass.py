@@ -64,3 +64,18 @@ async def test_one_cause_failing_every_episode_is_one_error_with_a_count(tmp_pat
         again = await replay_run(store, run_id, [judge], retry_failed=True)
         after = [e async for e in store.read_stream(judgment_stream(run_id)) if e.type == "judgment"]
         assert again.failures[error] == 3 and len(after) == len(written), "the same failure again is not re-appended"
+
+
+def test_the_cli_reads_ids_defaults_and_help_from_the_registry() -> None:
+    from click.testing import CliRunner
+
+    from cli import main
+    from replay.derived import family
+
+    for command, kind in (("replay", "judge"), ("classify", "classifier")):
+        result = CliRunner().invoke(main, [command, "--help"])
+        assert result.exit_code == 0, result.output
+        text = "".join(result.output.split())  # --help wraps lines, at hyphens too
+        for cls in family(kind).producers:
+            assert "".join(f"{cls.id}: {cls.description}".split()) in text, (command, cls.id)
+    assert "[default:rules]" in "".join(CliRunner().invoke(main, ["classify", "--help"]).output.split())

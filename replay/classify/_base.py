@@ -57,14 +57,6 @@ class Classifier(Producer[JudgeSettings, ConfigT, Verdict]):
         return Verdict(status="failed", error=error)
 
     def payload(self, trajectory: Trajectory, key: CacheKey, verdict: Verdict) -> ErrorClassified:
-        return ErrorClassified(
-            episode_stream=trajectory.stream,
-            task_id=trajectory.task_id,
-            trajectory_hash=trajectory.hash,
-            classifier_id=self.id,
-            classifier_version=self.version,
-            config_hash=key[3],
-            labels=verdict.labels,
-            status="ok" if verdict.status == "ok" else "failed",
-            error=verdict.error,
+        return ErrorClassified.model_validate(
+            {**self.keyed(trajectory, key, verdict.status, verdict.error), "labels": verdict.labels}
         )

@@ -8,11 +8,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.llm import LlmClient
 from p2w_runtime.store import Recorder, RunInfo
 from replay.classify._registry import CLASSIFIERS, make_classifier
 from replay.classify._runner import ClassifyOutcome, ClassifySummary, classify_run
-from replay.derived import LlmEndpoint, PassOptions
+from replay.derived import PassOptions
 
 
 @dataclass(frozen=True)
@@ -49,21 +48,14 @@ async def classify_runs(
 ) -> list[tuple[RunInfo, ClassifySummary]]:
     """Classify each run (cached); the LLM client is built on first need and closed after."""
     classifier = make_classifier(options.classifier, options.settings())
-    made: list[LlmClient] = []
-
-    def build() -> LlmEndpoint:
-        client = options.llm_client()
-        made.append(client)
-        return client
-
     results: list[tuple[RunInfo, ClassifySummary]] = []
-    try:
+    async with options.llm_factory() as llm:
         for info in runs:
             summary = await classify_run(
                 store,
                 info.run_id,
                 classifier,
-                llm=build,
+                llm=llm,
                 concurrency=options.concurrency,
                 force=options.force,
                 on_outcome=None if on_outcome is None else partial(on_outcome, info),
@@ -71,7 +63,4 @@ async def classify_runs(
             results.append((info, summary))
             if on_done is not None:
                 on_done(info, summary)
-    finally:
-        for client in made:
-            await client.aclose()
     return results

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from p2w_runtime.llm import LlmClient
+from replay.derived._producer import LlmEndpoint, LlmFactory
 from replay.derived._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
 from replay.matching import site_aliases
 
@@ -40,3 +43,18 @@ class PassOptions:
     def llm_client(self) -> LlmClient:
         """A client for the endpoint, for the ``LlmFactory`` of a pass (built only when a producer needs it)."""
         return LlmClient(self.model, base_url=self.base_url, api_key=self.api_key)
+
+    @asynccontextmanager
+    async def llm_factory(self) -> AsyncIterator[LlmFactory]:
+        """An ``LlmFactory`` for the passes inside the block; the clients it built are closed when it ends."""
+        made: list[LlmClient] = []
+
+        def build() -> LlmEndpoint:
+            made.append(self.llm_client())
+            return made[-1]
+
+        try:
+            yield build
+        finally:
+            for client in made:
+                await client.aclose()

@@ -53,6 +53,11 @@ LlmFactory = Callable[[], LlmEndpoint]
 """Returns the endpoint to use; called on first need, so a rules-only or fully cached pass needs none."""
 
 
+KeyedFields = dict[str, str | None]
+"""``Producer.keyed``: episode stream, task, trajectory hash, ``{kind}_id``, ``{kind}_version``, config hash,
+status, error."""
+
+
 class ProducerError(Exception):
     """This trajectory cannot be given a result (no ground truth, no task config...): recorded as a failed one."""
 
@@ -143,6 +148,19 @@ class Producer(ABC, Generic[SettingsT, ConfigT, VerdictT]):
     @abstractmethod
     def payload(self, trajectory: Trajectory, key: CacheKey, verdict: VerdictT) -> Derived:
         """The event payload appended for ``verdict`` (``Judgment``, ``ErrorClassified``)."""
+
+    def keyed(self, trajectory: Trajectory, key: CacheKey, status: str, error: str | None) -> KeyedFields:
+        """The fields every derived payload carries: what was derived from, by whom, and how it went."""
+        return {
+            "episode_stream": trajectory.stream,
+            "task_id": trajectory.task_id,
+            "trajectory_hash": trajectory.hash,
+            f"{self.kind}_id": self.id,
+            f"{self.kind}_version": self.version,
+            "config_hash": key[3],
+            "status": "ok" if status == "ok" else "failed",
+            "error": error,
+        }
 
     async def aclose(self) -> None:  # noqa: B027 - most producers open nothing
         """Release what the producer opened (a browser); called once after a pass."""

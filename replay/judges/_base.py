@@ -117,18 +117,13 @@ class Judge(Producer[JudgeSettings, ConfigT, Verdict]):
         return Verdict.failed(error, cost_usd)
 
     def payload(self, trajectory: Trajectory, key: CacheKey, verdict: Verdict) -> Judgment:
-        return Judgment(
-            episode_stream=trajectory.stream,
-            task_id=trajectory.task_id,
-            trajectory_hash=trajectory.hash,
-            judge_id=self.id,
-            judge_version=self.version,
-            config_hash=key[3],
-            status="ok" if verdict.status == "ok" else "failed",
-            points=verdict.points,
-            max_points=verdict.max_points,
-            evidence=verdict.evidence,
-            metrics=verdict.metrics,
-            cost_usd=verdict.cost_usd,
-            error=verdict.error,
+        return Judgment.model_validate(
+            {
+                **self.keyed(trajectory, key, verdict.status, verdict.error),
+                "points": verdict.points,
+                "max_points": verdict.max_points,
+                "evidence": verdict.evidence,
+                "metrics": verdict.metrics,
+                "cost_usd": verdict.cost_usd,
+            }
         )

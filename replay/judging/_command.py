@@ -6,9 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from p2w_runtime.llm import LlmClient
 from p2w_runtime.store import Recorder, RunInfo
-from replay.derived import LlmEndpoint, PassOptions
+from replay.derived import PassOptions
 from replay.judges import Judge, JudgeSettings, make_judge
 from replay.judging._estimate import JudgeEstimate, estimate_replay
 from replay.judging._runner import JudgeOutcome, ReplaySummary, replay_run
@@ -48,25 +47,14 @@ async def judge_run(
     store: Recorder, info: RunInfo, options: ReplayOptions, on_outcome: Callable[[JudgeOutcome], None]
 ) -> ReplaySummary:
     """Judge ``info``'s run with the options' judges; the LLM client is built on first need and closed after."""
-    judges = options.make_judges()
-    made: list[LlmClient] = []
-
-    def build() -> LlmEndpoint:
-        client = options.llm_client()
-        made.append(client)
-        return client
-
-    try:
+    async with options.llm_factory() as llm:
         return await replay_run(
             store,
             info.run_id,
-            judges,
-            llm=build,
+            options.make_judges(),
+            llm=llm,
             concurrency=options.concurrency,
             force=options.force,
             retry_failed=options.retry_failed,
             on_outcome=on_outcome,
         )
-    finally:
-        for client in made:
-            await client.aclose()
