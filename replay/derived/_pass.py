@@ -204,7 +204,7 @@ class DerivedPass(Generic[OutcomeT, SummaryT]):
         self.on_outcome = on_outcome
 
     def exclusive(self, keys: Iterable[str]) -> AbstractAsyncContextManager[None]:
-        """Hold the claims of this pass (``pass_claim``) for as long as it runs.
+        """Hold the claims of this pass (``Producer.claim``) for as long as it runs.
 
         Two passes that would derive the same results (another process, same run and producer config) then run
         one after the other: the second waits, and finds every result cached instead of paying for it again.

@@ -17,8 +17,7 @@ from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from p2w_runtime.llm import Sink
-from p2w_runtime.llm._totals import UsageTotals
+from p2w_runtime.llm import Sink, UsageTotals
 from replay.derived._stream import CacheKey, Derived
 from replay.trajectory import EpisodeRef, Trajectory
 from schemas import LlmRole, content_hash
@@ -58,6 +57,9 @@ KeyedFields = dict[str, str | None]
 status, error."""
 
 
+NO_LLM = "this result needs an LLM, and none is configured (--model / --base-url)"
+
+
 class ProducerError(Exception):
     """This trajectory cannot be given a result (no ground truth, no task config...): recorded as a failed one."""
 
@@ -77,7 +79,7 @@ class ProduceContext:
 
     def need_llm(self) -> StructuredLlm:
         if self.llm is None:
-            raise ProducerError("this result needs an LLM, and none is configured (--model / --base-url)")
+            raise ProducerError(NO_LLM)
         return self.llm
 
 

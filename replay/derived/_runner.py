@@ -18,7 +18,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.store import Recorder
 from replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
-from replay.derived._producer import LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
+from replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
 from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key
 from replay.trajectory import Trajectory, list_episodes, load_trajectory
 
@@ -65,7 +65,7 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
     def llm(self) -> LlmEndpoint:
         if self._llm is None:
             if self.llm_factory is None:
-                raise ProducerError("this result needs an LLM, and none is configured (--model / --base-url)")
+                raise ProducerError(NO_LLM)
             try:
                 self._llm = self.llm_factory()
             except LlmError as exc:
