@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,20 +15,14 @@ from p2w_cli._common import (
     open_db,
     run,
     site_alias_options,
-    site_alias_pairs,
 )
+from p2w_cli._producers import pass_fields, producer_option
 from p2w_runtime.terminal import terminal_console
 
 
 @click.command("classify")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option(
-    "--classifier",
-    type=click.Choice(["rules", "llm"]),
-    default="rules",
-    show_default=True,
-    help="rules: deterministic, from the structured events; llm: an OpenAI-compatible model.",
-)
+@producer_option("classifier", "--classifier", intro="Classifier id:")
 @click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
 @click.option("--per-run", is_flag=True, help="Summary and plot: one column per run, not per agent / model / scheme.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
@@ -44,38 +39,16 @@ def classify_cmd(
     summary: bool,
     per_run: bool,
     plot: Path | None,
-    model: str,
-    base_url: str | None,
-    api_key: str | None,
-    temperature: float | None,
-    concurrency: int,
-    force: bool,
-    as_json: bool,
-    location_sites: tuple[str, ...],
-    site_alias: tuple[str, ...],
-    site_alias_file: Path | None,
+    **shared: Any,
 ) -> None:
     """Label each episode with Persona2Web's error types and its navigation end reason, with evidence.
 
     Classifications are appended to the run and cached (prints "cached").
     """
-    from replay.classify import ClassifyOptions, classify_command
+    from p2w_cli._passes import classify_command
+    from replay.classify import ClassifyOptions
 
-    options = ClassifyOptions(
-        classifier=classifier,
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        temperature=temperature,
-        concurrency=concurrency,
-        force=force,
-        as_json=as_json,
-        summary=summary,
-        per_run=per_run,
-        plot=plot,
-        location_sites=location_sites,
-        site_aliases=site_alias_pairs(site_alias, site_alias_file),
-    )
+    options = ClassifyOptions(classifier=classifier, summary=summary, per_run=per_run, plot=plot, **pass_fields(shared))
 
     async def _classify() -> int:
         async with open_db(ctx) as store:

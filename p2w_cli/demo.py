@@ -44,7 +44,7 @@ def demo_cmd(
     """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
     from p2w_runtime.examples import example_run_bundles
     from p2w_runtime.store import open_store
-    from replay.demo import import_example_runs, prepare_demo_db, run_demo, write_report
+    from replay.demo import demo_data, import_example_runs, prepare_demo_db, show_demo, write_report
     from replay.judges import JudgeSettings
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -66,19 +66,17 @@ def demo_cmd(
 
                     return LlmClient(model, base_url=base_url, api_key=api_key)
 
-            return await run_demo(
+            return await demo_data(
                 store,
                 db,
                 runs,
                 out_dir=out_dir,
-                out=console,
-                err=err,
                 llm_judged=runs[2:],
                 llm_settings=llm_settings,
                 llm_factory=factory,
             )
 
-    report = run(_demo())
+    report = show_demo(run(_demo()), console, err)
     path = write_report(report, out_dir / "report.md")
     click.echo(f"\nreport with plots: {path}  (database: {db}; try `p2w-rt --db {db} show earlier`)")
     click.echo(f"open it in a browser: p2w-rt view --db {db} --open")

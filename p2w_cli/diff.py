@@ -20,9 +20,9 @@ from p2w_cli._common import console, db_path, run
 @click.pass_context
 def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bool) -> None:
     """Compare run A with run B task by task; either may be FILE.db:RUN (a run in another database)."""
-    from replay.diff import diff_command
+    from replay.diff import diff_refs, show_diff
 
-    run(diff_command(db_path(ctx), a_ref, b_ref, judge=judge, as_json=as_json, out=console))
+    show_diff(run(diff_refs(db_path(ctx), a_ref, b_ref, judge=judge)), console, as_json=as_json)
 
 
 @click.command("stats")
@@ -37,8 +37,8 @@ def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bo
 @click.pass_context
 def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json: bool) -> None:
     """Mean and standard deviation of each metric over repeated runs of the same tasks (Table 8)."""
-    from replay.stats import stats_command
+    from replay.stats import show_stats, stats_of
 
     if len(run_refs) < 2:
         raise click.UsageError("stats needs at least two runs")
-    run(stats_command(db_path(ctx), run_refs, judge=judge, as_json=as_json, out=console))
+    show_stats(run(stats_of(db_path(ctx), run_refs, judge=judge)), console, as_json=as_json)

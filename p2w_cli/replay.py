@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,8 +15,8 @@ from p2w_cli._common import (
     open_db,
     run,
     site_alias_options,
-    site_alias_pairs,
 )
+from p2w_cli._producers import pass_fields, producer_option
 from p2w_runtime.terminal import terminal_console
 
 
@@ -31,14 +32,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
 
 @click.command("replay")
 @click.argument("run_ref", metavar="RUN")
-@click.option(
-    "--judge",
-    "judge_ids",
-    multiple=True,
-    required=True,
-    help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
-    "action-wise-rules, outcome-based-rules, webarena.",
-)
+@producer_option("judge", "--judge", "judge_ids", intro="Judge id; repeat for several.", multiple=True, required=True)
 @llm_pass_options("the LLM judges", "judgments")
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
@@ -63,39 +57,23 @@ def replay_cmd(
     ctx: click.Context,
     run_ref: str,
     judge_ids: tuple[str, ...],
-    model: str,
-    base_url: str | None,
-    api_key: str | None,
-    temperature: float | None,
-    concurrency: int,
     dry_run: bool,
-    force: bool,
     retry_failed: bool,
-    as_json: bool,
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
-    location_sites: tuple[str, ...],
-    site_alias: tuple[str, ...],
-    site_alias_file: Path | None,
+    **shared: Any,
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
-    from replay.judging import ReplayOptions, replay_command
+    from p2w_cli._passes import replay_command
+    from replay.judging import ReplayOptions
 
     options = ReplayOptions(
         judges=judge_ids,
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        temperature=temperature,
-        concurrency=concurrency,
         dry_run=dry_run,
         retry_failed=retry_failed,
-        force=force,
-        as_json=as_json,
         webarena_config=webarena_config,
         site_urls=_key_values(site_urls, "--site-url"),
-        location_sites=location_sites,
-        site_aliases=site_alias_pairs(site_alias, site_alias_file),
+        **pass_fields(shared),
     )
 
     async def _replay() -> int:
@@ -120,21 +98,13 @@ def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
-    from replay.metrics import metrics_command
+    from replay.metrics import metrics_report, show_metrics
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
 
     async def _metrics() -> None:
         async with open_db(ctx) as store:
-            await metrics_command(
-                store,
-                run_refs,
-                judge=judge,
-                by=columns,
-                fmt=fmt,
-                plot=plot,
-                out=console,
-                err=terminal_console(stderr=True),
-            )
+            report = await metrics_report(store, run_refs, judge=judge, by=columns, plot=plot)
+        show_metrics(report, fmt, console, terminal_console(stderr=True))
 
     run(_metrics())

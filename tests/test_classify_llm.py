@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from classify_builders import act_well, add_run, ask_well, builder, good_episode
@@ -37,8 +38,11 @@ def analyst(request: dict) -> Text:
     return Text(json.dumps({"labels": [label]}))
 
 
-def classifier(server: ScriptedLlm) -> LlmClassifier:
-    return LlmClassifier(lambda: LlmClient(MODEL, base_url=server.base_url), JudgeSettings(model=MODEL))
+def classify(store: Any, server: ScriptedLlm) -> Any:
+    """The llm classifier's pass over ``run``, its client built on first need."""
+    return classify_run(
+        store, "run", LlmClassifier(JudgeSettings(model=MODEL)), llm=lambda: LlmClient(MODEL, base_url=server.base_url)
+    )
 
 
 async def _build(path: Path) -> dict[str, str]:
@@ -55,7 +59,7 @@ async def test_labels_evidence_recorded_calls_and_cache(tmp_path: Path, scripted
     ids = await _build(db)
     scripted_llm.handle_with(analyst)
     async with open_store(db) as store:
-        first = await classify_run(store, "run", classifier(scripted_llm))
+        first = await classify(store, scripted_llm)
         assert (first.classified, first.failed, first.cached) == (2, 0, 0)
         assert len(scripted_llm.chat_requests) == 2
         request = scripted_llm.chat_requests[0]
@@ -77,7 +81,7 @@ async def test_labels_evidence_recorded_calls_and_cache(tmp_path: Path, scripted
         # the two episodes are classified concurrently, so their calls may be stored in either order
         assert sorted(c.causation_id == ids["finished"] for c in calls) == [False, True]
 
-        second = await classify_run(store, "run", classifier(scripted_llm))
+        second = await classify(store, scripted_llm)
         assert (second.classified, second.cached) == (0, 2)
         assert len(scripted_llm.chat_requests) == 2, "a cached pass makes no request"
         assert len(await read_classifications(store, "run")) == 2
@@ -90,14 +94,14 @@ async def test_malformed_answers_are_a_failed_classification_retried_next_time(
     async with open_store(db) as store:
         await add_run(store, "december", [good_episode("run", "Alex_Garcia_A1")], run_id="run")
         scripted_llm.handle_with(lambda _: Text('{"labels": [{"label": "made_up_error"}]}'))
-        failed = await classify_run(store, "run", classifier(scripted_llm))
+        failed = await classify(store, scripted_llm)
         assert failed.failed == 1
         (outcome,) = failed.outcomes
         assert outcome.classification.status == "failed" and "ClassifierAnswer" in (outcome.classification.error or "")
         assert len(scripted_llm.chat_requests) == 3, "asked, then repaired twice"
 
         scripted_llm.handle_with(lambda _: Text('{"labels": []}'))
-        retried = await classify_run(store, "run", classifier(scripted_llm))
+        retried = await classify(store, scripted_llm)
         assert (retried.classified, retried.cached) == (1, 0)
         assert len(scripted_llm.chat_requests) == 4
 
@@ -134,7 +138,7 @@ async def test_a_rejected_request_stops_the_batch_and_keeps_its_recorded_call(
         await add_run(store, "december", [good_episode("run", "Alex_Garcia_A1")], run_id="run")
         scripted_llm.handle_with(lambda _: HttpError(401, "Incorrect API key provided"))
         with pytest.raises(ClassifyAborted, match="Incorrect API key provided.*run/Alex_Garcia_A1"):
-            await classify_run(store, "run", classifier(scripted_llm))
+            await classify(store, scripted_llm)
         events = [e.decode() async for e in store.read_stream(classification_stream("run"))]
         assert [e.type for e in events] == ["llm.call", "streams.sealed"]  # what the stopped pass wrote is sealed
         assert events[0].payload.error == "HTTP 401: Incorrect API key provided"

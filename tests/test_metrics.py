@@ -28,7 +28,7 @@ def test_means_over_judged_episodes_only() -> None:
     row = rows[0]
     assert dict(row.group) == {"architecture": "agentoccam", "model": "m", "scheme": "on-demand"}
     assert (row.episodes, row.judged) == (3, 2)
-    assert row.figures == {"p_web": 1.0, "p_pref": 0.5, "p_avg": 0.75, "intent": 0.5, "success": 0.5}
+    assert row.figures == {"p_web": 1.0, "p_pref": 0.5, "p_avg": 0.75, "intent": 0.5, "success_rate": 0.5}
 
 
 def test_several_judges_get_their_own_rows_and_webarena_has_no_rubric_figures() -> None:
@@ -37,14 +37,16 @@ def test_several_judges_get_their_own_rows_and_webarena_has_no_rubric_figures() 
     )
     rows = aggregate([score(0, 1.0), webarena])
     assert [dict(r.group)["judge"] for r in rows] == ["rubric-rules", "webarena"]
-    assert rows[1].figures == {"p_web": None, "p_pref": None, "p_avg": None, "intent": None, "success": 1.0}
-    assert "| — | — | — | — | 1.000 |" in markdown(rows)
+    assert rows[1].figures == {"p_web": None, "p_pref": None, "p_avg": None, "intent": None, "success_rate": 1.0}
+    assert "| - | - | - | - | 1.000 |" in markdown(rows)
 
 
 def test_level_grouping_and_csv() -> None:
     rows = aggregate([score(2, 0.0), score(0, 1.0), score(1, 1.0)], ("level",))
     assert [dict(r.group)["level"] for r in rows] == [0, 1, 2]
-    assert csv_text(rows).splitlines()[1] == "0,1.000000,0.500000,0.750000,1.000000,1.000000,1,1"
+    header, first = csv_text(rows).splitlines()[:2]
+    assert header == "level,p_web,p_pref,p_avg,intent,success_rate,judged,episodes"
+    assert first == "0,1.0,0.5,0.75,1.0,1.0,1,1", "CSV holds full precision, as JSON does"
 
 
 def test_plot_is_a_png(tmp_path: Path) -> None:

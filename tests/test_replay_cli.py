@@ -209,8 +209,9 @@ def test_metrics_formats_and_plot(tmp_path: Path) -> None:
     rows = json_lines(out)
     main_rows = [r for r in rows if r["table"] == "main"]
     assert [(r["model"], r["episodes"], r["judged"]) for r in main_rows] == [("gpt-4.1", 3, 3), ("o3", 3, 3)]
-    assert main_rows[0]["sr"] == 2 / 3 and main_rows[0]["intent"] == 2 / 3 and main_rows[0]["p_web"] == 1.0
-    by_level = [(r["model"], r["level"], r["sr"]) for r in rows if r["table"] == "by_level"]
+    assert main_rows[0]["success_rate"] == 0.666667 and main_rows[0]["intent"] == 0.666667
+    assert main_rows[0]["p_web"] == 1.0
+    by_level = [(r["model"], r["level"], r["success_rate"]) for r in rows if r["table"] == "by_level"]
     assert by_level == [("gpt-4.1", 0, 1.0), ("gpt-4.1", 2, 0.5), ("o3", 0, 1.0), ("o3", 2, 0.5)]
 
     code, out, _ = invoke(db, "metrics", "a", "--format", "md")
@@ -218,9 +219,9 @@ def test_metrics_formats_and_plot(tmp_path: Path) -> None:
     assert "| agentoccam | gpt-4.1 | on-demand | 1.000 | 1.000 | 1.000 | 0.667 | 0.667 | 3/3 |" in out
     code, out, _ = invoke(db, "metrics", "a", "--format", "csv", "--by", "level")
     assert out.splitlines()[:3] == [
-        "level,p_web,p_pref,p_avg,intent,sr,judged,episodes",
-        "0,1.000000,1.000000,1.000000,1.000000,1.000000,1,1",
-        "2,1.000000,1.000000,1.000000,0.500000,0.500000,2,2",
+        "level,p_web,p_pref,p_avg,intent,success_rate,judged,episodes",
+        "0,1.0,1.0,1.0,1.0,1.0,1,1",
+        "2,1.0,1.0,1.0,0.5,0.5,2,2",
     ]
     plot = tmp_path / "levels.png"
     code, out, err = invoke(db, "metrics", "a", "b", "--plot", str(plot))

@@ -118,7 +118,7 @@ def test_runs_show_metrics_diff_stats_classify_count_the_same_episodes(resumed: 
     diff = json.loads(cli(resumed, "diff", "killed", "killed", "--json").output)
     stats = json.loads(cli(resumed, "stats", "killed", "killed", "--json").output)
     figures = {
-        "metrics": (row["episodes"], round(row["sr"], 3), round(row["intent"], 3)),
+        "metrics": (row["episodes"], round(row["success_rate"], 3), round(row["intent"], 3)),
         "diff": (
             diff["paired_tasks"],
             round(diff["metrics"]["success_rate"]["a"], 3),

@@ -64,7 +64,7 @@ def test_the_table_has_a_row_per_run_and_mean_std(dbs: tuple[Path, Path]) -> Non
     lines = result.stdout.splitlines()
     (mean,) = [line for line in lines if line.startswith("│ mean")]
     (std,) = [line for line in lines if line.startswith("│ ± std")]
-    assert mean.split("│")[-2].strip() == "66.7" and std.split("│")[-2].strip() == "33.3"
+    assert mean.split("│")[-2].strip() == "0.667" and std.split("│")[-2].strip() == "0.333"
     assert "left out (not scored in every run): T_D1" in result.stdout
 
 

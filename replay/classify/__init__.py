@@ -2,7 +2,7 @@
 docs/design/classification.md."""
 
 from replay.classify._base import Classifier, UnknownClassifier, Verdict, navigation_label
-from replay.classify._command import ClassifyOptions, classify_command, outcome_json, summary_table
+from replay.classify._command import ClassifyOptions, classify_runs, outcome_json
 from replay.classify._hallucination import Constraint, applied_constraints, hallucination
 from replay.classify._history_use import history_use
 from replay.classify._labels import (
@@ -20,10 +20,10 @@ from replay.classify._plot import PlotError, plot_summary
 from replay.classify._records import ClassificationRecord, classification_stream, read_classifications
 from replay.classify._redundant import RedundancySettings, redundant_access
 from replay.classify._registry import CLASSIFIERS, make_classifier
-from replay.classify._rules import RulesClassifier
+from replay.classify._render import outcome_lines, summary_table
+from replay.classify._rules import RulesClassifier, RulesConfig
 from replay.classify._runner import ClassifyAborted, ClassifyOutcome, ClassifySummary, classify_run
 from replay.classify._summary import ErrorSummary, SummaryRow, summarize
-from replay.derived import LlmFactory, latest_ok
 
 __all__ = [
     "ALL_LABELS",
@@ -45,23 +45,23 @@ __all__ = [
     "Constraint",
     "ErrorSummary",
     "LlmClassifier",
-    "LlmFactory",
     "PlotError",
     "RedundancySettings",
     "RulesClassifier",
+    "RulesConfig",
     "SummaryRow",
     "UnknownClassifier",
     "Verdict",
     "applied_constraints",
     "classification_stream",
-    "classify_command",
+    "classify_runs",
     "classify_run",
     "hallucination",
     "history_use",
-    "latest_ok",
     "make_classifier",
     "navigation_label",
     "outcome_json",
+    "outcome_lines",
     "plot_summary",
     "read_classifications",
     "redundant_access",

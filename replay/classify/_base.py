@@ -1,21 +1,22 @@
-"""What every classifier is: an id, a version, a hashed configuration, and ``classify(trajectory)``.
+"""What every classifier is: a producer (``replay.derived.Producer``) of ``error.classified`` events.
 
-Classifications are cached like judgments, by (trajectory hash, classifier id, classifier
-version, config hash): the version changes whenever the rules change, and ``config()`` holds
-every setting that can change a label (model, prompt hash, thresholds, site lists).
+Classifications are cached like judgments, by (trajectory hash, classifier id, classifier version, config
+hash): the version changes whenever the rules change, and the typed config holds every setting that can
+change a label (model, prompt hash, thresholds, site lists).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TypeVar
 
 from p2w_runtime.errors import UserError
-from p2w_runtime.llm import Sink
 from replay.classify._labels import NAVIGATION_LABELS
+from replay.derived import CacheKey, JudgeSettings, Producer, ProducerConfig
 from replay.trajectory import Trajectory
-from schemas import ErrorLabel, Evidence, content_hash
+from schemas import ErrorClassified, ErrorLabel, Evidence
+
+ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
 
 
 class UnknownClassifier(UserError):
@@ -47,23 +48,15 @@ def navigation_label(t: Trajectory) -> ErrorLabel | None:
     )
 
 
-class Classifier(ABC):
-    id: ClassVar[str]
-    version: ClassVar[str]
-    description: ClassVar[str] = ""
-    uses_llm: ClassVar[bool] = False
+class Classifier(Producer[JudgeSettings, ConfigT, Verdict]):
+    """A producer of ``error.classified`` events: labels with evidence."""
 
-    @abstractmethod
-    def config(self) -> dict[str, Any]:
-        """The settings this classifier's labels depend on (hashed into the cache key)."""
+    kind = "classifier"
 
-    def config_hash(self) -> str:
-        return content_hash({"classifier": self.id, "config": self.config()})
+    def failed(self, error: str, cost_usd: float | None) -> Verdict:
+        return Verdict(status="failed", error=error)
 
-    @abstractmethod
-    async def classify(self, trajectory: Trajectory, sink: Sink) -> Verdict:
-        """Label one episode; LLM calls go to ``sink``. An unusable model answer is a failed verdict."""
-
-    async def aclose(self) -> None:
-        """Release what the classifier opened (an LLM client); most open nothing."""
-        return None
+    def payload(self, trajectory: Trajectory, key: CacheKey, verdict: Verdict) -> ErrorClassified:
+        return ErrorClassified.model_validate(
+            {**self.keyed(trajectory, key, verdict.status, verdict.error), "labels": verdict.labels}
+        )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from replay.classify._labels import HISTORY_RETRIEVAL_FAILURE, HISTORY_UTILIZATION_FAILURE
 from replay.classify._texts import Text, applied_texts, event_order, memory_texts, page_urls
-from replay.judges import JudgeError, JudgeSettings, rubric_targets
+from replay.judges import JudgeError, SiteLists, rubric_targets
 from replay.matching import compile_value, find_value, mentions_site, on_site
 from replay.trajectory import Trajectory
 from schemas import ErrorLabel, Evidence
@@ -54,7 +54,7 @@ def _site_finder(hosts: Sequence[str]) -> Finder:
     return find
 
 
-def targets(t: Trajectory, settings: JudgeSettings) -> list[Target] | None:
+def targets(t: Trajectory, settings: SiteLists) -> list[Target] | None:
     """The ground-truth values of the episode, or None when it has no ground truth."""
     try:
         rubric = rubric_targets(t, settings)
@@ -75,7 +75,7 @@ def _first(target: Target, texts: Sequence[Text]) -> tuple[Text, str] | None:
     return None
 
 
-def history_use(t: Trajectory, settings: JudgeSettings) -> list[ErrorLabel]:
+def history_use(t: Trajectory, settings: SiteLists) -> list[ErrorLabel]:
     """Zero, one or both of the retrieval and utilization failure labels."""
     wanted = targets(t, settings)
     if wanted is None or (t.scheme == "no-history" and not t.history):

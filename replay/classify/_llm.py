@@ -9,15 +9,23 @@ asked. Every call is recorded (role ``classifier``) next to the classification.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from p2w_runtime.llm import LlmBadResponse, Sink
+from p2w_runtime.llm import LlmBadResponse
 from replay.classify._base import Classifier, Verdict, navigation_label
 from replay.classify._labels import DEFINITIONS, PERSONALIZATION_LABELS
-from replay.derived import LlmFactory
-from replay.judges import DEFAULT_JUDGE_MODEL, JudgeError, JudgeSettings, rubric_targets
+from replay.derived import ProduceContext
+from replay.judges import (
+    DEFAULT_JUDGE_MODEL,
+    JudgeError,
+    JudgeSettings,
+    LlmSiteConfig,
+    llm_fields,
+    rubric_targets,
+    site_fields,
+)
 from replay.judges._render import render_full
 from replay.trajectory import Trajectory
 from schemas import ErrorLabel, Evidence
@@ -77,34 +85,23 @@ def _tag(ref: str) -> str:
     return ref.strip().strip("[]").strip().upper()
 
 
-class LlmClassifier(Classifier):
+class LlmClassifier(Classifier[LlmSiteConfig]):
     id = "llm"
     version = "1"
     description = "Persona2Web error types judged by an OpenAI-compatible model over the full trajectory"
     uses_llm = True
 
-    def __init__(self, llm: LlmFactory, settings: JudgeSettings | None = None) -> None:
-        self.settings = settings or JudgeSettings(model=DEFAULT_CLASSIFIER_MODEL)
-        self._factory = llm
-        self._client: Any = None
+    def __init__(self, settings: JudgeSettings | None = None) -> None:
+        super().__init__(settings or JudgeSettings(model=DEFAULT_CLASSIFIER_MODEL))
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "model": self.settings.model,
-            "prompt": prompt_hash(),
-            "params": self.settings.llm_params(),
-            "location_sites": sorted(self.settings.location_sites),
-        }
-
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = self._factory()
-        return self._client
+    def configure(self, settings: JudgeSettings) -> LlmSiteConfig:
+        """The site aliases are part of it: they decide the expected site, and so the location the prompt names."""
+        return LlmSiteConfig.model_validate({**llm_fields(settings, prompt_hash()), **site_fields(settings)})
 
     def messages(self, t: Trajectory) -> tuple[list[dict[str, str]], dict[str, str]]:
         rendered = render_full(t)
         try:
-            targets = rubric_targets(t, self.settings)
+            targets = rubric_targets(t, self.config)
             websites = " or ".join(targets.websites)
             prefs = "\n".join(f"  {i}. {v}" for i, v in enumerate(targets.preferences, 1)) or "  (none)"
             location = f"Expected location: {targets.location.raw}\n" if targets.location else ""
@@ -121,12 +118,12 @@ class LlmClassifier(Classifier):
         )
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}], rendered.refs
 
-    async def classify(self, trajectory: Trajectory, sink: Sink) -> Verdict:
+    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
         messages, refs = self.messages(trajectory)
-        llm = self.client().scoped(sink)
         try:
-            params = self.settings.llm_params()
-            answer = await llm.complete_json("classifier", messages, ClassifierAnswer, params=params)
+            answer = await ctx.need_llm().complete_json(
+                "classifier", messages, ClassifierAnswer, params=self.config.params
+            )
         except LlmBadResponse as exc:
             return Verdict(status="failed", error=str(exc))
         labels: dict[str, ErrorLabel] = {}
@@ -137,13 +134,9 @@ class LlmClassifier(Classifier):
             labels[item.label] = ErrorLabel(
                 label=item.label,
                 explanation=item.explanation,
-                evidence=Evidence(event_ids=ids, text=item.text, note=f"{self.settings.model}"),
+                evidence=Evidence(event_ids=ids, text=item.text, note=self.config.model),
             )
         found = [labels[label] for label in PERSONALIZATION_LABELS if label in labels]
         if (nav := navigation_label(trajectory)) is not None:
             found.append(nav)
         return Verdict(labels=found)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()

@@ -2,38 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
-
-from p2w_runtime.llm import Sink
 from replay.classify._base import Classifier, Verdict, navigation_label
 from replay.classify._hallucination import hallucination
 from replay.classify._history_use import history_use
 from replay.classify._redundant import RedundancySettings, redundant_access
-from replay.judges import JudgeSettings
+from replay.derived import JudgeSettings, ProduceContext
+from replay.judges import SiteConfig, site_fields
 from replay.trajectory import Trajectory
 
 
-class RulesClassifier(Classifier):
+class RulesConfig(SiteConfig):
+    """The site lists the history-use labels read, and the redundant-access thresholds."""
+
+    redundancy: RedundancySettings
+
+
+class RulesClassifier(Classifier[RulesConfig]):
     id = "rules"
     version = "2"
     description = "Persona2Web error types and navigation end reasons from the structured events, no LLM"
 
     def __init__(self, settings: JudgeSettings | None = None, redundancy: RedundancySettings | None = None) -> None:
-        self.settings = settings or JudgeSettings()
-        self.redundancy = redundancy or RedundancySettings()
+        self._redundancy = redundancy or RedundancySettings()
+        super().__init__(settings or JudgeSettings())
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "redundancy": asdict(self.redundancy),
-            "location_sites": sorted(self.settings.location_sites),
-            "site_aliases": {k: sorted(v) for k, v in sorted(self.settings.site_aliases.items())},
-        }
+    def configure(self, settings: JudgeSettings) -> RulesConfig:
+        return RulesConfig.model_validate({**site_fields(settings), "redundancy": self._redundancy})
 
-    async def classify(self, trajectory: Trajectory, sink: Sink) -> Verdict:
+    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
         return self.label(trajectory)
 
     def label(self, t: Trajectory) -> Verdict:
-        labels = [redundant_access(t, self.redundancy), hallucination(t), *history_use(t, self.settings)]
+        labels = [redundant_access(t, self.config.redundancy), hallucination(t), *history_use(t, self.config)]
         labels.append(navigation_label(t))
         return Verdict(labels=[label for label in labels if label is not None])

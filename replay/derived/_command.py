@@ -1,16 +1,14 @@
-"""What ``p2w-rt replay`` and ``p2w-rt classify`` share: the LLM endpoint options and the progress bar."""
+"""What ``p2w-rt replay`` and ``p2w-rt classify`` share: the LLM endpoint options and the settings they make."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from p2w_runtime.llm import LlmClient
-from replay.derived._pass import Tally
-from replay.judges import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
+from replay.derived._producer import LlmEndpoint, LlmFactory
+from replay.derived._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
 from replay.matching import site_aliases
 
 
@@ -30,7 +28,8 @@ class PassOptions:
     """(written site name, target) pairs from ``--site-alias`` / ``--site-alias-file``."""
 
     def settings(self) -> JudgeSettings:
-        """The settings the judges and classifiers hash; ``location_sites`` and ``site_aliases`` add to the defaults."""
+        """The settings the producers configure themselves from; ``location_sites`` and ``site_aliases`` add
+        to the defaults."""
         added: dict[str, list[str]] = {}
         for name, target in self.site_aliases:
             added.setdefault(name, []).append(target)
@@ -45,19 +44,17 @@ class PassOptions:
         """A client for the endpoint, for the ``LlmFactory`` of a pass (built only when a producer needs it)."""
         return LlmClient(self.model, base_url=self.base_url, api_key=self.api_key)
 
+    @asynccontextmanager
+    async def llm_factory(self) -> AsyncIterator[LlmFactory]:
+        """An ``LlmFactory`` for the passes inside the block; the clients it built are closed when it ends."""
+        made: list[LlmClient] = []
 
-def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:
-    """The bar of a pass over a run's episodes: ``{verb} {run label}``, done / total, cached and failed so far."""
-    return Progress(
-        TextColumn(f"{verb} {{task.description}}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[state]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=transient,
-    )
+        def build() -> LlmEndpoint:
+            made.append(self.llm_client())
+            return made[-1]
 
-
-def advance(progress: Progress, task: TaskID, counts: Tally[Any]) -> None:
-    progress.update(task, advance=1, state=f"cached {counts.cached} · failed {counts.failed}")
+        try:
+            yield build
+        finally:
+            for client in made:
+                await client.aclose()

@@ -10,6 +10,7 @@ are written at once, so a crash never loses what was paid for. Producers that wa
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -22,15 +23,12 @@ from p2w_runtime.llm import Sink
 from p2w_runtime.store import ClaimHolder, Recorder, hold_claims, seal_streams
 from replay.derived._stream import Derived
 from replay.trajectory import Trajectory
-from schemas import LlmCall, NewEvent, StreamsSealed, content_hash
+from schemas import LlmCall, NewEvent, StreamsSealed
 
 log = structlog.get_logger(__name__)
 
 WRITE_BATCH = 200
 """Events appended per transaction while no LLM was called; results with LLM calls are appended at once."""
-
-LlmFactory = Callable[[], Any]
-"""Returns the ``LlmClient`` to use; called on first need, so a rules-only or fully cached pass needs no endpoint."""
 
 P = TypeVar("P", bound=Derived)
 A = ParamSpec("A")
@@ -58,16 +56,24 @@ OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
 @dataclass(slots=True, kw_only=True)
 class Tally(Generic[OutcomeT]):
     """A pass's outcomes in the order they landed, counted: reused (``cached``), made now (``new``), and
-    ``failed``, whether made now or reused: a failure in the cache is still a failure the exit code reports."""
+    ``failed``, whether made now or reused: a failure in the cache is still a failure the exit code reports.
+    ``failures`` counts each distinct error, so one cause failing a thousand episodes is reported once."""
 
     cached: int = 0
     failed: int = 0
     outcomes: list[OutcomeT] = field(default_factory=list)
+    failures: Counter[str] = field(default_factory=Counter)
 
     def add(self, outcome: OutcomeT) -> None:
         self.outcomes.append(outcome)
         self.cached += outcome.cached
-        self.failed += outcome.payload.status == "failed"
+        if outcome.payload.status == "failed":
+            self.failed += 1
+            self.failures[outcome.payload.error or "(no error message)"] += 1
+
+    def first_of_its_kind(self, outcome: OutcomeT) -> bool:
+        """Whether ``outcome`` (already added) is a success or the first failure with its error: what to show."""
+        return outcome.payload.status != "failed" or self.failures[outcome.payload.error or "(no error message)"] == 1
 
     @property
     def new(self) -> int:
@@ -86,11 +92,6 @@ def call_log() -> tuple[list[LlmCall], Sink]:
         calls.append(call)
 
     return calls, sink
-
-
-def pass_claim(kind: str, run_id: str, producer_id: str, version: str, config: Any) -> str:
-    """The claim of a pass over ``run_id`` by one producer version and config (``DerivedPass.exclusive``)."""
-    return f"{kind}/{run_id}/{producer_id}/{version}/{content_hash(config)[:16]}"
 
 
 class DerivedWriter:
@@ -204,7 +205,7 @@ class DerivedPass(Generic[OutcomeT, SummaryT]):
         self.on_outcome = on_outcome
 
     def exclusive(self, keys: Iterable[str]) -> AbstractAsyncContextManager[None]:
-        """Hold the claims of this pass (``pass_claim``) for as long as it runs.
+        """Hold the claims of this pass (``Producer.claim``) for as long as it runs.
 
         Two passes that would derive the same results (another process, same run and producer config) then run
         one after the other: the second waits, and finds every result cached instead of paying for it again.

@@ -30,6 +30,9 @@ class Derived(Protocol):
     @property
     def status(self) -> str: ...
 
+    @property
+    def error(self) -> str | None: ...
+
 
 P = TypeVar("P", bound=Derived)
 
@@ -77,8 +80,3 @@ class DerivedStream(Generic[P, R]):
 def latest_by_key(records: Iterable[R]) -> dict[CacheKey, R]:
     """The latest record per cache key, failed ones included (a retry that fails the same way reuses it)."""
     return {record.key: record for record in records}
-
-
-def latest_ok(records: Iterable[R]) -> dict[CacheKey, R]:
-    """The latest successful record per cache key: what a new pass may reuse."""
-    return {record.key: record for record in records if record.payload.status == "ok"}

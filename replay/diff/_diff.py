@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replay.diff._align import Divergence, first_divergence, jaccard
-from replay.diff._runs import METRICS, EpisodeData, RunData
+from replay.diff._runs import EpisodeData, RunData
 from replay.diff._stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap
+from replay.metrics import METRICS, json_figure
 
 TaskKey = tuple[str, int | None, str | None]
 LARGEST = 10
@@ -30,10 +31,10 @@ class MetricDelta:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "a": _round(self.a),
-            "b": _round(self.b),
-            "delta": _round(self.delta),
-            "ci": None if self.ci is None else [_round(self.ci[0]), _round(self.ci[1])],
+            "a": json_figure(self.a),
+            "b": json_figure(self.b),
+            "delta": json_figure(self.delta),
+            "ci": None if self.ci is None else [json_figure(self.ci[0]), json_figure(self.ci[1])],
         }
 
 
@@ -75,7 +76,7 @@ class TaskDiff:
             "first_divergence": None if self.divergence is None else self.divergence.to_json(),
             "websites_a": self.a.websites,
             "websites_b": self.b.websites,
-            "retrieval_jaccard": _round(self.retrieval_jaccard),
+            "retrieval_jaccard": json_figure(self.retrieval_jaccard),
         }
 
 
@@ -110,23 +111,20 @@ class RunDiff:
             "tasks": [t.to_json() for t in self.tasks],
             "flips": {"gained": [t.task_id for t in self.gained], "lost": [t.task_id for t in self.lost]},
             "largest_changes": [
-                {"task_id": t.task_id, "delta": {m: _round(d) for m, d in t.deltas().items()}} for t in self.largest
+                {"task_id": t.task_id, "delta": {m: json_figure(d) for m, d in t.deltas().items()}}
+                for t in self.largest
             ],
             "only_in_a": self.only_in_a,
             "only_in_b": self.only_in_b,
             "unscored": self.unscored,
-            "mcnemar_p": _round(self.mcnemar_p),
+            "mcnemar_p": json_figure(self.mcnemar_p),
         }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
 
 
 def _scores_json(e: EpisodeData) -> dict[str, Any] | None:
     if e.scores is None:
         return None
-    out: dict[str, Any] = {m: _round(e.scores[m]) for m in METRICS if m != "success_rate"}
+    out: dict[str, Any] = {m: json_figure(e.scores[m]) for m in METRICS if m != "success_rate"}
     out["success"] = e.success
     return out
 

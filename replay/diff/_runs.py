@@ -14,19 +14,11 @@ from dataclasses import dataclass, field
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, RunInfo
 from replay.judges import Judge, JudgeContext, JudgeError, JudgeSettings, make_judge
-from replay.judging import cache_key, current_judgments, to_judgment
+from replay.judging import current_judgments
 from replay.matching import host_of
+from replay.metrics import EPISODE_KEYS, episode_figures
 from replay.trajectory import Trajectory, load_trajectories
 
-METRICS: tuple[str, ...] = ("p_web", "p_pref", "p_avg", "intent", "success_rate")
-"""Run-level figures, 0..1; ``success_rate`` is the mean of the judgments' ``success``."""
-EPISODE_METRICS: dict[str, str] = {
-    "p_web": "p_web",
-    "p_pref": "p_pref",
-    "p_avg": "p_avg",
-    "intent": "intent",
-    "success_rate": "success",
-}
 DEFAULT_JUDGE = "rubric-rules"
 
 
@@ -89,14 +81,13 @@ async def _judge_in_memory(store: Recorder, judge: Judge, t: Trajectory) -> dict
         verdict = await judge.judge(t, JudgeContext(get_blob=store.get_blob, llm=None))
     except JudgeError:
         return None
-    judgment = to_judgment(judge, t, cache_key(judge, t), verdict)
-    return judgment.metrics if judgment.status == "ok" else None
+    return verdict.metrics if verdict.status == "ok" else None
 
 
 def _scores(metrics: dict[str, float] | None) -> dict[str, float] | None:
-    if metrics is None or not all(m in metrics for m in EPISODE_METRICS.values()):
+    if metrics is None or not all(m in metrics for m in EPISODE_KEYS.values()):
         return None
-    return {name: metrics[m] for name, m in EPISODE_METRICS.items()}
+    return episode_figures(metrics)
 
 
 async def load_run_data(store: Recorder, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:

@@ -1,44 +1,47 @@
 """Judges: each an id and a version, chosen with ``--judge ID``; see docs/design/judges.md."""
 
+from replay.derived import Family, register
+from replay.derived._settings import DEFAULT_JUDGE_MODEL, DEFAULT_LOCATION_SITES, JudgeSettings, default_location_sites
 from replay.judges._base import (
-    DEFAULT_JUDGE_MODEL,
-    DEFAULT_LOCATION_SITES,
     CallEstimate,
     Judge,
     JudgeContext,
     JudgeError,
-    JudgeSettings,
+    LlmConfig,
+    LlmSiteConfig,
+    SiteConfig,
     UnknownJudge,
     Verdict,
-    default_location_sites,
+    llm_fields,
+    site_fields,
 )
 from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
 from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
-from replay.judges._targets import RubricTargets, rubric_metrics, rubric_targets
+from replay.judges._targets import RubricTargets, SiteLists, rubric_metrics, rubric_targets
 from replay.judges._webarena import WebArenaJudge
 
-JUDGES: dict[str, type[Judge]] = {
-    cls.id: cls
-    for cls in (
-        RubricRulesJudge,
-        RubricLlmJudge,
-        ActionWiseLlmJudge,
-        OutcomeBasedLlmJudge,
-        ActionWiseRulesJudge,
-        OutcomeBasedRulesJudge,
-        WebArenaJudge,
+JUDGES: Family[JudgeSettings, Judge] = register(
+    Family(
+        kind="judge",
+        option="--judge",
+        producers=(
+            RubricRulesJudge,
+            RubricLlmJudge,
+            ActionWiseLlmJudge,
+            OutcomeBasedLlmJudge,
+            ActionWiseRulesJudge,
+            OutcomeBasedRulesJudge,
+            WebArenaJudge,
+        ),
+        unknown=UnknownJudge,
     )
-}
-"""Every judge by id, in the order ``--help`` lists them."""
+)
+"""Every judge, in the order ``--help`` lists them."""
 
 
 def make_judge(judge_id: str, settings: JudgeSettings) -> Judge:
     """The judge registered as ``judge_id``, configured; ``UnknownJudge`` lists the known ids."""
-    try:
-        cls = JUDGES[judge_id]
-    except KeyError:
-        raise UnknownJudge(f"unknown judge {judge_id!r}; known judges: {', '.join(JUDGES)}") from None
-    return cls(settings)
+    return JUDGES.make(judge_id, settings)
 
 
 __all__ = [
@@ -57,6 +60,12 @@ __all__ = [
     "RubricLlmJudge",
     "RubricRulesJudge",
     "RubricTargets",
+    "SiteLists",
+    "LlmConfig",
+    "LlmSiteConfig",
+    "SiteConfig",
+    "llm_fields",
+    "site_fields",
     "UnknownJudge",
     "Verdict",
     "WebArenaJudge",

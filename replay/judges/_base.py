@@ -1,59 +1,34 @@
-"""What every judge is: an id, a version, a configuration that is hashed, and ``judge(trajectory)``.
+"""What every judge is: a producer (``replay.derived.Producer``) of ``judgment`` events.
 
-A judgment is cached by (trajectory hash, judge id, judge version, config hash), so the
-version must change whenever a judge's rules change, and ``config()`` must hold every
-setting that can change a verdict (model, prompt template hash, parameters, site lists).
+A judgment is cached by (trajectory hash, judge id, judge version, config hash), so the version must
+change whenever a judge's rules change; the config (a typed model, every field hashed) holds every setting
+that can change a verdict (model, prompt template hash, parameters, site lists).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TypeVar
+
+from pydantic import JsonValue
 
 from p2w_runtime.errors import UserError
+from replay.derived._producer import ProduceContext, Producer, ProducerConfig, ProducerError
+from replay.derived._settings import JudgeSettings
+from replay.derived._stream import CacheKey
 from replay.trajectory import Trajectory
-from schemas import Evidence, content_hash
+from schemas import Evidence, Judgment
 
-DEFAULT_JUDGE_MODEL = "gpt-5-mini"
-DEFAULT_LOCATION_SITES: tuple[str, ...] = ("amazon.com", "instacart.com", "resy.com", "opentable.com")
-"""Persona2Web's location-aware websites; ``default_location_sites`` adds the demo sites flagged location-aware."""
-
-
-def default_location_sites() -> tuple[str, ...]:
-    """Persona2Web's location-aware sites plus the bundled demo sites flagged ``location_aware``."""
-    from p2w_runtime.sites.catalog import SITES
-
-    return (*DEFAULT_LOCATION_SITES, *(site.host for site in SITES if site.location_aware))
+ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
 
 
 class UnknownJudge(UserError):
     """``--judge ID`` names no registered judge."""
 
 
-class JudgeError(Exception):
+class JudgeError(ProducerError):
     """This trajectory cannot be judged (no ground truth, no task config...): recorded as a failed judgment."""
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """Everything a user can set for a replay; each judge hashes the part it uses."""
-
-    model: str = DEFAULT_JUDGE_MODEL
-    temperature: float | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    location_sites: tuple[str, ...] = field(default_factory=default_location_sites)
-    site_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """The user's aliases (``replay.matching.site_aliases``), added to the built-in ``SITE_ALIASES``."""
-    webarena_configs: str | None = None
-    site_urls: Mapping[str, str] = field(default_factory=dict)
-
-    def llm_params(self) -> dict[str, Any]:
-        params = dict(self.params)
-        if self.temperature is not None:
-            params["temperature"] = self.temperature
-        return params
 
 
 @dataclass(slots=True)
@@ -87,48 +62,68 @@ class CallEstimate:
     completion_tokens: int = 0
 
 
-@dataclass(slots=True)
-class JudgeContext:
-    """What a judge may use besides the trajectory: blobs of the store, and an LLM when it needs one."""
-
-    get_blob: Callable[[str], Awaitable[bytes]]
-    llm: Any = None
-    """An ``LlmClient`` scoped to this judgment (its calls are recorded), or None when no judge needs one."""
+JudgeContext = ProduceContext
+"""What a judge may use besides the trajectory: blobs of the store, and an LLM scoped to this judgment."""
 
 
-class Judge(ABC):
-    id: ClassVar[str]
-    version: ClassVar[str]
-    uses_llm: ClassVar[bool] = False
-    description: ClassVar[str] = ""
+class SiteConfig(ProducerConfig):
+    """The site lists a rubric reads: location-aware sites, and the user's site aliases."""
 
-    def __init__(self, settings: JudgeSettings) -> None:
-        self.settings = settings
+    location_sites: tuple[str, ...]
+    site_aliases: dict[str, tuple[str, ...]]
 
-    @abstractmethod
-    def config(self) -> dict[str, Any]:
-        """The settings this judge's verdicts depend on (hashed into the cache key)."""
 
-    def config_hash(self, task_id: str) -> str:
-        """Per task, because some judges read per-task configuration (WebArena's eval blocks).
+def site_fields(settings: JudgeSettings) -> dict[str, object]:
+    """``SiteConfig``'s fields from the user's settings, sorted (the hash of old configs is kept)."""
+    return {
+        "location_sites": sorted(settings.location_sites),
+        "site_aliases": {k: sorted(v) for k, v in sorted(settings.site_aliases.items())},
+    }
 
-        It takes the task id, not the trajectory, so a cache check needs no trajectory loaded.
-        """
-        return content_hash({"judge": self.id, "config": self.config()})
 
-    def needs_llm(self, trajectory: Trajectory) -> bool:
-        return self.uses_llm
+def llm_fields(settings: JudgeSettings, prompt: str) -> dict[str, object]:
+    """``LlmConfig``'s fields: the model, the hash of the prompt templates, the request parameters."""
+    return {"model": settings.model, "prompt": prompt, "params": settings.llm_params()}
 
-    def needs_io(self, trajectory: Trajectory) -> bool:
-        """Whether judging waits on I/O (LLM, browser): such judgments run concurrently, the rest inline."""
-        return self.needs_llm(trajectory)
+
+class LlmConfig(ProducerConfig):
+    """What an LLM producer's answer depends on: the model, the prompt (hash of its templates), parameters."""
+
+    model: str
+    prompt: str
+    params: dict[str, JsonValue]
+
+
+class LlmSiteConfig(LlmConfig, SiteConfig):
+    """An LLM producer that reads the rubric's site lists too (its prompt names the expected site and location)."""
+
+
+class Judge(Producer[JudgeSettings, ConfigT, Verdict]):
+    """A producer of ``judgment`` events: points, evidence and the normalized metrics."""
+
+    kind = "judge"
 
     def estimate(self, trajectory: Trajectory) -> CallEstimate:
         return CallEstimate()
 
+    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
+        return await self.judge(trajectory, ctx)
+
     @abstractmethod
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
+    async def judge(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
         """Score one trajectory; raise ``JudgeError`` when it cannot be judged."""
 
-    async def aclose(self) -> None:  # noqa: B027 - most judges open nothing
-        """Release what the judge opened (a browser); called once after a batch."""
+    def failed(self, error: str, cost_usd: float | None) -> Verdict:
+        return Verdict.failed(error, cost_usd)
+
+    def payload(self, trajectory: Trajectory, key: CacheKey, verdict: Verdict) -> Judgment:
+        return Judgment.model_validate(
+            {
+                **self.keyed(trajectory, key, verdict.status, verdict.error),
+                "points": verdict.points,
+                "max_points": verdict.max_points,
+                "evidence": verdict.evidence,
+                "metrics": verdict.metrics,
+                "cost_usd": verdict.cost_usd,
+            }
+        )

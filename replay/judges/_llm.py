@@ -13,7 +13,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from p2w_runtime.llm import LlmBadResponse
-from replay.judges._base import CallEstimate, Judge, JudgeContext, Verdict
+from replay.derived._settings import JudgeSettings
+from replay.judges._base import CallEstimate, Judge, JudgeContext, LlmSiteConfig, Verdict, llm_fields, site_fields
 from replay.judges._prompts import ACTION_WISE_SYSTEM, OUTCOME_SYSTEM, RUBRIC_SYSTEM, USER_TEMPLATE, template_hash
 from replay.judges._render import Rendered, render_actions, render_full, render_outcome
 from replay.judges._targets import INTENT_POINTS, PREF_POINTS, WEB_POINTS, RubricTargets, rubric_metrics, rubric_targets
@@ -93,7 +94,7 @@ def _tag(ref: str) -> str:
     return ref.strip().strip("[]").strip().upper()
 
 
-class _LlmRubricJudge(Judge):
+class _LlmRubricJudge(Judge[LlmSiteConfig]):
     uses_llm = True
     system_prompt: ClassVar[str]
     view_name: ClassVar[str]
@@ -103,17 +104,12 @@ class _LlmRubricJudge(Judge):
         """The view of the trajectory this judge's prompt shows."""
         raise NotImplementedError
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "model": self.settings.model,
-            "prompt": template_hash(self.system_prompt, USER_TEMPLATE),
-            "params": self.settings.llm_params(),
-            "location_sites": sorted(self.settings.location_sites),
-            "site_aliases": {k: sorted(v) for k, v in sorted(self.settings.site_aliases.items())},
-        }
+    def configure(self, settings: JudgeSettings) -> LlmSiteConfig:
+        prompt = template_hash(self.system_prompt, USER_TEMPLATE)
+        return LlmSiteConfig.model_validate({**llm_fields(settings, prompt), **site_fields(settings)})
 
     def messages(self, t: Trajectory) -> tuple[list[dict[str, str]], Rendered, Criteria]:
-        targets = rubric_targets(t, self.settings)
+        targets = rubric_targets(t, self.config)
         rendered = self.render(t)
         fields = criteria(targets, retrieval=self.with_retrieval)
         messages = [
@@ -129,11 +125,9 @@ class _LlmRubricJudge(Judge):
 
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
         messages, rendered, fields = self.messages(trajectory)
-        llm = ctx.llm
+        llm = ctx.need_llm()
         try:
-            answer = await llm.complete_json(
-                "judge", messages, answer_schema(fields), params=self.settings.llm_params()
-            )
+            answer = await llm.complete_json("judge", messages, answer_schema(fields), params=self.config.params)
         except LlmBadResponse as exc:
             return Verdict.failed(str(exc), cost_usd=llm.totals.cost_usd)
         verdict = Verdict(cost_usd=llm.totals.cost_usd)
@@ -141,7 +135,7 @@ class _LlmRubricJudge(Judge):
         for name, (key, top, _, _) in fields.items():
             criterion = getattr(answer, name)
             ids = [rendered.refs[tag] for tag in map(_tag, criterion.evidence) if tag in rendered.refs]
-            score, note = float(criterion.score), f"{self.settings.model}: {criterion.score:g}/{top:g}"
+            score, note = float(criterion.score), f"{self.config.model}: {criterion.score:g}/{top:g}"
             if key == "intent" and cap is not None and score > cap:
                 score, note = cap, f"{note}, capped at {cap:g}: ended '{trajectory.end_reason}' without an answer"
             verdict.award(key, score, top, Evidence(event_ids=ids, text=criterion.justification, note=note))

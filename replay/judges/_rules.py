@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Any
 
-from replay.judges._base import Judge, JudgeContext, Verdict
+from replay.derived._settings import JudgeSettings
+from replay.judges._base import Judge, JudgeContext, SiteConfig, Verdict, site_fields
 from replay.judges._candidates import (
     Candidate,
     action_view_candidates,
@@ -124,14 +124,11 @@ def _preference_points(
         value_points(verdict, f"{key}.utilization", values, applied_texts, desc)
 
 
-class _RulesJudge(Judge):
+class _RulesJudge(Judge[SiteConfig]):
     uses_llm = False
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "location_sites": sorted(self.settings.location_sites),
-            "site_aliases": {k: sorted(v) for k, v in sorted(self.settings.site_aliases.items())},
-        }
+    def configure(self, settings: JudgeSettings) -> SiteConfig:
+        return SiteConfig.model_validate(site_fields(settings))
 
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
         return self.score(trajectory)
@@ -151,7 +148,7 @@ class RubricRulesJudge(_RulesJudge):
     description = "Persona2Web rubric (P_web, P_pref with location, Intent, SR) from the structured events, no LLM"
 
     def score(self, t: Trajectory) -> Verdict:
-        targets = rubric_targets(t, self.settings)
+        targets = rubric_targets(t, self.config)
         memory = list(memory_candidates(t))
         verdict = Verdict()
         web_retrieval(verdict, targets, memory)
@@ -169,7 +166,7 @@ class ActionWiseRulesJudge(_RulesJudge):
     )
 
     def score(self, t: Trajectory) -> Verdict:
-        targets = rubric_targets(t, self.settings)
+        targets = rubric_targets(t, self.config)
         verdict = Verdict()
         reached = web_utilization(verdict, targets, t.urls)
         _preference_points(verdict, targets, list(action_view_candidates(t)), None)
@@ -183,7 +180,7 @@ class OutcomeBasedRulesJudge(_RulesJudge):
     description = "Outcome-based baseline: utilization and intent from the final action, its reasoning and final page"
 
     def score(self, t: Trajectory) -> Verdict:
-        targets = rubric_targets(t, self.settings)
+        targets = rubric_targets(t, self.config)
         verdict = Verdict()
         reached = web_utilization(verdict, targets, t.urls[-1:])
         _preference_points(verdict, targets, list(outcome_view_candidates(t)), None)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
-from replay.judges._base import JudgeError, JudgeSettings
+from replay.judges._base import JudgeError
 from replay.matching import SITE_ALIASES, expected_hosts, on_site, site_aliases, site_hosts
 from replay.trajectory import Trajectory
 from schemas import Location
@@ -12,6 +14,16 @@ from schemas import Location
 WEB_POINTS = 5.0
 PREF_POINTS = 2.5
 INTENT_POINTS = 10.0
+
+
+class SiteLists(Protocol):
+    """The two site settings a rubric reads (``SiteConfig``, ``JudgeSettings``)."""
+
+    @property
+    def location_sites(self) -> Iterable[str]: ...
+
+    @property
+    def site_aliases(self) -> Mapping[str, Iterable[str]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +42,7 @@ class RubricTargets:
         return tuple(v for v in (self.location.city, self.location.zip) if v)
 
 
-def rubric_targets(trajectory: Trajectory, settings: JudgeSettings) -> RubricTargets:
+def rubric_targets(trajectory: Trajectory, settings: SiteLists) -> RubricTargets:
     truth = trajectory.ground_truth
     if truth is None:
         raise JudgeError(

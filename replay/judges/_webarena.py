@@ -13,10 +13,20 @@ import json
 import os
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from p2w_runtime.llm import LlmBadResponse
-from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, JudgeSettings, Verdict
+from replay.derived._producer import StructuredLlm
+from replay.judges._base import (
+    CallEstimate,
+    Judge,
+    JudgeContext,
+    JudgeError,
+    JudgeSettings,
+    LlmConfig,
+    Verdict,
+    llm_fields,
+)
 from replay.judges._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER, template_hash
 from replay.trajectory import FinalStateRecord, Trajectory
 from replay.webarena import (
@@ -39,7 +49,7 @@ from replay.webarena._helpers import (
     shows,
     target_url,
 )
-from schemas import Evidence, content_hash
+from schemas import Evidence
 
 
 class FuzzyVerdict(BaseModel):
@@ -66,7 +76,13 @@ def default_site_urls() -> dict[str, str]:
     return {name.lower(): os.environ[name] for name in names if os.environ.get(name)}
 
 
-class WebArenaJudge(Judge):
+class WebArenaConfig(LlmConfig):
+    """The fuzzy-match model and prompts, and the site URLs the task configs' placeholders are filled with."""
+
+    site_urls: dict[str, str]
+
+
+class WebArenaJudge(Judge[WebArenaConfig]):
     id = "webarena"
     version = "2"
     description = "WebArena's string_match / url_match / program_html checks on the recorded final state"
@@ -75,28 +91,25 @@ class WebArenaJudge(Judge):
         super().__init__(settings)
         if not settings.webarena_configs:
             raise WebArenaConfigError("the webarena judge needs WebArena task configs (--webarena-config PATH)")
-        self.site_urls = {**default_site_urls(), **settings.site_urls}
-        self.tasks = load_tasks(settings.webarena_configs, self.site_urls)
+        self.source = settings.webarena_configs
+        self.tasks = load_tasks(settings.webarena_configs, self.config.site_urls)
         self.renderer = PageRenderer()
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "model": self.settings.model,
-            "prompt": template_hash(FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER),
-            "params": self.settings.llm_params(),
-            "site_urls": dict(sorted(self.site_urls.items())),
-        }
+    def configure(self, settings: JudgeSettings) -> WebArenaConfig:
+        prompt = template_hash(FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER)
+        site_urls = dict(sorted({**default_site_urls(), **settings.site_urls}.items()))
+        return WebArenaConfig.model_validate({**llm_fields(settings, prompt), "site_urls": site_urls})
 
     def task_for(self, t: Trajectory) -> WebArenaTask:
         task = self.tasks.get(t.task_id)
         if task is None:
-            raise JudgeError(f"no WebArena config for task {t.task_id!r} in {self.settings.webarena_configs}")
+            raise JudgeError(f"no WebArena config for task {t.task_id!r} in {self.source}")
         return task
 
-    def config_hash(self, task_id: str) -> str:
+    def task_config(self, task_id: str) -> dict[str, JsonValue]:
+        """The task's eval block: a changed reference answer or check is a new key."""
         task = self.tasks.get(task_id)
-        spec = task.eval.model_dump(mode="json") if task else None
-        return content_hash({"judge": self.id, "config": self.config(), "eval": spec})
+        return {"eval": task.eval.model_dump(mode="json") if task else None}
 
     def _fuzzy(self, t: Trajectory) -> Any:
         task = self.tasks.get(t.task_id)
@@ -130,7 +143,7 @@ class WebArenaJudge(Judge):
                 else:
                     score *= await self._program_html(task, trajectory, ctx, verdict)
         except LlmBadResponse as exc:
-            return Verdict.failed(str(exc), cost_usd=ctx.llm.totals.cost_usd)
+            return Verdict.failed(str(exc), cost_usd=ctx.llm.totals.cost_usd if ctx.llm is not None else None)
         except NeedsLiveSite as exc:
             raise Unverifiable(f"needs the live site: {exc}") from None
         verdict.metrics = {"score": score, "success": float(score == 1.0)}
@@ -188,7 +201,7 @@ class WebArenaJudge(Judge):
             {"role": "system", "content": FUZZY_SYSTEM},
             {"role": "user", "content": FUZZY_USER.format(intent=task.intent, reference=ref, answer=pred)},
         ]
-        graded = await self._llm(ctx).complete_json("judge", messages, FuzzyVerdict, params=self.settings.llm_params())
+        graded = await self._llm(ctx).complete_json("judge", messages, FuzzyVerdict, params=self.config.params)
         return float(graded.verdict == "correct"), f"fuzzy_match {ref!r}: {graded.verdict} ({graded.reason})"
 
     async def _unachievable(self, task: WebArenaTask, pred: str, ctx: JudgeContext) -> tuple[float, str]:
@@ -199,11 +212,11 @@ class WebArenaJudge(Judge):
                 "content": UNACHIEVABLE_USER.format(intent=task.intent, reference=task.eval.string_note, answer=pred),
             },
         ]
-        graded = await self._llm(ctx).complete_json("judge", messages, SameReason, params=self.settings.llm_params())
+        graded = await self._llm(ctx).complete_json("judge", messages, SameReason, params=self.config.params)
         same = "matches" if graded.same_reason else "differs"
         return float(graded.same_reason), f"fuzzy_match N/A: unachievable reason {same} ({graded.reason})"
 
-    def _llm(self, ctx: JudgeContext) -> Any:
+    def _llm(self, ctx: JudgeContext) -> StructuredLlm:
         if ctx.llm is None:
             raise JudgeError("fuzzy_match needs an LLM judge (--model / --base-url)")
         return ctx.llm

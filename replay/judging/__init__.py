@@ -1,9 +1,8 @@
-"""Running judges over recorded runs: caching, appending judgment events, estimates, presentation."""
+"""Running judges over recorded runs: the judge family's pass, its stream, estimates, and rendering (``_render``)."""
 
 from replay.derived import CacheKey, LlmFactory, latest_by_key
-from replay.judging._command import ReplayOptions, replay_command
+from replay.judging._command import ReplayOptions, estimate_run, judge_run
 from replay.judging._estimate import JudgeEstimate, estimate_replay
-from replay.judging._format import format_judgment, judgment_json
 from replay.judging._records import (
     JudgmentRecord,
     current_judgments,
@@ -11,9 +10,11 @@ from replay.judging._records import (
     judgment_stream,
     read_judgments,
 )
-from replay.judging._runner import JudgeOutcome, ReplayAborted, ReplaySummary, cache_key, replay_run, to_judgment
+from replay.judging._render import format_judgment, judgment_json
+from replay.judging._runner import JUDGING, JudgeOutcome, ReplayAborted, ReplaySummary, replay_run
 
 __all__ = [
+    "JUDGING",
     "CacheKey",
     "JudgeEstimate",
     "JudgeOutcome",
@@ -22,16 +23,15 @@ __all__ = [
     "ReplayAborted",
     "ReplayOptions",
     "ReplaySummary",
-    "cache_key",
     "current_judgments",
     "episode_judgments",
     "estimate_replay",
+    "estimate_run",
     "format_judgment",
     "judgment_json",
     "judgment_stream",
     "latest_by_key",
     "read_judgments",
-    "replay_command",
+    "judge_run",
     "replay_run",
-    "to_judgment",
 ]

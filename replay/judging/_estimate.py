@@ -11,7 +11,6 @@ from p2w_runtime.store import Recorder
 from replay.derived import latest_by_key
 from replay.judges import Judge, JudgeError
 from replay.judging._records import read_judgments
-from replay.judging._runner import cache_key
 from replay.trajectory import Trajectory, load_trajectory
 
 
@@ -51,7 +50,7 @@ async def estimate_replay(
         for judge in judges:
             est = estimates[judge.id]
             est.episodes += 1
-            cached = latest.get(cache_key(judge, episode))
+            cached = latest.get(judge.cache_key(episode))
             retry = retry_failed and cached is not None and cached.judgment.status == "failed"
             if not force and cached is not None and not retry:  # what replay_run would reuse
                 est.cached += 1

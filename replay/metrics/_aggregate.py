@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2w_runtime.errors import UserError
-from replay.metrics._collect import FIGURES, GROUP_KEYS, EpisodeScore
+from replay.metrics._collect import GROUP_KEYS, EpisodeScore
+from replay.metrics._figures import METRICS, episode_figures, json_figure
 
 DEFAULT_BY = ("architecture", "model", "scheme")
 
@@ -21,13 +23,11 @@ class MetricRow:
     episodes: int
     judged: int
     figures: dict[str, float | None]
-    """Mean of each figure over the judged episodes (``success`` -> SR); None when no episode has it."""
+    """Mean of each metric (``METRICS`` names) over the judged episodes; None when no episode has it."""
 
     def as_dict(self) -> dict[str, object]:
-        return {**dict(self.group), "episodes": self.episodes, "judged": self.judged, **self.sr_named()}
-
-    def sr_named(self) -> dict[str, float | None]:
-        return {("sr" if k == "success" else k): v for k, v in self.figures.items()}
+        figures = {name: json_figure(value) for name, value in self.figures.items()}
+        return {**dict(self.group), "episodes": self.episodes, "judged": self.judged, **figures}
 
 
 def check_by(by: Sequence[str]) -> tuple[str, ...]:
@@ -47,11 +47,11 @@ def aggregate(scores: Sequence[EpisodeScore], by: Sequence[str] = DEFAULT_BY) ->
         groups.setdefault(tuple(score.key(name) for name in by), []).append(score)
     rows = []
     for values, members in sorted(groups.items(), key=lambda item: tuple(_sortable(v) for v in item[0])):
-        judged = [m.metrics for m in members if m.metrics is not None]
+        judged = [episode_figures(m.metrics) for m in members if m.metrics is not None]
         figures: dict[str, float | None] = {}
-        for name in FIGURES:
+        for name in METRICS:
             present = [m[name] for m in judged if name in m]
-            figures[name] = sum(present) / len(present) if present else None
+            figures[name] = statistics.fmean(present) if present else None
         rows.append(MetricRow(tuple(zip(by, values, strict=True)), len(members), len(judged), figures))
     return rows
 

@@ -9,9 +9,6 @@ from p2w_runtime.episode import episodes_of
 from p2w_runtime.store import Recorder, RunInfo
 from replay.judging import current_judgments
 
-FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")
-"""The figures of the paper's Table 5, in its order; ``success`` averages to SR."""
-
 
 @dataclass(frozen=True, slots=True)
 class EpisodeScore:

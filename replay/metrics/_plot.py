@@ -36,7 +36,9 @@ def plot_levels(rows: Sequence[MetricRow], path: Path) -> Path:
     for row in rows:
         level = dict(row.group).get("level")
         if isinstance(level, int):
-            series.setdefault(_label(row), []).append((level, row.figures.get("success"), row.figures.get("p_avg")))
+            series.setdefault(_label(row), []).append(
+                (level, row.figures.get("success_rate"), row.figures.get("p_avg"))
+            )
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
     for label, points in sorted(series.items()):
         points.sort()

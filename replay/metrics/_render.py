@@ -1,4 +1,8 @@
-"""Metric rows as a rich table, Markdown, CSV or JSON, in the paper's Table 5 column order."""
+"""Metric rows as a rich table, Markdown, CSV or JSON, in the paper's Table 5 column order.
+
+Names and number format are ``replay.metrics._figures``'s: fractions with three decimals in tables, full
+precision in CSV and JSON.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,17 @@ import io
 import json
 from collections.abc import Sequence
 
+from rich.console import Console
 from rich.table import Table
 
 from p2w_runtime.terminal import cell, safe
 from replay.metrics._aggregate import MetricRow
+from replay.metrics._command import MetricsReport
+from replay.metrics._figures import METRICS, TITLES, figure, json_figure
 
-COLUMNS = (("p_web", "P_web"), ("p_pref", "P_pref"), ("p_avg", "P_avg"), ("intent", "Intent"), ("success", "SR"))
+COLUMNS = tuple((name, TITLES[name]) for name in METRICS)
+LEVEL_COLUMNS = (("success_rate", "SR"), ("p_avg", "P_avg"))
 FORMATS = ("table", "md", "csv", "json")
-
-
-def _cell(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 def _header(rows: Sequence[MetricRow], figures: Sequence[tuple[str, str]]) -> list[str]:
@@ -26,8 +30,8 @@ def _header(rows: Sequence[MetricRow], figures: Sequence[tuple[str, str]]) -> li
 
 
 def _values(row: MetricRow, figures: Sequence[tuple[str, str]]) -> list[str]:
-    group = ["—" if v is None else str(v) for _, v in row.group]
-    return [*group, *(_cell(row.figures.get(name)) for name, _ in figures), f"{row.judged}/{row.episodes}"]
+    group = ["-" if v is None else str(v) for _, v in row.group]
+    return [*group, *(figure(row.figures.get(name)) for name, _ in figures), f"{row.judged}/{row.episodes}"]
 
 
 def rich_table(rows: Sequence[MetricRow], title: str, figures: Sequence[tuple[str, str]] = COLUMNS) -> Table:
@@ -52,12 +56,37 @@ def csv_text(rows: Sequence[MetricRow], figures: Sequence[tuple[str, str]] = COL
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     group = [name for name, _ in rows[0].group] if rows else []
-    writer.writerow([*group, *(name if name != "success" else "sr" for name, _ in figures), "judged", "episodes"])
+    writer.writerow([*group, *(name for name, _ in figures), "judged", "episodes"])
     for row in rows:
-        figures_out = ["" if row.figures.get(n) is None else f"{row.figures[n]:.6f}" for n, _ in figures]
+        figures_out = ["" if (v := json_figure(row.figures.get(n))) is None else v for n, _ in figures]
         writer.writerow([*("" if v is None else v for _, v in row.group), *figures_out, row.judged, row.episodes])
     return out.getvalue()
 
 
 def json_lines(rows: Sequence[MetricRow], table: str) -> str:
     return "\n".join(json.dumps({"table": table, **row.as_dict()}, ensure_ascii=False) for row in rows)
+
+
+def show_metrics(report: MetricsReport, fmt: str, out: Console, err: Console) -> None:
+    """Print the report as ``fmt`` (table, md, csv, json); hints and the plot's path go to ``err``."""
+    rows, level_rows = report.rows, report.level_rows
+    if fmt == "table":
+        out.print(rich_table(rows, "Table 5 layout: means over judged episodes"))
+        if level_rows:
+            out.print(rich_table(level_rows, "By ambiguity level (0 = explicit, 2 = most ambiguous)", LEVEL_COLUMNS))
+    elif fmt == "md":
+        out.print(markdown(rows), markup=False, highlight=False, soft_wrap=True)
+        if level_rows:
+            out.print("\n" + markdown(level_rows, LEVEL_COLUMNS), markup=False, highlight=False, soft_wrap=True)
+    elif fmt == "csv":  # one CSV, one header: the level breakdown is its own table (--by ...,level)
+        out.print(csv_text(rows).rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+        if report.several_levels and "level" not in report.group_by:
+            err.print("CSV holds the main table only; add level to --by for the breakdown by level", highlight=False)
+    else:
+        text = "\n".join(filter(None, (json_lines(rows, "main"), json_lines(level_rows, "by_level"))))
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+    if not report.judged_any:
+        refs = ", ".join(report.run_refs)
+        err.print(cell(f"no judgments yet for {refs}: run p2w-rt replay RUN --judge ID first"))
+    if report.plot:
+        err.print(cell(f"plot written to {report.plot}"))

@@ -20,7 +20,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from p2w_runtime.store import Recorder, UnknownRun, find_run, list_runs, open_store
-from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, MissingJudgments, diff_runs, load_run_data, parse_ref
+from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data, parse_ref
+from replay.metrics import TITLES
 from replay.view._blobs import BlobProblem, media_type, read_blob
 from replay.view._episode import UnknownEpisode, episode_page
 from replay.view._links import ServerLinks
@@ -141,7 +142,7 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             data.append(await load_run_data(store, await find_run(store, ref.run), judge, text))
             local.append(ref.db.resolve() == state.db.resolve())
         d = diff_runs(data[0], data[1])
-        return page("compare.html", d=d, headers=METRIC_HEADERS, side=side_by_side, a_local=local[0], b_local=local[1])
+        return page("compare.html", d=d, headers=TITLES, side=side_by_side, a_local=local[0], b_local=local[1])
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return problem(404, "Not found", str(exc) or f"nothing at {request.url.path}")

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import Recorder, RunInfo, find_run
-from replay.diff import DEFAULT_JUDGE, METRIC_HEADERS, MissingJudgments, diff_runs, load_run_data
+from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
 from replay.judging import read_judgments
+from replay.metrics import TITLES
 from replay.view._app import RECORDED_CSP
 from replay.view._blobs import BlobProblem, read_blob
 from replay.view._episode import episode_page
@@ -68,7 +69,7 @@ async def export_static(store: Recorder, refs: Sequence[str], folder: Path, *, s
             d = diff_runs(*[await load_run_data(store, info, DEFAULT_JUDGE, info.label) for info in (a, b)])
         except MissingJudgments as exc:
             raise ExportError(str(exc)) from None
-        context = {"d": d, "headers": METRIC_HEADERS, "side": side_by_side, "a_local": True, "b_local": True}
+        context = {"d": d, "headers": TITLES, "side": side_by_side, "a_local": True, "b_local": True}
         write(links.compare(a.label, b.label), "compare.html", **context)
         pages += 1
     for info in infos:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from replay.diff import pct
+from replay.metrics import figure as metric
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -50,5 +50,5 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=pct, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
+    env.filters.update(metric=metric, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
     return env

@@ -7,18 +7,14 @@ left out are listed per run. The deviation is the sample standard deviation acro
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from p2w_runtime.terminal import cell
-from replay.diff import DEFAULT_JUDGE, METRICS, RunData, load_run_data, metrics_layout, open_runs, parse_ref, pct
+from replay.diff import DEFAULT_JUDGE, RunData, load_run_data, open_runs, parse_ref
+from replay.metrics import METRICS, json_figure
 
 TaskKey = tuple[str, int | None, str | None]
 
@@ -48,18 +44,14 @@ class RunStats:
                     "run_id": r.run.info.run_id,
                     "label": r.run.label,
                     "source": r.run.source,
-                    "metrics": {m: _round(r.figures[m]) for m in METRICS},
+                    "metrics": {m: json_figure(r.figures[m]) for m in METRICS},
                     "excluded": r.excluded,
                 }
                 for r in self.runs
             ],
-            "mean": {m: _round(self.mean[m]) for m in METRICS},
-            "std": {m: _round(self.std[m]) for m in METRICS},
+            "mean": {m: json_figure(self.mean[m]) for m in METRICS},
+            "std": {m: json_figure(self.std[m]) for m in METRICS},
         }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
 
 
 def _scored(run: RunData, with_scheme: bool) -> dict[TaskKey, dict[str, float]]:
@@ -75,7 +67,7 @@ def run_stats(runs: Sequence[RunData]) -> RunStats:
     figures: list[RunFigures] = []
     for run, by_task in zip(runs, scored, strict=True):
         rows = [by_task[key] for key in common]
-        means = {m: (sum(r[m] for r in rows) / len(rows) if rows else None) for m in METRICS}
+        means = {m: (statistics.fmean(r[m] for r in rows) if rows else None) for m in METRICS}
         excluded = sorted({e.task_id for e in run.episodes} - {key[0] for key in common})
         figures.append(RunFigures(run, means, excluded))
     mean: dict[str, float | None] = {}
@@ -87,31 +79,9 @@ def run_stats(runs: Sequence[RunData]) -> RunStats:
     return RunStats(runs[0].judge_id if runs else "", figures, len(common), mean, std)
 
 
-def stats_table(stats: RunStats) -> Table:
-    """One row per run, then the mean and the standard deviation, in percent (Table 8's mean ± std)."""
-    title = f"{len(stats.runs)} runs, {stats.tasks} tasks scored in every run (judge {stats.judge_id})"
-    table = metrics_layout(title, "run")
-    for r in stats.runs:
-        table.add_row(cell(r.run.source), *(pct(r.figures[m]) for m in METRICS))
-    table.add_row("mean", *(pct(stats.mean[m]) for m in METRICS), style="bold")
-    table.add_row("± std", *(pct(stats.std[m]) for m in METRICS), style="bold")
-    return table
-
-
-async def stats_command(
-    default_db: Path | str, run_refs: Sequence[str], *, judge: str = DEFAULT_JUDGE, as_json: bool = False, out: Console
-) -> RunStats:
-    """Load every run (each possibly from another file), print the Table 8 layout or its JSON."""
+async def stats_of(default_db: Path | str, run_refs: Sequence[str], *, judge: str = DEFAULT_JUDGE) -> RunStats:
+    """Load every run (each possibly from another file) and compute the Table 8 figures."""
     refs = [parse_ref(ref, default_db) for ref in run_refs]
     async with open_runs(refs) as opened:
         runs = [await load_run_data(o.store, o.info, judge, source=o.ref.text) for o in opened]
-    stats = run_stats(runs)
-    if as_json:
-        out.print(json.dumps(stats.to_json(), ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)
-    else:
-        out.print(stats_table(stats))
-        for r in stats.runs:
-            if r.excluded:
-                left_out = f"{r.run.source}: left out (not scored in every run): {', '.join(r.excluded)}"
-                out.print(cell(left_out, "yellow"))
-    return stats
+    return run_stats(runs)

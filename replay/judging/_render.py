@@ -1,17 +1,20 @@
-"""Judgments for people and for programs: a rich table with evidence, and the ``--json`` line shape.
+"""Judgments for people and for programs: lines and tables with evidence, and the ``--json`` line shape.
 
 Recorded text (task ids, evidence, errors) goes through ``p2w_runtime.terminal``: never markup, no control characters.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from p2w_runtime.terminal import cell, safe
+from p2w_runtime.terminal import cell, markup, safe
+from replay.judging._estimate import JudgeEstimate
+from replay.judging._runner import JudgeOutcome
 from schemas import Judgment
 
 METRIC_NAMES = ("p_web", "p_pref", "p_avg", "intent")
@@ -29,7 +32,7 @@ def format_judgment(j: Judgment, *, event_id: str | None = None) -> RenderableTy
     if j.status != "ok":
         head.append(safe(f"FAILED: {j.error}"), style="red")
         return head
-    figures = "  ".join(f"{k}={j.metrics[k]:.2f}" for k in (*METRIC_NAMES, "score") if k in j.metrics)
+    figures = "  ".join(f"{k}={j.metrics[k]:.3f}" for k in (*METRIC_NAMES, "score") if k in j.metrics)
     head.append(figures)
     if "success" in j.metrics:
         head.append(
@@ -80,3 +83,60 @@ def judgment_json(j: Judgment, *, cached: bool = False, level: int | None = None
         "judge_version": j.judge_version,
         "cost_usd": j.cost_usd,
     }
+
+
+def _figures(j: Judgment) -> str:
+    m = j.metrics
+    success = "  success" if m.get("success") == 1.0 else ""
+    if "p_web" in m:
+        return "  ".join(f"{k}={m[k]:.3f}" for k in METRIC_NAMES) + success
+    return f"score={m.get('score', 0):.3f}" + success
+
+
+def judgment_line(outcome: JudgeOutcome) -> str:
+    """One judged episode as a rich markup line (recorded text escaped)."""
+    j = outcome.judgment
+    tag = "cached " if outcome.cached else ""
+    if j.status != "ok":
+        return f"{tag}[red]failed[/]  {markup(j.task_id)}  {markup(j.judge_id)}: {markup(j.error or '')}"
+    return f"{tag}{markup(j.task_id)}  {markup(j.judge_id)}  {_figures(j)}"
+
+
+def estimate_json(e: JudgeEstimate, model: str) -> dict[str, Any]:
+    return {
+        "judge": e.judge_id,
+        "episodes": e.episodes,
+        "cached": e.cached,
+        "llm_calls": e.calls,
+        "prompt_tokens": e.prompt_tokens,
+        "completion_tokens": e.completion_tokens,
+        "cost_usd": e.cost_usd,
+        "model": model,
+        "unjudgeable": e.unjudgeable,
+    }
+
+
+def estimates_table(estimates: Sequence[JudgeEstimate], model: str) -> Table:
+    table = Table(
+        "judge",
+        "episodes",
+        "cached",
+        "LLM calls",
+        "prompt tokens",
+        "completion tokens",
+        "cost (USD)",
+        title=markup(f"dry run: nothing called, nothing appended (model {model})"),
+        title_justify="left",
+    )
+    for e in estimates:
+        cost = "unknown price" if e.cost_usd is None else f"{e.cost_usd:.4f}"
+        table.add_row(
+            cell(e.judge_id),
+            str(e.episodes),
+            str(e.cached),
+            str(e.calls),
+            f"~{e.prompt_tokens}",
+            f"~{e.completion_tokens}",
+            cost,
+        )
+    return table

@@ -1,25 +1,17 @@
-"""The diff for people: the paper's Table 9 layout, flips, largest changes, divergences, unmatched tasks."""
+"""The diff for people: the paper's Table 9 layout, flips, largest changes, divergences, unmatched tasks;
+figures as every table prints them (``replay.metrics.figure``: fractions, three decimals)."""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+import json
+
+from rich.console import Console, Group, RenderableType
 from rich.table import Column, Table
 from rich.text import Text
 
 from p2w_runtime.terminal import cell, markup
 from replay.diff._diff import RunDiff
-from replay.diff._runs import METRICS
-
-METRIC_HEADERS = {"p_web": "P_web", "p_pref": "P_pref", "p_avg": "P_avg", "intent": "Intent", "success_rate": "SR"}
-
-
-def pct(value: float | None) -> str:
-    """A 0..1 figure in percent, as every metrics table prints it (``-`` when there is none)."""
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
-def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{round(100 * value, 1) + 0.0:+.1f}"
+from replay.metrics import METRICS, TITLES, figure, signed
 
 
 def metrics_layout(title: str, label: str) -> Table:
@@ -27,19 +19,19 @@ def metrics_layout(title: str, label: str) -> Table:
     table = Table(title=markup(title))
     table.add_column(label)
     for name in METRICS:
-        table.add_column(METRIC_HEADERS[name], justify="right")
+        table.add_column(TITLES[name], justify="right")
     return table
 
 
 def metric_table(diff: RunDiff) -> Table:
-    """Rows A, B, Δ and its 95% interval; columns the five metrics, in percent."""
+    """Rows A, B, Δ and its 95% interval; columns the five metrics."""
     title = f"{diff.a.source} → {diff.b.source}  (judge {diff.a.judge_id}, {diff.paired} paired tasks)"
     table = metrics_layout(title, "")
-    table.add_row(cell(f"A {diff.a.source}"), *(pct(diff.metrics[m].a) for m in METRICS))
-    table.add_row(cell(f"B {diff.b.source}"), *(pct(diff.metrics[m].b) for m in METRICS))
-    table.add_row("Δ (B − A)", *(_signed(diff.metrics[m].delta) for m in METRICS), style="bold")
+    table.add_row(cell(f"A {diff.a.source}"), *(figure(diff.metrics[m].a) for m in METRICS))
+    table.add_row(cell(f"B {diff.b.source}"), *(figure(diff.metrics[m].b) for m in METRICS))
+    table.add_row("Δ (B − A)", *(signed(diff.metrics[m].delta) for m in METRICS), style="bold")
     cis = [diff.metrics[m].ci for m in METRICS]
-    table.add_row("95% CI", *("-" if ci is None else f"[{_signed(ci[0])}, {_signed(ci[1])}]" for ci in cis))
+    table.add_row("95% CI", *("-" if ci is None else f"[{signed(ci[0])}, {signed(ci[1])}]" for ci in cis))
     return table
 
 
@@ -57,8 +49,8 @@ def _flips(diff: RunDiff) -> RenderableType:
         table.add_row(
             cell(t.task_id),
             cell(t.flip or "", style=style),
-            f"{pct(a.get('p_avg'))} / {pct(a.get('intent'))}",
-            f"{pct(b.get('p_avg'))} / {pct(b.get('intent'))}",
+            f"{figure(a.get('p_avg'))} / {figure(a.get('intent'))}",
+            f"{figure(b.get('p_avg'))} / {figure(b.get('intent'))}",
         )
     return Group(head, table)
 
@@ -66,10 +58,10 @@ def _flips(diff: RunDiff) -> RenderableType:
 def _largest(diff: RunDiff) -> RenderableType | None:
     if not diff.largest:
         return None
-    table = Table("task", *(f"Δ{METRIC_HEADERS[m]}" for m in METRICS), title="largest score changes")
+    table = Table("task", *(f"Δ{TITLES[m]}" for m in METRICS), title="largest score changes")
     for t in diff.largest:
         d = t.deltas()
-        table.add_row(cell(t.task_id), *(_signed(d[m]) for m in METRICS))
+        table.add_row(cell(t.task_id), *(signed(d[m]) for m in METRICS))
     return table
 
 
@@ -106,3 +98,10 @@ def render_diff(diff: RunDiff) -> RenderableType:
         if tasks:
             parts.append(cell(f"{name} ({len(tasks)}): {', '.join(tasks)}", style="yellow"))
     return Group(*parts)
+
+
+def show_diff(diff: RunDiff, out: Console, *, as_json: bool = False) -> None:
+    if as_json:
+        out.print(json.dumps(diff.to_json(), ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)
+    else:
+        out.print(render_diff(diff))

@@ -1,0 +1,35 @@
+"""`p2w-rt demo`: the replay side of the product on recorded runs, ending in a Markdown report with plots.
+
+Imports the bundled example runs (an "earlier" and a "later" recording of the sample tasks), judges them
+with ``rubric-rules`` (and ``rubric-llm`` on runs named for it), classifies their errors, diffs the two,
+prints each view and writes ``report.md`` with the plots next to the database.
+"""
+
+from replay.demo._prepare import (
+    LLM_JUDGE,
+    RULES_JUDGE,
+    DemoData,
+    DemoDatabaseInUse,
+    DemoReport,
+    demo_data,
+    import_example_runs,
+    judge_demo_runs,
+    prepare_demo_db,
+    write_report,
+)
+from replay.demo._render import VIEW_WIDTH, show_demo
+
+__all__ = [
+    "LLM_JUDGE",
+    "RULES_JUDGE",
+    "VIEW_WIDTH",
+    "DemoDatabaseInUse",
+    "DemoData",
+    "DemoReport",
+    "demo_data",
+    "import_example_runs",
+    "judge_demo_runs",
+    "prepare_demo_db",
+    "show_demo",
+    "write_report",
+]

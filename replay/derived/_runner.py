@@ -1,0 +1,154 @@
+"""The one runner of producers over a run: cached results skipped unread, the rest made, appended, sealed.
+
+A result is a cache hit when the latest one with the same (trajectory hash, producer id, version, config
+hash) exists: the episode's events are not even read when every producer has a hit. A cached failure is
+reported as a failure on every pass (the exit code says so) and made again only with ``retry_failed``;
+when the retry fails the same way without calling a model, nothing new is appended. ``force`` makes
+everything again and appends; older results stay. An endpoint that is down stops the pass with what was
+made so far kept (``aborted``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from p2w_runtime.episode import EpisodeRef, episodes_of
+from p2w_runtime.errors import UserError
+from p2w_runtime.llm import LlmBadResponse, LlmError
+from p2w_runtime.store import Recorder
+from replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
+from replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
+from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key
+from replay.trajectory import Trajectory, load_trajectories
+
+OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
+SummaryT = TypeVar("SummaryT", bound=Tally[Any])
+
+
+@dataclass(frozen=True)
+class PassKind(Generic[OutcomeT]):
+    """What differs between the passes of two families: where results live, how outcomes and aborts look."""
+
+    stream: DerivedStream[Any, Any]
+    outcome: type[OutcomeT]
+    aborted: type[UserError]
+    noun: str
+    """What the results are called in messages ("judgments")."""
+
+
+class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
+    """One pass of ``producers`` (one family) over a run's counted episodes."""
+
+    def __init__(
+        self,
+        store: Recorder,
+        run_id: str,
+        producers: Sequence[Producer[Any, Any, Any]],
+        kind: PassKind[OutcomeT],
+        summary: SummaryT,
+        *,
+        llm: LlmFactory | None = None,
+        force: bool = False,
+        retry_failed: bool = False,
+        on_outcome: Callable[[OutcomeT], None] | None = None,
+    ) -> None:
+        super().__init__(store, kind.stream.name(run_id), summary, force=force, on_outcome=on_outcome)
+        self.run_id = run_id
+        self.producers = producers
+        self.kind = kind
+        self.retry_failed = retry_failed
+        self.llm_factory = llm
+        self._llm: LlmEndpoint | None = None
+        self.latest: dict[CacheKey, DerivedRecord[Any]] = {}
+
+    def llm(self) -> LlmEndpoint:
+        if self._llm is None:
+            if self.llm_factory is None:
+                raise ProducerError(NO_LLM)
+            try:
+                self._llm = self.llm_factory()
+            except LlmError as exc:
+                raise self.kind.aborted(str(exc)) from None
+        return self._llm
+
+    def _reuse(self, record: DerivedRecord[Any] | None) -> bool:
+        if record is None or self.force:
+            return False
+        return not (self.retry_failed and record.payload.status == "failed")
+
+    async def one(self, producer: Producer[Any, Any, Any], t: Trajectory, key: CacheKey) -> None:
+        calls, sink = call_log()
+        ctx = ProduceContext(get_blob=self.store.get_blob)
+        try:
+            ctx.llm = self.llm().scoped(sink) if producer.needs_llm(t) else None
+            verdict = await producer.produce(t, ctx)
+        except (ProducerError, LlmBadResponse) as exc:  # LlmBadResponse: a producer that did not catch it itself
+            verdict = producer.failed(str(exc), ctx.llm.totals.cost_usd if ctx.llm is not None else None)
+        except LlmError as exc:
+            await self.writer.keep_calls(t, calls)
+            raise self.kind.aborted(
+                f"{exc} ({producer.kind} {producer.id}, episode {t.stream}); {self.kind.noun} made so far are kept"
+            ) from None
+        payload = producer.payload(t, key, verdict)
+        previous = self.latest.get(key)
+        if previous is not None and not self.force and not calls and _same_failure(previous.payload, payload):
+            self.report(self.kind.outcome.of(t, previous.payload, cached=True, event_id=previous.event_id))
+            return
+        event_id = await self.writer.append(t, calls, payload)
+        self.report(self.kind.outcome.of(t, payload, cached=False, event_id=event_id))
+
+    async def run(self, concurrency: int) -> SummaryT:
+        async with self.exclusive([p.claim(self.run_id) for p in self.producers]):
+            return await self._run_all(concurrency)  # the cache is read once no other pass can be adding to it
+
+    def _plan(self, episode: EpisodeRef) -> tuple[list[OutcomeT], list[Producer[Any, Any, Any]]]:
+        """The episode's cached outcomes to report, and the producers still to run on it."""
+        cached_outcomes, pending = [], []
+        for producer in self.producers:
+            cached = self.latest.get(producer.cache_key(episode))
+            if cached is not None and self._reuse(cached):
+                cached_outcomes.append(
+                    self.kind.outcome.of(episode, cached.payload, cached=True, event_id=cached.event_id)
+                )
+            else:
+                pending.append(producer)
+        return cached_outcomes, pending
+
+    async def _run_all(self, concurrency: int) -> SummaryT:
+        self.latest = latest_by_key(await self.kind.stream.read(self.store, self.run_id))
+        episodes = await episodes_of(self.store, self.run_id)
+        order = {episode.stream: n for n, episode in enumerate(episodes)}
+        plans = [self._plan(episode) for episode in episodes]
+        to_load = [e.stream for e, (_, pending) in zip(episodes, plans, strict=True) if pending]
+        try:
+            async with (
+                Pool(concurrency) as pool,
+                aclosing(load_trajectories(self.store, self.run_id, streams=to_load)) as loaded,
+            ):
+                for cached, pending in plans:
+                    for outcome in cached:
+                        self.report(outcome)
+                    if not pending:
+                        continue  # all cached: the episode's events are not even read
+                    t = await anext(loaded)  # in ``to_load`` order, a chunk of episodes read at a time
+                    for producer in pending:
+                        pool.check()
+                        key = producer.cache_key(t)  # the episode may have grown since it was listed
+                        if producer.needs_io(t):
+                            await pool.start(self.one, producer, t, key)
+                        else:
+                            await self.one(producer, t, key)
+                await pool.join()
+        finally:
+            await self.writer.flush()
+            for producer in self.producers:
+                await producer.aclose()
+        self.summary.outcomes.sort(key=lambda o: order.get(o.stream, len(order)))
+        return self.summary
+
+
+def _same_failure(previous: Derived, new: Derived) -> bool:
+    return bool(new.status == "failed" == previous.status and previous.error == new.error)

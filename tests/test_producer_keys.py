@@ -1,0 +1,190 @@
+"""Every producer's cache key covers every setting its output depends on (issue 13).
+
+Built from the config models and the settings dataclass, not from a list kept by hand: a new config field or
+a new user setting is covered the day it is added, or this test fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from replay.classify import LlmClassifier, RulesClassifier
+from replay.derived import JudgeSettings, ProduceContext, Producer, families
+from replay.matching import site_aliases
+from replay.synthetic import EpisodeBuilder
+from replay.trajectory import Trajectory
+from schemas import GroundTruth, Location, MemoryEntry
+
+WEBARENA = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
+SETTINGS = JudgeSettings(webarena_configs=str(WEBARENA))
+
+ACME = GroundTruth(
+    website="Acme Air.com",
+    websites=["Acme Air.com"],
+    preferences=["window seat", "under $300"],
+    location=Location(city="Denver", state="CO", zip="80202", raw="Denver, CO 80202"),
+)
+CHANGED: dict[str, Any] = {
+    "model": "another-model",
+    "temperature": 0.7,
+    "params": {"seed": 7},
+    "location_sites": (*SETTINGS.location_sites, "fly.example.org"),
+    "site_aliases": site_aliases({"Acme Air.com": ["fly.example.org/acme"]}),
+    "webarena_configs": str(WEBARENA),  # the same tasks from another copy: only their eval blocks are hashed
+    "site_urls": {"gitlab": "http://gitlab.example:8023"},
+}
+"""One change of each user setting (``JudgeSettings`` field)."""
+
+
+def producers(settings: JudgeSettings = SETTINGS) -> list[Producer[Any, Any, Any]]:
+    return [cls(settings) for family in families() for cls in family.producers]
+
+
+def trajectory() -> Trajectory:
+    """An episode on fly.example.org/acme, where an alias and a location-aware site change what is judged."""
+    b = EpisodeBuilder("run", "Dakota_Taylor_A1", query="Book my usual flight", ground_truth=ACME)
+    q = b.history_query("Which airline does the user fly?", step=1)
+    entry = MemoryEntry(timestamp="2024-05-01", type="booking", object="DEN to JFK", website="fly.example.org/acme")
+    b.retrieval(q, "Which airline does the user fly?", [entry], step=1)
+    b.observation(1, "https://fly.example.org/acme/search?from=Denver")
+    b.action(1, "type", "12", "window seat under $300")
+    b.action(2, "stop", "booked a window seat for $280")
+    b.finish("answered", "booked a window seat for $280", steps=2)
+    return b.trajectory()
+
+
+def changed_values(value: Any) -> Iterator[Any]:
+    """Candidate changes of one JSON value, each a different valid-looking value of the same shape."""
+    if isinstance(value, bool):
+        yield not value
+    elif isinstance(value, int | float):
+        yield value + 1
+    elif isinstance(value, str):
+        yield value + "-changed"
+    elif value is None:
+        yield from ("changed", 0.5, ["changed"])
+    elif isinstance(value, list):
+        yield [*value, *(value[:1] or ["changed"])]
+    elif isinstance(value, dict):
+        for new in (["changed"], "changed", 1):
+            yield {**value, "changed": new}
+
+
+def leaf_changes(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(field path, config JSON with that one field changed), recursing into nested models (``redundancy``)."""
+    for name, value in config.items():
+        if isinstance(value, dict) and value and all(not isinstance(v, list) for v in value.values()):
+            for path, nested in leaf_changes(value):
+                yield f"{name}.{path}", {**config, name: nested}
+        for new in changed_values(value):
+            yield name, {**config, name: new}
+
+
+def reconfigure(producer: Producer[Any, Any, Any], data: dict[str, Any]) -> Producer[Any, Any, Any] | None:
+    try:
+        return producer.reconfigured(type(producer.config).model_validate(data))
+    except ValidationError:
+        return None  # not a value this field takes; another candidate is
+
+
+@pytest.mark.parametrize("producer", producers(), ids=lambda p: f"{p.kind}-{p.id}")
+def test_changing_any_config_field_changes_the_cache_key(producer: Producer[Any, Any, Any]) -> None:
+    t = trajectory()
+    base = producer.config.model_dump(mode="json")
+    assert isinstance(producer.config, BaseModel) and base, "a typed, non-empty config"
+    key = producer.cache_key(t)
+    covered: set[str] = set()
+    for path, data in leaf_changes(base):
+        other = reconfigure(producer, data)
+        if other is None or other.config.model_dump(mode="json") == base:
+            continue
+        assert other.cache_key(t) != key, f"{producer.id}: changing {path} left the cache key as it was"
+        assert other.claim("run") != producer.claim("run"), f"{producer.id}: {path} is not in the pass claim"
+        covered.add(path.split(".")[0])
+    assert covered == set(base), f"{producer.id}: fields no change could be tried on: {set(base) - covered}"
+
+
+def output(producer: Producer[Any, Any, Any], t: Trajectory) -> Any:
+    """What the producer's result depends on: the request an LLM producer sends, or a rules producer's verdict."""
+    request = getattr(producer, "messages", None)  # the LLM producers' request builder
+    if request is not None:
+        return request(t)[0], producer.config.model, producer.config.params
+
+    async def no_blobs(blob: str) -> bytes:
+        raise AssertionError(f"{producer.id} read blob {blob}: this trajectory records none")
+
+    return asyncio.run(producer.produce(t, ProduceContext(get_blob=no_blobs)))
+
+
+def test_every_user_setting_has_a_change_to_try() -> None:
+    assert {f.name for f in dataclasses.fields(JudgeSettings)} == set(CHANGED)
+
+
+@pytest.mark.parametrize("setting", sorted(CHANGED))
+def test_a_setting_that_changes_a_result_changes_its_cache_key(setting: str) -> None:
+    t = trajectory()
+    changed = dataclasses.replace(SETTINGS, **{setting: CHANGED[setting]})
+    for before, after in zip(producers(), producers(changed), strict=True):
+        if before.id == "webarena":
+            continue  # its output needs a WebArena task's final state; its key is covered field by field above
+        if output(before, t) != output(after, t):
+            assert after.cache_key(t) != before.cache_key(t), f"{before.kind} {before.id}: {setting} changes the result"
+
+
+def test_the_llm_classifier_prompt_depends_on_the_site_aliases_and_so_does_its_key() -> None:
+    """The drift issue 13 found: the alias decides the expected site, so whether the prompt names a location."""
+    t = trajectory()
+    located = dataclasses.replace(SETTINGS, location_sites=("fly.example.org",))
+    aliased = dataclasses.replace(located, site_aliases=CHANGED["site_aliases"])
+    before, after = LlmClassifier(located), LlmClassifier(aliased)
+    assert "Expected location: Denver, CO 80202" not in before.messages(t)[0][1]["content"]
+    assert "Expected location: Denver, CO 80202" in after.messages(t)[0][1]["content"]
+    assert after.cache_key(t) != before.cache_key(t)
+
+
+def test_rules_results_change_with_the_settings_the_test_changes() -> None:
+    """The changes above are not idle: the alias moves a rules verdict, so the key test has something to check."""
+    t = trajectory()
+    aliased = dataclasses.replace(SETTINGS, site_aliases=CHANGED["site_aliases"])
+    assert output(RulesClassifier(SETTINGS), t) != output(RulesClassifier(aliased), t)
+
+
+PINNED_SETTINGS = JudgeSettings(
+    model="gpt-5-mini",
+    temperature=0.2,
+    location_sites=("amazon.com", "resy.com"),
+    site_aliases={"acmeair.com": ("fly.example.org/acme",)},
+    webarena_configs=str(WEBARENA),
+    site_urls={"gitlab": "http://gitlab.example:8023"},
+)
+BEFORE_THE_BASE = {
+    ("judge", "rubric-rules"): "7f2dddbb54eaa8468b7cd6e017b065670b7232887b747cd78a35ce15a207faae",
+    ("judge", "rubric-llm"): "e5a61c054222c26b0027bc099673dbf72459bd47037d1aaf6aedcefe6f8d654f",
+    ("judge", "action-wise"): "bbf8847910a35da4899c5a021fca6aaa8ed5ceec4246840b4037f05ccdd6384f",
+    ("judge", "outcome-based"): "660c541ea5a21ee702788502b0dada2e84f35ca6b7147686a07458148d441408",
+    ("judge", "action-wise-rules"): "345b8f15b674794fd81454697caafc97b68f9cd6a93c71578d47e252d7fd0faf",
+    ("judge", "outcome-based-rules"): "fc932bf2881447767aa4ad749dc751c51f182555096bf4f285b9e3f5d79022d1",
+    ("judge", "webarena"): "387728e7e4a15b8773059d3a36b05f3d8be13c9cbfbd019fab519ef2a824acc3",
+    ("classifier", "rules"): "18e533979a1c84e29b09238ce4ad81a2ab522f84d02b20d59af331f855fb90d1",
+}
+"""Config hashes as the judges and classifiers computed them before the ``Producer`` base (commit 785bca9)."""
+LLM_CLASSIFIER_BEFORE = "696d618cc959d7b10331be8c8e555cf011704a19ed6b3a5f06733f5191b25583"
+
+
+def test_cached_results_in_old_databases_stay_valid() -> None:
+    """The base hashes the same canonical config as before, so every cached judgment is still a hit; only the
+    llm classifier's key changed, on purpose: it now includes the site aliases (docs/design/classification.md)."""
+    for producer in producers(PINNED_SETTINGS):
+        task = "1" if producer.id == "webarena" else "Dakota_Taylor_A1"
+        digest = producer.config_hash(task)
+        if (producer.kind, producer.id) == ("classifier", "llm"):
+            assert digest != LLM_CLASSIFIER_BEFORE
+        else:
+            assert digest == BEFORE_THE_BASE[(producer.kind, producer.id)], producer.id
