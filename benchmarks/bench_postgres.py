@@ -9,10 +9,12 @@
    max(position) and the head, insert, retry on a unique violation).
 3. ``read_all`` of every event against a raw ``SELECT`` of the same columns.
 4. Workers: 4 processes draining 400 work items with ``claim_work`` (FOR UPDATE SKIP LOCKED) + ``finish_work``.
+5. With ``--record-tasks N``: ``record --worker`` on the demo sites with the scripted model (real Chromium), 1 worker
+   process against 4, episodes/s of each and their ratio.
 
 Figures are medians of ``--repeat`` runs, wall time; the machine's load is printed with them.
 
-    python benchmarks/bench_postgres.py [--events 5000] [--repeat 3]
+    python benchmarks/bench_postgres.py [--events 5000] [--read-events 30000] [--repeat 3] [--record-tasks 8]
 """
 
 from __future__ import annotations
@@ -237,10 +239,43 @@ def workers(server: PostgresServer, items: int) -> float:
     return time.perf_counter() - start
 
 
+# -- recording workers ------------------------------------------------------------------------------
+def recording(server: PostgresServer, tasks: int, processes: int) -> float:
+    """Wall time of ``processes`` ``record --worker`` processes recording ``tasks`` demo tasks into one run."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from p2w_runtime.data import load_tasks
+    from p2w_runtime.sample import sample_checks, sample_tasks_dir
+    from p2w_runtime.testing import ScriptedLlm
+    from p2w_runtime.testing.sample_agent import SampleAgentScript
+
+    url = asyncio.run(fresh(server))
+    root = Path(__file__).resolve().parents[1]
+    with ScriptedLlm() as llm:
+        llm.handle_with(SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks()))
+        args = ["--db", url, "record", "--model", "scripted-model", "--base-url", llm.base_url, "--api-key", "sk-x"]
+        args += ["--limit", str(tasks), "--concurrency", "1", "--label", "bench", "--worker"]
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        start = time.perf_counter()
+        procs = [
+            subprocess.Popen([sys.executable, "-c", "from cli import main; main()", *args], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for _ in range(processes)
+        ]  # fmt: skip
+        for proc in procs:
+            _, err = proc.communicate()
+            assert proc.returncode == 0, err.decode()[-2000:]
+        return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=5000)
+    parser.add_argument("--read-events", type=int, default=30000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--record-tasks", type=int, default=0, help="also time 1 vs 4 recording workers (Chromium)")
     args = parser.parse_args()
     n, repeat = args.events, args.repeat
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {n} events, median of {repeat}")
@@ -268,16 +303,22 @@ def main() -> None:
         print(f"  store vs raw advisory lock: {figures['advisory'] / figures['store']:.2f}x; "
               f"raw unique+retry vs raw advisory lock: {figures['advisory'] / figures['retry']:.2f}x")  # fmt: skip
 
-        reads = [asyncio.run(read(server, n)) for _ in range(repeat)]
+        reads = [asyncio.run(read(server, args.read_events)) for _ in range(repeat)]
         store_s = statistics.median(r["store.read_all"] for r in reads)
         raw_s = statistics.median(r["raw SELECT (one fetch)"] for r in reads)
-        print(f"\nread {n} events: store.read_all {store_s:.3f} s, raw SELECT {raw_s:.3f} s: ", end="")
+        print(f"\nread {args.read_events} events: store.read_all {store_s:.3f} s, raw SELECT {raw_s:.3f} s: ", end="")
         print(f"{store_s / raw_s:.2f}x the raw time")
 
         items = 400
         claims = statistics.median(workers(server, items) for _ in range(repeat))
         print(f"\nworkers: 4 processes claimed and finished {items} items in {claims:.2f} s", end="")
         print(f" ({items / claims:,.0f} items/s)")
+
+        if args.record_tasks:
+            k = args.record_tasks
+            one_s, four_s = recording(server, k, 1), recording(server, k, 4)
+            print(f"\nrecording {k} demo tasks: 1 worker {k / one_s:.3f} episodes/s ({one_s:.0f} s), ", end="")
+            print(f"4 workers {k / four_s:.3f} episodes/s ({four_s:.0f} s): {one_s / four_s:.2f}x")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

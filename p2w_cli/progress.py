@@ -14,18 +14,20 @@ from p2w_runtime.terminal import cell
 def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:
     from rich.table import Table
 
-    from p2w_runtime.episode import episodes_of
+    from p2w_runtime.episode import counted, episodes_of
     from p2w_runtime.store import find_run
 
     async def _load() -> Any:
         async with open_db(ctx) as store:
             info = await find_run(store, label)
-            return info, await store.work_items(info.run_id), await episodes_of(store, info.run_id, every_attempt=True)
+            attempts = await episodes_of(store, info.run_id, every_attempt=True)
+            return info, await store.work_items(info.run_id), attempts, counted(attempts)
 
-    info, items, attempts = run(_load())
+    info, items, attempts, kept = run(_load())
     if not items:
         raise click.ClickException(f"run {label} has no work items: it was not recorded with --worker")
     now = time.time()
+    ends_of = {ref.task_id: ref.end_reason for ref in kept}
     tries: dict[str, list[str | None]] = {}
     for a in attempts:
         tries.setdefault(a.task_id, []).append(a.end_reason)
@@ -42,6 +44,7 @@ def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:
         ends = tries.get(item.task_id, [])
         rows.append(
             {"task_id": item.task_id, "state": state, "host": item.host, "pid": item.pid,
+             "end_reason": ends_of.get(item.task_id) if item.done else None,
              "lease_left_s": round(item.lease_until - now, 1) if state == "running" else None,
              "attempts": len(ends), "aborted": sum(e == "aborted" for e in ends)}
         )  # fmt: skip
@@ -57,8 +60,29 @@ def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:
             cell(row["task_id"]), row["state"], cell(worker), lease, str(row["attempts"]), str(row["aborted"])
         )
     console.print(table)
+    console.print(_per_worker(rows))
     counts = {s: sum(r["state"] == s for r in rows) for s in ("done", "running", "abandoned", "to do")}
     click.echo(
         f"{info.label}: {counts['done']}/{len(rows)} done, {counts['running']} running, "
         f"{counts['abandoned']} abandoned (lease expired), {counts['to do']} to do; run {info.status}"
     )
+
+
+def _per_worker(rows: list[dict[str, Any]]) -> Any:
+    """Claimed (running), done, failed (done, ended error or blocked) and abandoned tasks by worker (host:pid of
+    the task's last holder)."""
+    from rich.table import Table
+
+    by: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row["host"] is None:
+            continue
+        counts = by.setdefault(
+            f"{row['host']}:{row['pid']}", dict.fromkeys(("running", "done", "failed", "abandoned"), 0)
+        )
+        counts[row["state"]] += 1
+        counts["failed"] += row["end_reason"] in {"error", "blocked"}
+    table = Table("worker", "claimed (running)", "done", "failed", "abandoned")
+    for worker, counts in sorted(by.items()):
+        table.add_row(cell(worker), *(str(counts[k]) for k in ("running", "done", "failed", "abandoned")))
+    return table

@@ -67,3 +67,20 @@ def test_a_tampered_source_is_refused_before_anything_is_written(
             return await store.count()
 
     assert asyncio.run(count()) == (0, 0)
+
+
+def test_a_migration_into_a_store_that_holds_part_of_it_copies_only_the_rest(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    source = tmp_path / "v1.db"
+    shutil.copyfile(FIXTURES / "v1.db", source)
+    url = postgres_server.fresh_database()
+    bundle = tmp_path / "ao.p2w"
+    assert p2w("--db", str(source), "export", "agentoccam", "-o", str(bundle)).exit_code == 0
+    imported = p2w("--db", url, "import", str(bundle))
+    already = int(imported.output.split(": ")[1].split(" new events")[0])
+    resumed = p2w("migrate", "--from", str(source), "--to", url)
+    assert resumed.exit_code == 0, resumed.output
+    assert f"({FACTS['events'] - already} new, {already} already there)" in resumed.output
+    expected = ((FACTS["events"], FACTS["blobs"]), {k: v["head_digest"] for k, v in FACTS["runs"].items()})
+    assert asyncio.run(_facts(url)) == expected

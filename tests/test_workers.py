@@ -134,3 +134,42 @@ def test_a_worker_refuses_to_join_a_finished_run_not_recorded_by_workers(tmp_pat
     assert "is completed and was not recorded by workers" in result.output
     no_label = CliRunner().invoke(main, [*args, "--worker"])
     assert no_label.exit_code == 2 and "--worker needs --label" in no_label.output
+
+
+def test_progress_shows_each_task_and_each_worker(tmp_path: Path) -> None:
+    from p2w_runtime.store import ClaimHolder
+    from tests.builders import build_run
+
+    db = tmp_path / "p.db"
+    tasks = ["Ann_Lee_A3", "Ann_Lee_B3", "Ann_Lee_C3", "Ann_Lee_D3"]
+
+    async def make() -> None:
+        async with open_store(db) as store:
+            run_id = await build_run(store, "prog", tuple(tasks[:2]))
+            await store.seed_work(run_id, tasks)
+            a, b = ClaimHolder("a", "m1", 11, 0.0), ClaimHolder("b", "m2", 22, 0.0)
+            for task in tasks[:2]:
+                assert await store.claim_work(run_id, a, 60) == task
+                await store.finish_work(run_id, task, a)
+            assert await store.claim_work(run_id, b, 60) == "Ann_Lee_C3"  # running on m2:22
+            assert await store.claim_work(run_id, b, -1) == "Ann_Lee_D3"  # its lease already ran out
+
+    asyncio.run(make())
+    shown = CliRunner().invoke(main, ["--db", str(db), "runs", "--progress", "prog"])
+    assert shown.exit_code == 0, shown.output
+    assert "prog: 2/4 done, 1 running, 1 abandoned (lease expired), 0 to do" in shown.output
+    assert "m1:11" in shown.output and "m2:22" in shown.output
+    rows = [
+        json.loads(line)
+        for line in CliRunner()
+        .invoke(main, ["--db", str(db), "runs", "--progress", "prog", "--json"])
+        .output.splitlines()
+    ]
+    assert [(r["task_id"], r["state"], r["end_reason"]) for r in rows] == [
+        ("Ann_Lee_A3", "done", "answered"),
+        ("Ann_Lee_B3", "done", "answered"),
+        ("Ann_Lee_C3", "running", None),
+        ("Ann_Lee_D3", "abandoned", None),
+    ]
+    plain = CliRunner().invoke(main, ["--db", str(db), "runs", "--progress", "nope"])
+    assert plain.exit_code != 0
