@@ -27,9 +27,9 @@ from replay.webarena import (
     exact_match,
     load_tasks,
     must_include,
+    parse_task,
     url_match,
 )
-from replay.webarena._config import parse_task
 
 MakeJudge = Callable[..., WebArenaJudge]
 REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
