@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.webarena import WebArenaConfigError, load_tasks
-from replay.webarena._config import parse_task, substitute_sites
+from replay.webarena import WebArenaConfigError, load_tasks, parse_task, substitute_sites
 
 REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
 

@@ -277,7 +277,7 @@ async def test_gitlab_get_project_memeber_role() -> None:
 
 
 def test_every_upstream_config_loads() -> None:
-    from replay.webarena._config import parse_task
+    from replay.webarena import parse_task
 
     tasks: dict[str, Any] = {n: parse_task({"task_id": n, "intent": "", "eval": b}, n) for n, b in CONFIGS.items()}
     assert tasks["string_match"].eval.checks == [] and tasks["url_exact_match"].eval.answers == {}

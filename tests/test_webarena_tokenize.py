@@ -13,8 +13,7 @@ import nltk
 import pytest
 from punkt.data import english
 
-from replay.webarena import must_include
-from replay.webarena._tokenize import word_tokenize
+from replay.webarena import must_include, word_tokenize
 
 ANSWERS = [
     "rated 4/5",

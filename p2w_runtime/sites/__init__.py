@@ -1,6 +1,6 @@
 """The bundled demo websites (search engine, two shops, restaurant booking, event tickets) on 127.0.0.1.
 
-Hostnames come from ``catalog``; Chromium reaches them via ``host_resolver_rules(port)``.
+Hostnames come from ``catalog``; Chromium reaches them via ``catalog.host_resolver_rules(port)``.
 """
 
 from p2w_runtime.sites._server import RunningSites, SitesError, start_sites

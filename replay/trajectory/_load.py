@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Sequence
 
 from p2w_runtime.episode import episodes_of
 from p2w_runtime.store import Recorder
 from replay.trajectory._model import Trajectory
 from replay.trajectory._project import ProjectionError, _Fold
-from schemas import StoredEvent
 
 LOAD_CHUNK = 25
 """Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""
@@ -30,44 +28,22 @@ async def load_trajectories(
 ) -> AsyncGenerator[Trajectory, None]:
     """The run's counted episodes (or ``streams``), in that order, read ``LOAD_CHUNK`` episodes at a time.
 
-    Stored events are folded with their validated payloads and never become ``Event`` models, a chunk's
-    events come from a few queries rather than one per episode, and the next chunk is read while this one
-    is folded and handed out (docs/design/projection.md).
+    Stored events are folded with their validated payloads and never become ``Event`` models, and a chunk's
+    events come from a few queries rather than one per episode (docs/design/projection.md).
     """
     if streams is None:
         streams = [ref.stream for ref in await episodes_of(store, run_id)]
-    chunks = [streams[i : i + LOAD_CHUNK] for i in range(0, len(streams), LOAD_CHUNK)]
-    reading = [asyncio.ensure_future(_events(store, chunk)) for chunk in chunks[:1]]
-    try:
-        for n, chunk in enumerate(chunks):
-            events = await reading.pop()
-            if n + 1 < len(chunks):
-                reading.append(asyncio.ensure_future(_events(store, chunks[n + 1])))
-                await asyncio.sleep(0)  # let its first query reach the driver's thread
-            for trajectory in _folded(chunk, events):
-                yield trajectory
-    finally:
-        for task in reading:
-            task.cancel()
-
-
-async def _events(store: Recorder, chunk: Sequence[str]) -> list[StoredEvent]:
-    return [stored async for stored in store.read_streams(chunk)]
-
-
-def _folded(chunk: Sequence[str], events: list[StoredEvent]) -> list[Trajectory]:
-    """The trajectories of ``chunk``'s streams, in its order, from their events (grouped by stream)."""
-    folds: dict[str, _Fold] = {}
-    for stored in events:
-        fold = folds.get(stored.stream)
-        if fold is None:
-            fold = folds[stored.stream] = _Fold()
-        fold.apply(stored, stored.decode_payload())
-    trajectories = []
-    for stream in chunk:
-        trajectory = folds[stream].trajectory if stream in folds else None
-        if trajectory is None:
-            raise ProjectionError(f"no episode stream {stream!r}")
-        trajectories.append(trajectory)
-    return trajectories
+    for i in range(0, len(streams), LOAD_CHUNK):
+        chunk = streams[i : i + LOAD_CHUNK]
+        folds: dict[str, _Fold] = {}
+        async for stored in store.read_streams(chunk):
+            fold = folds.get(stored.stream)
+            if fold is None:
+                fold = folds[stored.stream] = _Fold()
+            fold.apply(stored, stored.decode_payload())
+        for stream in chunk:
+            trajectory = folds[stream].trajectory if stream in folds else None
+            if trajectory is None:
+                raise ProjectionError(f"no episode stream {stream!r}")
+            yield trajectory
 

@@ -8,8 +8,11 @@ from replay.webarena._config import (
     WebArenaConfigError,
     WebArenaTask,
     load_tasks,
+    parse_task,
+    substitute_sites,
 )
 from replay.webarena._page import ChromiumNotFound, PageRenderer, RecordedPage
+from replay.webarena._tokenize import word_tokenize
 
 __all__ = [
     "SITE_PLACEHOLDERS",
@@ -24,5 +27,8 @@ __all__ = [
     "exact_match",
     "load_tasks",
     "must_include",
+    "parse_task",
+    "substitute_sites",
     "url_match",
+    "word_tokenize",
 ]
