@@ -35,7 +35,7 @@ from pathlib import Path
 
 import zstandard
 
-from p2w_runtime.store import Recorder, connect_store
+from p2w_runtime.store import EventStore, connect_store
 from schemas import Action, HistoryQuery, NewEvent, Observation, ParsedAction, Rationale, blob_hash
 
 WORDS = [
@@ -149,18 +149,18 @@ def make_workload(n_events: int, *, payload_chars: int, blob_bytes: int, seed: i
 
 
 # -- the store ------------------------------------------------------------------------------------
-async def append_per_step(store: Recorder, steps: list[Step]) -> None:
+async def append_per_step(store: EventStore, steps: list[Step]) -> None:
     for events, blobs in steps:
         await store.append(events, blobs)
 
 
-async def append_one_batch(store: Recorder, steps: list[Step]) -> None:
+async def append_one_batch(store: EventStore, steps: list[Step]) -> None:
     await store.append(
         [e for events, _ in steps for e in events], {k: v for _, blobs in steps for k, v in blobs.items()}
     )
 
 
-async def timed_append(path: Path, run: Callable[[Recorder], Awaitable[None]], profile: bool) -> Timing:
+async def timed_append(path: Path, run: Callable[[EventStore], Awaitable[None]], profile: bool) -> Timing:
     store = await connect_store(path)
     try:
         with measure(profile) as timing:

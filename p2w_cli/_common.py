@@ -20,7 +20,7 @@ import click
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.redaction import redact_text
-from p2w_runtime.store import Recorder, open_store, store_location
+from p2w_runtime.store import EventStore, open_store, store_location
 from p2w_runtime.terminal import safe, terminal_console
 
 T = TypeVar("T")
@@ -90,7 +90,7 @@ def wants_help(ctx: click.Context) -> bool:
     return any(arg in ctx.help_option_names for arg in ctx.meta.get(_ARGS, ()))
 
 
-def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContextManager[Recorder]:
+def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContextManager[EventStore]:
     """The store named by ``--db``; ``create`` only for commands that write a new run."""
     return open_store(db_path(ctx), create=create)
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import Recorder, RunInfo, find_run
+from p2w_runtime.store import EventStore, RunInfo, find_run
 from p2w_runtime.terminal import cell, markup
 from replay.classify import ClassifyOptions, classification_stream, classify_runs, outcome_json, summarize
 from replay.classify._render import outcome_lines, summary_table
@@ -47,7 +47,7 @@ def repeated_failures(counts: Tally[Any], err: Console) -> None:
             err.print(cell(f"  {n} results failed with: {error}", "red"))
 
 
-async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, out: Console, err: Console) -> int:
+async def replay_command(store: EventStore, run_ref: str, options: ReplayOptions, out: Console, err: Console) -> int:
     """Judge a run (or estimate the cost of judging it); returns the exit code (1 when judgments failed)."""
     info = await find_run(store, run_ref)
     if options.dry_run:
@@ -91,7 +91,7 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
 
 
 async def classify_command(
-    store: Recorder, run_refs: Sequence[str], options: ClassifyOptions, out: Console, err: Console
+    store: EventStore, run_refs: Sequence[str], options: ClassifyOptions, out: Console, err: Console
 ) -> int:
     """Classify each run (cached), then print per-episode labels or the summary; 1 when a classification failed."""
     runs = [await find_run(store, ref) for ref in run_refs]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.store import Recorder, open_store
+from p2w_runtime.store import EventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
 
@@ -24,7 +24,7 @@ def scripted_llm() -> Iterator[ScriptedLlm]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Recorder]:
+async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
     """A fresh, empty SQLite event store in the test's own folder."""
     async with open_store(tmp_path / "p2w.db") as recorder:
         yield recorder

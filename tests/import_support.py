@@ -11,7 +11,7 @@ from p2w_runtime.data import find_memory_bank, load_memory_bank
 from p2w_runtime.examples import example_paths
 from p2w_runtime.importers import import_trajectories
 from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from schemas import Event
 
 EXAMPLES = example_paths()
@@ -23,7 +23,7 @@ AGENTOCCAM_LOGS = RUNNERS / "agentoccam" / "logs"
 BROWSER_USE_RESULT = RUNNERS / "browser_use" / "result"
 
 
-async def import_folder(store: Recorder, fmt: str, folder: Path, **options: Any):
+async def import_folder(store: EventStore, fmt: str, folder: Path, **options: Any):
     """Import a runner folder against the sample tasks and histories it was written for."""
     return await import_trajectories(
         store,
@@ -36,11 +36,11 @@ async def import_folder(store: Recorder, fmt: str, folder: Path, **options: Any)
     )
 
 
-async def events_of(store: Recorder, stream: str) -> list[Event]:
+async def events_of(store: EventStore, stream: str) -> list[Event]:
     return [stored.decode() async for stored in store.read_stream(stream)]
 
 
-async def run_import(store: Recorder, fmt: str, paths: list[Path] | None = None, **options: Any):
+async def run_import(store: EventStore, fmt: str, paths: list[Path] | None = None, **options: Any):
     return await import_trajectories(
         store,
         EXAMPLES.trajectories(fmt) if paths is None else paths,

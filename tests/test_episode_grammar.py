@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, episode_started
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.synthetic import SketchTask
 from schemas import (
     Action,
@@ -175,7 +175,7 @@ def test_an_event_of_another_stream_is_refused_when_staged_from_elsewhere() -> N
         writer.extend(other.events)
 
 
-async def test_a_refused_event_never_reaches_the_store_and_the_episode_goes_on(store: Recorder) -> None:
+async def test_a_refused_event_never_reaches_the_store_and_the_episode_goes_on(store: EventStore) -> None:
     writer = EpisodeWriter(STREAM, store)
     writer.add(started())
     writer.add(Observation(step=1, url="https://www.bing.com/"))

@@ -10,7 +10,7 @@ import pytest
 
 from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, episodes_of
 from p2w_runtime.examples import example_run_bundles
-from p2w_runtime.store import Recorder, import_bundle
+from p2w_runtime.store import EventStore, import_bundle
 from schemas import NewEvent
 from tests.import_support import AGENTOCCAM, BROWSER_USE, run_import
 
@@ -63,14 +63,16 @@ def test_no_module_builds_episode_events_or_started_events_by_hand() -> None:
     assert by_hand == []
 
 
-async def _restaged(store: Recorder, stream: str) -> list[NewEvent]:
+async def _restaged(store: EventStore, stream: str) -> list[NewEvent]:
     return [
         NewEvent(event_id=e.event_id, stream=e.stream, payload=e.payload, causation_id=e.causation_id)
         async for e in (stored.decode() async for stored in store.read_stream(stream))
     ]
 
 
-async def test_every_imported_episode_is_what_a_fresh_writer_accepts_and_a_reorder_is_refused(store: Recorder) -> None:
+async def test_every_imported_episode_is_what_a_fresh_writer_accepts_and_a_reorder_is_refused(
+    store: EventStore,
+) -> None:
     checked = 0
     for fmt in (AGENTOCCAM, BROWSER_USE):
         report = await run_import(store, fmt, label=fmt)
@@ -86,7 +88,7 @@ async def test_every_imported_episode_is_what_a_fresh_writer_accepts_and_a_reord
     assert checked >= 4
 
 
-async def test_the_agents_recorded_example_runs_are_what_a_fresh_writer_accepts(store: Recorder) -> None:
+async def test_the_agents_recorded_example_runs_are_what_a_fresh_writer_accepts(store: EventStore) -> None:
     """The bundled example runs were recorded by the agent (before the grammar existed): all 48 episodes,
     with their history accesses, llm calls and final states, pass it unchanged."""
     for bundle in example_run_bundles():

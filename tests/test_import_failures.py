@@ -23,12 +23,12 @@ from import_support import (
 )
 
 from p2w_runtime.importers import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
-from p2w_runtime.store import Recorder, find_run, open_store
+from p2w_runtime.store import EventStore, find_run, open_store
 
 # -- errors --------------------------------------------------------------------------------------
 
 
-async def bad_file_error(store: Recorder, fmt: str, path: Path, **options: Any) -> TrajectoryImportError:
+async def bad_file_error(store: EventStore, fmt: str, path: Path, **options: Any) -> TrajectoryImportError:
     with pytest.raises(BadTrajectoryFiles) as caught:
         await run_import(store, fmt, [path], **options)
     assert len(caught.value.errors) == 1
@@ -36,14 +36,14 @@ async def bad_file_error(store: Recorder, fmt: str, path: Path, **options: Any) 
     return caught.value.errors[0]
 
 
-async def test_malformed_json_names_the_file(tmp_path: Path, store: Recorder) -> None:
+async def test_malformed_json_names_the_file(tmp_path: Path, store: EventStore) -> None:
     path = tmp_path / "on_gpt41_Jordan_Park_B2.json"
     path.write_text('[{"step": 1,\n "url": }]')
     error = await bad_file_error(store, BROWSER_USE, path)
     assert str(error) == f"{path}: invalid JSON at line 2, column 9: Expecting value"
 
 
-async def test_an_index_outside_the_memory_bank_names_file_and_field(tmp_path: Path, store: Recorder) -> None:
+async def test_an_index_outside_the_memory_bank_names_file_and_field(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, AGENTOCCAM, 0)
     data["memory"][1]["Retrieved memory index"] = [2, 34]
     error = await bad_file_error(store, AGENTOCCAM, rewrite(path, data))
@@ -54,7 +54,7 @@ async def test_an_index_outside_the_memory_bank_names_file_and_field(tmp_path: P
     )
 
 
-async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: Recorder) -> None:
+async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, BROWSER_USE, 0)
     data[1]["retrieved_memory_indices"] = [5, "seven"]
     error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
@@ -68,14 +68,14 @@ async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: Record
     )
 
 
-async def test_a_step_observed_again_after_its_action_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
+async def test_a_step_observed_again_after_its_action_is_a_bad_file(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, BROWSER_USE, 0)
     data[1]["step"] = data[0]["step"]  # the memory step's page, numbered as the step that already acted
     error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
     assert str(error) == f"{path}: observation out of order: observation of step 1 after an action of step 1"
 
 
-async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, store: Recorder) -> None:
+async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, AGENTOCCAM, 0, "trajectory.json")
     data["id"] = "Nobody_Here_A1"
     error = await bad_file_error(store, AGENTOCCAM, rewrite(path, data))
@@ -86,7 +86,7 @@ async def test_unknown_task_id_names_the_field_it_came_from(tmp_path: Path, stor
     assert error.field == "file name" and "does not end with a task id of the task set" in str(error)
 
 
-async def test_structural_errors_name_their_fields(tmp_path: Path, store: Recorder) -> None:
+async def test_structural_errors_name_their_fields(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, AGENTOCCAM, 0)
     error = await bad_file_error(store, AGENTOCCAM, rewrite(path, {**data, "trajectory": None}))
     assert error.field == "trajectory"
@@ -103,7 +103,7 @@ async def test_structural_errors_name_their_fields(tmp_path: Path, store: Record
 
 
 async def test_a_missing_memory_bank_is_a_bad_file_but_no_history_files_need_none(
-    tmp_path: Path, store: Recorder
+    tmp_path: Path, store: EventStore
 ) -> None:
     empty_history = tmp_path / "history"
     empty_history.mkdir()
@@ -116,7 +116,7 @@ async def test_a_missing_memory_bank_is_a_bad_file_but_no_history_files_need_non
     assert (await find_run(store, report.run_id)).started.scheme == "no-history"
 
 
-async def test_files_must_agree_on_model_and_scheme_unless_given(tmp_path: Path, store: Recorder) -> None:
+async def test_files_must_agree_on_model_and_scheme_unless_given(tmp_path: Path, store: EventStore) -> None:
     first = EXAMPLES.trajectories(AGENTOCCAM)[0]
     other, data = copy_example(tmp_path, AGENTOCCAM, 1)
     rewrite(other, {**data, "model": "gpt-4o"})
@@ -130,7 +130,7 @@ async def test_files_must_agree_on_model_and_scheme_unless_given(tmp_path: Path,
     assert query.payload.phase == "on-demand"
 
 
-async def test_a_bad_file_does_not_decide_the_runs_model(tmp_path: Path, store: Recorder) -> None:
+async def test_a_bad_file_does_not_decide_the_runs_model(tmp_path: Path, store: EventStore) -> None:
     bad, data = copy_example(tmp_path, AGENTOCCAM, 0)
     data["memory"][0]["Retrieved memory index"] = [999]
     rewrite(bad, {**data, "model": "gpt-4o"})  # sorted first, bad, and of another model
@@ -140,7 +140,7 @@ async def test_a_bad_file_does_not_decide_the_runs_model(tmp_path: Path, store: 
     assert (await find_run(store, report.run_id)).started.backbone_model == "gpt-4.1"
 
 
-async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
+async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, store: EventStore) -> None:
     first = EXAMPLES.trajectories(AGENTOCCAM)[0]
     twin = tmp_path / first.name
     shutil.copy(first, twin)
@@ -149,7 +149,9 @@ async def test_the_same_task_twice_in_one_import_is_a_bad_file(tmp_path: Path, s
     assert str(report.bad[0]) == f"{twin}: field id: task Jordan_Park_A1 is also in {first}"
 
 
-async def test_a_lone_surrogate_is_a_bad_file_found_before_anything_is_written(tmp_path: Path, store: Recorder) -> None:
+async def test_a_lone_surrogate_is_a_bad_file_found_before_anything_is_written(
+    tmp_path: Path, store: EventStore
+) -> None:
     folder = tmp_path / "on-demand_gpt41_1"
     shutil.copytree(BROWSER_USE_RESULT / "on-demand_gpt41_1", folder)
     spoiled = folder / "on_gpt41_Tomas_Reyes_B1.json"
@@ -163,7 +165,7 @@ async def test_a_lone_surrogate_is_a_bad_file_found_before_anything_is_written(t
     assert await store.count() == (0, 0), "no run.started, no episode: the file was checked first"
 
 
-async def test_a_file_name_that_is_not_utf8_is_a_bad_file(tmp_path: Path, store: Recorder) -> None:
+async def test_a_file_name_that_is_not_utf8_is_a_bad_file(tmp_path: Path, store: EventStore) -> None:
     source = EXAMPLES.trajectories(BROWSER_USE)[0]
     # a Latin-1 byte in the model tag: the name still ends with a known task id
     raw = tmp_path / os.fsdecode(source.name.replace("gpt41", "gpt41\xe9").encode("latin-1"))
@@ -172,7 +174,7 @@ async def test_a_file_name_that_is_not_utf8_is_a_bad_file(tmp_path: Path, store:
     assert (error.path, error.field) == (raw, "file name") and "not valid UTF-8" in error.message
 
 
-async def test_a_file_name_without_a_known_task_id_names_the_file(tmp_path: Path, store: Recorder) -> None:
+async def test_a_file_name_without_a_known_task_id_names_the_file(tmp_path: Path, store: EventStore) -> None:
     folder = tmp_path / "run"
     shutil.copytree(AGENTOCCAM_LOGS / "no-history_gpt41", folder)
     stray = folder / "base_gpt41_Lena_Fischer_A9.json"
@@ -185,7 +187,7 @@ async def test_a_file_name_without_a_known_task_id_names_the_file(tmp_path: Path
     )
 
 
-async def test_browser_use_names_must_carry_the_summary_models_tag(tmp_path: Path, store: Recorder) -> None:
+async def test_browser_use_names_must_carry_the_summary_models_tag(tmp_path: Path, store: EventStore) -> None:
     folder = tmp_path / "on-demand_gpt41_1"
     shutil.copytree(BROWSER_USE_RESULT / "on-demand_gpt41_1", folder)
     (folder / "on_gpt41_Tomas_Reyes_B1.json").rename(folder / "on_gpt4o_Tomas_Reyes_B1.json")
@@ -197,7 +199,7 @@ async def test_browser_use_names_must_carry_the_summary_models_tag(tmp_path: Pat
     )
 
 
-async def test_a_malformed_summary_names_its_field(tmp_path: Path, store: Recorder) -> None:
+async def test_a_malformed_summary_names_its_field(tmp_path: Path, store: EventStore) -> None:
     folder = tmp_path / "on-demand_default_1"
     shutil.copytree(BROWSER_USE_RESULT / "on-demand_default_1", folder)
     summary = folder / "_summary.json"
@@ -209,7 +211,7 @@ async def test_a_malformed_summary_names_its_field(tmp_path: Path, store: Record
     assert await store.count() == (0, 0)
 
 
-async def test_an_empty_model_tag_needs_the_summary_or_model(tmp_path: Path, store: Recorder) -> None:
+async def test_an_empty_model_tag_needs_the_summary_or_model(tmp_path: Path, store: EventStore) -> None:
     folder = tmp_path / "on-demand_default_1"
     shutil.copytree(BROWSER_USE_RESULT / "on-demand_default_1", folder)
     (folder / "_summary.json").unlink()
@@ -219,7 +221,7 @@ async def test_an_empty_model_tag_needs_the_summary_or_model(tmp_path: Path, sto
     assert (await find_run(store, report.run_id)).started.backbone_model == "bu-1-0"
 
 
-async def test_a_folder_without_trajectories_is_one_clear_error(tmp_path: Path, store: Recorder) -> None:
+async def test_a_folder_without_trajectories_is_one_clear_error(tmp_path: Path, store: EventStore) -> None:
     empty = tmp_path / "result" / "on-demand_gpt41_1"
     empty.mkdir(parents=True)
     (empty / "_summary.json").write_text("[]")
@@ -228,7 +230,7 @@ async def test_a_folder_without_trajectories_is_one_clear_error(tmp_path: Path, 
     assert await store.count() == (0, 0)
 
 
-async def test_progress_is_reported_for_every_file_checked_then_every_episode_written(store: Recorder) -> None:
+async def test_progress_is_reported_for_every_file_checked_then_every_episode_written(store: EventStore) -> None:
     seen: list[tuple[str, int, int]] = []
     await import_folder(
         store, BROWSER_USE, BROWSER_USE_RESULT / "on-demand_gpt41_1", progress=lambda *a: seen.append(a)
@@ -239,7 +241,7 @@ async def test_progress_is_reported_for_every_file_checked_then_every_episode_wr
 # -- skip-bad and resume -------------------------------------------------------------------------
 
 
-async def test_skip_bad_imports_the_good_files_and_lists_the_bad(tmp_path: Path, store: Recorder) -> None:
+async def test_skip_bad_imports_the_good_files_and_lists_the_bad(tmp_path: Path, store: EventStore) -> None:
     good = EXAMPLES.trajectories(BROWSER_USE)
     broken = tmp_path / "on_gpt41_Mina_Okafor_A1.json"
     broken.write_text("{ not json")
@@ -253,7 +255,7 @@ async def test_skip_bad_imports_the_good_files_and_lists_the_bad(tmp_path: Path,
     assert run.finished is not None and run.finished.episodes == 2 and run.episodes == 2
 
 
-async def test_all_files_bad_writes_nothing_even_with_skip_bad(tmp_path: Path, store: Recorder) -> None:
+async def test_all_files_bad_writes_nothing_even_with_skip_bad(tmp_path: Path, store: EventStore) -> None:
     broken = tmp_path / "on_gpt41_Mina_Okafor_A1.json"
     broken.write_text("[")
     with pytest.raises(BadTrajectoryFiles):
@@ -261,7 +263,7 @@ async def test_all_files_bad_writes_nothing_even_with_skip_bad(tmp_path: Path, s
     assert await store.count() == (0, 0)
 
 
-async def test_an_interrupted_import_is_resumed_under_the_same_label(tmp_path: Path, store: Recorder) -> None:
+async def test_an_interrupted_import_is_resumed_under_the_same_label(tmp_path: Path, store: EventStore) -> None:
     async with open_store(tmp_path / "complete.db") as complete:
         full = await run_import(complete, AGENTOCCAM)
         # What a kill after the first episode leaves behind: run.started and one whole episode, no run.finished.
@@ -284,7 +286,7 @@ async def test_an_interrupted_import_is_resumed_under_the_same_label(tmp_path: P
     assert [e.type for e in await events_of(store, full.run_id)] == ["run.started", "run.finished"]
 
 
-async def test_a_finished_run_does_not_take_new_files_and_labels_do_not_cross_formats(store: Recorder) -> None:
+async def test_a_finished_run_does_not_take_new_files_and_labels_do_not_cross_formats(store: EventStore) -> None:
     await run_import(store, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM)[:1])
     with pytest.raises(ImportConflict, match=r"is finished and lacks 2 of these files"):
         await run_import(store, AGENTOCCAM)
@@ -292,7 +294,7 @@ async def test_a_finished_run_does_not_take_new_files_and_labels_do_not_cross_fo
         await run_import(store, BROWSER_USE)
 
 
-async def test_a_resumed_run_must_use_the_same_dataset(tmp_path: Path, store: Recorder) -> None:
+async def test_a_resumed_run_must_use_the_same_dataset(tmp_path: Path, store: EventStore) -> None:
     await run_import(store, AGENTOCCAM)
     tasks = tmp_path / "tasks"
     shutil.copytree(EXAMPLES.tasks_dir, tasks)

@@ -26,7 +26,7 @@ from p2w_runtime.data import load_tasks, memory_bank_hash
 from p2w_runtime.importers._actions import map_browser_use_action, parse_agentoccam_action
 from p2w_runtime.importers._naming import FileName, parse_file_name
 from p2w_runtime.llm import LlmClient, RetryPolicy
-from p2w_runtime.store import Recorder, find_run
+from p2w_runtime.store import EventStore, find_run
 from p2w_runtime.testing import ScriptedLlm
 from replay.classify import RulesClassifier
 from replay.judges import JudgeSettings, make_judge
@@ -38,7 +38,7 @@ from schemas import ParsedAction
 # -- AgentOccam ----------------------------------------------------------------------------------
 
 
-async def test_agentoccam_examples_become_one_run_with_one_episode_per_file(store: Recorder) -> None:
+async def test_agentoccam_examples_become_one_run_with_one_episode_per_file(store: EventStore) -> None:
     report = await run_import(store, AGENTOCCAM)
     assert report.imported == ["Jordan_Park_A1", "Mina_Okafor_A2", "Theo_Lindqvist_A1"]
     assert (report.bad, report.already, report.resumed, report.episodes) == ([], [], False, 3)
@@ -57,7 +57,7 @@ async def test_agentoccam_examples_become_one_run_with_one_episode_per_file(stor
     assert info.run_id == report.run_id and info.episodes == 3
 
 
-async def test_agentoccam_episode_event_sequence_and_contents(store: Recorder) -> None:
+async def test_agentoccam_episode_event_sequence_and_contents(store: EventStore) -> None:
     report = await run_import(store, AGENTOCCAM)
     events = await events_of(store, f"{report.run_id}/Jordan_Park_A1")
     memory = ["history.query", "history.retrieval", "rationale"]
@@ -112,7 +112,7 @@ async def test_agentoccam_episode_event_sequence_and_contents(store: Recorder) -
     assert end.final_url == "https://www.rei.com/product/215563/brooks-cascadia-17-trail-running-shoes-mens"
 
 
-async def test_agentoccam_runner_stop_messages_are_end_reasons_not_answers(store: Recorder) -> None:
+async def test_agentoccam_runner_stop_messages_are_end_reasons_not_answers(store: EventStore) -> None:
     report = await run_import(store, AGENTOCCAM)
     failed = (await events_of(store, f"{report.run_id}/Mina_Okafor_A2"))[-1].payload
     assert (failed.end_reason, failed.answer, failed.steps) == ("max_steps", None, 4)
@@ -138,7 +138,7 @@ async def test_agentoccam_runner_stop_messages_are_end_reasons_not_answers(store
     ],
 )
 async def test_agentoccam_final_actions(
-    tmp_path: Path, store: Recorder, final: str, reason: str, answer: str | None
+    tmp_path: Path, store: EventStore, final: str, reason: str, answer: str | None
 ) -> None:
     path, data = copy_example(tmp_path, AGENTOCCAM, 1)
     data["trajectory"][-1]["action"] = final
@@ -147,7 +147,7 @@ async def test_agentoccam_final_actions(
     assert (end.end_reason, end.answer) == (reason, answer)
 
 
-async def test_unparseable_and_unknown_actions_are_recorded_as_invalid(tmp_path: Path, store: Recorder) -> None:
+async def test_unparseable_and_unknown_actions_are_recorded_as_invalid(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, AGENTOCCAM, 1)
     data["trajectory"][1]["action"] = "I think I should click the banner"
     data["trajectory"][2]["action"] = "teleport [home]"
@@ -162,7 +162,7 @@ async def test_unparseable_and_unknown_actions_are_recorded_as_invalid(tmp_path:
 # -- Browser-Use ---------------------------------------------------------------------------------
 
 
-async def test_browser_use_episode_event_sequence_and_contents(store: Recorder) -> None:
+async def test_browser_use_episode_event_sequence_and_contents(store: EventStore) -> None:
     report = await run_import(store, BROWSER_USE)
     run = await find_run(store, report.run_id)
     assert (run.started.agent, run.started.backbone_model, run.started.scheme) == ("browser-use", "gpt41", "on-demand")
@@ -204,7 +204,7 @@ async def test_browser_use_episode_event_sequence_and_contents(store: Recorder) 
     )
 
 
-async def test_browser_use_without_done_ends_without_answer(store: Recorder) -> None:
+async def test_browser_use_without_done_ends_without_answer(store: EventStore) -> None:
     report = await run_import(store, BROWSER_USE)
     end = (await events_of(store, f"{report.run_id}/Theo_Lindqvist_A2"))[-1].payload
     assert (end.end_reason, end.answer, end.final_url, end.steps) == (
@@ -215,7 +215,7 @@ async def test_browser_use_without_done_ends_without_answer(store: Recorder) -> 
     )
 
 
-async def test_browser_use_pre_execution_memory_steps_without_url(tmp_path: Path, store: Recorder) -> None:
+async def test_browser_use_pre_execution_memory_steps_without_url(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, BROWSER_USE, 2, "pre_gpt41_Theo_Lindqvist_A2.json")
     memory = {"step": 1, "url": None, "step_type": "memory", "memory_query": "milk the user buys",
               "retrieved_memory_indices": [9, 1], "memory_answer": "Lactaid 2% or Fairlife 2%."}  # fmt: skip
@@ -340,7 +340,7 @@ def runner_folder(name: str) -> Path:
 
 @pytest.mark.parametrize("name", list(FOLDERS))
 async def test_runner_folders_import_without_skip_bad_with_their_end_reasons_and_rules_scores(
-    store: Recorder, name: str
+    store: EventStore, name: str
 ) -> None:
     fmt, model, scheme, expected = FOLDERS[name]
     report = await import_folder(store, fmt, runner_folder(name))
@@ -370,7 +370,7 @@ async def test_runner_folders_import_without_skip_bad_with_their_end_reasons_and
     assert scores.get("Tomas_Reyes_B1", {"success": 1.0})["success"] == 1.0
 
 
-async def test_agentoccam_folder_details_captcha_folder_multi_actor_keys_and_note_then_stop(store: Recorder) -> None:
+async def test_agentoccam_folder_details_captcha_folder_multi_actor_keys_and_note_then_stop(store: EventStore) -> None:
     report = await import_folder(store, AGENTOCCAM, AGENTOCCAM_LOGS / "on-demand_gpt41")
     blocked = await events_of(store, f"{report.run_id}/Tomas_Reyes_A2")
     assert blocked[0].payload.source_file == "on_gpt41_Tomas_Reyes_A2.json"
@@ -388,7 +388,7 @@ async def test_agentoccam_folder_details_captcha_folder_multi_actor_keys_and_not
     assert [e.payload.phase for e in answered if e.type == "history.query"] == ["on-demand"]
 
 
-async def test_browser_use_folder_crash_records_summary_and_a_crash_superseded_by_a_rerun(store: Recorder) -> None:
+async def test_browser_use_folder_crash_records_summary_and_a_crash_superseded_by_a_rerun(store: EventStore) -> None:
     folder = BROWSER_USE_RESULT / "on-demand_gpt41_1"
     report = await import_folder(store, BROWSER_USE, folder)
     assert report.crashed == ["Marcus_Okafor_A1"]
@@ -425,7 +425,7 @@ def test_fixtures_are_what_the_writer_script_writes(tmp_path: Path, monkeypatch:
 
 
 async def test_real_agentoccam_files_have_no_page_text_and_the_rules_classifier_does_not_need_it(
-    store: Recorder,
+    store: EventStore,
 ) -> None:
     files = [*AGENTOCCAM_LOGS.rglob("*.json"), *EXAMPLES.trajectories(AGENTOCCAM)]
     assert files and not any(
@@ -448,7 +448,7 @@ async def test_real_agentoccam_files_have_no_page_text_and_the_rules_classifier_
 
 
 async def test_llm_judges_give_no_intent_to_episodes_without_an_answer(
-    store: Recorder, scripted_llm: ScriptedLlm
+    store: EventStore, scripted_llm: ScriptedLlm
 ) -> None:
     def full_marks(request: dict[str, Any]) -> str:
         schema = request["response_format"]["json_schema"]["schema"]["properties"]

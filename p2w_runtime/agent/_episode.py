@@ -26,7 +26,7 @@ from p2w_runtime.data import Task
 from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from schemas import (
     Action,
     EndReason,
@@ -71,7 +71,7 @@ class Episode:
         *,
         run_id: str,
         episode_id: str,
-        store: Recorder,
+        store: EventStore,
         browser: BrowserSession,
         llm: LlmClient,
         retriever: HistoryRetriever | None,

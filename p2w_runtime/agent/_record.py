@@ -20,7 +20,7 @@ from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.sites import start_sites
 from p2w_runtime.sites.catalog import TEST_DOMAIN, host_resolver_rules
-from p2w_runtime.store import Recorder, check_label_free, find_run
+from p2w_runtime.store import EventStore, check_label_free, find_run
 
 ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
 
@@ -69,7 +69,7 @@ def select_tasks(dataset: TaskSet, request: RecordRequest) -> list[Task]:
     return tasks
 
 
-async def record(store: Recorder, request: RecordRequest, progress: ProgressCallback | None = None) -> RecordSummary:
+async def record(store: EventStore, request: RecordRequest, progress: ProgressCallback | None = None) -> RecordSummary:
     """Record one run (or continue ``request.resume``); user errors surface before any browsing starts."""
     resume = None
     if request.resume:

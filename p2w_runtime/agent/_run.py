@@ -26,7 +26,7 @@ from p2w_runtime.episode import (
 )
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import Recorder, RunInfo, seal_streams
+from p2w_runtime.store import EventStore, RunInfo, seal_streams
 from schemas import EpisodeFinished, NewEvent, RunFinished, uuid7
 
 log = structlog.get_logger(__name__)
@@ -61,7 +61,7 @@ class RunPlan:
 
 
 async def plan_run(
-    store: Recorder,
+    store: EventStore,
     tasks: Sequence[Task],
     dataset: TaskSet,
     *,
@@ -109,7 +109,7 @@ async def plan_run(
 
 
 async def record_episodes(
-    store: Recorder,
+    store: EventStore,
     plan: RunPlan,
     *,
     browser: BrowserSession,

@@ -18,7 +18,7 @@ from schemas import AnyPayload, LlmCall, NewEvent, blob_hash
 
 
 class Appender(Protocol):
-    """What the writer needs of a store (``Recorder.append``)."""
+    """What the writer needs of a store (``EventStore.append``)."""
 
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> Any: ...
 

@@ -27,7 +27,7 @@ from p2w_runtime.importers._naming import crash_task_id, parse_file_name
 from p2w_runtime.importers._read import read_json
 from p2w_runtime.store import (
     ClaimHolder,
-    Recorder,
+    EventStore,
     RunInfo,
     hold_claims,
     list_runs,
@@ -226,7 +226,7 @@ class _Planner:
         return _Planned(path, task, self.scheme, crash=True)
 
 
-async def _labelled_run(store: Recorder, label: str, fmt: str) -> RunInfo | None:
+async def _labelled_run(store: EventStore, label: str, fmt: str) -> RunInfo | None:
     """The run an import under ``label`` continues: the newest unfinished one, else the newest finished one."""
     runs = [r for r in await list_runs(store) if r.label == label]
     for run in runs:
@@ -237,7 +237,7 @@ async def _labelled_run(store: Recorder, label: str, fmt: str) -> RunInfo | None
     return (open_runs or runs)[-1] if runs else None
 
 
-async def _finished_episodes(store: Recorder, run_id: str) -> set[str]:
+async def _finished_episodes(store: EventStore, run_id: str) -> set[str]:
     done = set()
     for episode in await episodes_of(store, run_id, every_attempt=True):
         if episode.end_reason is None:
@@ -246,11 +246,11 @@ async def _finished_episodes(store: Recorder, run_id: str) -> set[str]:
     return done
 
 
-async def _end_reasons(store: Recorder, run_id: str) -> Counter[str]:
+async def _end_reasons(store: EventStore, run_id: str) -> Counter[str]:
     return Counter(ref.end_reason for ref in await episodes_of(store, run_id, every_attempt=True) if ref.end_reason)
 
 
-async def import_trajectories(store: Recorder, paths: Sequence[Path], *, label: str, **options: Any) -> ImportReport:
+async def import_trajectories(store: EventStore, paths: Sequence[Path], *, label: str, **options: Any) -> ImportReport:
     """``_import_trajectories`` with the label claimed: a second import under the same label (another process)
     waits until this one is done, then resumes into the same run instead of writing its episodes twice."""
 
@@ -262,7 +262,7 @@ async def import_trajectories(store: Recorder, paths: Sequence[Path], *, label: 
 
 
 async def _import_trajectories(
-    store: Recorder,
+    store: EventStore,
     paths: Sequence[Path],
     *,
     fmt: Format,

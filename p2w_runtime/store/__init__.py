@@ -37,9 +37,6 @@ from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
 from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
 from p2w_runtime.store.sqlite import open_sqlite
 
-Recorder = EventStore  # TODO(lead): remove after merge (temporary alias while other branches still say Recorder)
-SqlRecorder = SqlEventStore  # TODO(lead): remove after merge
-
 
 async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> EventStore:
     """Open the store at ``location`` (a SQLite file path or a ``postgresql://`` URL); the caller closes it.
@@ -86,13 +83,11 @@ __all__ = [
     "run_events",
     "verify_store",
     "IntegrityError",
-    "Recorder",
     "EventStore",
     "EventLog",
     "BlobStore",
     "RunCoordination",
     "SqlEventStore",
-    "SqlRecorder",
     "RunInfo",
     "StoreError",
     "StreamHead",

@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.store import Recorder, RunInfo
+from p2w_runtime.store import EventStore, RunInfo
 from replay.classify._registry import CLASSIFIERS, make_classifier
 from replay.classify._runner import ClassifyOutcome, ClassifySummary, classify_run
 from replay.derived import PassOptions
@@ -40,7 +40,7 @@ def outcome_json(info: RunInfo, outcome: ClassifyOutcome) -> dict[str, Any]:
 
 
 async def classify_runs(
-    store: Recorder,
+    store: EventStore,
     runs: list[RunInfo],
     options: ClassifyOptions,
     on_outcome: Callable[[RunInfo, ClassifyOutcome], None] | None = None,

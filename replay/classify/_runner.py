@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import structlog
 
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.classify._base import Classifier
 from replay.classify._records import CLASSIFICATIONS
 from replay.derived import LlmFactory, Outcome, PassKind, ProducerPass, Tally
@@ -46,7 +46,7 @@ CLASSIFYING = PassKind(CLASSIFICATIONS, ClassifyOutcome, ClassifyAborted, "class
 
 
 async def classify_run(
-    store: Recorder,
+    store: EventStore,
     run_id: str,
     classifier: Classifier,
     *,

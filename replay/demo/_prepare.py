@@ -9,7 +9,7 @@ from pathlib import Path
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import (
-    Recorder,
+    EventStore,
     RunInfo,
     StoreError,
     bundle_header,
@@ -77,13 +77,13 @@ async def prepare_demo_db(db: Path, bundles: Sequence[Path], *, force: bool) -> 
         stale.unlink(missing_ok=True)
 
 
-async def import_example_runs(store: Recorder, bundles: Sequence[Path]) -> list[str]:
+async def import_example_runs(store: EventStore, bundles: Sequence[Path]) -> list[str]:
     """Import each bundle (idempotent) and return the run labels in order."""
     return [(await import_bundle(store, bundle)).label for bundle in bundles]
 
 
 async def judge_demo_runs(
-    store: Recorder,
+    store: EventStore,
     runs: Sequence[str],
     *,
     llm_judged: Sequence[str] = (),
@@ -118,7 +118,7 @@ class DemoData:
 
 
 async def demo_data(
-    store: Recorder,
+    store: EventStore,
     db: Path,
     runs: Sequence[str],
     *,

@@ -20,7 +20,7 @@ import structlog
 
 from p2w_runtime.episode import EpisodeRef, run_of
 from p2w_runtime.llm import Sink
-from p2w_runtime.store import ClaimHolder, Recorder, hold_claims, seal_streams
+from p2w_runtime.store import ClaimHolder, EventStore, hold_claims, seal_streams
 from replay.derived._stream import Derived
 from replay.trajectory import Trajectory
 from schemas import LlmCall, NewEvent, StreamsSealed
@@ -97,7 +97,7 @@ def call_log() -> tuple[list[LlmCall], Sink]:
 class DerivedWriter:
     """Appends to one run's derived stream; the lock keeps concurrent producers from splitting a batch."""
 
-    def __init__(self, store: Recorder, stream: str) -> None:
+    def __init__(self, store: EventStore, stream: str) -> None:
         self.store = store
         self.stream = stream
         self._pending: list[NewEvent] = []
@@ -191,7 +191,7 @@ class DerivedPass(Generic[OutcomeT, SummaryT]):
 
     def __init__(
         self,
-        store: Recorder,
+        store: EventStore,
         stream: str,
         summary: SummaryT,
         *,

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from p2w_runtime.episode import EpisodeRef, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
 from replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
 from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key
@@ -44,7 +44,7 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
 
     def __init__(
         self,
-        store: Recorder,
+        store: EventStore,
         run_id: str,
         producers: Sequence[Producer[Any, Any, Any]],
         kind: PassKind[OutcomeT],

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 
 CacheKey = tuple[str, str, str, str]
 """(trajectory hash, judge or classifier id, its version, config hash): what a cached result must match."""
@@ -65,7 +65,7 @@ class DerivedStream(Generic[P, R]):
     def name(self, run_id: str) -> str:
         return f"{run_id}{self.suffix}"
 
-    async def read(self, store: Recorder, run_id: str) -> list[R]:
+    async def read(self, store: EventStore, run_id: str) -> list[R]:
         """Every result of a run, oldest first (the ``llm.call`` events beside them are skipped)."""
         records: list[R] = []
         async for stored in store.read_stream(self.name(run_id)):

@@ -8,7 +8,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.store import Recorder, RunInfo, find_run, open_store
+from p2w_runtime.store import EventStore, RunInfo, find_run, open_store
 
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -43,7 +43,7 @@ def parse_ref(text: str, default_db: Path | str) -> RunRef:
 @dataclass(frozen=True, slots=True)
 class OpenRun:
     ref: RunRef
-    store: Recorder
+    store: EventStore
     info: RunInfo
 
 
@@ -51,7 +51,7 @@ class OpenRun:
 async def open_runs(refs: Sequence[RunRef]) -> AsyncIterator[list[OpenRun]]:
     """Open every file named once, read-only (comparisons never create or write a file), and find each run."""
     async with AsyncExitStack() as stack:
-        stores: dict[Path | str, Recorder] = {}
+        stores: dict[Path | str, EventStore] = {}
         found: list[OpenRun] = []
         for ref in refs:
             key = ref.db.resolve() if isinstance(ref.db, Path) else ref.db

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import Recorder, RunInfo
+from p2w_runtime.store import EventStore, RunInfo
 from replay.judges import Judge, JudgeContext, JudgeError, JudgeSettings, make_judge
 from replay.judging import current_judgments
 from replay.matching import host_of
@@ -75,7 +75,7 @@ def episode_data(t: Trajectory, scores: dict[str, float] | None, run_scheme: str
     return EpisodeData(t.stream, t.task_id, t.level, t.scheme or run_scheme, scores, actions, websites, entry_ids)
 
 
-async def _judge_in_memory(store: Recorder, judge: Judge, t: Trajectory) -> dict[str, float] | None:
+async def _judge_in_memory(store: EventStore, judge: Judge, t: Trajectory) -> dict[str, float] | None:
     """A rules judge's figures for an episode it has not judged yet, never appended (comparisons write nothing)."""
     try:
         verdict = await judge.judge(t, JudgeContext(get_blob=store.get_blob, llm=None))
@@ -90,7 +90,7 @@ def _scores(metrics: dict[str, float] | None) -> dict[str, float] | None:
     return episode_figures(metrics)
 
 
-async def load_run_data(store: Recorder, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:
+async def load_run_data(store: EventStore, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:
     """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it."""
     judge = make_judge(judge_id, JudgeSettings())
     judged = await current_judgments(store, info.run_id, judge_id)

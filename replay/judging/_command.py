@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from p2w_runtime.store import Recorder, RunInfo
+from p2w_runtime.store import EventStore, RunInfo
 from replay.derived import PassOptions
 from replay.judges import Judge, JudgeSettings, make_judge
 from replay.judging._estimate import JudgeEstimate, estimate_replay
@@ -31,7 +31,7 @@ class ReplayOptions(PassOptions):
         return [make_judge(judge_id, settings) for judge_id in dict.fromkeys(self.judges)]
 
 
-async def estimate_run(store: Recorder, info: RunInfo, options: ReplayOptions) -> list[JudgeEstimate]:
+async def estimate_run(store: EventStore, info: RunInfo, options: ReplayOptions) -> list[JudgeEstimate]:
     """``--dry-run``: what judging ``info``'s run would call and cost; nothing is called or appended."""
     return await estimate_replay(
         store,
@@ -44,7 +44,7 @@ async def estimate_run(store: Recorder, info: RunInfo, options: ReplayOptions) -
 
 
 async def judge_run(
-    store: Recorder, info: RunInfo, options: ReplayOptions, on_outcome: Callable[[JudgeOutcome], None]
+    store: EventStore, info: RunInfo, options: ReplayOptions, on_outcome: Callable[[JudgeOutcome], None]
 ) -> ReplaySummary:
     """Judge ``info``'s run with the options' judges; the LLM client is built on first need and closed after."""
     async with options.llm_factory() as llm:

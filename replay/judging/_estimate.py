@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from p2w_runtime.episode import episodes_of
 from p2w_runtime.llm import PriceTable
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.derived import latest_by_key
 from replay.judges import Judge, JudgeError
 from replay.judging._records import read_judgments
@@ -27,7 +27,7 @@ class JudgeEstimate:
 
 
 async def estimate_replay(
-    store: Recorder,
+    store: EventStore,
     run_id: str,
     judges: Sequence[Judge],
     *,

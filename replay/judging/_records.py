@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from p2w_runtime.episode import JUDGMENTS_SUFFIX, run_of, under
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.derived import CacheKey, DerivedRecord, DerivedStream
 from schemas import Judgment
 
@@ -32,14 +32,14 @@ read_judgments = JUDGMENTS.read
 """Every judgment of a run, oldest first (older judgments stay; nothing is overwritten)."""
 
 
-async def episode_judgments(store: Recorder, episode_stream: str) -> list[JudgmentRecord]:
+async def episode_judgments(store: EventStore, episode_stream: str) -> list[JudgmentRecord]:
     """Every judgment of one episode, oldest first (what ``p2w-rt show RUN TASK`` lists)."""
     run_id = run_of(episode_stream)
     return [r for r in await read_judgments(store, run_id) if r.judgment.episode_stream == episode_stream]
 
 
 async def current_judgments(
-    store: Recorder, run_id: str, judge_id: str | None = None
+    store: EventStore, run_id: str, judge_id: str | None = None
 ) -> dict[tuple[str, str], JudgmentRecord]:
     """The latest successful judgment per (episode stream, judge) that judged the episode as it is now."""
     heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}

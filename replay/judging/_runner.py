@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import structlog
 
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.derived import LlmFactory, Outcome, PassKind, ProducerPass, Tally
 from replay.judges import Judge
 from replay.judging._records import JUDGMENTS
@@ -49,7 +49,7 @@ JUDGING = PassKind(JUDGMENTS, JudgeOutcome, ReplayAborted, "judgments")
 
 
 async def replay_run(
-    store: Recorder,
+    store: EventStore,
     run_id: str,
     judges: Sequence[Judge],
     *,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import Recorder, RunInfo
+from p2w_runtime.store import EventStore, RunInfo
 from replay.judging import current_judgments
 
 
@@ -39,7 +39,7 @@ GROUP_KEYS = ("architecture", "agent", "model", "scheme", "level", "judge", "run
 
 
 async def collect_scores(
-    store: Recorder, runs: Sequence[RunInfo], *, judge_id: str | None = None
+    store: EventStore, runs: Sequence[RunInfo], *, judge_id: str | None = None
 ) -> list[EpisodeScore]:
     """One score per (episode, judge) for every episode of ``runs``; unjudged episodes get ``metrics=None``.
 

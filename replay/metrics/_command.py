@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.store import Recorder, find_run
+from p2w_runtime.store import EventStore, find_run
 from replay.judges import JUDGES
 from replay.metrics._aggregate import DEFAULT_BY, MetricRow, aggregate, check_by, levels_of
 from replay.metrics._collect import EpisodeScore, collect_scores
@@ -34,7 +34,7 @@ class MetricsReport:
 
 
 async def metrics_report(
-    store: Recorder, run_refs: Sequence[str], *, judge: str | None, by: Sequence[str] | None, plot: Path | None
+    store: EventStore, run_refs: Sequence[str], *, judge: str | None, by: Sequence[str] | None, plot: Path | None
 ) -> MetricsReport:
     """The Table 5 rows for the runs, the level breakdown, and the plot written to ``plot``.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 
 from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.trajectory._model import Trajectory
 from replay.trajectory._project import ProjectionError, _Fold
 
@@ -13,7 +13,7 @@ LOAD_CHUNK = 25
 """Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""
 
 
-async def load_trajectory(store: Recorder, stream: str) -> Trajectory:
+async def load_trajectory(store: EventStore, stream: str) -> Trajectory:
     """The trajectory of one episode stream (``{run_id}/{episode_id}``)."""
     fold = _Fold()
     async for stored in store.read_stream(stream):
@@ -24,7 +24,7 @@ async def load_trajectory(store: Recorder, stream: str) -> Trajectory:
 
 
 async def load_trajectories(
-    store: Recorder, run_id: str, *, streams: Sequence[str] | None = None
+    store: EventStore, run_id: str, *, streams: Sequence[str] | None = None
 ) -> AsyncGenerator[Trajectory, None]:
     """The run's counted episodes (or ``streams``), in that order, read ``LOAD_CHUNK`` episodes at a time.
 

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from p2w_runtime.store import Recorder, UnknownRun, find_run, list_runs, open_store
+from p2w_runtime.store import EventStore, UnknownRun, find_run, list_runs, open_store
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data, parse_ref
 from replay.metrics import TITLES
 from replay.view._blobs import BlobProblem, media_type, read_blob
@@ -49,12 +49,12 @@ class ViewState:
 
     db: Path
     others: Sequence[Path] = ()
-    stores: dict[Path, Recorder] = field(default_factory=dict)
+    stores: dict[Path, EventStore] = field(default_factory=dict)
 
-    def store(self) -> Recorder:
+    def store(self) -> EventStore:
         return self.stores[self.db.resolve()]
 
-    def store_for(self, path: Path) -> Recorder:
+    def store_for(self, path: Path) -> EventStore:
         found = self.stores.get(path.resolve())
         if found is None:
             raise Forbidden(f"{path}: not a database this viewer was started with (add --with {path})")

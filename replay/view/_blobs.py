@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from schemas import blob_hash
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -19,7 +19,7 @@ class BlobProblem(LookupError):
         self.corrupt = corrupt
 
 
-async def read_blob(store: Recorder, sha: str) -> bytes:
+async def read_blob(store: EventStore, sha: str) -> bytes:
     """The blob's bytes, verified: a viewer must never show a page that is not the one recorded."""
     if not SHA256.fullmatch(sha):
         raise BlobProblem(f"{sha!r} is not a blob hash", corrupt=False)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p2w_runtime.episode import episode_stream
-from p2w_runtime.store import Recorder
+from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord
 from replay.judging import JudgmentRecord
 from replay.trajectory import ActionRecord, HistoryAccess, RationaleRecord, Trajectory, project
@@ -76,7 +76,7 @@ class EpisodePage:
 
 
 async def episode_page(
-    store: Recorder,
+    store: EventStore,
     run_id: str,
     episode_id: str,
     judgments: Sequence[JudgmentRecord],
@@ -140,7 +140,7 @@ def _steps(t: Trajectory, events: list[Event]) -> list[Step]:
     return sorted(steps.values(), key=lambda s: -1 if s.number is None else s.number)
 
 
-async def har_summary(store: Recorder, sha: str) -> HarSummary:
+async def har_summary(store: EventStore, sha: str) -> HarSummary:
     """Method, URL, status, type and size of each request in the recorded HAR."""
     try:
         log = json.loads(await read_blob(store, sha)).get("log", {})

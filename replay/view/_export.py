@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import Recorder, RunInfo, find_run
+from p2w_runtime.store import EventStore, RunInfo, find_run
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
 from replay.judging import read_judgments
 from replay.metrics import TITLES
@@ -41,7 +41,7 @@ class ExportSummary:
     problems: list[str]
 
 
-async def export_static(store: Recorder, refs: Sequence[str], folder: Path, *, source: str = "") -> ExportSummary:
+async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *, source: str = "") -> ExportSummary:
     """Write ``index.html``, one page per run, per episode and per pair of consecutive runs (compare), the blobs,
     plots and assets into ``folder``."""
     infos: list[RunInfo] = [await find_run(store, ref) for ref in refs]

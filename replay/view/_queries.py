@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from p2w_runtime.episode import EpisodeRef, episodes_of
-from p2w_runtime.store import Recorder, RunInfo
+from p2w_runtime.store import EventStore, RunInfo
 from replay.classify import ClassificationRecord, read_classifications
 from replay.judging import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of
@@ -116,7 +116,7 @@ class RunRead:
     """Every judgment of the run (stale ones too), read when an episode page first needs them."""
 
 
-async def read_run(store: Recorder, info: RunInfo) -> RunRead:
+async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     """One scan per event kind; the scores are built from the same judgments rather than read again by
     ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
     refs = await episodes_of(store, info.run_id)
@@ -180,7 +180,7 @@ class RunCache:
         self.size = size
         self.entries: dict[str, tuple[int, RunRead]] = {}
 
-    async def get(self, store: Recorder, info: RunInfo) -> RunRead:
+    async def get(self, store: EventStore, info: RunInfo) -> RunRead:
         events, _ = await store.count()
         cached = self.entries.get(info.run_id)
         if cached is not None and cached[0] == events:
@@ -192,7 +192,7 @@ class RunCache:
             self.entries.pop(next(iter(self.entries)))
         return read
 
-    async def judgments(self, store: Recorder, info: RunInfo) -> list[JudgmentRecord]:
+    async def judgments(self, store: EventStore, info: RunInfo) -> list[JudgmentRecord]:
         read = await self.get(store, info)
         if read.judgments is None:
             read.judgments = await read_judgments(store, info.run_id)
