@@ -247,7 +247,7 @@ def recording(server: PostgresServer, tasks: int, processes: int) -> float:
     from pathlib import Path
 
     from p2w_runtime.data import load_tasks
-    from p2w_runtime.sample import sample_checks, sample_tasks_dir
+    from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
     from p2w_runtime.testing import ScriptedLlm
     from p2w_runtime.testing.sample_agent import SampleAgentScript
 

@@ -27,9 +27,10 @@ from pathlib import Path
 from p2w_runtime.agent import AgentConfig, RecordRequest, record
 from p2w_runtime.browser import EpisodeBrowser
 from p2w_runtime.data import load_tasks
+from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.demo.sites import DemoHosting
 from p2w_runtime.episode import EpisodeWriter
 from p2w_runtime.llm import LlmClient
-from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import open_store
 from p2w_runtime.store.sqlite import SqliteEventStore
 from p2w_runtime.testing import ScriptedLlm
@@ -145,7 +146,7 @@ async def main(episodes: int, concurrency: int) -> None:
         )
         started = time.perf_counter()
         async with open_store(db) as store:
-            summary = await record(store, request)
+            summary = await record(store, request, hosting=DemoHosting())
         wall = time.perf_counter() - started
         live_writes = sum(TIMINGS.pop("write"))  # before the re-append below adds its own
         with sqlite3.connect(db) as conn:

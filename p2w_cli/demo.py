@@ -42,7 +42,7 @@ def demo_cmd(
     force: bool,
 ) -> None:
     """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
-    from p2w_runtime.examples import example_run_bundles
+    from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
     from replay.demo import demo_data, import_example_runs, prepare_demo_db, show_demo, write_report
     from replay.judges import JudgeSettings
@@ -88,7 +88,8 @@ async def _record_sample(
     """Record the ambiguous sample tasks (levels 1 and 2) with the configured model; returns the run label."""
     from p2w_runtime.agent import RecordRequest, record
     from p2w_runtime.data import load_tasks
-    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+    from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
+    from p2w_runtime.demo.sites import DemoHosting
 
     if not base_url and not api_key:
         raise click.UsageError("--record needs an endpoint: --base-url / OPENAI_BASE_URL (and a key if it needs one)")
@@ -105,5 +106,5 @@ async def _record_sample(
         concurrency=2,
     )
     err.print(f"recording {len(ambiguous)} sample tasks with {model} at {base_url or 'api.openai.com'} …")
-    summary = await record(store, request)
+    summary = await record(store, request, hosting=DemoHosting())
     return summary.label

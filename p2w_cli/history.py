@@ -38,7 +38,7 @@ def _history_options(command: Any) -> Any:
 
 
 def _history_dir(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
-    from p2w_runtime.sample import sample_history_dir
+    from p2w_runtime.demo.sample import sample_history_dir
 
     return sample_history_dir() if str(value) == "sample" else value
 

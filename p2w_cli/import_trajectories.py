@@ -63,7 +63,7 @@ def import_trajectories_cmd(
     unknown task id stops the import with exit 1 and writes nothing, unless --skip-bad.
     With --examples, tasks, memory banks, files and label default to the bundled examples.
     """
-    from p2w_runtime.examples import example_paths
+    from p2w_runtime.demo.examples import example_paths
     from p2w_runtime.importers import import_trajectories
 
     if examples:

@@ -17,7 +17,7 @@ from p2w_runtime.terminal import safe
 
 def _sample_or_path(value: str, which: str) -> Path:
     """`sample` names the bundled sample personas; anything else is a folder."""
-    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+    from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 
     if value == "sample":
         return sample_tasks_dir() if which == "tasks" else sample_history_dir()
@@ -127,6 +127,7 @@ def record_cmd(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress, record
+    from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.llm import RetryPolicy
 
     if model is None and resume is None:
@@ -182,7 +183,7 @@ def record_cmd(
             try:
                 async with open_db(ctx, create=True) as store:
                     try:
-                        return await record(store, request, on_progress)
+                        return await record(store, request, on_progress, hosting=DemoHosting())
                     except UserError:  # e.g. a Chromium that will not start: found before any event
                         empty = fresh and not await store.list_streams()
                         raise

@@ -18,7 +18,7 @@ def sites() -> None:
 @click.option("--port", default=8642, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 def sites_serve(port: int) -> None:
     """Serve the demo sites on 127.0.0.1 until Ctrl-C, and print how to open them in Chromium."""
-    from p2w_runtime.sites import SITE_HOSTS, start_sites
+    from p2w_runtime.demo.sites import SITE_HOSTS, start_sites
 
     async def _serve() -> None:
         running = await start_sites(port)

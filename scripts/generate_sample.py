@@ -2,7 +2,7 @@
 
 Deterministic (seeded, no LLM): running it twice writes the same bytes. Usage::
 
-    python scripts/generate_sample.py [--out p2w_runtime/sample]
+    python scripts/generate_sample.py [--out p2w_runtime/demo/sample]
 
 Output: ``history/{First}_{Last}.json`` (``{"memory_bank": [...]}``, one year of entries),
 ``tasks/personalization_{1,2,3}/{First}_{Last}_{Set}{n}.json`` (folder 3 = level 0, 2 = level 1,
@@ -25,7 +25,7 @@ from sample_personas import PERSONAS
 from sample_spec import GENERIC, Persona, QuerySet
 
 from p2w_runtime.data import ground_truth
-from p2w_runtime.sites.catalog import SEARCH_HOST, base_url, start_url
+from p2w_runtime.demo.sites.catalog import SEARCH_HOST, base_url, start_url
 
 YEAR = 2024
 FOLDER_OF_LEVEL = {0: 3, 1: 2, 2: 1}

@@ -4,7 +4,7 @@ Both are real recordings (headless Chromium on the demo sites, the retriever, th
 OpenAI-compatible endpoint standing in for the model; the later run slips on different query sets than the earlier
 one, so judging, classifying and diffing them shows something. Re-run after changing the agent or the sites:
 
-    python scripts/make_example_runs.py [--out p2w_runtime/examples/runs]
+    python scripts/make_example_runs.py [--out p2w_runtime/demo/examples/runs]
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 
 from p2w_runtime.agent import AgentConfig, RecordRequest, record
 from p2w_runtime.data import load_tasks
-from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.demo.sites import DemoHosting
 from p2w_runtime.store import export_run, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript, Slip
@@ -49,7 +50,7 @@ async def make(out: Path) -> None:
                     config=AgentConfig(scheme="on-demand"),
                 )
                 async with open_store(db) as store:
-                    summary = await record(store, request)
+                    summary = await record(store, request, hosting=DemoHosting())
                     bundle = await export_run(store, summary.run_id, out / f"{label}.p2w")
             print(
                 f"{label}: {len(summary.outcomes)} episodes, {bundle.events} events, {bundle.blobs} blobs "
@@ -59,5 +60,6 @@ async def make(out: Path) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "p2w_runtime/examples/runs")
+    default_out = Path(__file__).resolve().parents[1] / "p2w_runtime/demo/examples/runs"
+    parser.add_argument("--out", type=Path, default=default_out)
     asyncio.run(make(parser.parse_args().out))

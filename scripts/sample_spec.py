@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.sites.catalog import SITE_HOSTS
+from p2w_runtime.demo.sites.catalog import SITE_HOSTS
 
 SEARCH, THREADS, BASKET, TABLEFOR, STAGEPASS = SITE_HOSTS
 

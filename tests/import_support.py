@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from p2w_runtime.data import find_memory_bank, load_memory_bank
-from p2w_runtime.examples import example_paths
+from p2w_runtime.demo.examples import example_paths
+from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.importers import import_trajectories
-from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import EventStore
 from schemas import Event
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from p2w_runtime.data import DataError, find_memory_bank, list_personas, load_memory_bank, memory_bank_hash
+from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.errors import UserError
-from p2w_runtime.examples import example_paths
 from schemas import MemoryEntry
 
 ENTRIES = [

@@ -348,7 +348,7 @@ def test_cli_imports_a_browser_use_result_folder_as_written(tmp_path: Path) -> N
     from click.testing import CliRunner
 
     from cli import main
-    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+    from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 
     folder = BROWSER_USE_RESULT / "on-demand_gpt41_1"
     args = ["--db", str(tmp_path / "cli.db"), "import-trajectories", "--format", BROWSER_USE, "--label", "bu"]
@@ -370,7 +370,7 @@ def test_cli_shows_progress_on_a_terminal_and_writes_the_same_run(tmp_path: Path
     import subprocess
     import sys
 
-    from p2w_runtime.sample import sample_history_dir, sample_tasks_dir
+    from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 
     p2w_rt = str(Path(sys.executable).with_name("p2w-rt"))
     args = [p2w_rt, "--db", str(tmp_path / "tty.db"), "--log-file", str(tmp_path / "log.jsonl")]

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from cli import main
 from p2w_runtime.data import load_memory_bank
-from p2w_runtime.examples import example_paths
+from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 
 
@@ -112,7 +112,7 @@ def test_missing_history_dir(invoke, tmp_path):
 
 def test_history_defaults_to_the_bundled_sample(invoke):
     from p2w_runtime.data import list_personas
-    from p2w_runtime.sample import sample_history_dir
+    from p2w_runtime.demo.sample import sample_history_dir
 
     persona = list_personas(sample_history_dir())[0]
     result = invoke("history", "search", persona, "favourite store", "--threshold", "-1", "--k", "4", "--json")

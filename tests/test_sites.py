@@ -14,9 +14,9 @@ import aiohttp
 import pytest
 from playwright.async_api import async_playwright
 
-from p2w_runtime.sites import RunningSites, SitesError, start_sites
-from p2w_runtime.sites._products import product
-from p2w_runtime.sites.catalog import SITE_HOSTS, SITES, host_resolver_rules, start_url
+from p2w_runtime.demo.sites import RunningSites, SitesError, start_sites
+from p2w_runtime.demo.sites._products import product
+from p2w_runtime.demo.sites.catalog import SITE_HOSTS, SITES, host_resolver_rules, start_url
 
 SEARCH, THREADS, BASKET, TABLEFOR, STAGEPASS = SITE_HOSTS
 FINAL = 'data-final-confirmation="true"'

@@ -24,8 +24,8 @@ from test_replay_cli import build
 
 from cli import main
 from p2w_runtime.data._json import MAX_DEPTH
+from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.llm import LlmClient, LlmConfigError
-from p2w_runtime.sample import sample_tasks_dir
 from p2w_runtime.testing import ScriptedLlm
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))

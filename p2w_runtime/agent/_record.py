@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import Protocol
 
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
@@ -18,8 +18,6 @@ from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import DataError, Task, TaskSet, find_memory_bank, load_tasks
 from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
-from p2w_runtime.sites import start_sites
-from p2w_runtime.sites.catalog import TEST_DOMAIN, host_resolver_rules
 from p2w_runtime.store import EventStore, check_label_free, find_run
 
 ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
@@ -69,7 +67,13 @@ def select_tasks(dataset: TaskSet, request: RecordRequest) -> list[Task]:
     return tasks
 
 
-async def record(store: EventStore, request: RecordRequest, progress: ProgressCallback | None = None) -> RecordSummary:
+async def record(
+    store: EventStore,
+    request: RecordRequest,
+    progress: ProgressCallback | None = None,
+    *,
+    hosting: SiteHosting | None = None,
+) -> RecordSummary:
     """Record one run (or continue ``request.resume``); user errors surface before any browsing starts."""
     resume = None
     if request.resume:
@@ -111,7 +115,7 @@ async def record(store: EventStore, request: RecordRequest, progress: ProgressCa
         worker_run = await join_run(
             store, tasks, dataset, label=label, model=model, config=config, run_config=run_config
         )
-    async with llm, _browser(tasks, request.chromium) as browser:
+    async with llm, _browser(tasks, request.chromium, hosting) as browser:
         if worker_run is not None:
             mine = await work(
                 store, worker_run, tasks, browser=browser, llm=llm, retriever=retriever, config=config,
@@ -134,15 +138,23 @@ async def record(store: EventStore, request: RecordRequest, progress: ProgressCa
     return RecordSummary(plan.run_id, resume.label if resume else label, len(plan.kept), outcomes)
 
 
+class SiteHosting(Protocol):
+    """Serves sites that the tasks start on and the open web does not have (the bundled demo sites).
+
+    The runtime knows no such sites; ``p2w_runtime.demo.sites.DemoHosting`` is the one the CLI passes.
+    """
+
+    def serving(self, tasks: Sequence[Task]) -> contextlib.AbstractAsyncContextManager[list[str]]:
+        """Serve what ``tasks`` need while the context is open; its value is Chromium's extra arguments."""
+        ...
+
+
 @contextlib.asynccontextmanager
-async def _browser(tasks: list[Task], chromium: str | None) -> AsyncIterator[BrowserSession]:
-    """Chromium, plus the demo sites when the tasks start on them."""
-    on_demo = any((urlsplit(t.start_url).hostname or "").endswith(f".{TEST_DOMAIN}") for t in tasks)
-    sites = await start_sites(0) if on_demo else None
-    try:
-        args = [host_resolver_rules(sites.port)] if sites else []
+async def _browser(
+    tasks: list[Task], chromium: str | None, hosting: SiteHosting | None
+) -> AsyncIterator[BrowserSession]:
+    """Chromium, with what ``hosting`` serves for the tasks reachable from it."""
+    async with contextlib.AsyncExitStack() as stack:
+        args = await stack.enter_async_context(hosting.serving(tasks)) if hosting is not None else []
         async with BrowserSession(chromium, extra_args=args) as session:
             yield session
-    finally:
-        if sites is not None:
-            await sites.stop()

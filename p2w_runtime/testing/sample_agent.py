@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from p2w_runtime.agent.prompts import GENERATOR_MARKER, PLANNER_MARKER, PRE_EXECUTION_MARKER, REWRITER_MARKER
 from p2w_runtime.data import TaskSet
-from p2w_runtime.sites.catalog import SITES, SITES_BY_HOST
+from p2w_runtime.demo.sites.catalog import SITES, SITES_BY_HOST
 from p2w_runtime.testing._replies import Text, last_user_message, system_message
 
 Slip = Literal["drop_preference", "wrong_site", "no_history"]

@@ -12,15 +12,22 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 DEFAULT_JUDGE_MODEL = "gpt-5-mini"
-DEFAULT_LOCATION_SITES: tuple[str, ...] = ("amazon.com", "instacart.com", "resy.com", "opentable.com")
-"""Persona2Web's location-aware websites; ``default_location_sites`` adds the demo sites flagged location-aware."""
+PERSONA2WEB_LOCATION_SITES: tuple[str, ...] = ("amazon.com", "instacart.com", "resy.com", "opentable.com")
+"""Persona2Web's location-aware websites."""
+DEMO_LOCATION_SITES: tuple[str, ...] = (
+    "threads.p2w.test",
+    "basket.p2w.test",
+    "tablefor.p2w.test",
+    "stagepass.p2w.test",
+)
+"""The bundled demo sites flagged ``location_aware`` in their catalogue, named here as data so that replay never
+imports the demo package (``tests/test_layering.py`` checks the two lists agree)."""
+DEFAULT_LOCATION_SITES = (*PERSONA2WEB_LOCATION_SITES, *DEMO_LOCATION_SITES)
 
 
 def default_location_sites() -> tuple[str, ...]:
     """Persona2Web's location-aware sites plus the bundled demo sites flagged ``location_aware``."""
-    from p2w_runtime.sites.catalog import SITES
-
-    return (*DEFAULT_LOCATION_SITES, *(site.host for site in SITES if site.location_aware))
+    return DEFAULT_LOCATION_SITES
 
 
 @dataclass(frozen=True)

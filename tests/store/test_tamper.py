@@ -239,7 +239,7 @@ def test_deleting_run_finished_is_named_by_the_pass_seals_after_it(db: Path) -> 
 
 def test_old_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
     """The bundled example runs were recorded before seals (run.finished at schema version 1)."""
-    from p2w_runtime.examples import example_run_bundles
+    from p2w_runtime.demo.examples import example_run_bundles
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():

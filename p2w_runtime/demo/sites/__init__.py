@@ -3,10 +3,12 @@
 Hostnames come from ``catalog``; Chromium reaches them via ``catalog.host_resolver_rules(port)``.
 """
 
-from p2w_runtime.sites._server import RunningSites, SitesError, start_sites
-from p2w_runtime.sites.catalog import SITE_HOSTS
+from p2w_runtime.demo.sites._hosting import DemoHosting
+from p2w_runtime.demo.sites._server import RunningSites, SitesError, start_sites
+from p2w_runtime.demo.sites.catalog import SITE_HOSTS
 
 __all__ = [
+    "DemoHosting",
     "SITE_HOSTS",
     "RunningSites",
     "SitesError",

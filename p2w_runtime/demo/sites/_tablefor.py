@@ -6,9 +6,9 @@ import datetime as dt
 
 from aiohttp import web
 
-from p2w_runtime.sites._html import FINAL, Ctx, esc, hidden, options, page, qs
-from p2w_runtime.sites._places import CITY_NAMES
-from p2w_runtime.sites._restaurants import (
+from p2w_runtime.demo.sites._html import FINAL, Ctx, esc, hidden, options, page, qs
+from p2w_runtime.demo.sites._places import CITY_NAMES
+from p2w_runtime.demo.sites._restaurants import (
     BRUNCH,
     CUISINES,
     DINNER,
@@ -18,7 +18,7 @@ from p2w_runtime.sites._restaurants import (
     restaurant,
     slots_near,
 )
-from p2w_runtime.sites._text import seeded
+from p2w_runtime.demo.sites._text import seeded
 
 _PARTY = [(str(n), f"{n} {'person' if n == 1 else 'people'}") for n in range(1, 13)]
 _PRICE = [("", "Any price"), ("1", "$"), ("2", "$$ or less"), ("3", "$$$ or less"), ("4", "$$$$ or less")]

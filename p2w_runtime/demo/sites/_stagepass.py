@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from p2w_runtime.sites._events import GENRES, Event, event, find
-from p2w_runtime.sites._html import FINAL, Ctx, esc, hidden, money, options, page
-from p2w_runtime.sites._places import CITY_NAMES
+from p2w_runtime.demo.sites._events import GENRES, Event, event, find
+from p2w_runtime.demo.sites._html import FINAL, Ctx, esc, hidden, money, options, page
+from p2w_runtime.demo.sites._places import CITY_NAMES
 
 _QTY = [(str(n), str(n)) for n in range(1, 9)]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from p2w_runtime.sites._places import CITIES
-from p2w_runtime.sites._text import seeded, tokens
+from p2w_runtime.demo.sites._places import CITIES
+from p2w_runtime.demo.sites._text import seeded, tokens
 
 DISHES = {
     "Thai": ("khao soi", "green curry", "pad see ew", "larb", "mango sticky rice"),

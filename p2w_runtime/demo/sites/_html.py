@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 from aiohttp import web
 from multidict import MultiMapping
 
-from p2w_runtime.sites._state import Session, SitesState
-from p2w_runtime.sites.catalog import DemoSite, base_url
+from p2w_runtime.demo.sites._state import Session, SitesState
+from p2w_runtime.demo.sites.catalog import DemoSite, base_url
 
 FINAL = 'data-final-confirmation="true"'
 """Marks the one button per flow that would commit (order, reservation, tickets); the agent must not press it."""

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
-from p2w_runtime.sites._product_data import ANCHORS, CATEGORIES, CategorySpec
-from p2w_runtime.sites._text import seeded, tokens
+from p2w_runtime.demo.sites._product_data import ANCHORS, CATEGORIES, CategorySpec
+from p2w_runtime.demo.sites._text import seeded, tokens
 
 SORTS = {
     "relevance": "Best match",

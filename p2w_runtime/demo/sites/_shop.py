@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from p2w_runtime.sites._html import FINAL, Ctx, esc, hidden, money, options, page, qs, redirect
-from p2w_runtime.sites._places import SAME_DAY_ZIPS
-from p2w_runtime.sites._product_data import BASKET, THREADS
-from p2w_runtime.sites._products import RATING_STEPS, SORTS, ProductQuery, categories, product, reviews, search
-from p2w_runtime.sites._state import CartLine
+from p2w_runtime.demo.sites._html import FINAL, Ctx, esc, hidden, money, options, page, qs, redirect
+from p2w_runtime.demo.sites._places import SAME_DAY_ZIPS
+from p2w_runtime.demo.sites._product_data import BASKET, THREADS
+from p2w_runtime.demo.sites._products import RATING_STEPS, SORTS, ProductQuery, categories, product, reviews, search
+from p2w_runtime.demo.sites._state import CartLine
 
 _DELIVERY = {
     BASKET: {"same-day": "Same-day delivery", "standard": "Standard delivery (2-4 days)", "pickup": "Store pickup"},

@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable, Iterable
 
 from aiohttp import web
 
-from p2w_runtime.sites import _lookup, _shop, _stagepass, _tablefor
-from p2w_runtime.sites._html import Ctx, esc, page
-from p2w_runtime.sites._state import SESSION_COOKIE, SitesState
-from p2w_runtime.sites.catalog import SITES, SITES_BY_HOST, TEST_DOMAIN, DemoSite
+from p2w_runtime.demo.sites import _lookup, _shop, _stagepass, _tablefor
+from p2w_runtime.demo.sites._html import Ctx, esc, page
+from p2w_runtime.demo.sites._state import SESSION_COOKIE, SitesState
+from p2w_runtime.demo.sites.catalog import SITES, SITES_BY_HOST, TEST_DOMAIN, DemoSite
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
 STATE_KEY = web.AppKey("p2w_sites_state", SitesState)

@@ -9,8 +9,8 @@ import datetime as dt
 from dataclasses import dataclass
 from functools import cache
 
-from p2w_runtime.sites._places import CITIES
-from p2w_runtime.sites._text import seeded, tokens
+from p2w_runtime.demo.sites._places import CITIES
+from p2w_runtime.demo.sites._text import seeded, tokens
 
 GENRES = ("jazz", "rock", "indie", "comedy", "classical", "country", "hip-hop")
 _PERFORMERS = {

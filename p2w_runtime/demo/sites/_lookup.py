@@ -12,11 +12,11 @@ from functools import cache
 
 from aiohttp import web
 
-from p2w_runtime.sites import _events, _products, _restaurants
-from p2w_runtime.sites._html import Ctx, esc, page, qs
-from p2w_runtime.sites._places import CITIES
-from p2w_runtime.sites._text import tokens
-from p2w_runtime.sites.catalog import SITES, DemoSite
+from p2w_runtime.demo.sites import _events, _products, _restaurants
+from p2w_runtime.demo.sites._html import Ctx, esc, page, qs
+from p2w_runtime.demo.sites._places import CITIES
+from p2w_runtime.demo.sites._text import tokens
+from p2w_runtime.demo.sites.catalog import SITES, DemoSite
 
 
 @dataclass(frozen=True)

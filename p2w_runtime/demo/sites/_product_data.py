@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from p2w_runtime.sites.catalog import TEST_DOMAIN
+from p2w_runtime.demo.sites.catalog import TEST_DOMAIN
 
 THREADS = f"threads.{TEST_DOMAIN}"
 BASKET = f"basket.{TEST_DOMAIN}"

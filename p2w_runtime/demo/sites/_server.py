@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from p2w_runtime.demo.sites._app import build_app
+from p2w_runtime.demo.sites._state import Confirmation, SitesState
+from p2w_runtime.demo.sites.catalog import SITE_HOSTS, base_url, host_resolver_rules, start_url
 from p2w_runtime.errors import UserError
-from p2w_runtime.sites._app import build_app
-from p2w_runtime.sites._state import Confirmation, SitesState
-from p2w_runtime.sites.catalog import SITE_HOSTS, base_url, host_resolver_rules, start_url
 
 
 @dataclass
