@@ -40,6 +40,13 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     "action-wise-rules, outcome-based-rules, webarena.",
 )
 @llm_pass_options("the LLM judges", "judgments")
+@click.option(
+    "--samples",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 100),
+    help="Judge each episode N times with every LLM judge (self-consistency; see p2w-rt agree).",
+)
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
 @click.option("--retry-failed", is_flag=True, help="Judge again the episodes whose cached judgment failed.")
@@ -68,6 +75,7 @@ def replay_cmd(
     api_key: str | None,
     temperature: float | None,
     concurrency: int,
+    samples: int,
     dry_run: bool,
     force: bool,
     retry_failed: bool,
@@ -88,6 +96,7 @@ def replay_cmd(
         api_key=api_key,
         temperature=temperature,
         concurrency=concurrency,
+        samples=samples,
         dry_run=dry_run,
         retry_failed=retry_failed,
         force=force,

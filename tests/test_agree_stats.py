@@ -6,7 +6,9 @@ import math
 from collections import Counter
 from itertools import permutations
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from replay.agreement import accuracy, alpha, bootstrap, cohen_kappa, pair_agreement, pearson, spearman
 
@@ -102,3 +104,12 @@ def test_no_interval_from_one_unit_or_zero_resamples() -> None:
     assert one.value == 1.0 and math.isnan(one.low) and math.isnan(one.high)
     none = bootstrap(lambda idx: float(len(idx)), 10, samples=0)
     assert none.value == 10.0 and math.isnan(none.low)
+
+
+def test_fast_correlations_match_scipy_with_ties() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        a = rng.integers(0, 4, 30).astype(float).tolist()
+        b = rng.integers(0, 4, 30).astype(float).tolist()
+        assert spearman(a, b) == pytest.approx(stats.spearmanr(a, b).statistic)
+        assert pearson(a, b) == pytest.approx(stats.pearsonr(a, b).statistic)

@@ -110,6 +110,7 @@ class _LlmRubricJudge(Judge):
             "params": self.settings.llm_params(),
             "location_sites": sorted(self.settings.location_sites),
             "site_aliases": {k: sorted(v) for k, v in sorted(self.settings.site_aliases.items())},
+            **({"sample": self.settings.sample} if self.settings.sample else {}),  # sample 0: the hash of old
         }
 
     def messages(self, t: Trajectory) -> tuple[list[dict[str, str]], Rendered, Criteria]:

@@ -29,6 +29,8 @@ class ReplayOptions(PassOptions):
     retry_failed: bool = False
     webarena_config: Path | None = None
     site_urls: dict[str, str] = field(default_factory=dict)
+    samples: int = 1
+    """LLM judges judge each episode this many times (self-consistency, ``p2w-rt agree``); rules judges once."""
 
     def settings(self) -> JudgeSettings:
         webarena = str(self.webarena_config) if self.webarena_config else None
@@ -65,7 +67,12 @@ async def replay_command(store: Recorder, run_ref: str, options: ReplayOptions, 
     """Judge a run (or estimate the cost of judging it); returns the exit code (1 when judgments failed)."""
     info = await find_run(store, run_ref)
     settings = options.settings()
-    judges: list[Judge] = [make_judge(judge_id, settings) for judge_id in dict.fromkeys(options.judges)]
+    judges: list[Judge] = []
+    for judge_id in dict.fromkeys(options.judges):
+        judge = make_judge(judge_id, settings)
+        judges.append(judge)
+        if judge.uses_llm:
+            judges += [make_judge(judge_id, replace(settings, sample=n)) for n in range(1, options.samples)]
     if options.dry_run:
         estimates = await estimate_replay(
             store, info.run_id, judges, model=options.model, force=options.force, retry_failed=options.retry_failed
