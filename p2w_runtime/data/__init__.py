@@ -1,5 +1,6 @@
 """The Persona2Web data model: task files, ground truth and persona memory banks."""
 
+from p2w_runtime.data._agenticshop import load_curation, load_profiles
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth, parse_location
 from p2w_runtime.data._json import MAX_DEPTH, NestedTooDeep, parse_json
@@ -23,7 +24,9 @@ __all__ = [
     "find_memory_bank",
     "ground_truth",
     "list_personas",
+    "load_curation",
     "load_memory_bank",
+    "load_profiles",
     "load_task",
     "load_tasks",
     "memory_bank_hash",
