@@ -1,5 +1,6 @@
 """Judges: each an id and a version, chosen with ``--judge ID``; see docs/design/judges.md."""
 
+from replay.agenticshop._judges import SHOP_JUDGES
 from replay.judges._base import (
     DEFAULT_JUDGE_MODEL,
     DEFAULT_LOCATION_SITES,
@@ -27,6 +28,7 @@ JUDGES: dict[str, type[Judge]] = {
         ActionWiseRulesJudge,
         OutcomeBasedRulesJudge,
         WebArenaJudge,
+        *SHOP_JUDGES,
     )
 }
 """Every judge by id, in the order ``--help`` lists them."""

@@ -4,6 +4,7 @@ from replay.trajectory._load import EpisodeRef, list_episodes, load_trajectories
 from replay.trajectory._model import (
     NON_BROWSER_ACTIONS,
     ActionRecord,
+    CaptureRecord,
     FinalStateRecord,
     HistoryAccess,
     ObservationRecord,
@@ -17,6 +18,7 @@ from replay.trajectory._project import ProjectionError, project
 __all__ = [
     "NON_BROWSER_ACTIONS",
     "ActionRecord",
+    "CaptureRecord",
     "EpisodeRef",
     "FinalStateRecord",
     "HistoryAccess",

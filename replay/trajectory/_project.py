@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from replay.trajectory._model import (
     ActionRecord,
+    CaptureRecord,
     FinalStateRecord,
     HistoryAccess,
     ObservationRecord,
@@ -23,6 +24,7 @@ from schemas import (
     HistoryRetrieval,
     LlmCall,
     Observation,
+    PageCapture,
     Rationale,
 )
 
@@ -86,6 +88,20 @@ class _Fold:
         elif isinstance(p, FinalState):
             t.final_state = FinalStateRecord(
                 event.event_id, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
+            )
+        elif isinstance(p, PageCapture):
+            t.captures.append(
+                CaptureRecord(
+                    event.event_id,
+                    p.index,
+                    p.requested_url,
+                    p.final_url,
+                    p.status,
+                    p.title,
+                    p.dom_html,
+                    p.screenshot,
+                    p.error,
+                )
             )
         elif isinstance(p, EpisodeFinished):
             t.end_reason, t.answer, t.final_url, t.end_detail = p.end_reason, p.answer, p.final_url, p.detail
