@@ -20,6 +20,7 @@ from p2w_cli import (
     export_cmd,
     history,
     import_cmd,
+    import_curation_cmd,
     import_labels_cmd,
     import_trajectories_cmd,
     metrics_cmd,
@@ -83,3 +84,4 @@ main.add_command(demo_cmd)
 main.add_command(view_cmd)
 main.add_command(agree_cmd)
 main.add_command(import_labels_cmd)
+main.add_command(import_curation_cmd)

@@ -4,6 +4,7 @@ Each command imports its heavy dependencies inside its function, so ``p2w-rt --h
 """
 
 from p2w_cli._common import AppContext
+from p2w_cli.agenticshop import import_curation_cmd
 from p2w_cli.agree import agree_cmd, import_labels_cmd
 from p2w_cli.classify import classify_cmd
 from p2w_cli.demo import demo_cmd
@@ -27,6 +28,7 @@ __all__ = [
     "export_cmd",
     "history",
     "import_cmd",
+    "import_curation_cmd",
     "import_labels_cmd",
     "import_trajectories_cmd",
     "metrics_cmd",

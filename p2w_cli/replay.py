@@ -37,7 +37,8 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     multiple=True,
     required=True,
     help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
-    "action-wise-rules, outcome-based-rules, webarena.",
+    "action-wise-rules, outcome-based-rules, webarena, attribution, hit-ratio, agenticshop-extract, "
+    "agenticshop-checklist.",
 )
 @llm_pass_options("the LLM judges", "judgments")
 @click.option(
@@ -63,6 +64,11 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     metavar="NAME=URL",
     help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
 )
+@click.option(
+    "--profiles",
+    type=click.Path(exists=True, path_type=Path),
+    help="AgenticShop user profiles (a *_user_profile.json or a folder) for agenticshop-checklist and hit-ratio.",
+)
 @location_site_option("Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
 @site_alias_options()
 @click.pass_context
@@ -82,6 +88,7 @@ def replay_cmd(
     as_json: bool,
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
+    profiles: Path | None,
     location_sites: tuple[str, ...],
     site_alias: tuple[str, ...],
     site_alias_file: Path | None,
@@ -103,6 +110,7 @@ def replay_cmd(
         as_json=as_json,
         webarena_config=webarena_config,
         site_urls=_key_values(site_urls, "--site-url"),
+        profiles=profiles,
         location_sites=location_sites,
         site_aliases=site_alias_pairs(site_alias, site_alias_file),
     )

@@ -7,6 +7,7 @@ cookies and HAR. The agent loop calls ``observe()`` (numbered accessibility text
 
 from p2w_runtime.browser._axtext import AxLine, bound_text, lines_to_text, render_snapshot
 from p2w_runtime.browser._blocking import FINAL_CONFIRMATION_ERROR, FINAL_CONFIRMATION_SELECTOR, detect_block
+from p2w_runtime.browser._capture import CapturedPage, capture_pages
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable
@@ -15,6 +16,7 @@ from p2w_runtime.browser._session import BrowserSession
 from p2w_runtime.browser._types import ExecResult, ExecStatus, FinalStateData, ObservationData
 
 __all__ = [
+    "CapturedPage",
     "FINAL_CONFIRMATION_ERROR",
     "FINAL_CONFIRMATION_SELECTOR",
     "LAUNCH_ARGS",
@@ -29,6 +31,7 @@ __all__ = [
     "FinalStateData",
     "ObservationData",
     "bound_text",
+    "capture_pages",
     "detect_block",
     "find_chromium",
     "lines_to_text",

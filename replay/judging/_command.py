@@ -29,12 +29,16 @@ class ReplayOptions(PassOptions):
     retry_failed: bool = False
     webarena_config: Path | None = None
     site_urls: dict[str, str] = field(default_factory=dict)
+    profiles: Path | None = None
     samples: int = 1
     """LLM judges judge each episode this many times (self-consistency, ``p2w-rt agree``); rules judges once."""
 
     def settings(self) -> JudgeSettings:
         webarena = str(self.webarena_config) if self.webarena_config else None
-        return replace(super().settings(), webarena_configs=webarena, site_urls=self.site_urls)
+        profiles = str(self.profiles) if self.profiles else None
+        return replace(
+            super().settings(), webarena_configs=webarena, site_urls=self.site_urls, agenticshop_profiles=profiles
+        )
 
 
 def _figures(j: Judgment) -> str:
