@@ -137,21 +137,28 @@ def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
+    from p2w_runtime.store import find_run
+    from replay.agenticshop import SHOP_JUDGES
+    from replay.agenticshop._tables import shop_metrics
     from replay.metrics import metrics_command
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
 
     async def _metrics() -> None:
+        shop = {j.id for j in SHOP_JUDGES}
         async with open_db(ctx) as store:
-            await metrics_command(
-                store,
-                run_refs,
-                judge=judge,
-                by=columns,
-                fmt=fmt,
-                plot=plot,
-                out=console,
-                err=terminal_console(stderr=True),
-            )
+            if judge not in shop:
+                await metrics_command(
+                    store,
+                    run_refs,
+                    judge=judge,
+                    by=columns,
+                    fmt=fmt,
+                    plot=plot,
+                    out=console,
+                    err=terminal_console(stderr=True),
+                )
+            if judge is None or judge in shop:  # AgenticShop's own tables, when the runs hold its judgments
+                await shop_metrics(store, [await find_run(store, ref) for ref in run_refs], fmt, console)
 
     run(_metrics())

@@ -1,4 +1,8 @@
-"""AgenticShop (Kim et al., WWW 2026) on recorded curation episodes: page attribution, extraction, checklist."""
+"""AgenticShop (Kim et al., WWW 2026) on recorded curation episodes: page attribution, extraction, checklist.
+
+The tables (``replay.agenticshop._tables``) are imported from there: they read judgments through
+``replay.judging``, which imports the judge registry, which imports the judges of this package.
+"""
 
 import replay.judges  # noqa: F401 - first: the judge registry imports ._judges, which needs replay.judges._base
 from replay.agenticshop._extract import ProductInfo, extract_by_rules
