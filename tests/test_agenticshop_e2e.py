@@ -19,7 +19,7 @@ from replay.judging import read_judgments
 from replay.trajectory import list_episodes, load_trajectory
 from schemas import Judgment
 
-SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "sample" / "agenticshop"
+SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"
 RESULTS = SAMPLE / "demo_search_output.json"
 TRAIL, RAIN = "demo-DEMO-TRAIL-RUNNER", "demo-DEMO-RAIN-COMMUTER"

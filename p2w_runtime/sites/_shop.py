@@ -103,8 +103,13 @@ def _delivery_note(ctx: Ctx) -> str:
 
 
 def _structured(ctx: Ctx, p: Product, revs: list[tuple[str, int, str]]) -> str:
-    """schema.org Product data, as real shops embed it: what AgenticShop's rule-based extractor reads."""
-    shipping = "; ".join(_DELIVERY.get(ctx.site.host, {}).values())
+    """schema.org Product data, as real shops embed it: what AgenticShop's rule-based extractor reads.
+
+    It says what the visible page says (delivery for the session's ZIP only), so the two never disagree.
+    """
+    shipping = (
+        ", ".join(_delivery_options(ctx).values()) if ctx.session.zip else "Enter a ZIP code for delivery options"
+    )
     details = [("Color", p.color), ("Features", ", ".join(p.tags)), ("Available sizes", ", ".join(p.sizes))]
     data = {
         "@context": "https://schema.org",
