@@ -7,7 +7,7 @@ cookies and HAR. The agent loop calls ``observe()`` (numbered accessibility text
 
 from p2w_runtime.browser._axtext import AxLine, bound_text, lines_to_text, render_snapshot
 from p2w_runtime.browser._blocking import FINAL_CONFIRMATION_ERROR, FINAL_CONFIRMATION_SELECTOR, detect_block
-from p2w_runtime.browser._capture import CapturedPage, capture_pages
+from p2w_runtime.browser._capture import CapturedPage, answer_links, capture_in, capture_pages
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable
@@ -30,7 +30,9 @@ __all__ = [
     "ExecStatus",
     "FinalStateData",
     "ObservationData",
+    "answer_links",
     "bound_text",
+    "capture_in",
     "capture_pages",
     "detect_block",
     "find_chromium",
