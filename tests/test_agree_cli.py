@@ -238,3 +238,22 @@ def test_unknown_judge_is_one_line(judged: tuple[Path, str, ScriptedLlm]) -> Non
     assert code == 1 and err.startswith("error: run agree-run has no current judgment by webarena; judged by:")
     code, _, err = invoke(db, "agree", "agree-run", "--human")
     assert code == 1 and "has no human labels" in err
+
+
+def test_checklist_points_pool_by_dimension() -> None:
+    from replay.agreement import items
+
+    j = Judgment(
+        episode_stream="r/t",
+        task_id="t",
+        trajectory_hash="h",
+        judge_id="agenticshop-checklist",
+        judge_version="1",
+        config_hash="c",
+        points={"brand_preferences.0.0": 1.0, "brand_preferences.1.0": 0.0, "price_sensitivity.0.0": 1.0},
+        max_points={"brand_preferences.0.0": 1.0, "brand_preferences.1.0": 1.0, "price_sensitivity.0.0": 1.0},
+        metrics={"score": 2 / 3},
+    )
+    got = items(j)
+    assert got["dimension:brand_preferences"] == 0.5 and got["dimension:price_sensitivity"] == 1.0
+    assert got["point:brand_preferences.1.0"] == 0.0 and got["metric:score"] == pytest.approx(2 / 3)
