@@ -47,7 +47,9 @@ def _figures(j: Judgment) -> str:
         return "  ".join(f"{k}={m[k]:.2f}" for k in ("p_web", "p_pref", "p_avg", "intent")) + (
             "  success" if m.get("success") == 1.0 else ""
         )
-    return f"score={m.get('score', 0):.2f}" + ("  success" if m.get("success") == 1.0 else "")
+    if "score" in m or not m:
+        return f"score={m.get('score', 0):.2f}" + ("  success" if m.get("success") == 1.0 else "")
+    return "  ".join(f"{k}={v:.2f}" for k, v in list(m.items())[:5])  # AgenticShop judges: their own figures
 
 
 def _line(outcome: JudgeOutcome) -> str:
