@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from cli import main
 from p2w_runtime.store import list_runs, open_store
+from p2w_runtime.testing import ScriptedLlm, Text
 from replay.judging import read_judgments
 
 SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "sites" / "agenticshop"
@@ -101,3 +102,31 @@ def test_bad_input_is_one_line_and_writes_nothing(
     )
     assert code == 1 and message in err and len(err.strip().splitlines()) == 1, err
     assert runs(db) == 0
+
+
+def test_extract_by_rule_or_llm_and_a_failing_checklist_model(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    db = tmp_path / "x.db"
+    manifest = [
+        {"url": "https://shop.example/p/1", "status": 200, "html": "p.html"},
+        {"url": "https://shop.example/p/2", "status": 200, "html": "plain.html"},
+    ]
+    results, folder = write(tmp_path, [RESULT], manifest)
+    (folder / "plain.html").write_text("<html><body><h1>Cascade Shell</h1><p>Waterproof, $129</p></body></html>")
+    assert (
+        invoke(
+            db, "import-curation", str(results), "--profiles", str(PROFILES), "--captures", str(folder), "--label", "x"
+        )[0]
+        == 0
+    )
+    scripted_llm.handle_with(lambda request: json.dumps({"name": "Cascade Shell", "price": 129, "brand": "Cascade"}))
+    llm = ("--base-url", scripted_llm.base_url, "--api-key", "k")
+    code, out, err = invoke(db, "replay", "x", "--judge", "agenticshop-extract", "--json", *llm)
+    assert code == 0, err
+    (row,) = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert row["evidence"]["extracted.0"]["note"] == "rules (schema.org Product)"  # no model call for p/1
+    assert json.loads(row["evidence"]["extracted.1"]["text"])["brand"] == "Cascade"
+    assert len(scripted_llm.chat_requests) == 1 and "Waterproof, $129" in json.dumps(scripted_llm.chat_requests[0])
+    # the checklist model answers garbage every time: a failed judgment, kept, exit code 1
+    scripted_llm.handle_with(lambda request: Text("I would rather not say."))
+    code, _, err = invoke(db, "replay", "x", "--judge", "agenticshop-checklist", "--profiles", str(PROFILES), *llm)
+    assert code == 1 and "failed 1" in err

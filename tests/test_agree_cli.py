@@ -257,3 +257,29 @@ def test_checklist_points_pool_by_dimension() -> None:
     got = items(j)
     assert got["dimension:brand_preferences"] == 0.5 and got["dimension:price_sensitivity"] == 1.0
     assert got["point:brand_preferences.1.0"] == 0.0 and got["metric:score"] == pytest.approx(2 / 3)
+
+
+def test_concurrent_imports_of_the_same_labels_write_them_once(
+    judged: tuple[Path, str, ScriptedLlm], tmp_path: Path
+) -> None:
+    from replay.agreement import import_labels
+
+    db, run_id, _ = judged
+    path = tmp_path / "l.csv"
+    path.write_text("run,task,point,label,annotator\n" + "".join(f"agree-run,{t},success,1,eve\n" for t in TASKS))
+
+    async def one() -> int:
+        async with open_store(db) as store:
+            return (await import_labels(store, path)).written
+
+    async def both() -> list[int]:
+        return list(await asyncio.gather(one(), one()))
+
+    assert sorted(asyncio.run(both())) == [0, 4]  # the claim serializes them; the second finds them there
+    assert sum(j.judge_id == "human:eve" for j in judgments(db, run_id)) == 4
+
+
+def test_one_judge_without_samples_is_one_line(judged: tuple[Path, str, ScriptedLlm]) -> None:
+    db, _, _ = judged
+    code, _, err = invoke(db, "agree", "agree-run", "--judge", "rubric-rules")
+    assert code == 1 and "rubric-rules alone on run agree-run" in err
