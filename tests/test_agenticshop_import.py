@@ -130,3 +130,21 @@ def test_extract_by_rule_or_llm_and_a_failing_checklist_model(tmp_path: Path, sc
     scripted_llm.handle_with(lambda request: Text("I would rather not say."))
     code, _, err = invoke(db, "replay", "x", "--judge", "agenticshop-checklist", "--profiles", str(PROFILES), *llm)
     assert code == 1 and "failed 1" in err
+
+
+def test_dry_run_counts_one_checklist_call_per_answered_page(tmp_path: Path) -> None:
+    db = tmp_path / "d.db"
+    results, folder = write(tmp_path, [RESULT], [{"url": "https://shop.example/p/1", "status": 200, "html": "p.html"}])
+    assert (
+        invoke(
+            db, "import-curation", str(results), "--profiles", str(PROFILES), "--captures", str(folder), "--label", "d"
+        )[0]
+        == 0
+    )
+    code, out, err = invoke(
+        db, "replay", "d", "--judge", "agenticshop-checklist", "--profiles", str(PROFILES), "--dry-run", "--json"
+    )
+    assert code == 0, err
+    (row,) = [json.loads(line) for line in out.splitlines()]
+    assert (row["llm_calls"], row["episodes"]) == (1, 1)  # the uncaptured second link costs nothing
+    assert row["prompt_tokens"] > 0 and row["completion_tokens"] == 40 * 8  # eight checklist items

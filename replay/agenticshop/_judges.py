@@ -21,7 +21,7 @@ from p2w_runtime.data import load_profiles
 from p2w_runtime.llm import LlmBadResponse
 from replay.agenticshop._extract import ProductInfo, extract_by_rules, extraction_messages, info_text
 from replay.agenticshop._pages import Attribution, Page, attribute, read_page
-from replay.judges._base import Judge, JudgeContext, JudgeError, JudgeSettings, Verdict
+from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, JudgeSettings, Verdict
 from replay.judges._prompts import template_hash
 from replay.trajectory import CaptureRecord, Trajectory
 from schemas import DIMENSIONS, RESULTS_JUDGED, Evidence, ShopProfile, content_hash
@@ -30,6 +30,9 @@ CHECKLIST_SYSTEM = """You are an expert product evaluation assistant. Decide for
 whether the product satisfies it (SUCCESS) or not (FAIL), from the product data alone.
 If the product data does not show it, annotate FAIL. For every item quote the words of the product data
 your decision rests on (empty when there are none) and give one sentence of reasoning."""
+PRODUCT_CHARS = 3000
+"""Typical size of an extracted product as the checklist prompt shows it, for ``--dry-run``."""
+COMPLETION_PER_ITEM = 40
 CHECKLIST_TEMPLATE = """PRODUCT (extracted from the recorded page {url}):
 {product}
 
@@ -230,6 +233,14 @@ class ChecklistJudge(_ShopJudge):
             "prompt": template_hash(CHECKLIST_SYSTEM, CHECKLIST_TEMPLATE),
             "params": self.settings.llm_params(),
         }
+
+    def estimate(self, trajectory: Trajectory) -> CallEstimate:
+        """One call per page that answered (< 400); a page without schema.org data costs one extraction more."""
+        answered = [c for c in trajectory.captures[:RESULTS_JUDGED] if c.status is not None and c.status < 400]
+        profile = self.profile(trajectory)
+        prompt = (len(CHECKLIST_SYSTEM) + len(checklist_text(profile)) + PRODUCT_CHARS) // 4
+        completion = COMPLETION_PER_ITEM * len(profile.check_list.items())
+        return CallEstimate(len(answered), prompt * len(answered), completion * len(answered))
 
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
         profile = self.profile(trajectory)
