@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_runtime.errors import UserError, clip
-from p2w_runtime.store import EpisodeRef, Recorder, counted_episodes, find_run, hold_claims, seal_streams
+from p2w_runtime.store import EpisodeRef, Recorder, RunInfo, counted_episodes, find_run, hold_claims, seal_streams
 from replay.agreement._raters import HUMAN_PREFIX
 from replay.judging import judgment_stream, read_judgments
 from schemas import Judgment, NewEvent, StreamsSealed, content_hash
@@ -129,11 +129,14 @@ async def import_labels(store: Recorder, path: Path) -> ImportSummary:
     labels = parse_labels(path)
     by_run: dict[str, dict[tuple[str, str], list[Label]]] = defaultdict(lambda: defaultdict(list))
     episodes: dict[str, dict[str, EpisodeRef]] = {}
+    found: dict[str, RunInfo] = {}
     for lb in labels:
-        try:
-            info = await find_run(store, lb.run)
-        except UserError as exc:
-            raise UserError(f"{lb.where}: field 'run': {exc}") from None
+        if lb.run not in found:  # one lookup per run named, not per label
+            try:
+                found[lb.run] = await find_run(store, lb.run)
+            except UserError as exc:
+                raise UserError(f"{lb.where}: field 'run': {exc}") from None
+        info = found[lb.run]
         if info.run_id not in episodes:
             episodes[info.run_id] = {e.task_id: e for e in await counted_episodes(store, info.run_id)}
         if lb.task not in episodes[info.run_id]:
