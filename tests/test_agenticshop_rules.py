@@ -85,3 +85,13 @@ def test_nothing_recorded_is_an_invalid_page() -> None:
 def test_broken_json_ld_is_ignored_not_fatal() -> None:
     p = read_page(page('<script type="application/ld+json">{not json</script><p>About</p>'))
     assert p.json_ld == [] and attribute(200, "http://shop/about", p)[0] == "irrelevant"
+
+
+def test_show_gives_each_capture_its_link_status_and_error() -> None:
+    from replay.timeline import gist
+    from schemas import PageCapture
+
+    ok = PageCapture(index=0, requested_url="http://s/p/1", final_url="http://s/p/1?ref=x", status=200, title="Shoe")
+    assert gist(ok) == "link #0 http://s/p/1: HTTP 200 http://s/p/1?ref=x Shoe"
+    failed = PageCapture(index=2, requested_url="http://s/p/3", error="net::ERR_CONNECTION_REFUSED")
+    assert gist(failed) == "link #2 http://s/p/3: net::ERR_CONNECTION_REFUSED"

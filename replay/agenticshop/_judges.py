@@ -298,7 +298,10 @@ class ChecklistJudge(_ShopJudge):
             ok = item.status == "SUCCESS"
             satisfied += ok
             verdict.award(
-                f"{d}.{i}.{k}", float(ok), 1.0, Evidence(event_ids=ids, text=f"{quote} | {item.reasoning}", note=note)
+                f"{d}.{i}.{k}",
+                float(ok),
+                1.0,
+                Evidence(event_ids=ids, text=f"{quote} — {item.reasoning}" if quote else item.reasoning, note=note),
             )
         return satisfied / len(profile.check_list.items())
 
