@@ -148,3 +148,36 @@ def test_dry_run_counts_one_checklist_call_per_answered_page(tmp_path: Path) -> 
     (row,) = [json.loads(line) for line in out.splitlines()]
     assert (row["llm_calls"], row["episodes"]) == (1, 1)  # the uncaptured second link costs nothing
     assert row["prompt_tokens"] > 0 and row["completion_tokens"] == 40 * 8  # eight checklist items
+
+
+def test_checklist_samples_and_their_self_agreement(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+    db = tmp_path / "s.db"
+    results, folder = write(tmp_path, [RESULT], [{"url": "https://shop.example/p/1", "status": 200, "html": "p.html"}])
+    assert (
+        invoke(
+            db, "import-curation", str(results), "--profiles", str(PROFILES), "--captures", str(folder), "--label", "s"
+        )[0]
+        == 0
+    )
+    calls = {"n": 0}
+
+    def moody(request: dict) -> str:  # the second sample says FAIL to the brand item
+        calls["n"] += 1
+        props = request["response_format"]["json_schema"]["schema"]["properties"]
+        fail = calls["n"] == 2
+        return json.dumps(
+            {k: {"status": "FAIL" if fail and k.startswith("brand") else "SUCCESS", "evidence": ""} for k in props}
+        )
+
+    scripted_llm.handle_with(moody)
+    llm = ("--base-url", scripted_llm.base_url, "--api-key", "k", "--concurrency", "1")
+    code, _, err = invoke(
+        db, "replay", "s", "--judge", "agenticshop-checklist", "--samples", "2", "--profiles", str(PROFILES), *llm
+    )
+    assert code == 0, err
+    assert len(scripted_llm.chat_requests) == 2  # one answered page, two samples: two recorded calls
+    code, out, err = invoke(db, "agree", "s", "--judge", "agenticshop-checklist", "--json", "--bootstrap", "0")
+    assert code == 0, err
+    (sc,) = json.loads(out)["self_consistency"]
+    assert (sc["episodes"], sc["samples"], sc["flipped"]) == (1, 2, [])  # no success verdict in AgenticShop
+    assert set(sc["alpha"]) >= {"metric:score", "dimension:brand_preferences", "point:brand_preferences.0.0"}

@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from p2w_runtime.data import load_profiles
 from p2w_runtime.llm import LlmBadResponse
-from replay.agenticshop._extract import ProductInfo, extract_by_rules, extraction_messages, info_text
+from replay.agenticshop._extract import (
+    EXTRACT_SYSTEM,
+    EXTRACT_TEMPLATE,
+    ProductInfo,
+    extract_by_rules,
+    extraction_messages,
+    info_text,
+)
 from replay.agenticshop._pages import Attribution, Page, attribute, read_page
 from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, JudgeSettings, Verdict
 from replay.judges._prompts import template_hash
@@ -93,6 +100,11 @@ class _ShopJudge(Judge):
 
     def needs_io(self, trajectory: Trajectory) -> bool:
         return True  # page blobs are read from the store
+
+
+def _sample(settings: JudgeSettings) -> dict[str, int]:
+    """``replay --samples N``: each sample its own config hash, so its own cached judgment and LLM call."""
+    return {"sample": settings.sample} if settings.sample else {}
 
 
 def _shares(pages: list[Linked]) -> dict[str, float]:
@@ -185,7 +197,12 @@ class ExtractJudge(_ShopJudge):
     description = "AgenticShop extractor: product information per recorded page (schema.org by rule, else LLM)"
 
     def config(self) -> dict[str, Any]:
-        return {"model": self.settings.model, "prompt": template_hash(), "params": self.settings.llm_params()}
+        return {
+            "model": self.settings.model,
+            "prompt": template_hash(EXTRACT_SYSTEM, EXTRACT_TEMPLATE),
+            "params": self.settings.llm_params(),
+            **_sample(self.settings),
+        }
 
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
         verdict = Verdict()
@@ -232,6 +249,7 @@ class ChecklistJudge(_ShopJudge):
             "model": self.settings.model,
             "prompt": template_hash(CHECKLIST_SYSTEM, CHECKLIST_TEMPLATE),
             "params": self.settings.llm_params(),
+            **_sample(self.settings),
         }
 
     def estimate(self, trajectory: Trajectory) -> CallEstimate:
