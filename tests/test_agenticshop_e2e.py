@@ -13,13 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.store import open_store
+from p2w_runtime.episode import episodes_of
+from p2w_runtime.store import list_runs, open_store
 from p2w_runtime.testing import ScriptedLlm
 from replay.judging import read_judgments
-from replay.trajectory import list_episodes, load_trajectory
+from replay.trajectory import load_trajectory
 from schemas import Judgment
 
-SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "sites" / "agenticshop"
+SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"
 RESULTS = SAMPLE / "demo_search_output.json"
 TRAIL, RAIN = "demo-DEMO-TRAIL-RUNNER", "demo-DEMO-RAIN-COMMUTER"
@@ -51,10 +52,9 @@ def judge_reply(request: dict) -> str:
 def judgments(db: Path) -> dict[tuple[str, str], Judgment]:
     async def read() -> dict[tuple[str, str], Judgment]:
         async with open_store(db) as store:
-            (episode, *_) = await list_episodes(store, (await store.list_streams())[0].stream)
+            (run, *_) = await list_runs(store)
             return {
-                (r.judgment.task_id, r.judgment.judge_id): r.judgment
-                for r in await read_judgments(store, episode.run_id)
+                (r.judgment.task_id, r.judgment.judge_id): r.judgment for r in await read_judgments(store, run.run_id)
             }
 
     return asyncio.run(read())
@@ -72,7 +72,7 @@ def test_curation_captured_judged_and_tabulated(tmp_path: Path, scripted_llm: Sc
         async with open_store(db) as store:
             run_id = out.split()[-1]
             return {
-                e.task_id: (await load_trajectory(store, e.stream)).captures for e in await list_episodes(store, run_id)
+                e.task_id: (await load_trajectory(store, e.stream)).captures for e in await episodes_of(store, run_id)
             }
 
     pages = asyncio.run(captures())

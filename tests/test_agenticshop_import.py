@@ -14,7 +14,7 @@ from p2w_runtime.store import list_runs, open_store
 from p2w_runtime.testing import ScriptedLlm, Text
 from replay.judging import read_judgments
 
-SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "sites" / "agenticshop"
+SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"
 PRODUCT = {"@type": "Product", "name": "Northloop Packable Rain Jacket", "brand": "Northloop", "category": "Jackets"}
 

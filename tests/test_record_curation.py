@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.browser import answer_links
 from p2w_runtime.data import load_tasks
-from p2w_runtime.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.testing import ScriptedLlm, Text
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 
