@@ -72,7 +72,7 @@ class Linked:
         return self.capture.final_url or self.capture.requested_url
 
 
-async def linked_pages(t: Trajectory, ctx: JudgeContext, judged: int = RESULTS_JUDGED) -> list[Linked]:
+async def linked_pages(t: Trajectory, ctx: JudgeContext, judged: int) -> list[Linked]:
     """The first ``judged`` captured links of the answer, read and attributed."""
     if not t.captures:
         raise JudgeError(f"episode {t.stream} has no page captures: it was not recorded or imported as a curation")
