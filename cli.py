@@ -13,12 +13,15 @@ import click
 
 from p2w_cli import (
     AppContext,
+    agree_cmd,
     classify_cmd,
     demo_cmd,
     diff_cmd,
     export_cmd,
     history,
     import_cmd,
+    import_curation_cmd,
+    import_labels_cmd,
     import_trajectories_cmd,
     metrics_cmd,
     record_cmd,
@@ -81,3 +84,6 @@ main.add_command(sites)
 main.add_command(demo_cmd)
 main.add_command(view_cmd)
 main.add_command(migrate_cmd)
+main.add_command(agree_cmd)
+main.add_command(import_labels_cmd)
+main.add_command(import_curation_cmd)

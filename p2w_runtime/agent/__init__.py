@@ -5,7 +5,7 @@ Everything an episode sees, asks, retrieves, reasons and does is appended to the
 
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
-from p2w_runtime.agent._record import RecordRequest, RecordSummary, record
+from p2w_runtime.agent._record import RecordRequest, RecordSummary, SiteHosting, StartsAt, record
 from p2w_runtime.agent._run import RunProgress
 
 __all__ = [
@@ -15,5 +15,7 @@ __all__ = [
     "RecordRequest",
     "RecordSummary",
     "RunProgress",
+    "SiteHosting",
+    "StartsAt",
     "record",
 ]

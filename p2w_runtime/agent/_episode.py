@@ -21,7 +21,7 @@ from p2w_runtime.agent.prompts import (
     pre_execution_messages,
     rewrite_messages,
 )
-from p2w_runtime.browser import BrowserSession, EpisodeBrowser, EpisodeSettings
+from p2w_runtime.browser import BrowserSession, EpisodeBrowser, EpisodeSettings, answer_links, capture_in
 from p2w_runtime.data import Task
 from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
@@ -33,6 +33,7 @@ from schemas import (
     EpisodeFinished,
     FinalState,
     Observation,
+    PageCapture,
     ParsedAction,
     Rationale,
 )
@@ -239,6 +240,22 @@ class Episode:
             return "parse_failures", None, f"{state.invalid_in_row} invalid actions in a row; last: {error}"
         return None
 
+    async def _capture_links(self, tab: EpisodeBrowser, answer: str) -> None:
+        """A curation's product links, each fetched now and kept (status, final URL, DOM, screenshot)."""
+        for index, page in enumerate(await capture_in(tab.context, answer_links(answer))):
+            self.log.add(
+                PageCapture(
+                    index=index,
+                    requested_url=page.requested_url,
+                    final_url=page.final_url,
+                    status=page.status,
+                    title=page.title,
+                    dom_html=self.log.blob(page.html) if page.html is not None else None,
+                    screenshot=self.log.blob(page.screenshot) if page.screenshot is not None else None,
+                    error=page.error,
+                )
+            )
+
     async def _finish(
         self, tab: EpisodeBrowser, reason: EndReason, answer: str | None, steps: int, detail: str | None
     ) -> None:
@@ -246,6 +263,8 @@ class Episode:
         final_url = None
         try:
             final = await tab.final_state()
+            if self.config.capture_links and reason == "answered" and answer:
+                await self._capture_links(tab, answer)
             har = await tab.close()
             final_url = final.url
             self.log.add(
