@@ -64,17 +64,20 @@ async def episodes_of(store: EventStore, run_id: str | None = None, *, every_att
     """The episodes of run ``run_id`` (of every run without it) in start order: the counted ones (``counted``),
     or with ``every_attempt`` every attempt, aborted and unfinished ones included.
 
-    Three small reads, never an episode's steps: stream heads, ``episode.started`` and ``episode.finished``.
+    Three small reads, never an episode's steps: ``episode.finished`` and ``episode.started`` events, then
+    stream heads.
     """
     prefix = under(run_id) if run_id is not None else None
-    heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}
     ends: dict[str, str] = {}
     async for stored in store.read_all(stream_prefix=prefix, types=["episode.finished"]):
         finished = stored.decode().payload
         assert isinstance(finished, EpisodeFinished)
         ends.setdefault(stored.stream, finished.end_reason)
+    starts = [stored async for stored in store.read_all(stream_prefix=prefix, types=["episode.started"])]
+    # heads last: every stream seen above has one by now, though other writers (workers) keep appending
+    heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}
     refs: list[EpisodeRef] = []
-    async for stored in store.read_all(stream_prefix=prefix, types=["episode.started"]):
+    for stored in starts:
         started = stored.decode().payload
         assert isinstance(started, EpisodeStarted)
         refs.append(
