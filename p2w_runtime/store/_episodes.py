@@ -54,16 +54,18 @@ def counted(attempts: Iterable[EpisodeRef]) -> list[EpisodeRef]:
 
 async def episode_attempts(store: EventStore, run_id: str | None = None) -> list[EpisodeRef]:
     """Every attempt of a run (of every run without ``run_id``) in start order, from three small reads:
-    stream heads, ``episode.started`` and ``episode.finished`` events."""
+    ``episode.finished`` and ``episode.started`` events, then stream heads."""
     prefix = f"{run_id}/" if run_id is not None else None
-    heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}
     ends: dict[str, str] = {}
     async for stored in store.read_all(stream_prefix=prefix, types=["episode.finished"]):
         finished = stored.decode().payload
         assert isinstance(finished, EpisodeFinished)
         ends.setdefault(stored.stream, finished.end_reason)
+    starts = [stored async for stored in store.read_all(stream_prefix=prefix, types=["episode.started"])]
+    # heads last: every stream seen above has one by now, though other writers (workers) keep appending
+    heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}
     refs: list[EpisodeRef] = []
-    async for stored in store.read_all(stream_prefix=prefix, types=["episode.started"]):
+    for stored in starts:
         started = stored.decode().payload
         assert isinstance(started, EpisodeStarted)
         refs.append(
