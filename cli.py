@@ -23,6 +23,7 @@ from p2w_cli import (
     metrics_cmd,
     record_cmd,
     replay_cmd,
+    rerun_cmd,
     runs,
     schema,
     show,
@@ -71,6 +72,7 @@ main.add_command(schema)
 main.add_command(history)
 main.add_command(import_trajectories_cmd)
 main.add_command(replay_cmd)
+main.add_command(rerun_cmd)
 main.add_command(metrics_cmd)
 main.add_command(classify_cmd)
 main.add_command(diff_cmd)

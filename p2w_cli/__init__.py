@@ -12,6 +12,7 @@ from p2w_cli.import_trajectories import import_trajectories_cmd
 from p2w_cli.integrity import export_cmd, import_cmd, verify
 from p2w_cli.record import record_cmd
 from p2w_cli.replay import metrics_cmd, replay_cmd
+from p2w_cli.rerun import rerun_cmd
 from p2w_cli.runs import runs, show
 from p2w_cli.schema import schema
 from p2w_cli.sites import sites
@@ -29,6 +30,7 @@ __all__ = [
     "metrics_cmd",
     "record_cmd",
     "replay_cmd",
+    "rerun_cmd",
     "runs",
     "schema",
     "show",

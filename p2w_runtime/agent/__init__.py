@@ -4,6 +4,7 @@ Everything an episode sees, asks, retrieves, reasons and does is appended to the
 """
 
 from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._record import RecordRequest, RecordSummary, record
 from p2w_runtime.agent._run import RunProgress
@@ -15,6 +16,9 @@ __all__ = [
     "PRE_EXECUTION_MARKER",
     "REWRITER_MARKER",
     "AgentConfig",
+    "Environment",
+    "EpisodeTab",
+    "SeamDiverged",
     "Episode",
     "EpisodeOutcome",
     "RecordRequest",

@@ -11,6 +11,7 @@ import structlog
 
 from p2w_runtime.actions import BROWSER_ACTIONS, ActionParseError, extract_action, parse_action, repeated_action
 from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
 from p2w_runtime.agent._log import EpisodeLog
 from p2w_runtime.agent._memory import Personalization
 from p2w_runtime.agent._replies import parse_queries, parse_rewrite, planner_thought
@@ -22,7 +23,7 @@ from p2w_runtime.agent.prompts import (
     pre_execution_messages,
     rewrite_messages,
 )
-from p2w_runtime.browser import BrowserSession, EpisodeBrowser, EpisodeSettings
+from p2w_runtime.browser import EpisodeSettings
 from p2w_runtime.data import Task
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
@@ -73,7 +74,7 @@ class Episode:
         run_id: str,
         episode_id: str,
         store: Recorder,
-        browser: BrowserSession,
+        browser: Environment,
         llm: LlmClient,
         retriever: HistoryRetriever | None,
         config: AgentConfig,
@@ -128,7 +129,7 @@ class Episode:
                     state.task_text = await self._pre_execution(state)
                     await self.log.flush()
                 reason, answer, step, detail = await self._navigate(tab, state)
-            except LlmError as exc:
+            except (LlmError, SeamDiverged) as exc:
                 reason, detail = "error", str(exc)
             except asyncio.CancelledError:
                 reason, detail = "aborted", "run interrupted"
@@ -162,7 +163,7 @@ class Episode:
         self.log.add(Rationale(step=0, source="planner", text=f"Rewritten task: {rewritten}"))
         return rewritten
 
-    async def _navigate(self, tab: EpisodeBrowser, state: _State) -> tuple[EndReason, str | None, int, str | None]:
+    async def _navigate(self, tab: EpisodeTab, state: _State) -> tuple[EndReason, str | None, int, str | None]:
         system = planner_system(self.config.scheme if self.memory else "no-history")
         for step in range(1, self.config.max_steps + 1):
             seen = await tab.observe()
@@ -194,7 +195,7 @@ class Episode:
         return "max_steps", None, self.config.max_steps, None
 
     async def _act(
-        self, tab: EpisodeBrowser, state: _State, step: int, thought: str, reply: str
+        self, tab: EpisodeTab, state: _State, step: int, thought: str, reply: str
     ) -> tuple[EndReason, str | None, str | None] | None:
         """Execute one planned action; returns (end reason, answer, detail) when the episode ends."""
         try:
@@ -250,7 +251,7 @@ class Episode:
         return None
 
     async def _finish(
-        self, tab: EpisodeBrowser, reason: EndReason, answer: str | None, steps: int, detail: str | None
+        self, tab: EpisodeTab, reason: EndReason, answer: str | None, steps: int, detail: str | None
     ) -> None:
         """Record the final state (DOM, AX tree, screenshot, scrubbed HAR) and the end, whatever happened."""
         final_url = None
