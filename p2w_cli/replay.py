@@ -35,9 +35,22 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     "--judge",
     "judge_ids",
     multiple=True,
-    required=True,
     help="Judge id; repeat for several: rubric-rules, rubric-llm, action-wise, outcome-based, "
     "action-wise-rules, outcome-based-rules, webarena.",
+)
+@click.option(
+    "--retriever",
+    metavar="EMBEDDER",
+    help="Instead of judging: search the recorded history queries again with this sentence-transformers "
+    "model (name, path, or `default`) and compare the ground truth's recall (counterfactual retrieval).",
+)
+@click.option("--k", "cf_k", type=click.IntRange(1), default=20, show_default=True, help="With --retriever.")
+@click.option("--threshold", "cf_threshold", type=float, default=0.5, show_default=True, help="With --retriever.")
+@click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --retriever: memory-bank folder (default: the one the run was recorded with).",
 )
 @llm_pass_options("the LLM judges", "judgments")
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
@@ -77,9 +90,24 @@ def replay_cmd(
     location_sites: tuple[str, ...],
     site_alias: tuple[str, ...],
     site_alias_file: Path | None,
+    retriever: str | None,
+    cf_k: int,
+    cf_threshold: float,
+    history_dir: Path | None,
 ) -> None:
-    """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
+    """Judge every episode of RUN offline; judgments are appended and cached (prints "cached").
+
+    With --retriever: counterfactual retrieval instead, also appended and cached per retriever config.
+    """
     from replay.judging import ReplayOptions, replay_command
+
+    if retriever is not None:
+        if judge_ids:
+            raise click.UsageError("--retriever replays retrieval, --judge judges: give one of them")
+        _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, history_dir, force, as_json)
+        return
+    if not judge_ids:
+        raise click.UsageError("Missing option '--judge' (or --retriever).")
 
     options = ReplayOptions(
         judges=judge_ids,
@@ -101,6 +129,29 @@ def replay_cmd(
     async def _replay() -> int:
         async with open_db(ctx) as store:
             return await replay_command(store, run_ref, options, console, terminal_console(stderr=True))
+
+    sys.exit(run(_replay()))
+
+
+def _counterfactual(
+    ctx: click.Context,
+    run_ref: str,
+    retriever: str,
+    k: int,
+    threshold: float,
+    history_dir: Path | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    from replay.retrieval_cf import CounterfactualOptions, counterfactual_command
+
+    options = CounterfactualOptions(
+        embedder=retriever, k=k, threshold=threshold, history_dir=history_dir, force=force, as_json=as_json
+    )
+
+    async def _replay() -> int:
+        async with open_db(ctx) as store:
+            return await counterfactual_command(store, run_ref, options, console)
 
     sys.exit(run(_replay()))
 

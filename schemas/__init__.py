@@ -30,12 +30,14 @@ from schemas._payloads import (
     ParsedAction,
     Payload,
     Rationale,
+    RetrievalCounterfactual,
     RetrievalHit,
     RunFinished,
     RunStarted,
     Scheme,
     StreamSeal,
     StreamsSealed,
+    TargetRecall,
 )
 from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
 
@@ -72,10 +74,12 @@ __all__ = [
     "ParsedAction",
     "Payload",
     "Rationale",
+    "RetrievalCounterfactual",
     "RetrievalHit",
     "RunFinished",
     "StreamSeal",
     "StreamsSealed",
+    "TargetRecall",
     "RunStarted",
     "Scheme",
     "StoredEvent",

@@ -295,6 +295,40 @@ class ErrorClassified(Payload):
     error: str | None = None
 
 
+
+class TargetRecall(BaseModel):
+    """One ground-truth value (website, preference, location) and whether each retrieval surfaced it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    stated_in_query: bool
+    recorded: bool
+    counterfactual: bool
+
+
+class RetrievalCounterfactual(Payload):
+    """The episode's recorded history queries searched again with another retriever (``replay --retriever``)."""
+
+    type: Literal["retrieval.counterfactual"] = "retrieval.counterfactual"
+    episode_stream: str
+    task_id: str
+    trajectory_hash: str
+    producer_id: str
+    producer_version: str
+    config_hash: str
+    retriever: dict[str, Any] = Field(description="model_id, k and threshold of the counterfactual retriever.")
+    status: Literal["ok", "failed"] = "ok"
+    queries: int = 0
+    targets: list[TargetRecall] = Field(default_factory=list)
+    hits_recorded: int = 0
+    hits_counterfactual: int = 0
+    hits_gained: int = Field(default=0, description="Entries retrieved only by the counterfactual, summed per query.")
+    hits_lost: int = Field(default=0, description="Entries retrieved only in the recording, summed per query.")
+    labels_removed: list[str] = Field(default_factory=list)
+    labels_added: list[str] = Field(default_factory=list)
+    error: str | None = None
+
 PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     RunStarted,
     RunFinished,
@@ -310,6 +344,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     Judgment,
     ErrorClassified,
     StreamsSealed,
+    RetrievalCounterfactual,
 )
 
 AnyPayload = Annotated[
@@ -326,7 +361,8 @@ AnyPayload = Annotated[
     | FinalState
     | Judgment
     | ErrorClassified
-    | StreamsSealed,
+    | StreamsSealed
+    | RetrievalCounterfactual,
     Field(discriminator="type"),
 ]
 """Discriminated union of every payload model, keyed on ``type``."""

@@ -22,18 +22,23 @@ _NOWHERE = "http://recorded.invalid/v1"
 
 
 class RecordedLlm(LlmClient):
-    def __init__(
-        self,
-        episode: RecordedEpisode,
-        model: str,
-        role_params: Mapping[str, Mapping[str, Any]],
-        divergence: Divergence,
-    ) -> None:
+    """One client per rerun (its transport is never used); ``replaying`` binds a view to one recorded episode."""
+
+    def __init__(self, model: str, role_params: Mapping[str, Mapping[str, Any]]) -> None:
         super().__init__(model, base_url=_NOWHERE, role_params=role_params, retry=RetryPolicy(max_retries=0))
-        self.episode = episode
-        self.divergence = divergence
+        self.episode: RecordedEpisode | None = None
+        self.divergence = Divergence()
         self._seen: Counter[str] = Counter()
         self._asked = 0
+
+    def replaying(self, episode: RecordedEpisode, divergence: Divergence) -> RecordedLlm:
+        """A view answering from ``episode``; divergences go to ``divergence``."""
+        scope = self.scoped(None)
+        scope.episode, scope.divergence = episode, divergence
+        return scope
+
+    async def __aenter__(self) -> RecordedLlm:
+        return self
 
     def scoped(self, sink: Any) -> RecordedLlm:
         scope = super().scoped(sink)
@@ -42,6 +47,8 @@ class RecordedLlm(LlmClient):
         return scope
 
     async def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Completion:
+        if self.episode is None:
+            raise RuntimeError("RecordedLlm answers only through replaying(episode)")
         key = fingerprint(self.model, messages, params)
         ordinal, position = self._seen[key], self._asked
         self._seen[key] += 1
@@ -57,6 +64,7 @@ class RecordedLlm(LlmClient):
 
     def _changed(self, key: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int) -> Mismatch:
         """The request has no recording: diff it against the recorded call made at the same point."""
+        assert self.episode is not None
         before = self.episode.answered[position] if position < len(self.episode.answered) else None
         step = before.step if before is not None else None
         now = render_request(messages, params)

@@ -104,9 +104,12 @@ async def rerun(store: Recorder, run_ref: str, options: RerunOptions, progress: 
     report = RerunReport(run)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="p2w-rerun-") as tmp:
-        async with open_store(Path(tmp) / "rerun.db") as scratch:
+        async with (
+            open_store(Path(tmp) / "rerun.db") as scratch,
+            RecordedLlm(run.started.backbone_model, ROLE_PARAMS) as llm,
+        ):
             for ref in refs:
-                result = await rerun_episode(store, scratch, run, ref, config, retriever, options)
+                result = await rerun_episode(store, scratch, llm, run, ref, config, retriever, options)
                 report.episodes.append(result)
                 if progress is not None:
                     progress(result)
@@ -119,6 +122,7 @@ async def rerun(store: Recorder, run_ref: str, options: RerunOptions, progress: 
 async def rerun_episode(
     store: Recorder,
     scratch: Recorder,
+    llm: RecordedLlm,
     run: RunInfo,
     ref: EpisodeRef,
     config: AgentConfig,
@@ -129,18 +133,17 @@ async def rerun_episode(
     divergence = Divergence()
     if options.recorded_retrieval and config.scheme != "no-history":
         retriever = RecordedRetriever(source, divergence)
-    async with RecordedLlm(source, run.started.backbone_model, ROLE_PARAMS, divergence) as llm:
-        episode = Episode(
-            source.task(),
-            run_id=run.run_id,
-            episode_id=source.episode_id,
-            store=scratch,
-            browser=RecordedEnvironment(source, store, divergence),
-            llm=llm,
-            retriever=retriever,
-            config=config,
-        )
-        await episode.run()
+    episode = Episode(
+        source.task(),
+        run_id=run.run_id,
+        episode_id=source.episode_id,
+        store=scratch,
+        browser=RecordedEnvironment(source, store, divergence),
+        llm=llm.replaying(source, divergence),
+        retriever=retriever,
+        config=config,
+    )
+    await episode.run()
     again = await load_episode(scratch, episode.stream)
     mismatch = first_mismatch(source.events, again.events, divergence.first)
     return EpisodeRerun(ref.stream, ref.task_id, mismatch, source, again)

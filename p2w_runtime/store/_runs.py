@@ -60,7 +60,8 @@ async def list_runs(store: Recorder) -> list[RunInfo]:
 
 JUDGMENT_STREAM_SUFFIX = "/judgments"
 CLASSIFICATION_STREAM_SUFFIX = "/classifications"
-DERIVED_STREAM_SUFFIXES = (JUDGMENT_STREAM_SUFFIX, CLASSIFICATION_STREAM_SUFFIX)
+RETRIEVAL_CF_STREAM_SUFFIX = "/retrieval-cf"
+DERIVED_STREAM_SUFFIXES = (JUDGMENT_STREAM_SUFFIX, CLASSIFICATION_STREAM_SUFFIX, RETRIEVAL_CF_STREAM_SUFFIX)
 """Streams under a run that hold derived events (judgments, classifications) rather than episodes."""
 
 
