@@ -42,7 +42,8 @@ async def counterfactual_command(store: Recorder, run_ref: str, options: Counter
     summary = await counterfactual_run(store, run.run_id, producer, force=options.force)
     if options.as_json:
         for outcome in summary.outcomes:
-            out.print_json(json.dumps({**outcome.payload.model_dump(mode="json"), "cached": outcome.cached}))
+            row = {**outcome.payload.model_dump(mode="json"), "cached": outcome.cached}
+            out.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
     else:
         out.print(episode_table(run, summary))
         out.print(totals_line(summary), highlight=False)
