@@ -17,6 +17,7 @@ from p2w_cli import (
     demo_cmd,
     diff_cmd,
     export_cmd,
+    fork_cmd,
     history,
     import_cmd,
     import_trajectories_cmd,
@@ -73,6 +74,7 @@ main.add_command(history)
 main.add_command(import_trajectories_cmd)
 main.add_command(replay_cmd)
 main.add_command(rerun_cmd)
+main.add_command(fork_cmd)
 main.add_command(metrics_cmd)
 main.add_command(classify_cmd)
 main.add_command(diff_cmd)

@@ -7,6 +7,7 @@ from p2w_cli._common import AppContext
 from p2w_cli.classify import classify_cmd
 from p2w_cli.demo import demo_cmd
 from p2w_cli.diff import diff_cmd, stats_cmd
+from p2w_cli.fork import fork_cmd
 from p2w_cli.history import history
 from p2w_cli.import_trajectories import import_trajectories_cmd
 from p2w_cli.integrity import export_cmd, import_cmd, verify
@@ -24,6 +25,7 @@ __all__ = [
     "demo_cmd",
     "diff_cmd",
     "export_cmd",
+    "fork_cmd",
     "history",
     "import_cmd",
     "import_trajectories_cmd",

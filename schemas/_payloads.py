@@ -106,7 +106,19 @@ class StreamsSealed(Payload):
     seals: list[StreamSeal]
 
 
+class ForkPoint(BaseModel):
+    """Where a forked episode branched off: its source episode and the step it continued live from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source_stream: str
+    at_step: int = Field(ge=1)
+    source_event_id: str | None = Field(default=None, description="The source's observation of step ``at_step``.")
+
+
 class EpisodeStarted(Payload):
+    SCHEMA_VERSION: ClassVar[int] = 2
+
     type: Literal["episode.started"] = "episode.started"
     episode_id: str
     task_id: str
@@ -118,6 +130,13 @@ class EpisodeStarted(Payload):
     start_url: str
     ground_truth: GroundTruth | None = None
     source_file: str | None = None
+    fork: ForkPoint | None = Field(default=None, description="Set on an episode made by ``p2w-rt fork``.")
+
+
+@register_upcaster("episode.started", 1)
+def _episode_started_unforked(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 had no ``fork``: every such episode was recorded from its start."""
+    return {**payload, "fork": None}
 
 
 class EpisodeFinished(Payload):

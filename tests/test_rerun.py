@@ -1,35 +1,44 @@
-"""`p2w-rt rerun`: the agent's own loop re-executed over a recorded run, with no browser and no LLM.
+"""`p2w-rt rerun` and `p2w-rt fork`: the agent's own loop re-executed over a recorded run, with no browser
+and no LLM, or up to step K and live from there.
 
-One run is recorded once (real Chromium, demo sites, the scripted model); every test reruns a copy of it.
+One run is recorded once (real Chromium, demo sites, the scripted model); every test works on a copy of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from classify_builders import add_run
 from click.testing import CliRunner, Result
 
 import p2w_runtime.agent._episode as episode_module
 from cli import main
 from p2w_runtime.agent import prompts
 from p2w_runtime.data import load_tasks
-from p2w_runtime.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
+from replay.synthetic import EpisodeBuilder
 
 TASKS = ("Priya_Raman_A1", "Lena_Fischer_A3")
 LABEL = "source"
+
+
+def agent_script() -> SampleAgentScript:
+    return SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks())
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("recorded") / "rec.db"
     with ScriptedLlm() as llm:
-        llm.handle_with(SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks()))
+        llm.handle_with(agent_script())
         tasks = [arg for task in TASKS for arg in ("--task", task)]
         args = ["record", "--model", "scripted-model", "--base-url", llm.base_url, "--label", LABEL, *tasks]
         result = invoke(db, *args)
@@ -148,3 +157,60 @@ def test_imported_runs_and_unknown_tasks_are_refused_in_one_line(db: Path) -> No
     assert "'bu' was imported" in refused.stderr and "no recorded LLM calls" in refused.stderr
     unknown = invoke(db, "rerun", LABEL, "Nobody_X1")
     assert unknown.exit_code != 0 and "no counted episode for task Nobody_X1" in unknown.stderr
+
+
+def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
+    source = timeline(db, LABEL, TASKS[0])
+    at = next(e for e in source if e["type"] == "observation" and e["payload"]["step"] == 6)
+    with ScriptedLlm() as llm:
+        llm.handle_with(agent_script())
+        forked = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--base-url", llm.base_url, "--label", "f6")
+        live_steps = [r["messages"][1]["content"].count("CURRENT PAGE (step ") for r in llm.chat_requests]
+    assert forked.exit_code == 0, forked.output
+    assert "at step 6 into f6" in forked.output and "answered after 7 steps" in forked.output
+    assert len(live_steps) == 2, "steps 1-5 were answered from the recording, 6 and 7 live"
+    events = timeline(db, "f6", TASKS[0])
+    started = events[0]
+    assert started["payload"]["fork"] == {
+        "source_stream": source[0]["stream"],
+        "at_step": 6,
+        "source_event_id": at["event_id"],
+    }
+    assert started["causation_id"] == at["event_id"]
+    decided = [(e["type"], e["payload"].get("raw")) for e in events if e["type"] in ("action", "history.query")]
+    recorded = [(e["type"], e["payload"].get("raw")) for e in source if e["type"] in ("action", "history.query")]
+    assert decided[: len(decided) - 2] == recorded[: len(decided) - 2], "the prefix decisions are the recorded ones"
+    assert events[-1]["payload"]["final_url"] == sample_checks()["Priya_Raman_A"]["target_url"]
+    assert json.loads(invoke(db, "verify", "--json").stdout)["ok"]
+    assert invoke(db, "rerun", "f6").exit_code == 0, "a fork reruns identically like any recorded run"
+
+
+def test_fork_names_the_step_whose_page_cannot_be_reached(db: Path, tmp_path: Path) -> None:
+    b = EpisodeBuilder("broken", "Priya_Raman_A1", query="q", start_url="http://search.p2w.test/")
+    b.observation(1, "http://search.p2w.test/")
+    b.action(1, "goto", "http://basket.p2w.test/search?q=penne")
+    b.observation(2, "http://threads.p2w.test/elsewhere")
+    b.action(2, "stop", "done")
+    b.finish("answered", "done", steps=2)
+
+    async def add() -> None:
+        async with open_store(db) as store:
+            await add_run(store, "broken", [b], run_id="broken")
+
+    asyncio.run(add())
+    runs_before = store_size(db)
+    history = str(sample_history_dir())
+    nowhere = "http://127.0.0.1:9/v1"  # never called: the fork stops while restoring the browser
+    failed = invoke(
+        db, "fork", "broken", "Priya_Raman_A1", "--at-step", "2", "--history", history, "--base-url", nowhere
+    )
+    assert failed.exit_code == 1
+    assert failed.stderr.strip() == (
+        "error: cannot fork broken/Priya_Raman_A1 at step 2: step 2's recorded page "
+        "http://threads.p2w.test/elsewhere was not reached (the browser is on http://basket.p2w.test/search?q=penne)"
+    )
+    assert store_size(db) == runs_before, "nothing is written when the page cannot be restored"
+    beyond = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "9")
+    assert beyond.exit_code == 1 and "observed steps 1..7; --at-step 9 is not one of them" in beyond.stderr
+    no_history = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--scheme", "no-history")
+    assert no_history.exit_code == 1 and "asked the history at step 1" in no_history.stderr

@@ -34,6 +34,7 @@ from schemas import (
     EpisodeFinished,
     EpisodeStarted,
     FinalState,
+    ForkPoint,
     Observation,
     ParsedAction,
     Rationale,
@@ -78,8 +79,10 @@ class Episode:
         llm: LlmClient,
         retriever: HistoryRetriever | None,
         config: AgentConfig,
+        fork: ForkPoint | None = None,
     ) -> None:
         self.task = task
+        self.fork = fork
         self.stream = f"{run_id}/{episode_id}"
         self.episode_id = episode_id
         self.browser = browser
@@ -105,7 +108,9 @@ class Episode:
                 start_url=self.task.start_url,
                 ground_truth=self.task.ground_truth,
                 source_file=self.task.path.name if self.task.path else None,
-            )
+                fork=self.fork,
+            ),
+            causation_id=self.fork.source_event_id if self.fork else None,
         )
         await self.log.flush()
         with tempfile.TemporaryDirectory(prefix="p2w-har-") as tmp:

@@ -4,7 +4,18 @@ The agent's own loop runs with the recording as its environment and its LLM; the
 from the recorded one is reported (docs/design/rerun.md).
 """
 
+from p2w_runtime.rerun._fork import ForkRequest, ForkSummary, fork
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
 from p2w_runtime.rerun._rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
-__all__ = ["EpisodeRerun", "Mismatch", "MismatchKind", "RerunOptions", "RerunReport", "rerun"]
+__all__ = [
+    "EpisodeRerun",
+    "ForkRequest",
+    "ForkSummary",
+    "fork",
+    "Mismatch",
+    "MismatchKind",
+    "RerunOptions",
+    "RerunReport",
+    "rerun",
+]

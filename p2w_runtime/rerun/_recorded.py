@@ -14,6 +14,7 @@ from schemas import (
     EpisodeStarted,
     Event,
     FinalState,
+    HistoryQuery,
     HistoryRetrieval,
     LlmCall,
     Observation,
@@ -48,6 +49,9 @@ class RecordedEpisode:
     @property
     def episode_id(self) -> str:
         return self.started.episode_id
+
+    def queries(self) -> list[HistoryQuery]:
+        return [e.payload for e in self.events if isinstance(e.payload, HistoryQuery)]
 
     def task(self) -> Task:
         """The task as the episode started it (the recorded one, so a moved task folder changes nothing)."""

@@ -88,19 +88,14 @@ Progress = Callable[[EpisodeRerun], None]
 
 async def rerun(store: Recorder, run_ref: str, options: RerunOptions, progress: Progress | None = None) -> RerunReport:
     """Re-execute the counted episodes of ``run_ref`` (or of ``options.task_ids``); user errors come first."""
-    run = await find_run(store, run_ref)
-    if run.started.source != "recorded":
-        raise UserError(
-            f"run {run.label!r} was imported ({run.started.import_format or 'unknown format'}), not recorded: "
-            "it has no recorded LLM calls to rerun against"
-        )
-    refs = _select(run, await counted_episodes(store, run.run_id), options.task_ids)
+    run = await recorded_run(store, run_ref, "rerun")
+    refs = select_episodes(run, await counted_episodes(store, run.run_id), options.task_ids)
     config = agent_config(run)
     if options.record_as:
         await check_label_free(store, options.record_as)
     retriever = None
     if config.scheme != "no-history" and not options.recorded_retrieval:
-        retriever = await _retriever(run, options)
+        retriever = await history_retriever(run, options.history_dir, options.cache_dir)
     report = RerunReport(run)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="p2w-rerun-") as tmp:
@@ -155,7 +150,18 @@ def agent_config(run: RunInfo) -> AgentConfig:
     return AgentConfig(**{k: v for k, v in recorded.items() if k in AgentConfig.__dataclass_fields__})
 
 
-def _select(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, ...]) -> list[EpisodeRef]:
+async def recorded_run(store: Recorder, run_ref: str, verb: str) -> RunInfo:
+    """The run ``run_ref``; imported runs are refused, having no recorded LLM calls to answer the agent."""
+    run = await find_run(store, run_ref)
+    if run.started.source != "recorded":
+        raise UserError(
+            f"run {run.label!r} was imported ({run.started.import_format or 'unknown format'}), not recorded: "
+            f"it has no recorded LLM calls to {verb} against"
+        )
+    return run
+
+
+def select_episodes(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, ...]) -> list[EpisodeRef]:
     if not task_ids:
         return refs
     by_task = {ref.task_id: ref for ref in refs}
@@ -165,9 +171,10 @@ def _select(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, ...]) -> 
     return [by_task[t] for t in task_ids]
 
 
-async def _retriever(run: RunInfo, options: RerunOptions) -> HistoryRetriever:
+async def history_retriever(run: RunInfo, history_dir: Path | None, cache_dir: Path | None) -> HistoryRetriever:
+    """The retriever the run was recorded with: its memory banks (or ``history_dir``) and its embedder."""
     recorded = run.started.config
-    history = options.history_dir or (Path(recorded["history_dir"]) if recorded.get("history_dir") else None)
+    history = history_dir or (Path(recorded["history_dir"]) if recorded.get("history_dir") else None)
     if history is None or not history.is_dir():
         raise UserError(
             f"run {run.label!r}: history folder {history or '(not recorded)'} does not exist; "
@@ -175,4 +182,4 @@ async def _retriever(run: RunInfo, options: RerunOptions) -> HistoryRetriever:
         )
     name = recorded.get("embedder", "default")
     embedder = await asyncio.to_thread(load_embedder, None if name == "default" else name)
-    return HistoryRetriever(history, embedder, options.cache_dir)
+    return HistoryRetriever(history, embedder, cache_dir)
