@@ -12,27 +12,35 @@ from schemas import ParsedAction
 
 
 class RecordedEnvironment:
-    """One episode's recording standing in for Chromium (``agent.Environment``)."""
+    """One episode's recording standing in for Chromium (``agent.Environment``).
 
-    def __init__(self, episode: RecordedEpisode, store: Recorder, divergence: Divergence) -> None:
+    ``media``: also serve screenshots, DOM and HAR (for ``--record-as``); the agent reads none of them, and
+    copying them through the scratch store was a third of a rerun's time.
+    """
+
+    def __init__(self, episode: RecordedEpisode, store: Recorder, divergence: Divergence, *, media: bool) -> None:
         self.episode = episode
         self.store = store
         self.divergence = divergence
+        self.media = media
 
     async def new_context(
         self, *, har_path: str | Path | None = None, settings: EpisodeSettings | None = None
     ) -> RecordedTab:
-        return RecordedTab(self.episode, self.store, self.divergence)
+        return RecordedTab(self.episode, self.store, self.divergence, media=self.media)
 
 
 class RecordedTab:
     """Serves step k's recorded observation; a browser action is answered with the recorded outcome only when
     it is the recorded action, since after any other action the recorded pages say nothing."""
 
-    def __init__(self, episode: RecordedEpisode, store: Recorder, divergence: Divergence) -> None:
+    def __init__(
+        self, episode: RecordedEpisode, store: Recorder, divergence: Divergence, *, media: bool = True
+    ) -> None:
         self.episode = episode
         self.store = store
         self.divergence = divergence
+        self.media = media
         self.step = 0
 
     async def observe(self) -> ObservationData:
@@ -53,7 +61,7 @@ class RecordedTab:
             tabs=list(seen.tabs),
             active_tab=0,
             ax_text=(await self._blob(seen.ax_tree)).decode() if seen.ax_tree else "",
-            screenshot_png=await self._blob(seen.screenshot) if seen.screenshot else None,
+            screenshot_png=await self._blob(seen.screenshot) if seen.screenshot and self.media else None,
             blocked=blocked,
         )
 
@@ -71,6 +79,8 @@ class RecordedTab:
         final = self.episode.final
         if final is None:
             raise RuntimeError(f"no final state recorded in {self.episode.stream}")
+        if not self.media:
+            return FinalStateData(url=final.url, title=final.title, dom_html=b"", ax_tree=b"", screenshot=b"")
         return FinalStateData(
             url=final.url,
             title=final.title,
@@ -82,7 +92,7 @@ class RecordedTab:
 
     async def close(self) -> bytes:
         final = self.episode.final
-        return await self._blob(final.har if final else None)
+        return await self._blob(final.har if final and self.media else None)
 
     async def _blob(self, sha: str | None) -> bytes:
         return await self.store.get_blob(sha) if sha else b""

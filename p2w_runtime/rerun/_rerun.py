@@ -133,7 +133,7 @@ async def rerun_episode(
         run_id=run.run_id,
         episode_id=source.episode_id,
         store=scratch,
-        browser=RecordedEnvironment(source, store, divergence),
+        browser=RecordedEnvironment(source, store, divergence, media=options.record_as is not None),
         llm=llm.replaying(source, divergence),
         retriever=retriever,
         config=config,
