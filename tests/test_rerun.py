@@ -42,7 +42,10 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tasks = [arg for task in TASKS for arg in ("--task", task)]
         args = ["record", "--model", "scripted-model", "--base-url", llm.base_url, "--label", LABEL, *tasks]
         result = invoke(db, *args)
-    assert result.exit_code == 0, result.output
+        assert result.exit_code == 0, result.output
+        pre = ["record", "--model", "scripted-model", "--base-url", llm.base_url, "--label", "pre"]
+        result = invoke(db, *pre, "--scheme", "pre-execution", "--task", "Lena_Fischer_A1")
+        assert result.exit_code == 0, result.output
     return db
 
 
@@ -81,6 +84,22 @@ def test_unchanged_code_reruns_identically_and_appends_nothing(db: Path) -> None
     assert store_size(db) == before[1]
     text = invoke(db, "rerun", LABEL, TASKS[0])
     assert text.exit_code == 0 and f"{TASKS[0]}: identical" in text.output and "1 episodes, 1 identical" in text.output
+
+
+def test_pre_execution_run_reruns_identically(db: Path) -> None:
+    result = invoke(db, "rerun", "pre", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["identical"]
+
+
+def test_code_that_ends_sooner_mismatches_as_ends_earlier(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episode_module, "repeated_action", lambda actions, limit: True)
+    code, report = rerun_json(db, TASKS[0])
+    assert code == 1
+    mismatch = report["episodes"][0]["mismatch"]
+    assert (mismatch["kind"], mismatch["step"]) == ("ends earlier", 1)
+    assert mismatch["recorded"].startswith("answered after 7 steps")
+    assert mismatch["reexecuted"] == "repeated_action after 1 steps"
 
 
 def test_recorded_retrieval_reruns_identically(db: Path) -> None:

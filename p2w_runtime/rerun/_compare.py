@@ -6,7 +6,7 @@ Observations and the final state are excluded: on rerun they come from the recor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
@@ -70,14 +70,21 @@ def first_mismatch(recorded: Sequence[Recorded], rerun: Sequence[Recorded], seam
             continue
         if seam is not None and new.kind == "end":
             return seam
-        return _mismatch(old, new)
+        found = _mismatch(old, new)
+        if found.kind in ("ends earlier", "ends later", "outcome differs"):  # show how each episode ended
+            found = replace(found, recorded=_end(was), reexecuted=_end(now))
+        return found
     if len(was) != len(now):  # only an unfinished recording or rerun gets here
         return seam or Mismatch(None, "ends earlier" if len(now) < len(was) else "ends later", None, None)
     return None
 
 
+def _end(decided: Sequence[Decision]) -> str | None:
+    return decided[-1].shown if decided and decided[-1].kind == "end" else None
+
+
 def _mismatch(old: Decision, new: Decision) -> Mismatch:
-    step = old.step if old.kind != "end" else new.step
+    step = new.step if "end" in (old.kind, new.kind) else old.step  # where the rerun ended or went on
     if old.kind == "end" and new.kind == "end":
         kind: MismatchKind = "outcome differs"
         if new.value[2] != old.value[2]:
