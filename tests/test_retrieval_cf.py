@@ -22,7 +22,10 @@ from classify_builders import add_run
 from click.testing import CliRunner, Result
 
 from cli import main
+from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import RETRIEVAL_CF_STREAM_SUFFIX, open_store
+from replay.judges import JudgeSettings
+from replay.retrieval_cf import CounterfactualRetrieval, counterfactual_run
 from replay.synthetic import EpisodeBuilder
 from schemas import GroundTruth, MemoryEntry
 
@@ -150,3 +153,14 @@ def test_bad_input_is_one_line(setup: tuple[Path, Path], tmp_path: Path) -> None
         main, ["--db", str(db), "replay", "cf-run", "--retriever", str(tmp_path / "nope"), "--history", str(tmp_path)]
     )
     assert model.exit_code != 0 and len(model.stderr.strip().splitlines()) == 1
+
+
+async def test_two_concurrent_passes_evaluate_each_episode_once(setup: tuple[Path, Path]) -> None:
+    db, history = setup
+    embedder = await asyncio.to_thread(load_embedder, None)
+    producer = CounterfactualRetrieval(HistoryRetriever(history, embedder), 20, -1.0, JudgeSettings())
+    async with open_store(db) as first, open_store(db) as second:
+        done = await asyncio.gather(*(counterfactual_run(store, "cf", producer) for store in (first, second)))
+        stored = [e.type async for e in first.read_stream(f"cf{RETRIEVAL_CF_STREAM_SUFFIX}")]
+    assert sorted(summary.cached for summary in done) == [0, 2], "the second pass waits, then finds both cached"
+    assert stored.count("retrieval.counterfactual") == 2
