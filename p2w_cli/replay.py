@@ -52,6 +52,11 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     type=click.Path(file_okay=False, path_type=Path),
     help="With --retriever: memory-bank folder (default: the one the run was recorded with).",
 )
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --retriever: write recorded vs counterfactual recall per kind of value (PNG).",
+)
 @llm_pass_options("the LLM judges", "judgments")
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
@@ -94,6 +99,7 @@ def replay_cmd(
     cf_k: int,
     cf_threshold: float,
     history_dir: Path | None,
+    plot: Path | None,
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached").
 
@@ -104,7 +110,7 @@ def replay_cmd(
     if retriever is not None:
         if judge_ids:
             raise click.UsageError("--retriever replays retrieval, --judge judges: give one of them")
-        _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, history_dir, force, as_json)
+        _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, history_dir, force, as_json, plot)
         return
     if not judge_ids:
         raise click.UsageError("Missing option '--judge' (or --retriever).")
@@ -142,11 +148,12 @@ def _counterfactual(
     history_dir: Path | None,
     force: bool,
     as_json: bool,
+    plot: Path | None,
 ) -> None:
     from replay.retrieval_cf import CounterfactualOptions, counterfactual_command
 
     options = CounterfactualOptions(
-        embedder=retriever, k=k, threshold=threshold, history_dir=history_dir, force=force, as_json=as_json
+        embedder=retriever, k=k, threshold=threshold, history_dir=history_dir, force=force, as_json=as_json, plot=plot
     )
 
     async def _replay() -> int:

@@ -26,6 +26,7 @@ from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import RETRIEVAL_CF_STREAM_SUFFIX, open_store
 from replay.judges import JudgeSettings
 from replay.retrieval_cf import CounterfactualRetrieval, counterfactual_run
+from replay.retrieval_cf._plot import recall_by_kind
 from replay.synthetic import EpisodeBuilder
 from schemas import GroundTruth, MemoryEntry
 
@@ -121,7 +122,9 @@ def test_nothing_retrieved_loses_what_the_recording_found(setup: tuple[Path, Pat
 
 def test_results_are_stored_cached_per_retriever_config_and_tabulated(setup: tuple[Path, Path]) -> None:
     db, history = setup
-    first = replay(db, history, "--threshold", "-1")
+    plot = db.with_name("recall.png")
+    first = replay(db, history, "--threshold", "-1", "--plot", str(plot))
+    assert plot.read_bytes().startswith(b"\x89PNG")
     assert first.exit_code == 0, first.output
     assert "0.00" in first.output and "1.00" in first.output and "-history_retrieval_failure" in first.output
     assert "2 episodes, 4 ground-truth values: recall 0.50 recorded -> 1.00 counterfactual" in first.output
@@ -164,3 +167,4 @@ async def test_two_concurrent_passes_evaluate_each_episode_once(setup: tuple[Pat
         stored = [e.type async for e in first.read_stream(f"cf{RETRIEVAL_CF_STREAM_SUFFIX}")]
     assert sorted(summary.cached for summary in done) == [0, 2], "the second pass waits, then finds both cached"
     assert stored.count("retrieval.counterfactual") == 2
+    assert recall_by_kind(done[0]) == recall_by_kind(done[1]) == {"website": (0.5, 1.0), "preference": (0.5, 1.0)}

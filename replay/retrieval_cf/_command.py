@@ -17,6 +17,7 @@ from p2w_runtime.store import Recorder, RunInfo, find_run
 from p2w_runtime.terminal import cell
 from replay.judges import JudgeSettings
 from replay.retrieval_cf._pass import CounterfactualSummary, counterfactual_run
+from replay.retrieval_cf._plot import plot_recall
 from replay.retrieval_cf._producer import CounterfactualRetrieval
 from schemas import RetrievalCounterfactual
 
@@ -31,6 +32,7 @@ class CounterfactualOptions:
     cache_dir: Path | None = None
     force: bool = False
     as_json: bool = False
+    plot: Path | None = None
     settings: JudgeSettings = field(default_factory=JudgeSettings)
 
 
@@ -47,6 +49,9 @@ async def counterfactual_command(store: Recorder, run_ref: str, options: Counter
     else:
         out.print(episode_table(run, summary))
         out.print(totals_line(summary), highlight=False)
+    if options.plot is not None:
+        config = producer.config()
+        plot_recall(summary, options.plot, f"{config['model_id']} k={config['k']} t={config['threshold']}")
     return 1 if summary.failed else 0
 
 
