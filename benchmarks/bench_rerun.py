@@ -19,8 +19,9 @@ from pathlib import Path
 
 from p2w_runtime.agent import RecordRequest, record
 from p2w_runtime.data import load_tasks
+from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.demo.sites import DemoHosting
 from p2w_runtime.rerun import RerunOptions, RerunReport, rerun
-from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
@@ -42,7 +43,7 @@ async def bench(db: Path, concurrency: int, repeat: int) -> None:
                 concurrency=concurrency,
             )
             started = time.perf_counter()
-            summary = await record(store, request)
+            summary = await record(store, request, hosting=DemoHosting())
             recording = time.perf_counter() - started
         n = len(summary.outcomes)
         print(f"recorded {n} episodes in {recording:.2f} s ({n / recording:.2f} episodes/s, concurrency {concurrency})")

@@ -314,7 +314,6 @@ class ErrorClassified(Payload):
     error: str | None = None
 
 
-
 class TargetRecall(BaseModel):
     """One ground-truth value (website, preference, location) and whether each retrieval surfaced it."""
 
@@ -347,6 +346,7 @@ class RetrievalCounterfactual(Payload):
     labels_removed: list[str] = Field(default_factory=list)
     labels_added: list[str] = Field(default_factory=list)
     error: str | None = None
+
 
 PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     RunStarted,

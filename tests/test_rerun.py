@@ -20,7 +20,7 @@ import p2w_runtime.agent._episode as episode_module
 from cli import main
 from p2w_runtime.agent import prompts
 from p2w_runtime.data import load_tasks
-from p2w_runtime.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript

@@ -22,10 +22,10 @@ from classify_builders import add_run
 from click.testing import CliRunner, Result
 
 from cli import main
+from p2w_runtime.episode import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
-from p2w_runtime.store import RETRIEVAL_CF_STREAM_SUFFIX, open_store
-from replay.judges import JudgeSettings
-from replay.retrieval_cf import CounterfactualRetrieval, counterfactual_run
+from p2w_runtime.store import open_store
+from replay.retrieval_cf import CounterfactualRetrieval, RetrievalSettings, counterfactual_run
 from replay.retrieval_cf._plot import recall_by_kind
 from replay.synthetic import EpisodeBuilder
 from schemas import GroundTruth, MemoryEntry
@@ -135,7 +135,7 @@ def test_results_are_stored_cached_per_retriever_config_and_tabulated(setup: tup
 
     async def stream_types() -> list[str]:
         async with open_store(db) as store:
-            return [e.type async for e in store.read_stream(f"cf{RETRIEVAL_CF_STREAM_SUFFIX}")]
+            return [e.type async for e in store.read_stream(f"cf{RETRIEVAL_CF_SUFFIX}")]
 
     types = asyncio.run(stream_types())
     assert types.count("retrieval.counterfactual") == 4 and types.count("streams.sealed") == 2
@@ -161,10 +161,10 @@ def test_bad_input_is_one_line(setup: tuple[Path, Path], tmp_path: Path) -> None
 async def test_two_concurrent_passes_evaluate_each_episode_once(setup: tuple[Path, Path]) -> None:
     db, history = setup
     embedder = await asyncio.to_thread(load_embedder, None)
-    producer = CounterfactualRetrieval(HistoryRetriever(history, embedder), 20, -1.0, JudgeSettings())
+    producer = CounterfactualRetrieval(RetrievalSettings(HistoryRetriever(history, embedder), 20, -1.0))
     async with open_store(db) as first, open_store(db) as second:
         done = await asyncio.gather(*(counterfactual_run(store, "cf", producer) for store in (first, second)))
-        stored = [e.type async for e in first.read_stream(f"cf{RETRIEVAL_CF_STREAM_SUFFIX}")]
+        stored = [e.type async for e in first.read_stream(f"cf{RETRIEVAL_CF_SUFFIX}")]
     assert sorted(summary.cached for summary in done) == [0, 2], "the second pass waits, then finds both cached"
     assert stored.count("retrieval.counterfactual") == 2
     assert recall_by_kind(done[0]) == recall_by_kind(done[1]) == {"website": (0.5, 1.0), "preference": (0.5, 1.0)}

@@ -2,8 +2,8 @@
 
 A run is stream ``RUN``; each episode is ``RUN/EPISODE`` where the episode id is the task id, or
 ``TASK#n`` for the n-th attempt at a task (``record --resume``); results derived from a run's episodes
-live in ``RUN/judgments``, ``RUN/classifications`` and ``RUN/retrieval-cf``, never in an episode's own stream (deriving a
-result must not change the episode's last hash, which is what results are cached by).
+live in ``RUN/judgments``, ``RUN/classifications`` and ``RUN/retrieval-cf``, never in an episode's own
+stream (deriving a result must not change the episode's last hash, which is what results are cached by).
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from pathlib import Path
 from p2w_runtime.actions import BROWSER_ACTIONS
 from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
 from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
+from p2w_runtime.episode import Provenance, episodes_of, run_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable, RetryPolicy
-from p2w_runtime.episode import Provenance, episodes_of, run_started
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
 from p2w_runtime.rerun._mismatch import Divergence
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode

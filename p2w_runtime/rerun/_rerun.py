@@ -78,7 +78,9 @@ class RerunReport:
 Progress = Callable[[EpisodeRerun], None]
 
 
-async def rerun(store: EventStore, run_ref: str, options: RerunOptions, progress: Progress | None = None) -> RerunReport:
+async def rerun(
+    store: EventStore, run_ref: str, options: RerunOptions, progress: Progress | None = None
+) -> RerunReport:
     """Re-execute the counted episodes of ``run_ref`` (or of ``options.task_ids``); user errors come first."""
     run = await recorded_run(store, run_ref, "rerun")
     refs = select_episodes(run, await episodes_of(store, run.run_id), options.task_ids)

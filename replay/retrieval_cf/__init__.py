@@ -1,7 +1,13 @@
 """Counterfactual retrieval (``p2w-rt replay RUN --retriever EMBEDDER``): a run's recorded history queries
 searched again offline with another embedder, k or threshold, and the ground truth's recall compared."""
 
-from replay.retrieval_cf._command import CounterfactualOptions, CounterfactualReport, counterfactual_command, recall, totals
+from replay.retrieval_cf._command import (
+    CounterfactualOptions,
+    CounterfactualReport,
+    counterfactual_command,
+    recall,
+    totals,
+)
 from replay.retrieval_cf._pass import (
     COUNTERFACTUALS,
     RETRIEVALS,

@@ -44,7 +44,9 @@ class CounterfactualReport:
         return 1 if self.summary.failed else 0
 
 
-async def counterfactual_command(store: EventStore, run_ref: str, options: CounterfactualOptions) -> CounterfactualReport:
+async def counterfactual_command(
+    store: EventStore, run_ref: str, options: CounterfactualOptions
+) -> CounterfactualReport:
     """Run the pass over ``run_ref`` (and write ``options.plot``); user errors come before anything is written."""
     run = await find_run(store, run_ref)
     retriever = await _retriever(run, options)

@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from p2w_runtime.episode import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from replay.derived import CacheKey, DerivedRecord, DerivedStream, Family, Outcome, PassKind, ProducerPass, Tally, register
+from replay.derived import (
+    CacheKey,
+    DerivedRecord,
+    DerivedStream,
+    Family,
+    Outcome,
+    PassKind,
+    ProducerPass,
+    Tally,
+    register,
+)
 from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings, UnknownRetrieval
 from schemas import RetrievalCounterfactual
 
