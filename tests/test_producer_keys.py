@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,14 +16,19 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from replay.classify import LlmClassifier, RulesClassifier
-from replay.derived import JudgeSettings, ProduceContext, Producer, families
+from replay.derived import Family, JudgeSettings, ProduceContext, Producer, families
 from replay.matching import site_aliases
+from replay.retrieval_cf import RetrievalSettings
 from replay.synthetic import EpisodeBuilder
 from replay.trajectory import Trajectory
 from schemas import GroundTruth, Location, MemoryEntry
 
-WEBARENA = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
+DATA = Path(__file__).resolve().parent / "data"
+WEBARENA = DATA / "webarena" / "test.raw.json"
+HISTORY = DATA / "retrieval_cf" / "history"
+"""A memory bank for the episode's persona, for the counterfactual retrieval to search."""
 SETTINGS = JudgeSettings(webarena_configs=str(WEBARENA))
 
 ACME = GroundTruth(
@@ -43,8 +49,18 @@ CHANGED: dict[str, Any] = {
 """One change of each user setting (``JudgeSettings`` field)."""
 
 
+@functools.cache
+def retriever() -> HistoryRetriever:
+    return HistoryRetriever(HISTORY, load_embedder(None))
+
+
+def family_settings(family: Family[Any, Any], settings: JudgeSettings) -> Any:
+    """What a family's producers are built from: the user's settings, with a retriever for counterfactuals."""
+    return RetrievalSettings(retriever(), sites=settings) if family.kind == "retrieval" else settings
+
+
 def producers(settings: JudgeSettings = SETTINGS) -> list[Producer[Any, Any, Any]]:
-    return [cls(settings) for family in families() for cls in family.producers]
+    return [cls(family_settings(family, settings)) for family in families() for cls in family.producers]
 
 
 def trajectory() -> Trajectory:
@@ -182,6 +198,8 @@ def test_cached_results_in_old_databases_stay_valid() -> None:
     """The base hashes the same canonical config as before, so every cached judgment is still a hit; only the
     llm classifier's key changed, on purpose: it now includes the site aliases (docs/design/classification.md)."""
     for producer in producers(PINNED_SETTINGS):
+        if producer.kind == "retrieval":
+            continue  # made only on this base, so no database before it holds a result to keep valid
         task = "1" if producer.id == "webarena" else "Dakota_Taylor_A1"
         digest = producer.config_hash(task)
         if (producer.kind, producer.id) == ("classifier", "llm"):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from p2w_runtime.data import DataError
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit
 from replay.classify import HISTORY_RETRIEVAL_FAILURE, Target, history_use, targets
@@ -107,7 +108,10 @@ class CounterfactualRetrieval(Producer[RetrievalSettings, RetrievalConfig, Recal
         recorded_entries: list[MemoryEntry] = []
         found_entries: list[MemoryEntry] = []
         queries = gained = lost = 0
-        index = self.retriever.index(t.persona) if any(a.retrievals for a in t.history) else None
+        try:
+            index = self.retriever.index(t.persona) if any(a.retrievals for a in t.history) else None
+        except DataError as exc:  # no bank for this persona, or a bad one: this episode cannot be evaluated
+            raise ProducerError(str(exc)) from None
         for access in t.history:
             for retrieval in access.retrievals:
                 assert index is not None
