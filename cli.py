@@ -13,6 +13,7 @@ import click
 
 from p2w_cli import (
     AppContext,
+    agree_cmd,
     classify_cmd,
     demo_cmd,
     diff_cmd,
@@ -20,6 +21,8 @@ from p2w_cli import (
     fork_cmd,
     history,
     import_cmd,
+    import_curation_cmd,
+    import_labels_cmd,
     import_trajectories_cmd,
     metrics_cmd,
     record_cmd,
@@ -85,3 +88,6 @@ main.add_command(sites)
 main.add_command(demo_cmd)
 main.add_command(view_cmd)
 main.add_command(migrate_cmd)
+main.add_command(agree_cmd)
+main.add_command(import_labels_cmd)
+main.add_command(import_curation_cmd)

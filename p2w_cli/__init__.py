@@ -4,6 +4,8 @@ Each command imports its heavy dependencies inside its function, so ``p2w-rt --h
 """
 
 from p2w_cli._common import AppContext
+from p2w_cli.agenticshop import import_curation_cmd
+from p2w_cli.agree import agree_cmd, import_labels_cmd
 from p2w_cli.classify import classify_cmd
 from p2w_cli.demo import demo_cmd
 from p2w_cli.diff import diff_cmd, stats_cmd
@@ -21,6 +23,7 @@ from p2w_cli.view import view_cmd
 
 __all__ = [
     "AppContext",
+    "agree_cmd",
     "classify_cmd",
     "demo_cmd",
     "diff_cmd",
@@ -28,6 +31,8 @@ __all__ = [
     "fork_cmd",
     "history",
     "import_cmd",
+    "import_curation_cmd",
+    "import_labels_cmd",
     "import_trajectories_cmd",
     "metrics_cmd",
     "record_cmd",

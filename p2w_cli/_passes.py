@@ -61,7 +61,7 @@ async def replay_command(store: EventStore, run_ref: str, options: ReplayOptions
                 for problem in e.unjudgeable:
                     out.print(cell(f"{e.judge_id}: cannot judge {problem}"))
         return 0
-    total = len(await episodes_of(store, info.run_id)) * len(dict.fromkeys(options.judges))
+    total = len(await episodes_of(store, info.run_id)) * len(options.make_judges())
     progress = pass_progress("judging", err if options.as_json else out, transient=options.as_json)
     task = progress.add_task(markup(info.label), total=total, state="")
     counts = ReplaySummary()

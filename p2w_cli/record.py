@@ -92,6 +92,11 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     "--llm-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True, help="Seconds per LLM call."
 )
 @click.option(
+    "--capture-links",
+    is_flag=True,
+    help="Curation tasks (AgenticShop): at the end, fetch the answer's first 3 product links and record each page.",
+)
+@click.option(
     "--page-timeout",
     type=click.FloatRange(0.1),
     default=15.0,
@@ -121,6 +126,7 @@ def record_cmd(
     prices: Path | None,
     max_retries: int,
     llm_timeout: float,
+    capture_links: bool,
     page_timeout: float,
 ) -> None:
     """Record one run of the personalized agent: one episode per task, every step as events."""
@@ -134,7 +140,12 @@ def record_cmd(
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
     if worker and (resume is not None or label is None):
         raise click.UsageError("--worker needs --label (the run the workers share) and no --resume")
-    config = AgentConfig(scheme=scheme, max_steps=max_steps, page_timeout_s=page_timeout)  # type: ignore[arg-type]  # click.Choice: a Scheme
+    config = AgentConfig(
+        scheme=scheme,  # type: ignore[arg-type]  # click.Choice: a Scheme
+        max_steps=max_steps,
+        page_timeout_s=page_timeout,
+        capture_links=capture_links,
+    )
     request = RecordRequest(
         tasks_dir=_sample_or_path(tasks_dir, "tasks"),
         history_dir=_sample_or_path(history_dir, "history"),

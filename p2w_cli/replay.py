@@ -57,6 +57,13 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     help="With --retriever: write recorded vs counterfactual recall per kind of value (PNG).",
 )
 @llm_pass_options("the LLM judges", "judgments")
+@click.option(
+    "--samples",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 100),
+    help="Judge each episode N times with every LLM judge (self-consistency; see p2w-rt agree).",
+)
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; call and append nothing.")
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
 @click.option("--retry-failed", is_flag=True, help="Judge again the episodes whose cached judgment failed.")
@@ -73,6 +80,11 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     metavar="NAME=URL",
     help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
 )
+@click.option(
+    "--profiles",
+    type=click.Path(exists=True, path_type=Path),
+    help="AgenticShop user profiles (a *_user_profile.json or a folder) for agenticshop-checklist and hit-ratio.",
+)
 @location_site_option("Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
 @site_alias_options()
 @click.pass_context
@@ -80,10 +92,12 @@ def replay_cmd(
     ctx: click.Context,
     run_ref: str,
     judge_ids: tuple[str, ...],
+    samples: int,
     dry_run: bool,
     retry_failed: bool,
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
+    profiles: Path | None,
     retriever: str | None,
     cf_k: int,
     cf_threshold: float,
@@ -110,10 +124,12 @@ def replay_cmd(
 
     options = ReplayOptions(
         judges=judge_ids,
+        samples=samples,
         dry_run=dry_run,
         retry_failed=retry_failed,
         webarena_config=webarena_config,
         site_urls=_key_values(site_urls, "--site-url"),
+        profiles=profiles,
         **pass_fields(shared),
     )
 
@@ -182,13 +198,26 @@ def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
+    from p2w_runtime.store import find_run
+    from replay.agenticshop import SHOP_JUDGES
+    from replay.agenticshop._render import show_shop_tables
+    from replay.agenticshop._tables import shop_tables
     from replay.metrics import metrics_report, show_metrics
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
+    shop = {j.id for j in SHOP_JUDGES}
 
     async def _metrics() -> None:
         async with open_db(ctx) as store:
-            report = await metrics_report(store, run_refs, judge=judge, by=columns, plot=plot)
-        show_metrics(report, fmt, console, terminal_console(stderr=True))
+            report = None
+            if judge not in shop:
+                report = await metrics_report(store, run_refs, judge=judge, by=columns, plot=plot)
+            tables = None
+            if judge is None or judge in shop:  # AgenticShop's own tables, when the runs hold its judgments
+                tables = await shop_tables(store, [await find_run(store, ref) for ref in run_refs])
+        if report is not None:
+            show_metrics(report, fmt, console, terminal_console(stderr=True))
+        if tables:
+            show_shop_tables(tables, fmt, console)
 
     run(_metrics())

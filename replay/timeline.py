@@ -16,6 +16,7 @@ from schemas import (
     Judgment,
     LlmCall,
     Observation,
+    PageCapture,
     Payload,
     Rationale,
     RunFinished,
@@ -73,6 +74,9 @@ def gist(payload: Payload) -> str:
             return _clip(f"{payload.status}: {rendered}{error}")
         case FinalState():
             return _clip(f"{payload.url} {payload.title}")
+        case PageCapture():
+            got = payload.error or f"HTTP {payload.status} {payload.final_url or ''} {payload.title}"
+            return _clip(f"link #{payload.index} {payload.requested_url}: {got}")
         case Judgment():
             metrics = " ".join(f"{k}={v:g}" for k, v in payload.metrics.items())
             return _clip(f"{payload.judge_id} {payload.judge_version} {payload.task_id}: {payload.status} {metrics}")

@@ -3,6 +3,15 @@
 Imports nothing else of ours, so any tool can read a p2w-rt log with this package alone.
 """
 
+from schemas._agenticshop import (
+    DIMENSIONS,
+    RESULTS_JUDGED,
+    Checklist,
+    CuratedProduct,
+    CurationResult,
+    ShopProfile,
+    UserContext,
+)
 from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
 from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile
 from schemas._envelope import CURRENT_VERSIONS, PAYLOAD_ADAPTER, Event, NewEvent, StoredEvent, utc_now, uuid7
@@ -28,6 +37,7 @@ from schemas._payloads import (
     LlmRole,
     LlmUsage,
     Observation,
+    PageCapture,
     ParsedAction,
     Payload,
     Rationale,
@@ -43,6 +53,13 @@ from schemas._payloads import (
 from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
 
 __all__ = [
+    "DIMENSIONS",
+    "RESULTS_JUDGED",
+    "Checklist",
+    "CuratedProduct",
+    "CurationResult",
+    "ShopProfile",
+    "UserContext",
     "CURRENT_VERSIONS",
     "FAILURE_END_REASONS",
     "GENESIS_HASH",
@@ -73,6 +90,7 @@ __all__ = [
     "MemoryEntry",
     "NewEvent",
     "Observation",
+    "PageCapture",
     "ParsedAction",
     "Payload",
     "Rationale",

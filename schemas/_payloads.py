@@ -276,6 +276,27 @@ class Evidence(BaseModel):
     note: str = ""
 
 
+class PageCapture(Payload):
+    """A page the agent's answer links to, fetched and kept at the end of the episode (AgenticShop curation).
+
+    Judging the curated products then never needs the web: the status code and final URL say whether the
+    link was a product at all, the DOM and screenshot are what the extractor reads.
+    """
+
+    type: Literal["page.capture"] = "page.capture"
+    index: int = Field(ge=0, description="Position of the link in the answer's product list.")
+    requested_url: str
+    final_url: str | None = None
+    status: int | None = Field(default=None, description="HTTP status of the main document; None: no response.")
+    title: str = ""
+    dom_html: BlobHash | None = None
+    screenshot: BlobHash | None = None
+    error: str | None = Field(default=None, description="Why nothing was fetched (DNS, timeout...).")
+
+    def blob_hashes(self) -> list[BlobHash]:
+        return [h for h in (self.dom_html, self.screenshot) if h]
+
+
 class Judgment(Payload):
     type: Literal["judgment"] = "judgment"
     episode_stream: str
@@ -360,6 +381,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     LlmCall,
     Action,
     FinalState,
+    PageCapture,
     Judgment,
     ErrorClassified,
     StreamsSealed,
@@ -378,6 +400,7 @@ AnyPayload = Annotated[
     | LlmCall
     | Action
     | FinalState
+    | PageCapture
     | Judgment
     | ErrorClassified
     | StreamsSealed

@@ -21,6 +21,7 @@ from schemas import (
     Judgment,
     LlmCall,
     Observation,
+    PageCapture,
     ParsedAction,
     Rationale,
     RunFinished,
@@ -127,7 +128,20 @@ REFUSED: list[tuple[str, Prepare, Callable[[EpisodeWriter], tuple[object, str | 
         "not an episode event",
     ),
     ("a judgment in an episode", lambda w: None, lambda w: (_judgment(), None), "not an episode event"),
+    (
+        "a page capture after the final state",
+        lambda w: w.add(FinalState(url="u")),
+        lambda w: (capture(0), None),
+        "final_state",
+    ),
+    ("a step after a page capture", lambda w: w.add(capture(0)), lambda w: (act(2), None), "follow a page capture"),
+    ("a page capture out of order", lambda w: w.add(capture(0)), lambda w: (capture(2), None), "capture 1 comes next"),
+    ("a page capture naming a cause", asked, lambda w: (capture(0), _first_query(w)), "only a retrieval"),
 ]
+
+
+def capture(index: int) -> PageCapture:
+    return PageCapture(index=index, requested_url=f"http://threads.p2w.test/product/{index}", status=200)
 
 
 def _first_query(writer: EpisodeWriter) -> str:
@@ -217,6 +231,8 @@ def test_the_orders_the_agent_and_the_importers_write_are_allowed() -> None:
     agent.add(Observation(step=2, url="https://www.kohls.com/"))
     agent.add(planner_call(2))
     agent.add(act(2, "stop", "done"))
+    agent.add(capture(0))  # record --capture-links: the answer's product links, fetched at the end
+    agent.add(capture(1))
     agent.add(FinalState(url="https://www.kohls.com/"))
     finished(agent)
     # an importer: memory accesses without a step first, steps with several actions, a runner-forced stop with
@@ -231,7 +247,11 @@ def test_the_orders_the_agent_and_the_importers_write_are_allowed() -> None:
     imported.add(EpisodeFinished(end_reason="max_steps", steps=1, detail="stopped by the runner's step limit"))
     crashed = opened()
     crashed.add(EpisodeFinished(end_reason="error", detail="Traceback"))
-    assert [len(w.events) for w in (agent, imported, crashed)] == [17, 8, 2]
+    # import-curation: the curated links' captures and the end, no steps
+    curation = opened()
+    curation.add(capture(0))
+    curation.add(EpisodeFinished(end_reason="answered", answer="{}", steps=0))
+    assert [len(w.events) for w in (agent, imported, crashed, curation)] == [19, 8, 2, 3]
 
 
 def test_resume_closes_an_unfinished_attempt_without_knowing_its_events() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from p2w_runtime.data import load_profiles
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
+from replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
 from replay.classify import LlmClassifier, RulesClassifier
 from replay.derived import Family, JudgeSettings, ProduceContext, Producer, families
+from replay.judges import LlmConfig
 from replay.matching import site_aliases
 from replay.retrieval_cf import RetrievalSettings
 from replay.synthetic import EpisodeBuilder
@@ -27,9 +31,11 @@ from schemas import GroundTruth, Location, MemoryEntry
 
 DATA = Path(__file__).resolve().parent / "data"
 WEBARENA = DATA / "webarena" / "test.raw.json"
+PROFILES = DATA / "agenticshop" / "clothing_user_profile.json"
 HISTORY = DATA / "retrieval_cf" / "history"
 """A memory bank for the episode's persona, for the counterfactual retrieval to search."""
-SETTINGS = JudgeSettings(webarena_configs=str(WEBARENA))
+SETTINGS = JudgeSettings(webarena_configs=str(WEBARENA), agenticshop_profiles=str(PROFILES))
+SHOP_JUDGES = {cls.id for cls in SHOP_JUDGE_CLASSES}
 
 ACME = GroundTruth(
     website="Acme Air.com",
@@ -45,6 +51,8 @@ CHANGED: dict[str, Any] = {
     "site_aliases": site_aliases({"Acme Air.com": ["fly.example.org/acme"]}),
     "webarena_configs": str(WEBARENA),  # the same tasks from another copy: only their eval blocks are hashed
     "site_urls": {"gitlab": "http://gitlab.example:8023"},
+    "agenticshop_profiles": str(PROFILES),  # the same profiles from another copy: only each task's is hashed
+    "sample": 1,
 }
 """One change of each user setting (``JudgeSettings`` field)."""
 
@@ -148,8 +156,8 @@ def test_a_setting_that_changes_a_result_changes_its_cache_key(setting: str) -> 
     t = trajectory()
     changed = dataclasses.replace(SETTINGS, **{setting: CHANGED[setting]})
     for before, after in zip(producers(), producers(changed), strict=True):
-        if before.id == "webarena":
-            continue  # its output needs a WebArena task's final state; its key is covered field by field above
+        if before.id == "webarena" or before.id in SHOP_JUDGES:
+            continue  # their output needs a WebArena final state / page captures; keys covered field by field above
         if output(before, t) != output(after, t):
             assert after.cache_key(t) != before.cache_key(t), f"{before.kind} {before.id}: {setting} changes the result"
 
@@ -179,6 +187,7 @@ PINNED_SETTINGS = JudgeSettings(
     site_aliases={"acmeair.com": ("fly.example.org/acme",)},
     webarena_configs=str(WEBARENA),
     site_urls={"gitlab": "http://gitlab.example:8023"},
+    agenticshop_profiles=str(PROFILES),
 )
 BEFORE_THE_BASE = {
     ("judge", "rubric-rules"): "7f2dddbb54eaa8468b7cd6e017b065670b7232887b747cd78a35ce15a207faae",
@@ -198,11 +207,40 @@ def test_cached_results_in_old_databases_stay_valid() -> None:
     """The base hashes the same canonical config as before, so every cached judgment is still a hit; only the
     llm classifier's key changed, on purpose: it now includes the site aliases (docs/design/classification.md)."""
     for producer in producers(PINNED_SETTINGS):
-        if producer.kind == "retrieval":
-            continue  # made only on this base, so no database before it holds a result to keep valid
+        if producer.id in SHOP_JUDGES or producer.kind == "retrieval":
+            continue  # added after the base: no result of theirs was ever keyed the old way
         task = "1" if producer.id == "webarena" else "Dakota_Taylor_A1"
         digest = producer.config_hash(task)
         if (producer.kind, producer.id) == ("classifier", "llm"):
             assert digest != LLM_CLASSIFIER_BEFORE
         else:
             assert digest == BEFORE_THE_BASE[(producer.kind, producer.id)], producer.id
+
+
+def test_every_sample_of_an_llm_judge_has_its_own_key_and_the_first_keeps_the_old_one() -> None:
+    """``replay --samples N``: sample n is another cached judgment (its own call); sample 0 is what was cached."""
+    t = trajectory()
+    for before, after in zip(producers(), producers(dataclasses.replace(SETTINGS, sample=1)), strict=True):
+        assert isinstance(before.config, LlmConfig) or not before.uses_llm, f"{before.id} calls a model"
+        if isinstance(before.config, LlmConfig):  # webarena's fuzzy match too, when a task has one
+            assert after.cache_key(t) != before.cache_key(t), before.id
+            assert "sample" not in before.config.model_dump(mode="json"), before.id
+        else:
+            assert after.cache_key(t) == before.cache_key(t), f"{before.id} judges once, whatever the sample"
+
+
+def test_a_changed_checklist_changes_the_shop_judges_keys(tmp_path: Path) -> None:
+    """The profiles are per-task inputs: the task's checklist is hashed, not the path of its file."""
+    profiles = json.loads(PROFILES.read_text())
+    task = load_profiles(PROFILES)[0].task_id
+    profiles[0]["check_list"]["brand_preferences"] = [*profiles[0]["check_list"]["brand_preferences"], "Brand is X"]
+    edited = tmp_path / "clothing_user_profile.json"
+    edited.write_text(json.dumps(profiles))
+    moved = tmp_path / "moved" / PROFILES.name
+    moved.parent.mkdir()
+    moved.write_text(PROFILES.read_text())
+    for cls in SHOP_JUDGE_CLASSES:
+        original = cls(SETTINGS).config_hash(task)
+        assert cls(dataclasses.replace(SETTINGS, agenticshop_profiles=str(moved))).config_hash(task) == original
+        changed = cls(dataclasses.replace(SETTINGS, agenticshop_profiles=str(edited))).config_hash(task) != original
+        assert changed == cls.needs_profile, cls.id

@@ -3,6 +3,7 @@ read, and one cause failing many episodes is counted under one error."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,18 @@ TASKS = ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
 def reads_of(store: Any) -> list[str]:
     """Every stream the store is asked to read from now on (the real read, counted on the way)."""
     streams: list[str] = []
-    read = store.read_stream
+    read, read_many = store.read_stream, store.read_streams
 
     def counted(stream: str, *args: Any, **kwargs: Any) -> Any:
         streams.append(stream)
         return read(stream, *args, **kwargs)
 
+    def counted_many(names: Sequence[str]) -> Any:
+        streams.extend(names)
+        return read_many(names)
+
     store.read_stream = counted
+    store.read_streams = counted_many
     return streams
 
 

@@ -6,7 +6,15 @@ Everything an episode sees, asks, retrieves, reasons and does is appended to the
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
-from p2w_runtime.agent._record import ROLE_PARAMS, RecordRequest, RecordSummary, SiteHosting, hosted_browser, record
+from p2w_runtime.agent._record import (
+    ROLE_PARAMS,
+    RecordRequest,
+    RecordSummary,
+    SiteHosting,
+    StartsAt,
+    hosted_browser,
+    record,
+)
 from p2w_runtime.agent._run import RunProgress
 
 __all__ = [
@@ -21,6 +29,7 @@ __all__ = [
     "RecordSummary",
     "RunProgress",
     "SiteHosting",
+    "StartsAt",
     "hosted_browser",
     "record",
 ]

@@ -22,6 +22,8 @@ class AgentConfig:
     observation_chars: int = 12_000
     page_timeout_s: float = 15.0
     """Longest wait for a navigation; a page that hangs past it is stopped and the episode goes on."""
+    capture_links: bool = False
+    """Curation tasks (AgenticShop): at the end, fetch the answer's product links and record each page."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -7,10 +7,11 @@ same loop records a run and re-executes it against its history (docs/design/reru
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from p2w_runtime.browser import EpisodeSettings, ExecResult, FinalStateData, ObservationData
+from p2w_runtime.browser import CapturedPage, EpisodeSettings, ExecResult, FinalStateData, ObservationData
 from schemas import ParsedAction
 
 
@@ -20,6 +21,8 @@ class EpisodeTab(Protocol):
     async def observe(self) -> ObservationData: ...
 
     async def execute(self, action: ParsedAction) -> ExecResult: ...
+
+    async def capture(self, urls: Sequence[str]) -> list[CapturedPage]: ...
 
     async def final_state(self) -> FinalStateData: ...
 

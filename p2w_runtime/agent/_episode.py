@@ -22,7 +22,7 @@ from p2w_runtime.agent.prompts import (
     pre_execution_messages,
     rewrite_messages,
 )
-from p2w_runtime.browser import EpisodeSettings
+from p2w_runtime.browser import EpisodeSettings, answer_links
 from p2w_runtime.data import Task
 from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
@@ -35,6 +35,7 @@ from schemas import (
     FinalState,
     ForkPoint,
     Observation,
+    PageCapture,
     ParsedAction,
     Rationale,
 )
@@ -248,6 +249,22 @@ class Episode:
             return "parse_failures", None, f"{state.invalid_in_row} invalid actions in a row; last: {error}"
         return None
 
+    async def _capture_links(self, tab: EpisodeTab, answer: str) -> None:
+        """A curation's product links, each fetched now and kept (status, final URL, DOM, screenshot)."""
+        for index, page in enumerate(await tab.capture(answer_links(answer))):
+            self.log.add(
+                PageCapture(
+                    index=index,
+                    requested_url=page.requested_url,
+                    final_url=page.final_url,
+                    status=page.status,
+                    title=page.title,
+                    dom_html=self.log.blob(page.html) if page.html is not None else None,
+                    screenshot=self.log.blob(page.screenshot) if page.screenshot is not None else None,
+                    error=page.error,
+                )
+            )
+
     async def _finish(
         self, tab: EpisodeTab, reason: EndReason, answer: str | None, steps: int, detail: str | None
     ) -> None:
@@ -255,6 +272,8 @@ class Episode:
         final_url = None
         try:
             final = await tab.final_state()
+            if self.config.capture_links and reason == "answered" and answer:
+                await self._capture_links(tab, answer)
             har = await tab.close()
             final_url = final.url
             self.log.add(

@@ -138,13 +138,20 @@ async def record(
     return RecordSummary(plan.run_id, resume.label if resume else label, len(plan.kept), outcomes)
 
 
+class StartsAt(Protocol):
+    """Where Chromium goes first: a task's start page, or a curated link that ``import-curation`` fetches."""
+
+    @property
+    def start_url(self) -> str: ...
+
+
 class SiteHosting(Protocol):
     """Serves sites that the tasks start on and the open web does not have (the bundled demo sites).
 
     The runtime knows no such sites; ``p2w_runtime.demo.sites.DemoHosting`` is the one the CLI passes.
     """
 
-    def serving(self, tasks: Sequence[Task]) -> contextlib.AbstractAsyncContextManager[list[str]]:
+    def serving(self, tasks: Sequence[StartsAt]) -> contextlib.AbstractAsyncContextManager[list[str]]:
         """Serve what ``tasks`` need while the context is open; its value is Chromium's extra arguments."""
         ...
 

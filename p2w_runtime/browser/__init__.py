@@ -5,6 +5,7 @@ cookies and HAR. The agent loop calls ``observe()`` (numbered accessibility text
 ``execute(action)`` for the grammar's browser actions, ``final_state()`` and ``close()`` (the scrubbed HAR).
 """
 
+from p2w_runtime.browser._capture import CapturedPage, answer_links, capture_in, capture_pages
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable
@@ -12,6 +13,7 @@ from p2w_runtime.browser._session import BrowserSession
 from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationData
 
 __all__ = [
+    "CapturedPage",
     "LAUNCH_ARGS",
     "BrowserSession",
     "BrowserUnavailable",
@@ -20,5 +22,8 @@ __all__ = [
     "ExecResult",
     "FinalStateData",
     "ObservationData",
+    "answer_links",
+    "capture_in",
+    "capture_pages",
     "find_chromium",
 ]

@@ -1,5 +1,6 @@
 """The Persona2Web data model: task files, ground truth and persona memory banks."""
 
+from p2w_runtime.data._agenticshop import load_curation, load_profiles
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
 from p2w_runtime.data._json import NestedTooDeep, parse_json
@@ -19,7 +20,9 @@ __all__ = [
     "find_memory_bank",
     "ground_truth",
     "list_personas",
+    "load_curation",
     "load_memory_bank",
+    "load_profiles",
     "load_tasks",
     "memory_bank_hash",
     "parse_json",

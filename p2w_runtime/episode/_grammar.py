@@ -4,6 +4,7 @@ An episode stream reads::
 
     episode.started
     (observation | llm.call | rationale | history.query | history.retrieval | action)*
+    page.capture*
     [final_state]
     episode.finished
 
@@ -19,6 +20,8 @@ writer's error, never something the projection has to tolerate later:
   ``history.retrieval`` of this episode; a forked ``episode.started`` is caused by its fork's source
   event; an episode re-executed as a copy of another (``rerun --record-as``) may name any event of its
   source episode; no other event names a cause;
+- ``page.capture`` (a curation's product links, fetched at its end) follows the steps: only page captures,
+  ``final_state`` and ``episode.finished`` follow it, and its ``index`` counts 0, 1, 2...;
 - after ``final_state`` only ``episode.finished``; after ``episode.finished`` nothing;
 - ``episode.started`` names the episode of its stream, and its task.
 """
@@ -38,6 +41,7 @@ from schemas import (
     LlmCall,
     NewEvent,
     Observation,
+    PageCapture,
     Rationale,
 )
 
@@ -50,12 +54,14 @@ EPISODE_TYPES = frozenset(
         "history.query",
         "history.retrieval",
         "action",
+        "page.capture",
         "final_state",
         "episode.finished",
     }
 )
-Phase = Literal["new", "open", "closing", "finished"]
-"""Before ``episode.started``; between it and ``final_state``; after ``final_state``; after ``episode.finished``."""
+Phase = Literal["new", "open", "capturing", "closing", "finished"]
+"""Before ``episode.started``; between it and ``final_state`` (``capturing`` once a page capture was written);
+after ``final_state``; after ``episode.finished``."""
 
 
 class EpisodeGrammar:
@@ -74,6 +80,7 @@ class EpisodeGrammar:
         self._open_queries: dict[str, str] = {}
         """Query event id -> its text, for queries with no retrieval yet."""
         self._retrievals: set[str] = set()
+        self._captures = 0
 
     def admit(self, event: NewEvent) -> None:
         """Check ``event`` against everything written before it, then take it into the state; raises
@@ -98,6 +105,10 @@ class EpisodeGrammar:
             self._check_started(event, p)
         if self.phase == "closing" and event.type != "episode.finished":
             raise self._refuse(event, "only episode.finished may follow final_state")
+        if self.phase == "capturing" and event.type not in ("page.capture", "final_state", "episode.finished"):
+            raise self._refuse(event, "only page captures, final_state and episode.finished follow a page capture")
+        if isinstance(p, PageCapture) and p.index != self._captures:
+            raise self._refuse(event, f"page capture {p.index} where capture {self._captures} comes next")
         self._check_cause(event)
         if isinstance(p, Observation) and p.step in self._acted_steps:
             raise self._refuse(event, f"observation of step {p.step} after an action of step {p.step}")
@@ -132,6 +143,8 @@ class EpisodeGrammar:
         p = event.payload
         if isinstance(p, EpisodeStarted):
             self.phase = "open"
+        elif isinstance(p, PageCapture):
+            self.phase, self._captures = "capturing", self._captures + 1
         elif event.type == "final_state":
             self.phase = "closing"
         elif event.type == "episode.finished":

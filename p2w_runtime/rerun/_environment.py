@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from p2w_runtime.browser import EpisodeSettings, ExecResult, FinalStateData, ObservationData
+from p2w_runtime.browser import CapturedPage, EpisodeSettings, ExecResult, FinalStateData, ObservationData
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore
@@ -74,6 +75,20 @@ class RecordedTab:
                 Mismatch(self.step, "action differs", recorded.raw if recorded else None, action.render())
             )
         return ExecResult(recorded.status, recorded.error)
+
+    async def capture(self, urls: Sequence[str]) -> list[CapturedPage]:
+        """The recorded captures of these links (their pages, with ``media``); a link not captured then is an error."""
+        recorded = {c.requested_url: c for c in self.episode.captures}
+        pages: list[CapturedPage] = []
+        for url in urls:
+            c = recorded.get(url)
+            if c is None:
+                pages.append(CapturedPage(url, None, None, "", None, None, "not captured in the recording"))
+                continue
+            html = await self._blob(c.dom_html) if c.dom_html and self.media else None
+            shot = await self._blob(c.screenshot) if c.screenshot and self.media else None
+            pages.append(CapturedPage(url, c.final_url, c.status, c.title, html, shot, c.error))
+        return pages
 
     async def final_state(self) -> FinalStateData:
         final = self.episode.final

@@ -6,13 +6,20 @@ answers, the counters of early stops) is rebuilt by the same code that built it 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings, ExecResult, FinalStateData, ObservationData
-from p2w_runtime.llm import LlmClient
-from p2w_runtime.llm._request import Completion
+from p2w_runtime.browser import (
+    CapturedPage,
+    EpisodeBrowser,
+    EpisodeSettings,
+    ExecResult,
+    FinalStateData,
+    ObservationData,
+)
+from p2w_runtime.llm import Completion, LlmClient
 from p2w_runtime.rerun._environment import RecordedTab
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
@@ -47,6 +54,9 @@ class ForkTab:
         if not self.gate.live:  # the start page and steps < K: the browser is already on step K's page
             return await self.recorded.execute(action)
         return await self.live.execute(action)
+
+    async def capture(self, urls: Sequence[str]) -> list[CapturedPage]:
+        return await self.live.capture(urls)
 
     async def final_state(self) -> FinalStateData:
         return await self.live.final_state()

@@ -11,8 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from p2w_runtime.llm import LlmClient, RetryPolicy, fingerprint
-from p2w_runtime.llm._request import BadResponse, Completion
+from p2w_runtime.llm import BadResponse, Completion, LlmClient, RetryPolicy, fingerprint
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from schemas import LlmCall

@@ -18,6 +18,7 @@ from schemas import (
     HistoryRetrieval,
     LlmCall,
     Observation,
+    PageCapture,
     TaskFile,
 )
 
@@ -43,6 +44,7 @@ class RecordedEpisode:
     answered: list[LlmCall] = field(default_factory=list)
     """The calls that got an answer, in order: what a changed prompt is diffed against."""
     retrievals: list[HistoryRetrieval] = field(default_factory=list)
+    captures: list[PageCapture] = field(default_factory=list)
     final: FinalState | None = None
     finished: EpisodeFinished | None = None
 
@@ -87,6 +89,8 @@ async def load_episode(store: EventStore, stream: str) -> RecordedEpisode:
                 episode.answered.append(payload)
         elif isinstance(payload, HistoryRetrieval):
             episode.retrievals.append(payload)
+        elif isinstance(payload, PageCapture):
+            episode.captures.append(payload)
         elif isinstance(payload, FinalState):
             episode.final = payload
         elif isinstance(payload, EpisodeFinished):

@@ -42,6 +42,10 @@ class JudgeSettings:
     """The user's aliases (``replay.matching.site_aliases``), added to the built-in ``SITE_ALIASES``."""
     webarena_configs: str | None = None
     site_urls: Mapping[str, str] = field(default_factory=dict)
+    agenticshop_profiles: str | None = None
+    """AgenticShop user profiles (file or folder) for the checklist and hit-ratio judges."""
+    sample: int = 0
+    """Which of ``replay --samples N`` judgments this is: LLM producers hash it, so each sample is its own call."""
 
     def llm_params(self) -> dict[str, JsonValue]:
         params = dict(self.params)

@@ -20,6 +20,8 @@ from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, R
 from replay.judges._targets import RubricTargets, SiteLists, rubric_metrics, rubric_targets
 from replay.judges._webarena import WebArenaJudge
 
+from replay.agenticshop._judges import SHOP_JUDGES  # isort: skip - its judges build on replay.judges._base
+
 JUDGES: Family[JudgeSettings, Judge] = register(
     Family(
         kind="judge",
@@ -32,6 +34,7 @@ JUDGES: Family[JudgeSettings, Judge] = register(
             ActionWiseRulesJudge,
             OutcomeBasedRulesJudge,
             WebArenaJudge,
+            *SHOP_JUDGES,
         ),
         unknown=UnknownJudge,
     )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from pydantic import JsonValue
+from pydantic import JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from p2w_runtime.errors import UserError
 from replay.derived._producer import ProduceContext, Producer, ProducerConfig, ProducerError
@@ -82,8 +82,8 @@ def site_fields(settings: JudgeSettings) -> dict[str, object]:
 
 
 def llm_fields(settings: JudgeSettings, prompt: str) -> dict[str, object]:
-    """``LlmConfig``'s fields: the model, the hash of the prompt templates, the request parameters."""
-    return {"model": settings.model, "prompt": prompt, "params": settings.llm_params()}
+    """``LlmConfig``'s fields: the model, the hash of the prompt templates, the request parameters, the sample."""
+    return {"model": settings.model, "prompt": prompt, "params": settings.llm_params(), "sample": settings.sample}
 
 
 class LlmConfig(ProducerConfig):
@@ -92,6 +92,16 @@ class LlmConfig(ProducerConfig):
     model: str
     prompt: str
     params: dict[str, JsonValue]
+    sample: int = 0
+    """Which of ``replay --samples N`` this is: each sample has its own key, so its own call. The first (0) is
+    left out of the dump, so the keys of judgments made before samples existed stay valid."""
+
+    @model_serializer(mode="wrap")
+    def _without_first_sample(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.sample:
+            data.pop("sample", None)
+        return data
 
 
 class LlmSiteConfig(LlmConfig, SiteConfig):

@@ -20,15 +20,28 @@ class ReplayOptions(PassOptions):
     retry_failed: bool = False
     webarena_config: Path | None = None
     site_urls: dict[str, str] = field(default_factory=dict)
+    profiles: Path | None = None
+    samples: int = 1
+    """LLM judges judge each episode this many times (self-consistency, ``p2w-rt agree``); rules judges once."""
 
     def settings(self) -> JudgeSettings:
         webarena = str(self.webarena_config) if self.webarena_config else None
-        return replace(super().settings(), webarena_configs=webarena, site_urls=self.site_urls)
+        profiles = str(self.profiles) if self.profiles else None
+        return replace(
+            super().settings(), webarena_configs=webarena, site_urls=self.site_urls, agenticshop_profiles=profiles
+        )
 
     def make_judges(self) -> list[Judge]:
-        """The judges named by ``--judge`` (each once), configured; an unknown id is a ``UserError``."""
+        """The judges named by ``--judge`` (each once, an LLM judge once per sample), configured; an unknown id
+        is a ``UserError``."""
         settings = self.settings()
-        return [make_judge(judge_id, settings) for judge_id in dict.fromkeys(self.judges)]
+        judges: list[Judge] = []
+        for judge_id in dict.fromkeys(self.judges):
+            judge = make_judge(judge_id, settings)
+            judges.append(judge)
+            if judge.uses_llm:
+                judges += [make_judge(judge_id, replace(settings, sample=n)) for n in range(1, self.samples)]
+        return judges
 
 
 async def estimate_run(store: EventStore, info: RunInfo, options: ReplayOptions) -> list[JudgeEstimate]:

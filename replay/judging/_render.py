@@ -90,7 +90,9 @@ def _figures(j: Judgment) -> str:
     success = "  success" if m.get("success") == 1.0 else ""
     if "p_web" in m:
         return "  ".join(f"{k}={m[k]:.3f}" for k in METRIC_NAMES) + success
-    return f"score={m.get('score', 0):.3f}" + success
+    if "score" in m or not m:
+        return f"score={m.get('score', 0):.3f}" + success
+    return "  ".join(f"{k}={v:.3f}" for k, v in list(m.items())[:5])  # AgenticShop judges: their own figures
 
 
 def judgment_line(outcome: JudgeOutcome) -> str:

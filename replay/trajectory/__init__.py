@@ -3,6 +3,7 @@
 from replay.trajectory._load import load_trajectories, load_trajectory
 from replay.trajectory._model import (
     ActionRecord,
+    CaptureRecord,
     FinalStateRecord,
     HistoryAccess,
     ObservationRecord,
@@ -15,6 +16,7 @@ from replay.trajectory._project import ProjectionError, project
 
 __all__ = [
     "ActionRecord",
+    "CaptureRecord",
     "FinalStateRecord",
     "HistoryAccess",
     "ObservationRecord",

@@ -95,6 +95,21 @@ class FinalStateRecord:
     stylesheets: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class CaptureRecord:
+    """A page the answer linked to, as fetched at the end of the episode (``page.capture``)."""
+
+    event_id: str
+    index: int
+    requested_url: str
+    final_url: str | None
+    status: int | None
+    title: str = ""
+    dom_html: str | None = None
+    screenshot: str | None = None
+    error: str | None = None
+
+
 TimelineItem = ObservationRecord | HistoryAccess | RetrievalRecord | RationaleRecord | ActionRecord
 """One entry of a trajectory's timeline; a ``HistoryAccess`` stands for its query event."""
 
@@ -131,6 +146,8 @@ class Trajectory:
     end_detail: str | None = None
     finished_event_id: str | None = None
     final_state: FinalStateRecord | None = None
+    captures: list[CaptureRecord] = field(default_factory=list)
+    """Pages the answer's product links led to, in the answer's order (AgenticShop curation)."""
     timeline: list[TimelineItem] = field(default_factory=list)
     """Observations, history queries, retrievals, rationales and actions in event order (what an LLM judge reads)."""
 

@@ -8,6 +8,7 @@ from typing import Protocol
 from p2w_runtime.episode import run_of
 from replay.trajectory._model import (
     ActionRecord,
+    CaptureRecord,
     FinalStateRecord,
     HistoryAccess,
     ObservationRecord,
@@ -26,6 +27,7 @@ from schemas import (
     HistoryRetrieval,
     LlmCall,
     Observation,
+    PageCapture,
     Rationale,
 )
 
@@ -118,6 +120,20 @@ class _Fold:
         elif type(p) is FinalState:
             t.final_state = FinalStateRecord(
                 event.event_id, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
+            )
+        elif type(p) is PageCapture:
+            t.captures.append(
+                CaptureRecord(
+                    event.event_id,
+                    p.index,
+                    p.requested_url,
+                    p.final_url,
+                    p.status,
+                    p.title,
+                    p.dom_html,
+                    p.screenshot,
+                    p.error,
+                )
             )
         elif type(p) is EpisodeFinished:
             t.end_reason, t.answer, t.final_url, t.end_detail = p.end_reason, p.answer, p.final_url, p.detail

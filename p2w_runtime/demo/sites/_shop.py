@@ -6,12 +6,23 @@ choice live in the cookie session. "Place order" is the marked final confirmatio
 
 from __future__ import annotations
 
+import json
+
 from aiohttp import web
 
 from p2w_runtime.demo.sites._html import FINAL, Ctx, esc, hidden, money, options, page, qs, redirect
 from p2w_runtime.demo.sites._places import SAME_DAY_ZIPS
 from p2w_runtime.demo.sites._product_data import BASKET, THREADS
-from p2w_runtime.demo.sites._products import RATING_STEPS, SORTS, ProductQuery, categories, product, reviews, search
+from p2w_runtime.demo.sites._products import (
+    RATING_STEPS,
+    SORTS,
+    Product,
+    ProductQuery,
+    categories,
+    product,
+    reviews,
+    search,
+)
 from p2w_runtime.demo.sites._state import CartLine
 
 _DELIVERY = {
@@ -91,6 +102,42 @@ def _delivery_note(ctx: Ctx) -> str:
     return f"<p>Delivering to {esc(ctx.session.zip)}: {esc(offered)}.</p>"
 
 
+def _structured(ctx: Ctx, p: Product, revs: list[tuple[str, int, str]]) -> str:
+    """schema.org Product data, as real shops embed it: what AgenticShop's rule-based extractor reads.
+
+    It says what the visible page says (delivery for the session's ZIP only), so the two never disagree.
+    """
+    shipping = (
+        ", ".join(_delivery_options(ctx).values()) if ctx.session.zip else "Enter a ZIP code for delivery options"
+    )
+    details = [("Color", p.color), ("Features", ", ".join(p.tags)), ("Available sizes", ", ".join(p.sizes))]
+    data = {
+        "@context": "https://schema.org",
+        "@type": "Product",
+        "sku": p.id,
+        "name": p.name,
+        "brand": {"@type": "Brand", "name": p.brand},
+        "category": next((c.label for c in categories(p.host) if c.slug == p.category), p.category),
+        "description": f"{p.name} by {p.brand}" + (f". Features: {', '.join(p.tags)}" if p.tags else ""),
+        "additionalProperty": [{"@type": "PropertyValue", "name": n, "value": v} for n, v in details if v],
+        "offers": {
+            "@type": "Offer",
+            "price": f"{p.price:.2f}",
+            "priceCurrency": "USD",
+            "seller": {"@type": "Organization", "name": ctx.site.name},
+            "shippingDetails": {"description": shipping},
+            "hasMerchantReturnPolicy": {"description": "Free returns and size exchanges within 30 days"},
+        },
+        "aggregateRating": {"@type": "AggregateRating", "ratingValue": p.rating, "reviewCount": p.review_count},
+        "review": [
+            {"@type": "Review", "author": who, "reviewRating": {"ratingValue": stars}, "reviewBody": text}
+            for who, stars, text in revs
+        ],
+    }
+    text = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    return f'<script type="application/ld+json">{text}</script>'
+
+
 async def product_page(ctx: Ctx, pid: str) -> web.Response:
     p = product(ctx.site.host, pid)
     if p is None:
@@ -100,9 +147,10 @@ async def product_page(ctx: Ctx, pid: str) -> web.Response:
         size = f'<label>Size <select name="size">{choices}</select></label> '
     else:
         size = hidden(size=p.sizes[0]) if p.sizes else ""
+    written = reviews(p)
     revs = "".join(
         f'<div class="item"><strong>{stars} out of 5 stars</strong> by {esc(who)}<br>{esc(text)}</div>'
-        for who, stars, text in reviews(p)
+        for who, stars, text in written
     )
     tags = ", ".join(p.tags)
     body = (
@@ -116,6 +164,7 @@ async def product_page(ctx: Ctx, pid: str) -> web.Response:
         + f'<form action="/cart/add" method="post">{hidden(product_id=p.id)}{size}'
         '<label>Quantity <input type="number" name="qty" value="1" min="1" max="10"></label> '
         '<button type="submit">Add to cart</button></form>' + _location_form(ctx) + f"<h2>Customer reviews</h2>{revs}"
+        "<p>Free returns and size exchanges within 30 days.</p>" + _structured(ctx, p, written)
     )
     return page(ctx, p.name, body, nav=_nav(ctx))
 

@@ -1,0 +1,66 @@
+"""Meta-evaluation: how far judges agree with each other, with humans, and with themselves (``p2w-rt agree``)."""
+
+from __future__ import annotations
+
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import EventStore, find_run
+from replay.agreement._labels import ImportSummary, import_labels, parse_labels
+from replay.agreement._raters import Rater, current_records, human_selectors, items, rater
+from replay.agreement._render import as_json, render
+from replay.agreement._report import AgreementReport, agreement, compare, self_consistency
+from replay.agreement._stats import (
+    BOOTSTRAP_SAMPLES,
+    Estimate,
+    accuracy,
+    alpha,
+    bootstrap,
+    cohen_kappa,
+    pair_agreement,
+    pearson,
+    spearman,
+)
+
+
+async def agree(
+    store: EventStore, run_ref: str, judges: tuple[str, ...], *, human: bool, samples: int = BOOTSTRAP_SAMPLES
+) -> AgreementReport:
+    """The agreement report of the named judges (and every human annotator with ``human``) on one run."""
+    info = await find_run(store, run_ref)
+    records = await current_records(store, info.run_id)
+    selectors = list(dict.fromkeys(judges))
+    if human:
+        humans = human_selectors(records)
+        if not humans:
+            raise UserError(f"run {info.label} has no human labels (import them with p2w-rt import-labels)")
+        selectors += [h for h in humans if h not in selectors]
+    if not selectors:
+        raise UserError("name a judge with --judge, or --human for the imported labels")
+    raters = [rater(s, records, info.label) for s in selectors]
+    if len(raters) < 2 and not any(len(v) > 1 for r in raters for v in r.samples.values()):
+        raise UserError(f"{raters[0].name} alone on run {info.label}: name a second --judge, or judge with --samples")
+    return agreement(info.label, raters, samples=samples)
+
+
+__all__ = [
+    "BOOTSTRAP_SAMPLES",
+    "AgreementReport",
+    "Estimate",
+    "ImportSummary",
+    "Rater",
+    "accuracy",
+    "agree",
+    "agreement",
+    "alpha",
+    "as_json",
+    "bootstrap",
+    "cohen_kappa",
+    "compare",
+    "import_labels",
+    "items",
+    "pair_agreement",
+    "parse_labels",
+    "pearson",
+    "render",
+    "self_consistency",
+    "spearman",
+]

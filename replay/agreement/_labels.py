@@ -1,0 +1,169 @@
+"""Human labels imported as judgments: judge id ``human:ANNOTATOR``, one event per (episode, annotator).
+
+The file is CSV (header row) or JSON lines with the fields ``run``, ``task``, ``point`` (a rubric point,
+checklist item, or a metric such as ``success``), ``label`` (a number, or yes/no, true/false, pass/fail)
+and ``annotator``; optional ``max`` (the point's maximum, default 1). Every row is checked before anything
+is written, so a bad file records nothing; importing the same labels again writes nothing new.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from p2w_runtime.episode import EpisodeRef, episodes_of
+from p2w_runtime.errors import UserError, clip
+from p2w_runtime.store import EventStore, RunInfo, find_run, hold_claims, seal_streams
+from replay.agreement._raters import HUMAN_PREFIX
+from replay.judging import judgment_stream, read_judgments
+from schemas import Judgment, NewEvent, StreamsSealed, content_hash
+
+LABEL_VERSION = "labels"
+METRICS = frozenset({"success", "p_web", "p_pref", "p_avg", "intent", "score"})
+"""Labels of these names are episode-level figures (``metrics``); any other name is a point."""
+WORDS = {"yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0, "pass": 1.0, "fail": 0.0}
+FIELDS = ("run", "task", "point", "label", "annotator")
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    where: str
+    run: str
+    task: str
+    point: str
+    value: float
+    top: float
+    annotator: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    labels: int
+    written: int
+    already: int
+
+
+def _rows(path: Path) -> list[tuple[str, dict[str, object]]]:
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise UserError(f"{path}: {path.stat().st_size} bytes is more than a label file may hold ({MAX_FILE_BYTES})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read labels ({exc})") from None
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        rows: list[tuple[str, dict[str, object]]] = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{n}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise UserError(f"{path}:{n}: expected an object with {', '.join(FIELDS)}")
+            rows.append((f"{path}:{n}", row))
+        return rows
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [f for f in FIELDS if f not in (reader.fieldnames or [])]
+    if missing:
+        raise UserError(f"{path}: header lacks column {missing[0]!r} (needs {', '.join(FIELDS)})")
+    return [(f"{path}:{n}", dict(row)) for n, row in enumerate(reader, 2)]
+
+
+def _number(where: str, name: str, raw: object) -> float:
+    if isinstance(raw, bool):
+        return float(raw)
+    if isinstance(raw, int | float):
+        return float(raw)
+    text = str(raw).strip().lower()
+    if text in WORDS:
+        return WORDS[text]
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{where}: field {name!r}: {clip(raw)!r} is not a number or yes/no") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise UserError(f"{where}: field {name!r}: {clip(raw)!r} is not a finite number")
+    return value
+
+
+def parse_labels(path: Path) -> list[Label]:
+    """Every label of the file, checked: each field present and non-empty, labels numeric, within ``max``."""
+    labels = []
+    for where, row in _rows(path):
+        for name in FIELDS:
+            if row.get(name) is None or str(row.get(name)).strip() == "":
+                raise UserError(f"{where}: field {name!r} is missing or empty")
+        value = _number(where, "label", row["label"])
+        top = _number(where, "max", row["max"]) if row.get("max") not in (None, "") else 1.0
+        if top <= 0 or not 0 <= value <= top:
+            raise UserError(f"{where}: field 'label': {value} is outside 0..{top}")
+        text = {name: str(row[name]).strip() for name in ("run", "task", "point", "annotator")}
+        labels.append(Label(where, text["run"], text["task"], text["point"], value, top, text["annotator"]))
+    if not labels:
+        raise UserError(f"{path}: no labels")
+    return labels
+
+
+def _judgment(episode: EpisodeRef, annotator: str, labels: list[Label]) -> Judgment:
+    points = {lb.point: lb.value for lb in labels if lb.point not in METRICS}
+    return Judgment(
+        episode_stream=episode.stream,
+        task_id=episode.task_id,
+        trajectory_hash=episode.hash,
+        judge_id=f"{HUMAN_PREFIX}{annotator}",
+        judge_version=LABEL_VERSION,
+        config_hash=content_hash([[lb.point, lb.value, lb.top] for lb in labels]),
+        points=points,
+        max_points={lb.point: lb.top for lb in labels if lb.point not in METRICS},
+        metrics={lb.point: lb.value for lb in labels if lb.point in METRICS},
+    )
+
+
+async def import_labels(store: EventStore, path: Path) -> ImportSummary:
+    """Check every label against the store (run, counted episode, no contradicting duplicate), then append."""
+    labels = parse_labels(path)
+    by_run: dict[str, dict[tuple[str, str], list[Label]]] = defaultdict(lambda: defaultdict(list))
+    episodes: dict[str, dict[str, EpisodeRef]] = {}
+    found: dict[str, RunInfo] = {}
+    for lb in labels:
+        if lb.run not in found:  # one lookup per run named, not per label
+            try:
+                found[lb.run] = await find_run(store, lb.run)
+            except UserError as exc:
+                raise UserError(f"{lb.where}: field 'run': {exc}") from None
+        info = found[lb.run]
+        if info.run_id not in episodes:
+            episodes[info.run_id] = {e.task_id: e for e in await episodes_of(store, info.run_id)}
+        if lb.task not in episodes[info.run_id]:
+            raise UserError(f"{lb.where}: field 'task': run {clip(lb.run)} has no counted episode {clip(lb.task)!r}")
+        group = by_run[info.run_id][(lb.task, lb.annotator)]
+        same = [g for g in group if g.point == lb.point]
+        if same and same[0].value != lb.value:
+            raise UserError(f"{lb.where}: field 'label': {lb.annotator} labelled {lb.point} twice, differently")
+        if not same:
+            group.append(lb)
+    written = already = 0
+    for run_id, groups in by_run.items():
+        async with hold_claims(store, [f"labels/{run_id}"]):
+            seen = {
+                (r.judgment.trajectory_hash, r.judgment.judge_id, r.judgment.config_hash)
+                for r in await read_judgments(store, run_id)
+            }
+            events = []
+            for (task, annotator), group in groups.items():
+                j = _judgment(episodes[run_id][task], annotator, group)
+                if (j.trajectory_hash, j.judge_id, j.config_hash) in seen:
+                    already += 1
+                    continue
+                events.append(NewEvent(stream=judgment_stream(run_id), payload=j))
+            if events:
+                seal = StreamsSealed(seals=await seal_streams(store, run_id, into=judgment_stream(run_id)))
+                await store.append([*events, NewEvent(stream=judgment_stream(run_id), payload=seal)])
+                written += len(events)
+    return ImportSummary(len(labels), written, already)

@@ -1,0 +1,97 @@
+"""Raters as ``agree`` compares them: the current judgments of one judge (or one judge version, or one
+human annotator) on a run, flattened into comparable items per episode.
+
+Items: each metric (``metric:success``), each rubric point or checklist item as a share of its maximum
+(``point:pref.0``), and each dimension, the points under one key prefix pooled (``dimension:pref``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from p2w_runtime.errors import UserError, clip
+from p2w_runtime.store import EventStore
+from replay.judging import JudgmentRecord, read_judgments
+from schemas import Judgment
+
+HUMAN_PREFIX = "human:"
+"""Imported human labels are judgments whose judge id is ``human:ANNOTATOR``."""
+
+
+@dataclass(slots=True)
+class Rater:
+    """One rater's values: episode stream -> item -> value, and each episode's task id."""
+
+    name: str
+    values: dict[str, dict[str, float]] = field(default_factory=dict)
+    tasks: dict[str, str] = field(default_factory=dict)
+    samples: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    """Every current sample per episode (several when judged with ``replay --samples N``), oldest first."""
+
+    @property
+    def is_human(self) -> bool:
+        return self.name.startswith(HUMAN_PREFIX)
+
+
+def items(j: Judgment) -> dict[str, float]:
+    """A judgment as comparable items (see the module docstring)."""
+    out = {f"metric:{k}": float(v) for k, v in j.metrics.items()}
+    dims: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for key, top in j.max_points.items():
+        got = j.points.get(key, 0.0)
+        if top:
+            out[f"point:{key}"] = got / top
+        dim = dims[key.split(".", 1)[0]]
+        dim[0] += got
+        dim[1] += top
+    for name, (got, top) in dims.items():
+        if top and f"point:{name}" not in out:
+            out[f"dimension:{name}"] = got / top
+    return out
+
+
+def _selects(selector: str, j: Judgment) -> bool:
+    judge_id, at, version = selector.partition("@")
+    return j.judge_id == judge_id and (not at or j.judge_version == version)
+
+
+async def current_records(store: EventStore, run_id: str) -> list[JudgmentRecord]:
+    """Successful judgments of the run made on the episodes as they are now (stale ones are skipped)."""
+    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=f"{run_id}/")}
+    return [
+        r
+        for r in await read_judgments(store, run_id)
+        if r.judgment.status == "ok" and heads.get(r.judgment.episode_stream) == r.judgment.trajectory_hash
+    ]
+
+
+def rater(selector: str, records: list[JudgmentRecord], run_label: str) -> Rater:
+    """The rater ``selector`` names (``ID`` or ``ID@VERSION``): per episode its latest judgment, and all samples.
+
+    Judgments of one judge version on one episode with distinct config hashes are samples (``replay
+    --samples``) when they come from one judge configuration besides the sample index; the latest is the
+    rater's value.
+    """
+    chosen = [r.judgment for r in records if _selects(selector, r.judgment)]
+    if not chosen:
+        judged = sorted({f"{r.judgment.judge_id}@{r.judgment.judge_version}" for r in records})
+        raise UserError(
+            f"run {clip(run_label)} has no current judgment by {clip(selector)}; "
+            f"judged by: {', '.join(judged) or 'nothing yet (run p2w-rt replay first)'}"
+        )
+    out = Rater(selector)
+    latest_per_config: dict[tuple[str, str], Judgment] = {}
+    for j in chosen:
+        latest_per_config[(j.episode_stream, j.config_hash)] = j
+    for (stream, _), j in latest_per_config.items():
+        out.samples.setdefault(stream, []).append(items(j))
+    for j in chosen:
+        out.values[j.episode_stream] = items(j)
+        out.tasks[j.episode_stream] = j.task_id
+    return out
+
+
+def human_selectors(records: list[JudgmentRecord]) -> list[str]:
+    """Every annotator who labelled this run, as selectors, in the order their labels arrived."""
+    return list(dict.fromkeys(r.judgment.judge_id for r in records if r.judgment.judge_id.startswith(HUMAN_PREFIX)))
