@@ -18,6 +18,7 @@ from p2w_cli import (
     demo_cmd,
     diff_cmd,
     export_cmd,
+    fork_cmd,
     history,
     import_cmd,
     import_curation_cmd,
@@ -26,6 +27,7 @@ from p2w_cli import (
     metrics_cmd,
     record_cmd,
     replay_cmd,
+    rerun_cmd,
     runs,
     schema,
     show,
@@ -75,6 +77,8 @@ main.add_command(schema)
 main.add_command(history)
 main.add_command(import_trajectories_cmd)
 main.add_command(replay_cmd)
+main.add_command(rerun_cmd)
+main.add_command(fork_cmd)
 main.add_command(metrics_cmd)
 main.add_command(classify_cmd)
 main.add_command(diff_cmd)

@@ -9,11 +9,13 @@ from p2w_cli.agree import agree_cmd, import_labels_cmd
 from p2w_cli.classify import classify_cmd
 from p2w_cli.demo import demo_cmd
 from p2w_cli.diff import diff_cmd, stats_cmd
+from p2w_cli.fork import fork_cmd
 from p2w_cli.history import history
 from p2w_cli.import_trajectories import import_trajectories_cmd
 from p2w_cli.integrity import export_cmd, import_cmd, verify
 from p2w_cli.record import record_cmd
 from p2w_cli.replay import metrics_cmd, replay_cmd
+from p2w_cli.rerun import rerun_cmd
 from p2w_cli.runs import runs, show
 from p2w_cli.schema import schema
 from p2w_cli.sites import sites
@@ -26,6 +28,7 @@ __all__ = [
     "demo_cmd",
     "diff_cmd",
     "export_cmd",
+    "fork_cmd",
     "history",
     "import_cmd",
     "import_curation_cmd",
@@ -34,6 +37,7 @@ __all__ = [
     "metrics_cmd",
     "record_cmd",
     "replay_cmd",
+    "rerun_cmd",
     "runs",
     "schema",
     "show",

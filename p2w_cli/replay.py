@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +20,9 @@ from p2w_cli._common import (
 from p2w_cli._producers import pass_fields, producer_option
 from p2w_runtime.terminal import terminal_console
 
+if TYPE_CHECKING:
+    from replay.derived import PassOptions
+
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
     out: dict[str, str] = {}
@@ -32,7 +36,26 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
 
 @click.command("replay")
 @click.argument("run_ref", metavar="RUN")
-@producer_option("judge", "--judge", "judge_ids", intro="Judge id; repeat for several.", multiple=True, required=True)
+@producer_option("judge", "--judge", "judge_ids", intro="Judge id; repeat for several.", multiple=True)
+@click.option(
+    "--retriever",
+    metavar="EMBEDDER",
+    help="Instead of judging: search the recorded history queries again with this sentence-transformers "
+    "model (name, path, or `default`) and compare the ground truth's recall (counterfactual retrieval).",
+)
+@click.option("--k", "cf_k", type=click.IntRange(1), default=20, show_default=True, help="With --retriever.")
+@click.option("--threshold", "cf_threshold", type=float, default=0.5, show_default=True, help="With --retriever.")
+@click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --retriever: memory-bank folder (default: the one the run was recorded with).",
+)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --retriever: write recorded vs counterfactual recall per kind of value (PNG).",
+)
 @llm_pass_options("the LLM judges", "judgments")
 @click.option(
     "--samples",
@@ -75,11 +98,29 @@ def replay_cmd(
     webarena_config: Path | None,
     site_urls: tuple[str, ...],
     profiles: Path | None,
+    retriever: str | None,
+    cf_k: int,
+    cf_threshold: float,
+    history_dir: Path | None,
+    plot: Path | None,
     **shared: Any,
 ) -> None:
-    """Judge every episode of RUN offline; judgments are appended and cached (prints "cached")."""
+    """Judge every episode of RUN offline; judgments are appended and cached (prints "cached").
+
+    With --retriever: counterfactual retrieval instead, also appended and cached per retriever config.
+    """
     from p2w_cli._passes import replay_command
+    from replay.derived import PassOptions
     from replay.judging import ReplayOptions
+
+    if retriever is not None:
+        if judge_ids:
+            raise click.UsageError("--retriever replays retrieval, --judge judges: give one of them")
+        passed = PassOptions(**pass_fields(shared))
+        _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, history_dir, plot, passed)
+        return
+    if not judge_ids:
+        raise click.UsageError("Missing option '--judge' (or --retriever).")
 
     options = ReplayOptions(
         judges=judge_ids,
@@ -97,6 +138,49 @@ def replay_cmd(
             return await replay_command(store, run_ref, options, console, terminal_console(stderr=True))
 
     sys.exit(run(_replay()))
+
+
+def _counterfactual(
+    ctx: click.Context,
+    run_ref: str,
+    retriever: str,
+    k: int,
+    threshold: float,
+    history_dir: Path | None,
+    plot: Path | None,
+    passed: PassOptions,
+) -> None:
+    from replay.retrieval_cf import (
+        CounterfactualOptions,
+        CounterfactualReport,
+        counterfactual_command,
+        episode_table,
+        totals_line,
+    )
+
+    options = CounterfactualOptions(
+        embedder=retriever,
+        k=k,
+        threshold=threshold,
+        history_dir=history_dir,
+        force=passed.force,
+        plot=plot,
+        settings=passed.settings(),
+    )
+
+    async def _replay() -> CounterfactualReport:
+        async with open_db(ctx) as store:
+            return await counterfactual_command(store, run_ref, options)
+
+    report = run(_replay())
+    if passed.as_json:
+        for outcome in report.summary.outcomes:
+            row = {**outcome.payload.model_dump(mode="json"), "cached": outcome.cached}
+            console.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
+    else:
+        console.print(episode_table(report.run, report.summary))
+        console.print(totals_line(report.summary), highlight=False)
+    sys.exit(report.exit_code)
 
 
 @click.command("metrics")

@@ -106,7 +106,19 @@ class StreamsSealed(Payload):
     seals: list[StreamSeal]
 
 
+class ForkPoint(BaseModel):
+    """Where a forked episode branched off: its source episode and the step it continued live from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source_stream: str
+    at_step: int = Field(ge=1)
+    source_event_id: str | None = Field(default=None, description="The source's observation of step ``at_step``.")
+
+
 class EpisodeStarted(Payload):
+    SCHEMA_VERSION: ClassVar[int] = 2
+
     type: Literal["episode.started"] = "episode.started"
     episode_id: str
     task_id: str
@@ -118,6 +130,13 @@ class EpisodeStarted(Payload):
     start_url: str
     ground_truth: GroundTruth | None = None
     source_file: str | None = None
+    fork: ForkPoint | None = Field(default=None, description="Set on an episode made by ``p2w-rt fork``.")
+
+
+@register_upcaster("episode.started", 1)
+def _episode_started_unforked(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 had no ``fork``: every such episode was recorded from its start."""
+    return {**payload, "fork": None}
 
 
 class EpisodeFinished(Payload):
@@ -316,6 +335,40 @@ class ErrorClassified(Payload):
     error: str | None = None
 
 
+class TargetRecall(BaseModel):
+    """One ground-truth value (website, preference, location) and whether each retrieval surfaced it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    stated_in_query: bool
+    recorded: bool
+    counterfactual: bool
+
+
+class RetrievalCounterfactual(Payload):
+    """The episode's recorded history queries searched again with another retriever (``replay --retriever``)."""
+
+    type: Literal["retrieval.counterfactual"] = "retrieval.counterfactual"
+    episode_stream: str
+    task_id: str
+    trajectory_hash: str
+    retrieval_id: str
+    retrieval_version: str
+    config_hash: str
+    retriever: dict[str, Any] = Field(description="model_id, k and threshold of the counterfactual retriever.")
+    status: Literal["ok", "failed"] = "ok"
+    queries: int = 0
+    targets: list[TargetRecall] = Field(default_factory=list)
+    hits_recorded: int = 0
+    hits_counterfactual: int = 0
+    hits_gained: int = Field(default=0, description="Entries retrieved only by the counterfactual, summed per query.")
+    hits_lost: int = Field(default=0, description="Entries retrieved only in the recording, summed per query.")
+    labels_removed: list[str] = Field(default_factory=list)
+    labels_added: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
 PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     RunStarted,
     RunFinished,
@@ -332,6 +385,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     Judgment,
     ErrorClassified,
     StreamsSealed,
+    RetrievalCounterfactual,
 )
 
 AnyPayload = Annotated[
@@ -349,7 +403,8 @@ AnyPayload = Annotated[
     | PageCapture
     | Judgment
     | ErrorClassified
-    | StreamsSealed,
+    | StreamsSealed
+    | RetrievalCounterfactual,
     Field(discriminator="type"),
 ]
 """Discriminated union of every payload model, keyed on ``type``."""

@@ -15,6 +15,7 @@ from schemas import (
     EpisodeFinished,
     EpisodeStarted,
     FinalState,
+    ForkPoint,
     HistoryQuery,
     HistoryRetrieval,
     Judgment,
@@ -268,3 +269,29 @@ def test_a_refusal_quotes_hostile_text_clipped_to_one_short_line() -> None:
     with pytest.raises(EpisodeGrammarError) as error:
         writer.add(retrieval("x" * 100_000), asked.event_id)
     assert "(100000 characters)" in str(error.value) and len(str(error.value)) < 300
+
+
+def test_a_forked_episode_is_caused_by_its_fork_source_and_nothing_else() -> None:
+    fork = ForkPoint(source_stream="source/Ann_Lee_A1", at_step=2, source_event_id="obs-2")
+    forked = episode_started(TASK, episode_id="Ann_Lee_A1", scheme="on-demand", fork=fork)
+    with pytest.raises(EpisodeGrammarError, match="caused by its fork's source event"):
+        EpisodeWriter(STREAM).add(forked, causation_id="another-event")
+    with pytest.raises(EpisodeGrammarError, match="caused by its fork's source event"):
+        EpisodeWriter(STREAM).add(forked)
+    writer = EpisodeWriter(STREAM)
+    assert writer.add(forked, causation_id="obs-2").causation_id == "obs-2"
+    with pytest.raises(EpisodeGrammarError, match="only a retrieval and a memory answer name a cause"):
+        EpisodeWriter(STREAM).add(started(), causation_id="obs-2")
+
+
+def test_a_copied_episode_names_only_its_source_events_as_causes() -> None:
+    writer = EpisodeWriter.copying("run", "Ann_Lee_A1", frozenset({"src-start", "src-obs"}))
+    writer.add(started(), causation_id="src-start")
+    writer.add(Observation(step=1, url="https://www.bing.com/", title="Bing", ax_tree="0" * 64), causation_id="src-obs")
+    with pytest.raises(EpisodeGrammarError, match="only a retrieval and a memory answer name a cause"):
+        writer.add(planner_call(1), causation_id="not-a-source-event")
+    q = writer.add(query())
+    with pytest.raises(EpisodeGrammarError, match="not caused by a history.query"):
+        writer.add(retrieval(), causation_id="src-obs")  # a retrieval keeps the in-episode rule
+    writer.add(retrieval(), causation_id=q.event_id)
+    assert [e.causation_id for e in writer.events[:2]] == ["src-start", "src-obs"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,17 +18,22 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from p2w_runtime.data import load_profiles
+from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
 from replay.classify import LlmClassifier, RulesClassifier
-from replay.derived import JudgeSettings, ProduceContext, Producer, families
+from replay.derived import Family, JudgeSettings, ProduceContext, Producer, families
 from replay.judges import LlmConfig
 from replay.matching import site_aliases
+from replay.retrieval_cf import RetrievalSettings
 from replay.synthetic import EpisodeBuilder
 from replay.trajectory import Trajectory
 from schemas import GroundTruth, Location, MemoryEntry
 
-WEBARENA = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
-PROFILES = Path(__file__).resolve().parent / "data" / "agenticshop" / "clothing_user_profile.json"
+DATA = Path(__file__).resolve().parent / "data"
+WEBARENA = DATA / "webarena" / "test.raw.json"
+PROFILES = DATA / "agenticshop" / "clothing_user_profile.json"
+HISTORY = DATA / "retrieval_cf" / "history"
+"""A memory bank for the episode's persona, for the counterfactual retrieval to search."""
 SETTINGS = JudgeSettings(webarena_configs=str(WEBARENA), agenticshop_profiles=str(PROFILES))
 SHOP_JUDGES = {cls.id for cls in SHOP_JUDGE_CLASSES}
 
@@ -51,8 +57,18 @@ CHANGED: dict[str, Any] = {
 """One change of each user setting (``JudgeSettings`` field)."""
 
 
+@functools.cache
+def retriever() -> HistoryRetriever:
+    return HistoryRetriever(HISTORY, load_embedder(None))
+
+
+def family_settings(family: Family[Any, Any], settings: JudgeSettings) -> Any:
+    """What a family's producers are built from: the user's settings, with a retriever for counterfactuals."""
+    return RetrievalSettings(retriever(), sites=settings) if family.kind == "retrieval" else settings
+
+
 def producers(settings: JudgeSettings = SETTINGS) -> list[Producer[Any, Any, Any]]:
-    return [cls(settings) for family in families() for cls in family.producers]
+    return [cls(family_settings(family, settings)) for family in families() for cls in family.producers]
 
 
 def trajectory() -> Trajectory:
@@ -191,8 +207,8 @@ def test_cached_results_in_old_databases_stay_valid() -> None:
     """The base hashes the same canonical config as before, so every cached judgment is still a hit; only the
     llm classifier's key changed, on purpose: it now includes the site aliases (docs/design/classification.md)."""
     for producer in producers(PINNED_SETTINGS):
-        if producer.id in SHOP_JUDGES:
-            continue  # added after the base: no judgment of theirs was ever keyed the old way
+        if producer.id in SHOP_JUDGES or producer.kind == "retrieval":
+            continue  # added after the base: no result of theirs was ever keyed the old way
         task = "1" if producer.id == "webarena" else "Dakota_Taylor_A1"
         digest = producer.config_hash(task)
         if (producer.kind, producer.id) == ("classifier", "llm"):

@@ -62,3 +62,12 @@ def test_curation_episode_records_each_linked_page(tmp_path: Path, scripted_llm:
     assert row["evidence"]["attribution.1"]["note"] == "invalid: HTTP 404"
     verified = json.loads(CliRunner().invoke(main, ["--db", str(db), "verify", "--json"]).stdout)
     assert verified["ok"]
+    again = CliRunner().invoke(
+        main, ["--db", str(db), "rerun", "cur", "--recorded-retrieval", "--record-as", "cur-again", "--json"]
+    )
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["identical"], "the recorded captures answer the rerun's links"
+    copied = CliRunner().invoke(main, ["--db", str(db), "show", "cur-again", "Priya_Raman_A1", "--json"])
+    copies = [json.loads(line)["payload"] for line in copied.output.splitlines() if '"page.capture"' in line]
+    same = ("index", "requested_url", "final_url", "status", "dom_html", "screenshot")
+    assert [{k: c[k] for k in same} for c in copies] == [{k: c[k] for k in same} for c in captures]

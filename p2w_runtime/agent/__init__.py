@@ -4,12 +4,25 @@ Everything an episode sees, asks, retrieves, reasons and does is appended to the
 """
 
 from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
-from p2w_runtime.agent._record import RecordRequest, RecordSummary, SiteHosting, StartsAt, record
+from p2w_runtime.agent._record import (
+    ROLE_PARAMS,
+    RecordRequest,
+    RecordSummary,
+    SiteHosting,
+    StartsAt,
+    hosted_browser,
+    record,
+)
 from p2w_runtime.agent._run import RunProgress
 
 __all__ = [
+    "ROLE_PARAMS",
     "AgentConfig",
+    "Environment",
+    "EpisodeTab",
+    "SeamDiverged",
     "Episode",
     "EpisodeOutcome",
     "RecordRequest",
@@ -17,5 +30,6 @@ __all__ = [
     "RunProgress",
     "SiteHosting",
     "StartsAt",
+    "hosted_browser",
     "record",
 ]

@@ -11,6 +11,7 @@ import structlog
 
 from p2w_runtime.actions import BROWSER_ACTIONS, ActionParseError, extract_action, parse_action, repeated_action
 from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
 from p2w_runtime.agent._memory import Personalization
 from p2w_runtime.agent._replies import parse_queries, parse_rewrite, planner_thought
 from p2w_runtime.agent.prompts import (
@@ -21,7 +22,7 @@ from p2w_runtime.agent.prompts import (
     pre_execution_messages,
     rewrite_messages,
 )
-from p2w_runtime.browser import BrowserSession, EpisodeBrowser, EpisodeSettings, answer_links, capture_in
+from p2w_runtime.browser import EpisodeSettings, answer_links
 from p2w_runtime.data import Task
 from p2w_runtime.episode import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
@@ -32,6 +33,7 @@ from schemas import (
     EndReason,
     EpisodeFinished,
     FinalState,
+    ForkPoint,
     Observation,
     PageCapture,
     ParsedAction,
@@ -73,12 +75,14 @@ class Episode:
         run_id: str,
         episode_id: str,
         store: EventStore,
-        browser: BrowserSession,
+        browser: Environment,
         llm: LlmClient,
         retriever: HistoryRetriever | None,
         config: AgentConfig,
+        fork: ForkPoint | None = None,
     ) -> None:
         self.task = task
+        self.fork = fork
         self.episode_id = episode_id
         self.browser = browser
         self.config = config
@@ -94,8 +98,13 @@ class Episode:
     async def run(self) -> EpisodeOutcome:
         self.log.add(
             episode_started(
-                self.task, episode_id=self.episode_id, scheme=self.config.scheme, source_file=self.task.path
-            )
+                self.task,
+                episode_id=self.episode_id,
+                scheme=self.config.scheme,
+                source_file=self.task.path,
+                fork=self.fork,
+            ),
+            causation_id=self.fork.source_event_id if self.fork else None,
         )
         await self.log.flush()
         with tempfile.TemporaryDirectory(prefix="p2w-har-") as tmp:
@@ -119,7 +128,7 @@ class Episode:
                     state.task_text = await self._pre_execution(state)
                     await self.log.flush()
                 reason, answer, step, detail = await self._navigate(tab, state)
-            except LlmError as exc:
+            except (LlmError, SeamDiverged) as exc:
                 reason, detail = "error", str(exc)
             except asyncio.CancelledError:
                 reason, detail = "aborted", "run interrupted"
@@ -153,7 +162,7 @@ class Episode:
         self.log.add(Rationale(step=0, source="planner", text=f"Rewritten task: {rewritten}"))
         return rewritten
 
-    async def _navigate(self, tab: EpisodeBrowser, state: _State) -> tuple[EndReason, str | None, int, str | None]:
+    async def _navigate(self, tab: EpisodeTab, state: _State) -> tuple[EndReason, str | None, int, str | None]:
         system = planner_system(self.config.scheme if self.memory else "no-history")
         for step in range(1, self.config.max_steps + 1):
             seen = await tab.observe()
@@ -185,7 +194,7 @@ class Episode:
         return "max_steps", None, self.config.max_steps, None
 
     async def _act(
-        self, tab: EpisodeBrowser, state: _State, step: int, thought: str, reply: str
+        self, tab: EpisodeTab, state: _State, step: int, thought: str, reply: str
     ) -> tuple[EndReason, str | None, str | None] | None:
         """Execute one planned action; returns (end reason, answer, detail) when the episode ends."""
         try:
@@ -240,9 +249,9 @@ class Episode:
             return "parse_failures", None, f"{state.invalid_in_row} invalid actions in a row; last: {error}"
         return None
 
-    async def _capture_links(self, tab: EpisodeBrowser, answer: str) -> None:
+    async def _capture_links(self, tab: EpisodeTab, answer: str) -> None:
         """A curation's product links, each fetched now and kept (status, final URL, DOM, screenshot)."""
-        for index, page in enumerate(await capture_in(tab.context, answer_links(answer))):
+        for index, page in enumerate(await tab.capture(answer_links(answer))):
             self.log.add(
                 PageCapture(
                     index=index,
@@ -257,7 +266,7 @@ class Episode:
             )
 
     async def _finish(
-        self, tab: EpisodeBrowser, reason: EndReason, answer: str | None, steps: int, detail: str | None
+        self, tab: EpisodeTab, reason: EndReason, answer: str | None, steps: int, detail: str | None
     ) -> None:
         """Record the final state (DOM, AX tree, screenshot, scrubbed HAR) and the end, whatever happened."""
         final_url = None

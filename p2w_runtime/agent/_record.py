@@ -115,7 +115,7 @@ async def record(
         worker_run = await join_run(
             store, tasks, dataset, label=label, model=model, config=config, run_config=run_config
         )
-    async with llm, _browser(tasks, request.chromium, hosting) as browser:
+    async with llm, hosted_browser(tasks, request.chromium, hosting) as browser:
         if worker_run is not None:
             mine = await work(
                 store, worker_run, tasks, browser=browser, llm=llm, retriever=retriever, config=config,
@@ -157,7 +157,7 @@ class SiteHosting(Protocol):
 
 
 @contextlib.asynccontextmanager
-async def _browser(
+async def hosted_browser(
     tasks: list[Task], chromium: str | None, hosting: SiteHosting | None
 ) -> AsyncIterator[BrowserSession]:
     """Chromium, with what ``hosting`` serves for the tasks reachable from it."""

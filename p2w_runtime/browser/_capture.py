@@ -16,7 +16,6 @@ from playwright.async_api import BrowserContext
 from playwright.async_api import Error as PlaywrightError
 
 from p2w_runtime.browser._errors import first_line
-from p2w_runtime.browser._session import BrowserSession
 
 CAPTURE_TIMEOUT_S = 20.0
 LINKS_CAPTURED = 3
@@ -48,17 +47,6 @@ class CapturedPage:
     html: bytes | None
     screenshot: bytes | None
     error: str | None
-
-
-async def capture_pages(
-    session: BrowserSession, urls: Sequence[str], *, timeout_s: float = CAPTURE_TIMEOUT_S
-) -> list[CapturedPage]:
-    """Each URL in its own tab of one fresh context (import time)."""
-    browser = await session.new_context()
-    try:
-        return await capture_in(browser.context, urls, timeout_s=timeout_s)
-    finally:
-        await browser.close()
 
 
 async def capture_in(

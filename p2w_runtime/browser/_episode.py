@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -15,6 +15,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from p2w_runtime.browser._axtext import AxLine, bound_text, lines_to_text, render_snapshot
 from p2w_runtime.browser._blocking import detect_block
+from p2w_runtime.browser._capture import CapturedPage, capture_in
 from p2w_runtime.browser._errors import first_line as _first_line
 from p2w_runtime.browser._execute import execute_action
 from p2w_runtime.browser._har import scrub_har
@@ -125,6 +126,10 @@ class EpisodeBrowser:
         ``stop``, ``note`` and ``memory_access`` are the agent loop's business and raise ``ValueError`` here.
         """
         return await execute_action(self, action)
+
+    async def capture(self, urls: Sequence[str]) -> list[CapturedPage]:
+        """Each URL in a new tab of this episode's context (a curation's product links, at its end)."""
+        return await capture_in(self.context, urls)
 
     async def final_state(self) -> FinalStateData:
         """The state offline checks need; best effort, so a broken page still yields a record with its errors."""

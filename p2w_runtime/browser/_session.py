@@ -12,6 +12,7 @@ from playwright.async_api import Browser, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from p2w_runtime.browser._blocking import CONFIRMATION_GUARD_JS
+from p2w_runtime.browser._capture import CAPTURE_TIMEOUT_S, CapturedPage, capture_in
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable, first_line
@@ -106,3 +107,14 @@ class BrowserSession:
         if self._browser is None:
             raise RuntimeError("BrowserSession is not started; use `async with BrowserSession(...)`")
         return self._browser
+
+
+async def capture_pages(
+    session: BrowserSession, urls: Sequence[str], *, timeout_s: float = CAPTURE_TIMEOUT_S
+) -> list[CapturedPage]:
+    """Each URL in its own tab of one fresh context (import time)."""
+    browser = await session.new_context()
+    try:
+        return await capture_in(browser.context, urls, timeout_s=timeout_s)
+    finally:
+        await browser.close()

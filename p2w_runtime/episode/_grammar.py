@@ -17,7 +17,9 @@ writer's error, never something the projection has to tolerate later:
   they are written;
 - ``history.retrieval`` is caused by a ``history.query`` of this episode that has no retrieval yet,
   with the same query text; a generator ``rationale`` (the memory answer) is caused by a
-  ``history.retrieval`` of this episode; no other event names a cause;
+  ``history.retrieval`` of this episode; a forked ``episode.started`` is caused by its fork's source
+  event; an episode re-executed as a copy of another (``rerun --record-as``) may name any event of its
+  source episode; no other event names a cause;
 - ``page.capture`` (a curation's product links, fetched at its end) follows the steps: only page captures,
   ``final_state`` and ``episode.finished`` follow it, and its ``index`` counts 0, 1, 2...;
 - after ``final_state`` only ``episode.finished``; after ``episode.finished`` nothing;
@@ -66,11 +68,13 @@ class EpisodeGrammar:
     """The state of one episode stream that the rules need: its phase, the steps that acted, and open causes.
 
     ``opened`` continues a stream written earlier (``record --resume`` closing an unfinished attempt):
-    its earlier events are not known, so only events that name no cause may follow.
+    its earlier events are not known, so only events that name no cause may follow. ``sources``: the event
+    ids of the episode this stream copies, which its events may name as their causes.
     """
 
-    def __init__(self, stream: str, *, opened: bool = False) -> None:
+    def __init__(self, stream: str, *, opened: bool = False, sources: frozenset[str] = frozenset()) -> None:
         self.stream = stream
+        self._sources = sources
         self.phase: Phase = "open" if opened else "new"
         self._acted_steps: set[int] = set()
         self._open_queries: dict[str, str] = {}
@@ -129,7 +133,10 @@ class EpisodeGrammar:
         elif isinstance(p, Rationale) and p.source == "generator":
             if cause not in self._retrievals:
                 raise self._refuse(event, "a memory answer is caused by a history.retrieval of this episode")
-        elif cause is not None:
+        elif isinstance(p, EpisodeStarted) and p.fork is not None:
+            if cause != p.fork.source_event_id:
+                raise self._refuse(event, "a forked episode is caused by its fork's source event")
+        elif cause is not None and cause not in self._sources:
             raise self._refuse(event, "only a retrieval and a memory answer name a cause")
 
     def _accept(self, event: NewEvent) -> None:

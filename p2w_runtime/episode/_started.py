@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
-from schemas import EpisodeStarted, GroundTruth, NewEvent, RunStarted, Scheme
+from schemas import EpisodeStarted, ForkPoint, GroundTruth, NewEvent, RunStarted, Scheme
 
 
 class TaskLike(Protocol):
@@ -88,9 +88,14 @@ def run_started(
 
 
 def episode_started(
-    task: TaskLike, *, episode_id: str, scheme: Scheme | None, source_file: Path | str | None = None
+    task: TaskLike,
+    *,
+    episode_id: str,
+    scheme: Scheme | None,
+    source_file: Path | str | None = None,
+    fork: ForkPoint | None = None,
 ) -> EpisodeStarted:
-    """The first event of an episode (attempt ``episode_id``) at ``task``."""
+    """The first event of an episode (attempt ``episode_id``) at ``task``; ``fork``: where it forked off."""
     return EpisodeStarted(
         episode_id=episode_id,
         task_id=task.task_id,
@@ -102,4 +107,5 @@ def episode_started(
         start_url=task.start_url,
         ground_truth=task.ground_truth,
         source_file=Path(source_file).name if source_file is not None else None,
+        fork=fork,
     )

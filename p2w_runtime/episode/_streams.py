@@ -2,8 +2,8 @@
 
 A run is stream ``RUN``; each episode is ``RUN/EPISODE`` where the episode id is the task id, or
 ``TASK#n`` for the n-th attempt at a task (``record --resume``); results derived from a run's episodes
-live in ``RUN/judgments`` and ``RUN/classifications``, never in an episode's own stream (deriving a
-result must not change the episode's last hash, which is what results are cached by).
+live in ``RUN/judgments``, ``RUN/classifications`` and ``RUN/retrieval-cf``, never in an episode's own
+stream (deriving a result must not change the episode's last hash, which is what results are cached by).
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ SEPARATOR = "/"
 ATTEMPT_MARK = "#"
 JUDGMENTS_SUFFIX = "/judgments"
 CLASSIFICATIONS_SUFFIX = "/classifications"
-DERIVED_SUFFIXES = (JUDGMENTS_SUFFIX, CLASSIFICATIONS_SUFFIX)
-"""Streams under a run that hold derived events (judgments, classifications) rather than an episode."""
+RETRIEVAL_CF_SUFFIX = "/retrieval-cf"
+DERIVED_SUFFIXES = (JUDGMENTS_SUFFIX, CLASSIFICATIONS_SUFFIX, RETRIEVAL_CF_SUFFIX)
+"""Streams under a run that hold derived events (judgments, classifications, counterfactual retrievals)."""
 
 
 def under(run_id: str) -> str:

@@ -33,10 +33,12 @@ class EpisodeWriter:
     step can name an earlier one as its cause before either is stored.
     """
 
-    def __init__(self, stream: str, store: Appender | None = None, *, opened: bool = False) -> None:
+    def __init__(
+        self, stream: str, store: Appender | None = None, *, opened: bool = False, sources: frozenset[str] = frozenset()
+    ) -> None:
         self.stream = stream
         self.store = store
-        self.grammar = EpisodeGrammar(stream, opened=opened)
+        self.grammar = EpisodeGrammar(stream, opened=opened, sources=sources)
         self.events: list[NewEvent] = []
         """Staged since the last ``take`` / ``flush``, in order."""
         self.blobs: dict[str, bytes] = {}
@@ -45,6 +47,11 @@ class EpisodeWriter:
     @classmethod
     def of(cls, run_id: str, episode_id: str, store: Appender | None = None) -> EpisodeWriter:
         return cls(episode_stream(run_id, episode_id), store)
+
+    @classmethod
+    def copying(cls, run_id: str, episode_id: str, sources: frozenset[str]) -> EpisodeWriter:
+        """A writer for an episode re-executed from another whose events (ids ``sources``) it may name as causes."""
+        return cls(episode_stream(run_id, episode_id), sources=sources)
 
     @classmethod
     def closing(cls, stream: str) -> EpisodeWriter:

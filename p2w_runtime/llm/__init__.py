@@ -3,11 +3,14 @@
 from p2w_runtime.llm._client import LlmClient, LlmResult, Sink
 from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
 from p2w_runtime.llm._prices import ModelPrice, PriceTable
+from p2w_runtime.llm._request import BadResponse, Completion, fingerprint
 from p2w_runtime.llm._retry import RetryPolicy
 from p2w_runtime.llm._structured import MalformedOutput
 from p2w_runtime.llm._totals import UsageTotals
 
 __all__ = [
+    "BadResponse",
+    "Completion",
     "LlmBadResponse",
     "LlmClient",
     "LlmConfigError",
@@ -21,4 +24,5 @@ __all__ = [
     "RetryPolicy",
     "Sink",
     "UsageTotals",
+    "fingerprint",
 ]

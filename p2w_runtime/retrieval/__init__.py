@@ -7,10 +7,12 @@ from p2w_runtime.retrieval._build import BuildProgress, IndexSummary, PersonaInd
 from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback, load_embedder
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._events import retrieval_events
-from p2w_runtime.retrieval._index import HistoryIndex, SearchHit
+from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex, SearchHit
 from p2w_runtime.retrieval._retriever import HistoryRetriever
 
 __all__ = [
+    "DEFAULT_K",
+    "DEFAULT_THRESHOLD",
     "BuildProgress",
     "Embedder",
     "HistoryIndex",

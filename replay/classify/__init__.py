@@ -4,7 +4,7 @@ docs/design/classification.md."""
 from replay.classify._base import Classifier, UnknownClassifier, Verdict, navigation_label
 from replay.classify._command import ClassifyOptions, classify_runs, outcome_json
 from replay.classify._hallucination import Constraint, applied_constraints, hallucination
-from replay.classify._history_use import history_use
+from replay.classify._history_use import Target, history_use, targets
 from replay.classify._labels import (
     ALL_LABELS,
     DEFINITIONS,
@@ -37,6 +37,7 @@ __all__ = [
     "PERSONALIZATION_LABELS",
     "REDUNDANT_HISTORY_ACCESS",
     "ClassificationRecord",
+    "Target",
     "ClassifyOptions",
     "Classifier",
     "ClassifyAborted",
@@ -58,6 +59,7 @@ __all__ = [
     "classify_run",
     "hallucination",
     "history_use",
+    "targets",
     "make_classifier",
     "navigation_label",
     "outcome_json",

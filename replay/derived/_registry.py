@@ -14,7 +14,7 @@ from replay.derived._producer import Producer
 S = TypeVar("S")
 P = TypeVar("P", bound=Producer[Any, Any, Any])
 
-FAMILY_MODULES = {"judge": "replay.judges", "classifier": "replay.classify"}
+FAMILY_MODULES = {"judge": "replay.judges", "classifier": "replay.classify", "retrieval": "replay.retrieval_cf"}
 """The module that registers each family, imported on first lookup (the CLI reads the registry lazily)."""
 
 

@@ -1,0 +1,97 @@
+"""`fork`: branch a recorded episode at a step and continue it live with a model, scheme or prompt of choice."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from p2w_cli._common import echo_json, open_db, run
+from p2w_runtime.terminal import safe
+
+
+@click.command("fork")
+@click.argument("run_ref", metavar="RUN")
+@click.argument("task_id", metavar="TASK")
+@click.option("--at-step", "at_step", type=click.IntRange(1), required=True, help="The first step to run live.")
+@click.option("--model", help="Model for the live part (default: the run's).")
+@click.option("--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), help="Default: the run's.")
+@click.option("--label", help="Label of the new run (default: RUN-TASK-at-K).")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable. Env: P2W_CHROMIUM.")
+@click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Memory-bank folder (default: the one the run was recorded with).",
+)
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def fork_cmd(
+    ctx: click.Context,
+    run_ref: str,
+    task_id: str,
+    at_step: int,
+    model: str | None,
+    scheme: str | None,
+    label: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    chromium: str | None,
+    history_dir: Path | None,
+    cache_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Re-play TASK of RUN up to step K (browser restored by re-playing its actions, agent state from the
+    recording), then continue live; the new episode is recorded in a new run whose `episode.started` names
+    the source episode and step."""
+    from p2w_runtime.demo.sites import DemoHosting
+    from p2w_runtime.rerun import ForkRequest, ForkSummary, fork
+
+    request = ForkRequest(
+        run_ref=run_ref,
+        task_id=task_id,
+        at_step=at_step,
+        model=model,
+        scheme=scheme,  # type: ignore[arg-type]  # click.Choice: a Scheme
+        label=label,
+        base_url=base_url,
+        api_key=api_key,
+        chromium=chromium,
+        history_dir=history_dir,
+        cache_dir=cache_dir,
+    )
+
+    async def _fork() -> ForkSummary:
+        async with open_db(ctx, create=False) as store:
+            return await fork(store, request, hosting=DemoHosting())
+
+    summary = run(_fork())
+    o = summary.outcome
+    if as_json:
+        echo_json(
+            {
+                "run_id": summary.run_id,
+                "label": summary.label,
+                "source": summary.source_stream,
+                "at_step": summary.at_step,
+                "end_reason": o.end_reason,
+                "answer": o.answer,
+                "steps": o.steps,
+                "tokens": o.tokens,
+                "detail": o.detail,
+            }
+        )
+    else:
+        click.echo(
+            safe(
+                f"forked {summary.source_stream} at step {summary.at_step} into {summary.label} ({summary.run_id}): "
+                f"{o.end_reason} after {o.steps} steps, {o.tokens} tokens" + (f"; {o.detail}" if o.detail else "")
+            )
+        )
+    if o.end_reason == "error":
+        click.echo(safe(f"error: the forked episode failed: {o.detail}"), err=True)
+        sys.exit(1)

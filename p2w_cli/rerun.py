@@ -1,0 +1,91 @@
+"""`rerun`: re-execute today's agent code over a recorded run, without browser or LLM, and report divergences."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from p2w_cli._common import echo_json, open_db, run
+from p2w_runtime.terminal import safe
+
+
+@click.command("rerun")
+@click.argument("run_ref", metavar="RUN")
+@click.argument("task_ids", metavar="[TASK...]", nargs=-1)
+@click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Memory-bank folder to retrieve from (default: the one the run was recorded with).",
+)
+@click.option(
+    "--recorded-retrieval", is_flag=True, help="Answer history queries with the recorded hits; search nothing."
+)
+@click.option("--record-as", "record_as", metavar="LABEL", help="Write the re-executed episodes as a new run.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
+@click.pass_context
+def rerun_cmd(
+    ctx: click.Context,
+    run_ref: str,
+    task_ids: tuple[str, ...],
+    history_dir: Path | None,
+    recorded_retrieval: bool,
+    record_as: str | None,
+    cache_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Re-execute RUN's episodes (or TASKs) against their recording; exit 0 only when every one is identical.
+
+    Observations come from the recorded events, LLM answers from the recorded calls with the same fingerprint
+    and ordinal; the first decision that differs (prompt, action, history query, hits, end) is reported.
+    """
+    from p2w_runtime.rerun import RerunOptions, RerunReport, rerun
+
+    options = RerunOptions(
+        task_ids=task_ids,
+        history_dir=history_dir,
+        recorded_retrieval=recorded_retrieval,
+        record_as=record_as,
+        cache_dir=cache_dir,
+    )
+
+    async def _rerun() -> RerunReport:
+        async with open_db(ctx) as store:
+            return await rerun(store, run_ref, options)
+
+    report = run(_rerun())
+    if as_json:
+        echo_json(
+            {
+                "run_id": report.run.run_id,
+                "label": report.run.label,
+                "identical": report.identical,
+                "seconds": round(report.seconds, 3),
+                "recorded_run_id": report.recorded_run_id,
+                "episodes": [e.as_dict() for e in report.episodes],
+            }
+        )
+    else:
+        same = sum(e.identical for e in report.episodes)
+        click.echo(
+            safe(
+                f"rerun of {report.run.label} ({report.run.run_id}): {len(report.episodes)} episodes, "
+                f"{same} identical, {len(report.episodes) - same} differ ({report.seconds:.2f} s)"
+            )
+        )
+        for episode in report.episodes:
+            m = episode.mismatch
+            if m is None:
+                click.echo(safe(f"  {episode.task_id}: identical"))
+                continue
+            click.echo(safe(f"  {episode.task_id}: step {m.step}: {m.kind}"))
+            click.echo(safe(f"      recorded:    {m.recorded}"))
+            click.echo(safe(f"      re-executed: {m.reexecuted}"))
+            for line in (m.diff or "").splitlines():
+                click.echo("      " + safe(line))
+        if report.recorded_run_id:
+            click.echo(safe(f"recorded as {options.record_as} ({report.recorded_run_id})"))
+    sys.exit(0 if report.identical else 1)

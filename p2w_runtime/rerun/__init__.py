@@ -1,0 +1,21 @@
+"""Re-execution of the agent over recorded episodes (``p2w-rt rerun``): Temporal-style replay against history.
+
+The agent's own loop runs with the recording as its environment and its LLM; the first decision that differs
+from the recorded one is reported (docs/design/rerun.md).
+"""
+
+from p2w_runtime.rerun._fork import ForkRequest, ForkSummary, fork
+from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
+from p2w_runtime.rerun._rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
+
+__all__ = [
+    "EpisodeRerun",
+    "ForkRequest",
+    "ForkSummary",
+    "fork",
+    "Mismatch",
+    "MismatchKind",
+    "RerunOptions",
+    "RerunReport",
+    "rerun",
+]

@@ -1,0 +1,168 @@
+"""`p2w-rt fork RUN TASK --at-step K`: branch a recorded episode at step K and continue it live.
+
+The browser is restored first, on a fresh context, by re-playing the recorded browser actions of steps < K and
+checking that each step's recorded page is reached; a page that is not ends the fork with the step named,
+before anything is written. Then the agent's own loop runs from step 1 with ``ForkTab`` and ``ForkLlm``: the
+recording answers steps < K (rebuilding the agent's state), the browser and the chosen model the rest. The
+new episode is the only one of a new run; its ``episode.started`` names the source (``fork``) and is caused
+by the source's observation of step K.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from p2w_runtime.actions import BROWSER_ACTIONS
+from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
+from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
+from p2w_runtime.episode import Provenance, episodes_of, run_started
+from p2w_runtime.errors import UserError
+from p2w_runtime.llm import PriceTable, RetryPolicy
+from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
+from p2w_runtime.rerun._mismatch import Divergence
+from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
+from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
+from p2w_runtime.store import EventStore, check_label_free, seal_streams
+from schemas import ForkPoint, NewEvent, Observation, ParsedAction, RunFinished, Scheme, uuid7
+
+
+@dataclass(frozen=True)
+class ForkRequest:
+    run_ref: str
+    task_id: str
+    at_step: int
+    model: str | None = None
+    """Default: the source run's model."""
+    scheme: Scheme | None = None
+    label: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    chromium: str | None = None
+    history_dir: Path | None = None
+    cache_dir: Path | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    llm_timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class ForkSummary:
+    run_id: str
+    label: str
+    source_stream: str
+    at_step: int
+    outcome: EpisodeOutcome
+
+
+async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | None = None) -> ForkSummary:
+    """Fork ``request``'s episode into a new run; ``hosting`` serves sites the open web lacks (the demo sites)."""
+    run = await recorded_run(store, request.run_ref, "fork")
+    (ref,) = select_episodes(run, await episodes_of(store, run.run_id), (request.task_id,))
+    source = await load_episode(store, ref.stream)
+    last = max(source.observations, default=0)
+    if not 1 <= request.at_step <= last:
+        raise UserError(
+            f"episode {ref.stream} observed steps 1..{last}; --at-step {request.at_step} is not one of them"
+        )
+    config = agent_config(run)
+    config = replace(config, scheme=request.scheme or config.scheme)
+    asked = sorted({q.step for q in source.queries() if q.step is not None and q.step < request.at_step})
+    if config.scheme == "no-history" and asked:
+        raise UserError(
+            f"episode {ref.stream} asked the history at step {asked[0]}, before step {request.at_step}: "
+            "a no-history fork cannot re-play that; fork at an earlier step"
+        )
+    label = request.label or f"{run.label}-{request.task_id}-at-{request.at_step}"
+    await check_label_free(store, label)
+    retriever = None
+    if config.scheme != "no-history":
+        retriever = await history_retriever(run, request.history_dir, request.cache_dir)
+    gate, divergence = ForkGate(request.at_step), Divergence()
+    llm = ForkLlm(
+        request.model or run.started.backbone_model,
+        source=source,
+        source_model=run.started.backbone_model,
+        gate=gate,
+        divergence=divergence,
+        base_url=request.base_url,
+        api_key=request.api_key,
+        role_params=ROLE_PARAMS,
+        retry=request.retry,
+        timeout_s=request.llm_timeout_s,
+        prices=PriceTable.default(),
+    )
+    task = source.task()
+    settings = EpisodeSettings(max_chars=config.observation_chars, navigation_timeout_s=config.page_timeout_s)
+    async with llm, hosted_browser([task], request.chromium, hosting) as browser:
+        with tempfile.TemporaryDirectory(prefix="p2w-fork-") as tmp:
+            live = await browser.new_context(har_path=Path(tmp) / "episode.har", settings=settings)
+            try:
+                await restore(live, source, request.at_step)
+            except BaseException:
+                await live.close()
+                raise
+            run_id = uuid7()
+            source_run = run.started
+            started = run_started(
+                run_id,
+                label=label,
+                agent=source_run.agent,
+                model=llm.live_model,
+                scheme=config.scheme,
+                provenance=Provenance.here(source_run.dataset_id, source_run.dataset_hash),
+                config={**source_run.config, **config.as_dict(), "fork_of": ref.stream},
+            )
+            await store.append([started])
+            at = _observation_event(source, request.at_step)
+            episode = Episode(
+                task,
+                run_id=run_id,
+                episode_id=source.episode_id,
+                store=store,
+                browser=ForkEnvironment(ForkTab(live, source, store, gate, divergence)),
+                llm=llm,
+                retriever=retriever,
+                config=config,
+                fork=ForkPoint(source_stream=ref.stream, at_step=request.at_step, source_event_id=at),
+            )
+            outcome = await episode.run()
+    finished = RunFinished(
+        status="failed" if outcome.end_reason == "error" else "completed",
+        episodes=1,
+        end_reasons={outcome.end_reason: 1},
+        cost_usd=outcome.cost_usd,
+        seals=await seal_streams(store, run_id, into=run_id),
+    )
+    await store.append([NewEvent(stream=run_id, payload=finished)])
+    return ForkSummary(run_id, label, ref.stream, request.at_step, outcome)
+
+
+async def restore(tab: EpisodeBrowser, source: RecordedEpisode, at_step: int) -> None:
+    """Bring a fresh tab to the page of step ``at_step`` by re-playing the recorded browser actions before it."""
+    where = f"cannot fork {source.stream} at step {at_step}"
+    opened = await tab.execute(ParsedAction(name="goto", args=[source.started.start_url]))
+    if opened.error:
+        raise UserError(f"{where}: the start page {source.started.start_url} did not load: {opened.error}")
+    for step in range(1, at_step + 1):
+        recorded = source.observations.get(step)
+        seen = await tab.observe()
+        if recorded is None or seen.url != recorded.url:
+            expected = recorded.url if recorded else "(no observation recorded)"
+            raise UserError(
+                f"{where}: step {step}'s recorded page {expected} was not reached (the browser is on {seen.url})"
+            )
+        action = source.actions.get(step)
+        if step == at_step or action is None or action.parsed is None or action.status != "executed":
+            continue
+        if action.parsed.name in BROWSER_ACTIONS:
+            result = await tab.execute(action.parsed)
+            if result.status != "executed":
+                raise UserError(f"{where}: step {step}'s recorded action {action.raw} failed again: {result.error}")
+
+
+def _observation_event(source: RecordedEpisode, step: int) -> str | None:
+    for event in source.events:
+        if isinstance(event.payload, Observation) and event.payload.step == step:
+            return event.event_id
+    return None

@@ -1,0 +1,95 @@
+"""The recorded LLM: today's requests answered from the episode's ``llm.call`` events, keyed as recorded.
+
+A subclass of ``LlmClient`` that replaces only the transport, so fingerprints, ordinals, role params,
+the recorded ``llm.call`` payloads and the totals are computed by the same code as when recording.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from p2w_runtime.llm import BadResponse, Completion, LlmClient, RetryPolicy, fingerprint
+from p2w_runtime.rerun._mismatch import Divergence, Mismatch
+from p2w_runtime.rerun._recorded import RecordedEpisode
+from schemas import LlmCall
+
+_NOWHERE = "http://recorded.invalid/v1"
+"""Never contacted: the transport below answers every request."""
+
+
+class RecordedLlm(LlmClient):
+    """One client per rerun (its transport is never used); ``replaying`` binds a view to one recorded episode."""
+
+    def __init__(self, model: str, role_params: Mapping[str, Mapping[str, Any]]) -> None:
+        super().__init__(model, base_url=_NOWHERE, role_params=role_params, retry=RetryPolicy(max_retries=0))
+        self.episode: RecordedEpisode | None = None
+        self.divergence = Divergence()
+        self._seen: Counter[str] = Counter()
+        self._asked = 0
+
+    def replaying(self, episode: RecordedEpisode, divergence: Divergence) -> RecordedLlm:
+        """A view answering from ``episode``; divergences go to ``divergence``."""
+        scope = self.scoped(None)
+        scope.episode, scope.divergence = episode, divergence
+        return scope
+
+    async def __aenter__(self) -> RecordedLlm:
+        return self
+
+    def scoped(self, sink: Any) -> RecordedLlm:
+        scope = super().scoped(sink)
+        assert isinstance(scope, RecordedLlm)
+        scope._seen, scope._asked = Counter(), 0
+        return scope
+
+    async def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Completion:
+        if self.episode is None:
+            raise RuntimeError("RecordedLlm answers only through replaying(episode)")
+        key = fingerprint(self.model, messages, params)
+        ordinal, position = self._seen[key], self._asked
+        self._seen[key] += 1
+        self._asked += 1
+        attempts = self.episode.attempts.get((key, ordinal))
+        if not attempts:
+            raise self.divergence.raise_(self._changed(key, messages, params, position))
+        answered = next((a for a in attempts if a.error is None and a.response is not None), None)
+        if answered is None:  # every recorded attempt failed: fail the same way
+            raise BadResponse(attempts[-1].error or "no answer recorded")
+        assert answered.response is not None
+        return Completion(answered.response, answered.finish_reason, answered.usage, answered.model)
+
+    def _changed(self, key: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int) -> Mismatch:
+        """The request has no recording: diff it against the recorded call made at the same point."""
+        assert self.episode is not None
+        before = self.episode.answered[position] if position < len(self.episode.answered) else None
+        step = before.step if before is not None else None
+        now = render_request(messages, params)
+        was = render_request(before.messages, before.params) if before is not None else ""
+        diff = "".join(
+            difflib.unified_diff(
+                was.splitlines(keepends=True), now.splitlines(keepends=True), "recorded", "re-executed", n=2
+            )
+        )
+        return Mismatch(
+            step,
+            "prompt changed",
+            _summary(before) if before is not None else None,
+            f"request {key[:12]} (no recorded call has this fingerprint)",
+            diff,
+        )
+
+
+def render_request(messages: list[dict[str, Any]], params: Mapping[str, Any]) -> str:
+    """A request as lines a diff can align: params, then each message under its role."""
+    lines = [f"[params] {dict(sorted(params.items()))}"]
+    for message in messages:
+        lines.append(f"[{message.get('role', '?')}]")
+        lines.append(str(message.get("content", "")))
+    return "\n".join(lines) + "\n"
+
+
+def _summary(call: LlmCall) -> str:
+    return f"{call.role} call at step {call.step} ({call.fingerprint[:12]}, ordinal {call.ordinal})"

@@ -1,0 +1,179 @@
+"""`p2w-rt rerun`: today's agent code re-executed over a recorded run, without browser or LLM.
+
+Each counted episode runs through the same ``Episode`` loop that recorded it, with the recording as its
+environment (``RecordedEnvironment``) and its LLM (``RecordedLlm``), into a scratch store; the decisions
+it makes there are compared with the recorded ones. Nothing is appended to the source run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from p2w_runtime.agent import ROLE_PARAMS, AgentConfig, Episode
+from p2w_runtime.episode import EpisodeRef, episodes_of
+from p2w_runtime.errors import UserError
+from p2w_runtime.rerun._compare import first_mismatch
+from p2w_runtime.rerun._environment import RecordedEnvironment
+from p2w_runtime.rerun._llm import RecordedLlm
+from p2w_runtime.rerun._mismatch import Divergence, Mismatch
+from p2w_runtime.rerun._record_as import record_as
+from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
+from p2w_runtime.rerun._retrieval import RecordedRetriever
+from p2w_runtime.retrieval import HistoryRetriever, load_embedder
+from p2w_runtime.store import EventStore, RunInfo, check_label_free, find_run, open_store
+
+
+@dataclass(frozen=True)
+class RerunOptions:
+    task_ids: tuple[str, ...] = ()
+    history_dir: Path | None = None
+    """The memory banks to retrieve from; default: the folder the run was recorded with."""
+    recorded_retrieval: bool = False
+    """Serve every history query from its recorded ``history.retrieval`` instead of searching again."""
+    record_as: str | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRerun:
+    stream: str
+    task_id: str
+    mismatch: Mismatch | None
+    source: RecordedEpisode
+    rerun: RecordedEpisode
+    """The re-executed episode as it was written to the scratch store."""
+
+    @property
+    def identical(self) -> bool:
+        return self.mismatch is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stream": self.stream,
+            "task_id": self.task_id,
+            "identical": self.identical,
+            "mismatch": self.mismatch.as_dict() if self.mismatch else None,
+        }
+
+
+@dataclass
+class RerunReport:
+    run: RunInfo
+    episodes: list[EpisodeRerun] = field(default_factory=list)
+    seconds: float = 0.0
+    recorded_run_id: str | None = None
+    """The run ``--record-as`` wrote."""
+
+    @property
+    def identical(self) -> bool:
+        return all(e.identical for e in self.episodes)
+
+
+Progress = Callable[[EpisodeRerun], None]
+
+
+async def rerun(
+    store: EventStore, run_ref: str, options: RerunOptions, progress: Progress | None = None
+) -> RerunReport:
+    """Re-execute the counted episodes of ``run_ref`` (or of ``options.task_ids``); user errors come first."""
+    run = await recorded_run(store, run_ref, "rerun")
+    refs = select_episodes(run, await episodes_of(store, run.run_id), options.task_ids)
+    config = agent_config(run)
+    if options.record_as:
+        await check_label_free(store, options.record_as)
+    retriever = None
+    if config.scheme != "no-history" and not options.recorded_retrieval:
+        retriever = await history_retriever(run, options.history_dir, options.cache_dir)
+    report = RerunReport(run)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="p2w-rerun-") as tmp:
+        async with (
+            open_store(Path(tmp) / "rerun.db") as scratch,
+            RecordedLlm(run.started.backbone_model, ROLE_PARAMS) as llm,
+        ):
+            for ref in refs:
+                result = await rerun_episode(store, scratch, llm, run, ref, config, retriever, options)
+                report.episodes.append(result)
+                if progress is not None:
+                    progress(result)
+            report.seconds = time.perf_counter() - started
+            if options.record_as:
+                report.recorded_run_id = await record_as(store, scratch, run, report.episodes, options.record_as)
+    return report
+
+
+async def rerun_episode(
+    store: EventStore,
+    scratch: EventStore,
+    llm: RecordedLlm,
+    run: RunInfo,
+    ref: EpisodeRef,
+    config: AgentConfig,
+    retriever: HistoryRetriever | None,
+    options: RerunOptions,
+) -> EpisodeRerun:
+    source = await load_episode(store, ref.stream)
+    divergence = Divergence()
+    if options.recorded_retrieval and config.scheme != "no-history":
+        retriever = RecordedRetriever(source, divergence)
+    episode = Episode(
+        source.task(),
+        run_id=run.run_id,
+        episode_id=source.episode_id,
+        store=scratch,
+        browser=RecordedEnvironment(source, store, divergence, media=options.record_as is not None),
+        llm=llm.replaying(source, divergence),
+        retriever=retriever,
+        config=config,
+    )
+    await episode.run()
+    again = await load_episode(scratch, episode.stream)
+    mismatch = first_mismatch(source.events, again.events, divergence.first)
+    return EpisodeRerun(ref.stream, ref.task_id, mismatch, source, again)
+
+
+def agent_config(run: RunInfo) -> AgentConfig:
+    """The agent settings the run was recorded with (``run.started.config``)."""
+    recorded = run.started.config
+    return AgentConfig(**{k: v for k, v in recorded.items() if k in AgentConfig.__dataclass_fields__})
+
+
+async def recorded_run(store: EventStore, run_ref: str, verb: str) -> RunInfo:
+    """The run ``run_ref``; imported runs are refused, having no recorded LLM calls to answer the agent."""
+    run = await find_run(store, run_ref)
+    if run.started.source != "recorded":
+        raise UserError(
+            f"run {run.label!r} was imported ({run.started.import_format or 'unknown format'}), not recorded: "
+            f"it has no recorded LLM calls to {verb} against"
+        )
+    return run
+
+
+def select_episodes(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, ...]) -> list[EpisodeRef]:
+    if not task_ids:
+        return refs
+    by_task = {ref.task_id: ref for ref in refs}
+    missing = [t for t in task_ids if t not in by_task]
+    if missing:
+        raise UserError(f"run {run.label!r} has no counted episode for task {', '.join(missing)}")
+    return [by_task[t] for t in task_ids]
+
+
+async def history_retriever(run: RunInfo, history_dir: Path | None, cache_dir: Path | None) -> HistoryRetriever:
+    """The retriever the run was recorded with: its memory banks (or ``history_dir``) and its embedder."""
+    recorded = run.started.config
+    history = history_dir or (Path(recorded["history_dir"]) if recorded.get("history_dir") else None)
+    if history is None or not history.is_dir():
+        raise UserError(
+            f"run {run.label!r}: history folder {history or '(not recorded)'} does not exist; "
+            "pass --history DIR or --recorded-retrieval"
+        )
+    name = recorded.get("embedder", "default")
+    embedder = await asyncio.to_thread(load_embedder, None if name == "default" else name)
+    return HistoryRetriever(history, embedder, cache_dir)

@@ -1,0 +1,37 @@
+"""Counterfactual retrieval (``p2w-rt replay RUN --retriever EMBEDDER``): a run's recorded history queries
+searched again offline with another embedder, k or threshold, and the ground truth's recall compared."""
+
+from replay.retrieval_cf._command import (
+    CounterfactualOptions,
+    CounterfactualReport,
+    counterfactual_command,
+    recall,
+    totals,
+)
+from replay.retrieval_cf._pass import (
+    COUNTERFACTUALS,
+    RETRIEVALS,
+    CounterfactualOutcome,
+    CounterfactualSummary,
+    counterfactual_run,
+)
+from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalConfig, RetrievalSettings
+from replay.retrieval_cf._render import episode_table, totals_line
+
+__all__ = [
+    "COUNTERFACTUALS",
+    "RETRIEVALS",
+    "CounterfactualOptions",
+    "CounterfactualOutcome",
+    "CounterfactualReport",
+    "CounterfactualRetrieval",
+    "CounterfactualSummary",
+    "RetrievalConfig",
+    "RetrievalSettings",
+    "counterfactual_command",
+    "counterfactual_run",
+    "episode_table",
+    "recall",
+    "totals",
+    "totals_line",
+]

@@ -1,0 +1,94 @@
+"""What ``p2w-rt replay RUN --retriever EMBEDDER`` does: build the retriever, run the pass, write the plot.
+
+It returns the data; ``_render.py`` turns it into the table and totals line the CLI prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from p2w_runtime.errors import UserError
+from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
+from p2w_runtime.store import EventStore, RunInfo, find_run
+from replay.derived import JudgeSettings
+from replay.retrieval_cf._pass import CounterfactualSummary, counterfactual_run
+from replay.retrieval_cf._plot import plot_recall
+from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
+from schemas import RetrievalCounterfactual
+
+
+@dataclass(frozen=True)
+class CounterfactualOptions:
+    embedder: str
+    """sentence-transformers name or path; ``default`` is the bundled all-MiniLM-L6-v2."""
+    k: int = DEFAULT_K
+    threshold: float = DEFAULT_THRESHOLD
+    history_dir: Path | None = None
+    cache_dir: Path | None = None
+    force: bool = False
+    plot: Path | None = None
+    settings: JudgeSettings = field(default_factory=JudgeSettings)
+
+
+@dataclass(frozen=True)
+class CounterfactualReport:
+    run: RunInfo
+    summary: CounterfactualSummary
+
+    @property
+    def exit_code(self) -> int:
+        """1 when an episode could not be evaluated."""
+        return 1 if self.summary.failed else 0
+
+
+async def counterfactual_command(
+    store: EventStore, run_ref: str, options: CounterfactualOptions
+) -> CounterfactualReport:
+    """Run the pass over ``run_ref`` (and write ``options.plot``); user errors come before anything is written."""
+    run = await find_run(store, run_ref)
+    retriever = await _retriever(run, options)
+    settings = RetrievalSettings(retriever, options.k, options.threshold, options.settings)
+    producer = CounterfactualRetrieval(settings)
+    summary = await counterfactual_run(store, run.run_id, producer, force=options.force)
+    if options.plot is not None:
+        c = producer.config
+        plot_recall(summary, options.plot, f"{c.model_id} k={c.k} t={c.threshold}")
+    return CounterfactualReport(run, summary)
+
+
+async def _retriever(run: RunInfo, options: CounterfactualOptions) -> HistoryRetriever:
+    recorded = run.started.config.get("history_dir")
+    history = options.history_dir or (Path(recorded) if recorded else None)
+    if history is None or not history.is_dir():
+        raise UserError(
+            f"run {run.label!r}: memory-bank folder {history or '(not recorded)'} does not exist; pass --history DIR"
+        )
+    name = None if options.embedder == "default" else options.embedder
+    embedder = await asyncio.to_thread(load_embedder, name)
+    return HistoryRetriever(history, embedder, options.cache_dir)
+
+
+def recall(payload: RetrievalCounterfactual, which: str) -> float | None:
+    """Share of the ground-truth values some retrieved entry states (``recorded`` or ``counterfactual``)."""
+    if not payload.targets:
+        return None
+    return sum(bool(getattr(t, which)) for t in payload.targets) / len(payload.targets)
+
+
+def totals(summary: CounterfactualSummary) -> dict[str, Any]:
+    """Run-level figures: recall over every ground-truth value of every evaluated episode (micro average)."""
+    ok = [o.payload for o in summary.outcomes if o.payload.status == "ok"]
+    values = [t for p in ok for t in p.targets]
+    return {
+        "episodes": len(ok),
+        "values": len(values),
+        "recall_recorded": sum(t.recorded for t in values) / len(values) if values else None,
+        "recall_counterfactual": sum(t.counterfactual for t in values) / len(values) if values else None,
+        "hits_gained": sum(p.hits_gained for p in ok),
+        "hits_lost": sum(p.hits_lost for p in ok),
+        "retrieval_failures_removed": sum(bool(p.labels_removed) for p in ok),
+        "retrieval_failures_added": sum(bool(p.labels_added) for p in ok),
+    }

@@ -1,0 +1,51 @@
+"""Counterfactual retrieval on a terminal: recorded and counterfactual recall side by side, and the totals."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from p2w_runtime.store import RunInfo
+from p2w_runtime.terminal import cell
+from replay.retrieval_cf._command import recall, totals
+from replay.retrieval_cf._pass import CounterfactualSummary
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def episode_table(run: RunInfo, summary: CounterfactualSummary) -> Table:
+    """Per episode: ground-truth recall in the recorded hits and in the counterfactual ones, hits gained and lost."""
+    first = summary.outcomes[0].payload.retriever if summary.outcomes else {}
+    title = (
+        f"{run.label}: recorded retrieval vs {first.get('model_id', '?')} k={first.get('k')} t={first.get('threshold')}"
+    )
+    table = Table(title=cell(title))
+    for name in ("task", "queries", "recall recorded", "recall counterfactual", "gained", "lost", "labels"):
+        table.add_column(name, justify="left" if name in ("task", "labels") else "right")
+    for outcome in summary.outcomes:
+        p = outcome.payload
+        if p.status != "ok":
+            table.add_row(cell(p.task_id), "-", "-", "-", "-", "-", cell(f"failed: {p.error}"), style="red")
+            continue
+        labels = [f"-{x}" for x in p.labels_removed] + [f"+{x}" for x in p.labels_added]
+        table.add_row(
+            cell(p.task_id + (" (cached)" if outcome.cached else "")),
+            str(p.queries),
+            _fmt(recall(p, "recorded")),
+            _fmt(recall(p, "counterfactual")),
+            str(p.hits_gained),
+            str(p.hits_lost),
+            cell(", ".join(labels)),
+        )
+    return table
+
+
+def totals_line(summary: CounterfactualSummary) -> str:
+    t = totals(summary)
+    return (
+        f"{t['episodes']} episodes, {t['values']} ground-truth values: recall {_fmt(t['recall_recorded'])} recorded -> "
+        f"{_fmt(t['recall_counterfactual'])} counterfactual; hits +{t['hits_gained']} -{t['hits_lost']}; "
+        f"history_retrieval_failure removed in {t['retrieval_failures_removed']}, "
+        f"added in {t['retrieval_failures_added']}; {summary.cached} cached"
+    )
