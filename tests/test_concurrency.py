@@ -189,7 +189,9 @@ def test_a_database_made_before_labels_were_unique_still_opens_with_its_duplicat
 
 
 def test_four_concurrent_llm_replays_judge_each_episode_exactly_once(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
-    scripted_llm.handle_with(lambda request: Delay(0.3, Text(_rubric_reply(request))))
+    # each reply takes long enough that the first pass still holds its claim when the last process starts,
+    # however slowly a loaded machine starts four interpreters
+    scripted_llm.handle_with(lambda request: Delay(1.5, Text(_rubric_reply(request))))
     db = tmp_path / "judged.db"
     run_id = asyncio.run(_build(db, "to-judge"))
     command = [P2W_RT, "--db", str(db), "replay", "to-judge", "--judge", "rubric-llm"]
