@@ -31,12 +31,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_runtime.episode import episodes_of
 from p2w_runtime.store import open_store
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import replay_run
 from replay.matching import compile_value, normalize, tokenize_normalized
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from replay.trajectory import Trajectory, list_episodes, load_trajectories, project
+from replay.trajectory import Trajectory, load_trajectories, project
 from replay.trajectory._project import _Fold
 from schemas import GroundTruth, Location, MemoryEntry, uuid7
 
@@ -157,7 +158,7 @@ def raw_select(db: Path, run_id: str, parse: bool) -> int:
 async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajectory]:
     """Projection against its baseline, alternated; then where its time goes. Returns the run's trajectories."""
     async with open_store(db) as store:
-        streams = [ref.stream for ref in await list_episodes(store, run_id)]
+        streams = [ref.stream for ref in await episodes_of(store, run_id)]
         for _ in range(REPEATS):
             with Clock(t["select"]):
                 raw_select(db, run_id, parse=False)
