@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncGenerator, Sequence
 
 from p2w_runtime.episode import episodes_of
@@ -36,11 +37,17 @@ async def load_trajectories(
     for i in range(0, len(streams), LOAD_CHUNK):
         chunk = streams[i : i + LOAD_CHUNK]
         folds: dict[str, _Fold] = {}
-        async for stored in store.read_streams(chunk):
-            fold = folds.get(stored.stream)
-            if fold is None:
-                fold = folds[stored.stream] = _Fold()
-            fold.apply(stored, stored.decode_payload())
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            async for stored in store.read_streams(chunk):
+                fold = folds.get(stored.stream)
+                if fold is None:
+                    fold = folds[stored.stream] = _Fold()
+                fold.apply(stored, stored.decode_payload())
+        finally:
+            if collecting:
+                gc.enable()
         for stream in chunk:
             trajectory = folds[stream].trajectory if stream in folds else None
             if trajectory is None:
