@@ -40,7 +40,7 @@ async def load_trajectories(
         collecting = gc.isenabled()
         gc.disable()
         try:
-            async for stored in store.read_streams(chunk):
+            async for stored in store.read_chained(chunk):
                 fold = folds.get(stored.stream)
                 if fold is None:
                     fold = folds[stored.stream] = _Fold()
@@ -53,4 +53,3 @@ async def load_trajectories(
             if trajectory is None:
                 raise ProjectionError(f"no episode stream {stream!r}")
             yield trajectory
-
