@@ -29,8 +29,10 @@ async def load_trajectories(
 ) -> AsyncGenerator[Trajectory, None]:
     """The run's counted episodes (or ``streams``), in that order, read ``LOAD_CHUNK`` episodes at a time.
 
-    Stored events are folded with their validated payloads and never become ``Event`` models, and a chunk's
-    events come from a few queries rather than one per episode (docs/design/projection.md).
+    A chunk's events come from a few queries rather than one per episode, as ``ChainedEvent``s (only the
+    columns the fold needs) folded with their validated payloads, never as ``Event`` models; the cyclic
+    collector is paused while a chunk is folded, and restored before its trajectories are yielded
+    (docs/design/projection.md).
     """
     if streams is None:
         streams = [ref.stream for ref in await episodes_of(store, run_id)]
