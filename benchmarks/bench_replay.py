@@ -6,7 +6,8 @@ a final state and the end) are appended to a fresh SQLite store, then:
 
 - raw SELECT: the same events fetched with sqlite3; the baseline also parses each payload with json.loads;
 - projection: ``load_trajectories`` (read, validate each payload, fold) for the whole run, streamed as
-  the commands consume it, alternated with the baseline; then once more keeping every trajectory;
+  the commands consume it, alternated with the baseline and with the same fold over ``read_streams``' full
+  ``StoredEvent``s without the collector pause (the code before read_chained); then once more keeping every trajectory;
 - rules judge: ``rubric-rules`` scoring the projected trajectories in memory (cold matcher caches);
 - replay, first pass: ``replay_run`` end to end (load, judge, append the judgments), on fresh copies;
 - replay, second pass: the same call again, all cached (stream heads only, no event read).
@@ -28,15 +29,18 @@ import sqlite3
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.store import open_store
+from p2w_runtime.episode import episodes_of
+from p2w_runtime.store import EventStore, open_store
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import replay_run
 from replay.matching import compile_value, normalize, tokenize_normalized
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from replay.trajectory import Trajectory, list_episodes, load_trajectories, project
+from replay.trajectory import Trajectory, load_trajectories, project
+from replay.trajectory._load import LOAD_CHUNK
 from replay.trajectory._project import _Fold
 from schemas import GroundTruth, Location, MemoryEntry, uuid7
 
@@ -157,7 +161,7 @@ def raw_select(db: Path, run_id: str, parse: bool) -> int:
 async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajectory]:
     """Projection against its baseline, alternated; then where its time goes. Returns the run's trajectories."""
     async with open_store(db) as store:
-        streams = [ref.stream for ref in await list_episodes(store, run_id)]
+        streams = [ref.stream for ref in await episodes_of(store, run_id)]
         for _ in range(REPEATS):
             with Clock(t["select"]):
                 raw_select(db, run_id, parse=False)
@@ -166,6 +170,9 @@ async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajec
             with Clock(t["projection"]):  # streamed, as replay, classify and metrics consume it
                 async for _trajectory in load_trajectories(store, run_id):
                     pass
+            with Clock(t["projection_full_rows"]):  # load_trajectories before read_chained and the collector pause
+                async for _trajectory in _load_full_rows(store, streams):
+                    pass
             with Clock(t["projection_before"]):  # the read path before: a query per episode, Event models
                 for stream in streams:
                     project([stored.decode() async for stored in store.read_stream(stream)])
@@ -173,8 +180,10 @@ async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajec
             trajectories = [trajectory async for trajectory in load_trajectories(store, run_id)]
 
         # where projection time goes: the store's read path, payload decoding (validation), the fold itself
+        with Clock(t["read_full"]):
+            [e async for e in store.read_streams(streams)]
         with Clock(t["read"]):
-            stored = [e async for e in store.read_streams(streams)]
+            stored = [e async for e in store.read_chained(streams)]
         with Clock(t["decode"]):
             payloads = [e.decode_payload() for e in stored]
         with Clock(t["fold"]):
@@ -182,6 +191,20 @@ async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajec
             for event, payload in zip(stored, payloads, strict=True):
                 folds.setdefault(event.stream, _Fold()).apply(event, payload)
     return trajectories
+
+
+async def _load_full_rows(store: EventStore, streams: list[str]) -> AsyncIterator[Trajectory]:
+    """``load_trajectories`` as it was before (docs/design/projection.md): ``read_streams``' full
+    ``StoredEvent``s, the collector running while a chunk is folded."""
+    for i in range(0, len(streams), LOAD_CHUNK):
+        chunk = streams[i : i + LOAD_CHUNK]
+        folds: dict[str, _Fold] = {}
+        async for stored in store.read_streams(chunk):
+            folds.setdefault(stored.stream, _Fold()).apply(stored, stored.decode_payload())
+        for stream in chunk:
+            trajectory = folds[stream].trajectory
+            assert trajectory is not None
+            yield trajectory
 
 
 def rules_judge(trajectories: list[Trajectory], t: dict[str, Timing]) -> float:
@@ -216,12 +239,16 @@ def report(t: dict[str, Timing], n: int, rows: int, mean_p_avg: float) -> None:
         f"the baseline (target <= 2x)"
     )
     print(
+        f"  before read_chained and the collector pause (read_streams' StoredEvents): "
+        f"{t['projection_full_rows'].wall:.3f} s  = {t['projection_full_rows'].ratio(base)} the baseline"
+    )
+    print(
         f"  the former read path (a query per episode, Event models): {t['projection_before'].wall:.3f} s  = "
         f"{t['projection_before'].ratio(base)} the baseline"
     )
     print(
-        f"  parts, measured apart: store read_streams {t['read'].wall:.3f} s, decode_payload {t['decode'].wall:.3f} s, "
-        f"fold {t['fold'].wall:.3f} s"
+        f"  parts, measured apart (CPU): store read_chained {t['read'].cpu:.3f} s "
+        f"(read_streams {t['read_full'].cpu:.3f} s), decode_payload {t['decode'].cpu:.3f} s, fold {t['fold'].cpu:.3f} s"
     )
     print(
         f"projection, all {n} kept in a list:    {t['projection_kept'].wall:7.3f} s  = "

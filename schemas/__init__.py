@@ -14,7 +14,16 @@ from schemas._agenticshop import (
 )
 from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
 from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile
-from schemas._envelope import CURRENT_VERSIONS, PAYLOAD_ADAPTER, Event, NewEvent, StoredEvent, utc_now, uuid7
+from schemas._envelope import (
+    CURRENT_VERSIONS,
+    PAYLOAD_ADAPTER,
+    ChainedEvent,
+    Event,
+    NewEvent,
+    StoredEvent,
+    utc_now,
+    uuid7,
+)
 from schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas, generated_schemas
 from schemas._payloads import (
     FAILURE_END_REASONS,
@@ -103,6 +112,7 @@ __all__ = [
     "RunStarted",
     "Scheme",
     "StoredEvent",
+    "ChainedEvent",
     "TaskFile",
     "UpcastError",
     "blob_hash",

@@ -8,7 +8,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -95,10 +95,7 @@ class StoredEvent:
     def payload(self) -> dict[str, Any]:
         """The stored payload as a dict; text that no longer parses is kept raw so ``verify`` reports it."""
         if self._parsed is None:
-            try:
-                self._parsed = orjson.loads(self.payload_json)
-            except orjson.JSONDecodeError:
-                self._parsed = {"__unparseable__": self.payload_json}
+            self._parsed = _parsed_payload(self.payload_json)
         return self._parsed
 
     def to_dict(self) -> dict[str, Any]:
@@ -162,18 +159,9 @@ class StoredEvent:
         Validating is kept on read because it costs less than trusting: ``model_construct`` runs in Python and
         does not build nested models (docs/design/projection.md).
         """
-        target = CURRENT_VERSIONS.get(self.type)
-        if target is None:
-            raise ValueError(f"unknown event type {self.type!r} (event {self.event_id})")
-        if self.schema_version == target and self._parsed is None:
-            try:
-                payload = PAYLOAD_ADAPTER.validator.validate_json(self.payload_json)  # no TypeAdapter wrapper
-            except ValidationError:
-                payload = None  # the general path below raises the error, for the payload as the envelope types it
-            if payload is not None and payload.type == self.type:
-                return payload
-        raw = upcast(self.type, self.schema_version, self.payload, target)
-        return PAYLOAD_ADAPTER.validate_python({**raw, "type": self.type})
+        if self._parsed is None:
+            return decode_payload(self.event_id, self.type, self.schema_version, self.payload_json)
+        return _upcast_and_validate(self.event_id, self.type, self.schema_version, self.payload)
 
     def decode(self) -> Event:
         """Upcast the raw payload to the current schema and validate it (``decode_payload``), with its envelope."""
@@ -192,6 +180,67 @@ class StoredEvent:
             prev_hash=self.prev_hash,
             hash=self.hash,
         )
+
+
+class ChainedEvent(NamedTuple):
+    """What a reader folding streams needs of a stored event: its place in its chain, its type and its payload.
+
+    A ``StoredEvent`` without ``position``, ``recorded_at`` and ``blobs``, as a tuple: a store builds it from the
+    selected row in one step, and the driver steps fewer columns (docs/design/projection.md). Immutable.
+    """
+
+    stream: str
+    seq: int
+    type: str
+    schema_version: int
+    causation_id: str | None
+    event_id: str
+    prev_hash: str
+    hash: str
+    payload_json: str
+
+    @classmethod
+    def of(cls, event: StoredEvent) -> ChainedEvent:
+        return cls(
+            event.stream, event.seq, event.type, event.schema_version, event.causation_id, event.event_id,
+            event.prev_hash, event.hash, event.payload_json,
+        )  # fmt: skip
+
+    def decode_payload(self) -> AnyPayload:
+        """The payload validated at the current schema version, as ``StoredEvent.decode_payload``."""
+        return decode_payload(self.event_id, self.type, self.schema_version, self.payload_json)
+
+
+def decode_payload(event_id: str, type_: str, version: int, payload_json: str) -> AnyPayload:
+    """A stored payload validated at the current schema version: from its text in one pass when it is current,
+    else parsed, upcast and validated (``StoredEvent.decode_payload``)."""
+    target = CURRENT_VERSIONS.get(type_)
+    if target is None:
+        raise ValueError(f"unknown event type {type_!r} (event {event_id})")
+    if version == target:
+        try:
+            payload = PAYLOAD_ADAPTER.validator.validate_json(payload_json)  # no TypeAdapter wrapper
+        except ValidationError:
+            payload = None  # the general path below raises the error, for the payload as the envelope types it
+        if payload is not None and payload.type == type_:
+            return payload
+    return _upcast_and_validate(event_id, type_, version, _parsed_payload(payload_json))
+
+
+def _parsed_payload(payload_json: str) -> dict[str, Any]:
+    try:
+        parsed: dict[str, Any] = orjson.loads(payload_json)
+    except orjson.JSONDecodeError:
+        return {"__unparseable__": payload_json}
+    return parsed
+
+
+def _upcast_and_validate(event_id: str, type_: str, version: int, payload: dict[str, Any]) -> AnyPayload:
+    target = CURRENT_VERSIONS.get(type_)
+    if target is None:
+        raise ValueError(f"unknown event type {type_!r} (event {event_id})")
+    raw = upcast(type_, version, payload, target)
+    return PAYLOAD_ADAPTER.validate_python({**raw, "type": type_})
 
 
 _PORTABLE_FIELDS = (

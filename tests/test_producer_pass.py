@@ -20,7 +20,7 @@ TASKS = ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
 def reads_of(store: Any) -> list[str]:
     """Every stream the store is asked to read from now on (the real read, counted on the way)."""
     streams: list[str] = []
-    read, read_many = store.read_stream, store.read_streams
+    read, read_many, read_chained = store.read_stream, store.read_streams, store.read_chained
 
     def counted(stream: str, *args: Any, **kwargs: Any) -> Any:
         streams.append(stream)
@@ -30,8 +30,13 @@ def reads_of(store: Any) -> list[str]:
         streams.extend(names)
         return read_many(names)
 
+    def counted_chained(names: Sequence[str]) -> Any:
+        streams.extend(names)
+        return read_chained(names)
+
     store.read_stream = counted
     store.read_streams = counted_many
+    store.read_chained = counted_chained
     return streams
 
 

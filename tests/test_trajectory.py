@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
@@ -167,6 +168,30 @@ async def test_load_trajectories_reads_chunks_of_episodes_and_keeps_the_order_as
             [t async for t in load_trajectories(store, run_id, streams=[streams[0], f"{run_id}/nope"])]
 
 
+async def test_load_trajectories_pauses_the_collector_only_while_it_folds_a_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trajectory_load, "LOAD_CHUNK", 2)
+    run_id, streams = await _stored_run(tmp_path / "t.db", 3)
+    async with open_store(tmp_path / "t.db") as store:
+        assert gc.isenabled()
+        states = [gc.isenabled() async for _t in load_trajectories(store, run_id)]
+        assert states == [True, True, True] and gc.isenabled(), "the consumer runs with the collector on"
+        reader = load_trajectories(store, run_id)
+        await anext(reader)
+        await reader.aclose()  # a consumer that stops early
+        assert gc.isenabled()
+        with pytest.raises(ProjectionError):
+            [t async for t in load_trajectories(store, run_id, streams=[streams[0], f"{run_id}/nope"])]
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            assert len([t async for t in load_trajectories(store, run_id)]) == 3
+            assert not gc.isenabled(), "a caller's disabled collector stays disabled"
+        finally:
+            gc.enable()
+
+
 def _edit(path: Path, statement: str, *params: object) -> None:
     """Change the file as someone with sqlite3 could: past the append-only triggers."""
     conn = sqlite3.connect(path)
@@ -183,6 +208,7 @@ async def test_projection_refuses_a_stream_with_an_event_missing(tmp_path: Path)
     async with open_store(tmp_path / "t.db") as store:
         with pytest.raises(ProjectionError, match=rf"stream {streams[1]}: event seq 3 does not follow"):
             [t async for t in load_trajectories(store, run_id)]
+        assert gc.isenabled(), "the collector is on again after a fold that failed"
         with pytest.raises(ProjectionError, match="does not follow"):
             await load_trajectory(store, streams[1])
         assert (await load_trajectory(store, streams[0])).answer == "answer 0"

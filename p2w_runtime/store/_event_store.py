@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store._claims import ClaimHolder
-from schemas import NewEvent, StoredEvent
+from schemas import ChainedEvent, NewEvent, StoredEvent
 
 
 class StoreError(UserError):
@@ -90,6 +90,12 @@ class EventLog(ABC):
         for stream in sorted(set(streams)):
             async for event in self.read_stream(stream):
                 yield event
+
+    async def read_chained(self, streams: Sequence[str]) -> AsyncIterator[ChainedEvent]:
+        """``read_streams``, each event as the ``ChainedEvent`` a fold needs: SQL backends select only its
+        columns (docs/design/projection.md)."""
+        async for event in self.read_streams(streams):
+            yield ChainedEvent.of(event)
 
     @abstractmethod
     def read_all(

@@ -11,7 +11,7 @@ import zstandard
 
 from p2w_runtime.store._event_store import IntegrityError
 from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow, WorkItemRow
-from schemas import StoredEvent, blob_hash, canonical_json
+from schemas import ChainedEvent, StoredEvent, blob_hash, canonical_json
 
 # SQLModel's ``__table__`` is untyped; the metadata's tables are ``Table``s.
 EVENTS = EventRow.metadata.tables[EventRow.__tablename__]
@@ -27,6 +27,8 @@ EVENT_COLUMNS = tuple(
     )
 )  # fmt: skip
 """The columns readers select, in the order ``row_to_event`` unpacks them."""
+CHAINED_COLUMNS = tuple(EVENTS.c["payload" if name == "payload_json" else name] for name in ChainedEvent._fields)
+"""The columns ``read_chained`` selects: a row of them is a ``ChainedEvent``'s fields, in order."""
 
 _codecs = threading.local()
 """zstd (de)compressor objects are not thread-safe; blobs are compressed in worker threads, so one per thread."""

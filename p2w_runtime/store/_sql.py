@@ -8,17 +8,26 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from sqlalchemy import BindParameter, Select, and_, bindparam, delete, func, insert, or_, select
 
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._event_store import StreamHead
-from p2w_runtime.store._rows import BLOBS, CLAIMS, EVENT_COLUMNS, EVENTS, decompress_blob, row_to_event
+from p2w_runtime.store._rows import (
+    BLOBS,
+    CHAINED_COLUMNS,
+    CLAIMS,
+    EVENT_COLUMNS,
+    EVENTS,
+    decompress_blob,
+    row_to_event,
+)
 from p2w_runtime.store._sql_append import SqlAppending
 from p2w_runtime.store._sql_base import ID_CHUNK, Compiled
 from p2w_runtime.store._sql_work import SqlWorkQueue
-from schemas import StoredEvent
+from schemas import ChainedEvent, StoredEvent
 
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""
@@ -27,6 +36,7 @@ STREAMS_PAGE = 5
 a fixed cost besides its rows (docs/design/projection.md)."""
 _STREAM, _SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""
+_Read = TypeVar("_Read")
 
 
 class SqlEventStore(SqlAppending, SqlWorkQueue):
@@ -52,25 +62,34 @@ class SqlEventStore(SqlAppending, SqlWorkQueue):
     def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
         """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq) with ``STREAMS_PAGE`` pages: reading a
         run's episodes one query each cost more than decoding them (docs/design/projection.md)."""
+        pages = self._streams_pages(streams, EVENT_COLUMNS)
+        after = lambda row: {"after_stream": row[_STREAM], "after": row[_SEQ]}  # noqa: E731
+        return self._paged(pages, PAGE_SIZE * STREAMS_PAGE, {}, after, row_to_event)
+
+    def read_chained(self, streams: Sequence[str]) -> AsyncIterator[ChainedEvent]:
+        """``read_streams`` selecting only a ``ChainedEvent``'s columns, each row made one in a step."""
+        pages = self._streams_pages(streams, CHAINED_COLUMNS)
+        after = lambda row: {"after_stream": row[0], "after": row[1]}  # noqa: E731  (stream, seq) come first
+        return self._paged(pages, PAGE_SIZE * STREAMS_PAGE, {}, after, partial(tuple.__new__, ChainedEvent))
+
+    def _streams_pages(self, streams: Sequence[str], columns: Sequence[Any]) -> list[Compiled]:
         names = sorted(set(streams))
         after_stream: BindParameter[str] = bindparam("after_stream", value="")
         after: BindParameter[int] = bindparam("after", value=0)
-        size = PAGE_SIZE * STREAMS_PAGE
-        pages = [
+        return [
             Compiled.of(
-                select(*EVENT_COLUMNS)
+                select(*columns)
                 .where(
                     EVENTS.c.stream.in_(names[i : i + ID_CHUNK]),
                     # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
                     or_(after_stream < EVENTS.c.stream, and_(after_stream == EVENTS.c.stream, EVENTS.c.seq > after)),
                 )
                 .order_by(EVENTS.c.stream, EVENTS.c.seq)
-                .limit(size),
+                .limit(PAGE_SIZE * STREAMS_PAGE),
                 self.engine.dialect,
             )
             for i in range(0, len(names), ID_CHUNK)
         ]
-        return self._paged(pages, size, {}, lambda row: {"after_stream": row[_STREAM], "after": row[_SEQ]})
 
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
@@ -85,7 +104,7 @@ class SqlEventStore(SqlAppending, SqlWorkQueue):
     def _pages(self, query: Select[Any], after: int, key: int) -> AsyncIterator[StoredEvent]:
         """Events of ``query`` after the key ``after`` (the value at index ``key`` of a selected row), paged."""
         page = Compiled.of(query.limit(PAGE_SIZE), self.engine.dialect)
-        return self._paged([page], PAGE_SIZE, {"after": after}, lambda row: {"after": row[key]})
+        return self._paged([page], PAGE_SIZE, {"after": after}, lambda row: {"after": row[key]}, row_to_event)
 
     async def _paged(
         self,
@@ -93,10 +112,11 @@ class SqlEventStore(SqlAppending, SqlWorkQueue):
         size: int,
         after: dict[str, Any],
         next_after: Callable[[tuple[Any, ...]], dict[str, Any]],
-    ) -> AsyncIterator[StoredEvent]:
+        make: Callable[[tuple[Any, ...]], _Read],
+    ) -> AsyncIterator[_Read]:
         """The events of each statement of ``pages`` in turn, ``size`` rows at a time, each page one short read (a
         slow consumer never holds a snapshot open); a page starts after the keys ``next_after`` takes from the
-        last row of the one before, the first after ``after``.
+        last row of the one before, the first after ``after``; ``make`` turns a row into what is yielded.
 
         The next page is fetched while this one is handed out, so the driver's thread reads while this one
         builds events (docs/design/store.md, "Third round").
@@ -111,7 +131,7 @@ class SqlEventStore(SqlAppending, SqlWorkQueue):
                         fetching = asyncio.create_task(self._fetch_page(page, next_after(rows[-1])))
                         await asyncio.sleep(0)  # let it reach the driver's thread before this page is handed out
                     for row in rows:
-                        yield row_to_event(row)
+                        yield make(row)
             finally:
                 if fetching is not None:
                     fetching.cancel()

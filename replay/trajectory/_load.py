@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncGenerator, Sequence
 
 from p2w_runtime.episode import episodes_of
@@ -28,22 +29,29 @@ async def load_trajectories(
 ) -> AsyncGenerator[Trajectory, None]:
     """The run's counted episodes (or ``streams``), in that order, read ``LOAD_CHUNK`` episodes at a time.
 
-    Stored events are folded with their validated payloads and never become ``Event`` models, and a chunk's
-    events come from a few queries rather than one per episode (docs/design/projection.md).
+    A chunk's events come from a few queries rather than one per episode, as ``ChainedEvent``s (only the
+    columns the fold needs) folded with their validated payloads, never as ``Event`` models; the cyclic
+    collector is paused while a chunk is folded, and restored before its trajectories are yielded
+    (docs/design/projection.md).
     """
     if streams is None:
         streams = [ref.stream for ref in await episodes_of(store, run_id)]
     for i in range(0, len(streams), LOAD_CHUNK):
         chunk = streams[i : i + LOAD_CHUNK]
         folds: dict[str, _Fold] = {}
-        async for stored in store.read_streams(chunk):
-            fold = folds.get(stored.stream)
-            if fold is None:
-                fold = folds[stored.stream] = _Fold()
-            fold.apply(stored, stored.decode_payload())
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            async for stored in store.read_chained(chunk):
+                fold = folds.get(stored.stream)
+                if fold is None:
+                    fold = folds[stored.stream] = _Fold()
+                fold.apply(stored, stored.decode_payload())
+        finally:
+            if collecting:
+                gc.enable()
         for stream in chunk:
             trajectory = folds[stream].trajectory if stream in folds else None
             if trajectory is None:
                 raise ProjectionError(f"no episode stream {stream!r}")
             yield trajectory
-

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TypeVar
 
-from schemas import NewEvent, Observation, Rationale, RunStarted, StoredEvent
+from schemas import NewEvent, Observation, Rationale, RunStarted
 
 
 def observation(stream: str, step: int, *, ax_tree: str | None = None, causation_id: str | None = None) -> NewEvent:
@@ -24,7 +25,10 @@ def page_text(n: int) -> bytes:
     return "".join(f"[{i}] link 'item {n}-{i}' focused: False\n" for i in range(400)).encode()
 
 
-async def collect(events: AsyncIterator[StoredEvent]) -> list[StoredEvent]:
+_T = TypeVar("_T")
+
+
+async def collect(events: AsyncIterator[_T]) -> list[_T]:
     return [e async for e in events]
 
 

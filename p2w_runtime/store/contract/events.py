@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from p2w_runtime.store import EventStore, IntegrityError, StreamHead
+from p2w_runtime.store import EventLog, EventStore, IntegrityError, StreamHead
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
-from schemas import GENESIS_HASH, Observation, Rationale, StoredEvent, blob_hash, event_hash
+from schemas import GENESIS_HASH, ChainedEvent, Observation, Rationale, StoredEvent, blob_hash, event_hash
 
 LARGE_BATCH = 49
 """Blobs in one append in the large-batch test: enough for any backend to split the work across threads."""
@@ -190,6 +190,23 @@ class EventLogContract(StoreFixture):
         assert all(e.payload["url"].endswith(f"{e.stream}/{e.seq}") for e in events)
         assert [e.seq for e in await collect(store.read_streams(["r/e2"]))] == [1, 2, 3, 4]
         assert await collect(store.read_streams([])) == []
+
+    async def test_read_chained_is_read_streams_as_chained_events_across_pages_and_queries(
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.set_page_size(monkeypatch, 1)
+        self.set_streams_per_query(monkeypatch, 2)
+        names = ["r/e2", "r/e0", "r/e1"]
+        for step in range(1, 5):
+            await store.append([observation(name, step) for name in names] + [rationale("r/other", step)])
+        full = await collect(store.read_streams([*names, "absent"]))
+        chained = await collect(store.read_chained([*names, "absent"]))
+        assert chained == [ChainedEvent.of(e) for e in full] and len(chained) == 12
+        assert all(type(e) is ChainedEvent for e in chained)
+        assert await collect(EventLog.read_chained(store, names)) == chained  # the default, from read_streams
+        payloads = [e.decode_payload() for e in chained]
+        assert [(type(p), getattr(p, "url", None)) for p in payloads] == [(Observation, e.payload["url"]) for e in full]
+        assert await collect(store.read_chained([])) == []
 
     async def test_a_reader_that_stops_early_leaves_the_store_usable(
         self, store: EventStore, monkeypatch: pytest.MonkeyPatch
