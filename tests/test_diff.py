@@ -72,8 +72,10 @@ def test_diff_across_two_files_reports_flips_divergence_and_unmatched_tasks(file
     assert tasks["Alex_Garcia_A1"]["b"]["p_pref"] == 0.75 and tasks["Alex_Garcia_A1"]["a"]["p_pref"] == 1.0
     assert out["flips"] == {"gained": ["Alex_Garcia_B1"], "lost": ["Alex_Garcia_A1"]}
 
+    assert tasks["Alex_Garcia_A1"]["fork_step"] is None
     assert tasks["Alex_Garcia_A1"]["first_divergence"] == {
         "step": 2,
+        "after_fork_step": None,
         "a_action": "type [5] [men's slim fit chinos 32x32] [1]",
         "b_action": "type [5] [men's slim fit chinos 34x30] [1]",
         "a_url": "https://www.kohls.com/",
@@ -178,6 +180,18 @@ def test_first_divergence_aligns_before_comparing() -> None:
     same_action_other_page = [StepAction(1, "click [1]", "https://elsewhere.test/1"), *a[1:]]
     moved = first_divergence(a, same_action_other_page)
     assert moved is not None and moved.step == 1 and moved.a_url == "https://x.test/1"
+
+
+def test_a_forks_first_divergence_is_searched_from_its_fork_step() -> None:
+    source = _actions("click [1]", "click [2]", "click [3]", "stop [x]")
+    # the fork's prefix came from the source; what it did before step 3 is not the fork's doing
+    fork = [StepAction(1, "scroll [down]", "https://x.test/1"), *source[1:3], StepAction(4, "stop [y]", "x")]
+    unforked = first_divergence(source, fork)
+    assert unforked is not None and unforked.step == 1 and unforked.after_fork_step is None
+    found = first_divergence(source, fork, after_fork_step=3)
+    assert found is not None and (found.step, found.a_action, found.b_action) == (4, "stop [x]", "stop [y]")
+    assert found.to_json()["after_fork_step"] == 3
+    assert first_divergence(source, source[:3] + [source[3]], after_fork_step=2) is None
 
 
 def test_jaccard_of_retrieved_entries() -> None:
