@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from classify_builders import act_well, add_run, builder, good_episode, wrong_size
+from classify_builders import KOHLS_L2, KOHLS_TRUTH, act_well, add_run, ask_well, builder, good_episode, wrong_size
 from click.testing import CliRunner
 
 from cli import main
@@ -16,6 +16,7 @@ from replay.diff import MissingJudgments, StepAction, diff_runs, load_run_data
 from replay.diff._align import first_divergence, jaccard
 from replay.diff._stats import mcnemar_exact, paired_bootstrap
 from replay.synthetic import EpisodeBuilder
+from schemas import ForkPoint, Observation
 
 METRICS = ("p_web", "p_pref", "p_avg", "intent", "success_rate")
 
@@ -159,6 +160,43 @@ async def test_episodes_without_ground_truth_are_listed_as_unscored(tmp_path: Pa
     diff = diff_runs(data, data)
     assert diff.unscored == ["Alex_Garcia_A1"] and diff.paired == 1
     assert diff.to_json()["tasks"][0]["a"] is None
+
+
+def test_a_fork_is_diffed_against_its_source_from_its_fork_step(tmp_path: Path) -> None:
+    db = tmp_path / "forks.db"
+    source = good_episode("src", "Alex_Garcia_A1")
+    at = next(e.event_id for e in source.events if isinstance(e.payload, Observation) and e.payload.step == 2)
+    point = ForkPoint(source_stream=source.stream, at_step=2, source_event_id=at)
+    forked = EpisodeBuilder(
+        "frk",
+        "Alex_Garcia_A1",
+        query=KOHLS_L2,
+        ground_truth=KOHLS_TRUTH,
+        level=2,
+        start_url="https://www.bing.com/",
+        fork=point,
+    )
+    ask_well(forked)
+    act_well(forked, size="34x30")  # live from step 2 on, the fork types another size
+    asyncio.run(_write(db, "src", "src", [source, good_episode("src", "Alex_Garcia_B1")]))
+    asyncio.run(_write(db, "frk", "frk", [forked]))
+    (task,) = diff_json(db, "src", "frk")["tasks"]
+    assert task["fork_step"] == 2
+    assert task["first_divergence"] == {
+        "step": 2,
+        "after_fork_step": 2,
+        "a_action": "type [5] [men's slim fit chinos 32x32] [1]",
+        "b_action": "type [5] [men's slim fit chinos 34x30] [1]",
+        "a_url": "https://www.kohls.com/",
+        "b_url": "https://www.kohls.com/",
+    }
+    (back,) = diff_json(db, "frk", "src")["tasks"]
+    assert back["fork_step"] == 2, "either side may be the fork"
+    text = CliRunner().invoke(main, ["--db", str(db), "diff", "src", "frk"], env={"COLUMNS": "250"})
+    assert "2 (first divergence after fork step 2)" in text.output
+    assert "compared from the step they went live: Alex_Garcia_A1 after fork step 2" in text.output
+    unrelated = diff_json(db, "src", "src")["tasks"]
+    assert [t["fork_step"] for t in unrelated] == [None, None], "no fork, no fork step"
 
 
 # --- the pieces ------------------------------------------------------------------------------------

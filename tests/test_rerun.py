@@ -211,7 +211,7 @@ def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
     (task,) = json.loads(diffed.stdout)["tasks"]
     assert (task["task_id"], task["fork_step"], task["first_divergence"]) == (TASKS[0], 6, None)
     shown = invoke(db, "diff", LABEL, "f6")
-    assert "first divergence after fork step 6" in " ".join(shown.output.split())
+    assert f"compared from the step they went live: {TASKS[0]} after fork step 6" in " ".join(shown.output.split())
 
 
 def test_fork_names_the_step_whose_page_cannot_be_reached(db: Path, tmp_path: Path) -> None:
