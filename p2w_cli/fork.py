@@ -18,6 +18,12 @@ from p2w_runtime.terminal import safe
 @click.option("--model", help="Model for the live part (default: the run's).")
 @click.option("--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), help="Default: the run's.")
 @click.option("--label", help="Label of the new run (default: RUN-TASK-at-K).")
+@click.option(
+    "--restore",
+    type=click.Choice(["replay-actions", "har"]),
+    help="How the browser reaches step K: re-play the recorded actions on the live site, or the same against "
+    "the source's recorded HAR (needs `record --har`). Default: har when the source has one.",
+)
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
 @click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
 @click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable. Env: P2W_CHROMIUM.")
@@ -38,6 +44,7 @@ def fork_cmd(
     model: str | None,
     scheme: str | None,
     label: str | None,
+    restore: str | None,
     base_url: str | None,
     api_key: str | None,
     chromium: str | None,
@@ -45,9 +52,9 @@ def fork_cmd(
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
-    """Re-play TASK of RUN up to step K (browser restored by re-playing its actions, agent state from the
-    recording), then continue live; the new episode is recorded in a new run whose `episode.started` names
-    the source episode and step."""
+    """Re-play TASK of RUN up to step K (browser restored by re-playing its actions, against the recorded HAR
+    with --restore har; agent state from the recording), then continue live; the new episode is recorded in a
+    new run whose `episode.started` names the source episode and step."""
     from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.rerun import ForkRequest, ForkSummary, fork
 
@@ -63,6 +70,7 @@ def fork_cmd(
         chromium=chromium,
         history_dir=history_dir,
         cache_dir=cache_dir,
+        restore=restore,  # type: ignore[arg-type]  # click.Choice: a Restore
     )
 
     async def _fork() -> ForkSummary:
@@ -78,6 +86,7 @@ def fork_cmd(
                 "label": summary.label,
                 "source": summary.source_stream,
                 "at_step": summary.at_step,
+                "restore": summary.restore,
                 "end_reason": o.end_reason,
                 "answer": o.answer,
                 "steps": o.steps,
@@ -88,7 +97,8 @@ def fork_cmd(
     else:
         click.echo(
             safe(
-                f"forked {summary.source_stream} at step {summary.at_step} into {summary.label} ({summary.run_id}): "
+                f"forked {summary.source_stream} at step {summary.at_step} into {summary.label} ({summary.run_id}), "
+                f"restored by {summary.restore}: "
                 f"{o.end_reason} after {o.steps} steps, {o.tokens} tokens" + (f"; {o.detail}" if o.detail else "")
             )
         )

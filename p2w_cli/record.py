@@ -97,6 +97,11 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     help="Curation tasks (AgenticShop): at the end, fetch the answer's first 3 product links and record each page.",
 )
 @click.option(
+    "--har",
+    is_flag=True,
+    help="Keep response bodies in each episode's HAR, so `fork --restore har` can serve the recorded pages.",
+)
+@click.option(
     "--page-timeout",
     type=click.FloatRange(0.1),
     default=15.0,
@@ -127,6 +132,7 @@ def record_cmd(
     max_retries: int,
     llm_timeout: float,
     capture_links: bool,
+    har: bool,
     page_timeout: float,
 ) -> None:
     """Record one run of the personalized agent: one episode per task, every step as events."""
@@ -145,6 +151,7 @@ def record_cmd(
         max_steps=max_steps,
         page_timeout_s=page_timeout,
         capture_links=capture_links,
+        har_bodies=har,
     )
     request = RecordRequest(
         tasks_dir=_sample_or_path(tasks_dir, "tasks"),

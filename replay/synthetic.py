@@ -20,6 +20,7 @@ from schemas import (
     AnyPayload,
     EpisodeFinished,
     FinalState,
+    ForkPoint,
     GroundTruth,
     HistoryQuery,
     HistoryRetrieval,
@@ -85,11 +86,13 @@ class EpisodeBuilder:
         scheme: Scheme | None = "on-demand",
         start_url: str = "https://www.bing.com/",
         episode_id: str | None = None,
+        fork: ForkPoint | None = None,
     ) -> None:
         self.writer = EpisodeWriter.of(run_id, episode_id or task_id)
         self.stream = self.writer.stream
         task = SketchTask(task_id, query, start_url, level, ground_truth)
-        self.writer.add(episode_started(task, episode_id=episode_id or task_id, scheme=scheme))
+        started = episode_started(task, episode_id=episode_id or task_id, scheme=scheme, fork=fork)
+        self.writer.add(started, fork.source_event_id if fork else None)
 
     @property
     def events(self) -> list[NewEvent]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from classify_builders import act_well, add_run, builder, good_episode, wrong_size
+from classify_builders import KOHLS_L2, KOHLS_TRUTH, act_well, add_run, ask_well, builder, good_episode, wrong_size
 from click.testing import CliRunner
 
 from cli import main
@@ -16,6 +16,7 @@ from replay.diff import MissingJudgments, StepAction, diff_runs, load_run_data
 from replay.diff._align import first_divergence, jaccard
 from replay.diff._stats import mcnemar_exact, paired_bootstrap
 from replay.synthetic import EpisodeBuilder
+from schemas import ForkPoint, Observation
 
 METRICS = ("p_web", "p_pref", "p_avg", "intent", "success_rate")
 
@@ -72,8 +73,10 @@ def test_diff_across_two_files_reports_flips_divergence_and_unmatched_tasks(file
     assert tasks["Alex_Garcia_A1"]["b"]["p_pref"] == 0.75 and tasks["Alex_Garcia_A1"]["a"]["p_pref"] == 1.0
     assert out["flips"] == {"gained": ["Alex_Garcia_B1"], "lost": ["Alex_Garcia_A1"]}
 
+    assert tasks["Alex_Garcia_A1"]["fork_step"] is None
     assert tasks["Alex_Garcia_A1"]["first_divergence"] == {
         "step": 2,
+        "after_fork_step": None,
         "a_action": "type [5] [men's slim fit chinos 32x32] [1]",
         "b_action": "type [5] [men's slim fit chinos 34x30] [1]",
         "a_url": "https://www.kohls.com/",
@@ -159,6 +162,43 @@ async def test_episodes_without_ground_truth_are_listed_as_unscored(tmp_path: Pa
     assert diff.to_json()["tasks"][0]["a"] is None
 
 
+def test_a_fork_is_diffed_against_its_source_from_its_fork_step(tmp_path: Path) -> None:
+    db = tmp_path / "forks.db"
+    source = good_episode("src", "Alex_Garcia_A1")
+    at = next(e.event_id for e in source.events if isinstance(e.payload, Observation) and e.payload.step == 2)
+    point = ForkPoint(source_stream=source.stream, at_step=2, source_event_id=at)
+    forked = EpisodeBuilder(
+        "frk",
+        "Alex_Garcia_A1",
+        query=KOHLS_L2,
+        ground_truth=KOHLS_TRUTH,
+        level=2,
+        start_url="https://www.bing.com/",
+        fork=point,
+    )
+    ask_well(forked)
+    act_well(forked, size="34x30")  # live from step 2 on, the fork types another size
+    asyncio.run(_write(db, "src", "src", [source, good_episode("src", "Alex_Garcia_B1")]))
+    asyncio.run(_write(db, "frk", "frk", [forked]))
+    (task,) = diff_json(db, "src", "frk")["tasks"]
+    assert task["fork_step"] == 2
+    assert task["first_divergence"] == {
+        "step": 2,
+        "after_fork_step": 2,
+        "a_action": "type [5] [men's slim fit chinos 32x32] [1]",
+        "b_action": "type [5] [men's slim fit chinos 34x30] [1]",
+        "a_url": "https://www.kohls.com/",
+        "b_url": "https://www.kohls.com/",
+    }
+    (back,) = diff_json(db, "frk", "src")["tasks"]
+    assert back["fork_step"] == 2, "either side may be the fork"
+    text = CliRunner().invoke(main, ["--db", str(db), "diff", "src", "frk"], env={"COLUMNS": "250"})
+    assert "2 (first divergence after fork step 2)" in text.output
+    assert "compared from the step they went live: Alex_Garcia_A1 after fork step 2" in text.output
+    unrelated = diff_json(db, "src", "src")["tasks"]
+    assert [t["fork_step"] for t in unrelated] == [None, None], "no fork, no fork step"
+
+
 # --- the pieces ------------------------------------------------------------------------------------
 def _actions(*texts: str) -> list[StepAction]:
     return [StepAction(i, text, f"https://x.test/{i}") for i, text in enumerate(texts, 1)]
@@ -178,6 +218,18 @@ def test_first_divergence_aligns_before_comparing() -> None:
     same_action_other_page = [StepAction(1, "click [1]", "https://elsewhere.test/1"), *a[1:]]
     moved = first_divergence(a, same_action_other_page)
     assert moved is not None and moved.step == 1 and moved.a_url == "https://x.test/1"
+
+
+def test_a_forks_first_divergence_is_searched_from_its_fork_step() -> None:
+    source = _actions("click [1]", "click [2]", "click [3]", "stop [x]")
+    # the fork's prefix came from the source; what it did before step 3 is not the fork's doing
+    fork = [StepAction(1, "scroll [down]", "https://x.test/1"), *source[1:3], StepAction(4, "stop [y]", "x")]
+    unforked = first_divergence(source, fork)
+    assert unforked is not None and unforked.step == 1 and unforked.after_fork_step is None
+    found = first_divergence(source, fork, after_fork_step=3)
+    assert found is not None and (found.step, found.a_action, found.b_action) == (4, "stop [x]", "stop [y]")
+    assert found.to_json()["after_fork_step"] == 3
+    assert first_divergence(source, source[:3] + [source[3]], after_fork_step=2) is None
 
 
 def test_jaccard_of_retrieved_entries() -> None:

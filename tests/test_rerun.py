@@ -21,6 +21,8 @@ from cli import main
 from p2w_runtime.agent import prompts
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
+from p2w_runtime.errors import UserError
+from p2w_runtime.rerun import ForkRequest, ForkSummary, fork, har_has_bodies
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
@@ -187,6 +189,7 @@ def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
         live_steps = [r["messages"][1]["content"].count("CURRENT PAGE (step ") for r in llm.chat_requests]
     assert forked.exit_code == 0, forked.output
     assert "at step 6 into f6" in forked.output and "answered after 7 steps" in forked.output
+    assert "restored by replay-actions" in forked.output, "the source kept no HAR bodies: actions are re-played"
     assert len(live_steps) == 2, "steps 1-5 were answered from the recording, 6 and 7 live"
     events = timeline(db, "f6", TASKS[0])
     started = events[0]
@@ -202,6 +205,13 @@ def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
     assert events[-1]["payload"]["final_url"] == sample_checks()["Priya_Raman_A"]["target_url"]
     assert json.loads(invoke(db, "verify", "--json").stdout)["ok"]
     assert invoke(db, "rerun", "f6").exit_code == 0, "a fork reruns identically like any recorded run"
+
+    diffed = invoke(db, "diff", LABEL, "f6", "--json")
+    assert diffed.exit_code == 0, diffed.output
+    (task,) = json.loads(diffed.stdout)["tasks"]
+    assert (task["task_id"], task["fork_step"], task["first_divergence"]) == (TASKS[0], 6, None)
+    shown = invoke(db, "diff", LABEL, "f6")
+    assert f"compared from the step they went live: {TASKS[0]} after fork step 6" in " ".join(shown.output.split())
 
 
 def test_fork_names_the_step_whose_page_cannot_be_reached(db: Path, tmp_path: Path) -> None:
@@ -233,3 +243,66 @@ def test_fork_names_the_step_whose_page_cannot_be_reached(db: Path, tmp_path: Pa
     assert beyond.exit_code == 1 and "observed steps 1..7; --at-step 9 is not one of them" in beyond.stderr
     no_history = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--scheme", "no-history")
     assert no_history.exit_code == 1 and "asked the history at step 1" in no_history.stderr
+
+
+@pytest.fixture(scope="module")
+def recorded_with_har(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("recorded-har") / "har.db"
+    with ScriptedLlm() as llm:
+        llm.handle_with(agent_script())
+        args = ["record", "--model", "scripted-model", "--base-url", llm.base_url, "--label", "har-source", "--har"]
+        result = invoke(db, *args, "--task", TASKS[0])
+        assert result.exit_code == 0, result.output
+    return db
+
+
+def final_har(db: Path, run: str) -> bytes:
+    final = next(e for e in timeline(db, run, TASKS[0]) if e["type"] == "final_state")
+
+    async def read() -> bytes:
+        async with open_store(db) as store:
+            return await store.get_blob(final["payload"]["har"])
+
+    return asyncio.run(read())
+
+
+def test_fork_restores_from_the_recorded_har_when_the_sites_are_gone(recorded_with_har: Path, tmp_path: Path) -> None:
+    db = tmp_path / "har.db"
+    shutil.copy(recorded_with_har, db)
+    assert har_has_bodies(final_har(db, "har-source")), "record --har keeps the response bodies"
+    source = timeline(db, "har-source", TASKS[0])
+    at_k = next(e for e in source if e["type"] == "observation" and e["payload"]["step"] == 7)
+
+    async def fork_offline(restore: str | None, label: str) -> ForkSummary:
+        # no hosting: the demo sites are not served, so only the HAR can bring pages back
+        async with open_store(db) as store:
+            request = ForkRequest("har-source", TASKS[0], 7, base_url=llm.base_url, label=label, restore=restore)  # type: ignore[arg-type]  # a Restore
+            return await fork(store, request, hosting=None)
+
+    with ScriptedLlm() as llm:
+        llm.handle_with(agent_script())
+        with pytest.raises(UserError, match="cannot fork .* at step 7: the start page http://search.p2w.test/"):
+            asyncio.run(fork_offline("replay-actions", "offline-replay"))
+        summary = asyncio.run(fork_offline(None, "offline-har"))
+        live = [r["messages"][1]["content"] for r in llm.chat_requests]
+    assert summary.restore == "har", "the default follows what the source recorded"
+    assert (summary.outcome.end_reason, summary.outcome.steps) == ("answered", 7)
+    assert len(live) == 1 and "CURRENT PAGE (step 7" in live[0], "steps 1-6 from the recording, step 7 live"
+    forked = timeline(db, "offline-har", TASKS[0])
+    reached = next(e for e in forked if e["type"] == "observation" and e["payload"]["step"] == 7)
+    assert reached["payload"]["url"] == at_k["payload"]["url"]
+    assert reached["payload"]["title"] == at_k["payload"]["title"] and at_k["payload"]["title"]
+    assert reached["payload"]["ax_tree"] == at_k["payload"]["ax_tree"], "the page of step 7 came from the HAR"
+    assert forked[0]["payload"]["fork"]["at_step"] == 7
+
+
+def test_restore_har_without_a_recorded_har_is_one_line(db: Path) -> None:
+    assert not har_has_bodies(final_har(db, LABEL)), "a plain record keeps no bodies"
+    runs_before = store_size(db)
+    refused = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--restore", "har")
+    assert refused.exit_code == 1
+    assert refused.stderr.strip() == (
+        f"error: episode {timeline(db, LABEL, TASKS[0])[0]['stream']} has no HAR with response bodies "
+        "(record it with `record --har`); use --restore replay-actions"
+    )
+    assert store_size(db) == runs_before

@@ -24,6 +24,8 @@ class AgentConfig:
     """Longest wait for a navigation; a page that hangs past it is stopped and the episode goes on."""
     capture_links: bool = False
     """Curation tasks (AgenticShop): at the end, fetch the answer's product links and record each page."""
+    har_bodies: bool = False
+    """Keep response bodies in the episode's HAR (``record --har``): ``fork --restore har`` serves the pages from it."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -111,7 +111,9 @@ class Episode:
             tab = await self.browser.new_context(
                 har_path=Path(tmp) / "episode.har",
                 settings=EpisodeSettings(
-                    max_chars=self.config.observation_chars, navigation_timeout_s=self.config.page_timeout_s
+                    max_chars=self.config.observation_chars,
+                    navigation_timeout_s=self.config.page_timeout_s,
+                    har_content="embed" if self.config.har_bodies else "omit",
                 ),
             )
             reason: EndReason = "error"

@@ -5,6 +5,7 @@ from the recorded one is reported (docs/design/rerun.md).
 """
 
 from p2w_runtime.rerun._fork import ForkRequest, ForkSummary, fork
+from p2w_runtime.rerun._har import Restore, har_has_bodies
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
 from p2w_runtime.rerun._rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
@@ -12,7 +13,9 @@ __all__ = [
     "EpisodeRerun",
     "ForkRequest",
     "ForkSummary",
+    "Restore",
     "fork",
+    "har_has_bodies",
     "Mismatch",
     "MismatchKind",
     "RerunOptions",

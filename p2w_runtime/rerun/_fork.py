@@ -2,10 +2,11 @@
 
 The browser is restored first, on a fresh context, by re-playing the recorded browser actions of steps < K and
 checking that each step's recorded page is reached; a page that is not ends the fork with the step named,
-before anything is written. Then the agent's own loop runs from step 1 with ``ForkTab`` and ``ForkLlm``: the
-recording answers steps < K (rebuilding the agent's state), the browser and the chosen model the rest. The
-new episode is the only one of a new run; its ``episode.started`` names the source (``fork``) and is caused
-by the source's observation of step K.
+before anything is written. With ``--restore har`` (the default when the source kept a HAR with bodies) the
+context is routed from that HAR meanwhile, so the prefix pages are the recorded ones (``_har``). Then the
+agent's own loop runs from step 1 with ``ForkTab`` and ``ForkLlm``: the recording answers steps < K (rebuilding
+the agent's state), the browser and the chosen model the rest. The new episode is the only one of a new run;
+its ``episode.started`` names the source (``fork``) and is caused by the source's observation of step K.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from p2w_runtime.episode import Provenance, episodes_of, run_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable, RetryPolicy
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
+from p2w_runtime.rerun._har import Restore, choose_restore, recorded_har, routed_from_har
 from p2w_runtime.rerun._mismatch import Divergence
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
@@ -44,6 +46,8 @@ class ForkRequest:
     cache_dir: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     llm_timeout_s: float = 120.0
+    restore: Restore | None = None
+    """How the browser reaches step K; default: ``har`` when the source kept a HAR with bodies."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class ForkSummary:
     label: str
     source_stream: str
     at_step: int
+    restore: Restore
     outcome: EpisodeOutcome
 
 
@@ -65,6 +70,8 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
         raise UserError(
             f"episode {ref.stream} observed steps 1..{last}; --at-step {request.at_step} is not one of them"
         )
+    har = await recorded_har(store, source)
+    restore_by = choose_restore(request.restore, har, ref.stream)
     config = agent_config(run)
     config = replace(config, scheme=request.scheme or config.scheme)
     asked = sorted({q.step for q in source.queries() if q.step is not None and q.step < request.at_step})
@@ -93,12 +100,16 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
         prices=PriceTable.default(),
     )
     task = source.task()
-    settings = EpisodeSettings(max_chars=config.observation_chars, navigation_timeout_s=config.page_timeout_s)
+    settings = EpisodeSettings(
+        max_chars=config.observation_chars,
+        navigation_timeout_s=config.page_timeout_s,
+        har_content="embed" if config.har_bodies else "omit",
+    )
     async with llm, hosted_browser([task], request.chromium, hosting) as browser:
         with tempfile.TemporaryDirectory(prefix="p2w-fork-") as tmp:
             live = await browser.new_context(har_path=Path(tmp) / "episode.har", settings=settings)
             try:
-                await restore(live, source, request.at_step)
+                await restore(live, source, request.at_step, har if restore_by == "har" else None)
             except BaseException:
                 await live.close()
                 raise
@@ -135,12 +146,20 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
         seals=await seal_streams(store, run_id, into=run_id),
     )
     await store.append([NewEvent(stream=run_id, payload=finished)])
-    return ForkSummary(run_id, label, ref.stream, request.at_step, outcome)
+    return ForkSummary(run_id, label, ref.stream, request.at_step, restore_by, outcome)
 
 
-async def restore(tab: EpisodeBrowser, source: RecordedEpisode, at_step: int) -> None:
-    """Bring a fresh tab to the page of step ``at_step`` by re-playing the recorded browser actions before it."""
-    where = f"cannot fork {source.stream} at step {at_step}"
+async def restore(tab: EpisodeBrowser, source: RecordedEpisode, at_step: int, har: bytes | None = None) -> None:
+    """Bring a fresh tab to the page of step ``at_step`` by re-playing the recorded browser actions before it,
+    with its requests served from ``har`` (the source's recorded HAR) when given."""
+    if har is None:
+        await _replay_prefix(tab, source, at_step, f"cannot fork {source.stream} at step {at_step}")
+        return
+    async with routed_from_har(tab, har):
+        await _replay_prefix(tab, source, at_step, f"cannot fork {source.stream} at step {at_step} from its HAR")
+
+
+async def _replay_prefix(tab: EpisodeBrowser, source: RecordedEpisode, at_step: int, where: str) -> None:
     opened = await tab.execute(ParsedAction(name="goto", args=[source.started.start_url]))
     if opened.error:
         raise UserError(f"{where}: the start page {source.started.start_url} did not load: {opened.error}")

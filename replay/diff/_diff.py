@@ -49,6 +49,8 @@ class TaskDiff:
     """``gained`` (B succeeds, A did not), ``lost``, or None."""
     divergence: Divergence | None
     retrieval_jaccard: float | None
+    fork_step: int | None = None
+    """K when one episode is a fork of the other at step K: the divergence was searched from K on."""
 
     @property
     def scored(self) -> bool:
@@ -73,6 +75,7 @@ class TaskDiff:
             "a": _scores_json(self.a),
             "b": _scores_json(self.b),
             "flip": self.flip,
+            "fork_step": self.fork_step,
             "first_divergence": None if self.divergence is None else self.divergence.to_json(),
             "websites_a": self.a.websites,
             "websites_b": self.b.websites,
@@ -151,6 +154,14 @@ def _flip(a: EpisodeData, b: EpisodeData) -> str | None:
     return "gained" if b.success else "lost"
 
 
+def _fork_step(a: EpisodeData, b: EpisodeData) -> int | None:
+    """The step one episode was forked off the other at, if it was (either way round)."""
+    for fork, source in ((b.fork, a), (a.fork, b)):
+        if fork is not None and fork.source_stream == source.stream:
+            return fork.at_step
+    return None
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -165,10 +176,10 @@ def diff_runs(
         eb = tasks_b.get(key)
         if eb is None:
             continue
-        divergence = first_divergence(ea.actions, eb.actions)
-        tasks.append(
-            TaskDiff(key[0], key[1], ea.scheme, ea, eb, _flip(ea, eb), divergence, jaccard(ea.entry_ids, eb.entry_ids))
-        )
+        fork_step = _fork_step(ea, eb)
+        divergence = first_divergence(ea.actions, eb.actions, after_fork_step=fork_step)
+        overlap = jaccard(ea.entry_ids, eb.entry_ids)
+        tasks.append(TaskDiff(key[0], key[1], ea.scheme, ea, eb, _flip(ea, eb), divergence, overlap, fork_step))
     scored = [t for t in tasks if t.scored]
     rows_a = [[t.a.scores[m] for m in METRICS] for t in scored if t.a.scores]
     rows_b = [[t.b.scores[m] for m in METRICS] for t in scored if t.b.scores]

@@ -70,6 +70,9 @@ def _divergences(diff: RunDiff) -> RenderableType:
     parted = [t for t in diff.tasks if t.divergence is not None]
     same = len(diff.tasks) - len(parted)
     head = Text(f"trajectories: {same} of {len(diff.tasks)} tasks in both runs take the same actions")
+    forked = [f"{t.task_id} after fork step {t.fork_step}" for t in diff.tasks if t.fork_step is not None]
+    if forked:
+        head.append(f"; forks are compared from the step they went live: {', '.join(forked)}")
     if not parted:
         return head
     table = Table(Column("task", no_wrap=True), "step", "A action", "B action", "websites A → B", "retrieval J")
@@ -79,7 +82,9 @@ def _divergences(diff: RunDiff) -> RenderableType:
         sites_a, sites_b = ", ".join(t.a.websites) or "-", ", ".join(t.b.websites) or "-"
         table.add_row(
             cell(t.task_id),
-            str(d.step),
+            str(d.step)
+            if d.after_fork_step is None
+            else f"{d.step} (first divergence after fork step {d.after_fork_step})",
             cell(d.a_action or "(none)"),
             cell(d.b_action or "(none)"),
             cell(sites_a if sites_a == sites_b else f"{sites_a} → {sites_b}"),

@@ -18,6 +18,7 @@ from replay.judging import current_judgments
 from replay.matching import host_of
 from replay.metrics import EPISODE_KEYS, episode_figures
 from replay.trajectory import Trajectory, load_trajectories
+from schemas import ForkPoint
 
 DEFAULT_JUDGE = "rubric-rules"
 
@@ -44,6 +45,8 @@ class EpisodeData:
     actions: list[StepAction] = field(default_factory=list)
     websites: list[str] = field(default_factory=list)
     entry_ids: frozenset[int] = frozenset()
+    fork: ForkPoint | None = None
+    """Set when the episode was forked off another (``p2w-rt fork``): its steps before ``at_step`` are the source's."""
 
     @property
     def success(self) -> bool | None:
@@ -72,7 +75,8 @@ def episode_data(t: Trajectory, scores: dict[str, float] | None, run_scheme: str
     ]
     websites = list(dict.fromkeys(h for _, url in t.urls if (h := host_of(url))))
     entry_ids = frozenset(hit.entry_id for access in t.history for hit in access.hits)
-    return EpisodeData(t.stream, t.task_id, t.level, t.scheme or run_scheme, scores, actions, websites, entry_ids)
+    scheme = t.scheme or run_scheme
+    return EpisodeData(t.stream, t.task_id, t.level, scheme, scores, actions, websites, entry_ids, fork=t.fork)
 
 
 async def _judge_in_memory(store: EventStore, judge: Judge, t: Trajectory) -> dict[str, float] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from schemas import GroundTruth, ParsedAction, RetrievalHit
+from schemas import ForkPoint, GroundTruth, ParsedAction, RetrievalHit
 
 NON_BROWSER_ACTIONS = frozenset({"memory_access", "note", "branch", "prune"})
 """Actions that do not act on the page: asking the history, planning, note taking."""
@@ -131,6 +131,8 @@ class Trajectory:
     start_url: str
     ground_truth: GroundTruth | None
     started_event_id: str
+    fork: ForkPoint | None = None
+    """Where the episode branched off its source (``p2w-rt fork``); None for an episode recorded from its start."""
     hash: str = ""
     last_event_id: str = ""
     event_count: int = 0

@@ -176,6 +176,7 @@ def _start(event: Envelope, p: EpisodeStarted) -> Trajectory:
         start_url=p.start_url,
         ground_truth=p.ground_truth,
         started_event_id=event.event_id,
+        fork=p.fork,
     )
 
 
