@@ -32,6 +32,17 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     )
 
 
+def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> str:
+    """Curation tasks run without a memory bank: the profile's narrative is in the task."""
+    if profiles is None:
+        raise click.UsageError("--start-url is for curation tasks: give --profiles too")
+    if ctx.get_parameter_source("scheme") == ParameterSource.COMMANDLINE and scheme != "no-history":
+        raise click.UsageError(
+            f"--profiles records under --scheme no-history (the profile's narrative is the user context), not {scheme}"
+        )
+    return "no-history"
+
+
 @click.command("record")
 @click.option(
     "--tasks",
@@ -46,6 +57,16 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     default="sample",
     show_default=True,
     help="Memory-bank folder ({persona}.json), or `sample`.",
+)
+@click.option(
+    "--profiles",
+    type=click.Path(exists=True, path_type=Path),
+    help="AgenticShop user profiles (a *_user_profile.json or a folder) as curation tasks instead of --tasks: "
+    "no-history (the profile's narrative is the user context), the answer's product links captured at the end.",
+)
+@click.option(
+    "--start-url",
+    help="Where curation tasks (--profiles) start; default: the demo shop, http://threads.p2w.test/.",
 )
 @click.option(
     "--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand", show_default=True
@@ -108,6 +129,8 @@ def record_cmd(
     ctx: click.Context,
     tasks_dir: str,
     history_dir: str,
+    profiles: Path | None,
+    start_url: str | None,
     scheme: str,
     model: str | None,
     base_url: str | None,
@@ -140,6 +163,8 @@ def record_cmd(
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
     if worker and (resume is not None or label is None):
         raise click.UsageError("--worker needs --label (the run the workers share) and no --resume")
+    if profiles is not None or start_url is not None:
+        scheme, capture_links = _curation_scheme(ctx, profiles, scheme), True  # the judges read the linked pages
     config = AgentConfig(
         scheme=scheme,  # type: ignore[arg-type]  # click.Choice: a Scheme
         max_steps=max_steps,
@@ -167,6 +192,8 @@ def record_cmd(
         llm_timeout_s=llm_timeout,
         given=_given_options(ctx),
         worker=worker,
+        profiles=profiles,
+        **({"start_url": start_url} if start_url else {}),
     )
     columns = (
         TextColumn("recording"),
