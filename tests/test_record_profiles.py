@@ -89,6 +89,10 @@ def test_recorded_curation_judged_by_the_agenticshop_judges(tmp_path: Path, scri
         (i, p["product_url"], s) for i, (p, s) in enumerate(zip(PICKS, (200, 404, 200), strict=False))
     ], "the first three links, as the reference judges"
 
+    code, out, err = invoke(db, "record", "--resume", "shop", *llm)
+    assert code == 0, err  # the profiles and start URL come back from run.started, not the default --tasks
+    assert "0 episodes, 1 kept from before" in out
+
     scripted_llm.reset()
     scripted_llm.handle_with(shop_reply)
     judges = ("--judge", "attribution", "--judge", "hit-ratio", "--judge", "agenticshop-checklist")
@@ -114,3 +118,23 @@ def test_profiles_refuse_a_history_scheme(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2 and "--scheme no-history" in result.output
     assert not db.exists()
+
+
+def test_a_bad_profile_is_one_error_naming_file_user_and_field(tmp_path: Path) -> None:
+    profiles = json.loads(PROFILES.read_text())
+    del profiles[1]["user_query"]
+    bad = tmp_path / "demo_user_profile.json"
+    bad.write_text(json.dumps(profiles))
+    db = tmp_path / "bad.db"
+    result = CliRunner().invoke(main, ["--db", str(db), "record", "--profiles", str(bad), "--model", "m"])
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert str(bad) in line and "DEMO-RAIN-COMMUTER" in line and "user_query" in line
+    assert not db.exists(), "nothing recorded before the error"
+
+
+def test_start_url_needs_profiles(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["--db", str(tmp_path / "x.db"), "record", "--start-url", "http://threads.p2w.test/", "--model", "m"]
+    )
+    assert result.exit_code == 2 and "--profiles" in result.output
