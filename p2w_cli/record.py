@@ -36,6 +36,8 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
     """Curation tasks run without a memory bank: the profile's narrative is in the task."""
     if profiles is None:
         raise click.UsageError("--start-url is for curation tasks: give --profiles too")
+    if ctx.get_parameter_source("tasks_dir") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("give either --tasks (Persona2Web task files) or --profiles (AgenticShop users)")
     if ctx.get_parameter_source("scheme") == ParameterSource.COMMANDLINE and scheme != "no-history":
         raise click.UsageError(
             f"--profiles records under --scheme no-history (the profile's narrative is the user context), not {scheme}"

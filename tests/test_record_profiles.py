@@ -133,8 +133,12 @@ def test_a_bad_profile_is_one_error_naming_file_user_and_field(tmp_path: Path) -
     assert not db.exists(), "nothing recorded before the error"
 
 
-def test_start_url_needs_profiles(tmp_path: Path) -> None:
+def test_start_url_needs_profiles_and_profiles_exclude_tasks(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main, ["--db", str(tmp_path / "x.db"), "record", "--start-url", "http://threads.p2w.test/", "--model", "m"]
     )
     assert result.exit_code == 2 and "--profiles" in result.output
+    both = ["record", "--profiles", str(PROFILES), "--tasks", "sample", "--model", "m"]
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "x.db"), *both])
+    assert result.exit_code == 2 and "either --tasks" in result.output
+    assert not (tmp_path / "x.db").exists()
