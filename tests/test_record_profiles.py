@@ -6,6 +6,7 @@ extractor and the checklist judge; the pages the judges read are the ones Chromi
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -15,7 +16,10 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.data import curation_tasks, load_profiles
+from p2w_runtime.store import list_runs, open_store
 from p2w_runtime.testing import ScriptedLlm, Text, last_user_message, system_message
+from replay.judging import read_judgments
+from schemas import Judgment
 
 SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"
@@ -32,6 +36,17 @@ PICKS = [
 def invoke(db: Path, *args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
+
+
+def judgments(db: Path) -> dict[tuple[str, str], Judgment]:
+    async def read() -> dict[tuple[str, str], Judgment]:
+        async with open_store(db) as store:
+            (run, *_) = await list_runs(store)
+            return {
+                (r.judgment.task_id, r.judgment.judge_id): r.judgment for r in await read_judgments(store, run.run_id)
+            }
+
+    return asyncio.run(read())
 
 
 def shop_reply(request: dict) -> Text:
@@ -96,8 +111,13 @@ def test_recorded_curation_judged_by_the_agenticshop_judges(tmp_path: Path, scri
     scripted_llm.reset()
     scripted_llm.handle_with(shop_reply)
     judges = ("--judge", "attribution", "--judge", "hit-ratio", "--judge", "agenticshop-checklist")
+    judges += ("--judge", "agenticshop-extract")
     code, _, err = invoke(db, "replay", "shop", *judges, "--profiles", str(PROFILES), *llm, "--concurrency", "1")
     assert code == 0, err
+    got = judgments(db)
+    assert set(got) == {(TRAIL, j) for j in judges if j != "--judge"}
+    assert got[(TRAIL, "agenticshop-extract")].points == {"extracted.0": 1.0, "extracted.1": 0.0, "extracted.2": 0.0}
+    assert got[(TRAIL, "attribution")].evidence["attribution.1"].note == "invalid: HTTP 404"
     code, out, err = invoke(db, "metrics", "shop", "--judge", "agenticshop-checklist", "--format", "json")
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
