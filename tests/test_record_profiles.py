@@ -104,6 +104,8 @@ def test_recorded_curation_judged_by_the_agenticshop_judges(tmp_path: Path, scri
         (i, p["product_url"], s) for i, (p, s) in enumerate(zip(PICKS, (200, 404, 200), strict=False))
     ], "the first three links, as the reference judges"
 
+    code, out, err = invoke(db, "rerun", "shop", "--json")
+    assert code == 0 and json.loads(out)["identical"], out + err  # today's agent, offline, makes the same episode
     code, out, err = invoke(db, "record", "--resume", "shop", *llm)
     assert code == 0, err  # the profiles and start URL come back from run.started, not the default --tasks
     assert "0 episodes, 1 kept from before" in out
