@@ -15,6 +15,13 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.terminal import safe
 
 
+def _demo_shop() -> str:
+    """Where curation tasks start by default: the demo shop whose catalog the sample profiles were written for."""
+    from p2w_runtime.demo.sites.catalog import TEST_DOMAIN, base_url
+
+    return base_url(f"threads.{TEST_DOMAIN}") + "/"
+
+
 def _sample_or_path(value: str, which: str) -> Path:
     """`sample` names the bundled sample personas; anything else is a folder."""
     from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
@@ -68,7 +75,7 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
 )
 @click.option(
     "--start-url",
-    help="Where curation tasks (--profiles) start; default: the demo shop, http://threads.p2w.test/.",
+    help="Where curation tasks (--profiles) start; default: the demo shop Threads (http://threads.p2w.test/).",
 )
 @click.option(
     "--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand", show_default=True
@@ -165,7 +172,7 @@ def record_cmd(
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
     if worker and (resume is not None or label is None):
         raise click.UsageError("--worker needs --label (the run the workers share) and no --resume")
-    if profiles is not None or start_url is not None:
+    if (profiles is not None or start_url is not None) and resume is None:  # a resume keeps the recorded ones
         scheme, capture_links = _curation_scheme(ctx, profiles, scheme), True  # the judges read the linked pages
     config = AgentConfig(
         scheme=scheme,  # type: ignore[arg-type]  # click.Choice: a Scheme
@@ -195,7 +202,7 @@ def record_cmd(
         given=_given_options(ctx),
         worker=worker,
         profiles=profiles,
-        **({"start_url": start_url} if start_url else {}),
+        start_url=(start_url or _demo_shop()) if profiles else start_url,
     )
     columns = (
         TextColumn("recording"),

@@ -109,6 +109,8 @@ def test_recorded_curation_judged_by_the_agenticshop_judges(tmp_path: Path, scri
     code, out, err = invoke(db, "record", "--resume", "shop", *llm)
     assert code == 0, err  # the profiles and start URL come back from run.started, not the default --tasks
     assert "0 episodes, 1 kept from before" in out
+    code, _, err = invoke(db, "record", "--resume", "shop", "--start-url", "http://basket.p2w.test/", *llm)
+    assert code == 1 and "--start-url http://basket.p2w.test/ (recorded: http://threads.p2w.test/)" in err
 
     scripted_llm.reset()
     scripted_llm.handle_with(shop_reply)

@@ -20,8 +20,6 @@ from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore, check_label_free, find_run
 
-SHOP_START_URL = "http://threads.p2w.test/"
-"""Where a curation task starts unless told otherwise: the demo shop."""
 ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
 
 
@@ -51,7 +49,8 @@ class RecordRequest:
     """Options the user gave (``--level``, ...): on resume, those must agree with the recorded run."""
     profiles: Path | None = None
     """AgenticShop user profiles: each one a curation task starting at ``start_url`` (instead of ``tasks_dir``)."""
-    start_url: str = SHOP_START_URL
+    start_url: str | None = None
+    """Where curation tasks start (the CLI's default: the demo shop); needed with ``profiles``."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,8 @@ class RecordSummary:
 def load_dataset(request: RecordRequest) -> TaskSet:
     """The task files, or the AgenticShop profiles as curation tasks."""
     if request.profiles is not None:
+        if not request.start_url:
+            raise DataError(f"{request.profiles}: curation tasks need a start URL")
         return curation_tasks(request.profiles, request.start_url)
     return load_tasks(request.tasks_dir)
 
