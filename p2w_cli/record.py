@@ -15,6 +15,13 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.terminal import safe
 
 
+def _demo_shop() -> str:
+    """Where curation tasks start by default: the demo shop whose catalog the sample profiles were written for."""
+    from p2w_runtime.demo.sites.catalog import TEST_DOMAIN, base_url
+
+    return base_url(f"threads.{TEST_DOMAIN}") + "/"
+
+
 def _sample_or_path(value: str, which: str) -> Path:
     """`sample` names the bundled sample personas; anything else is a folder."""
     from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
@@ -32,6 +39,19 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     )
 
 
+def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> str:
+    """Curation tasks run without a memory bank: the profile's narrative is in the task."""
+    if profiles is None:
+        raise click.UsageError("--start-url is for curation tasks: give --profiles too")
+    if ctx.get_parameter_source("tasks_dir") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("give either --tasks (Persona2Web task files) or --profiles (AgenticShop users)")
+    if ctx.get_parameter_source("scheme") == ParameterSource.COMMANDLINE and scheme != "no-history":
+        raise click.UsageError(
+            f"--profiles records under --scheme no-history (the profile's narrative is the user context), not {scheme}"
+        )
+    return "no-history"
+
+
 @click.command("record")
 @click.option(
     "--tasks",
@@ -46,6 +66,16 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     default="sample",
     show_default=True,
     help="Memory-bank folder ({persona}.json), or `sample`.",
+)
+@click.option(
+    "--profiles",
+    type=click.Path(exists=True, path_type=Path),
+    help="AgenticShop user profiles (a *_user_profile.json or a folder) as curation tasks instead of --tasks: "
+    "no-history (the profile's narrative is the user context), the answer's product links captured at the end.",
+)
+@click.option(
+    "--start-url",
+    help="Where curation tasks (--profiles) start; default: the demo shop Threads (http://threads.p2w.test/).",
 )
 @click.option(
     "--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand", show_default=True
@@ -113,6 +143,8 @@ def record_cmd(
     ctx: click.Context,
     tasks_dir: str,
     history_dir: str,
+    profiles: Path | None,
+    start_url: str | None,
     scheme: str,
     model: str | None,
     base_url: str | None,
@@ -146,6 +178,8 @@ def record_cmd(
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
     if worker and (resume is not None or label is None):
         raise click.UsageError("--worker needs --label (the run the workers share) and no --resume")
+    if (profiles is not None or start_url is not None) and resume is None:  # a resume keeps the recorded ones
+        scheme, capture_links = _curation_scheme(ctx, profiles, scheme), True  # the judges read the linked pages
     config = AgentConfig(
         scheme=scheme,  # type: ignore[arg-type]  # click.Choice: a Scheme
         max_steps=max_steps,
@@ -174,6 +208,8 @@ def record_cmd(
         llm_timeout_s=llm_timeout,
         given=_given_options(ctx),
         worker=worker,
+        profiles=profiles,
+        start_url=(start_url or _demo_shop()) if profiles else start_url,
     )
     columns = (
         TextColumn("recording"),

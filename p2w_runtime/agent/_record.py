@@ -15,7 +15,7 @@ from p2w_runtime.agent._resume import check_dataset, resumed_request, selection_
 from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
-from p2w_runtime.data import DataError, Task, TaskSet, find_memory_bank, load_tasks
+from p2w_runtime.data import DataError, Task, TaskSet, curation_tasks, find_memory_bank, load_tasks
 from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore, check_label_free, find_run
@@ -47,6 +47,10 @@ class RecordRequest:
     """Record the run labelled ``label`` together with other workers (``_worker.py``)."""
     given: frozenset[str] = frozenset()
     """Options the user gave (``--level``, ...): on resume, those must agree with the recorded run."""
+    profiles: Path | None = None
+    """AgenticShop user profiles: each one a curation task starting at ``start_url`` (instead of ``tasks_dir``)."""
+    start_url: str | None = None
+    """Where curation tasks start (the CLI's default: the demo shop); needed with ``profiles``."""
 
 
 @dataclass(frozen=True)
@@ -57,13 +61,23 @@ class RecordSummary:
     outcomes: list[EpisodeOutcome]
 
 
+def load_dataset(request: RecordRequest) -> TaskSet:
+    """The task files, or the AgenticShop profiles as curation tasks."""
+    if request.profiles is not None:
+        if not request.start_url:
+            raise DataError(f"{request.profiles}: curation tasks need a start URL")
+        return curation_tasks(request.profiles, request.start_url)
+    return load_tasks(request.tasks_dir)
+
+
 def select_tasks(dataset: TaskSet, request: RecordRequest) -> list[Task]:
     tasks = [dataset.get(t) for t in request.task_ids] if request.task_ids else list(dataset)
     if request.level is not None:
         tasks = [t for t in tasks if t.level == request.level]
     tasks = tasks[: request.limit] if request.limit else tasks
     if not tasks:
-        raise DataError(f"no task in {request.tasks_dir} matches level={request.level} ids={list(request.task_ids)}")
+        source = request.profiles or request.tasks_dir
+        raise DataError(f"no task in {source} matches level={request.level} ids={list(request.task_ids)}")
     return tasks
 
 
@@ -79,7 +93,7 @@ async def record(
     if request.resume:
         resume = await find_run(store, request.resume)
         request = resumed_request(resume, request)
-    dataset = load_tasks(request.tasks_dir)
+    dataset = load_dataset(request)
     if resume is not None:
         check_dataset(resume, dataset)
     tasks = select_tasks(dataset, request)
@@ -94,7 +108,11 @@ async def record(
     if resume is None and not request.worker:
         await check_label_free(store, label)
     run_config = {
-        "tasks_dir": str(request.tasks_dir),
+        **(
+            {"profiles": str(request.profiles), "start_url": request.start_url}
+            if request.profiles
+            else {"tasks_dir": str(request.tasks_dir)}
+        ),
         "history_dir": str(request.history_dir),
         **selection_config(request, [t.task_id for t in tasks]),
         "concurrency": request.concurrency,

@@ -63,6 +63,8 @@ def resumed_request(run: RunInfo, request: RecordRequest) -> RecordRequest:
         request,
         tasks_dir=request.tasks_dir if "--tasks" in request.given else Path(config.get("tasks_dir", request.tasks_dir)),
         history_dir=Path(config.get("history_dir", request.history_dir)),
+        profiles=request.profiles if "--profiles" in request.given else _path(config.get("profiles")),
+        start_url=config.get("start_url") or request.start_url,
         model=started.backbone_model,
         label=run.label,
         config=AgentConfig(**fields) if fields else request.config,
@@ -95,6 +97,7 @@ def _recorded(run: RunInfo) -> dict[str, Any]:
         "--level": "level",
         "--task": "task_ids",
         "--limit": "limit",
+        "--start-url": "start_url",
     }
     recorded.update({flag: config[key] for flag, key in names.items() if key in config})
     return recorded
@@ -112,7 +115,12 @@ def _asked(request: RecordRequest) -> dict[str, Any]:
         "--level": request.level,
         "--task": list(request.task_ids),
         "--limit": request.limit,
+        "--start-url": request.start_url,
     }
+
+
+def _path(value: Any) -> Path | None:
+    return Path(value) if value else None
 
 
 def _show(value: Any) -> str:

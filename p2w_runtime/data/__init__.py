@@ -1,6 +1,7 @@
 """The Persona2Web data model: task files, ground truth and persona memory banks."""
 
 from p2w_runtime.data._agenticshop import load_curation, load_profiles
+from p2w_runtime.data._curation_tasks import CurationTaskSet, curation_prompt, curation_tasks
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
 from p2w_runtime.data._json import NestedTooDeep, parse_json
@@ -13,11 +14,14 @@ from p2w_runtime.data._memory_bank import (
 from p2w_runtime.data._tasks import Task, TaskSet, load_tasks
 
 __all__ = [
+    "CurationTaskSet",
     "DataError",
     "NestedTooDeep",
     "Task",
     "TaskSet",
     "find_memory_bank",
+    "curation_prompt",
+    "curation_tasks",
     "ground_truth",
     "list_personas",
     "load_curation",
