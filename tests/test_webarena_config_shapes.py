@@ -7,21 +7,13 @@ Cases read off WebArena's ``evaluation_harness/evaluators.py`` and ``helper_func
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from webarena_support import REAL, SITES
 
 from replay.webarena import WebArenaConfigError, exact_match, load_tasks, must_include, parse_task
 
-REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
-SITES = {
-    "gitlab": "http://gitlab.test:8023",
-    "reddit": "http://reddit.test:9999",
-    "shopping": "http://shop.test:7770",
-    "shopping_admin": "http://admin.test:7780/admin",
-    "map": "http://map.test:3000",
-}
 GITLAB = SITES["gitlab"]
 
 

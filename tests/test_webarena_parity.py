@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from webarena_support import judged
+from webarena_support import REAL, SITES, judged
 
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.testing import ScriptedLlm
@@ -28,14 +28,6 @@ from replay.webarena import (
 )
 
 MakeJudge = Callable[..., WebArenaJudge]
-REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
-SITES = {
-    "gitlab": "http://gitlab.test:8023",
-    "reddit": "http://reddit.test:9999",
-    "shopping": "http://shop.test:7770",
-    "shopping_admin": "http://admin.test:7780/admin",
-    "map": "http://map.test:3000",
-}
 GITLAB, REDDIT, ADMIN = SITES["gitlab"], SITES["reddit"], SITES["shopping_admin"]
 
 

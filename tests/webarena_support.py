@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from replay.judges import JudgeContext, Verdict, WebArenaJudge
 from replay.synthetic import EpisodeBuilder
 
 DEFAULT_PAGE = "<html><body><p>final page</p></body></html>"
+REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
+"""WebArena's real task configs (vendored, see tests/data/README.md)."""
+SITES = {
+    "gitlab": "http://gitlab.test:8023",
+    "reddit": "http://reddit.test:9999",
+    "shopping": "http://shop.test:7770",
+    "shopping_admin": "http://admin.test:7780/admin",
+    "map": "http://map.test:3000",
+}
+"""Where the placeholders of the real configs point in these tests."""
 
 
 async def judged(
