@@ -14,6 +14,14 @@ from schemas._agenticshop import (
 )
 from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
 from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile
+from schemas._derived_payloads import (
+    ErrorClassified,
+    ErrorLabel,
+    Evidence,
+    Judgment,
+    RetrievalCounterfactual,
+    TargetRecall,
+)
 from schemas._envelope import (
     CURRENT_VERSIONS,
     PAYLOAD_ADAPTER,
@@ -25,39 +33,35 @@ from schemas._envelope import (
     uuid7,
 )
 from schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas, generated_schemas
-from schemas._payloads import (
+from schemas._payload_base import (
     FAILURE_END_REASONS,
+    BlobHash,
+    EndReason,
+    LlmRole,
+    Payload,
+    Scheme,
+)
+from schemas._payloads import (
     PAYLOAD_TYPES,
     Action,
     AnyPayload,
-    BlobHash,
-    EndReason,
     EpisodeFinished,
     EpisodeStarted,
-    ErrorClassified,
-    ErrorLabel,
-    Evidence,
     FinalState,
     ForkPoint,
     HistoryQuery,
     HistoryRetrieval,
-    Judgment,
     LlmCall,
-    LlmRole,
     LlmUsage,
     Observation,
     PageCapture,
     ParsedAction,
-    Payload,
     Rationale,
-    RetrievalCounterfactual,
     RetrievalHit,
     RunFinished,
     RunStarted,
-    Scheme,
     StreamSeal,
     StreamsSealed,
-    TargetRecall,
 )
 from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
 
