@@ -6,20 +6,17 @@ extractor and the checklist judge; the pages the judges read are the ones Chromi
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_agenticshop_e2e import judgments
 
 from cli import main
 from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.data import curation_tasks, load_profiles
-from p2w_runtime.store import list_runs, open_store
 from p2w_runtime.testing import ScriptedLlm, Text, last_user_message, system_message
-from replay.judging import read_judgments
-from schemas import Judgment
 
 SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"
@@ -36,17 +33,6 @@ PICKS = [
 def invoke(db: Path, *args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
-
-
-def judgments(db: Path) -> dict[tuple[str, str], Judgment]:
-    async def read() -> dict[tuple[str, str], Judgment]:
-        async with open_store(db) as store:
-            (run, *_) = await list_runs(store)
-            return {
-                (r.judgment.task_id, r.judgment.judge_id): r.judgment for r in await read_judgments(store, run.run_id)
-            }
-
-    return asyncio.run(read())
 
 
 def shop_reply(request: dict) -> Text:
