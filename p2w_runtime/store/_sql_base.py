@@ -39,6 +39,10 @@ class Session(ABC):
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement once per row of values."""
 
+    async def insert_events(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Insert events rows (``sql`` is the plain insert); a backend may use a faster path for a large batch."""
+        await self.execute_many(sql, rows)
+
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
@@ -92,10 +96,12 @@ class SqlStoreBase(EventStore):
 
     # -- backend hooks -------------------------------------------------------------------------
     @abstractmethod
-    def _writing(self) -> AbstractAsyncContextManager[Session]:
+    def _writing(self, *, locked_by_log_end: bool = False) -> AbstractAsyncContextManager[Session]:
         """A session inside a transaction that holds the write lock from its start; committed on a clean exit.
 
-        Driver errors leave it as ``IntegrityError`` (a constraint refused the write) or ``StoreError``.
+        ``locked_by_log_end``: the caller's first statement is ``_log_end``, which takes the lock itself (a
+        backend whose ``_log_end`` does so may skip a round trip). Driver errors leave it as ``IntegrityError``
+        (a constraint refused the write) or ``StoreError``.
         """
 
     @abstractmethod
@@ -114,6 +120,15 @@ class SqlStoreBase(EventStore):
     # -- shared by writing and reading -----------------------------------------------------------
     async def _position(self, session: Session) -> int:
         return (await session.fetch(self._max_position.sql))[0][0] or 0
+
+    async def _log_end(self, session: Session, streams: Sequence[str]) -> tuple[int, dict[str, tuple[int, str]]]:
+        """Under the write lock: ``max(position)`` and the (last seq, last hash) of each of ``streams`` that has
+        events. A backend may read them in one round trip (and take the lock in it)."""
+        heads = {}
+        for stream in streams:
+            if (head := await self._head(session, stream)) is not None:
+                heads[stream] = (head.last_seq, head.last_hash)
+        return await self._position(session), heads
 
     async def _fetch_once(self, session: Session, statement: ClauseElement) -> list[tuple[Any, ...]]:
         """Run a statement whose values are part of it (an ``IN`` list): compiled for this one call."""

@@ -8,12 +8,12 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from p2w_runtime.store import EventStore, StoreError, connect_store
+from p2w_runtime.store import EventStore, IntegrityError, StoreError, connect_store
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
-from p2w_runtime.store.postgres import PostgresEventStore, shown_url
+from p2w_runtime.store.postgres import COPY_ROWS, PostgresEventStore, shown_url
 from p2w_runtime.testing.postgres import PostgresServer
-from schemas import blob_hash
+from schemas import GENESIS_HASH, blob_hash
 
 
 class TestPostgresEventStore(SqlStoreHooks, EventStoreContract):
@@ -103,3 +103,57 @@ async def test_reopening_continues_chains(postgres_server: PostgresServer) -> No
         (second,) = await store.append([observation("r1", 2)])
         assert second.seq == 2 and second.position == 2
         assert await store.count() == (2, 1)
+
+
+async def test_large_batches_from_concurrent_writers_go_in_by_copy_gap_free(postgres_server: PostgresServer) -> None:
+    """Batches of COPY_ROWS events and more take the COPY path; the lock taken in ``p2w_log_end`` still orders them."""
+    url = postgres_server.fresh_database()
+    stores = [await connect_store(url) for _ in range(4)]
+    size = COPY_ROWS + 6
+    try:
+
+        async def write(i: int, store: EventStore) -> None:
+            for step in range(5):
+                batch = [observation(f"w{i}", step * size + k) for k in range(size // 2)]
+                await store.append(batch + [rationale("shared", step * size + k) for k in range(size - len(batch))])
+
+        await asyncio.gather(*(write(i, s) for i, s in enumerate(stores)))
+        events = await collect(stores[0].read_all())
+        assert [e.position for e in events] == list(range(1, 4 * 5 * size + 1))
+        shared = [e for e in events if e.stream == "shared"]
+        assert [e.seq for e in shared] == list(range(1, len(shared) + 1))
+        assert shared[0].prev_hash == GENESIS_HASH
+        assert all(b.prev_hash == a.hash for a, b in zip(shared, shared[1:], strict=False))
+        assert all(e.compute_hash() == e.hash for e in events)
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_a_copied_batch_a_constraint_refuses_writes_nothing(postgres_server: PostgresServer) -> None:
+    url = postgres_server.fresh_database()
+    await _filled(url)
+    async with await connect_store(url) as store:
+        batch = [observation("r2", step) for step in range(COPY_ROWS * 2)]
+        batch.append(batch[3].model_copy(update={"stream": "r3"}))  # the same event_id twice: UNIQUE refuses it
+        with pytest.raises(IntegrityError):
+            await store.append(batch)
+        assert await store.count() == (1, 1)
+        assert await store.stream_head("r2") is None
+        (next_event,) = await store.append([observation("r2", 0)])
+        assert next_event.position == 2 and next_event.seq == 1
+
+
+async def test_a_store_created_before_the_log_end_function_gets_it_on_opening(postgres_server: PostgresServer) -> None:
+    url = postgres_server.fresh_database()
+    await _filled(url)
+    raw = await asyncpg.connect(url)
+    try:
+        await raw.execute("DROP FUNCTION p2w_log_end")
+    finally:
+        await raw.close()
+    async with await connect_store(url, read_only=True) as reader:
+        assert await reader.count() == (1, 1)  # a reader needs no function and creates nothing
+    async with await connect_store(url) as store:
+        (second,) = await store.append([observation("r1", 2)])
+        assert (second.seq, second.position) == (2, 2)
