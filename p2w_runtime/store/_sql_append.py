@@ -34,14 +34,14 @@ class SqlAppending(SqlStoreBase):
         sealed: list[StoredEvent] = []
 
         async def seal(session: Session) -> list[tuple[Any, ...]]:
-            position, heads = await self._log_end(session, list({new.stream: None for new in events}))
             await self._check_blobs_present(session, events, set(blobs))
+            position, heads = await self._position(session), _Heads(self, session)
             rows = []
             for new in events:
-                seq, prev = heads.get(new.stream, _GENESIS)
+                seq, prev = await heads.get(new.stream)
                 position += 1
                 stored = seal_redacted(new, seq=seq + 1, prev_hash=prev, position=position)
-                heads[new.stream] = (stored.seq, stored.hash)
+                heads.advance(stored)
                 sealed.append(stored)
                 rows.append(event_to_row(stored, position))
             labels = [(p.label, new.stream) for new in events if isinstance(p := new.payload, RunStarted)]
@@ -55,7 +55,6 @@ class SqlAppending(SqlStoreBase):
         blobs = blobs or {}
 
         async def check(session: Session) -> list[tuple[Any, ...]]:
-            position, heads = await self._log_end(session, list({e.stream: None for e in events}))
             existing = await self._stored_hashes(session, [e.event_id for e in events])
             for event in events:
                 if existing.get(event.event_id, event.hash) != event.hash:
@@ -65,15 +64,16 @@ class SqlAppending(SqlStoreBase):
                     )
             fresh = [e for e in events if e.event_id not in existing]
             await self._check_blobs_present(session, fresh, set(blobs))
+            position, heads = await self._position(session), _Heads(self, session)
             rows = []
             for event in fresh:
-                seq, prev = heads.get(event.stream, _GENESIS)
+                seq, prev = await heads.get(event.stream)
                 if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
                     raise IntegrityError(
                         f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
                         f"the stream's hash chain"
                     )
-                heads[event.stream] = (event.seq, event.hash)
+                heads.advance(event)
                 position += 1
                 rows.append(event_to_row(event, position))
             await self._hold_labels(session, [(_label(e), e.stream) for e in fresh if e.type == RUN])
@@ -88,14 +88,13 @@ class SqlAppending(SqlStoreBase):
         *,
         refused: str,
     ) -> int:
-        """One write transaction: ``event_rows`` builds the rows under the lock (its first statement is
-        ``_log_end``), the blobs go in beside them.
+        """One write transaction: ``event_rows`` builds the rows under the lock, the blobs go in beside them.
 
         The blobs are hash-checked and compressed in worker threads meanwhile. Returns the number of events.
         """
         compressing = self._compress(blobs)
         try:
-            async with self._writing(locked_by_log_end=True) as session:
+            async with self._writing() as session:
                 rows = await event_rows(session)
                 if compressing is not None:
                     blob_rows = await compressing
@@ -157,6 +156,23 @@ class SqlAppending(SqlStoreBase):
         self._stored_blobs.update(present)
 
 
+class _Heads:
+    """Each stream's (last seq, last hash) during one append: read from the database once, then advanced."""
+
+    def __init__(self, store: SqlStoreBase, session: Session) -> None:
+        self._store, self._session = store, session
+        self._heads: dict[str, tuple[int, str]] = {}
+
+    async def get(self, stream: str) -> tuple[int, str]:
+        if stream not in self._heads:
+            head = await self._store._head(self._session, stream)
+            self._heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
+        return self._heads[stream]
+
+    def advance(self, event: StoredEvent) -> None:
+        self._heads[event.stream] = (event.seq, event.hash)
+
+
 async def _joined(parts: list[asyncio.Future[list[Any]]]) -> list[Any]:
     try:
         return [row for part in await asyncio.gather(*parts) for row in part]
@@ -174,8 +190,6 @@ def _settle(future: asyncio.Future[Any]) -> None:
 
 
 RUN = "run.started"
-_GENESIS = (0, GENESIS_HASH)
-"""The head of a stream with no events yet."""
 
 
 def _label(event: StoredEvent) -> str:

@@ -96,12 +96,10 @@ class SqlStoreBase(EventStore):
 
     # -- backend hooks -------------------------------------------------------------------------
     @abstractmethod
-    def _writing(self, *, locked_by_log_end: bool = False) -> AbstractAsyncContextManager[Session]:
+    def _writing(self) -> AbstractAsyncContextManager[Session]:
         """A session inside a transaction that holds the write lock from its start; committed on a clean exit.
 
-        ``locked_by_log_end``: the caller's first statement is ``_log_end``, which takes the lock itself (a
-        backend whose ``_log_end`` does so may skip a round trip). Driver errors leave it as ``IntegrityError``
-        (a constraint refused the write) or ``StoreError``.
+        Driver errors leave it as ``IntegrityError`` (a constraint refused the write) or ``StoreError``.
         """
 
     @abstractmethod
@@ -120,15 +118,6 @@ class SqlStoreBase(EventStore):
     # -- shared by writing and reading -----------------------------------------------------------
     async def _position(self, session: Session) -> int:
         return (await session.fetch(self._max_position.sql))[0][0] or 0
-
-    async def _log_end(self, session: Session, streams: Sequence[str]) -> tuple[int, dict[str, tuple[int, str]]]:
-        """Under the write lock: ``max(position)`` and the (last seq, last hash) of each of ``streams`` that has
-        events. A backend may read them in one round trip (and take the lock in it)."""
-        heads = {}
-        for stream in streams:
-            if (head := await self._head(session, stream)) is not None:
-                heads[stream] = (head.last_seq, head.last_hash)
-        return await self._position(session), heads
 
     async def _fetch_once(self, session: Session, statement: ClauseElement) -> list[tuple[Any, ...]]:
         """Run a statement whose values are part of it (an ``IN`` list): compiled for this one call."""

@@ -52,19 +52,6 @@ _APPEND_ONLY = [
 ]
 """``INSERT ... ON CONFLICT DO UPDATE`` runs the UPDATE trigger, so no upsert can rewrite an event either."""
 _TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs") for kind in ("append_only", "no_truncate")}
-_LOG_END_FUNCTION = "p2w_log_end"
-_LOG_END = [
-    f"CREATE OR REPLACE FUNCTION {_LOG_END_FUNCTION}(lock_key bigint, streams text[]) "
-    "RETURNS TABLE(stream text, seq integer, hash text) LANGUAGE plpgsql VOLATILE AS $$ BEGIN "
-    "PERFORM pg_advisory_xact_lock(lock_key); "
-    "RETURN QUERY SELECT NULL::text, coalesce(max(e.position), 0), NULL::text FROM events e; "
-    "RETURN QUERY SELECT s.stream, h.seq, h.hash::text FROM unnest(streams) AS s(stream) CROSS JOIN LATERAL "
-    "(SELECT e.seq, e.hash FROM events e WHERE e.stream = s.stream ORDER BY e.seq DESC LIMIT 1) AS h; "
-    "END $$"
-]
-"""The write lock, ``max(position)`` and the batch's stream heads in one round trip. Correct only because the
-function is VOLATILE: under READ COMMITTED each query in it takes a fresh snapshot, so the reads after the lock
-see every commit of the writer that held it (one SQL statement would read the snapshot taken before waiting)."""
 COPY_ROWS = 64
 """Event batches at least this large go in by binary COPY (measured in docs/design/postgres.md)."""
 
@@ -133,17 +120,12 @@ class PostgresEventStore(SqlEventStore):
             raise StoreError(f"{self.label}: database error ({exc})") from exc
 
     @asynccontextmanager
-    async def _writing(self, *, locked_by_log_end: bool = False) -> AsyncIterator[Session]:
+    async def _writing(self) -> AsyncIterator[Session]:
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only")
         async with self._driver() as conn, conn.transaction():
-            if not locked_by_log_end:
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
             yield _AsyncpgSession(conn)
-
-    async def _log_end(self, session: Session, streams: Sequence[str]) -> tuple[int, dict[str, tuple[int, str]]]:
-        rows = await session.fetch(f"SELECT * FROM {_LOG_END_FUNCTION}($1, $2)", (WRITE_LOCK, list(streams)))
-        return rows[0][1], {stream: (seq, hash_) for stream, seq, hash_ in rows[1:]}
 
     @asynccontextmanager
     async def _claiming(self) -> AsyncIterator[Session]:
@@ -183,12 +165,10 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
                 why = "a partial p2w-rt event store" if ours else "no p2w-rt event store here"
                 raise StoreError(f"{label}: {why} (record or import a run first)")
             triggers = {r[0] for r in await conn.execute(text("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"))}
-            functions = await conn.execute(text("SELECT 1 FROM pg_proc WHERE proname = :f"), {"f": _LOG_END_FUNCTION})
-            complete = present >= set(SQLModel.metadata.tables) and triggers >= _TRIGGERS and functions.first()
-            if not read_only and not complete:
+            if not read_only and not (present >= set(SQLModel.metadata.tables) and triggers >= _TRIGGERS):
                 await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
                 await conn.run_sync(SQLModel.metadata.create_all)
-                for ddl in [*_APPEND_ONLY, *_LOG_END]:
+                for ddl in _APPEND_ONLY:
                     await conn.execute(text(ddl))
     except StoreError:
         await engine.dispose()

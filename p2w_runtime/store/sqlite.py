@@ -152,7 +152,7 @@ class SqliteEventStore(SqlEventStore):
             raise error from exc
 
     @asynccontextmanager
-    async def _writing(self, *, locked_by_log_end: bool = False) -> AsyncIterator[Session]:
+    async def _writing(self) -> AsyncIterator[Session]:
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only (the file, its folder or its medium is read-only)")
         async with self._driver() as conn:

@@ -106,7 +106,7 @@ async def test_reopening_continues_chains(postgres_server: PostgresServer) -> No
 
 
 async def test_large_batches_from_concurrent_writers_go_in_by_copy_gap_free(postgres_server: PostgresServer) -> None:
-    """Batches of COPY_ROWS events and more take the COPY path; the lock taken in ``p2w_log_end`` still orders them."""
+    """Batches of COPY_ROWS events and more take the COPY path, under the same advisory lock."""
     url = postgres_server.fresh_database()
     stores = [await connect_store(url) for _ in range(4)]
     size = COPY_ROWS + 6
@@ -142,18 +142,3 @@ async def test_a_copied_batch_a_constraint_refuses_writes_nothing(postgres_serve
         assert await store.stream_head("r2") is None
         (next_event,) = await store.append([observation("r2", 0)])
         assert next_event.position == 2 and next_event.seq == 1
-
-
-async def test_a_store_created_before_the_log_end_function_gets_it_on_opening(postgres_server: PostgresServer) -> None:
-    url = postgres_server.fresh_database()
-    await _filled(url)
-    raw = await asyncpg.connect(url)
-    try:
-        await raw.execute("DROP FUNCTION p2w_log_end")
-    finally:
-        await raw.close()
-    async with await connect_store(url, read_only=True) as reader:
-        assert await reader.count() == (1, 1)  # a reader needs no function and creates nothing
-    async with await connect_store(url) as store:
-        (second,) = await store.append([observation("r1", 2)])
-        assert (second.seq, second.position) == (2, 2)
