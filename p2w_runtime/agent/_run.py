@@ -6,7 +6,6 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import structlog
 
@@ -15,7 +14,6 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.episode import (
-    NOT_AN_OUTCOME,
     EpisodeRef,
     EpisodeWriter,
     Provenance,
@@ -26,14 +24,13 @@ from p2w_runtime.episode import (
 )
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import EventStore, RunInfo, seal_streams
-from schemas import EpisodeFinished, NewEvent, RunFinished, uuid7
+from p2w_runtime.store import EventStore, RunInfo, close_run
+from schemas import EpisodeFinished, uuid7
 
 log = structlog.get_logger(__name__)
 
 AGENT_NAME = "p2w-rt"
 UNFINISHED_DETAIL = "unfinished when the run was resumed"
-RunStatus = Literal["completed", "interrupted", "failed"]
 
 
 @dataclass
@@ -152,32 +149,15 @@ async def record_episodes(
             _notify(progress, state)
             return outcome
 
-    status: RunStatus = "completed"
+    interrupted = False
     try:
         await asyncio.gather(*(one(task, episode_id) for task, episode_id in plan.todo))
     except asyncio.CancelledError:
-        status = "interrupted"
+        interrupted = True
         raise
     finally:
-        reasons = Counter(ref.end_reason for ref in plan.kept) + Counter(o.end_reason for o in state.outcomes)
-        counts = {reason: n for reason, n in reasons.items() if reason not in NOT_AN_OUTCOME}
-        if status == "completed" and counts and set(counts) == {"error"}:
-            status = "failed"  # every episode failed (endpoint or browser down): nothing was measured
         costs = [o.cost_usd for o in state.outcomes if o.cost_usd is not None]
-        await store.append(
-            [
-                NewEvent(
-                    stream=plan.run_id,
-                    payload=RunFinished(
-                        status=status,
-                        episodes=sum(counts.values()),
-                        end_reasons=dict(reasons),
-                        cost_usd=round(sum(costs), 6) if costs else None,
-                        seals=await seal_streams(store, plan.run_id, into=plan.run_id),
-                    ),
-                )
-            ]
-        )
+        await close_run(store, plan.run_id, interrupted=interrupted, cost_usd=round(sum(costs), 6) if costs else None)
     return state.outcomes
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter
 from collections.abc import Sequence
 
 import structlog
@@ -21,7 +20,7 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.episode import NOT_AN_OUTCOME, EpisodeWriter, attempt_id, counted, episodes_of
+from p2w_runtime.episode import EpisodeWriter, attempt_id, counted, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
@@ -30,12 +29,12 @@ from p2w_runtime.store import (
     EventStore,
     LabelTaken,
     UnknownRun,
+    close_run,
     find_run,
     hold_claims,
-    seal_streams,
     this_process,
 )
-from schemas import EpisodeFinished, NewEvent, RunFinished
+from schemas import EpisodeFinished
 
 log = structlog.get_logger(__name__)
 
@@ -174,17 +173,7 @@ async def finish_run(store: EventStore, run_id: str) -> None:
         head = await store.stream_head(run_id)
         if head is not None and head.last_type == "run.finished":
             return
-        attempts = await episodes_of(store, run_id, every_attempt=True)
-        reasons = Counter(a.end_reason for a in attempts if a.end_reason is not None)
-        outcomes = Counter(a.end_reason for a in counted(attempts) if a.end_reason not in NOT_AN_OUTCOME)
-        status = "failed" if outcomes and set(outcomes) == {"error"} else "completed"
-        finished = RunFinished(
-            status=status,
-            episodes=sum(outcomes.values()),
-            end_reasons=dict(reasons),
-            seals=await seal_streams(store, run_id, into=run_id),
-        )
-        await store.append([NewEvent(stream=run_id, payload=finished)])
+        await close_run(store, run_id)
 
 
 def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:

@@ -21,7 +21,7 @@ from p2w_runtime.agent import SiteHosting
 from p2w_runtime.browser import BrowserSession, capture_pages
 from p2w_runtime.data import DataError, load_curation, load_profiles
 from p2w_runtime.episode import EpisodeWriter, Provenance, episode_started, run_started
-from p2w_runtime.store import EventStore, seal_streams
+from p2w_runtime.store import EventStore, close_run
 from schemas import (
     RESULTS_JUDGED,
     CurationResult,
@@ -29,7 +29,6 @@ from schemas import (
     GroundTruth,
     NewEvent,
     PageCapture,
-    RunFinished,
     ShopProfile,
     content_hash,
     uuid7,
@@ -208,8 +207,5 @@ async def import_curation(
     for profile, result in episodes:
         events, blobs = _episode(run_id, profile, result, pages)
         await store.append(events, blobs)
-    finished = RunFinished(
-        status="completed", episodes=len(episodes), seals=await seal_streams(store, run_id, into=run_id)
-    )
-    await store.append([NewEvent(stream=run_id, payload=finished)])
+    await close_run(store, run_id)
     return run_id

@@ -8,7 +8,6 @@ the same label: finished episodes are skipped, the rest written, then the run fi
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -29,11 +28,11 @@ from p2w_runtime.store import (
     ClaimHolder,
     EventStore,
     RunInfo,
+    close_run,
     hold_claims,
     list_runs,
-    seal_streams,
 )
-from schemas import NewEvent, RunFinished, Scheme, uuid7
+from schemas import NewEvent, Scheme, uuid7
 
 log = structlog.get_logger()
 
@@ -246,10 +245,6 @@ async def _finished_episodes(store: EventStore, run_id: str) -> set[str]:
     return done
 
 
-async def _end_reasons(store: EventStore, run_id: str) -> Counter[str]:
-    return Counter(ref.end_reason for ref in await episodes_of(store, run_id, every_attempt=True) if ref.end_reason)
-
-
 async def import_trajectories(store: EventStore, paths: Sequence[Path], *, label: str, **options: Any) -> ImportReport:
     """``_import_trajectories`` with the label claimed: a second import under the same label (another process)
     waits until this one is done, then resumes into the same run instead of writing its episodes twice."""
@@ -365,14 +360,6 @@ async def _import_trajectories(
         log.info("import.episode", run_id=run_id, task_id=item.task.task_id, events=len(events), file=str(item.path))
         if progress:
             progress("writing", i + 1, len(planned))
-    reasons = await _end_reasons(store, run_id)
-    report.episodes = sum(reasons.values())
-    finished = RunFinished(
-        status="completed",
-        episodes=report.episodes,
-        end_reasons=dict(sorted(reasons.items())),
-        seals=await seal_streams(store, run_id, into=run_id),
-    )
-    await store.append([NewEvent(stream=run_id, payload=finished)])
+    report.episodes = (await close_run(store, run_id)).episodes
     return report
 

@@ -26,8 +26,8 @@ from p2w_runtime.rerun._har import Restore, choose_restore, recorded_har, routed
 from p2w_runtime.rerun._mismatch import Divergence
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
-from p2w_runtime.store import EventStore, check_label_free, seal_streams
-from schemas import ForkPoint, NewEvent, Observation, ParsedAction, RunFinished, Scheme, uuid7
+from p2w_runtime.store import EventStore, check_label_free, close_run
+from schemas import ForkPoint, Observation, ParsedAction, Scheme, uuid7
 
 
 @dataclass(frozen=True)
@@ -138,14 +138,7 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
                 fork=ForkPoint(source_stream=ref.stream, at_step=request.at_step, source_event_id=at),
             )
             outcome = await episode.run()
-    finished = RunFinished(
-        status="failed" if outcome.end_reason == "error" else "completed",
-        episodes=1,
-        end_reasons={outcome.end_reason: 1},
-        cost_usd=outcome.cost_usd,
-        seals=await seal_streams(store, run_id, into=run_id),
-    )
-    await store.append([NewEvent(stream=run_id, payload=finished)])
+    await close_run(store, run_id, cost_usd=outcome.cost_usd)
     return ForkSummary(run_id, label, ref.stream, request.at_step, restore_by, outcome)
 
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from p2w_runtime.episode import EpisodeWriter, Provenance, run_started
 from p2w_runtime.rerun._recorded import Recorded
-from p2w_runtime.store import EventStore, RunInfo, StoreError, seal_streams
-from schemas import AnyPayload, NewEvent, RunFinished, uuid7
+from p2w_runtime.store import EventStore, RunInfo, StoreError, close_run
+from schemas import AnyPayload, uuid7
 
 if TYPE_CHECKING:
     from p2w_runtime.rerun._rerun import EpisodeRerun
@@ -41,7 +41,6 @@ async def record_as(
         config={**source.config, "rerun_of": run.run_id},
     )
     await store.append([started.model_copy(update={"causation_id": source_start.event_id})])
-    reasons: Counter[str] = Counter()
     for episode in episodes:
         writer = EpisodeWriter.copying(
             run_id, episode.rerun.episode_id, frozenset(e.event_id for e in episode.source.events)
@@ -50,15 +49,7 @@ async def record_as(
         events, _ = writer.take()
         blobs = {sha: await scratch.get_blob(sha) for sha in _blob_refs(e.payload for e in episode.rerun.events)}
         await store.append(events, blobs)
-        if episode.rerun.finished is not None:
-            reasons[episode.rerun.finished.end_reason] += 1
-    finished = RunFinished(
-        status="completed",
-        episodes=sum(reasons.values()),
-        end_reasons=dict(reasons),
-        seals=await seal_streams(store, run_id, into=run_id),
-    )
-    await store.append([NewEvent(stream=run_id, payload=finished)])
+    await close_run(store, run_id)
     return run_id
 
 

@@ -6,9 +6,10 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from p2w_runtime.episode import counted, episodes_of, under
+from p2w_runtime.episode import NOT_AN_OUTCOME, counted, episodes_of, under
 from p2w_runtime.store._event_store import EventStore, LabelTaken, StoreError
-from schemas import RunFinished, RunStarted, StoredEvent
+from p2w_runtime.store._seal import seal_streams
+from schemas import NewEvent, RunFinished, RunStarted, StoredEvent
 
 
 class UnknownRun(StoreError):
@@ -102,3 +103,24 @@ async def run_events(store: EventStore, run_id: str) -> AsyncIterator[StoredEven
         yield event
     async for event in store.read_all(stream_prefix=under(run_id)):
         yield event
+
+
+async def close_run(
+    store: EventStore, run_id: str, *, interrupted: bool = False, cost_usd: float | None = None
+) -> RunFinished:
+    """Append run ``run_id``'s ``run.finished``, derived from its log: how every attempt ended, how many episodes
+    count, and the seals of its streams. Every writer of runs (agent, workers, fork, rerun, importers) closes them
+    here. The status is ``interrupted`` when the recording was stopped, else ``failed`` when every counted episode
+    ended in an error (nothing was measured), else ``completed``."""
+    attempts = await episodes_of(store, run_id, every_attempt=True)
+    reasons = Counter(a.end_reason for a in attempts if a.end_reason is not None)
+    outcomes = Counter(a.end_reason for a in counted(attempts) if a.end_reason not in NOT_AN_OUTCOME)
+    finished = RunFinished(
+        status="interrupted" if interrupted else "failed" if outcomes and set(outcomes) == {"error"} else "completed",
+        episodes=sum(outcomes.values()),
+        end_reasons=dict(sorted(reasons.items())),
+        cost_usd=cost_usd,
+        seals=await seal_streams(store, run_id, into=run_id),
+    )
+    await store.append([NewEvent(stream=run_id, payload=finished)])
+    return finished
