@@ -8,6 +8,10 @@ store; then, per event, best of five passes, each result dropped at once as a st
 - trust, models built without validation: ``orjson.loads`` + ``model_construct`` (nested fields stay dicts,
   so a fold reading ``action.parsed.name`` would break: shown for its cost only);
 - validate from the stored text: ``StoredEvent.decode_payload`` (one pass of pydantic-core over the JSON);
+- the same, then the trajectory's record built from the model (what projection did before records were decoded
+  from the text);
+- records from the text: ``decode_record`` (one ``msgspec`` pass into the record, the kept fields checked), the
+  payload model for the types it does not take: what projection does now;
 - the old read path: ``orjson.loads`` + upcast + ``validate_python`` + an ``Event`` envelope (``decode``);
 - chain links: each event's ``prev_hash`` against the previous event's ``hash`` (what the fold checks);
 - chain hashes: recomputing each event's sha256 (what ``verify`` does, and reading does not).
@@ -31,7 +35,9 @@ import orjson
 from bench_replay import build
 
 from p2w_runtime.store import open_store
-from schemas import PAYLOAD_TYPES, StoredEvent
+from replay.trajectory._decode import decode_record
+from replay.trajectory._model import ActionCommand, ActionRecord, ObservationRecord, RationaleRecord
+from schemas import PAYLOAD_TYPES, Action, Observation, Rationale, StoredEvent
 
 MODELS = {cls.model_fields["type"].default: cls for cls in PAYLOAD_TYPES}
 
@@ -51,6 +57,18 @@ def per_event(events: list[StoredEvent], work: Callable[[StoredEvent], object]) 
             work(event)
         best = min(best, time.process_time() - started)
     return best / len(events) * 1e6
+
+
+def record_through_model(event: StoredEvent) -> object:
+    payload = event.decode_payload()
+    if type(payload) is Observation:
+        return ObservationRecord(event.event_id, payload.step, payload.url, payload.title, payload.description)
+    if type(payload) is Action:
+        parsed = ActionCommand(payload.parsed.name, tuple(payload.parsed.args)) if payload.parsed else None
+        return ActionRecord(event.event_id, payload.step, payload.raw, parsed, payload.status, payload.error)
+    if type(payload) is Rationale:
+        return RationaleRecord(event.event_id, payload.step, payload.source, payload.text, (*payload.cited_entry_ids,))
+    return payload
 
 
 def chain_links(events: list[StoredEvent]) -> None:
@@ -74,6 +92,8 @@ def main() -> None:
             per_event(events, lambda e: MODELS[e.type].model_construct(**orjson.loads(e.payload_json))),
         ),
         ("validate: decode_payload (validate_json)", per_event(events, StoredEvent.decode_payload)),
+        ("validate, then build the record from the model", per_event(events, record_through_model)),
+        ("records from the text (decode_record)", per_event(events, lambda e: decode_record(e) or e.decode_payload())),
         ("old path: decode (loads, validate, Event)", per_event(events, StoredEvent.decode)),
         ("recompute each chain hash (verify)", per_event(events, StoredEvent.compute_hash)),
     ]
@@ -83,7 +103,7 @@ def main() -> None:
     base = rows[0][1]
     print(f"{len(events)} events of {args.episodes} episodes, CPU per event, best of 5:")
     for label, micros in rows:
-        print(f"  {label:44s} {micros:6.2f} us  = {micros / base:5.2f}x json.loads")
+        print(f"  {label:48s} {micros:6.2f} us  = {micros / base:5.2f}x json.loads")
 
 
 if __name__ == "__main__":

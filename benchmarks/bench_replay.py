@@ -5,9 +5,10 @@ reasoning and an action per step, three history accesses with 5 hits and a memor
 a final state and the end) are appended to a fresh SQLite store, then:
 
 - raw SELECT: the same events fetched with sqlite3; the baseline also parses each payload with json.loads;
-- projection: ``load_trajectories`` (read, validate each payload, fold) for the whole run, streamed as
-  the commands consume it, alternated with the baseline and with the same fold over ``read_streams``' full
-  ``StoredEvent``s without the collector pause (the code before read_chained); then once more keeping every trajectory;
+- projection: ``load_trajectories`` (read, decode each record or payload, fold) for the whole run, streamed as
+  the commands consume it, alternated with the baseline and with the same load building every record from its
+  validated payload model (the code before records were decoded from the text); then once more keeping every
+  trajectory;
 - rules judge: ``rubric-rules`` scoring the projected trajectories in memory (cold matcher caches);
 - replay, first pass: ``replay_run`` end to end (load, judge, append the judgments), on fresh copies;
 - replay, second pass: the same call again, all cached (stream heads only, no event read).
@@ -40,6 +41,7 @@ from replay.judging import replay_run
 from replay.matching import compile_value, normalize, tokenize_normalized
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from replay.trajectory import Trajectory, load_trajectories, project
+from replay.trajectory._decode import decode_record
 from replay.trajectory._load import LOAD_CHUNK
 from replay.trajectory._project import _Fold
 from schemas import GroundTruth, Location, MemoryEntry, uuid7
@@ -170,8 +172,8 @@ async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajec
             with Clock(t["projection"]):  # streamed, as replay, classify and metrics consume it
                 async for _trajectory in load_trajectories(store, run_id):
                     pass
-            with Clock(t["projection_full_rows"]):  # load_trajectories before read_chained and the collector pause
-                async for _trajectory in _load_full_rows(store, streams):
+            with Clock(t["projection_models"]):  # load_trajectories before records were decoded from the text
+                async for _trajectory in _load_through_models(store, streams):
                     pass
             with Clock(t["projection_before"]):  # the read path before: a query per episode, Event models
                 for stream in streams:
@@ -179,28 +181,34 @@ async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajec
         with Clock(t["projection_kept"]):
             trajectories = [trajectory async for trajectory in load_trajectories(store, run_id)]
 
-        # where projection time goes: the store's read path, payload decoding (validation), the fold itself
-        with Clock(t["read_full"]):
-            [e async for e in store.read_streams(streams)]
+        # where projection time goes: the store's read path, then decoding and folding (collector paused)
         with Clock(t["read"]):
             stored = [e async for e in store.read_chained(streams)]
+        gc.disable()
         with Clock(t["decode"]):
-            payloads = [e.decode_payload() for e in stored]
+            for e in stored:
+                if decode_record(e) is None:
+                    e.decode_payload()
         with Clock(t["fold"]):
             folds: dict[str, _Fold] = {}
-            for event, payload in zip(stored, payloads, strict=True):
-                folds.setdefault(event.stream, _Fold()).apply(event, payload)
+            for event in stored:
+                folds.setdefault(event.stream, _Fold()).apply_stored(event)
+        gc.enable()
     return trajectories
 
 
-async def _load_full_rows(store: EventStore, streams: list[str]) -> AsyncIterator[Trajectory]:
-    """``load_trajectories`` as it was before (docs/design/projection.md): ``read_streams``' full
-    ``StoredEvent``s, the collector running while a chunk is folded."""
+async def _load_through_models(store: EventStore, streams: list[str]) -> AsyncIterator[Trajectory]:
+    """``load_trajectories`` as it was before (docs/design/projection.md): every payload validated into its
+    pydantic model, every record built from the model."""
     for i in range(0, len(streams), LOAD_CHUNK):
         chunk = streams[i : i + LOAD_CHUNK]
         folds: dict[str, _Fold] = {}
-        async for stored in store.read_streams(chunk):
-            folds.setdefault(stored.stream, _Fold()).apply(stored, stored.decode_payload())
+        gc.disable()
+        try:
+            async for stored in store.read_chained(chunk):
+                folds.setdefault(stored.stream, _Fold()).apply(stored, stored.decode_payload())
+        finally:
+            gc.enable()
         for stream in chunk:
             trajectory = folds[stream].trajectory
             assert trajectory is not None
@@ -239,16 +247,16 @@ def report(t: dict[str, Timing], n: int, rows: int, mean_p_avg: float) -> None:
         f"the baseline (target <= 2x)"
     )
     print(
-        f"  before read_chained and the collector pause (read_streams' StoredEvents): "
-        f"{t['projection_full_rows'].wall:.3f} s  = {t['projection_full_rows'].ratio(base)} the baseline"
+        f"  before: every record built from its validated payload model: "
+        f"{t['projection_models'].wall:.3f} s  = {t['projection_models'].ratio(base)} the baseline"
     )
     print(
         f"  the former read path (a query per episode, Event models): {t['projection_before'].wall:.3f} s  = "
         f"{t['projection_before'].ratio(base)} the baseline"
     )
     print(
-        f"  parts, measured apart (CPU): store read_chained {t['read'].cpu:.3f} s "
-        f"(read_streams {t['read_full'].cpu:.3f} s), decode_payload {t['decode'].cpu:.3f} s, fold {t['fold'].cpu:.3f} s"
+        f"  parts, measured apart (CPU): store read_chained {t['read'].cpu:.3f} s, decoding alone "
+        f"{t['decode'].cpu:.3f} s, decoding and folding {t['fold'].cpu:.3f} s"
     )
     print(
         f"projection, all {n} kept in a list:    {t['projection_kept'].wall:7.3f} s  = "

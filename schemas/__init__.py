@@ -62,6 +62,7 @@ from schemas._payloads import (
     RunStarted,
     StreamSeal,
     StreamsSealed,
+    render_action,
 )
 from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
 
@@ -107,6 +108,7 @@ __all__ = [
     "ParsedAction",
     "Payload",
     "Rationale",
+    "render_action",
     "RetrievalCounterfactual",
     "RetrievalHit",
     "RunFinished",

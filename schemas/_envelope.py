@@ -163,6 +163,23 @@ class StoredEvent:
             return decode_payload(self.event_id, self.type, self.schema_version, self.payload_json)
         return _upcast_and_validate(self.event_id, self.type, self.schema_version, self.payload)
 
+    def payload_problem(self) -> str | None:
+        """Why the payload does not validate against its model, in one line; None when it does.
+
+        ``verify`` and bundle import check every payload this way; a trajectory's reader checks only the fields
+        it keeps (docs/design/projection.md).
+        """
+        try:
+            self.decode_payload()
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "payload"
+            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+            return f"payload does not validate: {where}: {first['msg']}{more}"
+        except ValueError as exc:
+            return f"payload does not validate: {exc}"
+        return None
+
     def decode(self) -> Event:
         """Upcast the raw payload to the current schema and validate it (``decode_payload``), with its envelope."""
         payload = self.decode_payload()
@@ -239,6 +256,8 @@ def _upcast_and_validate(event_id: str, type_: str, version: int, payload: dict[
     target = CURRENT_VERSIONS.get(type_)
     if target is None:
         raise ValueError(f"unknown event type {type_!r} (event {event_id})")
+    if not isinstance(payload, dict):
+        raise ValueError(f"the payload of event {event_id} is not a JSON object")
     raw = upcast(type_, version, payload, target)
     return PAYLOAD_ADAPTER.validate_python({**raw, "type": type_})
 

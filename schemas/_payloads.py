@@ -8,6 +8,7 @@ events keep loading.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -198,6 +199,11 @@ class LlmCall(Payload):
     cost_usd: float | None = None
 
 
+def render_action(name: str, args: Sequence[str]) -> str:
+    """An action's canonical text form, ``name [a] [b]``: of a payload's ``ParsedAction`` and a trajectory's record."""
+    return " ".join([name, *(f"[{a}]" for a in args)])
+
+
 class ParsedAction(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -205,8 +211,7 @@ class ParsedAction(BaseModel):
     args: list[str] = Field(default_factory=list)
 
     def render(self) -> str:
-        """Canonical text form, ``name [a] [b]``."""
-        return " ".join([self.name, *(f"[{a}]" for a in self.args)])
+        return render_action(self.name, self.args)
 
 
 class Action(Payload):

@@ -187,7 +187,7 @@ def bundle_header(path: Path) -> dict[str, Any]:
 
 
 def _verify_bundle(path: Path, trusted: bytes | None) -> tuple[dict[str, Any], Signature | None]:
-    """Check every hash, chain and seal of the bundle, and its signature if ``trusted`` is given."""
+    """Check every hash, chain, payload and seal of the bundle, and its signature if ``trusted`` is given."""
     heads: dict[str, tuple[int, str]] = {}
     blobs: set[str] = set()
     seals: list[tuple[StoredEvent, StreamSeal]] = []
@@ -212,6 +212,8 @@ def _verify_bundle(path: Path, trusted: bytes | None) -> tuple[dict[str, Any], S
                 raise BundleError(f"{where} breaks the chain")
             if event.compute_hash() != event.hash:
                 raise BundleError(f"{where} does not match its hash (bundle tampered)")
+            if (problem := event.payload_problem()) is not None:
+                raise BundleError(f"{where}: {clip(problem, 300)}")
             if set(event.blobs) - blobs:
                 raise BundleError(f"{where} references blobs not in the bundle")
             if event.type in SEAL_EVENT_TYPES:

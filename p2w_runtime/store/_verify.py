@@ -45,7 +45,7 @@ class VerifyReport:
 
 
 async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyReport:
-    """Check chains (seq gap-free from 1, prev_hash links, recomputed hashes), seals and blobs.
+    """Check chains (seq gap-free from 1, prev_hash links, recomputed hashes), payloads, seals and blobs.
 
     With ``run_id``, only that run's streams and the blobs they reference are checked.
     One pass in position order; memory holds one head per stream and the seals, not the events.
@@ -74,6 +74,8 @@ async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyRe
             report.problems.append(
                 Problem(event.stream, event.seq, event.event_id, "content does not match its hash (modified)")
             )
+        elif (invalid := event.payload_problem()) is not None:
+            report.problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
         heads[event.stream] = (event.seq, event.hash)
         referenced.update(event.blobs)
     report.streams = len(heads)

@@ -18,7 +18,7 @@ async def load_trajectory(store: EventStore, stream: str) -> Trajectory:
     """The trajectory of one episode stream (``{run_id}/{episode_id}``)."""
     fold = _Fold()
     async for stored in store.read_stream(stream):
-        fold.apply(stored, stored.decode_payload())
+        fold.apply_stored(stored)
     if fold.trajectory is None:
         raise ProjectionError(f"no episode stream {stream!r}")
     return fold.trajectory
@@ -46,7 +46,7 @@ async def load_trajectories(
                 fold = folds.get(stored.stream)
                 if fold is None:
                     fold = folds[stored.stream] = _Fold()
-                fold.apply(stored, stored.decode_payload())
+                fold.apply_stored(stored)
         finally:
             if collecting:
                 gc.enable()

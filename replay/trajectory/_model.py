@@ -1,22 +1,28 @@
 """The trajectory read model: what one episode did, folded from its events.
 
-Plain frozen dataclasses rather than pydantic models: a trajectory is rebuilt from
-validated events, never from user input, and judges read thousands of them a second.
-Every record keeps the id of the event it came from, so judgments can cite evidence.
+Records are frozen ``msgspec`` structs rather than pydantic models or dataclasses: the hot ones are decoded
+straight from the stored payload text, fields checked, in one pass (``_decode.py``), and judges read thousands
+of trajectories a second (docs/design/projection.md). Immutable, since judges share one trajectory; ``gc=False``
+(never tracked by the cyclic collector) wherever a record holds only scalars, strings and tuples of them, which
+cannot form a cycle. The two aggregates the fold fills, ``HistoryAccess`` and
+``Trajectory``, are plain dataclasses. Every record keeps the id of the event it came from, so judgments can
+cite evidence.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
-from schemas import ForkPoint, GroundTruth, ParsedAction, RetrievalHit
+import msgspec
+
+from schemas import ForkPoint, GroundTruth, RetrievalHit, render_action
 
 NON_BROWSER_ACTIONS = frozenset({"memory_access", "note", "branch", "prune"})
 """Actions that do not act on the page: asking the history, planning, note taking."""
 
 
-@dataclass(frozen=True, slots=True)
-class ObservationRecord:
+class ObservationRecord(msgspec.Struct, frozen=True, gc=False):
     event_id: str
     step: int
     url: str
@@ -25,17 +31,17 @@ class ObservationRecord:
     ax_tree: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RationaleRecord:
+class RationaleRecord(msgspec.Struct, frozen=True, gc=False):
     event_id: str
     step: int | None
-    source: str
+    source: Literal["planner", "generator"]
     text: str
     cited_entry_ids: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class RetrievalRecord:
+class RetrievalRecord(msgspec.Struct, frozen=True):
+    """Tracked by the collector, unlike the other records: its hits are pydantic models."""
+
     event_id: str
     step: int | None
     query: str
@@ -65,13 +71,22 @@ class HistoryAccess:
         return [hit for retrieval in self.retrievals for hit in retrieval.hits]
 
 
-@dataclass(frozen=True, slots=True)
-class ActionRecord:
+class ActionCommand(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """An action's parsed command as a trajectory keeps it: ``ParsedAction``'s fields, read-only."""
+
+    name: str
+    args: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        return render_action(self.name, self.args)
+
+
+class ActionRecord(msgspec.Struct, frozen=True, gc=False):
     event_id: str
     step: int
     raw: str
-    parsed: ParsedAction | None
-    status: str
+    parsed: ActionCommand | None
+    status: Literal["executed", "invalid", "blocked"]
     error: str | None = None
 
     @property
@@ -83,8 +98,7 @@ class ActionRecord:
         return self.parsed is not None and self.parsed.name not in NON_BROWSER_ACTIONS
 
 
-@dataclass(frozen=True, slots=True)
-class FinalStateRecord:
+class FinalStateRecord(msgspec.Struct, frozen=True, gc=False):
     event_id: str
     url: str
     title: str = ""
@@ -95,8 +109,7 @@ class FinalStateRecord:
     stylesheets: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CaptureRecord:
+class CaptureRecord(msgspec.Struct, frozen=True, gc=False):
     """A page the answer linked to, as fetched at the end of the episode (``page.capture``)."""
 
     event_id: str

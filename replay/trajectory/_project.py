@@ -6,7 +6,9 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from p2w_runtime.episode import run_of
+from replay.trajectory._decode import FastRecord, LlmCallCost, StoredText, decode_record
 from replay.trajectory._model import (
+    ActionCommand,
     ActionRecord,
     CaptureRecord,
     FinalStateRecord,
@@ -59,6 +61,12 @@ class Envelope(Protocol):
     def hash(self) -> str: ...
 
 
+class StoredEnvelope(Envelope, StoredText, Protocol):
+    """A stored event as the fold reads it: a ``ChainedEvent`` or a ``StoredEvent``."""
+
+    def decode_payload(self) -> AnyPayload: ...
+
+
 class _Fold:
     """Applies events one at a time, so a reader can stream an episode without holding its raw events."""
 
@@ -66,78 +74,99 @@ class _Fold:
         self.trajectory: Trajectory | None = None
         self._by_event: dict[str, HistoryAccess] = {}
 
+    def apply_stored(self, event: StoredEnvelope) -> None:
+        """Fold the next stored event of the stream, its record decoded from the text where it can be."""
+        t = self.trajectory
+        record = decode_record(event) if t is not None else None
+        if t is None or record is None:
+            self.apply(event, event.decode_payload())
+            return
+        self._follow(event, t)
+        self._place(event, record, t)
+        self._advance(event, t)
+
     def apply(self, event: Envelope, payload: AnyPayload) -> None:
         """Fold the next event of the stream; its ``payload`` decoded (``StoredEvent.decode_payload``)."""
-        if self.trajectory is None:
+        t = self.trajectory
+        if t is None:
             if not isinstance(payload, EpisodeStarted):
                 raise ProjectionError(f"stream {event.stream}: first event is {event.type}, not episode.started")
-            self.trajectory = _start(event, payload)
-        elif event.stream != self.trajectory.stream:
-            raise ProjectionError(f"event {event.event_id} belongs to {event.stream}, not {self.trajectory.stream}")
-        elif event.prev_hash != self.trajectory.hash:
+            t = self.trajectory = _start(event, payload)
+        else:
+            self._follow(event, t)
+            self._apply(event, payload, t)
+        self._advance(event, t)
+
+    def _follow(self, event: Envelope, t: Trajectory) -> None:
+        if event.stream != t.stream:
+            raise ProjectionError(f"event {event.event_id} belongs to {event.stream}, not {t.stream}")
+        if event.prev_hash != t.hash:
             raise ProjectionError(
                 f"stream {event.stream}: event seq {event.seq} does not follow the one before it (its prev_hash "
                 f"differs): events are missing or out of order; run p2w-rt verify"
             )
-        else:
-            self._apply(event, payload, self.trajectory)
-        self.trajectory.hash = event.hash
-        self.trajectory.last_event_id = event.event_id
-        self.trajectory.event_count += 1
+
+    @staticmethod
+    def _advance(event: Envelope, t: Trajectory) -> None:
+        t.hash = event.hash
+        t.last_event_id = event.event_id
+        t.event_count += 1
 
     def _apply(self, event: Envelope, p: AnyPayload, t: Trajectory) -> None:
         # ``type(p) is``, not ``isinstance``: payload models are ABCs to pydantic, and each isinstance miss
         # takes its slow path (~0.3 us; a rationale missed four times before matching)
+        eid = event.event_id
         if type(p) is Observation:
-            obs = ObservationRecord(event.event_id, p.step, p.url, p.title, p.description, p.ax_tree)
-            t.observations.append(obs)
-            t.timeline.append(obs)
+            self._place(event, ObservationRecord(eid, p.step, p.url, p.title, p.description, p.ax_tree), t)
         elif type(p) is Action:
-            action = ActionRecord(event.event_id, p.step, p.raw, p.parsed, p.status, p.error)
-            t.actions.append(action)
-            t.timeline.append(action)
+            parsed = ActionCommand(p.parsed.name, tuple(p.parsed.args)) if p.parsed else None
+            self._place(event, ActionRecord(eid, p.step, p.raw, parsed, p.status, p.error), t)
+        elif type(p) is Rationale:
+            self._place(event, RationaleRecord(eid, p.step, p.source, p.text, tuple(p.cited_entry_ids)), t)
+        elif type(p) is LlmCall:
+            self._place(event, LlmCallCost(eid, p.cost_usd), t)
         elif type(p) is HistoryQuery:
-            access = HistoryAccess(event.event_id, p.step, p.phase, p.query, p.reason)
+            access = HistoryAccess(eid, p.step, p.phase, p.query, p.reason)
             t.history.append(access)
             t.timeline.append(access)
-            self._by_event[event.event_id] = access
+            self._by_event[eid] = access
         elif type(p) is HistoryRetrieval:
-            retrieval = RetrievalRecord(event.event_id, p.step, p.query, tuple(p.hits), p.k, p.threshold)
+            retrieval = RetrievalRecord(eid, p.step, p.query, tuple(p.hits), p.k, p.threshold)
             access = self._retrieval_access(event, p, t)
             access.retrievals.append(retrieval)
             t.timeline.append(retrieval)
-            self._by_event[event.event_id] = access
-        elif type(p) is Rationale:
-            rationale = RationaleRecord(event.event_id, p.step, p.source, p.text, tuple(p.cited_entry_ids))
-            if p.source == "planner":
-                t.planner_rationales.append(rationale)
-            else:
-                self._answer_access(event, p, t).answers.append(rationale)
-            t.timeline.append(rationale)
-        elif type(p) is LlmCall:
-            t.llm_calls += 1
-            t.llm_cost_usd += p.cost_usd or 0.0
+            self._by_event[eid] = access
         elif type(p) is FinalState:
             t.final_state = FinalStateRecord(
-                event.event_id, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
+                eid, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
             )
         elif type(p) is PageCapture:
             t.captures.append(
                 CaptureRecord(
-                    event.event_id,
-                    p.index,
-                    p.requested_url,
-                    p.final_url,
-                    p.status,
-                    p.title,
-                    p.dom_html,
-                    p.screenshot,
-                    p.error,
+                    eid, p.index, p.requested_url, p.final_url, p.status, p.title, p.dom_html, p.screenshot, p.error
                 )
             )
         elif type(p) is EpisodeFinished:
             t.end_reason, t.answer, t.final_url, t.end_detail = p.end_reason, p.answer, p.final_url, p.detail
-            t.finished_event_id = event.event_id
+            t.finished_event_id = eid
+
+    def _place(self, event: Envelope, record: FastRecord, t: Trajectory) -> None:
+        """Put a record where the trajectory keeps it: the same for a record decoded from text or from a payload."""
+        if type(record) is ObservationRecord:
+            t.observations.append(record)
+            t.timeline.append(record)
+        elif type(record) is RationaleRecord:
+            if record.source == "planner":
+                t.planner_rationales.append(record)
+            else:
+                self._answer_access(event, record, t).answers.append(record)
+            t.timeline.append(record)
+        elif type(record) is ActionRecord:
+            t.actions.append(record)
+            t.timeline.append(record)
+        elif type(record) is LlmCallCost:
+            t.llm_calls += 1
+            t.llm_cost_usd += record.cost_usd or 0.0
 
     def _retrieval_access(self, event: Envelope, p: HistoryRetrieval, t: Trajectory) -> HistoryAccess:
         """The query this retrieval answers: by causation, else the latest query with the same text."""
@@ -150,7 +179,7 @@ class _Fold:
         t.history.append(access)
         return access
 
-    def _answer_access(self, event: Envelope, p: Rationale, t: Trajectory) -> HistoryAccess:
+    def _answer_access(self, event: Envelope, p: RationaleRecord, t: Trajectory) -> HistoryAccess:
         """The access a memory answer belongs to: by causation (retrieval or query), else the latest one."""
         if event.causation_id in self._by_event:
             return self._by_event[event.causation_id]

@@ -1,0 +1,72 @@
+"""Records straight from stored payload text, for the event types nearly every event of a run has.
+
+An observation, a rationale or an action becomes its record in one ``msgspec`` pass over the stored JSON: the
+fields the trajectory keeps are checked (types, literals, no unknown field in a command) and nothing else is
+built. Any text this path does not take (an older schema version, a value it refuses, an odd event id) goes
+through the payload model instead, which gives the authoritative answer and pydantic's error naming the field.
+The path is never looser than the payload model on a kept field (``tests/test_trajectory_decode.py``); the
+measurements that chose it are in docs/design/projection.md.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+
+from replay.trajectory._model import ActionRecord, ObservationRecord, RationaleRecord
+from schemas import CURRENT_VERSIONS
+
+
+class StoredText(Protocol):
+    """What this path reads of a stored event (a ``ChainedEvent`` or a ``StoredEvent``)."""
+
+    @property
+    def event_id(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def schema_version(self) -> int: ...
+    @property
+    def payload_json(self) -> str: ...
+
+
+class LlmCallCost(msgspec.Struct, frozen=True, gc=False):
+    """What a trajectory keeps of an LLM call: that it happened, and its cost."""
+
+    event_id: str
+    cost_usd: float | None = None
+
+
+FastRecord = ObservationRecord | RationaleRecord | ActionRecord | LlmCallCost
+
+FAST_RECORDS: dict[str, type[FastRecord]] = {
+    "observation": ObservationRecord,
+    "rationale": RationaleRecord,
+    "action": ActionRecord,
+    "llm.call": LlmCallCost,
+}
+"""The event types this path decodes, and the record each becomes."""
+
+_DECODERS: dict[str, msgspec.json.Decoder[FastRecord]] = {
+    kind: msgspec.json.Decoder(record) for kind, record in FAST_RECORDS.items()
+}
+_VERSIONS = {kind: CURRENT_VERSIONS[kind] for kind in FAST_RECORDS}
+
+
+def decode_record(event: StoredText) -> FastRecord | None:
+    """The event's record, or None when this path does not take the event (the caller decodes its payload).
+
+    The event id is appended to the payload object as its last key, so it is the one decoded even if the text
+    carries an ``event_id`` of its own (a payload model refuses such a key; the record ignores it).
+    """
+    decoder = _DECODERS.get(event.type)
+    if decoder is None or event.schema_version != _VERSIONS[event.type]:
+        return None
+    event_id, text = event.event_id, event.payload_json
+    if '"' in event_id or "\\" in event_id or not text.endswith("}"):
+        return None
+    try:
+        return decoder.decode(f'{text[:-1]},"event_id":"{event_id}"}}')
+    except msgspec.MsgspecError:
+        return None

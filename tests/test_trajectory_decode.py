@@ -1,0 +1,196 @@
+"""Records decoded straight from stored text (``replay/trajectory/_decode.py``) are exactly the records the payload
+models give, and the fast path is never looser than the models: whatever it takes, the model accepts too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import orjson
+import pytest
+from pydantic import ValidationError
+
+from p2w_runtime.demo.examples import example_run_bundles
+from p2w_runtime.episode import episodes_of
+from p2w_runtime.store import import_bundle, open_store
+from replay.synthetic import EpisodeBuilder
+from replay.trajectory import Trajectory, load_trajectories, project
+from replay.trajectory._decode import FAST_RECORDS, decode_record
+from replay.trajectory._project import _Fold
+from schemas import (
+    CURRENT_VERSIONS,
+    Action,
+    ChainedEvent,
+    LlmCall,
+    Observation,
+    ParsedAction,
+    Rationale,
+    StoredEvent,
+    canonical_json,
+)
+
+FAST_TYPES = {"observation", "rationale", "action", "llm.call"}
+
+
+async def test_records_from_text_equal_the_payload_path_on_the_recorded_example_runs(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "examples.db") as store:
+        runs = [(await import_bundle(store, bundle)).run_id for bundle in example_run_bundles()]
+        taken: dict[str, int] = dict.fromkeys(FAST_TYPES, 0)
+        episodes = 0
+        for run_id in runs:
+            loaded = {t.stream: t async for t in load_trajectories(store, run_id)}
+            for ref in await episodes_of(store, run_id):
+                stored = [event async for event in store.read_stream(ref.stream)]
+                assert loaded[ref.stream] == project([event.decode() for event in stored])
+                for event in stored:
+                    if event.type in FAST_TYPES:
+                        assert decode_record(event) is not None, event.type  # the fast path took every one
+                        taken[event.type] += 1
+                episodes += 1
+    assert episodes == 48
+    assert all(count > 0 for count in taken.values()), taken
+
+
+def _started() -> StoredEvent:
+    builder = EpisodeBuilder("run1", "Alex_Garcia_A1", query="find chinos")
+    return builder.sealed()[0]
+
+
+def _chained(started: StoredEvent, kind: str, text: str, event_id: str = "e-2") -> ChainedEvent:
+    return ChainedEvent(started.stream, 2, kind, CURRENT_VERSIONS[kind], None, event_id, started.hash, "h2", text)
+
+
+def _fold_both(started: StoredEvent, event: ChainedEvent) -> tuple[Trajectory | Exception, Trajectory | Exception]:
+    """The trajectory after ``event`` by the fast path and by the payload model (or what each raised)."""
+    results: list[Trajectory | Exception] = []
+    for fast in (True, False):
+        fold = _Fold()
+        fold.apply_stored(started)
+        try:
+            if fast:
+                fold.apply_stored(event)
+            else:
+                fold.apply(event, event.decode_payload())
+        except (ValidationError, ValueError) as exc:
+            results.append(exc)
+            continue
+        assert fold.trajectory is not None
+        results.append(fold.trajectory)
+    return results[0], results[1]
+
+
+VALID: dict[str, dict[str, Any]] = {
+    "observation": Observation(
+        step=1, url="https://a.example/", title="A", description="d", ax_tree="ab" * 32
+    ).model_dump(mode="json"),
+    "rationale": Rationale(step=2, source="generator", text="t", cited_entry_ids=[3, 4]).model_dump(mode="json"),
+    "action": Action(
+        step=3, raw="click [7]", parsed=ParsedAction(name="click", args=["7"]), status="executed"
+    ).model_dump(mode="json"),
+    "llm.call": LlmCall(
+        role="planner",
+        model="m",
+        messages=[{"role": "user", "content": "x"}],
+        latency_s=0.5,
+        fingerprint="f",
+        ordinal=0,
+        cost_usd=0.25,
+    ).model_dump(mode="json"),
+}
+HOSTILE: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    7,
+    1.5,
+    "",
+    "x",
+    "7",
+    "planner",
+    "executed",
+    [],
+    ["x"],
+    [1],
+    {},
+    {"a": 1},
+]
+NESTED_PARSED: list[Any] = [
+    {"name": 1},
+    {"name": "x", "args": [1]},
+    {"name": "x", "args": "7"},
+    {"name": "x", "extra": 1},
+    {"args": ["7"]},
+    {"name": "x"},
+]
+
+
+def _cases() -> list[tuple[str, str]]:
+    """(type, payload text): every kept field of every fast type set to each hostile value, or left out."""
+    cases = []
+    for kind, valid in VALID.items():
+        cases.append((kind, canonical_json(valid).decode()))
+        for name in (field.name for field in msgspec.structs.fields(FAST_RECORDS[kind]) if field.name != "event_id"):
+            for value in [*HOSTILE, *(NESTED_PARSED if name == "parsed" else [])]:
+                cases.append((kind, canonical_json({**valid, name: value}).decode()))
+            cases.append((kind, canonical_json({k: v for k, v in valid.items() if k != name}).decode()))
+    llm = canonical_json(VALID["llm.call"]).decode()
+    cases += [("llm.call", llm.replace('"cost_usd":0.25', '"cost_usd":1e999')), ("observation", "{}"), ("action", "[]")]
+    return cases
+
+
+@pytest.mark.parametrize(("kind", "text"), _cases())
+def test_on_the_fields_it_keeps_the_fast_path_agrees_with_the_payload_model(kind: str, text: str) -> None:
+    started = _started()
+    fast, model = _fold_both(started, _chained(started, kind, text))
+    if isinstance(model, Exception):
+        assert isinstance(fast, Exception), f"the fast path took a payload its model refuses: {text}"
+        assert type(fast) is type(model)  # refused by the payload model, with its error
+    else:
+        assert fast == model
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+def test_fields_a_trajectory_does_not_keep_are_left_unchecked_by_the_fast_path(kind: str) -> None:
+    """The decision this pins (docs/design/projection.md): reading a trajectory checks what it keeps; a field
+    it does not keep, or a key no model knows, is ignored there and reported by ``verify``."""
+    started = _started()
+    kept = {field.name for field in msgspec.structs.fields(FAST_RECORDS[kind])}
+    valid = _fold_both(started, _chained(started, kind, canonical_json(VALID[kind]).decode()))[0]
+    for name in [*(set(VALID[kind]) - kept - {"type"}), "unknown"]:
+        fast, model = _fold_both(started, _chained(started, kind, canonical_json({**VALID[kind], name: [[[]]]}).decode()))
+        assert isinstance(model, ValidationError), name
+        assert isinstance(fast, Trajectory) and fast == valid, name
+
+
+def test_the_valid_payloads_do_take_the_fast_path() -> None:
+    started = _started()
+    for kind, valid in VALID.items():
+        record = decode_record(_chained(started, kind, canonical_json(valid).decode(), event_id="e-9"))
+        assert record is not None and record.event_id == "e-9", kind
+
+
+@pytest.mark.parametrize("event_id", ['e"2', "e\\2", 'x","step":99,"url":"https://forged/'])
+def test_an_event_id_that_json_would_read_differently_takes_the_payload_path(event_id: str) -> None:
+    started = _started()
+    event = _chained(started, "observation", canonical_json(VALID["observation"]).decode(), event_id=event_id)
+    assert decode_record(event) is None
+    fast, model = _fold_both(started, event)
+    assert isinstance(fast, Trajectory) and fast == model
+    assert [(o.event_id, o.step, o.url) for o in fast.observations] == [(event_id, 1, "https://a.example/")]
+
+
+def test_a_payload_carrying_its_own_event_id_cannot_rename_its_record() -> None:
+    started = _started()
+    text = orjson.dumps({**VALID["rationale"], "event_id": "forged"}).decode()
+    record = decode_record(_chained(started, "rationale", text, event_id="e-real"))
+    assert record is None or record.event_id == "e-real"
+
+
+def test_an_older_schema_version_takes_the_payload_path() -> None:
+    started = _started()
+    current = _chained(started, "observation", canonical_json(VALID["observation"]).decode())
+    assert decode_record(current) is not None
+    assert decode_record(current._replace(schema_version=current.schema_version - 1)) is None
