@@ -13,7 +13,7 @@ from schemas._agenticshop import (
     UserContext,
 )
 from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
-from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile
+from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile, entry_key_text
 from schemas._derived_payloads import (
     ErrorClassified,
     ErrorLabel,
@@ -109,6 +109,7 @@ __all__ = [
     "Payload",
     "Rationale",
     "render_action",
+    "entry_key_text",
     "RetrievalCounterfactual",
     "RetrievalHit",
     "RunFinished",

@@ -16,6 +16,11 @@ class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def entry_key_text(type_: str, object_: str) -> str:
+    """The text Persona2Web's runners embed for retrieval, of a history entry's type and object."""
+    return f"{type_}: {object_}"
+
+
 class MemoryEntry(_Record):
     """One browsing-history entry of a persona (the unit the retriever indexes).
 
@@ -30,8 +35,7 @@ class MemoryEntry(_Record):
     website: str = ""
 
     def key_text(self) -> str:
-        """The text Persona2Web's runners embed for retrieval."""
-        return f"{self.type}: {self.object}"
+        return entry_key_text(self.type, self.object)
 
 
 class Location(_Record):

@@ -57,10 +57,8 @@ def test_verify_names_a_payload_its_model_refuses_while_trajectories_still_load(
     assert result.exit_code == 1
     problems = [line for line in result.output.splitlines() if line.startswith("MISMATCH")]
     assert len(problems) == 1
-    assert (
-        f"seq {bad.seq} event {bad.event_id}: payload does not validate: observation.tabs.0: Input should be a valid string"
-        in (problems[0])
-    )
+    expected = "payload does not validate: observation.tabs.0: Input should be a valid string"
+    assert f"seq {bad.seq} event {bad.event_id}: {expected}" in problems[0]
 
     async def load() -> list[str]:
         async with open_store(db) as store:

@@ -22,15 +22,18 @@ from schemas import (
     CURRENT_VERSIONS,
     Action,
     ChainedEvent,
+    HistoryRetrieval,
     LlmCall,
+    MemoryEntry,
     Observation,
     ParsedAction,
     Rationale,
+    RetrievalHit,
     StoredEvent,
     canonical_json,
 )
 
-FAST_TYPES = {"observation", "rationale", "action", "llm.call"}
+FAST_TYPES = {"observation", "rationale", "action", "history.retrieval", "llm.call"}
 
 
 async def test_records_from_text_equal_the_payload_path_on_the_recorded_example_runs(tmp_path: Path) -> None:
@@ -97,6 +100,22 @@ VALID: dict[str, dict[str, Any]] = {
         ordinal=0,
         cost_usd=0.25,
     ).model_dump(mode="json"),
+    "history.retrieval": HistoryRetrieval(
+        step=1,
+        query="what size",
+        model_id="m",
+        index_hash="i",
+        k=5,
+        threshold=0.3,
+        hits=[
+            RetrievalHit(
+                entry_id=4,
+                rank=1,
+                score=0.8,
+                entry=MemoryEntry(timestamp="2024-01-02", type="purchase", object="chinos 32x32", website="kohls.com"),
+            )
+        ],
+    ).model_dump(mode="json"),
 }
 HOSTILE: list[Any] = [
     None,
@@ -127,13 +146,27 @@ NESTED_PARSED: list[Any] = [
 ]
 
 
+def _nested_hits() -> list[Any]:
+    """``hits`` values with one field of the hit, or of its entry, set to each hostile value, left out, or added."""
+    (hit,) = VALID["history.retrieval"]["hits"]
+    variants: list[dict[str, Any]] = [{**hit, "extra": 1}, {**hit, "entry": {**hit["entry"], "extra": 1}}]
+    for name in hit:
+        variants += [{**hit, name: value} for value in HOSTILE] + [{k: v for k, v in hit.items() if k != name}]
+    for name in hit["entry"]:
+        entries = [{**hit["entry"], name: value} for value in HOSTILE]
+        entries.append({k: v for k, v in hit["entry"].items() if k != name})
+        variants += [{**hit, "entry": entry} for entry in entries]
+    return [[variant] for variant in variants] + [[hit, hit], [hit, None]]
+
+
 def _cases() -> list[tuple[str, str]]:
     """(type, payload text): every kept field of every fast type set to each hostile value, or left out."""
     cases = []
     for kind, valid in VALID.items():
         cases.append((kind, canonical_json(valid).decode()))
         for name in (field.name for field in msgspec.structs.fields(FAST_RECORDS[kind]) if field.name != "event_id"):
-            for value in [*HOSTILE, *(NESTED_PARSED if name == "parsed" else [])]:
+            nested = {"parsed": NESTED_PARSED, "hits": _nested_hits()}.get(name, [])
+            for value in [*HOSTILE, *nested]:
                 cases.append((kind, canonical_json({**valid, name: value}).decode()))
             cases.append((kind, canonical_json({k: v for k, v in valid.items() if k != name}).decode()))
     llm = canonical_json(VALID["llm.call"]).decode()
@@ -160,7 +193,8 @@ def test_fields_a_trajectory_does_not_keep_are_left_unchecked_by_the_fast_path(k
     kept = {field.name for field in msgspec.structs.fields(FAST_RECORDS[kind])}
     valid = _fold_both(started, _chained(started, kind, canonical_json(VALID[kind]).decode()))[0]
     for name in [*(set(VALID[kind]) - kept - {"type"}), "unknown"]:
-        fast, model = _fold_both(started, _chained(started, kind, canonical_json({**VALID[kind], name: [[[]]]}).decode()))
+        text = canonical_json({**VALID[kind], name: [[[]]]}).decode()
+        fast, model = _fold_both(started, _chained(started, kind, text))
         assert isinstance(model, ValidationError), name
         assert isinstance(fast, Trajectory) and fast == valid, name
 

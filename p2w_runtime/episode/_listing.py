@@ -70,7 +70,7 @@ async def episodes_of(store: EventStore, run_id: str | None = None, *, every_att
     prefix = under(run_id) if run_id is not None else None
     ends: dict[str, str] = {}
     async for stored in store.read_all(stream_prefix=prefix, types=["episode.finished"]):
-        finished = stored.decode().payload
+        finished = stored.decode_payload()
         assert isinstance(finished, EpisodeFinished)
         ends.setdefault(stored.stream, finished.end_reason)
     starts = [stored async for stored in store.read_all(stream_prefix=prefix, types=["episode.started"])]
@@ -78,7 +78,7 @@ async def episodes_of(store: EventStore, run_id: str | None = None, *, every_att
     heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}
     refs: list[EpisodeRef] = []
     for stored in starts:
-        started = stored.decode().payload
+        started = stored.decode_payload()
         assert isinstance(started, EpisodeStarted)
         refs.append(
             EpisodeRef(

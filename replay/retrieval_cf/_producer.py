@@ -21,7 +21,7 @@ from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever
 from replay.classify import HISTORY_RETRIEVAL_FAILURE, Target, history_use, targets
 from replay.derived import CacheKey, JudgeSettings, ProduceContext, Producer, ProducerError
 from replay.judges import SiteConfig, site_fields
-from replay.trajectory import Trajectory
+from replay.trajectory import RetrievedEntry, Trajectory
 from schemas import MemoryEntry, RetrievalCounterfactual, TargetRecall
 
 
@@ -105,7 +105,7 @@ class CounterfactualRetrieval(Producer[RetrievalSettings, RetrievalConfig, Recal
         wanted = targets(t, self.config)
         if wanted is None:
             raise ProducerError(f"episode {t.stream} has no ground truth")
-        recorded_entries: list[MemoryEntry] = []
+        recorded_entries: list[RetrievedEntry] = []
         found_entries: list[MemoryEntry] = []
         queries = gained = lost = 0
         try:
@@ -160,7 +160,9 @@ class CounterfactualRetrieval(Producer[RetrievalSettings, RetrievalConfig, Recal
         return RetrievalCounterfactual(**fields)
 
 
-def _recall(target: Target, query: str, recorded: Sequence[MemoryEntry], found: Sequence[MemoryEntry]) -> TargetRecall:
+def _recall(
+    target: Target, query: str, recorded: Sequence[RetrievedEntry], found: Sequence[MemoryEntry]
+) -> TargetRecall:
     return TargetRecall(
         name=target.name,
         stated_in_query=target.in_text(query) is not None,
@@ -169,7 +171,7 @@ def _recall(target: Target, query: str, recorded: Sequence[MemoryEntry], found: 
     )
 
 
-def _states(target: Target, entries: Sequence[MemoryEntry]) -> bool:
+def _states(target: Target, entries: Sequence[RetrievedEntry | MemoryEntry]) -> bool:
     """Whether an entry states the value, read as the classifier reads retrieved entries (with their website)."""
     for entry in entries:
         text = f"{entry.key_text()} ({entry.website})" if entry.website else entry.key_text()

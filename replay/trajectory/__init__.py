@@ -2,27 +2,33 @@
 
 from replay.trajectory._load import load_trajectories, load_trajectory
 from replay.trajectory._model import (
+    ActionCommand,
     ActionRecord,
     CaptureRecord,
     FinalStateRecord,
     HistoryAccess,
+    HitRecord,
     ObservationRecord,
     RationaleRecord,
     RetrievalRecord,
+    RetrievedEntry,
     TimelineItem,
     Trajectory,
 )
 from replay.trajectory._project import ProjectionError, project
 
 __all__ = [
+    "ActionCommand",
     "ActionRecord",
     "CaptureRecord",
     "FinalStateRecord",
     "HistoryAccess",
+    "HitRecord",
     "ObservationRecord",
     "ProjectionError",
     "RationaleRecord",
     "RetrievalRecord",
+    "RetrievedEntry",
     "TimelineItem",
     "Trajectory",
     "load_trajectories",

@@ -1,11 +1,11 @@
 """Records straight from stored payload text, for the event types nearly every event of a run has.
 
-An observation, a rationale or an action becomes its record in one ``msgspec`` pass over the stored JSON: the
-fields the trajectory keeps are checked (types, literals, no unknown field in a command) and nothing else is
-built. Any text this path does not take (an older schema version, a value it refuses, an odd event id) goes
-through the payload model instead, which gives the authoritative answer and pydantic's error naming the field.
-The path is never looser than the payload model on a kept field (``tests/test_trajectory_decode.py``); the
-measurements that chose it are in docs/design/projection.md.
+An observation, a rationale, an action, a retrieval or an LLM call becomes its record in one ``msgspec``
+pass over the stored JSON: the fields the trajectory keeps are checked (types, literals, lengths, no unknown
+field in a command) and nothing else is built. Any text this path does not take (an older schema version, a
+value it refuses, an odd event id) goes through the payload model instead, which gives the authoritative
+answer and pydantic's error naming the field. The path is never looser than the payload model on a kept field
+(``tests/test_trajectory_decode.py``); the measurements that chose it are in docs/design/projection.md.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Protocol
 
 import msgspec
 
-from replay.trajectory._model import ActionRecord, ObservationRecord, RationaleRecord
+from replay.trajectory._model import ActionRecord, ObservationRecord, RationaleRecord, RetrievalRecord
 from schemas import CURRENT_VERSIONS
 
 
@@ -38,12 +38,13 @@ class LlmCallCost(msgspec.Struct, frozen=True, gc=False):
     cost_usd: float | None = None
 
 
-FastRecord = ObservationRecord | RationaleRecord | ActionRecord | LlmCallCost
+FastRecord = ObservationRecord | RationaleRecord | ActionRecord | RetrievalRecord | LlmCallCost
 
 FAST_RECORDS: dict[str, type[FastRecord]] = {
     "observation": ObservationRecord,
     "rationale": RationaleRecord,
     "action": ActionRecord,
+    "history.retrieval": RetrievalRecord,
     "llm.call": LlmCallCost,
 }
 """The event types this path decodes, and the record each becomes."""

@@ -12,11 +12,11 @@ cite evidence.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
-from schemas import ForkPoint, GroundTruth, RetrievalHit, render_action
+from schemas import ForkPoint, GroundTruth, entry_key_text, render_action
 
 NON_BROWSER_ACTIONS = frozenset({"memory_access", "note", "branch", "prune"})
 """Actions that do not act on the page: asking the history, planning, note taking."""
@@ -39,15 +39,34 @@ class RationaleRecord(msgspec.Struct, frozen=True, gc=False):
     cited_entry_ids: tuple[int, ...] = ()
 
 
-class RetrievalRecord(msgspec.Struct, frozen=True):
-    """Tracked by the collector, unlike the other records: its hits are pydantic models."""
+class RetrievedEntry(msgspec.Struct, frozen=True, gc=False):
+    """A history entry as a hit carries it: ``MemoryEntry``'s four fields (extra keys of a bank are not kept)."""
 
+    timestamp: Annotated[str, msgspec.Meta(min_length=1)]
+    type: Annotated[str, msgspec.Meta(min_length=1)]
+    object: Annotated[str, msgspec.Meta(min_length=1)]
+    website: str = ""
+
+    def key_text(self) -> str:
+        return entry_key_text(self.type, self.object)
+
+
+class HitRecord(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """One entry a retrieval returned: ``RetrievalHit``'s fields, read-only."""
+
+    entry_id: int
+    rank: Annotated[int, msgspec.Meta(ge=1)]
+    score: float | None
+    entry: RetrievedEntry
+
+
+class RetrievalRecord(msgspec.Struct, frozen=True, gc=False):
     event_id: str
     step: int | None
     query: str
-    hits: tuple[RetrievalHit, ...]
-    k: int = 0
-    threshold: float = 0.0
+    hits: tuple[HitRecord, ...]
+    k: int
+    threshold: float
 
 
 @dataclass(slots=True)
@@ -67,7 +86,7 @@ class HistoryAccess:
     answers: list[RationaleRecord] = field(default_factory=list)
 
     @property
-    def hits(self) -> list[RetrievalHit]:
+    def hits(self) -> list[HitRecord]:
         return [hit for retrieval in self.retrievals for hit in retrieval.hits]
 
 

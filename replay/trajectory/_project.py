@@ -13,9 +13,11 @@ from replay.trajectory._model import (
     CaptureRecord,
     FinalStateRecord,
     HistoryAccess,
+    HitRecord,
     ObservationRecord,
     RationaleRecord,
     RetrievalRecord,
+    RetrievedEntry,
     Trajectory,
 )
 from schemas import (
@@ -131,11 +133,12 @@ class _Fold:
             t.timeline.append(access)
             self._by_event[eid] = access
         elif type(p) is HistoryRetrieval:
-            retrieval = RetrievalRecord(eid, p.step, p.query, tuple(p.hits), p.k, p.threshold)
-            access = self._retrieval_access(event, p, t)
-            access.retrievals.append(retrieval)
-            t.timeline.append(retrieval)
-            self._by_event[eid] = access
+            hits = tuple(
+                HitRecord(h.entry_id, h.rank, h.score, RetrievedEntry(e.timestamp, e.type, e.object, e.website))
+                for h in p.hits
+                for e in (h.entry,)
+            )
+            self._place(event, RetrievalRecord(eid, p.step, p.query, hits, p.k, p.threshold), t)
         elif type(p) is FinalState:
             t.final_state = FinalStateRecord(
                 eid, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
@@ -164,11 +167,16 @@ class _Fold:
         elif type(record) is ActionRecord:
             t.actions.append(record)
             t.timeline.append(record)
+        elif type(record) is RetrievalRecord:
+            access = self._retrieval_access(event, record, t)
+            access.retrievals.append(record)
+            t.timeline.append(record)
+            self._by_event[event.event_id] = access
         elif type(record) is LlmCallCost:
             t.llm_calls += 1
             t.llm_cost_usd += record.cost_usd or 0.0
 
-    def _retrieval_access(self, event: Envelope, p: HistoryRetrieval, t: Trajectory) -> HistoryAccess:
+    def _retrieval_access(self, event: Envelope, p: RetrievalRecord, t: Trajectory) -> HistoryAccess:
         """The query this retrieval answers: by causation, else the latest query with the same text."""
         if event.causation_id in self._by_event:
             return self._by_event[event.causation_id]
