@@ -33,6 +33,7 @@ from schemas import (
     Observation,
     PageCapture,
     Rationale,
+    RetrievalHit,
 )
 
 
@@ -133,11 +134,7 @@ class _Fold:
             t.timeline.append(access)
             self._by_event[eid] = access
         elif type(p) is HistoryRetrieval:
-            hits = tuple(
-                HitRecord(h.entry_id, h.rank, h.score, RetrievedEntry(e.timestamp, e.type, e.object, e.website))
-                for h in p.hits
-                for e in (h.entry,)
-            )
+            hits = tuple(_hit_record(hit) for hit in p.hits)
             self._place(event, RetrievalRecord(eid, p.step, p.query, hits, p.k, p.threshold), t)
         elif type(p) is FinalState:
             t.final_state = FinalStateRecord(
@@ -196,6 +193,11 @@ class _Fold:
         access = HistoryAccess(None, p.step, None, "")
         t.history.append(access)
         return access
+
+
+def _hit_record(hit: RetrievalHit) -> HitRecord:
+    e = hit.entry
+    return HitRecord(hit.entry_id, hit.rank, hit.score, RetrievedEntry(e.timestamp, e.type, e.object, e.website))
 
 
 def _start(event: Envelope, p: EpisodeStarted) -> Trajectory:
