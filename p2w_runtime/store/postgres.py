@@ -10,7 +10,7 @@ Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and ``blobs``.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -22,9 +22,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.util import greenlet_spawn
 from sqlmodel import SQLModel
 
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
+from p2w_runtime.store._log_end import LogMoved
 from p2w_runtime.store._rows import EVENTS
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
@@ -78,7 +80,26 @@ def _driver_url(url: str) -> str:
 
 
 _EVENT_TABLE_COLUMNS = [column.name for column in EVENTS.columns]
+_LOG_END_KEYS = frozenset({"events_pkey", "uq_events_stream_seq"})
+"""The constraints an append collides with when another writer appended after this writer's last look."""
 """In the order ``event_to_row`` gives the values."""
+
+
+_BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+"""A write transaction's start in one round trip: a simple query of two statements (the transaction stays open)."""
+
+
+async def _rollback(conn: asyncpg.Connection) -> None:
+    """End a failed (or cancelled) write transaction; a connection that cannot is closed, never reused mid-transaction.
+
+    What asyncpg's ``transaction()`` does on an error, plus the close. asyncpg waits for a cancelled statement to
+    finish before it sends the ROLLBACK.
+    """
+    try:
+        await conn.execute("ROLLBACK")
+    except BaseException:
+        conn.terminate()
+        raise
 
 
 class _AsyncpgSession(Session):
@@ -91,17 +112,25 @@ class _AsyncpgSession(Session):
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         await self._conn.executemany(sql, rows)
 
-    async def insert_events(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    async def insert_events(self, sql: str, rows: Iterable[Sequence[Any]], count: int) -> None:
         """Binary COPY for a large batch: the same constraints and triggers fire, with fewer bytes and no per-row
-        statement."""
-        if len(rows) < COPY_ROWS:
-            await self._conn.executemany(sql, rows)
-        else:
-            await self._conn.copy_records_to_table("events", records=rows, columns=_EVENT_TABLE_COLUMNS)
+        statement. asyncpg consumes ``rows`` as it sends them (512 KB at a time), so the server inserts the first
+        rows while the next are sealed; an error raised by ``rows`` aborts the COPY (CopyFail)."""
+        try:
+            if count < COPY_ROWS:
+                await self._conn.executemany(sql, list(rows))
+            else:
+                await self._conn.copy_records_to_table("events", records=rows, columns=_EVENT_TABLE_COLUMNS)
+        except asyncpg.UniqueViolationError as exc:
+            if exc.constraint_name in _LOG_END_KEYS:  # positions or a stream's seqs are taken: another writer's
+                raise LogMoved(str(exc)) from exc
+            raise
 
 
 class PostgresEventStore(SqlEventStore):
     """PostgreSQL through asyncpg. Writers take one advisory lock; readers never wait (MVCC)."""
+
+    optimistic_appends = True
 
     def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
         super().__init__(engine, label)
@@ -110,10 +139,13 @@ class PostgresEventStore(SqlEventStore):
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[asyncpg.Connection]:
         try:
-            async with self.engine.connect() as conn:
-                driver = (await conn.get_raw_connection()).driver_connection
+            pooled = await self.engine.raw_connection()  # half the cost of connect() + get_raw_connection()
+            try:
+                driver = pooled.driver_connection
                 assert driver is not None  # an open pooled connection always has one
                 yield driver
+            finally:
+                await greenlet_spawn(pooled.close)  # back to the pool, which may close it (async)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(str(exc)) from exc
         except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
@@ -123,9 +155,14 @@ class PostgresEventStore(SqlEventStore):
     async def _writing(self) -> AsyncIterator[Session]:
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only")
-        async with self._driver() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
-            yield _AsyncpgSession(conn)
+        async with self._driver() as conn:
+            try:
+                await conn.execute(_BEGIN_LOCKED)
+                yield _AsyncpgSession(conn)
+            except BaseException:
+                await _rollback(conn)
+                raise
+            await conn.execute("COMMIT")
 
     @asynccontextmanager
     async def _claiming(self) -> AsyncIterator[Session]:
