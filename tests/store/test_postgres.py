@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from pathlib import Path
 
 import asyncpg
@@ -11,7 +12,7 @@ import pytest
 from p2w_runtime.store import EventStore, IntegrityError, StoreError, connect_store
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
-from p2w_runtime.store.postgres import COPY_ROWS, PostgresEventStore, shown_url
+from p2w_runtime.store.postgres import COPY_ROWS, WRITE_LOCK, PostgresEventStore, shown_url
 from p2w_runtime.testing.postgres import PostgresServer
 from schemas import GENESIS_HASH, blob_hash
 
@@ -142,3 +143,86 @@ async def test_a_copied_batch_a_constraint_refuses_writes_nothing(postgres_serve
         assert await store.stream_head("r2") is None
         (next_event,) = await store.append([observation("r2", 0)])
         assert next_event.position == 2 and next_event.seq == 1
+
+
+async def _chain_is_whole(store: EventStore, total: int) -> None:
+    events = await collect(store.read_all())
+    assert [e.position for e in events] == list(range(1, total + 1))
+    for stream in {e.stream for e in events}:
+        mine = [e for e in events if e.stream == stream]
+        assert [e.seq for e in mine] == list(range(1, len(mine) + 1))
+        assert [e.prev_hash for e in mine] == [GENESIS_HASH] + [e.hash for e in mine[:-1]]
+        assert all(e.compute_hash() == e.hash for e in mine)
+
+
+async def test_an_error_raised_while_copy_consumes_the_rows_writes_nothing(postgres_server: PostgresServer) -> None:
+    """Rows are sealed as COPY sends them: an event that cannot be sealed, late in the batch, aborts the COPY."""
+    url = postgres_server.fresh_database()
+    await _filled(url)
+    async with await connect_store(url) as store:
+        batch = [observation("r2", step) for step in range(COPY_ROWS * 40)]  # several of COPY's 512 KB sends
+        naive = datetime(2026, 12, 1, 13, 0)  # no timezone: sealing refuses it
+        batch[-3] = batch[-3].model_copy(update={"recorded_at": naive})
+        with pytest.raises(ValueError, match="timezone-aware"):
+            await store.append(batch)
+        assert await store.count() == (1, 1)
+        assert await store.stream_head("r2") is None
+        sealed = await store.append(batch[:-3])
+        assert [e.position for e in sealed] == list(range(2, len(batch) - 1))
+        await _chain_is_whole(store, len(batch) - 2)
+
+
+@pytest.mark.parametrize("size", [3, COPY_ROWS + 1])
+async def test_a_writer_whose_kept_end_of_the_log_is_stale_collides_and_appends_again(
+    postgres_server: PostgresServer, size: int
+) -> None:
+    """Writer A trusts the end of the log it last committed; B appends meanwhile (to A's stream and another):
+    A's next append collides with B's rows (``LogMoved``), is done again from the end read afresh, and A trusts
+    the end again only after an append found it unchanged."""
+    url = postgres_server.fresh_database()
+    async with await connect_store(url) as a, await connect_store(url) as b:
+        assert isinstance(a, PostgresEventStore)
+        for step in range(2):
+            await a.append([observation("shared", step * size + k) for k in range(size)])
+        assert a._log_end_current  # the second append found the end where the first left it
+        await b.append([rationale("shared", 100), rationale("b-only", 1)])
+        assert a._log_end_current  # so A appends from its kept end, unread, and collides with B's rows
+        appended = await a.append([observation("shared", 200 + k) for k in range(size)])
+        assert [e.seq for e in appended] == list(range(2 * size + 2, 3 * size + 2))
+        assert appended[0].position == 2 * size + 3 and len(appended) == size
+        assert not a._log_end_current  # the retry read max(position) and found it moved
+        await b.append([rationale("b-only", 2)])  # again behind A's back, A not trusting: no collision needed
+        await a.append([rationale("shared", 300)])
+        await a.append([rationale("a-only", 1)])
+        assert a._log_end_current
+        await _chain_is_whole(a, 3 * size + 5)
+
+
+async def test_an_append_cancelled_while_waiting_for_the_write_lock_leaves_nothing_open(
+    postgres_server: PostgresServer,
+) -> None:
+    """BEGIN and the lock go in one simple query; a cancel while waiting rolls back, and the pooled connection
+    is reusable (not left inside a transaction)."""
+    url = postgres_server.fresh_database()
+    async with await connect_store(url) as store:
+        holder = await asyncpg.connect(url)
+        try:
+            locked = holder.transaction()
+            await locked.start()
+            await holder.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
+            waiting = asyncio.ensure_future(store.append([observation("r1", 0)]))
+            await asyncio.sleep(0.3)
+            assert not waiting.done()
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            await locked.rollback()
+        finally:
+            await holder.close()
+        async with await connect_store(url) as other:  # the lock is free: no pooled connection kept it
+            (first,) = await asyncio.wait_for(other.append([observation("r0", 0)]), timeout=10)
+        assert first.position == 1
+        for step in range(1, 20):  # more appends than the pool has connections
+            (event,) = await store.append([observation("r1", step)])
+            assert (event.seq, event.position) == (step, step + 1)
+        await _chain_is_whole(store, 20)
