@@ -55,7 +55,7 @@ class Heads:
 
     async def load(self, streams: Iterable[str]) -> None:
         """Read the heads of ``streams`` now, so that sealing can run without awaiting (``known``)."""
-        for stream in dict.fromkeys(streams):
+        for stream in streams:
             await self.get(stream)
 
     def known(self, stream: str) -> tuple[int, str]:

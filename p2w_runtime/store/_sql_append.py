@@ -43,9 +43,18 @@ class SqlAppending(SqlStoreBase):
 
         async def seal(session: Session, position: int, heads: Heads) -> _Rows:
             sealed.clear()  # an optimistic attempt that collided sealed some already
-            await self._check_blobs_present(session, events, set(blobs))
-            await heads.load(new.stream for new in events)
-            labels = [(p.label, new.stream) for new in events if isinstance(p := new.payload, RunStarted)]
+            streams: dict[str, None] = {}
+            referenced: set[str] = set()
+            labels: list[tuple[str, str]] = []
+            for new in events:  # one pass: a large batch is thousands of events
+                streams[new.stream] = None
+                payload = new.payload
+                if hashes := payload.blob_hashes():
+                    referenced.update(hashes)
+                if isinstance(payload, RunStarted):
+                    labels.append((payload.label, new.stream))
+            await self._check_blobs_present(session, referenced, set(blobs))
+            await heads.load(streams)
             await self._hold_labels(session, labels)
             return len(events), _sealed_rows(events, position, heads, sealed)
 
@@ -64,7 +73,7 @@ class SqlAppending(SqlStoreBase):
                         f"with different content"
                     )
             fresh = [e for e in events if e.event_id not in existing]
-            await self._check_blobs_present(session, fresh, set(blobs))
+            await self._check_blobs_present(session, {h for e in fresh for h in e.blobs}, set(blobs))
             rows = []
             for event in fresh:
                 seq, prev = await heads.get(event.stream)
@@ -175,8 +184,9 @@ class SqlAppending(SqlStoreBase):
             found.update(await self._fetch_once(session, query))
         return found
 
-    async def _check_blobs_present(self, session: Session, events: Sequence[Any], given: set[str]) -> None:
-        wanted = sorted({h for e in events for h in _referenced_blobs(e)} - given - self._stored_blobs)
+    async def _check_blobs_present(self, session: Session, referenced: set[str], given: set[str]) -> None:
+        """Every blob the events reference is in this append (``given``) or stored already."""
+        wanted = sorted(referenced - given - self._stored_blobs)
         present: set[str] = set()
         for i in range(0, len(wanted), ID_CHUNK):
             query = select(BLOBS.c.sha256).where(BLOBS.c.sha256.in_(wanted[i : i + ID_CHUNK]))
@@ -226,9 +236,3 @@ def _label(event: StoredEvent) -> str:
     payload = event.decode().payload
     assert isinstance(payload, RunStarted)
     return payload.label
-
-
-def _referenced_blobs(event: NewEvent | StoredEvent) -> list[str]:
-    if isinstance(event, StoredEvent):
-        return event.blobs
-    return event.payload.blob_hashes()
