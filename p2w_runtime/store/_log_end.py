@@ -43,20 +43,20 @@ class LogEnd:
 class Heads:
     """Each stream's (last seq, last hash) during one append: known from the kept end, or read once, then advanced."""
 
-    def __init__(self, store: SqlStoreBase, session: Session, known: Mapping[str, tuple[int, str]]) -> None:
-        self._store, self._session = store, session
+    def __init__(self, store: SqlStoreBase, known: Mapping[str, tuple[int, str]]) -> None:
+        self._store = store
         self._heads = dict(known)
 
-    async def get(self, stream: str) -> tuple[int, str]:
+    async def get(self, session: Session, stream: str) -> tuple[int, str]:
         if stream not in self._heads:
-            head = await self._store._head(self._session, stream)
+            head = await self._store._head(session, stream)
             self._heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
         return self._heads[stream]
 
-    async def load(self, streams: Iterable[str]) -> None:
+    async def load(self, session: Session, streams: Iterable[str]) -> None:
         """Read the heads of ``streams`` now, so that sealing can run without awaiting (``known``)."""
         for stream in streams:
-            await self.get(stream)
+            await self.get(session, stream)
 
     def known(self, stream: str) -> tuple[int, str]:
         return self._heads[stream]

@@ -34,32 +34,74 @@ class SqlAppending(SqlStoreBase):
     optimistic_appends = False
     """Whether ``append`` may continue from the end of the log this writer last committed without reading it: a
     backend whose event insert reports a collision with newer rows as ``LogMoved`` (``_log_end.py``)."""
+    alone_rows = 0
+    """Optimistic appends of fewer events, with nothing to read first, go in as one statement (``_insert_alone``)."""
 
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
         if not events and not blobs:
             return []
         blobs = blobs or {}
         sealed: list[StoredEvent] = []
+        streams: dict[str, None] = {}
+        referenced: set[str] = set()
+        labels: list[tuple[str, str]] = []
+        for new in events:  # one pass: a large batch is thousands of events
+            streams[new.stream] = None
+            payload = new.payload
+            if hashes := payload.blob_hashes():
+                referenced.update(hashes)
+            if isinstance(payload, RunStarted):
+                labels.append((payload.label, new.stream))
+        if not blobs and not labels and await self._append_alone(events, streams, referenced, sealed):
+            return sealed
 
         async def seal(session: Session, position: int, heads: Heads) -> _Rows:
             sealed.clear()  # an optimistic attempt that collided sealed some already
-            streams: dict[str, None] = {}
-            referenced: set[str] = set()
-            labels: list[tuple[str, str]] = []
-            for new in events:  # one pass: a large batch is thousands of events
-                streams[new.stream] = None
-                payload = new.payload
-                if hashes := payload.blob_hashes():
-                    referenced.update(hashes)
-                if isinstance(payload, RunStarted):
-                    labels.append((payload.label, new.stream))
             await self._check_blobs_present(session, referenced, set(blobs))
-            await heads.load(streams)
+            await heads.load(session, streams)
             await self._hold_labels(session, labels)
             return len(events), _sealed_rows(events, position, heads, sealed)
 
         await self._write(blobs, seal, refused="append refused", optimistic=self.optimistic_appends)
         return sealed
+
+    async def _append_alone(
+        self, events: Sequence[NewEvent], streams: Iterable[str], referenced: set[str], sealed: list[StoredEvent]
+    ) -> bool:
+        """Append a small batch in one statement, without a transaction of its own, when nothing needs reading: the
+        writer trusts its kept end of the log, knows every stream's head and every referenced blob is stored.
+
+        Returns False, having written nothing, when that does not hold or the rows collided (``LogMoved``): the
+        caller then appends through a transaction, which also reports any other integrity error as usual.
+        """
+        end = self._log_end
+        if not (
+            self.optimistic_appends
+            and self._log_end_current
+            and end is not None
+            and len(events) < self.alone_rows
+            and referenced <= self._stored_blobs
+            and all(stream in end.heads for stream in streams)
+        ):
+            return False
+        heads = Heads(self, end.heads)
+        rows = list(_sealed_rows(events, end.position, heads, sealed))
+        try:
+            await self._insert_alone(rows)
+        except IntegrityError:  # nothing was written (one statement is atomic)
+            self._log_end_current = False
+            sealed.clear()
+            return False
+        except BaseException:
+            self._log_end, self._log_end_current = None, False
+            raise
+        self._log_end = LogEnd(end.position + len(rows), heads.kept())
+        return True
+
+    async def _insert_alone(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert events rows in one atomic statement that takes the write lock itself (backends with
+        ``alone_rows``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no one-statement append")
 
     async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
         blobs = blobs or {}
@@ -76,7 +118,7 @@ class SqlAppending(SqlStoreBase):
             await self._check_blobs_present(session, {h for e in fresh for h in e.blobs}, set(blobs))
             rows = []
             for event in fresh:
-                seq, prev = await heads.get(event.stream)
+                seq, prev = await heads.get(session, event.stream)
                 if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
                     raise IntegrityError(
                         f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
@@ -147,10 +189,10 @@ class SqlAppending(SqlStoreBase):
         """
         end = self._log_end
         if optimistic and end is not None:
-            return end.position, Heads(self, session, end.heads)
+            return end.position, Heads(self, end.heads)
         position = await self._position(session)
         self._log_end_current = end is not None and end.position == position
-        return position, Heads(self, session, end.heads if end is not None and self._log_end_current else {})
+        return position, Heads(self, end.heads if end is not None and self._log_end_current else {})
 
     def _compress(self, blobs: Mapping[str, bytes]) -> asyncio.Future[list[tuple[str, int, str, bytes]]] | None:
         """Start checking and compressing ``blobs`` in worker threads: one per CPU for a large batch."""

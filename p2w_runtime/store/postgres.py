@@ -131,10 +131,24 @@ class PostgresEventStore(SqlEventStore):
     """PostgreSQL through asyncpg. Writers take one advisory lock; readers never wait (MVCC)."""
 
     optimistic_appends = True
+    alone_rows = COPY_ROWS
 
     def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
         super().__init__(engine, label)
         self.read_only = read_only
+        typed = ", ".join(f"${i}::{c.type.compile(dialect=engine.dialect)}" for i, c in enumerate(EVENTS.columns, 1))
+        columns = ", ".join(_EVENT_TABLE_COLUMNS)
+        self._insert_locking = f"INSERT INTO events ({columns}) SELECT {typed} FROM pg_advisory_xact_lock({WRITE_LOCK})"
+        """An events insert that takes the write lock first (again, for the rows after the first: it is re-entrant)."""
+
+    async def _insert_alone(self, rows: list[tuple[Any, ...]]) -> None:
+        """One ``executemany`` without BEGIN or COMMIT: asyncpg sends every row's execution, then one Sync, so they run
+        in one implicit transaction, all or nothing, the lock held from the first row to the commit at Sync. One round
+        trip where a transaction takes three (docs/design/postgres.md, fourth round)."""
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.label}: opened read-only")
+        async with self._driver() as conn:
+            await _AsyncpgSession(conn).insert_events(self._insert_locking, rows, len(rows))
 
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[asyncpg.Connection]:

@@ -226,3 +226,42 @@ async def test_an_append_cancelled_while_waiting_for_the_write_lock_leaves_nothi
             (event,) = await store.append([observation("r1", step)])
             assert (event.seq, event.position) == (step, step + 1)
         await _chain_is_whole(store, 20)
+
+
+async def test_a_small_trusted_append_is_one_atomic_statement_a_refused_row_writes_nothing(
+    postgres_server: PostgresServer,
+) -> None:
+    """Once a writer trusts its kept end, a small blob-free batch goes in as one ``executemany`` that takes the lock
+    itself, without BEGIN/COMMIT: asyncpg's implicit transaction makes it all or nothing."""
+    url = postgres_server.fresh_database()
+    async with await connect_store(url) as store:
+        assert isinstance(store, PostgresEventStore)
+        first = await store.append([observation("r1", 0), observation("r1", 1)])
+        await store.append([observation("r1", 2)])
+        assert store._log_end_current
+        duplicate = first[0]
+        again = observation("r1", 9).model_copy(update={"event_id": duplicate.event_id})
+        with pytest.raises(IntegrityError, match="append refused"):
+            await store.append([observation("r1", 3), observation("r1", 4), again])
+        assert await store.count() == (3, 0)
+        appended = await store.append([observation("r1", 3), observation("r1", 4)])
+        assert [(e.seq, e.position) for e in appended] == [(4, 4), (5, 5)]
+        await _chain_is_whole(store, 5)
+
+
+async def test_many_small_appends_from_concurrent_writers_stay_gap_free(postgres_server: PostgresServer) -> None:
+    """Writers that often trust a stale end (one-statement appends colliding, retried in a transaction)."""
+    url = postgres_server.fresh_database()
+    stores = [await connect_store(url) for _ in range(4)]
+    try:
+
+        async def write(i: int, store: EventStore) -> None:
+            for step in range(60):
+                batch = [observation(f"w{i}", step)] if step % 3 else [observation(f"w{i}", step), rationale("s", step)]
+                await store.append(batch)
+
+        await asyncio.gather(*(write(i, s) for i, s in enumerate(stores)))
+        await _chain_is_whole(stores[0], 4 * 80)
+    finally:
+        for store in stores:
+            await store.close()
