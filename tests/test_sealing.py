@@ -6,15 +6,19 @@ fourth round); the hashes below were computed by the code before that rewrite.
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter
 
 from p2w_runtime.redaction import MASK, add_secret, needs_redaction, seal_redacted
+from p2w_runtime.store import IntegrityError, connect_store
 from p2w_runtime.store._rows import event_to_row
+from p2w_runtime.store._sql_append import GC_PAUSE_EVENTS
 from schemas import GENESIS_HASH, NewEvent, Observation, Rationale, StoredEvent, format_timestamp
 
 A, B = "a" * 64, "b" * 64
@@ -110,3 +114,23 @@ def test_a_sealed_event_has_a_registered_secret_masked_and_is_hashed_as_stored()
     assert stored.compute_hash() == stored.hash
     clean = NewEvent(stream="run/t1", payload=Rationale(step=2, source="planner", text="nothing to hide"))
     assert seal_redacted(clean, seq=2, prev_hash=stored.hash) == StoredEvent.seal(clean, seq=2, prev_hash=stored.hash)
+
+
+async def test_a_large_append_pauses_the_collector_and_leaves_it_as_it_found_it(tmp_path: Path) -> None:
+    async with await connect_store(tmp_path / "p2w.db") as store:
+        batch = [
+            NewEvent(stream="r1", payload=Rationale(step=i, source="planner", text="x")) for i in range(GC_PAUSE_EVENTS)
+        ]
+        assert gc.isenabled()
+        await store.append(batch)
+        assert gc.isenabled(), "on again after a large append"
+        with pytest.raises(IntegrityError):
+            await store.append(batch)  # the same event ids again: refused
+        assert gc.isenabled(), "on again after a large append that failed"
+        gc.disable()
+        try:
+            await store.append([e.model_copy(update={"event_id": f"e-{i}"}) for i, e in enumerate(batch)])
+            assert not gc.isenabled(), "a caller's disabled collector stays disabled"
+        finally:
+            gc.enable()
+        assert await store.count() == (2 * GC_PAUSE_EVENTS, 0)

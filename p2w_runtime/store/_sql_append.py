@@ -7,6 +7,7 @@ each event under the lock (docs/design/store.md).
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -23,6 +24,10 @@ from schemas import NewEvent, RunStarted, StoredEvent
 BLOBS_PER_THREAD = 16
 """A batch with fewer blobs is compressed on one worker thread; a thread hand-off costs more than it saves."""
 COMPRESSION_THREADS = os.cpu_count() or 1
+
+GC_PAUSE_EVENTS = 64
+"""A batch this large is sealed with the cyclic collector paused: the sealed events it keeps alive would otherwise
+set off full collections over the whole heap mid-append (docs/design/postgres.md, fourth round)."""
 
 _Rows = tuple[int, Iterable[tuple[Any, ...]]]
 """How many events rows an append writes, and the rows (a list, or a generator sealing them as they are consumed)."""
@@ -62,7 +67,14 @@ class SqlAppending(SqlStoreBase):
             await self._hold_labels(session, labels)
             return len(events), _sealed_rows(events, position, heads, sealed)
 
-        await self._write(blobs, seal, refused="append refused", optimistic=self.optimistic_appends)
+        collecting = len(events) >= GC_PAUSE_EVENTS and gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            await self._write(blobs, seal, refused="append refused", optimistic=self.optimistic_appends)
+        finally:
+            if collecting:
+                gc.enable()
         return sealed
 
     async def _append_alone(
