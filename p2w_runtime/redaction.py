@@ -35,7 +35,7 @@ _CREDENTIAL_FIELD = re.compile(
 _HEADER_WORDS = re.compile(r"authorization|api[-_]?key")
 """What ``needs_redaction`` looks for in lower-cased text. One pass of a case-sensitive regex over ``str.lower()``
 costs a third less than four substring searches, and a sixth of a case-insensitive regex (docs/design/postgres.md,
-fourth round; docs/design/errors-and-secrets.md)."""
+third round; docs/design/errors-and-secrets.md)."""
 
 _secrets: tuple[str, ...] = ()
 _lock = threading.Lock()

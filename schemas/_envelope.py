@@ -141,7 +141,7 @@ class StoredEvent:
         """Turn a writer's event into its stored form, computing the chain hash.
 
         Every appended event passes here, so it is written for speed (positional construction, no field dict,
-        no sort of an empty blob list): ``benchmarks/bench_store.py`` and docs/design/postgres.md, fourth round.
+        no sort of an empty blob list): ``benchmarks/bench_store.py`` and docs/design/postgres.md, third round.
         """
         payload = new.payload
         payload_json = canonical_json(new.payload_dict()).decode()

@@ -1,7 +1,7 @@
 """Sealing an event gives the same bytes it always gave: the hash chain of every database and bundle depends on it.
 
 ``StoredEvent.seal``, ``format_timestamp`` and ``needs_redaction`` were rewritten for speed (docs/design/postgres.md,
-fourth round); the hashes below were computed by the code before that rewrite.
+third round); the hashes below were computed by the code before that rewrite.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every append takes the write lock, then needs the log's last position and the heads of the streams it appends
 to. A writer appending alone would read back what it wrote itself. So the store keeps the end it committed
-(``LogEnd``) and uses it in two ways (docs/design/postgres.md, fourth round):
+(``LogEnd``) and uses it in two ways (docs/design/postgres.md, third round):
 
 - Always: ``max(position)`` is read under the lock; when it is where this writer left it, nobody appended since
   (events are never deleted, and every append moves the position), so the kept heads hold and are not read again.

@@ -27,7 +27,7 @@ COMPRESSION_THREADS = os.cpu_count() or 1
 
 GC_PAUSE_EVENTS = 64
 """A batch this large is sealed with the cyclic collector paused: the sealed events it keeps alive would otherwise
-set off full collections over the whole heap mid-append (docs/design/postgres.md, fourth round)."""
+set off full collections over the whole heap mid-append (docs/design/postgres.md, third round)."""
 
 _Rows = tuple[int, Iterable[tuple[Any, ...]]]
 """How many events rows an append writes, and the rows (a list, or a generator sealing them as they are consumed)."""

@@ -1,9 +1,12 @@
 """The PostgreSQL backend (asyncpg): the same tables as SQLite, for many recorders on many machines.
 
 Writers serialise on one transaction-scoped advisory lock, taken as the first statement of every write
-transaction, so each append reads ``max(position)`` and its streams' heads and commits before the next
-writer reads them: ``seq`` and ``position`` stay gap-free and positions appear in commit order, as with
-SQLite's ``BEGIN IMMEDIATE`` (docs/design/postgres.md has the measurement against the alternative).
+transaction (sent with its BEGIN), so each append reads ``max(position)`` and its streams' heads and commits
+before the next writer reads them: ``seq`` and ``position`` stay gap-free and positions appear in commit order,
+as with SQLite's ``BEGIN IMMEDIATE`` (docs/design/postgres.md has the measurement against the alternative).
+A writer that trusts the end of the log it last committed skips those reads, and a small batch then goes in
+as one statement that takes the lock itself; rows that collide with another writer's newer ones are refused
+by the primary key or ``(stream, seq)`` and the append is done again from a fresh read (``_log_end.py``).
 Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and ``blobs``.
 """
 
@@ -144,7 +147,7 @@ class PostgresEventStore(SqlEventStore):
     async def _insert_alone(self, rows: list[tuple[Any, ...]]) -> None:
         """One ``executemany`` without BEGIN or COMMIT: asyncpg sends every row's execution, then one Sync, so they run
         in one implicit transaction, all or nothing, the lock held from the first row to the commit at Sync. One round
-        trip where a transaction takes three (docs/design/postgres.md, fourth round)."""
+        trip where a transaction takes three (docs/design/postgres.md, third round)."""
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only")
         async with self._driver() as conn:
