@@ -83,11 +83,13 @@ def _driver_url(url: str) -> str:
 
 
 _EVENT_TABLE_COLUMNS = [column.name for column in EVENTS.columns]
+"""In the order ``event_to_row`` gives the values."""
 _LOG_END_KEYS = frozenset({"events_pkey", "uq_events_stream_seq"})
 """The constraints an append collides with when another writer appended after this writer's last look."""
-"""In the order ``event_to_row`` gives the values."""
 
 
+_CLIENT_SIDE = (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
+"""Errors raised by the driver rather than reported by the server: the connection is not reused after one."""
 _BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 """A write transaction's start in one round trip: a simple query of two statements (the transaction stays open)."""
 
@@ -96,10 +98,12 @@ async def _rollback(conn: asyncpg.Connection) -> None:
     """End a failed (or cancelled) write transaction; a connection that cannot is closed, never reused mid-transaction.
 
     What asyncpg's ``transaction()`` does on an error, plus the close. asyncpg waits for a cancelled statement to
-    finish before it sends the ROLLBACK.
+    finish before it sends the ROLLBACK. A failed ROLLBACK is not reported: the error that ended the transaction is.
     """
     try:
         await conn.execute("ROLLBACK")
+    except Exception:
+        conn.terminate()
     except BaseException:
         conn.terminate()
         raise
@@ -157,12 +161,16 @@ class PostgresEventStore(SqlEventStore):
     async def _driver(self) -> AsyncIterator[asyncpg.Connection]:
         try:
             pooled = await self.engine.raw_connection()  # half the cost of connect() + get_raw_connection()
+            driver = pooled.driver_connection
+            assert driver is not None  # an open pooled connection always has one
+            broken = False
             try:
-                driver = pooled.driver_connection
-                assert driver is not None  # an open pooled connection always has one
                 yield driver
-            finally:
-                await greenlet_spawn(pooled.close)  # back to the pool, which may close it (async)
+            except _CLIENT_SIDE as exc:  # the connection's state is unknown (a backend killed under it, say)
+                broken = True
+                raise StoreError(f"{self.label}: database connection lost ({type(exc).__name__}: {exc})") from exc
+            finally:  # back to the pool (which may close it: async); a broken or closed one is dropped from it
+                await greenlet_spawn(pooled.invalidate if broken or driver.is_closed() else pooled.close)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(str(exc)) from exc
         except (asyncpg.PostgresError, OSError, DBAPIError) as exc:

@@ -265,3 +265,26 @@ async def test_many_small_appends_from_concurrent_writers_stay_gap_free(postgres
     finally:
         for store in stores:
             await store.close()
+
+
+async def test_a_pooled_connection_killed_by_the_server_fails_one_append_and_is_dropped(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.fresh_database()
+    async with await connect_store(url) as store:
+        for step in range(3):
+            await store.append([observation("r1", step)])
+        admin = await asyncpg.connect(url)
+        try:
+            killed = await admin.fetchval(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        finally:
+            await admin.close()
+        assert killed >= 1
+        with pytest.raises(StoreError, match="database (error|connection lost)"):
+            await store.append([observation("r1", 3)])
+        (event,) = await store.append([observation("r1", 3)])
+        assert (event.seq, event.position) == (4, 4)
+        await _chain_is_whole(store, 4)
