@@ -10,6 +10,8 @@ to. A writer appending alone would read back what it wrote itself. So the store 
   unchanged): not even ``max(position)`` is read. If another writer appended meanwhile, the first row's position
   is taken and the primary key refuses it (or a stream's ``(stream, seq)``): nothing is written, and the append
   is done again from the end read afresh. Gap-free positions and chains rest on the same constraints as before.
+  A small batch with nothing else to read or write (no blobs, no label) then goes in as one statement that takes
+  the lock itself, without a transaction of its own (PostgreSQL's ``_insert_alone``).
 """
 
 from __future__ import annotations

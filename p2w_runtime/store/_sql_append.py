@@ -1,7 +1,8 @@
 """Appending to a SQL store: sealing new events, checking imported ones, blobs compressed beside the lock.
 
 An append hash-checks and compresses its blobs in worker threads before it takes the write lock, then seals
-each event under the lock (docs/design/store.md).
+each event under the lock (docs/design/store.md), as the insert consumes its row. A writer that trusts the end of
+the log it last committed continues from it without reading it (``_log_end.py``, docs/design/postgres.md).
 """
 
 from __future__ import annotations
