@@ -62,7 +62,10 @@ class NewEvent(BaseModel):
         return self.payload.type
 
     def payload_dict(self) -> dict[str, Any]:
-        return self.payload.model_dump(mode="json")
+        """``payload.model_dump(mode="json")``, through the serializer directly: the same dict without the wrapper."""
+        payload = self.payload
+        dumped: dict[str, Any] = payload.__pydantic_serializer__.to_python(payload, mode="json")
+        return dumped
 
 
 @dataclass(slots=True)
@@ -135,21 +138,26 @@ class StoredEvent:
 
     @classmethod
     def seal(cls, new: NewEvent, *, seq: int, prev_hash: str, position: int | None = None) -> StoredEvent:
-        """Turn a writer's event into its stored form, computing the chain hash."""
+        """Turn a writer's event into its stored form, computing the chain hash.
+
+        Every appended event passes here, so it is written for speed (positional construction, no field dict,
+        no sort of an empty blob list): ``benchmarks/bench_store.py`` and docs/design/postgres.md, third round.
+        """
+        payload = new.payload
         payload_json = canonical_json(new.payload_dict()).decode()
-        fields: dict[str, Any] = {
-            "event_id": new.event_id,
-            "stream": new.stream,
-            "seq": seq,
-            "type": new.type,
-            "schema_version": type(new.payload).SCHEMA_VERSION,
-            "recorded_at": format_timestamp(new.recorded_at),
-            "causation_id": new.causation_id,
-            "blobs": sorted(set(new.payload.blob_hashes())),
-            "prev_hash": prev_hash,
-        }
-        digest = event_hash(payload=orjson.Fragment(payload_json), **fields)
-        return cls(position=position, payload_json=payload_json, hash=digest, **fields)
+        hashes = payload.blob_hashes()
+        blobs = sorted(set(hashes)) if hashes else []
+        recorded_at = format_timestamp(new.recorded_at)
+        type_, version = payload.type, type(payload).SCHEMA_VERSION
+        digest = event_hash(
+            event_id=new.event_id, stream=new.stream, seq=seq, type=type_, schema_version=version,
+            recorded_at=recorded_at, causation_id=new.causation_id, payload=orjson.Fragment(payload_json),
+            blobs=blobs, prev_hash=prev_hash,
+        )  # fmt: skip
+        return cls(
+            new.event_id, new.stream, seq, position, type_, version, recorded_at, new.causation_id, payload_json,
+            blobs, prev_hash, digest,
+        )  # fmt: skip
 
     def decode_payload(self) -> AnyPayload:
         """The payload at the current schema version, validated: what readers that fold events need.

@@ -62,7 +62,8 @@ def event_to_row(event: StoredEvent, position: int) -> tuple[Any, ...]:
     """The values of an events row, in the table's column order (``insert(EVENTS)`` compiles to that)."""
     return (
         position, event.event_id, event.stream, event.seq, event.type, event.schema_version, event.recorded_at,
-        event.causation_id, event.payload_json, canonical_json(event.blobs).decode(), event.prev_hash, event.hash,
+        event.causation_id, event.payload_json, canonical_json(event.blobs).decode() if event.blobs else "[]",
+        event.prev_hash, event.hash,
     )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ hand-offs per statement, which made a five-event append take 2-3 ms instead of 0
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +22,7 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from p2w_runtime.store._event_store import EventStore, StreamHead
+from p2w_runtime.store._log_end import LogEnd
 from p2w_runtime.store._rows import BLOBS, EVENT_COLUMNS, EVENTS, RUN_LABELS, WORK_ITEMS
 
 ID_CHUNK = 500
@@ -39,9 +40,10 @@ class Session(ABC):
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement once per row of values."""
 
-    async def insert_events(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        """Insert events rows (``sql`` is the plain insert); a backend may use a faster path for a large batch."""
-        await self.execute_many(sql, rows)
+    async def insert_events(self, sql: str, rows: Iterable[Sequence[Any]], count: int) -> None:
+        """Insert ``count`` events rows (``sql`` is the plain insert); a backend may use a faster path for a large
+        batch. ``rows`` may seal each event as it is consumed: an error raised by it fails the whole insert."""
+        await self.execute_many(sql, list(rows))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,10 @@ class SqlStoreBase(EventStore):
         )
         self._stored_blobs: set[str] = set()
         """Blob hashes known to be committed: blobs are never deleted, so these need no compressing again."""
+        self._log_end: LogEnd | None = None
+        """Where this writer's last commit left the log (``_log_end.py``)."""
+        self._log_end_current = False
+        """Whether the last write found ``_log_end`` still current, so the next ``append`` may trust it unread."""
 
     # -- backend hooks -------------------------------------------------------------------------
     @abstractmethod

@@ -1,16 +1,19 @@
 """The PostgreSQL backend (asyncpg): the same tables as SQLite, for many recorders on many machines.
 
 Writers serialise on one transaction-scoped advisory lock, taken as the first statement of every write
-transaction, so each append reads ``max(position)`` and its streams' heads and commits before the next
-writer reads them: ``seq`` and ``position`` stay gap-free and positions appear in commit order, as with
-SQLite's ``BEGIN IMMEDIATE`` (docs/design/postgres.md has the measurement against the alternative).
+transaction (sent with its BEGIN), so each append reads ``max(position)`` and its streams' heads and commits
+before the next writer reads them: ``seq`` and ``position`` stay gap-free and positions appear in commit order,
+as with SQLite's ``BEGIN IMMEDIATE`` (docs/design/postgres.md has the measurement against the alternative).
+A writer that trusts the end of the log it last committed skips those reads, and a small batch then goes in
+as one statement that takes the lock itself; rows that collide with another writer's newer ones are refused
+by the primary key or ``(stream, seq)`` and the append is done again from a fresh read (``_log_end.py``).
 Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and ``blobs``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -22,9 +25,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.util import greenlet_spawn
 from sqlmodel import SQLModel
 
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
+from p2w_runtime.store._log_end import LogMoved
 from p2w_runtime.store._rows import EVENTS
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
@@ -79,6 +84,29 @@ def _driver_url(url: str) -> str:
 
 _EVENT_TABLE_COLUMNS = [column.name for column in EVENTS.columns]
 """In the order ``event_to_row`` gives the values."""
+_LOG_END_KEYS = frozenset({"events_pkey", "uq_events_stream_seq"})
+"""The constraints an append collides with when another writer appended after this writer's last look."""
+
+
+_CLIENT_SIDE = (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
+"""Errors raised by the driver rather than reported by the server: the connection is not reused after one."""
+_BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+"""A write transaction's start in one round trip: a simple query of two statements (the transaction stays open)."""
+
+
+async def _rollback(conn: asyncpg.Connection) -> None:
+    """End a failed (or cancelled) write transaction; a connection that cannot is closed, never reused mid-transaction.
+
+    What asyncpg's ``transaction()`` does on an error, plus the close. asyncpg waits for a cancelled statement to
+    finish before it sends the ROLLBACK. A failed ROLLBACK is not reported: the error that ended the transaction is.
+    """
+    try:
+        await conn.execute("ROLLBACK")
+    except Exception:
+        conn.terminate()
+    except BaseException:
+        conn.terminate()
+        raise
 
 
 class _AsyncpgSession(Session):
@@ -91,29 +119,58 @@ class _AsyncpgSession(Session):
     async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         await self._conn.executemany(sql, rows)
 
-    async def insert_events(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    async def insert_events(self, sql: str, rows: Iterable[Sequence[Any]], count: int) -> None:
         """Binary COPY for a large batch: the same constraints and triggers fire, with fewer bytes and no per-row
-        statement."""
-        if len(rows) < COPY_ROWS:
-            await self._conn.executemany(sql, rows)
-        else:
-            await self._conn.copy_records_to_table("events", records=rows, columns=_EVENT_TABLE_COLUMNS)
+        statement. asyncpg consumes ``rows`` as it sends them (512 KB at a time), so the server inserts the first
+        rows while the next are sealed; an error raised by ``rows`` aborts the COPY (CopyFail)."""
+        try:
+            if count < COPY_ROWS:
+                await self._conn.executemany(sql, list(rows))
+            else:
+                await self._conn.copy_records_to_table("events", records=rows, columns=_EVENT_TABLE_COLUMNS)
+        except asyncpg.UniqueViolationError as exc:
+            if exc.constraint_name in _LOG_END_KEYS:  # positions or a stream's seqs are taken: another writer's
+                raise LogMoved(str(exc)) from exc
+            raise
 
 
 class PostgresEventStore(SqlEventStore):
     """PostgreSQL through asyncpg. Writers take one advisory lock; readers never wait (MVCC)."""
 
+    optimistic_appends = True
+    alone_rows = COPY_ROWS
+
     def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
         super().__init__(engine, label)
         self.read_only = read_only
+        typed = ", ".join(f"${i}::{c.type.compile(dialect=engine.dialect)}" for i, c in enumerate(EVENTS.columns, 1))
+        columns = ", ".join(_EVENT_TABLE_COLUMNS)
+        self._insert_locking = f"INSERT INTO events ({columns}) SELECT {typed} FROM pg_advisory_xact_lock({WRITE_LOCK})"
+        """An events insert that takes the write lock first (again, for the rows after the first: it is re-entrant)."""
+
+    async def _insert_alone(self, rows: list[tuple[Any, ...]]) -> None:
+        """One ``executemany`` without BEGIN or COMMIT: asyncpg sends every row's execution, then one Sync, so they run
+        in one implicit transaction, all or nothing, the lock held from the first row to the commit at Sync. One round
+        trip where a transaction takes three (docs/design/postgres.md, third round)."""
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.label}: opened read-only")
+        async with self._driver() as conn:
+            await _AsyncpgSession(conn).insert_events(self._insert_locking, rows, len(rows))
 
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[asyncpg.Connection]:
         try:
-            async with self.engine.connect() as conn:
-                driver = (await conn.get_raw_connection()).driver_connection
-                assert driver is not None  # an open pooled connection always has one
+            pooled = await self.engine.raw_connection()  # half the cost of connect() + get_raw_connection()
+            driver = pooled.driver_connection
+            assert driver is not None  # an open pooled connection always has one
+            broken = False
+            try:
                 yield driver
+            except _CLIENT_SIDE as exc:  # the connection's state is unknown (a backend killed under it, say)
+                broken = True
+                raise StoreError(f"{self.label}: database connection lost ({type(exc).__name__}: {exc})") from exc
+            finally:  # back to the pool (which may close it: async); a broken or closed one is dropped from it
+                await greenlet_spawn(pooled.invalidate if broken or driver.is_closed() else pooled.close)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(str(exc)) from exc
         except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
@@ -123,9 +180,14 @@ class PostgresEventStore(SqlEventStore):
     async def _writing(self) -> AsyncIterator[Session]:
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only")
-        async with self._driver() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK)
-            yield _AsyncpgSession(conn)
+        async with self._driver() as conn:
+            try:
+                await conn.execute(_BEGIN_LOCKED)
+                yield _AsyncpgSession(conn)
+            except BaseException:
+                await _rollback(conn)
+                raise
+            await conn.execute("COMMIT")
 
     @asynccontextmanager
     async def _claiming(self) -> AsyncIterator[Session]:
