@@ -10,25 +10,11 @@ answer and pydantic's error naming the field. The path is never looser than the 
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import msgspec
 
+from replay.trajectory._envelope import StoredEnvelope
 from replay.trajectory._model import ActionRecord, ObservationRecord, RationaleRecord, RetrievalRecord
 from schemas import CURRENT_VERSIONS
-
-
-class StoredText(Protocol):
-    """What this path reads of a stored event (a ``ChainedEvent`` or a ``StoredEvent``)."""
-
-    @property
-    def event_id(self) -> str: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def schema_version(self) -> int: ...
-    @property
-    def payload_json(self) -> str: ...
 
 
 class LlmCallCost(msgspec.Struct, frozen=True, gc=False):
@@ -55,7 +41,7 @@ _DECODERS: dict[str, msgspec.json.Decoder[FastRecord]] = {
 _VERSIONS = {kind: CURRENT_VERSIONS[kind] for kind in FAST_RECORDS}
 
 
-def decode_record(event: StoredText) -> FastRecord | None:
+def decode_record(event: StoredEnvelope) -> FastRecord | None:
     """The event's record, or None when this path does not take the event (the caller decodes its payload).
 
     The event id is appended to the payload object as its last key, so it is the one decoded even if the text

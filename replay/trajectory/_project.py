@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
 
 from p2w_runtime.episode import run_of
-from replay.trajectory._decode import FastRecord, LlmCallCost, StoredText, decode_record
+from replay.trajectory._decode import FastRecord, LlmCallCost, decode_record
+from replay.trajectory._envelope import Envelope, StoredEnvelope
 from replay.trajectory._model import (
     ActionCommand,
     ActionRecord,
@@ -39,35 +39,6 @@ from schemas import (
 
 class ProjectionError(ValueError):
     """The events do not form an episode (no ``episode.started`` first, or events of several streams)."""
-
-
-class Envelope(Protocol):
-    """What the fold reads of an event besides its payload: a decoded ``Event`` or a ``StoredEvent`` has it.
-
-    Readers fold stored events with their decoded payload and never build an ``Event``: pydantic's
-    ``model_construct`` cost more than the rest of projection (docs/design/projection.md).
-    """
-
-    @property
-    def event_id(self) -> str: ...
-    @property
-    def stream(self) -> str: ...
-    @property
-    def seq(self) -> int: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def causation_id(self) -> str | None: ...
-    @property
-    def prev_hash(self) -> str: ...
-    @property
-    def hash(self) -> str: ...
-
-
-class StoredEnvelope(Envelope, StoredText, Protocol):
-    """A stored event as the fold reads it: a ``ChainedEvent`` or a ``StoredEvent``."""
-
-    def decode_payload(self) -> AnyPayload: ...
 
 
 class _Fold:
