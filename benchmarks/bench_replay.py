@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_runtime.collector import collector_paused
 from p2w_runtime.episode import episodes_of
 from p2w_runtime.store import EventStore, open_store
 from replay.judges import JudgeSettings, make_judge
@@ -184,16 +185,15 @@ async def projection(db: Path, run_id: str, t: dict[str, Timing]) -> list[Trajec
         # where projection time goes: the store's read path, then decoding and folding (collector paused)
         with Clock(t["read"]):
             stored = [e async for e in store.read_chained(streams)]
-        gc.disable()
-        with Clock(t["decode"]):
-            for e in stored:
-                if decode_record(e) is None:
-                    e.decode_payload()
-        with Clock(t["fold"]):
-            folds: dict[str, _Fold] = {}
-            for event in stored:
-                folds.setdefault(event.stream, _Fold()).apply_stored(event)
-        gc.enable()
+        with collector_paused():
+            with Clock(t["decode"]):
+                for e in stored:
+                    if decode_record(e) is None:
+                        e.decode_payload()
+            with Clock(t["fold"]):
+                folds: dict[str, _Fold] = {}
+                for event in stored:
+                    folds.setdefault(event.stream, _Fold()).apply_stored(event)
     return trajectories
 
 
@@ -203,12 +203,9 @@ async def _load_through_models(store: EventStore, streams: list[str]) -> AsyncIt
     for i in range(0, len(streams), LOAD_CHUNK):
         chunk = streams[i : i + LOAD_CHUNK]
         folds: dict[str, _Fold] = {}
-        gc.disable()
-        try:
+        with collector_paused():
             async for stored in store.read_chained(chunk):
                 folds.setdefault(stored.stream, _Fold()).apply(stored, stored.decode_payload())
-        finally:
-            gc.enable()
         for stream in chunk:
             trajectory = folds[stream].trajectory
             assert trajectory is not None

@@ -8,13 +8,13 @@ the log it last committed continues from it without reading it (``_log_end.py``,
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import select
 
+from p2w_runtime.collector import collector_paused
 from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
@@ -68,14 +68,8 @@ class SqlAppending(SqlStoreBase):
             await self._hold_labels(session, labels)
             return len(events), _sealed_rows(events, position, heads, sealed)
 
-        collecting = len(events) >= GC_PAUSE_EVENTS and gc.isenabled()
-        if collecting:
-            gc.disable()
-        try:
+        with collector_paused(len(events) >= GC_PAUSE_EVENTS):
             await self._write(blobs, seal, refused="append refused", optimistic=self.optimistic_appends)
-        finally:
-            if collecting:
-                gc.enable()
         return sealed
 
     async def _append_alone(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import AsyncGenerator, Sequence
 
+from p2w_runtime.collector import collector_paused
 from p2w_runtime.episode import episodes_of
 from p2w_runtime.store import EventStore
 from replay.trajectory._model import Trajectory
@@ -30,7 +30,7 @@ async def load_trajectories(
     """The run's counted episodes (or ``streams``), in that order, read ``LOAD_CHUNK`` episodes at a time.
 
     A chunk's events come from a few queries rather than one per episode, as ``ChainedEvent``s (only the
-    columns the fold needs) folded with their validated payloads, never as ``Event`` models; the cyclic
+    columns the fold needs) folded into records decoded from their text, never as ``Event`` models; the cyclic
     collector is paused while a chunk is folded, and restored before its trajectories are yielded
     (docs/design/projection.md).
     """
@@ -39,17 +39,12 @@ async def load_trajectories(
     for i in range(0, len(streams), LOAD_CHUNK):
         chunk = streams[i : i + LOAD_CHUNK]
         folds: dict[str, _Fold] = {}
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             async for stored in store.read_chained(chunk):
                 fold = folds.get(stored.stream)
                 if fold is None:
                     fold = folds[stored.stream] = _Fold()
                 fold.apply_stored(stored)
-        finally:
-            if collecting:
-                gc.enable()
         for stream in chunk:
             trajectory = folds[stream].trajectory if stream in folds else None
             if trajectory is None:
