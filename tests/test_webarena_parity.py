@@ -24,7 +24,6 @@ from replay.webarena import (
     PageRenderer,
     clean_answer,
     load_tasks,
-    url_match,
 )
 
 MakeJudge = Callable[..., WebArenaJudge]
@@ -163,43 +162,7 @@ async def test_fuzzy_match_with_an_empty_answer_needs_no_llm(own_judge: MakeJudg
     assert (await judged(judge, 1, "  ''  ")).metrics["score"] == 0.0  # cleaned to "": 0 without a call
 
 
-# -- URLEvaluator -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("reference", "pred", "score"),
-    [
-        ("http://h/a/?q=1", "http://h/a?q=1", 1.0),  # base paths lose their trailing slash
-        ("http://h/a?q=1", "http://h/a/?q=1", 1.0),
-        ("http://h/a/", "http://h/a", 1.0),
-        ("http://h/a", "http://h/a/b/c?x=y", 1.0),  # GOLD in PRED: substring of the base path
-        ("http://h/a/b", "http://h/a", 0.0),
-        ("http://h/a?q=1", "http://h/a?q=2", 0.0),
-        ("http://h/a?q=1", "http://h/a?q=2&q=1", 1.0),  # any predicted value
-        ("http://h/a?q=1&s=x", "http://h/a?s=x&q=1&page=2", 1.0),
-        ("http://h/a?q=1 |OR| http://h/b?q=2", "http://h/a?q=2", 1.0),  # values pooled over alternatives
-        ("http://h/a?q=1 |OR| http://h/b?r=2", "http://h/a?q=1", 0.0),  # so are keys: r is required too
-        ("http://h/search;v=1", "http://h/search", 1.0),  # urlparse moves ;params out of the path
-        ("http://h/a?q=", "http://h/a", 1.0),  # parse_qs drops blank values
-        ("http://h/a#top", "http://h/a", 1.0),
-    ],
-)
-def test_url_match_rules(reference: str, pred: str, score: float) -> None:
-    assert url_match(reference, pred)[0] == score
-
-
-@pytest.mark.parametrize(
-    ("task_id", "final_url", "score"),
-    [
-        (44, f"{GITLAB}/dashboard/todos", 1.0),
-        (44, f"{GITLAB}/dashboard/todos/?sort=created_desc", 1.0),
-        (44, f"{GITLAB}/dashboard/issues", 0.0),
-        (44, "http://other.test:8023/dashboard/todos", 0.0),
-    ],
-)
-@module_loop
-async def test_url_match_on_real_configs(real_judge: WebArenaJudge, task_id: int, final_url: str, score: float) -> None:
-    assert (await judged(real_judge, task_id, "done", url=final_url)).metrics["score"] == score
+# -- URLEvaluator: tests/test_webarena_url_match.py ------------------------------------
 
 
 # -- HTMLContentEvaluator ------------------------------------------------------------------
