@@ -24,7 +24,7 @@ from replay.webarena import (
     PageRenderer,
     clean_answer,
     load_tasks,
-    url_match,
+    resolve_dot_segments,
 )
 
 MakeJudge = Callable[..., WebArenaJudge]
@@ -163,43 +163,7 @@ async def test_fuzzy_match_with_an_empty_answer_needs_no_llm(own_judge: MakeJudg
     assert (await judged(judge, 1, "  ''  ")).metrics["score"] == 0.0  # cleaned to "": 0 without a call
 
 
-# -- URLEvaluator -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("reference", "pred", "score"),
-    [
-        ("http://h/a/?q=1", "http://h/a?q=1", 1.0),  # base paths lose their trailing slash
-        ("http://h/a?q=1", "http://h/a/?q=1", 1.0),
-        ("http://h/a/", "http://h/a", 1.0),
-        ("http://h/a", "http://h/a/b/c?x=y", 1.0),  # GOLD in PRED: substring of the base path
-        ("http://h/a/b", "http://h/a", 0.0),
-        ("http://h/a?q=1", "http://h/a?q=2", 0.0),
-        ("http://h/a?q=1", "http://h/a?q=2&q=1", 1.0),  # any predicted value
-        ("http://h/a?q=1&s=x", "http://h/a?s=x&q=1&page=2", 1.0),
-        ("http://h/a?q=1 |OR| http://h/b?q=2", "http://h/a?q=2", 1.0),  # values pooled over alternatives
-        ("http://h/a?q=1 |OR| http://h/b?r=2", "http://h/a?q=1", 0.0),  # so are keys: r is required too
-        ("http://h/search;v=1", "http://h/search", 1.0),  # urlparse moves ;params out of the path
-        ("http://h/a?q=", "http://h/a", 1.0),  # parse_qs drops blank values
-        ("http://h/a#top", "http://h/a", 1.0),
-    ],
-)
-def test_url_match_rules(reference: str, pred: str, score: float) -> None:
-    assert url_match(reference, pred)[0] == score
-
-
-@pytest.mark.parametrize(
-    ("task_id", "final_url", "score"),
-    [
-        (44, f"{GITLAB}/dashboard/todos", 1.0),
-        (44, f"{GITLAB}/dashboard/todos/?sort=created_desc", 1.0),
-        (44, f"{GITLAB}/dashboard/issues", 0.0),
-        (44, "http://other.test:8023/dashboard/todos", 0.0),
-    ],
-)
-@module_loop
-async def test_url_match_on_real_configs(real_judge: WebArenaJudge, task_id: int, final_url: str, score: float) -> None:
-    assert (await judged(real_judge, task_id, "done", url=final_url)).metrics["score"] == score
+# -- URLEvaluator: tests/test_webarena_url_match.py ------------------------------------
 
 
 # -- HTMLContentEvaluator ------------------------------------------------------------------
@@ -265,6 +229,58 @@ async def test_placeholders_are_replaced_in_required_contents(real_judge: WebAre
     assert (await judged(real_judge, 552, "done", url=raw, page=page)).metrics["score"] == 1.0
     half = "<html><body><pre>" + "\n".join(wanted[:3]) + "</pre></body></html>"
     assert (await judged(real_judge, 552, "done", url=raw, page=half)).metrics["score"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:7780/admin/../antonia-racer-tank.html",  # tasks 464, 543-546
+        "http://127.0.0.1:7780/admin/./x.html",
+        "http://127.0.0.1:7780/../../x.html",  # ".." at the root stays at the root
+        "http://127.0.0.1:7780/a/b/..",  # a final ".." leaves the slash
+        "http://127.0.0.1:7780/a/b/.",
+        "http://127.0.0.1:7780/a/%2e%2e/x",  # percent-encoded dots are dots
+        "http://127.0.0.1:7780/a/.%2E/x",
+        "http://127.0.0.1:7780/a/%2e/x",
+        "http://127.0.0.1:7780/a/..x/y",  # not a dot segment
+        "http://127.0.0.1:7780/a/...//x",
+        "http://127.0.0.1:7780/a//../x",  # ".." removes the empty segment
+        "http://127.0.0.1:7780/a/b/..?q=1",
+        "http://127.0.0.1:7780/a/b/../?q=../x#f/../g",  # query and fragment as written
+        "http://127.0.0.1:7780",
+    ],
+)
+@module_loop
+async def test_dot_segments_resolve_as_chromium_loads_them(renderer: PageRenderer, url: str) -> None:
+    async with renderer.open(url, "<html></html>") as page:
+        loaded = await page.evaluate("document.URL")
+    assert resolve_dot_segments(url) in {loaded, loaded.rstrip("/")}  # Chromium writes "http://h" as "http://h/"
+
+
+PRODUCT = """<html><body><div class="product attribute overview"><div itemprop="description">{quotes}</div></div>
+<div class="data item content">Details</div></body></html>"""
+
+
+@pytest.mark.parametrize(
+    ("task_id", "slug"),
+    [(464, "antonia-racer-tank"), (543, "bella-tank"), (544, "selene-yoga-hoodie"), (545, "radiant-tee"),
+     (546, "affirm-water-bottle")],
+)  # fmt: skip
+@module_loop
+async def test_dot_segment_targets_are_scored_on_the_page_the_browser_loads(
+    real_judge: WebArenaJudge, task_id: int, slug: str
+) -> None:
+    """``__SHOPPING_ADMIN__/../<slug>.html`` is ``page.goto``-ed to ``http://host:7780/<slug>.html``."""
+    check = real_judge.tasks[str(task_id)].eval.checks[0]
+    assert check.url == f"{ADMIN}/../{slug}.html"
+    product = f"http://admin.test:7780/{slug}.html"
+    quotes = check.required_contents.must_include or []
+    verdict = await judged(real_judge, task_id, "done", url=product, page=PRODUCT.format(quotes=" ".join(quotes)))
+    assert verdict.metrics["score"] == 1.0, verdict.evidence
+    verdict = await judged(real_judge, task_id, "done", url=product, page=PRODUCT.format(quotes=" ".join(quotes[:-1])))
+    assert verdict.metrics["score"] == 0.0 and "missing" in (verdict.evidence["program_html.1"].note or "")
+    with pytest.raises(JudgeError, match=f"needs the live site: program_html reads {product}, but the recorded"):
+        await judged(real_judge, task_id, "done", url=f"{ADMIN}/catalog/product/edit/id/1/")
 
 
 PROMO = """<html><body><input name="name" value="Spring Sale 20">

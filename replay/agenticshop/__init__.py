@@ -13,6 +13,7 @@ from replay.agenticshop._judges import (
     ExtractJudge,
     HitRatioJudge,
     linked_pages,
+    missing_target,
 )
 from replay.agenticshop._pages import Page, attribute, read_page
 
@@ -27,5 +28,6 @@ __all__ = [
     "attribute",
     "extract_by_rules",
     "linked_pages",
+    "missing_target",
     "read_page",
 ]

@@ -166,14 +166,33 @@ class AttributionJudge(_ShopJudge[ShopConfig]):
 
 
 def _brand(profile: ShopProfile) -> str:
-    """The target brand: a profile's ``target_brand``, else the first brand item reading "Brand is X"."""
+    """The target brand: a profile's ``target_brand``, else the first checklist item naming one brand, "Brand is X"
+    (not "Brand is one of: ..." nor "Brand is not ...")."""
     extra = (profile.model_extra or {}).get("target_brand")
     if extra:
         return str(extra)
     for item in profile.check_list.brand_preferences:
-        if item.lower().startswith("brand is ") and " one of" not in item.lower():
+        low = item.lower()
+        if low.startswith("brand is ") and " one of" not in low and not low.startswith("brand is not "):
             return item[len("brand is ") :].strip().rstrip(".")
     return ""
+
+
+NO_BRAND_ITEM = "no target brand: no target_brand in the profile and no 'Brand is …' item in its checklist"
+NO_SINGLE_BRAND = "no target brand: the checklist's 'Brand is …' items name no single brand ('one of', 'not')"
+NO_TYPE = "no product type: seed_product_type is null (open-ended curation)"
+
+
+def missing_target(profile: ShopProfile) -> str:
+    """What the hit ratio lacks for this user, "" when nothing. Said per cause and without the user's id, so a
+    replay summary counts each cause once; ``metrics`` lists the users by id."""
+    missing = []
+    if not _brand(profile):
+        said = any(i.lower().startswith("brand is ") for i in profile.check_list.brand_preferences)
+        missing.append(NO_SINGLE_BRAND if said else NO_BRAND_ITEM)
+    if not profile.seed_product_type:
+        missing.append(NO_TYPE)
+    return "; ".join(missing)
 
 
 def _words(text: str) -> set[str]:
@@ -182,7 +201,7 @@ def _words(text: str) -> set[str]:
 
 class HitRatioJudge(_ShopJudge[ShopConfig]):
     id = "hit-ratio"
-    version = "1"
+    version = "2"
     description = "AgenticShop hit ratio (rules): the product matches the target brand and product type"
 
     def configure(self, settings: JudgeSettings) -> ShopConfig:
@@ -190,9 +209,10 @@ class HitRatioJudge(_ShopJudge[ShopConfig]):
 
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
         profile = self.profile(trajectory)
+        missing = missing_target(profile)
+        if missing:
+            raise JudgeError(missing)
         brand, kind = _brand(profile), profile.seed_product_type or ""
-        if not brand or not kind:
-            raise JudgeError(f"profile {profile.task_id} names no target brand and type (open-ended curation)")
         verdict = Verdict()
         pages = await self.pages(trajectory, ctx)
         for p in pages:

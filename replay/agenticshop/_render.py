@@ -16,6 +16,8 @@ TITLES = {
     "by_variant": "AgenticShop: score by query variant and intent type (mean over users; valid/invalid/"
     "irrelevant: attribution shares)",
     "per_dimension": "AgenticShop: checklist items satisfied per dimension",
+    "hit_ratio": "AgenticShop: hit ratio per user (by_variant's hit_ratio is the mean over the hit_users that have "
+    "one; not_computed: what the profile lacks)",
 }
 
 

@@ -2,7 +2,9 @@
 dimension, hit ratio, attribution error shares, and the score recomputed on valid attributions only.
 
 As in the reference (``collect_results.py``), a user's figure is the mean over their judged products and a
-table cell is the mean over users; a dimension's share is pooled over a user's products first.
+table cell is the mean over users; a dimension's share is pooled over a user's products first. The hit ratio
+exists only for users whose profile names a target brand and type, so ``hit_users`` says how many users a
+cell's hit ratio is over and the ``hit_ratio`` table names them, with what the others lack.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
+from p2w_runtime.episode import under
 from p2w_runtime.store import EventStore, RunInfo
-from replay.judging import current_judgments
+from replay.judging import current_judgments, read_judgments
 from schemas import DIMENSIONS, EpisodeStarted
 
 CHECKLIST, ATTRIBUTION, HIT = "agenticshop-checklist", "attribution", "hit-ratio"
@@ -22,9 +25,15 @@ COLUMNS = ("users", "score", "score_valid", "hit_ratio", "valid", "invalid", "ir
 
 @dataclass(slots=True)
 class UserRow:
-    variant: str
+    task_id: str
     intent: str
     figures: dict[str, float] = field(default_factory=dict)
+    hit_missing: str = ""
+    """Why ``hit-ratio`` failed for this user (its error), when it did and has no figure."""
+
+    @property
+    def variant(self) -> str:
+        return self.task_id.split("-", 1)[0]
 
 
 async def _intent(store: EventStore, stream: str) -> str:
@@ -34,16 +43,33 @@ async def _intent(store: EventStore, stream: str) -> str:
     return "?"
 
 
+async def _hit_failures(store: EventStore, run_id: str) -> dict[str, tuple[str, str]]:
+    """(task id, error) of the episodes whose latest ``hit-ratio`` judgment of the episode as it is now failed."""
+    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
+    failed: dict[str, tuple[str, str]] = {}
+    for record in await read_judgments(store, run_id):
+        j = record.judgment
+        if j.judge_id != HIT or heads.get(j.episode_stream) != j.trajectory_hash:
+            continue
+        if j.status == "failed":
+            failed[j.episode_stream] = (j.task_id, j.error or "failed")
+        else:
+            failed.pop(j.episode_stream, None)
+    return failed
+
+
 async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> list[UserRow]:
     """One row per judged episode (user) with the figures of the AgenticShop judges that judged it."""
     rows: dict[str, UserRow] = {}
     for info in runs:
+        for stream, (task_id, error) in (await _hit_failures(store, info.run_id)).items():
+            rows[stream] = UserRow(task_id, await _intent(store, stream), hit_missing=error)
         for (stream, judge_id), record in (await current_judgments(store, info.run_id)).items():
             if judge_id not in (CHECKLIST, ATTRIBUTION, HIT):
                 continue
             j = record.judgment
             if stream not in rows:
-                rows[stream] = UserRow(j.task_id.split("-", 1)[0], await _intent(store, stream))
+                rows[stream] = UserRow(j.task_id, await _intent(store, stream))
             m, figures = j.metrics, rows[stream].figures
             if judge_id == CHECKLIST:
                 figures.update({k: v for k, v in m.items() if k == "score" or k.startswith("dim.")})
@@ -51,6 +77,7 @@ async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> list[User
                     figures["score_valid"] = m["score_valid"]
             elif judge_id == HIT:
                 figures["hit_ratio"] = m["hit_ratio"]
+                rows[stream].hit_missing = ""
             figures.update({k: m[k] for k in ("valid", "invalid", "irrelevant") if k in m})
     return list(rows.values())
 
@@ -63,19 +90,34 @@ def _means(rows: list[UserRow], keys: Sequence[str]) -> dict[str, float | None]:
     return out
 
 
+def _hit_users(rows: list[UserRow]) -> list[dict[str, object]]:
+    """Every user the hit-ratio judge saw: the figure, or what the profile lacks for one."""
+    return [
+        {"user": r.task_id, "intent": r.intent, "hit_ratio": r.figures.get("hit_ratio"), "not_computed": r.hit_missing}
+        for r in sorted(rows, key=lambda r: r.task_id)
+        if "hit_ratio" in r.figures or r.hit_missing
+    ]
+
+
 def tables(rows: list[UserRow]) -> dict[str, list[dict[str, object]]]:
-    """The reference's tables as plain rows: by variant and intent type, and per checklist dimension."""
+    """The reference's tables as plain rows: by variant and intent type, per checklist dimension; and which
+    users the hit ratio is over."""
     groups: dict[tuple[str, str], list[UserRow]] = defaultdict(list)
     for r in rows:
         groups[(r.variant, r.intent)].append(r)
     by_variant: list[dict[str, object]] = []
     for (variant, intent), members in [*sorted(groups.items()), (("all", "all"), rows)]:
-        by_variant.append({"variant": variant, "intent": intent, "users": len(members), **_means(members, COLUMNS[1:])})
+        row: dict[str, object] = {"variant": variant, "intent": intent, "users": len(members)}
+        for key, value in _means(members, COLUMNS[1:]).items():
+            row[key] = value
+            if key == "hit_ratio":
+                row["hit_users"] = sum(key in r.figures for r in members)
+        by_variant.append(row)
     dims = _means(rows, [f"dim.{d}" for d in DIMENSIONS])
     per_dimension: list[dict[str, object]] = [
         {"dimension": d, "satisfied": dims[f"dim.{d}"]} for d in DIMENSIONS if dims[f"dim.{d}"] is not None
     ]
-    return {"by_variant": by_variant, "per_dimension": per_dimension}
+    return {"by_variant": by_variant, "per_dimension": per_dimension, "hit_ratio": _hit_users(rows)}
 
 
 async def shop_tables(store: EventStore, runs: Sequence[RunInfo]) -> dict[str, list[dict[str, object]]] | None:

@@ -84,7 +84,7 @@ class WebArenaConfig(LlmConfig):
 
 class WebArenaJudge(Judge[WebArenaConfig]):
     id = "webarena"
-    version = "2"
+    version = "3"
     description = "WebArena's string_match / url_match / program_html checks on the recorded final state"
 
     def __init__(self, settings: JudgeSettings) -> None:

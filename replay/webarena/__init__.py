@@ -11,6 +11,7 @@ from replay.webarena._config import (
     parse_task,
     substitute_sites,
 )
+from replay.webarena._helpers import resolve_dot_segments
 from replay.webarena._page import ChromiumNotFound, PageRenderer, RecordedPage
 from replay.webarena._tokenize import word_tokenize
 
@@ -28,6 +29,7 @@ __all__ = [
     "load_tasks",
     "must_include",
     "parse_task",
+    "resolve_dot_segments",
     "substitute_sites",
     "url_match",
     "word_tokenize",

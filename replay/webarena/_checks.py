@@ -2,8 +2,9 @@
 
 Every quirk is kept on purpose (each is pinned in ``docs/design/webarena-parity.md``): a lone quote
 cleans to ``""``; ``string_match`` cleans the answer once before the checks and each check
-cleans it again; a one-character ``must_include`` reference must be a whole NLTK token; URL
-base paths are compared by substring after ``urlparse`` (which drops ``;params``).
+cleans it again; a one-character ``must_include`` reference must be a whole NLTK token; URLs
+lose a trailing ``/`` as a whole, never before ``?``, and base paths are compared by substring
+after ``urlparse`` (which drops ``;params``).
 """
 
 from __future__ import annotations
@@ -36,17 +37,20 @@ def must_include(ref: str, pred: str, *, tokenize: bool = False) -> float:
 
 
 def _clean_url(url: str) -> str:
+    """WebArena's ``clean_url``: the trailing ``/`` of the whole URL, so ``…/a/?q=1`` keeps the one before ``?``."""
     return str(url).rstrip("/")
 
 
 def _split_url(url: str) -> tuple[str, dict[str, list[str]]]:
+    """``parse_url``: netloc + path as they are (no slash stripped) and the parsed query."""
     parts = urlparse(url)
-    return _clean_url(parts.netloc + parts.path), parse_qs(parts.query)
+    return parts.netloc + parts.path, parse_qs(parts.query)
 
 
 def url_match(reference_url: str, pred_url: str) -> tuple[float, str]:
     """WebArena's ``GOLD in PRED``: some reference base path is a substring of the predicted one, and every
-    reference query parameter has one of its reference values (pooled over the alternatives). Returns (score, why)."""
+    reference query parameter has one of its reference values (pooled over the alternatives). A reference
+    ``…/issues/?q=1`` keeps its slash, so a prediction ``…/issues?q=1`` does not contain it. Returns (score, why)."""
     refs = [_clean_url(u) for u in reference_url.split(" |OR| ")]
     pred_base, pred_query = _split_url(_clean_url(pred_url))
     ref_bases: list[str] = []

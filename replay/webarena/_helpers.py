@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
 
 from replay.webarena._page import RecordedPage
 
@@ -78,6 +78,39 @@ def reddit_get_post_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}/f/{path[2]}/{path[3]}/"
 
 
+_SINGLE_DOT = frozenset({".", "%2e"})
+_DOUBLE_DOT = frozenset({"..", ".%2e", "%2e.", "%2e%2e"})
+
+
+def resolve_dot_segments(url: str) -> str:
+    """The URL ``page.goto(url)`` loads: ``.`` and ``..`` path segments removed as Chromium's URL parser does.
+
+    RFC 3986 ``remove_dot_segments`` in the WHATWG spelling Chromium follows: ``%2e`` is a dot, ``..``
+    at the root stays there, a final ``.`` or ``..`` leaves a trailing slash. Query and fragment are
+    kept as written; no other canonicalization is done (the configs need none).
+    """
+    parts = urlsplit(url)
+    head = f"{parts.scheme}://{parts.netloc}"
+    if not parts.netloc or url[: len(head)].lower() != head.lower():
+        return url
+    segments = parts.path.split("/")[1:]
+    kept: list[str] = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment.lower() in _DOUBLE_DOT:
+            if kept:
+                kept.pop()
+            if last:
+                kept.append("")
+        elif segment.lower() in _SINGLE_DOT:
+            if last:
+                kept.append("")
+        else:
+            kept.append(segment)
+    path = "/" + "/".join(kept) if segments else parts.path
+    return url[: len(head)] + path + url[len(head) + len(parts.path) :]
+
+
 def shows(final_url: str, target: str) -> bool:
     """Whether the recorded final page is the page WebArena's ``page.goto(target)`` would read.
 
@@ -102,12 +135,13 @@ def shows(final_url: str, target: str) -> bool:
 
 
 def target_url(url: str, current_url: str) -> str:
-    """What ``program_html``'s ``url`` resolves to: ``"last"``, a URL, or a helper's result."""
+    """What ``program_html``'s ``url`` resolves to: ``"last"``, or the URL the browser loads for a URL or a
+    helper's result (``__SHOPPING_ADMIN__/../x.html`` is ``http://host:7780/x.html``)."""
     if not url.startswith("func"):
-        return url
+        return resolve_dot_segments(url)
     call = parse_call(url.split("func:")[1].replace("__last_url__", current_url))
     if call.name == "reddit_get_post_url":
-        return reddit_get_post_url(call.args[0])
+        return resolve_dot_segments(reddit_get_post_url(call.args[0]))
     if call.name in LIVE_SITE_HELPERS:
         raise NeedsLiveSite(f"program_html url {url!r} asks the site's API")
     raise ValueError(f"unknown helper {call.name!r} in program_html url")

@@ -1,0 +1,90 @@
+"""``hit-ratio`` on AgenticShop's real profiles: what a profile lacks for a hit ratio, said per cause, and the
+``metrics`` tables naming the users the figure is over."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cli import main
+from p2w_runtime.data import load_profiles
+from replay.agenticshop import missing_target
+
+DATA = Path(__file__).parent / "data" / "agenticshop"
+NO_ITEM = "no target brand: no target_brand in the profile and no 'Brand is …' item in its checklist"
+NO_SINGLE = "no target brand: the checklist's 'Brand is …' items name no single brand ('one of', 'not')"
+NO_TYPE = "no product type: seed_product_type is null (open-ended curation)"
+NEW_BALANCE = "AELDDK2E3MWFFRD7MW6PMOB65FRA"
+"""The one shipped user with a target brand: "Brand is New Balance"."""
+
+
+def test_what_each_shipped_profile_lacks_for_a_hit_ratio() -> None:
+    profiles = load_profiles(DATA)
+    causes = Counter(missing_target(p) for p in profiles)
+    assert causes == {
+        NO_ITEM: 24,  # brand_preferences say "Product is from ...", "Manufacturer listed as ...": no "Brand is"
+        NO_SINGLE: 5,  # "Brand is one of: ..." (x4) and "Brand is not a recognized luxury label ..."
+        f"{NO_ITEM}; {NO_TYPE}": 5,  # only the open-ended users lack the type
+        "": 1,
+    }
+    computable = [p.task_id for p in profiles if not missing_target(p)]
+    assert computable == [f"clothing-{NEW_BALANCE}"]
+    negated = {p.task_id: missing_target(p) for p in profiles}["clothing-AGZMKHWSCB3UXDGFUPFRZSL4EAWQ"]
+    assert negated == NO_SINGLE  # "Brand is not ..." names no target brand
+
+
+def invoke(db: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+PRODUCT = {"@type": "Product", "name": "Fresh Foam Trail Running Shoe", "brand": "New Balance", "category": "Shoes"}
+
+
+def curate(tmp_path: Path, db: Path, category: str) -> None:
+    """Import one curated link per user of ``category``'s shipped profiles; only New Balance's page is captured."""
+    profiles = DATA / f"{category}_user_profile.json"
+    users = [p.user for p in load_profiles(profiles)]
+    results = [
+        {"user": u, "search_results": [{"product_name": "P", "product_url": f"https://shop.example/{u}"}]}
+        for u in users
+    ]
+    (tmp_path / f"{category}.json").write_text(json.dumps(results))
+    folder = tmp_path / "captures"
+    folder.mkdir(exist_ok=True)
+    (folder / "p.html").write_text(
+        f'<html><body><script type="application/ld+json">{json.dumps(PRODUCT)}</script></body></html>'
+    )
+    capture = {"url": f"https://shop.example/{NEW_BALANCE}", "status": 200, "html": "p.html"}
+    (folder / "captures.jsonl").write_text(json.dumps(capture) + "\n")
+    args = ("import-curation", str(tmp_path / f"{category}.json"), "--profiles", str(profiles))
+    code, _, err = invoke(db, *args, "--captures", str(folder), "--label", category)
+    assert code == 0, err
+
+
+def test_metrics_name_the_users_the_hit_ratio_is_over(tmp_path: Path) -> None:
+    db = tmp_path / "hit.db"
+    curate(tmp_path, db, "clothing")
+    curate(tmp_path, db, "open")
+    code, out, err = invoke(db, "replay", "clothing", "--judge", "hit-ratio", "--profiles", str(DATA))
+    assert code == 1  # a user without a target is a failed judgment, never a hit ratio of 0
+    assert f"2 results failed with: {NO_ITEM}\n" in err and f"2 results failed with: {NO_SINGLE}\n" in err
+    assert "open-ended" not in out + err and f"clothing-{NEW_BALANCE}  hit-ratio  hit_ratio=1.000" in out
+    code, _, err = invoke(db, "replay", "open", "--judge", "hit-ratio", "--profiles", str(DATA))
+    assert code == 1 and f"5 results failed with: {NO_ITEM}; {NO_TYPE}\n" in err
+    code, out, err = invoke(db, "metrics", "clothing", "open", "--judge", "hit-ratio", "--format", "json")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    users = {r["user"]: (r["hit_ratio"], r["not_computed"]) for r in rows if r["table"] == "hit_ratio"}
+    assert len(users) == 10
+    assert users[f"clothing-{NEW_BALANCE}"] == (1.0, "")
+    assert users["clothing-AEODBPA3DIR3J5BLOQQUCB2KZYQQ"] == (None, NO_ITEM)
+    assert users["clothing-AGJNR6VGW35EPGBETUQ4VYJUOGGA"] == (None, NO_SINGLE)
+    assert users["open-AFXF3EGQTQDXMRLDWFU7UBFQZB7Q"] == (None, f"{NO_ITEM}; {NO_TYPE}")
+    overall = next(r for r in rows if r["table"] == "by_variant" and r["variant"] == "all")
+    assert (overall["users"], overall["hit_users"], overall["hit_ratio"]) == (10, 1, 1.0)
+    code, out, _ = invoke(db, "metrics", "clothing", "--judge", "hit-ratio", "--format", "md")
+    assert "hit ratio per user" in out and f"| clothing-{NEW_BALANCE} | categorical | 1.0" in out
