@@ -128,14 +128,14 @@ def test_a_header_naming_another_label_is_refused(db: Path, tmp_path: Path) -> N
 
 
 def test_a_bundle_holding_two_runs_is_refused(db: Path, tmp_path: Path) -> None:
-    export(db, "december", tmp_path / "d.p2w")
-    export(db, "november", tmp_path / "n.p2w")
+    december = export(db, "december", tmp_path / "d.p2w")["run_id"]
+    november = export(db, "november", tmp_path / "n.p2w")["run_id"]
     mine, theirs = lines_of(tmp_path / "d.p2w"), lines_of(tmp_path / "n.p2w")
     blobs = list(dict.fromkeys(b for b in mine[1:] + theirs[1:] if b.startswith(b'{"blob"')))
     events = [b for b in mine[1:] + theirs[1:] if b.startswith(b'{"event"')]
     header = with_header(mine[:1], events=len(events), blobs=len(blobs))
     merged = write(tmp_path / "both.p2w", header + blobs + events)
-    assert "but the events belong to runs" in refused(tmp_path / "t.db", merged)
+    assert f"('december'), but the events belong to runs {december}, {november}\n" in refused(tmp_path / "t.db", merged)
 
 
 def test_a_flipped_signature_byte_is_refused_without_a_trusted_key(

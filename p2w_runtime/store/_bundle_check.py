@@ -45,7 +45,8 @@ def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle
     heads: dict[str, tuple[int, str]] = {}
     blobs: set[str] = set()
     seals: list[tuple[StoredEvent, StreamSeal]] = []
-    runs: dict[str, None] = {}
+    runs: dict[str, bool] = {}
+    """Every run the events belong to, and whether a refusal names it."""
     started: list[tuple[StoredEvent, RunStarted]] = []
     events = 0
     header: dict[str, Any] = {}
@@ -76,8 +77,8 @@ def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle
                 seals.extend((event, seal) for seal in _decoded(event, where, "seals") or [])
             elif event.type == "run.started":
                 started.append((event, _decoded(event, where, None)))
-            if len(runs) < MAX_RUNS_NAMED:
-                runs.setdefault(run_of(event.stream))
+            if (run := run_of(event.stream)) not in runs:
+                runs[run] = len(runs) < MAX_RUNS_NAMED
             heads[event.stream] = (event.seq, event.hash)
             events += 1
     if events != header["events"] or len(blobs) != header["blobs"]:
@@ -86,7 +87,7 @@ def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle
             f"{header['events']} and {header['blobs']})"
         )
     _check_signature(path, header, signature, trusted)
-    run_id, label = _true_run(path, header, list(runs), started)
+    run_id, label = _true_run(path, header, runs, started)
     for sealing, seal in seals:
         head = heads.get(seal.stream)
         reason = seal_problem(
@@ -108,15 +109,15 @@ def _decoded(event: StoredEvent, where: str, field: str | None) -> Any:
 
 
 def _true_run(
-    path: Path, header: dict[str, Any], runs: list[str], started: list[tuple[StoredEvent, RunStarted]]
+    path: Path, header: dict[str, Any], runs: dict[str, bool], started: list[tuple[StoredEvent, RunStarted]]
 ) -> tuple[str, str]:
     """The run the events hold, which must be the run and label the header names: a bundle is one run."""
     claimed = f"run {clip(header['run_id'])} ({clip(header['label'])!r})"
     if len(runs) > 1:
-        named = ", ".join(clip(r, 40) for r in runs)
-        more = " and more" if len(runs) >= MAX_RUNS_NAMED else ""
+        named = ", ".join(clip(r, 40) for r, shown in runs.items() if shown)
+        more = f" and {len(runs) - MAX_RUNS_NAMED} more" if len(runs) > MAX_RUNS_NAMED else ""
         raise BundleError(f"{path}: header names {claimed}, but the events belong to runs {named}{more}")
-    own = [(e, p) for e, p in started if e.stream == (runs[0] if runs else header["run_id"])]
+    own = [(e, p) for e, p in started if e.stream == next(iter(runs), header["run_id"])]
     if len(own) != 1 or own[0][0].seq != 1 or own[0][1].run_id != own[0][0].stream:
         how = "no" if not own else "a misplaced" if len(own) == 1 else f"{len(own)}"
         raise BundleError(f"{path}: {claimed}: the bundle has {how} run.started event(s) for its run")
