@@ -173,7 +173,8 @@ def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_js
                 progress = (lambda done, total: update("importing", done, total)) if update else None
                 return await import_bundle(store, verified, progress=progress)
 
-    s = run(_import())
+    with verified:
+        s = run(_import())
     already = s.events - s.inserted
     if as_json:
         echo_json({**dataclasses.asdict(s), "already_present": already, "signature": _signature_state(s)})

@@ -12,6 +12,7 @@ import base64
 import io
 import json
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from cli import main
-from p2w_runtime.store import BundleError, open_store, seal_streams
+from p2w_runtime.store import BundleError, import_bundle, list_runs, open_store, seal_streams, verify_bundle
 from replay.demo import import_example_runs
 from schemas import NewEvent, RunFinished, uuid7
 
@@ -215,3 +216,35 @@ def test_the_demo_import_of_example_bundles_refuses_a_lying_one(db: Path, tmp_pa
 
     # the honest bundle went in before; the lying one added nothing
     assert asyncio.run(demo_import()) == json.loads(lines_of(tmp_path / "december.p2w")[0])["events"]
+
+
+def test_a_bundle_rewritten_after_verification_imports_what_was_verified(db: Path, tmp_path: Path) -> None:
+    """The import reads the private copy the checks ran over: a file rewritten in place meanwhile (here with
+    another run's valid bundle) changes nothing that goes in, and the copy is gone afterwards."""
+    december, november = tmp_path / "december.p2w", tmp_path / "november.p2w"
+    export(db, "december", december)
+    export(db, "november", november)
+    checked = verify_bundle(december)
+    assert checked.copy.is_file() and checked.copy != december
+    december.write_bytes(november.read_bytes())  # in place, same inode: what a second process could do
+    target = tmp_path / "target.db"
+
+    async def _import() -> list[str]:
+        async with open_store(target) as store:
+            with checked:
+                summary = await import_bundle(store, checked)
+            assert summary.label == "december"
+            return [run.label for run in await list_runs(store)]
+
+    assert asyncio.run(_import()) == ["december"]
+    assert not checked.copy.exists()
+
+
+def test_a_refused_bundle_leaves_no_private_copy(db: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "liar.p2w"
+    export(db, "december", bundle)
+    write(bundle, with_header(lines_of(bundle), label="march"))
+    before = set(Path(tempfile.gettempdir()).glob("p2w-bundle-*"))
+    with pytest.raises(BundleError, match="header names run"):
+        verify_bundle(bundle)
+    assert set(Path(tempfile.gettempdir()).glob("p2w-bundle-*")) == before

@@ -143,11 +143,18 @@ async def import_bundle(
     does not have yet (idempotent). With ``trusted`` (a raw Ed25519 public key), the bundle must carry a valid
     signature by that key; without it, a signature the bundle carries must still verify.
     """
-    checked = bundle if isinstance(bundle, VerifiedBundle) else verify_bundle(bundle, trusted=trusted)
+    if isinstance(bundle, VerifiedBundle):
+        return await _append_verified(store, bundle, progress)
+    with verify_bundle(bundle, trusted=trusted) as checked:
+        return await _append_verified(store, checked, progress)
+
+
+async def _append_verified(store: EventStore, checked: VerifiedBundle, progress: Progress | None) -> BundleSummary:
+    """Append what the store lacks from the private copy ``checked`` was verified over."""
     inserted = done = 0
     blobs: dict[str, bytes] = {}
     events: list[StoredEvent] = []
-    for kind, value in records(checked.path):
+    for kind, value in records(checked.copy, checked.path):
         if kind == "blob":
             blobs[value[0]] = value[1]
             if sum(map(len, blobs.values())) >= BLOB_BATCH_BYTES:

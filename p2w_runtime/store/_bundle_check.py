@@ -4,12 +4,19 @@ A bundle is refused when any hash, chain link, payload or seal fails, when its h
 label than its events hold, and when it carries a signature that does not verify (or the header says signed
 and the signature line is gone), with or without ``--trusted-key``. Only a bundle that was never signed
 imports unsigned, and the result says so.
+
+The checks run over a private copy of the file, and the import reads that copy: a bundle rewritten in place
+between verification and import cannot slip unchecked events in.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from p2w_runtime.episode import run_of
@@ -37,11 +44,47 @@ class VerifiedBundle:
     """Fingerprint of the key whose signature verified; ``None`` for a bundle that was never signed."""
     trusted: bool
     """Whether that key is the ``--trusted-key`` the import was given."""
+    copy: Path
+    """The private copy every check ran over: what an import reads. ``close()`` removes it."""
+
+    def close(self) -> None:
+        self.copy.unlink(missing_ok=True)
+
+    def __enter__(self) -> VerifiedBundle:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
 
 
 def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle:
     """Check every hash, chain, payload, seal, the run the events hold and the signature; raise on the first
-    failure. With ``trusted`` (a raw Ed25519 public key) the bundle must be signed by that key."""
+    failure. With ``trusted`` (a raw Ed25519 public key) the bundle must be signed by that key. The result holds
+    the private copy the checks read (close it, or use it as a context manager)."""
+    copy = _private_copy(path)
+    try:
+        return _verify(copy, path, trusted)
+    except BaseException:
+        copy.unlink(missing_ok=True)
+        raise
+
+
+def _private_copy(path: Path) -> Path:
+    """The bundle's bytes copied once into a file only this user can write (a temporary file, mode 0600)."""
+    if not path.is_file():
+        raise BundleError(f"{path}: no such bundle file")
+    fd, name = tempfile.mkstemp(prefix="p2w-bundle-", suffix=".p2w")
+    copy = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out, path.open("rb") as source:
+            shutil.copyfileobj(source, out, 1 << 20)
+    except OSError as exc:
+        copy.unlink(missing_ok=True)
+        raise BundleError(f"{path}: cannot copy the bundle for verification ({exc.strerror})") from None
+    return copy
+
+
+def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:
     heads: dict[str, tuple[int, str]] = {}
     blobs: set[str] = set()
     seals: list[tuple[StoredEvent, StreamSeal]] = []
@@ -51,7 +94,7 @@ def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle
     events = 0
     header: dict[str, Any] = {}
     signature: Signature | None = None
-    for kind, value in records(path):
+    for kind, value in records(copy, path):
         if kind == "header":
             header = value
         elif kind == "signature":
@@ -96,7 +139,7 @@ def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle
         if reason is not None:
             raise BundleError(f"{path}: stream {clip(seal.stream)}: {reason} (bundle tampered)")
     signed_by = fingerprint(signature.public_key) if signature is not None else None
-    return VerifiedBundle(path, run_id, label, events, len(blobs), signed_by, trusted is not None)
+    return VerifiedBundle(path, run_id, label, events, len(blobs), signed_by, trusted is not None, copy)
 
 
 def _decoded(event: StoredEvent, where: str, field: str | None) -> Any:

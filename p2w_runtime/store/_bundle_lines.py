@@ -35,20 +35,21 @@ class BundleError(UserError):
     """A bundle that cannot be read or fails verification; names the file and the line or event."""
 
 
-def records(path: Path) -> Iterator[tuple[str, Any]]:
+def records(source: Path, name: Path | None = None) -> Iterator[tuple[str, Any]]:
     """Yield ('header', dict), then ('blob', (sha, bytes)), ('event', StoredEvent) and ('signature', Signature).
 
     The header dict gains ``_digest``, the sha256 of every line before the signature (or of all lines), once
-    the last line is read.
+    the last line is read. Messages name ``name`` (the user's file) when ``source`` is a private copy of it.
     """
-    if not path.is_file():
+    path = name or source
+    if not source.is_file():
         raise BundleError(f"{path}: no such bundle file")
     header: dict[str, Any] = {}
     digest = hashlib.sha256()
     signed_at: int | None = None
     number = 0
     try:
-        with path.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
+        with source.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
             for number, line in _bounded_lines(io.BufferedReader(stream, 1 << 20), path):
                 if signed_at is not None:
                     raise BundleError(f"{path}: line {number}: data after the signature line {signed_at}")
