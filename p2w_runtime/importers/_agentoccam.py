@@ -140,6 +140,11 @@ def emit(
             f"{len(placement.unaccounted)} action(s) counted by the runner but not in the file (num_actions {numbers}):"
             " memory accesses that found nothing (the runner writes no entry for them)"
         )
+    if placement.unplaced:
+        builder.note(
+            f"{placement.unplaced} memory access(es) with no unlogged action to stand in (num_actions shows no gap"
+            " for them): recorded before the first step, without a step number"
+        )
     in_force = root_plan(objective(file))
     last_url: str | None = None
     for i, slot in enumerate(placement.slots):

@@ -45,6 +45,8 @@ class Placement:
     slots: list[Slot] = field(default_factory=list)
     unaccounted: list[int] = field(default_factory=list)
     """Action numbers the runner counted that no logged step or memory access fills."""
+    unplaced: int = 0
+    """On-demand accesses no unlogged action can hold (``num_actions`` leaves too few gaps): they stand first."""
     carried_out: int = 0
     """Actions ``env.step`` carried out (the one past ``max_steps`` is not)."""
 
@@ -77,7 +79,8 @@ def place_actions(
     """Every action in the runner's order; ``stops[i]``: logged step ``i`` holds a stop action.
 
     Without ``num_actions`` (hand-written files) the logged steps are numbered 1, 2, ... and the accesses
-    stand before them, unnumbered (``Slot.number`` 0).
+    stand before them, unnumbered (``Slot.number`` 0), as do pre-execution accesses and on-demand ones that
+    find no gap (a file whose scheme was overridden).
     """
     counts = _counts(path, steps)
     placement = Placement()
@@ -87,14 +90,12 @@ def place_actions(
     else:
         total = max(counts[-1], summary_actions or 0)
         free = [n for n in range(1, total + 1) if n not in set(counts)]
-        placed = accesses if on_demand else 0
-        if placed > len(free):
-            raise TrajectoryImportError(
-                path, "memory", f"{placed} memory accesses, but num_actions leaves {len(free)} actions unlogged"
-            )
-        at = dict(zip(free[len(free) - placed :], range(placed), strict=True))
+        placed = min(accesses, len(free)) if on_demand else 0
+        before = accesses - placed
+        at = dict(zip(free[len(free) - placed :], range(before, accesses), strict=True))
         placement.unaccounted = free[: len(free) - placed]
-        placement.slots = [] if on_demand else [Slot(0, access=i) for i in range(accesses)]
+        placement.unplaced = before if on_demand else 0
+        placement.slots = [Slot(0, access=i) for i in range(before)]
         by_count = {c: i for i, c in enumerate(counts)}
         for n in range(1, total + 1):
             if n in by_count:
