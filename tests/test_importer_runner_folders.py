@@ -1,7 +1,6 @@
 """Both runners' output folders, laid out exactly as each runner writes them (``tests/data/runners``), imported
 whole: end reasons, summaries and crash files, and what the judges and classifiers make of them."""
 
-
 from __future__ import annotations
 
 import json

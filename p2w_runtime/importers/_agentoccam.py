@@ -179,7 +179,9 @@ def emit(
             builder.rationale(step=slot.number, text=f"Plan after this step: {step.plan}")
             in_force = step.plan
         if not slot.executed:
-            builder.note(f"step {slot.number} ({clip(step.action, 80)!r}) was logged but not carried out: " + _why(runner))
+            builder.note(
+                f"step {slot.number} ({clip(step.action, 80)!r}) was logged but not carried out: " + _why(runner)
+            )
     _finish(builder, steps, placement, last_url, captcha=captcha, runner=runner)
 
 
@@ -230,10 +232,10 @@ def _finish(
     captcha: bool,
     runner: RunnerLog,
 ) -> None:
-    done = [slot for slot in placement.slots if slot.step is not None]
-    last = done[-1] if done else None
+    logged = [slot for slot in placement.slots if slot.step is not None]
+    last = logged[-1] if logged else None
     carried = placement.carried_out
-    final = parse_agentoccam_action(split_actions(steps[last.step].action)[-1])[0] if last is not None else None
+    final = parse_agentoccam_action(split_actions(steps[-1].action)[-1])[0] if steps else None
     if last is not None and not last.executed:
         detail = f"stopped by the runner's step limit: step {last.number} logged but not carried out ({_why(runner)})"
         builder.finished(end_reason="blocked" if captcha else "max_steps", answer=None, final_url=final_url,

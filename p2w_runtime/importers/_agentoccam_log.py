@@ -38,7 +38,9 @@ def _config(path: Path) -> tuple[int | None, list[str]]:
     try:
         data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise TrajectoryImportError(path, None, f"not a readable YAML config copy: {str(exc).splitlines()[0]}") from None
+        raise TrajectoryImportError(
+            path, None, f"not a readable YAML config copy: {str(exc).splitlines()[0]}"
+        ) from None
     if not isinstance(data, dict):
         raise TrajectoryImportError(path, None, "the config copy is not a mapping")
     steps = data.get("max_steps")

@@ -392,4 +392,3 @@ async def _import_trajectories(
             progress("writing", i + 1, len(planned))
     report.episodes = (await close_run(store, run_id)).episodes
     return report
-
