@@ -110,3 +110,7 @@ def test_a_qualified_typed_number_still_needs_grounding() -> None:
     labels = {lab.label: lab for lab in RulesClassifier().label(b.trajectory()).labels}
     assert labels["personalization_hallucination"].evidence.event_ids == [typed]
     assert labels["personalization_hallucination"].evidence.note == "ungrounded values: 80"
+
+
+def test_no_texts_match_nothing_even_for_a_value_with_no_literal_probe() -> None:
+    assert TextSet([]).first("size M") is None and TextSet([]).first("two") is None
