@@ -91,8 +91,8 @@ async def test_step_numbers_are_the_runners_num_actions(store: EventStore) -> No
         (3, "type [35] [running leggings] [1]", "executed"),
         (4, "click [150]", "executed"),
         (5, "note [Stride High-Rise leggings, size M, 4.6 stars, $54]", "executed"),
-        (5, "stop [Stride Women's High-Rise Running Leggings in size M (4.6 stars, $54) on threads.p2w.test]", "executed"),
-    ]  # fmt: skip
+        (5, f"stop [{priya[-1].payload.answer}]", "executed"),
+    ]
     second = [e for e in priya if getattr(e.payload, "step", None) == 2]
     assert [e.type for e in second] == ["observation", "action", "history.query", "history.retrieval", "rationale"]
     assert second[0].payload.url == "http://search.p2w.test/", "the page of the next logged step"
@@ -100,6 +100,9 @@ async def test_step_numbers_are_the_runners_num_actions(store: EventStore) -> No
     assert [h.entry_id for h in second[3].payload.hits] == [0, 60, 323]
     assert second[4].payload.text.endswith("in a medium, black, $54.00 on threads.p2w.test.")
     assert priya[-1].payload.steps == 5 and priya[-1].payload.end_reason == "answered"
+    assert priya[-1].payload.answer == (
+        "Stride Women's High-Rise Running Leggings in size M (4.6 stars, $54) on threads.p2w.test"
+    )
 
     lena = await events_of(store, f"{report.run_id}/Lena_Fischer_B1")
     assert [(s, raw.split(" [")[0]) for s, raw, _ in _actions(lena)] == [
@@ -212,7 +215,13 @@ def test_memory_accesses_fill_the_latest_unlogged_actions(
 ) -> None:
     steps = [_Logged(c) for c in counts]
     placement = place_actions(
-        Path("f.json"), steps, accesses, on_demand=True, max_steps=None, summary_actions=summary, stops=[False] * len(steps)
+        Path("f.json"),
+        steps,
+        accesses,
+        on_demand=True,
+        max_steps=None,
+        summary_actions=summary,
+        stops=[False] * len(steps),
     )
     assert {s.number: s.access for s in placement.slots if s.access is not None} == placed
     assert placement.unaccounted == unaccounted
@@ -225,3 +234,27 @@ def test_counts_that_do_not_go_up_are_a_bad_file() -> None:
     with pytest.raises(TrajectoryImportError, match=r"field trajectory\[1\]\.num_actions: 2 does not follow 3"):
         place_actions(Path("f.json"), [_Logged(3), _Logged(2)], 0, on_demand=True, max_steps=None,
                       summary_actions=None, stops=[False, False])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("on-demand_gpt41.yml", "max_steps: [8\n", "not a readable YAML config copy"),
+        ("on-demand_gpt41.yml", "max_steps: eight\n", "field max_steps: expected a positive integer, got 'eight'"),
+        ("summary.csv", "task,task_id,num_actions\nx,Priya_Raman_A1,five\n", "field line 2: num_actions: 'five'"),
+    ],
+)
+def test_a_bad_config_copy_or_summary_is_one_line_and_writes_nothing(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    folder = tmp_path / "on-demand_gpt41"
+    shutil.copytree(REAL, folder)
+    (folder / name).write_text(text)
+    args = ["--db", str(tmp_path / "bad.db"), "import-trajectories", "--format", AGENTOCCAM, "--label", "bad"]
+    args += ["--tasks", str(sample_tasks_dir()), "--history", str(sample_history_dir()), str(folder)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert message in result.output and str(folder / name) in result.output
+    assert len([line for line in result.output.splitlines() if line.strip()]) == 1
+    listed = CliRunner().invoke(main, ["--db", str(tmp_path / "bad.db"), "runs"])
+    assert listed.output.startswith("no runs in ")
