@@ -38,6 +38,7 @@ _GOALS: tuple[tuple[GoalKind, re.Pattern[str]], ...] = (
 )
 """The furthest step asked for wins: checkout over reservation over cart."""
 
+_CLOCK = re.compile(r"\bat (\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\b")
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a pair of": 2}
 _QUANTITY = re.compile(
     r"\b(?:add|pick|choose|select|buy|get)\s+(\d+|one|two|three|four|five|six)\b(?!\s*(?:stars?|%|x\d))"
@@ -51,6 +52,8 @@ class Goal:
     kind: GoalKind
     phrase: str
     quantity: int | None = None
+    time: str | None = None
+    """A clock time the query asks for ("at 7:00 PM" -> "19:00"), compared with a reservation page's."""
 
     @property
     def acts(self) -> bool:
@@ -68,11 +71,16 @@ def goal_of(query: str) -> Goal:
     if counted:
         word = counted.group(1)
         quantity = int(word) if word.isdigit() else _NUMBERS[word]
+    clock = _CLOCK.search(text)
+    time = None
+    if clock:
+        hour = int(clock.group(1)) % 12 + (12 if clock.group(3).startswith("p") else 0)
+        time = f"{hour:02d}:{clock.group(2) or '00'}"
     for kind, pattern in _GOALS:
         found = pattern.search(text)
         if found:
-            return Goal(kind, found.group(0).strip(" ,.;:"), quantity)
-    return Goal("information", "", None)
+            return Goal(kind, found.group(0).strip(" ,.;:"), quantity, time)
+    return Goal("information", "", None, time)
 
 
 _DECISIVE_NAME = {

@@ -72,6 +72,9 @@ class _Episode:
             self.pages = self.pages[-1:]
             self.browser = self.browser[-1:]
         self.ax_by_step = {o.step: o.ax_tree for o in t.observations if o.ax_tree}
+        blocked = t.end_reason == "blocked" and t.observations
+        self.blocked_at = t.observations[-1].step if blocked else None
+        """The step of the page that blocked the episode: it and the final state after it show no success."""
         self.query = re.sub(r"^\s*Query:\s*", "", t.query).strip() or "\x00"
         """The task text, removed from reasoning before it is read: a plan quoting the task is no attempt."""
 
@@ -170,6 +173,8 @@ def intent_points(
 
 def _shown(e: _Episode, page: Page) -> tuple[str, Decisive | None] | None:
     """How ``page`` shows the goal reached (and the action that did it), or None."""
+    if e.blocked_at is not None and page.step >= e.blocked_at:
+        return None
     kind, text = e.goal.kind, e.text(page)
     decisive = e.last_decisive(page)
     if is_goal_page(kind, page.url, page.title):

@@ -1,7 +1,8 @@
 """Whether the item a goal page holds breaks a constraint of the task: the rubric's "wrong item" (Intent 0).
 
-Read from the recorded text of the cart, checkout or reservation page: the quantity the query names ("add two
-boxes"), and the preference values that are plain facts of a line (a size, a price ceiling, a party size).
+Read from the recorded text of the cart, checkout or reservation page: the quantity and the reservation time the
+query names ("add two boxes", "at 7:00 PM"), and the preference values that are plain facts of a line (a size, a
+price ceiling, a party size).
 Only what the page states is compared; a page that states none of them raises no problem.
 """
 
@@ -16,6 +17,7 @@ _QTY = re.compile(r"\bQty:? (\d+)\b|\bQuantity:? (\d+)\b|(?:^|[\s:])(\d+) × ", 
 _LINE_SIZE = re.compile(r"\bSize:? ([\w.]+)", re.I)
 _LINE_PRICE = re.compile(r"\bQty:? (\d+) · \$([\d,]+(?:\.\d+)?)|\d+ × [^\n$]*? at \$([\d,]+(?:\.\d+)?)", re.I)
 _PARTY = re.compile(r"\bparty of (\d+)\b", re.I)
+_AT_TIME = re.compile(r"\bat (\d{1,2}:\d{2})\b")
 
 _SIZE_VALUE = re.compile(r"^(?:(?:wo)?men'?s\s+)?(?:size\s+)?(\d{2}x\d{2}|\d{1,2}(?:\.5)?|xxs|xs|s|m|l|xl|xxl)$", re.I)
 _CEILING = re.compile(
@@ -59,6 +61,9 @@ def _unit_prices(text: str) -> list[float]:
 
 def item_problem(goal: Goal, targets: RubricTargets, text: str) -> str | None:
     """What about the page's item breaks the task ("size 32x32 in the cart, the task asks for 34x30"), or None."""
+    times = {m.group(1).zfill(5) for m in _AT_TIME.finditer(text)} if goal.kind == "reservation" else set()
+    if goal.time is not None and times and goal.time not in times:
+        return f"time {' / '.join(sorted(times))} on the page, the task asks for {goal.time}"
     quantities = [int(next(g for g in m.groups() if g)) for m in _QTY.finditer(text)]
     if goal.quantity is not None and quantities and sum(quantities) != goal.quantity:
         return f"quantity {sum(quantities)} on the page, the task asks for {goal.quantity}"
