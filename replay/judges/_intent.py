@@ -26,7 +26,7 @@ from replay.judges._goal import (
     unavailable,
 )
 from replay.judges._items import item_problem
-from replay.judges._pages import ELEMENT_ACTIONS, RecordedPages, element
+from replay.judges._pages import RecordedPages, element
 from replay.judges._targets import INTENT_POINTS, RubricTargets
 from replay.matching import on_site
 from replay.trajectory import ActionRecord, Trajectory
@@ -35,6 +35,8 @@ from schemas import FAILURE_END_REASONS, Evidence
 View = Literal["full", "actions", "outcome"]
 """What a judge may read: everything (rubric), actions and pages without reasoning, or only the end."""
 
+PRESSING = frozenset({"click", "press", "type"})
+"""Actions that can press or submit something: only they attempt a goal (a ``goto`` may open its page)."""
 _WHAT = {"cart": "an item in the cart", "reservation": "the reservation details page", "checkout": "the checkout page"}
 
 
@@ -88,8 +90,10 @@ class _Episode:
             return None
         if parsed.name == "goto" and parsed.args and is_goal_page(kind, parsed.args[0]):
             return Decisive(a, f"goto {parsed.args[0]}")
+        if parsed.name not in PRESSING:
+            return None
         tree = self.recorded.text(self.ax_by_step.get(a.step))
-        if parsed.name in ELEMENT_ACTIONS and parsed.args and tree is not None:
+        if parsed.args and tree is not None:
             node = element(tree, parsed.args[0])
             if node is None:
                 return None
