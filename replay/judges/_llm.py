@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from p2w_runtime.llm import LlmBadResponse
 from replay.derived._settings import JudgeSettings
 from replay.judges._base import CallEstimate, Judge, JudgeContext, LlmSiteConfig, Verdict, llm_fields, site_fields
-from replay.judges._goal import goal_of
 from replay.judges._prompts import ACTION_WISE_SYSTEM, OUTCOME_SYSTEM, RUBRIC_SYSTEM, USER_TEMPLATE, template_hash
 from replay.judges._render import Rendered, render_actions, render_full, render_outcome
 from replay.judges._targets import INTENT_POINTS, PREF_POINTS, WEB_POINTS, RubricTargets, rubric_metrics, rubric_targets
@@ -138,34 +137,28 @@ class _LlmRubricJudge(Judge[LlmSiteConfig]):
             ids = [rendered.refs[tag] for tag in map(_tag, criterion.evidence) if tag in rendered.refs]
             score, note = float(criterion.score), f"{self.config.model}: {criterion.score:g}/{top:g}"
             if key == "intent" and cap is not None and score > cap:
-                score, note = (
-                    cap,
-                    f"{note}, capped at {cap:g}: ended '{trajectory.end_reason}'"
-                    + ("" if (trajectory.answer or "").strip() else " without an answer"),
-                )
+                score, note = cap, f"{note}, capped at {cap:g}: ended '{trajectory.end_reason}' without an answer"
             verdict.award(key, score, top, Evidence(event_ids=ids, text=criterion.justification, note=note))
         verdict.metrics = rubric_metrics(verdict.points, verdict.max_points)
         return verdict
 
 
 def intent_cap(t: Trajectory) -> float | None:
-    """The most intent points the model may give, whatever it says; None: no cap.
+    """The most intent points an episode without an answer can get, whatever the model says; None: no cap.
 
-    An information goal is reached only by an answer: a runner-forced stop (too many invalid actions, the step
-    limit, a crash) carries none, so the task was not completed. A goal that is a state of the site (cart,
-    reservation details, checkout) can be reached before such a stop, so only a blocked end is capped there: a
-    blocked episode keeps the rubric's half credit at most, as in ``rubric-rules``.
+    A runner-forced stop (too many invalid actions, the step limit, a crash) carries no answer, so the
+    task was not completed; a blocked episode keeps the rubric's half credit at most. The model cannot be
+    checked against the pages, so the cap holds for every goal kind; ``rubric-rules``, which reads them, may
+    still find a cart or reservation goal reached before such a stop.
     """
-    if t.end_reason == "blocked":
-        return INTENT_POINTS / 2
-    if goal_of(t.query).acts or ((t.answer or "").strip() and t.end_reason == "answered"):
+    if (t.answer or "").strip() and t.end_reason == "answered":
         return None
-    return 0.0
+    return INTENT_POINTS / 2 if t.end_reason == "blocked" else 0.0
 
 
 class RubricLlmJudge(_LlmRubricJudge):
     id = "rubric-llm"
-    version = "3"
+    version = "2"
     description = "Persona2Web's reasoning-aware rubric (appendix E) as an LLM judge over the full trajectory"
     system_prompt = RUBRIC_SYSTEM
     view_name = "full trajectory with reasoning traces"
@@ -177,7 +170,7 @@ class RubricLlmJudge(_LlmRubricJudge):
 
 class ActionWiseLlmJudge(_LlmRubricJudge):
     id = "action-wise"
-    version = "3"
+    version = "2"
     description = "Action-wise baseline (LLM): utilization and intent from the action sequence only"
     system_prompt = ACTION_WISE_SYSTEM
     view_name = "actions of every step"
@@ -188,7 +181,7 @@ class ActionWiseLlmJudge(_LlmRubricJudge):
 
 class OutcomeBasedLlmJudge(_LlmRubricJudge):
     id = "outcome-based"
-    version = "3"
+    version = "2"
     description = "Outcome-based baseline (LLM): utilization and intent from the final action and its reasoning"
     system_prompt = OUTCOME_SYSTEM
     view_name = "final action and its reasoning"
