@@ -26,7 +26,7 @@ from replay.judges._goal import (
     unavailable,
 )
 from replay.judges._items import item_problem
-from replay.judges._pages import RecordedPages, element
+from replay.judges._pages import PRESSING, RecordedPages, element
 from replay.judges._targets import INTENT_POINTS, RubricTargets
 from replay.matching import on_site
 from replay.trajectory import ActionRecord, Trajectory
@@ -35,8 +35,6 @@ from schemas import FAILURE_END_REASONS, Evidence
 View = Literal["full", "actions", "outcome"]
 """What a judge may read: everything (rubric), actions and pages without reasoning, or only the end."""
 
-PRESSING = frozenset({"click", "press", "type"})
-"""Actions that can press or submit something: only they attempt a goal (a ``goto`` may open its page)."""
 _WHAT = {"cart": "an item in the cart", "reservation": "the reservation details page", "checkout": "the checkout page"}
 
 

@@ -2,8 +2,7 @@
 
 A rules judge scores synchronously; the blobs it needs are fetched once before (``fetch_pages``), and only
 for goals that are a state of the site: the AX tree of every step whose action presses an element (to name
-the element, ``[66] button "Add to cart"``) and of the step after it, of every page the goal can end on, and
-of the final state.
+the element, ``[66] button "Add to cart"``) and of the step after it, and of every page the goal can end on.
 Imported runs have no AX trees, so their ``RecordedPages`` is empty and the rule reads URLs and words.
 """
 
@@ -16,8 +15,9 @@ from dataclasses import dataclass, field
 from replay.judges._goal import Goal, is_goal_page
 from replay.trajectory import Trajectory
 
-ELEMENT_ACTIONS = frozenset({"click", "type", "hover", "press", "select_option"})
-"""Actions whose first argument is an element id of the page they were taken on."""
+PRESSING = frozenset({"click", "press", "type"})
+"""Actions that can press or submit something (their first argument is an element id): only they attempt a goal,
+besides a ``goto`` that opens the goal's page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +69,22 @@ class RecordedPages:
 
 
 def needed_blobs(t: Trajectory, goal: Goal) -> list[str]:
-    """The AX trees the intent rule may read for this goal, in step order (none for an information goal)."""
+    """The AX trees the intent rule may read for this goal, in step order (none for an information goal).
+
+    Only pages next to a press count: the one it was made on (to name the element), the one after it, and any page
+    the goal can end on; an episode that only navigated and stopped needs none (each blob read costs milliseconds).
+    """
     if not goal.acts:
         return []
-    pressing = {a.step for a in t.actions if a.parsed is not None and a.parsed.name in ELEMENT_ACTIONS}
-    after = {step + 1 for step in pressing}
+    pressing = {a.step for a in t.actions if a.parsed is not None and a.parsed.name in PRESSING}
+    near = pressing | {step + 1 for step in pressing}
     wanted = [
-        o.ax_tree
-        for o in t.observations
-        if o.ax_tree and (o.step in pressing or o.step in after or is_goal_page(goal.kind, o.url, o.title))
+        o.ax_tree for o in t.observations if o.ax_tree and (o.step in near or is_goal_page(goal.kind, o.url, o.title))
     ]
-    if t.final_state is not None and t.final_state.ax_tree:
-        wanted.append(t.final_state.ax_tree)
+    final = t.final_state
+    last = max((a.step for a in t.actions), default=0)
+    if final is not None and final.ax_tree and (last in pressing or is_goal_page(goal.kind, final.url, final.title)):
+        wanted.append(final.ax_tree)
     return list(dict.fromkeys(wanted))
 
 
