@@ -14,8 +14,8 @@ from replay.judges import (
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
     Verdict,
+    goal_of,
 )
-from replay.judges._goal import goal_of
 from replay.synthetic import EpisodeBuilder
 from replay.trajectory import load_trajectory
 from schemas import GroundTruth, uuid7
