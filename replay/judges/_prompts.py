@@ -29,14 +29,10 @@ P_pref: preference personalization, for each expected preference N
 - location_retrieval and location_utilization (0 or 2.5 each), only when the request lists them: the same
   two criteria for the user's city, state or ZIP code on this location-aware website.
 
-Intent: task completion, apart from personalization
-- intent (0, 5 or 10): 10 if the requested final goal was achieved (the item added to the cart, the booking
-  or reservation details page reached, the checkout page reached, the information found); 5 if the agent
-  reached the right site and item and attempted the decisive action but was blocked by an external factor
-  (out of stock, CAPTCHA, site error); 0 if it failed to reach the decisive action (search or filtering
-  failed, wrong item, task abandoned, a constraint of the request violated, such as pressing a final
-  confirmation the request says not to press). The agent's own claim in its answer is not evidence that a
-  cart, reservation or checkout goal was reached: the actions and pages must show it.
+Intent: task completion
+- intent (0, 5 or 10): 10 if the goal of the request was achieved; 5 if the decisive action was attempted
+  but blocked by an external factor (out of stock, CAPTCHA, site error); 0 otherwise (wrong item, task
+  abandoned, a constraint violated).
 
 Reply with only the JSON object."""
 
@@ -49,10 +45,8 @@ Score only what the actions show, and cite the [E<n>] tags of the events behind 
 - pref_N_utilization (0 or 2.5): 2.5 if the actions apply the expected value N, or at least attempt to
   (typed, searched, filtered); else 0.
 - location_utilization (0 or 2.5), only when the request lists it: the same for the user's city or ZIP code.
-- intent (0, 5 or 10): 10 if the requested final goal was achieved (item added to the cart, reservation
-  details or checkout page reached, information found); 5 if the decisive action was attempted on the right
-  site but blocked by an external factor (out of stock, CAPTCHA, site error); 0 otherwise (search failed,
-  wrong item, abandoned, a constraint violated).
+- intent (0, 5 or 10): 10 if the goal of the request was achieved; 5 if the decisive action was attempted but
+  blocked by an external factor (out of stock, CAPTCHA, site error); 0 otherwise.
 
 Reply with only the JSON object."""
 
@@ -64,10 +58,8 @@ shows, and cite the [E<n>] tags of the events behind each score in "evidence".
 - web_utilization (0 or 5): 5 if the agent ended on the expected website; else 0.
 - pref_N_utilization (0 or 2.5): 2.5 if the final action or its reasoning applies the expected value N; else 0.
 - location_utilization (0 or 2.5), only when the request lists it: the same for the user's city or ZIP code.
-- intent (0, 5 or 10): 10 if the requested final goal was achieved (item added to the cart, reservation
-  details or checkout page reached, information found); 5 if the decisive action was attempted on the right
-  site but blocked by an external factor (out of stock, CAPTCHA, site error); 0 otherwise (search failed,
-  wrong item, abandoned, a constraint violated).
+- intent (0, 5 or 10): 10 if the goal of the request was achieved; 5 if the decisive action was attempted but
+  blocked by an external factor (out of stock, CAPTCHA, site error); 0 otherwise.
 
 Reply with only the JSON object."""
 
