@@ -142,6 +142,11 @@ PLANS: dict[str, list[Step]] = {
         lambda p: f"goto [{TABLEFOR}/search?city=Denver&cuisine=Mexican&party=6&time=11:00]",
         lambda p: f"goto [{unbookable(p)}]",  # repeated until a day with 11:00 taken; the 409 ends the episode
     ],
+    # reservation, 0: the results page, never a reservation details page, though the answer says "found"
+    "Lena_Fischer_B3": [
+        lambda p: f"goto [{TABLEFOR}/search?city=Seattle&cuisine=Vegetarian&price=2&party=2&time=20:00]",
+        lambda p: "stop [Found a vegetarian table for two at 20:00]",
+    ],
     # checkout, 10: an event chosen, "Continue to checkout" pressed with 2 tickets
     "Tomas_Reyes_A3": [
         lambda p: f"goto [{STAGEPASS}/search?city=Denver&genre=comedy&max_price=40]",
@@ -267,6 +272,12 @@ def test_a_reservation_the_site_cannot_seat_is_blocked_5(judged: dict) -> None:
     assert t.end_reason == "blocked" and (t.end_detail or "").startswith("HTTP 409")
     points, note, _ = intent(judged, "Tomas_Reyes_C3")
     assert points == 5.0 and "blocked after the decisive action: goto" in note and "HTTP 409" in note
+
+
+def test_stopping_on_the_results_is_no_reservation(judged: dict) -> None:
+    points, note, _ = intent(judged, "Lena_Fischer_B3")
+    assert trajectory(judged, "Lena_Fischer_B3").end_reason == "answered"
+    assert points == 0.0 and "the reservation details page was not reached" in note and "no decisive action" in note
 
 
 def test_checkout_reached_with_the_tickets_asked_for_is_10(judged: dict) -> None:
