@@ -58,6 +58,8 @@ class Decisive:
 
 
 class _Episode:
+    """One trajectory as the intent rule reads it through a judge's view: its pages in order, its page actions."""
+
     def __init__(self, t: Trajectory, goal: Goal, pages: RecordedPages, view: View) -> None:
         self.t, self.goal, self.recorded, self.view = t, goal, pages, view
         self.pages = [Page(o.step, o.event_id, o.url, o.title, o.ax_tree) for o in t.observations]
@@ -257,13 +259,13 @@ def _blocked(verdict: Verdict, e: _Episode, targets: RubricTargets) -> bool:
             return True
     words = unavailable(t.answer or "")
     attempt = e.last_decisive(last) if words else None
-    if attempt is not None and on_site(attempt_page(e, attempt), targets.hosts):
+    if attempt is not None and on_site(_attempt_page(e, attempt), targets.hosts):
         note = f"{kind} goal; blocked after the decisive action: {attempt.how}; the answer says '{words}'"
         _award(verdict, INTENT_POINTS / 2, [attempt.action.event_id, t.finished_event_id or ""], note, t.answer or "")
         return True
     return False
 
 
-def attempt_page(e: _Episode, attempt: Decisive) -> str:
+def _attempt_page(e: _Episode, attempt: Decisive) -> str:
     """The URL of the page the attempt was made on."""
     return next((p.url for p in e.pages if p.step == attempt.action.step), e.pages[-1].url if e.pages else "")
