@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from p2w_runtime.agent import AgentConfig, RecordRequest, record
+from p2w_runtime.agent import AgentConfig, RecordRequest, prompts, record
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.demo.sites import DemoHosting
@@ -171,3 +171,60 @@ def test_blocked_meets_the_bot_wall_at_the_final_step(episodes: dict[str, Episod
     assert episode.finished["end_reason"] == "blocked" and "HTTP 403" in episode.finished["detail"]
     assert deep_link in episode.urls[-1] and episode.actions[-1].startswith("goto [")
     assert "Verify you are human" in episode.page_seen(deep_link)
+
+
+RESULTS = """[500] main
+  [501] link "Ridge Women's Rain Shell"
+    /url: /product/thr-x1
+  text: $99.00 · 4.2 out of 5 stars (80 reviews) · Sizes: S, M
+  [502] link "Cascade Women's Storm Rain Shell"
+    /url: /product/thr-x2
+  text: $129.00 · 4.8 out of 5 stars (412 reviews) · Sizes: S
+  [503] link "Drift Women's Packable Jacket"
+    /url: /product/thr-x3
+  text: $79.00 · 4.5 out of 5 stars (95 reviews) · Sizes: XS, S"""
+PRODUCT = """[600] main
+  [601] heading "Cascade Women's Storm Rain Shell" [level=1]
+  text: Size
+  [602] combobox "Size"
+    option "Choose a size" [selected]
+    option "XS"
+    option "S"
+  text: Quantity
+  [603] spinbutton "Quantity": 1
+  [604] button "Add to cart\""""
+
+
+def planner_reply(slips: dict[str, Slip], url: str, title: str, ax: str) -> str:
+    """What the script answers the planner on the level-0 task Lena_Fischer_C3 shown this page."""
+    tasks = load_tasks(sample_tasks_dir())
+    task = next(t for t in tasks if t.task_id == "Lena_Fischer_C3")
+    page = prompts.page_text(url, title, [title], ax)
+    user = prompts.planner_user(task.intent, page, 2, [], [], [])
+    request = {
+        "messages": [
+            {"role": "system", "content": prompts.planner_system("on-demand")},
+            {"role": "user", "content": user},
+        ]
+    }
+    return SampleAgentScript(tasks, sample_checks(), slips)(request).content
+
+
+def test_the_script_reads_ids_and_values_off_the_page_it_is_shown() -> None:
+    """Made-up pages with ids and items the demo sites never serve: the replies follow the page, not the sites."""
+    results = ("http://threads.p2w.test/search?q=waterproof+rain+jacket&size=S", "Search results | Threads", RESULTS)
+    assert "click [502]" in planner_reply({}, *results), "the best-rated of the listed results"
+    assert "click [503]" in planner_reply({"Lena_Fischer_C": "wrong_item"}, *results), "the one listed after it"
+    assert "stop [The best match on threads.p2w.test is Cascade" in planner_reply(
+        {"Lena_Fischer_C": "stops_early"}, *results
+    )
+    product = ("http://threads.p2w.test/product/thr-x2", "Cascade Women's Storm Rain Shell | Threads", PRODUCT)
+    assert "type [602] [S] [0]" in planner_reply({}, *product), "size S, as the task says"
+    chosen = product[:2] + (
+        PRODUCT.replace('option "Choose a size" [selected]', 'option "Choose a size"').replace(
+            'option "S"', 'option "S" [selected]'
+        ),
+    )
+    assert "click [604]" in planner_reply({}, *chosen)
+    blocked = planner_reply({"Lena_Fischer_C": "blocked"}, *chosen)
+    assert "goto [http://threads.p2w.test/cart/add?product_id=thr-x2&size=S&qty=1]" in blocked

@@ -26,9 +26,7 @@ from p2w_runtime.testing._sample_steps import PageSlip, site_step
 from p2w_runtime.testing._sample_wants import Wants
 
 Slip = Literal["drop_preference", "wrong_site", "no_history", "wrong_item", "stops_early", "blocked"]
-SLIPS: tuple[Slip, ...] = get_args(Slip)
 
-_URL = re.compile(r"^URL: (\S+)", re.M)
 _TASK = re.compile(r"^TASK: (.+)$", re.M)
 _ASKED = re.compile(r"^- Q: (.+)$", re.M)
 _STEP_LINE = re.compile(r"^\d+\. .+$", re.M)
