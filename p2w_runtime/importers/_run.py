@@ -17,7 +17,7 @@ from typing import Any, Literal
 import structlog
 
 from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
-from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, episodes_of, run_started
+from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, append_sealed, episodes_of, run_started
 from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
@@ -353,7 +353,7 @@ async def _import_trajectories(
         await store.append([started])
     for i, item in enumerate(planned):
         events = planner.build(item)
-        await store.append(events)
+        await append_sealed(store, events)
         report.imported.append(item.task.task_id)
         if item.crash:
             report.crashed.append(item.task.task_id)
@@ -362,4 +362,3 @@ async def _import_trajectories(
             progress("writing", i + 1, len(planned))
     report.episodes = (await close_run(store, run_id)).episodes
     return report
-
