@@ -137,7 +137,6 @@ def _collect_seal(
     report: VerifyReport,
     sealed_to: dict[str, int],
 ) -> None:
-    sealed_to[event.stream] = max(sealed_to.get(event.stream, 0), event.seq)
     try:
         entries = getattr(event.decode().payload, "seals", None)
     except ValueError as exc:
@@ -147,8 +146,9 @@ def _collect_seal(
             )
         )
         return
-    if entries is not None:
+    if entries is not None:  # a run.finished from before seals carries none
         seals.append((event, entries))
+        sealed_to[event.stream] = max(sealed_to.get(event.stream, 0), event.seq)
         for entry in entries:
             sealed_to[entry.stream] = max(sealed_to.get(entry.stream, 0), entry.events)
 
