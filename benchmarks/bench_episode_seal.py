@@ -1,12 +1,13 @@
 """What sealing each episode when it finishes costs: time and bytes per episode, with and without the seal.
 
 N episodes of S steps as the agent writes them (``EpisodeWriter``: observation with its AX-tree blob, planner call,
-rationale, action; one append per step; then final state and ``episode.finished``), into a fresh store. The
-baseline appends the episode's last batch with ``store.append``; the sealed variant with ``append_sealed`` (what
-the writer's flush, the importers and ``rerun --record-as`` do): the same append, then one ``episode.sealed`` in
-the run's stream. The two run interleaved, several rounds, on separate files; the fastest round of each counts.
-Process CPU time (all threads, SQLite's included) is given beside wall time, since wall time on a shared machine
-measures the neighbours. Bytes: the events' stored text (payload and envelope columns) and the database file.
+rationale, action; one append per step; then final state and ``episode.finished``). An episode with the seal ends
+as ``append_sealed`` ends it (what the writer's flush, the importers and ``rerun --record-as`` do): its last append,
+then one ``episode.sealed`` in the run's stream; one without ends with the last append alone. Timing is paired:
+sealed and unsealed episodes alternate in the same store, so both meet the same load (wall time on a shared
+machine measures the neighbours; process CPU time, all threads, SQLite's included, is given beside it). The
+figures are medians per episode, the seal's own append timed apart. Bytes: the same episodes all sealed and all
+unsealed, each into a fresh file: the events' stored text (payload and envelope columns) and the database file.
 
     python benchmarks/bench_episode_seal.py [--episodes 200] [--steps 20] [--rounds 3] [--postgres]
 """
@@ -19,7 +20,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from p2w_runtime.episode import EpisodeWriter, Provenance, attempt_id, episode_seals, episode_started, run_started
@@ -36,12 +37,13 @@ ROW_TEXT += " + length(payload) + length(blobs) + length(prev_hash) + length(has
 Batches = list[tuple[list[NewEvent], dict[str, bytes]]]
 
 
-@dataclass(frozen=True)
-class Round:
-    wall_s: float
-    cpu_s: float
-    seals_s: list[float]
-    """Each episode's seal append (sealed rounds only)."""
+@dataclass
+class Timings:
+    wall_s: dict[bool, list[float]] = field(default_factory=lambda: {False: [], True: []})
+    """Per episode, by whether it was sealed."""
+    cpu_s: dict[bool, list[float]] = field(default_factory=lambda: {False: [], True: []})
+    seal_s: list[float] = field(default_factory=list)
+    """The seal's own append."""
 
 
 def episode(run_id: str, n: int, steps: int) -> Batches:
@@ -68,29 +70,26 @@ def episode(run_id: str, n: int, steps: int) -> Batches:
     return batches
 
 
-async def record(location: str, episodes: int, steps: int, *, seal: bool) -> Round:
-    """Append ``episodes`` episodes, sealing each when it ends if ``seal``."""
+async def record(location: str, episodes: int, steps: int, timings: Timings, *, seal: bool | None = None) -> None:
+    """Append ``episodes`` episodes, every other one sealed (or all or none, ``seal``), timing each."""
     store = await connect_store(location)
     try:
         run_id = f"bench-{time.monotonic_ns()}"
         provenance = Provenance.synthetic("bench")
-        await store.append(
-            [run_started(run_id, label=run_id, agent="b", model="m", scheme=None, provenance=provenance)]
-        )
+        started = run_started(run_id, label=run_id, agent="bench", model="m", scheme=None, provenance=provenance)
+        await store.append([started])
         planned = [episode(run_id, n, steps) for n in range(episodes)]
-        seals: list[float] = []
-        wall, cpu = time.perf_counter(), time.process_time()
-        for batches in planned:
-            for events, blobs in batches[:-1]:
-                await store.append(events, blobs)
-            if not seal:
-                await store.append(*batches[-1])
-                continue
-            stored = await store.append(*batches[-1])  # append_sealed, its two appends timed apart
-            start = time.perf_counter()
-            await store.append(episode_seals(stored))
-            seals.append(time.perf_counter() - start)
-        return Round(time.perf_counter() - wall, time.process_time() - cpu, seals)
+        for n, batches in enumerate(planned):
+            sealed = n % 2 == 1 if seal is None else seal
+            wall, cpu = time.perf_counter(), time.process_time()
+            for events, blobs in batches:
+                stored = await store.append(events, blobs)
+            if sealed:  # append_sealed, its second append timed apart
+                start = time.perf_counter()
+                await store.append(episode_seals(stored))
+                timings.seal_s.append(time.perf_counter() - start)
+            timings.wall_s[sealed].append(time.perf_counter() - wall)
+            timings.cpu_s[sealed].append(time.process_time() - cpu)
     finally:
         await store.close()
 
@@ -105,21 +104,20 @@ def sqlite_bytes(path: Path) -> tuple[int, int]:
     return text, pages * size
 
 
-def report(name: str, rounds: dict[bool, list[Round]], episodes: int) -> None:
-    print(f"\n{name}: {episodes} episodes per round, {len(rounds[False])} rounds of each, interleaved")
-    wall = {k: min(r.wall_s for r in v) / episodes for k, v in rounds.items()}
-    cpu = {k: min(r.cpu_s for r in v) / episodes for k, v in rounds.items()}
-    for kind, label in ((False, "without"), (True, "with")):
-        per = f"{wall[kind] * 1e3:7.2f} ms wall, {cpu[kind] * 1e3:6.2f} ms CPU per episode"
-        print(f"  {label:7} the seal: {per} (fastest round)")
-    print(f"  ratio with/without: {wall[True] / wall[False]:.3f}x wall, {cpu[True] / cpu[False]:.3f}x CPU")
-    seals = [t for r in rounds[True] for t in r.seals_s]
-    per_episode = statistics.median(r.wall_s / episodes for r in rounds[True])
-    median = statistics.median(seals)
+def report(name: str, timings: Timings) -> None:
+    wall = {k: statistics.median(v) for k, v in timings.wall_s.items()}
+    cpu = {k: statistics.median(v) for k, v in timings.cpu_s.items()}
     print(
-        f"  the seal's own append: {median * 1e3:.2f} ms median, {statistics.mean(seals) * 1e3:.2f} ms mean; "
-        f"{median / per_episode:.2%} of an episode's write time in the same rounds"
+        f"\n{name}: {len(timings.wall_s[True])} sealed and {len(timings.wall_s[False])} unsealed episodes, alternating"
     )
+    for kind, label in ((False, "without"), (True, "with")):
+        print(
+            f"  {label:7} the seal: {wall[kind] * 1e3:7.2f} ms wall, {cpu[kind] * 1e3:6.2f} ms CPU per episode (median)"
+        )
+    print(f"  ratio with/without: {wall[True] / wall[False]:.3f}x wall, {cpu[True] / cpu[False]:.3f}x CPU")
+    seal = statistics.median(timings.seal_s)
+    share = seal / wall[False]
+    print(f"  the seal's own append: {seal * 1e3:.2f} ms median = {share:.2%} of an unsealed episode's writes")
 
 
 def main() -> None:
@@ -129,15 +127,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--postgres", action="store_true", help="Also on a scratch PostgreSQL server.")
     args = parser.parse_args()
-    n = args.episodes
-    print(f"{n} episodes of {args.steps} steps ({args.steps * 4 + 3} events each, {AX_BYTES} B AX tree per step)")
+    n, steps = args.episodes, args.steps
+    shape = f"{steps} steps ({steps * 4 + 3} events, a {AX_BYTES} B AX tree each step)"
+    print(f"{n} episodes per round, {args.rounds} rounds, {shape}")
     with tempfile.TemporaryDirectory() as tmp:
-        rounds: dict[bool, list[Round]] = {False: [], True: []}
+        timings = Timings()
         for r in range(args.rounds):
-            for seal in (False, True):
-                rounds[seal].append(asyncio.run(record(str(Path(tmp) / f"{seal}-{r}.db"), n, args.steps, seal=seal)))
-        report("SQLite", rounds, n)
-        (pt, pf), (st, sf) = sqlite_bytes(Path(tmp) / "False-0.db"), sqlite_bytes(Path(tmp) / "True-0.db")
+            asyncio.run(record(str(Path(tmp) / f"paired-{r}.db"), n, steps, timings))
+        report("SQLite", timings)
+        files = {seal: Path(tmp) / f"all-{seal}.db" for seal in (False, True)}
+        for seal, path in files.items():
+            asyncio.run(record(str(path), n, steps, Timings(), seal=seal))
+        (pt, pf), (st, sf) = sqlite_bytes(files[False]), sqlite_bytes(files[True])
         print(
             f"  bytes: events' text {pt / n:,.0f} -> {st / n:,.0f} B per episode (+{(st - pt) / n:,.0f} B, ratio "
             f"{st / pt:.4f}x); database file {pf / n:,.0f} -> {sf / n:,.0f} B per episode (ratio {sf / pf:.4f}x)"
@@ -146,11 +147,10 @@ def main() -> None:
         from p2w_runtime.testing.postgres import PostgresServer
 
         with PostgresServer() as server:
-            rounds = {False: [], True: []}
+            timings = Timings()
             for _ in range(args.rounds):
-                for seal in (False, True):
-                    rounds[seal].append(asyncio.run(record(server.fresh_database(), n, args.steps, seal=seal)))
-            report("PostgreSQL", rounds, n)
+                asyncio.run(record(server.fresh_database(), n, steps, timings))
+            report("PostgreSQL", timings)
 
 
 if __name__ == "__main__":

@@ -81,7 +81,8 @@ def test_on_demand_episode_asks_history_then_navigates(tmp_path: Path, agent_llm
     final = timeline[-2]["payload"]
     assert final["dom_html"] and final["har"] and final["screenshot"]
     verified = json.loads(CliRunner().invoke(main, ["--db", str(db), "verify", "--json"]).stdout)
-    assert verified["ok"] and (verified["seals"], verified["unsealed"]) == (1, [])  # run.finished seals the episode
+    assert verified["ok"] and (verified["seals"], verified["unsealed"]) == (2, [])  # episode.sealed, run.finished
+    assert [t["events"] for t in verified["uncovered"]] == [0]
     assert API_KEY.encode() not in db.read_bytes()
     for suffix in ("-wal", "-shm"):
         side = db.with_name(db.name + suffix)
