@@ -27,7 +27,8 @@ NAMED_STREAMS = 3
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
 def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool) -> None:
-    """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store)."""
+    """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store); count, per
+    run, the events no seal covers yet (an episode being recorded)."""
     from p2w_runtime.store import find_run, head_digest, same_digest, verify_store
 
     if (head or expect) and not run_ref:
