@@ -14,10 +14,7 @@ from p2w_runtime.errors import clip
 from p2w_runtime.terminal import safe
 
 if TYPE_CHECKING:
-    from p2w_runtime.store import UnsealedTail, VerifyReport
-
-NAMED_STREAMS = 3
-"""An unsealed tail names this many of its streams (a run in flight: the episodes being recorded)."""
+    from p2w_runtime.store import VerifyReport
 
 
 @click.command()
@@ -72,7 +69,7 @@ def _echo_report(
         click.echo(safe(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(wrong)}"), err=True)
     for tail in report.tails:
         if tail.events:
-            click.echo(safe(_tail_line(tail, no_seal=tail.run_id in report.unsealed)), err=True)
+            click.echo(safe(_tail_line(tail.run_id, tail.streams, no_seal=tail.run_id in report.unsealed)), err=True)
     summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
     if not report.ok or wrong is not None:
         click.echo(f"verify failed: {len(report.problems) + (wrong is not None)} problem(s) in {summary}", err=True)
@@ -83,13 +80,17 @@ def _echo_report(
         click.echo(digest)
 
 
-def _tail_line(tail: UnsealedTail, *, no_seal: bool) -> str:
-    """``unsealed: run R: N events in M streams are not covered by a seal (S: n, ...)``."""
-    streams = len(tail.streams)
-    named = ", ".join(f"{clip(s)}: {n}" for s, n in list(tail.streams.items())[:NAMED_STREAMS])
+NAMED_STREAMS = 3
+"""An unsealed tail names this many of its streams (a run in flight: the episodes being recorded)."""
+
+
+def _tail_line(run_id: str, tail: dict[str, int], *, no_seal: bool) -> str:
+    """``unsealed: run R: N events in M streams are not covered by a seal (S: n, ...)``; ``tail``: stream -> events."""
+    streams, events = len(tail), sum(tail.values())
+    named = ", ".join(f"{clip(s)}: {n}" for s, n in list(tail.items())[:NAMED_STREAMS])
     more = f" and {streams - NAMED_STREAMS} more" if streams > NAMED_STREAMS else ""
-    verb = "is" if tail.events == 1 else "are"
-    line = f"unsealed: run {clip(tail.run_id)}: {_count(tail.events, 'event')} in {_count(streams, 'stream')} {verb}"
+    verb = "is" if events == 1 else "are"
+    line = f"unsealed: run {clip(run_id)}: {_count(events, 'event')} in {_count(streams, 'stream')} {verb}"
     line += f" not covered by a seal ({named}{more})"
     return line + ("; it has no seal (recorded before seals, or unfinished)" if no_seal else "")
 
