@@ -157,6 +157,10 @@ class RunCoordination(ABC):
         """Mark ``me``'s task done."""
 
     @abstractmethod
+    async def release_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
+        """Give ``me``'s task back, free at once for the next claim (a worker stopped mid-episode)."""
+
+    @abstractmethod
     async def work_items(self, run_id: str) -> list[WorkItem]:
         """Every work item of ``run_id``, by task id."""
 

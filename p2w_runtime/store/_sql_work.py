@@ -59,6 +59,12 @@ class SqlWorkQueue(SqlStoreBase):
         async with self._claiming() as session:
             await self._fetch_once(session, update(WORK_ITEMS).where(mine).values(done=True))
 
+    async def release_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
+        mine = and_(_item(run_id, task_id), W.owner == me.owner, W.done.is_(False))
+        free = dict(owner=None, host=None, pid=None, lease_until=0.0)
+        async with self._claiming() as session:
+            await self._fetch_once(session, update(WORK_ITEMS).where(mine).values(**free))
+
     async def work_items(self, run_id: str) -> list[WorkItem]:
         query = (
             select(W.task_id, W.owner, W.host, W.pid, W.lease_until, W.done)

@@ -12,6 +12,7 @@ Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and ``blobs``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -59,6 +60,25 @@ _APPEND_ONLY = [
 _TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs") for kind in ("append_only", "no_truncate")}
 COPY_ROWS = 64
 """Event batches at least this large go in by binary COPY (measured in docs/design/postgres.md)."""
+IDLE_IN_TRANSACTION_S = float(os.environ.get("P2W_PG_IDLE_IN_TRANSACTION_S", "30"))
+"""A session idle this long inside a transaction is ended by the server, its locks released: a frozen or cut-off
+client cannot hold the write lock (or a run's label) for longer. Ours never idle that long: a transaction's
+statements follow each other at once. Env ``P2W_PG_IDLE_IN_TRANSACTION_S`` (tests shorten it)."""
+
+
+def session_settings() -> dict[str, str]:
+    """What every connection asks of its server session, so that a client that is gone (killed, frozen, its
+    machine unplugged) releases what it holds in seconds, not when TCP gives up hours later
+    (docs/design/postgres.md, "A worker that dies or stops"). No ``lock_timeout`` or ``statement_timeout``: a
+    writer waiting for the lock waits for a live holder, and the holder's side is what these bound."""
+    return {
+        "idle_in_transaction_session_timeout": str(round(IDLE_IN_TRANSACTION_S * 1000)),
+        "client_connection_check_interval": "2000",  # a backend busy on a query checks its client every 2 s
+        "tcp_keepalives_idle": "10",
+        "tcp_keepalives_interval": "5",
+        "tcp_keepalives_count": "3",
+        "application_name": f"p2w-rt/{os.getpid()}",
+    }
 
 
 def is_postgres_url(location: object) -> bool:
@@ -212,7 +232,13 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
     """
     label = shown_url(url)
     try:
-        engine = create_async_engine(_driver_url(url), pool_size=8, max_overflow=8, pool_pre_ping=False)
+        engine = create_async_engine(
+            _driver_url(url),
+            pool_size=8,
+            max_overflow=8,
+            pool_pre_ping=False,
+            connect_args={"server_settings": session_settings()},
+        )
     except (ArgumentError, ValueError) as exc:
         raise StoreError(f"{label}: not a usable PostgreSQL URL ({exc})") from exc
     store = PostgresEventStore(engine, label, read_only=read_only)
