@@ -1,7 +1,7 @@
 """Work-item claims per second on PostgreSQL: 4 processes drain N items (claim, then mark done), through the store
-(`claim_work` + `finish_work`: two transactions, three statements) and as the least raw asyncpg SQL that does the
-same (one `UPDATE ... WHERE task_id = (SELECT ... FOR UPDATE SKIP LOCKED)` per claim, one `UPDATE` per done), idle
-and with the CPU kept busy by spinner processes.
+(`claim_work` + `finish_work`) and as the same two statements on a raw asyncpg connection (one `UPDATE ... WHERE
+task_id = (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING task_id` per claim, one `UPDATE` per done: what the store
+sends), idle and with the CPU kept busy by spinner processes.
 
     .venv/bin/python benchmarks/bench_worker_claims.py [--items 400] [--spinners 4] [--repeat 3]
 
@@ -55,8 +55,7 @@ async def _raw_claimer(url: str) -> int:
     me, done = this_process().owner, 0
     while True:
         now = time.time()
-        async with conn.transaction():
-            task = await conn.fetchval(RAW_CLAIM, me, now + 60, RUN, now)
+        task = await conn.fetchval(RAW_CLAIM, me, now + 60, RUN, now)
         if task is None:
             break
         await conn.execute(

@@ -211,9 +211,11 @@ class PostgresEventStore(SqlEventStore):
 
     @asynccontextmanager
     async def _claiming(self) -> AsyncIterator[Session]:
+        """No BEGIN / COMMIT: every work-queue operation is one statement (or one atomic ``executemany``), its own
+        transaction, one round trip."""
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only")
-        async with self._driver() as conn, conn.transaction():
+        async with self._driver() as conn:
             yield _AsyncpgSession(conn)
 
     @asynccontextmanager
