@@ -91,8 +91,24 @@ def test_a_worker_stopped_inside_run_creation_delays_the_others_by_seconds(
             started = time.monotonic()
             workers += [start_worker(args, tmp_path, lease_s=4) for _ in range(2)]
             others = workers[1:]
-            claimed = await _poll("a first claim by the other workers", 180, lambda: first_claim(watch))
-            print(f"\n{fault} creator: first claim {claimed:.1f} s after the others started")
+            gone: list[float] = []  # when the server ended the victim's session
+            waited: set[int] = set()  # other workers seen queueing for a lock meanwhile
+
+            async def claimed_yet() -> bool:
+                for w in others:
+                    row = await backend_of(watch, w.pid)
+                    if row is not None and row["wait_event_type"] == "Lock":
+                        waited.add(w.pid)
+                if not gone and await backend_of(watch, victim.pid) is None:
+                    gone.append(time.monotonic() - started)
+                return await first_claim(watch)
+
+            claimed = await _poll("a first claim by the other workers", 180, claimed_yet)
+            assert gone and gone[0] <= claimed  # the victim's session ended first: it held the way
+            print(
+                f"\n{fault} creator: its session ended {gone[0]:.1f} s after the others started, first claim at"
+                f" {claimed:.1f} s; {len(waited)} of {len(others)} others seen waiting for a lock"
+            )
             await asyncio.to_thread(wait_all, others, started + 240)
             if fault == "frozen":
                 assert victim.alive()  # stopped all along: the server, not the victim, let go
@@ -142,9 +158,9 @@ def test_a_run_left_without_work_items_is_completed_by_the_next_worker(
 def test_four_workers_on_a_busy_machine_one_killed_one_interrupted(
     postgres_server: PostgresServer, llm: ScriptedLlm, tmp_path: Path
 ) -> None:
-    """Four spinners keep both cores busy the whole time. Of four workers, one is killed with SIGKILL mid-episode, another
-    gets SIGINT mid-episode: the interrupted one closes its episode as aborted, gives its task back before its
-    lease runs out, and exits 130; every task ends with exactly one counted episode."""
+    """Four spinners keep both cores busy the whole time. Of four workers, one is killed with SIGKILL mid-episode,
+    another gets SIGINT mid-episode: the interrupted one closes its episode as aborted, gives its task back before
+    its lease runs out, and exits 130; every task ends with exactly one counted episode."""
     url = postgres_server.fresh_database()
     tasks, lease_s = 5, 10.0
 
