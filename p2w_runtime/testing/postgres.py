@@ -75,7 +75,8 @@ class PostgresServer:
         """SIGKILL the postmaster and its backends, as a crash would: nothing is shut down cleanly, and every
         client's connection breaks mid-statement. ``restart`` brings it back (crash recovery from the WAL)."""
         master = self.postmaster_pid()
-        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+        listing = Path(f"/proc/{master}/task/{master}/children")  # without it, backends exit on the postmaster's death
+        children = listing.read_text().split() if listing.exists() else []
         for pid in [master, *map(int, children)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
