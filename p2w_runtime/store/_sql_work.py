@@ -84,11 +84,15 @@ class _WorkStatements:
             .with_for_update(skip_locked=True)
             .scalar_subquery()
         )
-        lease = dict(owner=bindparam("w_owner"), host=bindparam("w_host"), pid=bindparam("w_pid"))
         self.claim = self._of(
             update(WORK_ITEMS)
             .where(W.run_id == bindparam("run"), W.task_id == free)
-            .values(**lease, lease_until=bindparam("until")),
+            .values(
+                owner=bindparam("w_owner"),
+                host=bindparam("w_host"),
+                pid=bindparam("w_pid"),
+                lease_until=bindparam("until"),
+            ),
             dialect,
         )
         self.renew = self._of(update(WORK_ITEMS).where(_mine()).values(lease_until=bindparam("until")), dialect)
