@@ -294,3 +294,44 @@ async def _two_started(conn: asyncpg.Connection) -> bool:
     except asyncpg.UndefinedTableError:
         return False
     return bool(started >= 2 and steps >= 3)
+
+
+def test_a_worker_frozen_past_its_lease_loses_the_task_and_goes_on(
+    postgres_server: PostgresServer, llm: ScriptedLlm, tmp_path: Path
+) -> None:
+    """SIGSTOP mid-episode for four leases, then SIGCONT: the other worker has taken the task over meanwhile; the
+    woken one finds its lease gone, stops its episode and carries on instead of failing; the run is whole."""
+    url = postgres_server.fresh_database()
+    tasks, lease_s = 3, 3.0
+    workers = [start_worker(worker_args(url, llm, tasks), tmp_path, lease_s=lease_s) for _ in range(2)]
+
+    async def freeze_one() -> int:
+        watch = await asyncpg.connect(url)
+        try:
+            alive = {w.pid for w in workers}
+            await _poll("a worker mid-episode", 240, lambda: running_episode(watch, alive))
+            frozen = await running_episode(watch, alive)
+            assert frozen is not None
+            task = await watch.fetchval("SELECT task_id FROM work_items WHERE pid = $1 AND NOT done", frozen)
+            os.kill(frozen, signal.SIGSTOP)
+
+            async def taken_over() -> bool:
+                sql = "SELECT pid IS DISTINCT FROM $2 FROM work_items WHERE task_id = $1"
+                return bool(await watch.fetchval(sql, task, frozen))
+
+            await _poll("the task taken over", 120, taken_over)
+            os.kill(frozen, signal.SIGCONT)
+            return frozen
+        finally:
+            await watch.close()
+
+    with reaped(workers):
+        frozen = asyncio.run(freeze_one())
+        wait_all(workers, time.monotonic() + 240)
+    for w in workers:
+        assert w.process.returncode == 0, w.report()
+    assert any("lost the lease" in line for line in next(w for w in workers if w.pid == frozen).stderr_lines())
+    counts = asyncio.run(run_counts(url))
+    assert counts.status == "completed" and counts.verified and counts.all_done and counts.finished == 1
+    assert len(counts.counted) == tasks == len({r.task_id for r in counts.counted})
+    assert [a.end_reason for a in counts.attempts].count("aborted") == 1 and len(counts.attempts) == tasks + 1

@@ -116,12 +116,15 @@ async def first_claim(conn: asyncpg.Connection) -> bool:
 
 async def running_episode(conn: asyncpg.Connection, pids: set[int]) -> int | None:
     """The pid of a worker in ``pids`` holding a task whose episode has started, has a step, and has not finished."""
-    rows = await conn.fetch(
-        "SELECT w.pid, w.task_id FROM work_items w WHERE NOT w.done AND w.owner IS NOT NULL AND EXISTS ("
-        " SELECT 1 FROM events e WHERE e.type = 'episode.started' AND e.stream LIKE '%/' || w.task_id || '%'"
-        " AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream = e.stream AND f.type = 'episode.finished')"
-        " AND (SELECT count(*) FROM events s WHERE s.stream = e.stream) >= 3)"
-    )
+    try:
+        rows = await conn.fetch(
+            "SELECT w.pid, w.task_id FROM work_items w WHERE NOT w.done AND w.owner IS NOT NULL AND EXISTS ("
+            " SELECT 1 FROM events e WHERE e.type = 'episode.started' AND e.stream LIKE '%/' || w.task_id || '%'"
+            " AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream = e.stream AND f.type = 'episode.finished')"
+            " AND (SELECT count(*) FROM events s WHERE s.stream = e.stream) >= 3)"
+        )
+    except asyncpg.UndefinedTableError:  # no worker has opened the store yet
+        return None
     return next((row["pid"] for row in rows if row["pid"] in pids), None)
 
 
