@@ -259,7 +259,8 @@ def test_the_server_killed_mid_append_then_the_same_command_continues(llm: Scrip
         server.restart()
         for w in first:
             assert w.process.returncode not in (0, None), w.report()
-            (line,) = w.stderr_lines()  # one line each, naming the lost connection
+            assert len(w.stderr_lines()) == 1, w.report()  # one line each, naming the lost connection
+            (line,) = w.stderr_lines()
             assert line.startswith("error: ") and "127.0.0.1" in line, w.report()
 
         async def committed() -> dict[str, str]:

@@ -29,6 +29,7 @@ from p2w_runtime.store import (
     ClaimHolder,
     EventStore,
     LabelTaken,
+    StoreError,
     UnknownRun,
     close_run,
     find_run,
@@ -184,7 +185,12 @@ async def _record_leased(
     async def keep_lease() -> None:
         while not recording.done():
             await asyncio.sleep(LEASE_S / 3)
-            if not await store.renew_work(run_id, task.task_id, me, LEASE_S):
+            try:
+                held = await store.renew_work(run_id, task.task_id, me, LEASE_S)
+            except StoreError as exc:  # the episode's own next write meets it too, and says so; try again meanwhile
+                log.info("lease not renewed", task=task.task_id, error=str(exc))
+                continue
+            if not held:
                 log.warning("lost the lease; stopping the episode", task=task.task_id)
                 lost.set()
                 recording.cancel()

@@ -17,6 +17,7 @@ from p2w_runtime.store._event_store import (
     ReadOnlyStore,
     RunCoordination,
     StoreError,
+    StoreUnavailable,
     StreamHead,
     WorkItem,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "SqlEventStore",
     "RunInfo",
     "StoreError",
+    "StoreUnavailable",
     "StreamHead",
     "UnknownRun",
     "check_label_free",

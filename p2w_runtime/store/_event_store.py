@@ -22,6 +22,10 @@ class StoreError(UserError):
     exit_code = 2
 
 
+class StoreUnavailable(StoreError):
+    """The database went away (server down, connection broken): nothing more can be recorded until it is back."""
+
+
 class IntegrityError(StoreError):
     """An append would break the log's invariants (duplicate event id, missing blob, ...)."""
 

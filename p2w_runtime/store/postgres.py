@@ -29,7 +29,7 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.util import greenlet_spawn
 from sqlmodel import SQLModel
 
-from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
+from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
 from p2w_runtime.store._log_end import LogMoved
 from p2w_runtime.store._rows import EVENTS
 from p2w_runtime.store._sql import SqlEventStore
@@ -110,6 +110,14 @@ _LOG_END_KEYS = frozenset({"events_pkey", "uq_events_stream_seq"})
 
 _CLIENT_SIDE = (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
 """Errors raised by the driver rather than reported by the server: the connection is not reused after one."""
+_SERVER_GONE = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.CannotConnectNowError,
+)
+"""The server cannot be reached, is shutting down, crashed, or is still recovering: ``StoreUnavailable``."""
 _BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 """A write transaction's start in one round trip: a simple query of two statements (the transaction stays open)."""
 
@@ -188,12 +196,19 @@ class PostgresEventStore(SqlEventStore):
                 yield driver
             except _CLIENT_SIDE as exc:  # the connection's state is unknown (a backend killed under it, say)
                 broken = True
-                raise StoreError(f"{self.label}: database connection lost ({type(exc).__name__}: {exc})") from exc
+                raise StoreUnavailable(f"{self.label}: database connection lost ({type(exc).__name__}: {exc})") from exc
             finally:  # back to the pool (which may close it: async); a broken or closed one is dropped from it
                 await greenlet_spawn(pooled.invalidate if broken or driver.is_closed() else pooled.close)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(str(exc)) from exc
-        except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
+        except _SERVER_GONE as exc:
+            raise StoreUnavailable(f"{self.label}: database unavailable ({type(exc).__name__}: {exc})") from exc
+        except DBAPIError as exc:  # a connection the pool could not open: the driver's error inside
+            cause = exc.orig if isinstance(exc.orig, _SERVER_GONE) else None
+            if cause is not None:
+                raise StoreUnavailable(f"{self.label}: database unavailable ({type(cause).__name__}: {cause})") from exc
+            raise StoreError(f"{self.label}: database error ({exc})") from exc
+        except (asyncpg.PostgresError, OSError) as exc:
             raise StoreError(f"{self.label}: database error ({exc})") from exc
 
     @asynccontextmanager
