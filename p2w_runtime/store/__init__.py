@@ -19,6 +19,7 @@ from p2w_runtime.store._event_store import (
     ReadOnlyStore,
     RunCoordination,
     StoreError,
+    StoreUnavailable,
     StreamHead,
     WorkItem,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "SqlEventStore",
     "RunInfo",
     "StoreError",
+    "StoreUnavailable",
     "StreamHead",
     "UnknownRun",
     "check_label_free",
