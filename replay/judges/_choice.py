@@ -76,9 +76,14 @@ class Listed:
 _LINK = re.compile(r'^(?P<indent> *)\[\d+\] link "(?P<name>(?:[^"\\]|\\.)*)"')
 _NUMBERED = re.compile(r"^(?P<indent> *)\[\d+\] ")
 _URL = re.compile(r"^ */url: (?P<url>\S+)")
-_RATING = re.compile(r"\b([0-5](?:\.\d)?) out of 5(?: stars)?\b|\b([0-5]\.\d) stars?\b|\brated ([0-5](?:\.\d)?)\b", re.I)
+_RATING = re.compile(
+    r"\b([0-5](?:\.\d)?) out of 5(?: stars)?\b|\b([0-5]\.\d) stars?\b|\brated ([0-5](?:\.\d)?)\b", re.I
+)
 _PRICE = re.compile(r"\$\s?([\d,]+(?:\.\d{1,2})?)")
-_DATE = re.compile(r"\b([A-Z][a-z]{2}) (\d{1,2}), (\d{4})(?: at (\d{1,2}:\d{2}))?|\b(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}))?")
+_DATE = re.compile(
+    r"\b([A-Z][a-z]{2}) (\d{1,2}), (\d{4})(?: at (\d{1,2}:\d{2}))?"  # StagePass: "Sat Dec 05, 2026 at 20:00"
+    r"|\b(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}))?"
+)
 
 
 def _when(text: str) -> datetime | None:
@@ -131,7 +136,8 @@ def listed(ax_text: str) -> list[Listed]:
 
 def _same_page(link: str, base: str, item: str) -> bool:
     target, page = urlsplit(urljoin(base, link)), urlsplit(item)
-    return target.netloc == page.netloc and target.path.rstrip("/") == page.path.rstrip("/") and page.path not in ("", "/")
+    same = target.netloc == page.netloc and target.path.rstrip("/") == page.path.rstrip("/")
+    return same and page.path not in ("", "/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +164,7 @@ def check_choice(
         if mine is None or not rivals:
             shown = "states no such measure for it" if mine is None else "lists no other result with it"
             return ChoiceCheck(f"'{want.phrase}' not checked: {where} {shown} ('{chosen.name}')")
+
         def key(it: Listed) -> float:
             return it.value(want.measure) or 0.0
 

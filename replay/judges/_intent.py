@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from replay.judges._base import Verdict
+from replay.judges._choice import ChoiceCheck, check_choice
 from replay.judges._goal import (
     Goal,
     cart_holds,
@@ -25,7 +26,6 @@ from replay.judges._goal import (
     is_goal_page,
     unavailable,
 )
-from replay.judges._choice import ChoiceCheck, check_choice
 from replay.judges._items import item_problem, price_ceilings
 from replay.judges._pages import PRESSING, RecordedPages, element
 from replay.judges._targets import INTENT_POINTS, RubricTargets
