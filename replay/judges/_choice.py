@@ -3,8 +3,9 @@
 "Add the best-rated one", "the cheapest", "tickets for the soonest one": the chosen item must be the best by that
 measure among the results listed on the page the agent chose it from, as that step's AX tree recorded them
 (``[41] link "Wavelength Lite ..."`` with ``/url: /product/bsk-au003`` and the text after it, ``$64.99 · 4.4 out of
-5 stars (50 reviews)``). Items a price ceiling of the task rules out are not compared: the best-rated item over
-budget is not the one asked for. A page that shows no such measure decides nothing (docs/design/judges.md, Intent).
+5 stars (50 reviews)``). Items the task rules out by what the listing states are not compared: one over a price
+ceiling, or listed with sizes none of which the task asks for; the best-rated item over budget is not the one asked
+for. A page that shows no such measure decides nothing (docs/design/judges.md, Intent).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Listed:
     rating: float | None
     price: float | None
     when: datetime | None
+    sizes: frozenset[str] = frozenset()
 
     def value(self, measure: Measure) -> float | None:
         """The measure as a number (a date as its timestamp), or None when the listing does not state it."""
@@ -79,6 +81,7 @@ _URL = re.compile(r"^ */url: (?P<url>\S+)")
 _RATING = re.compile(
     r"\b([0-5](?:\.\d)?) out of 5(?: stars)?\b|\b([0-5]\.\d) stars?\b|\brated ([0-5](?:\.\d)?)\b", re.I
 )
+_SIZES = re.compile(r"\bSizes?: ([\w.]+(?:, [\w.]+)*)")
 _PRICE = re.compile(r"\$\s?([\d,]+(?:\.\d{1,2})?)")
 _DATE = re.compile(
     r"\b([A-Z][a-z]{2}) (\d{1,2}), (\d{4})(?: at (\d{1,2}:\d{2}))?"  # StagePass: "Sat Dec 05, 2026 at 20:00"
@@ -122,6 +125,7 @@ def listed(ax_text: str) -> list[Listed]:
         text = " ".join(said[1:])
         rating = _RATING.search(text)
         price = _PRICE.search(text)
+        sizes = _SIZES.search(text)
         out.append(
             Listed(
                 link.group("name"),
@@ -129,6 +133,7 @@ def listed(ax_text: str) -> list[Listed]:
                 float(next(g for g in rating.groups() if g)) if rating else None,
                 float(price.group(1).replace(",", "")) if price else None,
                 _when(text),
+                frozenset(v.lower() for v in sizes.group(1).split(", ")) if sizes else frozenset(),
             )
         )
     return out
@@ -148,10 +153,16 @@ class ChoiceCheck:
     problem: str | None = None
 
 
+def _ruled_out(it: Listed, ceilings: list[float], sizes: set[str]) -> bool:
+    over = it.price is not None and any(it.price > c for c in ceilings)
+    return over or bool(sizes and it.sizes and not sizes & it.sizes)
+
+
 def check_choice(
-    want: Superlative, item_url: str, pages: list[tuple[int, str, str]], ceilings: list[float]
+    want: Superlative, item_url: str, pages: list[tuple[int, str, str]], ceilings: list[float], sizes: set[str]
 ) -> ChoiceCheck:
-    """Check the item at ``item_url`` against the latest of ``pages`` (step, URL, AX text) that links to it."""
+    """Check the item at ``item_url`` against the latest of ``pages`` (step, URL, AX text) that links to it;
+    results over one of the price ``ceilings`` or listed without any of the ``sizes`` asked for are not rivals."""
     for step, url, text in reversed(pages):
         items = listed(text)
         chosen = next((it for it in items if it.url and _same_page(it.url, url, item_url)), None)
@@ -159,10 +170,14 @@ def check_choice(
             continue
         where = f"the results page of step {step}"
         rivals = [it for it in items if it.value(want.measure) is not None and it.url != chosen.url]
-        rivals = [it for it in rivals if not (it.price is not None and any(it.price > c for c in ceilings))]
+        rivals = [it for it in rivals if not _ruled_out(it, ceilings, sizes)]
         mine = chosen.value(want.measure)
         if mine is None or not rivals:
-            shown = "states no such measure for it" if mine is None else "lists no other result with it"
+            shown = (
+                "states no such measure for it"
+                if mine is None
+                else "lists no other result with it that the task allows"
+            )
             return ChoiceCheck(f"'{want.phrase}' not checked: {where} {shown} ('{chosen.name}')")
 
         def key(it: Listed) -> float:

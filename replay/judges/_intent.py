@@ -26,7 +26,7 @@ from replay.judges._goal import (
     is_goal_page,
     unavailable,
 )
-from replay.judges._items import item_problem, price_ceilings
+from replay.judges._items import item_problem, price_ceilings, wanted_sizes
 from replay.judges._pages import PRESSING, RecordedPages, element
 from replay.judges._targets import INTENT_POINTS, RubricTargets
 from replay.matching import on_site
@@ -252,7 +252,7 @@ def _choice(e: _Episode, decisive: Decisive | None, targets: RubricTargets) -> C
         return ChoiceCheck(f"'{want.phrase}' not checked: the page of the decisive action is not in this view")
     pages = [(p.step, p.url, text) for p in e.pages if p.step < at.step and (text := e.text(p)) is not None]
     ceilings = [amount for _, amount, _ in price_ceilings(targets.preferences)]
-    return check_choice(want, at.url, pages, ceilings)
+    return check_choice(want, at.url, pages, ceilings, wanted_sizes(targets.preferences))
 
 
 def _blocked(verdict: Verdict, e: _Episode, targets: RubricTargets) -> bool:
