@@ -111,7 +111,8 @@ def listed(ax_text: str) -> list[Listed]:
         if link is None:
             continue
         indent, url, said = len(link.group("indent")), "", [link.group("name")]
-        for below in lines[i + 1 :]:
+        for j in range(i + 1, len(lines)):
+            below = lines[j]
             numbered = _NUMBERED.match(below)
             if _LINK.match(below) or (numbered and len(numbered.group("indent")) <= indent):
                 break
