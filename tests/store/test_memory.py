@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,18 @@ async def test_an_event_changed_by_its_reader_is_not_changed_in_the_store() -> N
     read.payload_json = "{}"
     (again,) = await collect(store.read_all())
     assert again.payload["text"] == "kept" and again.blobs == [] and again.compute_hash() == again.hash
+
+
+async def test_an_event_that_cannot_be_sealed_late_in_a_batch_keeps_nothing_of_it() -> None:
+    store = MemoryEventStore()
+    data = page_text(2)
+    batch = [observation("r1", 1, ax_tree=blob_hash(data))] + [rationale("r1", step) for step in range(2, 6)]
+    batch[-1] = batch[-1].model_copy(update={"recorded_at": datetime(2026, 12, 1, 13, 0)})  # naive: refused
+    with pytest.raises(ValueError, match="timezone-aware"):
+        await store.append(batch, {blob_hash(data): data})
+    assert await store.count() == (0, 0) and await store.list_streams() == []
+    sealed = await store.append(batch[:-1], {blob_hash(data): data})
+    assert [(e.seq, e.position) for e in sealed] == [(1, 1), (2, 2), (3, 3), (4, 4)]
 
 
 def test_threads_each_with_its_own_loop_share_one_store_gap_free() -> None:
