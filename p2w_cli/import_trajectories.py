@@ -100,6 +100,11 @@ def import_trajectories_cmd(
     click.echo(f"imported {len(report.imported)}, already imported {len(report.already)}, bad {len(report.bad)}")
     if report.crashed:
         click.echo(f"crashed tasks (episodes ended 'error'): {', '.join(report.crashed)}")
+    if report.missing:
+        click.echo(safe(f"missing tasks (in the config's task_ids, no trajectory file): {', '.join(report.missing)}"))
+    for task_id, notes in report.notes.items():
+        for note in notes:
+            click.echo(safe(f"{task_id}: {note}"))
     for path in report.superseded:
         click.echo(f"superseded: {path} (the task also has a trajectory)", err=True)
     for error in report.bad:

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import echo_json, open_db, run, terminal_progress
+from p2w_cli._common import echo_json, fail_as_one_line, open_db, run, terminal_progress
 from p2w_runtime.errors import clip
 from p2w_runtime.terminal import safe
 
 if TYPE_CHECKING:
-    from p2w_runtime.store import VerifyReport
+    from p2w_runtime.store import BundleSummary, VerifyReport
 
 
 @click.command()
@@ -154,24 +154,47 @@ def _export_parquet(ctx: click.Context, run_refs: tuple[str, ...], folder: Path,
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
 def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_json: bool) -> None:
-    """Import a bundle written by `export`; every hash and seal is verified first, nothing is duplicated."""
-    from p2w_runtime.store import import_bundle, load_public_key
+    """Import a bundle written by `export`; every hash, seal and signature is verified first, nothing is duplicated.
+
+    A bundle whose header names another run than its events, or whose signature does not verify, is refused
+    before the database is opened. The output says whether the bundle was signed, and by which key.
+    """
+    from p2w_runtime.store import import_bundle, load_public_key, verify_bundle
+
+    def _verify() -> Any:
+        trusted = load_public_key(trusted_key) if trusted_key is not None else None
+        return verify_bundle(bundle, trusted=trusted)
+
+    verified = fail_as_one_line(_verify)
 
     async def _import() -> Any:
-        trusted = load_public_key(trusted_key) if trusted_key is not None else None
         async with open_db(ctx, create=True) as store:
             with terminal_progress() as update:
                 progress = (lambda done, total: update("importing", done, total)) if update else None
-                return await import_bundle(store, bundle, trusted=trusted, progress=progress)
+                return await import_bundle(store, verified, progress=progress)
 
-    s = run(_import())
-    if as_json:
-        echo_json({**dataclasses.asdict(s), "already_present": s.events - s.inserted})
-        return
+    with verified:
+        s = run(_import())
     already = s.events - s.inserted
+    if as_json:
+        echo_json({**dataclasses.asdict(s), "already_present": already, "signature": _signature_state(s)})
+        return
     click.echo(
         safe(f"imported {s.label} ({s.run_id}): {s.inserted} new events")
         + (f", {already} already present" if already else "")
-        + f", {s.blobs} blobs"
-        + (f"; signature by trusted key {s.signed_by} checked" if s.signed_by else "")
+        + f", {s.blobs} blobs; "
+        + _signature_note(s)
     )
+
+
+def _signature_state(s: BundleSummary) -> str:
+    """``unsigned``, ``verified`` (a valid signature by a key nobody vouched for) or ``trusted``."""
+    return "unsigned" if s.signed_by is None else "trusted" if s.trusted else "verified"
+
+
+def _signature_note(s: BundleSummary) -> str:
+    if s.signed_by is None:
+        return "unsigned bundle: nothing shows who wrote it"
+    if s.trusted:
+        return f"signature by trusted key {s.signed_by} verified"
+    return f"signature by key {s.signed_by} verified (no --trusted-key: the key itself is not vouched for)"

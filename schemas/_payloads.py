@@ -91,7 +91,7 @@ class ForkPoint(BaseModel):
 
 
 class EpisodeStarted(Payload):
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
 
     type: Literal["episode.started"] = "episode.started"
     episode_id: str
@@ -105,12 +105,23 @@ class EpisodeStarted(Payload):
     ground_truth: GroundTruth | None = None
     source_file: str | None = None
     fork: ForkPoint | None = Field(default=None, description="Set on an episode made by ``p2w-rt fork``.")
+    objective: str | None = Field(
+        default=None,
+        description="v3: the agent's whole instruction as an imported runner recorded it (AgentOccam: the system "
+        "instruction plus the query, rewritten under pre-execution); None when the source did not record one.",
+    )
 
 
 @register_upcaster("episode.started", 1)
 def _episode_started_unforked(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 had no ``fork``: every such episode was recorded from its start."""
     return {**payload, "fork": None}
+
+
+@register_upcaster("episode.started", 2)
+def _episode_started_no_objective(payload: dict[str, Any]) -> dict[str, Any]:
+    """v2 kept no runner objective: its episodes were recorded by us or imported before v3."""
+    return {**payload, "objective": None}
 
 
 class EpisodeFinished(Payload):

@@ -34,8 +34,10 @@ def test_every_accepted_layout_loads_entries_in_file_order(tmp_path: Path, key: 
 
 
 def test_an_entry_without_website_is_accepted_and_other_types_are_kept(tmp_path: Path) -> None:
-    bank = write(tmp_path / "a.json", [{"timestamp": "t", "type": "app usage", "object": "Strava run"}])
-    assert load_memory_bank(bank) == [MemoryEntry(timestamp="t", type="app usage", object="Strava run", website="")]
+    bank = write(tmp_path / "a.json", [{"timestamp": "2025-02-01", "type": "app usage", "object": "Strava run"}])
+    assert load_memory_bank(bank) == [
+        MemoryEntry(timestamp="2025-02-01", type="app usage", object="Strava run", website="")
+    ]
 
 
 def test_a_bad_entry_is_reported_by_file_index_and_field(tmp_path: Path) -> None:

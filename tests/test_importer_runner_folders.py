@@ -1,7 +1,6 @@
 """Both runners' output folders, laid out exactly as each runner writes them (``tests/data/runners``), imported
 whole: end reasons, summaries and crash files, and what the judges and classifiers make of them."""
 
-
 from __future__ import annotations
 
 import json
@@ -113,9 +112,9 @@ async def test_agentoccam_folder_details_captcha_folder_multi_actor_keys_and_not
     stopped = (await events_of(store, f"{report.run_id}/Marcus_Okafor_C2"))[-1].payload
     assert stopped.detail == "Too many invalid action candidates attempted" and stopped.answer is None
     limit = (await events_of(store, f"{report.run_id}/Priya_Raman_A3"))[-1].payload
-    assert (limit.steps, limit.final_url) == (26, "http://threads.p2w.test/")
+    assert (limit.steps, limit.final_url) == (25, "http://threads.p2w.test/"), "step 26 is past max_steps 25"
     answered = await events_of(store, f"{report.run_id}/Tomas_Reyes_B1")
-    last_step = [e.payload for e in answered if e.type == "action" and e.payload.step == 7]
+    last_step = [e.payload for e in answered if e.type == "action" and e.payload.step == 8]  # num_actions 8
     assert [(a.raw, a.parsed.name, a.status) for a in last_step] == [
         ("note [Ridgeline, size 10.5, $119]", "note", "executed"),
         (f"stop [{answered[-1].payload.answer}]", "stop", "executed"),

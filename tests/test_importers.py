@@ -57,7 +57,7 @@ async def test_agentoccam_episode_event_sequence_and_contents(store: EventStore)
     report = await run_import(store, AGENTOCCAM)
     events = await events_of(store, f"{report.run_id}/Jordan_Park_A1")
     memory = ["history.query", "history.retrieval", "rationale"]
-    step_with_plan = ["observation", "rationale", "rationale", "action"]
+    step_with_plan = ["observation", "rationale", "action", "rationale"]  # the plan after the step follows it
     step = ["observation", "rationale", "action"]
     assert [e.type for e in events] == [
         "episode.started",
@@ -96,11 +96,12 @@ async def test_agentoccam_episode_event_sequence_and_contents(store: EventStore)
     first = events[7:11]
     assert first[0].payload.step == 1 and first[0].payload.url == "https://www.bing.com/"
     assert first[0].payload.description is None, "AgentOccam files record no page text"
-    assert first[1].payload.text.startswith("Plan: [0] Find trail running shoes")
-    assert (first[2].payload.source, first[2].payload.text) == ("planner", "Search for the store first.")
-    assert first[3].payload.raw == "type [12] [rei trail running shoes men's 10.5] [1]"
-    assert first[3].payload.parsed == ParsedAction(name="type", args=["12", "rei trail running shoes men's 10.5", "1"])
-    assert first[3].payload.status == "executed"
+    assert (first[1].payload.source, first[1].payload.text) == ("planner", "Search for the store first.")
+    assert first[2].payload.raw == "type [12] [rei trail running shoes men's 10.5] [1]"
+    assert first[2].payload.parsed == ParsedAction(name="type", args=["12", "rei trail running shoes men's 10.5", "1"])
+    assert first[2].payload.status == "executed"
+    assert first[3].payload.text.startswith("Plan after this step: [0] Find trail running shoes")
+    assert started.objective is not None and started.objective.startswith("Find Brooks or Hoka trail running shoes")
 
     end = events[-1].payload
     assert end.end_reason == "answered" and end.steps == 5

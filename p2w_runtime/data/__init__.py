@@ -4,7 +4,7 @@ from p2w_runtime.data._agenticshop import load_curation, load_profiles
 from p2w_runtime.data._curation_tasks import CurationTaskSet, curation_prompt, curation_tasks
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
-from p2w_runtime.data._json import NestedTooDeep, parse_json
+from p2w_runtime.data._json import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.data._memory_bank import (
     find_memory_bank,
     list_personas,
@@ -17,6 +17,7 @@ __all__ = [
     "CurationTaskSet",
     "DataError",
     "NestedTooDeep",
+    "NotFinite",
     "Task",
     "TaskSet",
     "find_memory_bank",

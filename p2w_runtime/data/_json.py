@@ -1,13 +1,19 @@
-"""JSON from files a user hands us, with its nesting bounded.
+"""JSON from files a user hands us: nesting bounded, and only the numbers JSON has.
 
 ``json.loads`` raises ``RecursionError`` on ``[[[[...]]]]`` a few thousand levels deep, and what parses below
 that still breaks pydantic's and orjson's serialisers later (limits of a few hundred levels). Real task, history
 and trajectory files nest fewer than 20 levels, so anything beyond ``MAX_DEPTH`` is refused at the door.
+
+Python's decoder also takes ``NaN``, ``Infinity`` and ``-Infinity`` (and turns ``1e400`` into infinity), which
+JSON does not have: a recorded payload would store them as ``null`` (orjson), changing the value silently. They
+are refused here, naming the field.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterator
 from typing import Any
 
 MAX_DEPTH = 64
@@ -17,23 +23,62 @@ class NestedTooDeep(ValueError):
     """The document nests objects and arrays deeper than ``MAX_DEPTH``."""
 
 
+class NotFinite(ValueError):
+    """A number JSON cannot hold (``NaN``, an infinity, or one too large for a float), at ``field``."""
+
+    def __init__(self, field: str, value: float) -> None:
+        self.field = field
+        self.reason = f"{_spelled(value)} is not a finite number"
+        super().__init__(f"field {field}: {self.reason}" if field else self.reason)
+
+
 def parse_json(text: str) -> Any:
-    """``json.loads`` that raises ``NestedTooDeep`` beyond ``MAX_DEPTH`` levels (``JSONDecodeError`` as usual)."""
+    """``json.loads`` that raises ``NestedTooDeep`` beyond ``MAX_DEPTH`` levels and ``NotFinite`` on a number
+    JSON does not have (``JSONDecodeError`` as usual)."""
     try:
         value = json.loads(text)
     except RecursionError:
         raise NestedTooDeep(f"invalid JSON: nested more than {MAX_DEPTH} levels deep") from None
-    if _deeper_than(value, MAX_DEPTH):
+    deep, odd = _scan(value, MAX_DEPTH)
+    if deep:
         raise NestedTooDeep(f"invalid JSON: nested more than {MAX_DEPTH} levels deep")
+    if odd:
+        field, number = next(_non_finite(value, ""))
+        raise NotFinite(field, number)
     return value
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
+def _scan(value: Any, limit: int) -> tuple[bool, bool]:
+    """(nests deeper than ``limit``, holds a non-finite number), in one pass without building field paths."""
+    if isinstance(value, float):
+        return False, not math.isfinite(value)
     stack = [(value, 1)] if isinstance(value, dict | list) else []
+    odd = False
     while stack:
         node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node
         if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+            return True, odd
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif child.__class__ is float and not math.isfinite(child):
+                odd = True
+    return False, odd
+
+
+def _non_finite(value: Any, where: str) -> Iterator[tuple[str, float]]:
+    """Every non-finite number with its field path, named as the importers name fields: ``steps[2].reward``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_finite(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _non_finite(item, f"{where}[{i}]")
+
+
+def _spelled(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return f"{'' if value > 0 else '-'}Infinity (or a number too large for a float)"

@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from p2w_runtime.data._errors import DataError
-from p2w_runtime.data._json import NestedTooDeep, parse_json
+from p2w_runtime.data._json import NestedTooDeep, NotFinite, parse_json
+from p2w_runtime.errors import clip
 from schemas import MemoryEntry, canonical_json
 
 ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
@@ -34,7 +36,7 @@ def read_json(path: Path) -> Any:
         return parse_json(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except NestedTooDeep as exc:
+    except (NestedTooDeep, NotFinite) as exc:
         raise DataError(f"{path}: {exc}") from None
 
 
@@ -72,10 +74,28 @@ def load_memory_bank(path: Path) -> list[MemoryEntry]:
         if not isinstance(raw, dict):
             raise DataError(f"{path}: entry {where.format(index=index)} must be an object, got {type(raw).__name__}")
         try:
-            entries.append(MemoryEntry.model_validate(raw))
+            entry = MemoryEntry.model_validate(raw)
         except ValidationError as exc:
             raise DataError(f"{path}: entry {where.format(index=index)}: {validation_summary(exc)}") from None
+        if not _is_date(entry.timestamp):
+            raise DataError(
+                f"{path}: entry {where.format(index=index)}: timestamp: {clip(entry.timestamp)!r} is not an ISO 8601 "
+                "date or date-time (2024-01-31, 2024-01-31T10:26:18)"
+            )
+        entries.append(entry)
     return entries
+
+
+def _is_date(text: str) -> bool:
+    """Whether ``text`` is a date or date-time as ``datetime.fromisoformat`` reads ISO 8601 (timezone optional).
+
+    Checked when a bank is loaded, not in ``MemoryEntry``: entries already recorded keep loading as they were.
+    """
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def list_personas(history_dir: Path) -> list[str]:

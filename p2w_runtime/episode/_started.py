@@ -94,8 +94,10 @@ def episode_started(
     scheme: Scheme | None,
     source_file: Path | str | None = None,
     fork: ForkPoint | None = None,
+    objective: str | None = None,
 ) -> EpisodeStarted:
-    """The first event of an episode (attempt ``episode_id``) at ``task``; ``fork``: where it forked off."""
+    """The first event of an episode (attempt ``episode_id``) at ``task``; ``fork``: where it forked off;
+    ``objective``: the instruction an imported runner recorded."""
     return EpisodeStarted(
         episode_id=episode_id,
         task_id=task.task_id,
@@ -108,4 +110,5 @@ def episode_started(
         ground_truth=task.ground_truth,
         source_file=Path(source_file).name if source_file is not None else None,
         fork=fork,
+        objective=objective,
     )

@@ -110,7 +110,12 @@ def header(path: Path, file: BrowserUseFile, name: FileName) -> Header:
     return Header(task_id=name.task_id, model=name.model, model_is_tag=True, field="file name")
 
 
-def emit(file: BrowserUseFile, builder: ImportedEpisode, *, phase: str, captcha: bool) -> None:
+def objective(file: BrowserUseFile) -> str | None:
+    """The runner records the task text nowhere but in its task file."""
+    return None
+
+
+def emit(file: BrowserUseFile, builder: ImportedEpisode, *, phase: str, captcha: bool, runner: object = None) -> None:
     answer: str | None = None
     done = False
     final_url: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from p2w_runtime.data import DataError, Task, find_memory_bank, load_memory_bank, memory_bank_hash
 from p2w_runtime.episode import EpisodeWriter, episode_started
@@ -82,6 +82,9 @@ class ImportedEpisode:
         self.path = path
         self.persona = persona
         self.banks = banks
+        self.task_id = ""
+        self.notes: list[str] = []
+        """What the import summary says about this file: actions the file does not account for, steps not run."""
 
     def _bank(self, field: str) -> MemoryBank:
         try:
@@ -92,8 +95,14 @@ class ImportedEpisode:
     def fail(self, field: str | None, message: str) -> TrajectoryImportError:
         return TrajectoryImportError(self.path, field, message)
 
-    def started(self, task: Task, *, episode_id: str, scheme: Scheme | None) -> None:
-        self.writer.add(episode_started(task, episode_id=episode_id, scheme=scheme, source_file=self.path))
+    def started(self, task: Task, *, episode_id: str, scheme: Scheme | None, objective: str | None = None) -> None:
+        self.task_id = task.task_id
+        self.writer.add(
+            episode_started(task, episode_id=episode_id, scheme=scheme, source_file=self.path, objective=objective)
+        )
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def _hits(self, indices: Any, field: str, bank: MemoryBank) -> list[RetrievalHit]:
         if not isinstance(indices, list):
@@ -150,8 +159,17 @@ class ImportedEpisode:
     def rationale(self, *, step: int, text: str) -> None:
         self.writer.add(Rationale(step=step, source="planner", text=text))
 
-    def action(self, *, step: int, raw: str, parsed: ParsedAction | None, error: str | None = None) -> None:
-        status = "invalid" if error else "executed"
+    def action(
+        self,
+        *,
+        step: int,
+        raw: str,
+        parsed: ParsedAction | None,
+        error: str | None = None,
+        status: Literal["executed", "invalid", "blocked"] | None = None,
+    ) -> None:
+        """``status`` defaults to invalid with an ``error``, else executed; ``blocked``: chosen, not carried out."""
+        status = status or ("invalid" if error else "executed")
         self.writer.add(Action(step=step, raw=raw, parsed=parsed, status=status, error=error))
 
     def finished(

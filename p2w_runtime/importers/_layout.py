@@ -1,8 +1,9 @@
 """Which files of a runner's output folder are what: trajectories, crash records, the run summary.
 
 AgentOccam writes ``{logdir}/{logname}/`` with one trajectory per task, trajectories whose
-last action is a CAPTCHA stop moved into ``captcha_stopped/``, plus its config copy and
-``summary.csv`` (not JSON, so never read). Browser-Use writes ``result/{config}/`` with one
+last action is a CAPTCHA stop moved into ``captcha_stopped/``, plus its config copy (``*.yml``:
+``max_steps``, ``env.task_ids``) and ``summary.csv`` (each task's final ``num_actions``), both read by
+``_agentoccam_log``. Browser-Use writes ``result/{config}/`` with one
 trajectory per finished task, ``{task}.error.json`` per crashed task and ``_summary.json``.
 Files given one by one are classified by the same names, so a folder and its files import alike.
 """
@@ -17,6 +18,8 @@ from p2w_runtime.importers._naming import crash_task_id
 
 CAPTCHA_FOLDER = "captcha_stopped"
 SUMMARY_NAME = "_summary.json"
+CSV_SUMMARY_NAME = "summary.csv"
+CONFIG_SUFFIXES = (".yml", ".yaml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,10 @@ class Layout:
     trajectories: list[Trajectory] = field(default_factory=list)
     crashes: list[Path] = field(default_factory=list)
     summaries: list[Path] = field(default_factory=list)
+    runner_configs: list[Path] = field(default_factory=list)
+    """AgentOccam's config copies (``{config name}.yml``) in the folders given."""
+    csv_summaries: list[Path] = field(default_factory=list)
+    """AgentOccam's ``summary.csv`` in the folders given."""
 
 
 def _files(path: Path) -> list[Path]:
@@ -45,6 +52,10 @@ def collect(paths: Iterable[Path]) -> Layout:
     """Files as given; a folder stands for its ``*.json`` files and those of its ``captcha_stopped/``."""
     layout = Layout()
     for path in map(Path, paths):
+        if path.is_dir():
+            layout.runner_configs += sorted(p for p in path.iterdir() if p.suffix in CONFIG_SUFFIXES and p.is_file())
+            if (path / CSV_SUMMARY_NAME).is_file():
+                layout.csv_summaries.append(path / CSV_SUMMARY_NAME)
         for file in _files(path):
             if file.name == SUMMARY_NAME:
                 layout.summaries.append(file)

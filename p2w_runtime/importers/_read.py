@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from p2w_runtime.data import NestedTooDeep, parse_json
+from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.importers._errors import TrajectoryImportError
 
 T = TypeVar("T")
@@ -36,6 +36,8 @@ def read_json(path: Path) -> Any:
         raise TrajectoryImportError(path, None, f"invalid JSON at {where}: {exc.msg}") from None
     except NestedTooDeep as exc:
         raise TrajectoryImportError(path, None, str(exc)) from None
+    except NotFinite as exc:
+        raise TrajectoryImportError(path, exc.field or None, exc.reason) from None
     try:
         json.dumps(data, ensure_ascii=False).encode("utf-8")  # C speed; walk only to name the field
     except UnicodeEncodeError:

@@ -19,6 +19,7 @@ import structlog
 from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
 from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, episodes_of, run_started
 from p2w_runtime.importers import _agentoccam, _browser_use
+from p2w_runtime.importers._agentoccam_log import RunnerLog, read_runner_log
 from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._layout import Layout, Trajectory, collect
@@ -47,16 +48,28 @@ class _Reader:
     parse: Callable[[Path, Any], Any]
     header: Callable[[Path, Any, Any], Header]
     emit: Callable[..., None]
+    objective: Callable[[Any], str | None]
+    """The agent's whole instruction as the file records it, for ``episode.started``."""
     squeeze: Callable[[str], str]
     """How this runner turns a model name into the tag of its file names."""
 
 
 READERS: dict[str, _Reader] = {
     _agentoccam.FORMAT: _Reader(
-        _agentoccam.AGENT, _agentoccam.parse, _agentoccam.header, _agentoccam.emit, _agentoccam.squeeze
+        _agentoccam.AGENT,
+        _agentoccam.parse,
+        _agentoccam.header,
+        _agentoccam.emit,
+        _agentoccam.objective,
+        _agentoccam.squeeze,
     ),
     _browser_use.FORMAT: _Reader(
-        _browser_use.AGENT, _browser_use.parse, _browser_use.header, _browser_use.emit, _browser_use.squeeze
+        _browser_use.AGENT,
+        _browser_use.parse,
+        _browser_use.header,
+        _browser_use.emit,
+        _browser_use.objective,
+        _browser_use.squeeze,
     ),
 }
 FORMATS: tuple[str, ...] = tuple(READERS)
@@ -77,6 +90,10 @@ class ImportReport:
     already: list[str] = field(default_factory=list)
     """Task ids skipped because the run already holds their finished episode."""
     bad: list[TrajectoryImportError] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    """Tasks the copied config lists (AgentOccam ``env.task_ids``) with no file: the runner did not finish them."""
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    """Task id -> what its file does not account for (unlogged actions, a logged step never carried out)."""
     episodes: int = 0
     """Episodes in the run after this call."""
 
@@ -146,19 +163,24 @@ class _Planner:
         self.trajectory_tasks: set[str] = set()
         """Tasks with a trajectory among the files: their crash records are superseded."""
         self.scheme: Scheme | None = None
+        self.runner = RunnerLog()
+        self.notes: dict[str, list[str]] = {}
 
     def build(self, item: _Planned) -> list[NewEvent]:
         writer = EpisodeWriter.of(self.run_id, item.task.task_id)
         builder = ImportedEpisode(writer, path=item.path, persona=item.task.persona, banks=self.banks)
         try:
-            builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
             if item.crash:
+                builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
                 _browser_use.emit_crash(_browser_use.parse_crash(item.path, read_json(item.path)), builder)
             else:
                 data = self.reader.parse(item.path, read_json(item.path))
-                self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha)
+                goal = self.reader.objective(data)
+                builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme, objective=goal)
+                self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha, runner=self.runner)
         except EpisodeGrammarError as exc:  # the file's order is not an episode's: a bad file, like a bad field
             raise TrajectoryImportError(item.path, None, f"{exc.event_type} out of order: {exc.reason}") from None
+        self.notes[item.task.task_id] = builder.notes
         return writer.take()[0]
 
     def _task(self, path: Path, task_id: str, where: str) -> Task:
@@ -300,6 +322,10 @@ async def _import_trajectories(
     done = await _finished_episodes(store, run_id) if existing else set()
     planner = _Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)
     planner.scheme = existing.started.scheme if existing else (scheme or summary_scheme)
+    try:
+        planner.runner = read_runner_log(layout.runner_configs, layout.csv_summaries)
+    except TrajectoryImportError as exc:
+        report.bad.append(exc)
     checks: list[tuple[Path, Callable[[], _Planned | str | None]]] = [
         *((t.path, partial(planner.check, t, scheme=scheme)) for t in layout.trajectories),
         *((p, partial(planner.check_crash, p)) for p in layout.crashes),
@@ -320,6 +346,8 @@ async def _import_trajectories(
             report.already.append(checked)
         else:
             planned.append(checked)
+    crashed = {crash_task_id(p) for p in layout.crashes}
+    report.missing = [t for t in planner.runner.task_ids if t not in planner.trajectory_tasks and t not in crashed]
     if report.bad and (not skip_bad or (not planned and existing is None)):
         raise BadTrajectoryFiles(report.bad)
     if existing is not None and existing.finished is not None:
@@ -355,6 +383,8 @@ async def _import_trajectories(
         events = planner.build(item)
         await store.append(events)
         report.imported.append(item.task.task_id)
+        if planner.notes.get(item.task.task_id):
+            report.notes[item.task.task_id] = planner.notes[item.task.task_id]
         if item.crash:
             report.crashed.append(item.task.task_id)
         log.info("import.episode", run_id=run_id, task_id=item.task.task_id, events=len(events), file=str(item.path))
@@ -362,4 +392,3 @@ async def _import_trajectories(
             progress("writing", i + 1, len(planned))
     report.episodes = (await close_run(store, run_id)).episodes
     return report
-

@@ -6,7 +6,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from p2w_runtime.store._bundle import BundleError, BundleSummary, bundle_header, export_run, import_bundle
+from p2w_runtime.store._bundle import BundleSummary, bundle_header, export_run, import_bundle
+from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
+from p2w_runtime.store._bundle_lines import BundleError
 from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
 from p2w_runtime.store._event_store import (
     BlobStore,
@@ -70,6 +72,8 @@ __all__ = [
     "ReadOnlyStore",
     "hold_claims",
     "BundleSummary",
+    "VerifiedBundle",
+    "verify_bundle",
     "Problem",
     "VerifyReport",
     "bundle_header",

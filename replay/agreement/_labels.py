@@ -3,7 +3,9 @@
 The file is CSV (header row) or JSON lines with the fields ``run``, ``task``, ``point`` (a rubric point,
 checklist item, or a metric such as ``success``), ``label`` (a number, or yes/no, true/false, pass/fail)
 and ``annotator``; optional ``max`` (the point's maximum, default 1). Every row is checked before anything
-is written, so a bad file records nothing; importing the same labels again writes nothing new.
+is written, so a bad file records nothing; importing the same labels again writes nothing new. Numbers must be
+finite (JSON's ``NaN``/``Infinity`` included), text fields one printable line (an annotator name becomes the
+judge id ``agree`` shows and selects, so it holds no ``@`` either, which separates a judge version there).
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.episode import EpisodeRef, episodes_of
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore, RunInfo, find_run, hold_claims, seal_streams
@@ -61,9 +66,13 @@ def _rows(path: Path) -> list[tuple[str, dict[str, object]]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = parse_json(line)
             except json.JSONDecodeError as exc:
                 raise UserError(f"{path}:{n}: not JSON ({exc.msg})") from None
+            except NotFinite as exc:
+                raise UserError(f"{path}:{n}: field {exc.field!r}: {exc.reason}") from None
+            except NestedTooDeep as exc:
+                raise UserError(f"{path}:{n}: {exc}") from None
             if not isinstance(row, dict):
                 raise UserError(f"{path}:{n}: expected an object with {', '.join(FIELDS)}")
             rows.append((f"{path}:{n}", row))
@@ -79,17 +88,31 @@ def _number(where: str, name: str, raw: object) -> float:
     if isinstance(raw, bool):
         return float(raw)
     if isinstance(raw, int | float):
-        return float(raw)
-    text = str(raw).strip().lower()
-    if text in WORDS:
+        value = float(raw)
+    elif (text := str(raw).strip().lower()) in WORDS:
         return WORDS[text]
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"{where}: field {name!r}: {clip(raw)!r} is not a number or yes/no") from None
-    if value != value or value in (float("inf"), float("-inf")):
+    else:
+        try:
+            value = float(text)
+        except (ValueError, OverflowError):
+            raise UserError(f"{where}: field {name!r}: {clip(raw)!r} is not a number or yes/no") from None
+    if not math.isfinite(value):
         raise UserError(f"{where}: field {name!r}: {clip(raw)!r} is not a finite number")
     return value
+
+
+def _text(where: str, name: str, raw: object) -> str:
+    """A text field as one printable line: no control or format characters (newline, escape, bidi marks)."""
+    text = str(raw).strip()
+    odd = next((ch for ch in text if unicodedata.category(ch)[0] == "C"), None)
+    if odd is not None:
+        raise UserError(
+            f"{where}: field {name!r}: {clip(text)!r} holds the control character U+{ord(odd):04X}; "
+            "it must be one printable line"
+        )
+    if name == "annotator" and "@" in text:
+        raise UserError(f"{where}: field 'annotator': {clip(text)!r} holds '@', which agree reads as NAME@VERSION")
+    return text
 
 
 def parse_labels(path: Path) -> list[Label]:
@@ -97,13 +120,15 @@ def parse_labels(path: Path) -> list[Label]:
     labels = []
     for where, row in _rows(path):
         for name in FIELDS:
-            if row.get(name) is None or str(row.get(name)).strip() == "":
+            if row.get(name) is None or str(row[name]) == "":
                 raise UserError(f"{where}: field {name!r} is missing or empty")
+            if str(row[name]).strip() == "":
+                raise UserError(f"{where}: field {name!r} is only whitespace ({clip(row[name])!r})")
+        text = {name: _text(where, name, row[name]) for name in ("run", "task", "point", "annotator")}
         value = _number(where, "label", row["label"])
         top = _number(where, "max", row["max"]) if row.get("max") not in (None, "") else 1.0
         if top <= 0 or not 0 <= value <= top:
             raise UserError(f"{where}: field 'label': {value} is outside 0..{top}")
-        text = {name: str(row[name]).strip() for name in ("run", "task", "point", "annotator")}
         labels.append(Label(where, text["run"], text["task"], text["point"], value, top, text["annotator"]))
     if not labels:
         raise UserError(f"{path}: no labels")

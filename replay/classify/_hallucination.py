@@ -1,8 +1,10 @@
 """Personalization hallucination: a user preference the agent applies that nothing it was told contains.
 
 A preference is a constraint the agent *applies*: a number it types or selects as a search or
-filter criterion, a filter parameter in a URL it brought about (``size=``, ``max_price=``,
-``brand=``...), or a value its reasoning attributes to the user, with or without the word "user"
+filter criterion (in typed search text only a number the text qualifies: ``under $40``, ``size 10.5``,
+``34x30``; a bare ``wireless headphones 8`` is a query variant, see ``replay.matching.number_mentions``),
+a filter parameter in a URL it brought about (``size=``, ``max_price=``, ``brand=``...), or a value its
+reasoning attributes to the user, with or without the word "user"
 ("the user prefers Nike", "They prefer Nike", "apply the usual filters: 4+ stars", "as usual, cap the
 price at $150", "my regular size 32x32"). Product facts it merely reports (a note, the answer, a price in
 reasoning) are never read, and a number typed after the agent saw it on a page (a model number,
@@ -20,14 +22,9 @@ from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 from replay.classify._labels import PERSONALIZATION_HALLUCINATION
 from replay.classify._texts import SEARCH_ACTIONS, Text, action_args, event_order, memory_texts, query_text
-from replay.matching import find_value, normalize, tokenize
+from replay.matching import find_value, normalize, number_mentions, number_value
 from replay.trajectory import RationaleRecord, Trajectory
 from schemas import ErrorLabel, Evidence
-
-_NUMBER = re.compile(
-    r"(?<![\w.\-/])(?:[$€£]\s?)?\d+(?:[.,:]\d+)*(?:\s?[x×]\s?\d+(?:\.\d+)?)?(?:\s?(?:\+|%|stars?\b|reviews?\b))?"
-)
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 PREFERENCE_PARAM_WORDS = (
     "price",
@@ -104,21 +101,11 @@ class Constraint:
     order: int
 
 
-def _numbers(mention: str) -> str | None:
-    """The number tokens of a mention (``$150`` -> ``150``, ``32x32`` -> ``32 32``); None for years and zeros."""
-    numbers = [w for w in tokenize(mention).words if w[0].isdigit() and w != "0"]
-    if not numbers:
-        return None
-    if len(numbers) == 1 and _YEAR.match(numbers[0]) and not re.search(r"[$€£]", mention):
-        return None
-    return " ".join(numbers)
-
-
-def _numeric_constraints(text: Text, where: str) -> Iterator[Constraint]:
-    for match in _NUMBER.finditer(text.text):
-        value = _numbers(match.group())
-        if value is not None:
-            yield Constraint(text.event_id, value, match.group().strip(), where, text.order)
+def _numeric_constraints(text: Text, where: str, *, search: bool = False) -> Iterator[Constraint]:
+    """Numbers of ``text``; in search text (``search``) only those the text qualifies (``number_mentions``)."""
+    for mention in number_mentions(text.text):
+        if mention.qualified or not search:
+            yield Constraint(text.event_id, mention.value, mention.shown, where, text.order)
 
 
 def typed_constraints(t: Trajectory, order: dict[str, int]) -> Iterator[Constraint]:
@@ -133,7 +120,8 @@ def typed_constraints(t: Trajectory, order: dict[str, int]) -> Iterator[Constrai
         if action.name not in SEARCH_ACTIONS:
             continue
         for text in action_args(action, order):
-            for c in _numeric_constraints(text, f"{action.name} text at step {action.step}"):
+            search = action.name != "select_option"  # a selected option is a filter value, typed text a query
+            for c in _numeric_constraints(text, f"{action.name} text at step {action.step}", search=search):
                 if not any(at < c.order and find_value(c.value, page) for at, page in pages):
                     yield c
 
@@ -157,10 +145,10 @@ def url_constraints(t: Trajectory, order: dict[str, int]) -> Iterator[Constraint
             name, value = key.lower(), unquote_plus(raw).strip()
             where = f"URL parameter in {url.where}"
             if name in SEARCH_PARAMS:
-                yield from _numeric_constraints(Text(url.event_id, value, url.where, url.order), where)
+                yield from _numeric_constraints(Text(url.event_id, value, url.where, url.order), where, search=True)
             elif any(w in name for w in PREFERENCE_PARAM_WORDS) and not any(w in name for w in NOT_FILTER_WORDS):
                 for part in _param_values(value):
-                    needed = _numbers(part) if re.search(r"\d", part) else part
+                    needed = number_value(part) if re.search(r"\d", part) else part
                     if needed:
                         yield Constraint(url.event_id, needed, f"{key}={raw}", where, url.order)
 

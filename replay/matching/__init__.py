@@ -1,5 +1,6 @@
 """Deterministic matching of expected values, locations and websites in recorded text and URLs."""
 
+from replay.matching._numbers import NumberMention, number_mentions, number_value
 from replay.matching._sites import (
     SITE_ALIASES,
     SiteMention,
@@ -16,6 +17,7 @@ from replay.matching._values import TextSet, ValueMatch, ValuePattern, compile_v
 
 __all__ = [
     "SITE_ALIASES",
+    "NumberMention",
     "SiteMention",
     "TextSet",
     "Tokens",
@@ -29,6 +31,8 @@ __all__ = [
     "key_tokens",
     "mentions_site",
     "normalize",
+    "number_mentions",
+    "number_value",
     "on_site",
     "site_aliases",
     "site_hosts",

@@ -4,9 +4,9 @@ Steps (documented with examples in docs/design/judges.md): Unicode NFKC + lower 
 curly quotes and comparison signs unified; possessive ``'s`` dropped; numbers canonical
 (``1,000`` -> ``1000``, ``70.00`` -> ``70``, ``11:00`` -> ``11``); letters and digits split
 (``32x32`` -> ``32 x 32``, ``1440p`` -> ``1440 p``); a light suffix stemmer; a few synonyms
-(size words, number words). Each number keeps its unit when the text gives one (``$70``,
-``80%``, ``50 reviews``), so ``$5`` does not match ``5 stars``. Stop words and comparison words
-(``under``, ``max``, ``at least``) never have to match: the bound is in the number, the
+(size words, number words; "in a medium" reads as "size m"). Each number keeps its unit when
+the text gives one (``$70``, ``80%``, ``50 reviews``), so ``$5`` does not match ``5 stars``.
+Stop words and comparison words (``under``, ``max``, ``at least``) never have to match: the bound is in the number, the
 paraphrase varies.
 """
 
@@ -103,8 +103,13 @@ def canonical_word(word: str) -> str:
     return token
 
 
-SYNONYM_TOKENS = frozenset(_SYNONYMS.values())
-"""Tokens a text can produce without containing them literally (``four`` -> ``4``)."""
+_SIZE_WORDS = frozenset({"small", "medium", "large"})
+SIZE_TOKEN = "siz"
+"""The token of ``size``: "in a medium" states the size as plainly as "size M" does, so the ``in`` of
+"in (a) small / medium / large" becomes this token (one token each way, so snippet offsets hold)."""
+
+SYNONYM_TOKENS = frozenset(_SYNONYMS.values()) | {SIZE_TOKEN}
+"""Tokens a text can produce without containing them literally (``four`` -> ``4``, "in a medium" -> ``siz m``)."""
 
 _UNIT_STEMS = frozenset(stem(w) for w in UNIT_WORDS)
 _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
@@ -197,9 +202,20 @@ def tokenize_normalized(norm: str) -> Tokens:
                 following = parts[i + 1][3] if i + 1 < len(parts) else None
                 units.append(_unit_word(following or None))
         else:
+            if word in _SIZE_WORDS:
+                _size_after_in(parts, words, i)
             words.append(_WORDS.get(word) or canonical_word(word))
             units.append(None)
     return Tokens(norm, tuple(words), tuple(units), frozenset(words))
+
+
+def _size_after_in(parts: list[tuple[str, str, str, str]], words: list[str], i: int) -> None:
+    """``in (a|an) medium``: the ``in`` token says ``size`` (parts and words share indices)."""
+    j = i - 1
+    if j >= 0 and parts[j][3] in ("a", "an"):
+        j -= 1
+    if j >= 0 and parts[j][3] == "in":
+        words[j] = SIZE_TOKEN
 
 
 def probe(token: str) -> str | None:

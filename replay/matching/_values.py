@@ -243,7 +243,7 @@ class TextSet:
             self.texts = [t.replace(self._SEP, " ") for t in self.texts]
             joined = self._SEP.join(self.texts)
         self.joined = normalize_uncached(joined)
-        self.norms = self.joined.split(self._SEP)
+        self.norms = self.joined.split(self._SEP) if self.texts else []  # "".split(sep) is [""]: no texts, no norms
 
     def __len__(self) -> int:
         return len(self.texts)

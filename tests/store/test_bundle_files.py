@@ -139,13 +139,22 @@ def test_edited_bundle_with_recomputed_hashes_passes_everything_but_the_signatur
     bundle = tmp_path / "december.p2w"
     invoke(db, "export", "december", "-o", str(bundle), "--sign", str(private))
     forged = tmp_path / "forged.p2w"
-    write_lines(forged, forge(read_lines(bundle), answer_forged))
-    # hashes, chains and seals are all consistent again: without a trusted key the forgery goes in
+    records = forge(read_lines(bundle), answer_forged)
+    write_lines(forged, records)
+    # hashes, chains and seals are all consistent again; the signature it still carries is not, key or no key
+    for target, key in ((tmp_path / "gullible.db", ()), (tmp_path / "careful.db", ("--trusted-key", str(public)))):
+        refused = invoke(target, "import", str(forged), *key)
+        assert refused.exit_code == 1
+        assert f"{forged}: signature does not match the bundle" in refused.output
+        assert not target.exists()
+    # the forger strips the signature and says unsigned: it goes in, reported unsigned; a trusted key refuses it
+    records[0]["signed"] = False
+    write_lines(forged, records[:-1])
     accepted = invoke(tmp_path / "gullible.db", "import", str(forged))
-    assert accepted.exit_code == 0 and invoke(tmp_path / "gullible.db", "verify").exit_code == 0
+    assert accepted.exit_code == 0 and accepted.stdout.rstrip().endswith("unsigned bundle: nothing shows who wrote it")
+    assert invoke(tmp_path / "gullible.db", "verify").exit_code == 0
     refused = invoke(tmp_path / "careful.db", "import", str(forged), "--trusted-key", str(public))
-    assert refused.exit_code == 1
-    assert f"{forged}: signature does not match the bundle" in refused.output
+    assert refused.exit_code == 1 and "not signed, but --trusted-key requires a signature" in refused.output
     assert events_in(tmp_path / "careful.db") == 0
 
 
@@ -273,6 +282,7 @@ def test_a_small_bundle_expanding_to_one_huge_line_is_refused_in_bounded_memory(
     """9 KB on disk, 300 MB decompressed on one line: refused with a short message, far below 300 MB RSS."""
     bundle = tmp_path / "bomb.p2w"
     header = {"format": "p2w-rt-bundle", "version": 2, "run_id": "r", "label": "bomb", "events": 1, "blobs": 0}
+    header["signed"] = False
     with bundle.open("wb") as raw, zstandard.ZstdCompressor(level=19).stream_writer(raw) as out:
         out.write(json.dumps(header).encode() + b'\n{"event": "')
         chunk = b"A" * (1 << 20)
