@@ -104,8 +104,10 @@ class MemoryEventStore(EventStore):
                 )
                 sealed, rows = self._sealed(events)
                 self._keep(rows, blob_rows, labels)
-        except IntegrityError as exc:
-            raise self._refused("append", exc) from exc
+        except LabelTaken:
+            raise
+        except IntegrityError as exc:  # the SQL backends' wording
+            raise IntegrityError(f"append refused by {self.label}: {exc}") from exc
         return sealed
 
     async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
@@ -124,13 +126,11 @@ class MemoryEventStore(EventStore):
                 rows = self._continuing(fresh)
                 labels = self._new_labels((_label(e), e.stream) for e in fresh if e.type == "run.started")
                 self._keep(rows, blob_rows, labels)
-        except IntegrityError as exc:
-            raise self._refused("import", exc) from exc
+        except LabelTaken:
+            raise
+        except IntegrityError as exc:  # the SQL backends' wording
+            raise IntegrityError(f"import refused by {self.label}: {exc}") from exc
         return len(rows)
-
-    def _refused(self, what: str, exc: IntegrityError) -> IntegrityError:
-        """The error a refused write raises: the SQL backends' wording, a taken label as it is."""
-        return exc if isinstance(exc, LabelTaken) else IntegrityError(f"{what} refused by {self.label}: {exc}")
 
     async def _compressed(self, blobs: Mapping[str, bytes]) -> list[tuple[str, int, str, bytes]]:
         """Every blob checked against its hash, the ones not stored yet compressed (in a worker thread)."""
