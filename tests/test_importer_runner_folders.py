@@ -68,6 +68,11 @@ FOLDERS = {
 }  # fmt: skip
 
 
+GOAL_REACHED = {("on-demand_gpt41_1", "Tomas_Reyes_B1")}
+"""Episodes whose actions show the query's goal reached (rubric-rules' Intent 10: a click reasoned as adding the pair
+to the cart); every other one stops short of its cart / reservation / checkout or only claims it in the answer."""
+
+
 def runner_folder(name: str) -> Path:
     return (AGENTOCCAM_LOGS if FOLDERS[name][0] == AGENTOCCAM else BROWSER_USE_RESULT) / name
 
@@ -94,14 +99,11 @@ async def test_runner_folders_import_without_skip_bad_with_their_end_reasons_and
     await replay_run(store, report.run_id, [make_judge("rubric-rules", JudgeSettings())])
     scores = {s.task_id: s.metrics for s in await collect_scores(store, [run], judge_id="rubric-rules")}
     assert set(scores) == set(expected), "every episode is judged, crashed and stopped ones included"
-    for task, (reason, _) in expected.items():
+    for task in expected:
         metrics = scores[task]
         assert metrics is not None
-        if reason != "answered":
-            assert (metrics["intent"], metrics["success"]) == (0.0, 0.0), task
-        else:
-            assert metrics["intent"] == 1.0, task
-    assert scores.get("Tomas_Reyes_B1", {"success": 1.0})["success"] == 1.0
+        reached = (name, task) in GOAL_REACHED
+        assert (metrics["intent"], metrics["success"]) == ((1.0, 1.0) if reached else (0.0, 0.0)), task
 
 
 async def test_agentoccam_folder_details_captcha_folder_multi_actor_keys_and_note_then_stop(store: EventStore) -> None:

@@ -48,9 +48,10 @@ def episode(
     end: str = "answered",
     answer: str | None = "Slim chinos, in stock",
     leave_site: bool = False,
+    query: str = "Find me chinos",
 ) -> tuple[Trajectory, dict[str, str]]:
     """A clean on-demand episode; each flag removes exactly what one rubric line looks for."""
-    b = EpisodeBuilder("run", "Alex_Garcia_A1", query="Find me chinos", ground_truth=truth, level=2)
+    b = EpisodeBuilder("run", "Alex_Garcia_A1", query=query, ground_truth=truth, level=2)
     ids: dict[str, str] = {}
     site = "amazon.com" if site_in_memory else "target.com"
     q = b.history_query("Which store and size for chinos?", step=1, reason="the task does not say")
@@ -147,6 +148,17 @@ def test_clean_episode_earns_every_point_with_evidence() -> None:
 def test_each_rubric_line(flags: dict, expected: dict[str, float]) -> None:
     t, _ = episode(**flags)
     assert points(t) == expected
+
+
+def test_an_answer_is_not_intent_when_the_query_asks_for_the_cart() -> None:
+    # the issue's case: the episode stops on a search-results page with an answer, the query says "add to the cart"
+    t, ids = episode(query="Find me chinos and add the best pair to the cart")
+    for judge in (RubricRulesJudge, ActionWiseRulesJudge, OutcomeBasedRulesJudge):
+        verdict = judge(SETTINGS).score(t)
+        assert verdict.points["intent"] == 0.0 and verdict.metrics["success"] == 0.0
+        assert "an item in the cart was not reached" in verdict.evidence["intent"].note
+    assert points(t) == expect(intent=0), "every other line is unchanged"
+    assert points(episode()[0])["intent"] == 10.0, "the same episode answers an information query"
 
 
 def test_withheld_points_say_what_was_searched() -> None:

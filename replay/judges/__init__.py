@@ -15,6 +15,7 @@ from replay.judges._base import (
     llm_fields,
     site_fields,
 )
+from replay.judges._goal import Goal, GoalKind, goal_of
 from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
 from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
 from replay.judges._targets import RubricTargets, SiteLists, rubric_metrics, rubric_targets
@@ -54,6 +55,8 @@ __all__ = [
     "ActionWiseLlmJudge",
     "ActionWiseRulesJudge",
     "CallEstimate",
+    "Goal",
+    "GoalKind",
     "Judge",
     "JudgeContext",
     "JudgeError",
@@ -73,6 +76,7 @@ __all__ = [
     "Verdict",
     "WebArenaJudge",
     "default_location_sites",
+    "goal_of",
     "make_judge",
     "rubric_metrics",
     "rubric_targets",

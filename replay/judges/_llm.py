@@ -147,7 +147,9 @@ def intent_cap(t: Trajectory) -> float | None:
     """The most intent points an episode without an answer can get, whatever the model says; None: no cap.
 
     A runner-forced stop (too many invalid actions, the step limit, a crash) carries no answer, so the
-    task was not completed; a blocked episode keeps the rubric's half credit at most, as in ``rubric-rules``.
+    task was not completed; a blocked episode keeps the rubric's half credit at most. The model cannot be
+    checked against the pages, so the cap holds for every goal kind; ``rubric-rules``, which reads them, may
+    still find a cart or reservation goal reached before such a stop.
     """
     if (t.answer or "").strip() and t.end_reason == "answered":
         return None

@@ -18,8 +18,10 @@ from replay.judges._candidates import (
     memory_candidates,
     outcome_view_candidates,
 )
+from replay.judges._goal import goal_of
+from replay.judges._intent import intent_points
+from replay.judges._pages import RecordedPages, fetch_pages
 from replay.judges._targets import (
-    INTENT_POINTS,
     PREF_POINTS,
     WEB_POINTS,
     RubricTargets,
@@ -28,7 +30,7 @@ from replay.judges._targets import (
 )
 from replay.matching import TextSet, ValueMatch, mentions_site, on_site
 from replay.trajectory import Trajectory
-from schemas import FAILURE_END_REASONS, Evidence
+from schemas import Evidence
 
 
 def _found(value_desc: str, c: Candidate, snippet: str, extra: str = "") -> Evidence:
@@ -89,24 +91,6 @@ def web_utilization(verdict: Verdict, targets: RubricTargets, urls: Sequence[tup
     return False
 
 
-def intent_points(verdict: Verdict, t: Trajectory, reached_site: bool) -> None:
-    """10: stopped with an answer and no failure end reason; 5: blocked after reaching the site; else 0."""
-    ids = [t.finished_event_id] if t.finished_event_id else []
-    answer = (t.answer or "").strip()
-    reason = t.end_reason or "unfinished"
-    if t.end_reason and t.end_reason not in FAILURE_END_REASONS and answer:
-        evidence = Evidence(event_ids=ids, text=answer, note=f"ended '{reason}' with an answer")
-        verdict.award("intent", INTENT_POINTS, INTENT_POINTS, evidence)
-    elif t.end_reason == "blocked" and reached_site:
-        note = "blocked by the site after reaching it" + (f": {t.end_detail}" if t.end_detail else "")
-        verdict.award("intent", INTENT_POINTS / 2, INTENT_POINTS, Evidence(event_ids=ids, text=answer, note=note))
-    else:
-        why = "no answer" if not answer else f"end reason '{reason}'"
-        verdict.award(
-            "intent", 0.0, INTENT_POINTS, Evidence(event_ids=ids, text=answer, note=f"ended '{reason}': {why}")
-        )
-
-
 def _preference_points(
     verdict: Verdict, targets: RubricTargets, applied: Sequence[Candidate], memory: Sequence[Candidate] | None
 ) -> None:
@@ -131,11 +115,13 @@ class _RulesJudge(Judge[SiteConfig]):
         return SiteConfig.model_validate(site_fields(settings))
 
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
-        return self.score(trajectory)
+        pages = await fetch_pages(trajectory, goal_of(trajectory.query), ctx.get_blob)
+        return self.score(trajectory, pages)
 
     @abstractmethod
-    def score(self, t: Trajectory) -> Verdict:
-        """Synchronous: rules need no I/O (benchmarks call this directly)."""
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
+        """Synchronous: the AX trees intent reads are fetched before (``fetch_pages``); without them
+        intent is decided from URLs, titles and action text, as for an imported run."""
 
     def _finish(self, verdict: Verdict) -> Verdict:
         verdict.metrics = rubric_metrics(verdict.points, verdict.max_points)
@@ -144,45 +130,45 @@ class _RulesJudge(Judge[SiteConfig]):
 
 class RubricRulesJudge(_RulesJudge):
     id = "rubric-rules"
-    version = "2"
+    version = "3"
     description = "Persona2Web rubric (P_web, P_pref with location, Intent, SR) from the structured events, no LLM"
 
-    def score(self, t: Trajectory) -> Verdict:
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
         targets = rubric_targets(t, self.config)
         memory = list(memory_candidates(t))
         verdict = Verdict()
         web_retrieval(verdict, targets, memory)
         reached = web_utilization(verdict, targets, t.urls)
         _preference_points(verdict, targets, list(applied_candidates(t)), memory)
-        intent_points(verdict, t, reached)
+        intent_points(verdict, t, targets, pages or RecordedPages(), "full", reached)
         return self._finish(verdict)
 
 
 class ActionWiseRulesJudge(_RulesJudge):
     id = "action-wise-rules"
-    version = "2"
+    version = "3"
     description = (
         "Action-wise baseline: utilization and intent from the actions of all steps (no history, no reasoning)"
     )
 
-    def score(self, t: Trajectory) -> Verdict:
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
         targets = rubric_targets(t, self.config)
         verdict = Verdict()
         reached = web_utilization(verdict, targets, t.urls)
         _preference_points(verdict, targets, list(action_view_candidates(t)), None)
-        intent_points(verdict, t, reached)
+        intent_points(verdict, t, targets, pages or RecordedPages(), "actions", reached)
         return self._finish(verdict)
 
 
 class OutcomeBasedRulesJudge(_RulesJudge):
     id = "outcome-based-rules"
-    version = "2"
+    version = "3"
     description = "Outcome-based baseline: utilization and intent from the final action, its reasoning and final page"
 
-    def score(self, t: Trajectory) -> Verdict:
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
         targets = rubric_targets(t, self.config)
         verdict = Verdict()
         reached = web_utilization(verdict, targets, t.urls[-1:])
         _preference_points(verdict, targets, list(outcome_view_candidates(t)), None)
-        intent_points(verdict, t, reached)
+        intent_points(verdict, t, targets, pages or RecordedPages(), "outcome", reached)
         return self._finish(verdict)
