@@ -1,8 +1,11 @@
 """Record the two bundled example runs the demo starts from: an "earlier" and a "later" run of the sample tasks.
 
 Both are real recordings (headless Chromium on the demo sites, the retriever, the store) with the scripted
-OpenAI-compatible endpoint standing in for the model; the later run slips on different query sets than the earlier
-one, so judging, classifying and diffing them shows something. Re-run after changing the agent or the sites:
+OpenAI-compatible endpoint standing in for the model. Most episodes do what the task asks (the item in the cart, the
+reservation details open, the ticket checkout reached); the slips make some fail as real runs do. The earlier run
+slips on five query sets (another shop, no history, the wrong item, stopping on the results, the bot wall), the
+later one on two (the same other shop, the bot wall on another task), so judging, classifying and diffing them
+shows what got better and what got worse. Re-run after changing the agent or the sites:
 
     python scripts/make_example_runs.py [--out p2w_runtime/demo/examples/runs]
 """
@@ -23,8 +26,14 @@ from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript, Slip
 
 RUNS: dict[str, dict[str, Slip]] = {
-    "earlier": {"Priya_Raman_B": "drop_preference", "Marcus_Okafor_A": "wrong_site", "Tomas_Reyes_B": "no_history"},
-    "later": {"Marcus_Okafor_A": "wrong_site", "Lena_Fischer_C": "drop_preference"},
+    "earlier": {
+        "Marcus_Okafor_A": "wrong_site",
+        "Tomas_Reyes_B": "no_history",
+        "Marcus_Okafor_C": "wrong_item",
+        "Lena_Fischer_A": "stops_early",
+        "Tomas_Reyes_A": "blocked",
+    },
+    "later": {"Marcus_Okafor_A": "wrong_site", "Priya_Raman_B": "blocked"},
 }
 MODEL = "scripted-gpt"
 
@@ -51,7 +60,7 @@ async def make(out: Path) -> None:
                 )
                 async with open_store(db) as store:
                     summary = await record(store, request, hosting=DemoHosting())
-                    bundle = await export_run(store, summary.run_id, out / f"{label}.p2w")
+                    bundle = await export_run(store, summary.run_id, out / f"{label}.p2w", force=True)
             print(
                 f"{label}: {len(summary.outcomes)} episodes, {bundle.events} events, {bundle.blobs} blobs "
                 f"-> {out / f'{label}.p2w'}"

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from click.testing import CliRunner
 
 from cli import main
 from p2w_runtime.data import load_tasks
+from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.store import import_bundle, open_store
 from p2w_runtime.testing import ScriptedLlm, Text, system_contains
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 
@@ -24,6 +28,7 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     for heading in ("Metrics (rubric-rules)", "Personalization errors", "What changed from earlier to later"):
         assert heading in result.output
     assert "Tomas_Reyes_B1 │ gained" in result.output, "the later run fixed the no-history slip"
+    assert "Tomas_Reyes_A1 │ gained" in result.output and "Priya_Raman_B1 │ lost" in result.output, "bot walls"
     report = (out / "report.md").read_text()
     assert "| earlier | scripted-gpt | on-demand |" in report and "![Error types by run](errors.png)" in report
     assert (out / "levels.png").read_bytes()[:4] == b"\x89PNG" and (out / "errors.png").read_bytes()[:4] == b"\x89PNG"
@@ -39,6 +44,50 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     assert again.exit_code == 0, "a second demo reuses the database holding only its own runs"
     runs = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
     assert [json.loads(line)["label"] for line in runs.output.splitlines()] == ["earlier", "later"]
+
+
+FINAL_PAGES = {"threads": "/cart", "basket": "/cart", "tablefor": "/reserve", "stagepass": "/checkout"}
+SLIPPED = {
+    "earlier": {
+        "Marcus_Okafor_A": "wrong_site",
+        "Tomas_Reyes_B": "no_history",
+        "Marcus_Okafor_C": "wrong_item",
+        "Lena_Fischer_A": "stops_early",
+        "Tomas_Reyes_A": "blocked",
+    },
+    "later": {"Marcus_Okafor_A": "wrong_site", "Priya_Raman_B": "blocked"},
+}
+"""The slips scripts/make_example_runs.py recorded each example run with."""
+
+
+def test_the_example_runs_do_the_tasks_except_where_they_slipped(tmp_path: Path) -> None:
+    async def ends() -> dict[str, dict[str, dict]]:
+        out: dict[str, dict[str, dict]] = {}
+        async with open_store(tmp_path / "examples.db") as store:
+            labels = {(await import_bundle(store, b)).run_id: b.stem for b in example_run_bundles()}
+            async for event in store.read_all(types=["episode.finished"]):
+                run_id, task = event.stream.split("/")
+                out.setdefault(labels[run_id], {})[task] = json.loads(event.payload_json)
+        return out
+
+    checks = sample_checks()
+    for label, episodes in asyncio.run(ends()).items():
+        assert len(episodes) == 24, label
+        for task, end in episodes.items():
+            query_set, slip = task[:-1], SLIPPED[label].get(task[:-1])
+            final = urlsplit(end["final_url"])
+            site = checks[query_set]["website"].split(".")[0]
+            if slip == "blocked":
+                assert end["end_reason"] == "blocked" and "HTTP 403" in end["detail"], (label, task)
+                continue
+            assert end["end_reason"] == "answered", (label, task)
+            if slip == "stops_early":
+                assert end["final_url"] == checks[query_set]["target_url"], (label, task)
+            elif slip == "wrong_site":
+                assert final.hostname != checks[query_set]["website"], (label, task)
+            else:  # done, right or (wrong_item) wrong: the item in the cart, the reservation details, the checkout
+                assert final.hostname == checks[query_set]["website"], (label, task)
+                assert final.path == FINAL_PAGES[site], (label, task)
 
 
 def _judge(request: dict[str, Any]) -> Text:

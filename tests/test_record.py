@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 
@@ -48,6 +50,11 @@ def events(db: Path, task_id: str) -> list[dict]:
     return [json.loads(line) for line in shown.output.splitlines()]
 
 
+async def blob(db: Path, sha256: str) -> bytes:
+    async with open_store(db) as store:
+        return await store.get_blob(sha256)
+
+
 def _only_run(db: Path) -> str:
     runs = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
     (run,) = [json.loads(line) for line in runs.output.splitlines()]
@@ -72,14 +79,18 @@ def test_on_demand_episode_asks_history_then_navigates(tmp_path: Path, agent_llm
     assert answers and "threads.p2w.test" in answers[0]["payload"]["text"]
     roles = [e["payload"]["role"] for e in timeline if e["type"] == "llm.call"]
     assert {"planner", "generator"} <= set(roles)
-    # the agent reached the filtered results page and stopped there
+    # the agent searched with the filters, opened the best match, chose size M and stopped on the cart with it
     finished = timeline[-1]["payload"]
     target = sample_checks()["Priya_Raman_A"]["target_url"]
-    assert finished["end_reason"] == "answered" and finished["final_url"] == target
+    assert finished["end_reason"] == "answered" and finished["final_url"] == "http://threads.p2w.test/cart"
+    assert "Stride Women's High-Rise Running Leggings Size M · Qty 1" in finished["answer"]
     observations = [e["payload"]["url"] for e in timeline if e["type"] == "observation"]
-    assert observations[0] == "http://search.p2w.test/" and observations[-1] == target
+    assert observations[0] == "http://search.p2w.test/" and target in observations
+    assert "http://threads.p2w.test/product/thr-a01" in observations
     final = timeline[-2]["payload"]
     assert final["dom_html"] and final["har"] and final["screenshot"]
+    cart = asyncio.run(blob(db, final["dom_html"])).decode()
+    assert 'data-product-id="thr-a01"' in cart and "Size M · Qty 1" in cart, "the final page is the cart holding it"
     verified = json.loads(CliRunner().invoke(main, ["--db", str(db), "verify", "--json"]).stdout)
     assert verified["ok"] and (verified["seals"], verified["unsealed"]) == (1, [])  # run.finished seals the episode
     assert API_KEY.encode() not in db.read_bytes()

@@ -100,7 +100,7 @@ def test_code_that_ends_sooner_mismatches_as_ends_earlier(db: Path, monkeypatch:
     assert code == 1
     mismatch = report["episodes"][0]["mismatch"]
     assert (mismatch["kind"], mismatch["step"]) == ("ends earlier", 1)
-    assert mismatch["recorded"].startswith("answered after 7 steps")
+    assert mismatch["recorded"].startswith("answered after 11 steps")
     assert mismatch["reexecuted"] == "repeated_action after 1 steps"
 
 
@@ -188,9 +188,9 @@ def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
         forked = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--base-url", llm.base_url, "--label", "f6")
         live_steps = [r["messages"][1]["content"].count("CURRENT PAGE (step ") for r in llm.chat_requests]
     assert forked.exit_code == 0, forked.output
-    assert "at step 6 into f6" in forked.output and "answered after 7 steps" in forked.output
+    assert "at step 6 into f6" in forked.output and "answered after 11 steps" in forked.output
     assert "restored by replay-actions" in forked.output, "the source kept no HAR bodies: actions are re-played"
-    assert len(live_steps) == 2, "steps 1-5 were answered from the recording, 6 and 7 live"
+    assert len(live_steps) == 6, "steps 1-5 were answered from the recording, 6 to 11 live"
     events = timeline(db, "f6", TASKS[0])
     started = events[0]
     assert started["payload"]["fork"] == {
@@ -202,7 +202,7 @@ def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
     decided = [(e["type"], e["payload"].get("raw")) for e in events if e["type"] in ("action", "history.query")]
     recorded = [(e["type"], e["payload"].get("raw")) for e in source if e["type"] in ("action", "history.query")]
     assert decided[: len(decided) - 2] == recorded[: len(decided) - 2], "the prefix decisions are the recorded ones"
-    assert events[-1]["payload"]["final_url"] == sample_checks()["Priya_Raman_A"]["target_url"]
+    assert events[-1]["payload"]["final_url"] == "http://threads.p2w.test/cart", "live, it added the item too"
     assert json.loads(invoke(db, "verify", "--json").stdout)["ok"]
     assert invoke(db, "rerun", "f6").exit_code == 0, "a fork reruns identically like any recorded run"
 
@@ -239,8 +239,8 @@ def test_fork_names_the_step_whose_page_cannot_be_reached(db: Path, tmp_path: Pa
         "http://threads.p2w.test/elsewhere was not reached (the browser is on http://basket.p2w.test/search?q=penne)"
     )
     assert store_size(db) == runs_before, "nothing is written when the page cannot be restored"
-    beyond = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "9")
-    assert beyond.exit_code == 1 and "observed steps 1..7; --at-step 9 is not one of them" in beyond.stderr
+    beyond = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "12")
+    assert beyond.exit_code == 1 and "observed steps 1..11; --at-step 12 is not one of them" in beyond.stderr
     no_history = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--scheme", "no-history")
     assert no_history.exit_code == 1 and "asked the history at step 1" in no_history.stderr
 
@@ -271,29 +271,31 @@ def test_fork_restores_from_the_recorded_har_when_the_sites_are_gone(recorded_wi
     shutil.copy(recorded_with_har, db)
     assert har_has_bodies(final_har(db, "har-source")), "record --har keeps the response bodies"
     source = timeline(db, "har-source", TASKS[0])
-    at_k = next(e for e in source if e["type"] == "observation" and e["payload"]["step"] == 7)
+    at_k = next(e for e in source if e["type"] == "observation" and e["payload"]["step"] == 11)
 
     async def fork_offline(restore: str | None, label: str) -> ForkSummary:
         # no hosting: the demo sites are not served, so only the HAR can bring pages back
         async with open_store(db) as store:
-            request = ForkRequest("har-source", TASKS[0], 7, base_url=llm.base_url, label=label, restore=restore)  # type: ignore[arg-type]  # a Restore
+            request = ForkRequest("har-source", TASKS[0], 11, base_url=llm.base_url, label=label, restore=restore)  # type: ignore[arg-type]  # a Restore
             return await fork(store, request, hosting=None)
 
     with ScriptedLlm() as llm:
         llm.handle_with(agent_script())
-        with pytest.raises(UserError, match="cannot fork .* at step 7: the start page http://search.p2w.test/"):
+        with pytest.raises(UserError, match="cannot fork .* at step 11: the start page http://search.p2w.test/"):
             asyncio.run(fork_offline("replay-actions", "offline-replay"))
         summary = asyncio.run(fork_offline(None, "offline-har"))
         live = [r["messages"][1]["content"] for r in llm.chat_requests]
     assert summary.restore == "har", "the default follows what the source recorded"
-    assert (summary.outcome.end_reason, summary.outcome.steps) == ("answered", 7)
-    assert len(live) == 1 and "CURRENT PAGE (step 7" in live[0], "steps 1-6 from the recording, step 7 live"
+    assert (summary.outcome.end_reason, summary.outcome.steps) == ("answered", 11)
+    assert len(live) == 1 and "CURRENT PAGE (step 11" in live[0], "steps 1-10 from the recording, step 11 live"
     forked = timeline(db, "offline-har", TASKS[0])
-    reached = next(e for e in forked if e["type"] == "observation" and e["payload"]["step"] == 7)
+    reached = next(e for e in forked if e["type"] == "observation" and e["payload"]["step"] == 11)
     assert reached["payload"]["url"] == at_k["payload"]["url"]
     assert reached["payload"]["title"] == at_k["payload"]["title"] and at_k["payload"]["title"]
-    assert reached["payload"]["ax_tree"] == at_k["payload"]["ax_tree"], "the page of step 7 came from the HAR"
-    assert forked[0]["payload"]["fork"]["at_step"] == 7
+    assert reached["payload"]["ax_tree"] == at_k["payload"]["ax_tree"], (
+        "the page of step 11 (the cart) came from the HAR"
+    )
+    assert forked[0]["payload"]["fork"]["at_step"] == 11
 
 
 def test_restore_har_without_a_recorded_har_is_one_line(db: Path) -> None:

@@ -35,13 +35,19 @@ class Browser:
     def __init__(self, sites: RunningSites, http: aiohttp.ClientSession) -> None:
         self.sites, self.http = sites, http
 
-    async def request(self, method: str, host: str, path: str, **kwargs) -> tuple[int, str]:
+    async def request(self, method: str, host: str, path: str, referer: str = "", **kwargs) -> tuple[int, str]:
         url = f"http://127.0.0.1:{self.sites.port}{path}"
-        async with self.http.request(method, url, headers={"Host": host}, **kwargs) as response:
+        headers = {"Host": host} | ({"Referer": referer} if referer else {})
+        async with self.http.request(method, url, headers=headers, **kwargs) as response:
             return response.status, await response.text()
 
     async def get(self, host: str, path: str) -> tuple[int, str]:
+        """A URL typed into the address bar: no Referer."""
         return await self.request("GET", host, path)
+
+    async def follow(self, host: str, path: str, on: str = "/") -> tuple[int, str]:
+        """A link or GET form on page ``on`` of the same site: the browser sends that page as Referer."""
+        return await self.request("GET", host, path, referer=f"http://{host}{on}")
 
     async def post(self, host: str, path: str, data: dict[str, str]) -> tuple[int, str]:
         """POST then follow the 303 by hand (aiohttp would follow it to 127.0.0.1 without our Host header)."""
@@ -156,11 +162,11 @@ async def test_restaurant_booking_stops_at_a_marked_confirmation(sites: RunningS
     assert "tf-a01" in found and all(r.startswith("tf-") for r in found)
     assert "Vegetarian" not in results.split('role="status"')[1]
     slot = re.search(r'href="(/reserve\?[^"]+)"', results).group(1).replace("&amp;", "&")
-    status, details = await browser.get(TABLEFOR, slot)
+    status, details = await browser.follow(TABLEFOR, slot, on="/search")
     assert status == 200 and "Reservation details" in details and details.count(FINAL) == 1
     assert "Confirm reservation" in details and sites.confirmations == []
     assert any(draft.get("party") == "4" for s in sites.state.sessions.values() for draft in s.drafts.values())
-    _, too_big = await browser.get(TABLEFOR, "/reserve?restaurant=tf-a03&date=2030-06-01&time=19:00&party=9")
+    _, too_big = await browser.follow(TABLEFOR, "/reserve?restaurant=tf-a03&date=2030-06-01&time=19:00&party=9")
     assert "not available" in too_big
 
 
@@ -168,8 +174,29 @@ async def test_event_tickets_filter_by_city_genre_price_and_stop_before_buying(b
     _, page = await browser.get(STAGEPASS, "/search?city=Chicago&genre=jazz&max_price=80")
     found = re.findall(r'data-event-id="([^"]+)"', page)
     assert {"sp-a01", "sp-a02"} <= set(found) and "sp-a03" not in found  # the $110 big band is over budget
-    status, checkout = await browser.get(STAGEPASS, "/checkout?event=sp-a01&tier=General+Admission&qty=2")
+    status, checkout = await browser.follow(
+        STAGEPASS, "/checkout?event=sp-a01&tier=General+Admission&qty=2", "/event/sp-a01"
+    )
     assert status == 200 and "$90.00" in checkout and checkout.count(FINAL) == 1 and "Buy tickets" in checkout
+
+
+async def test_final_pages_opened_by_a_typed_url_meet_the_bot_wall(browser: Browser) -> None:
+    """The sample agent's ``blocked`` slip relies on it: the reservation details, the ticket checkout and the
+    cart's add endpoint answer a request that did not come from the site's own link or form with the CAPTCHA."""
+    typed = [
+        (TABLEFOR, "/reserve?restaurant=tf-a01&date=2030-06-01&time=19:00&party=4"),
+        (STAGEPASS, "/checkout?event=sp-a01&tier=General+Admission&qty=2"),
+        (THREADS, "/cart/add?product_id=thr-a01&size=M&qty=1"),
+    ]
+    for host, path in typed:
+        status, page = await browser.get(host, path)
+        assert status == 403 and "Verify you are human" in page, (host, path)
+    status, page = await browser.request("GET", TABLEFOR, typed[0][1], referer=f"http://{STAGEPASS}/")
+    assert status == 403, "a link from another site is no link of this one"
+    status, page = await browser.follow(TABLEFOR, typed[0][1], on="/restaurant/tf-a01")
+    assert status in (200, 409) and "Verify you are human" not in page
+    _, cart = await browser.get(THREADS, "/cart")
+    assert "Your cart is empty" in cart, "the typed add-to-cart URL changed nothing"
 
 
 async def test_trouble_pages_for_blocked_detection_and_timeouts(browser: Browser) -> None:

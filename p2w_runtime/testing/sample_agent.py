@@ -1,28 +1,35 @@
 """What a competent model would answer on the bundled sample tasks: the scripted LLM for tests, benchmarks and
 the demo's example runs. It reads only what the agent's prompts show it, never our code's state.
 
-``slips`` make it err on chosen query sets, so two runs can differ the way two real runs do:
+After asking the history it searches the site with the user's filters, opens the right result and does what
+the task asks (``_sample_steps``): adds the item to the cart, opens the reservation details, goes to checkout,
+and stops there. ``slips`` make it err on chosen query sets, so two runs can differ the way two real runs do:
 ``drop_preference`` leaves the last filter out of the search, ``wrong_site`` shops on another demo site,
-``no_history`` never asks the history.
+``no_history`` never asks the history, ``wrong_item`` opens the result listed after the right one,
+``stops_early`` answers from the results page, ``blocked`` opens the final page by a typed URL and meets the
+site's bot wall.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from p2w_runtime.agent.prompts import GENERATOR_MARKER, PLANNER_MARKER, PRE_EXECUTION_MARKER, REWRITER_MARKER
 from p2w_runtime.data import TaskSet
 from p2w_runtime.demo.sites.catalog import SITES, SITES_BY_HOST
 from p2w_runtime.testing._replies import Text, last_user_message, system_message
+from p2w_runtime.testing._sample_page import Page, current_page
+from p2w_runtime.testing._sample_steps import PageSlip, site_step
+from p2w_runtime.testing._sample_wants import Wants
 
-Slip = Literal["drop_preference", "wrong_site", "no_history"]
+Slip = Literal["drop_preference", "wrong_site", "no_history", "wrong_item", "stops_early", "blocked"]
 
-_URL = re.compile(r"^URL: (\S+)", re.M)
 _TASK = re.compile(r"^TASK: (.+)$", re.M)
 _ASKED = re.compile(r"^- Q: (.+)$", re.M)
+_STEP_LINE = re.compile(r"^\d+\. .+$", re.M)
 _QUESTION = re.compile(r"^QUESTION: (.+)$", re.M)
 _ENTRY_IDS = re.compile(r"^\[(\d+)\]", re.M)
 LOCATION_QUESTION = "weather forecast searches for my city"
@@ -82,13 +89,21 @@ class SampleAgentScript:
                 return f"Thought: {thought}\nAction: ```memory_access [{pending[0]}]```"
         target = self._target(query_set, slip)
         site = urlsplit(target).hostname
-        applied = self._applied(query_set, slip)
-        here = _URL.search(user)
-        if here and here.group(1) == target:
-            thought = f"The results on {site} are filtered for {applied}."
-            return f"Thought: {thought}\nAction: ```stop [Found matching results on {site} for {applied}]```"
-        thought = f"I search {site} with the user's preferences: {applied}."
+        page = current_page(user)
+        if page is not None and page.host == site:
+            thought, action = self._on_site(page, user, slip)
+            return f"Thought: {thought}\nAction: ```{action}```"
+        thought = f"I search {site} with the user's preferences: {self._applied(query_set, slip)}."
         return f"Thought: {thought}\nAction: ```goto [{target}]```"
+
+    @staticmethod
+    def _on_site(page: Page, user: str, slip: Slip | None) -> tuple[str, str]:
+        """A step on the searched site, from the page and what the prompt says above it (task, history, steps)."""
+        known = user[: user.index("CURRENT PAGE (step ")]
+        task = _TASK.search(known).group(1)  # type: ignore[union-attr]  # every prompt shows the task
+        steps = _STEP_LINE.findall(known.partition("PREVIOUS STEPS:")[2])
+        on_page: PageSlip | None = slip if slip in get_args(PageSlip) else None  # type: ignore[assignment]
+        return site_step(page, Wants(task, known), on_page, steps[-1] if steps else "")
 
     def _applied(self, query_set: str, slip: Slip | None) -> str:
         """The preference values the planner says it applies (a dropped one is not mentioned)."""
@@ -104,9 +119,10 @@ class SampleAgentScript:
         parts = urlsplit(url)
         if slip == "drop_preference" and "&" in parts.query:
             return urlunsplit(parts._replace(query=parts.query.rsplit("&", 1)[0]))
-        if slip == "wrong_site":
+        if slip == "wrong_site":  # the same words on another shop, without the user's filters
             other = next(s.host for s in SITES if s.kind == "shop" and s.host != parts.hostname)
-            return urlunsplit(parts._replace(netloc=other, query=""))
+            words = next((p for p in parts.query.split("&") if p.startswith("q=")), "")
+            return urlunsplit(parts._replace(netloc=other, query=words))
         return url
 
     def _generate(self, user: str) -> str:

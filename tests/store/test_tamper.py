@@ -9,6 +9,7 @@ classified), so the judging and classifying passes sealed it; the examples impor
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
@@ -83,7 +84,7 @@ def test_the_untouched_demo_verifies_with_its_pass_seals(db: Path) -> None:
     result = invoke(db, "verify", "--json")
     report = json.loads(result.stdout)
     assert result.exit_code == 0 and report["ok"] and report["unsealed"] == []
-    assert report["seals"] == 2 * (25 + 26)  # per run: judgments seal 25 streams, classifications 26
+    assert report["seals"] == 2 * (24 + 25 + 26)  # per run: run.finished seals 24 episodes, judgments 25, classes 26
 
 
 def test_deleting_a_whole_episode_stream_is_named_as_missing(db: Path) -> None:
@@ -237,18 +238,34 @@ def test_deleting_run_finished_is_named_by_the_pass_seals_after_it(db: Path) -> 
     assert len(problems(result)) == 2  # sealed by the judging and by the classifying pass
 
 
-def test_old_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
-    """The bundled example runs were recorded before seals (run.finished at schema version 1)."""
+def test_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
+    """A run that finished without seals (as runs recorded before seals did: run.finished version 1 reads as
+    ``seals=None``) is named unsealed; the bundled example runs, recorded with today's code, carry theirs."""
+    from classify_builders import add_run
+
     from p2w_runtime.demo.examples import example_run_bundles
+    from p2w_runtime.store import open_store
+    from replay.synthetic import EpisodeBuilder
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():
         assert invoke(db, "import", str(bundle)).exit_code == 0
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT DISTINCT schema_version FROM events WHERE type='run.finished'").fetchall() == [(1,)]
+        assert conn.execute("SELECT DISTINCT schema_version FROM events WHERE type='run.finished'").fetchall() == [(2,)]
+    assert invoke(db, "verify").output.count("unsealed: run") == 0
+    old = EpisodeBuilder("old", "Priya_Raman_A1", query="q", start_url="http://search.p2w.test/")
+    old.observation(1, "http://search.p2w.test/")
+    old.action(1, "stop", "done")
+    old.finish("answered", "done", steps=1)
+
+    async def add() -> None:
+        async with open_store(db) as store:
+            await add_run(store, "old", [old], run_id="old")
+
+    asyncio.run(add())
     result = invoke(db, "verify")
-    assert result.exit_code == 0 and result.output.count("unsealed: run") == 2
-    assert len(json.loads(invoke(db, "verify", "--json").stdout)["unsealed"]) == 2
+    assert result.exit_code == 0 and result.output.count("unsealed: run") == 1
+    assert json.loads(invoke(db, "verify", "--json").stdout)["unsealed"] == ["old"]
 
 
 def test_a_hostile_stream_name_is_clipped_in_the_report(examples_db: Path) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from aiohttp import web
 
 from p2w_runtime.demo.sites import _lookup, _shop, _stagepass, _tablefor
-from p2w_runtime.demo.sites._html import Ctx, esc, page
+from p2w_runtime.demo.sites._html import Ctx, bot_wall, esc, page
 from p2w_runtime.demo.sites._state import SESSION_COOKIE, SitesState
 from p2w_runtime.demo.sites.catalog import SITES, SITES_BY_HOST, TEST_DOMAIN, DemoSite
 
@@ -49,17 +49,6 @@ async def _slow(ctx: Ctx) -> web.StreamResponse:
     return page(ctx, "Finally loaded", f"<p>This page took {seconds:g} seconds.</p>")
 
 
-async def _blocked(ctx: Ctx) -> web.StreamResponse:
-    """A CAPTCHA interstitial with 403, like the bot walls real sites put in front of agents."""
-    body = (
-        '<p role="alert">Access denied. We detected unusual traffic from your network.</p>'
-        "<p>Please verify you are human to continue.</p>"
-        '<form><label><input type="checkbox" name="captcha"> I\'m not a robot</label> '
-        '<button type="button">Verify</button></form><p class="muted">Reference #CAPTCHA-403</p>'
-    )
-    return page(ctx, "Verify you are human", body, status=403)
-
-
 async def _error(ctx: Ctx, code: str) -> web.StreamResponse:
     status = int(code) if code.isdigit() and 400 <= int(code) <= 599 else 500
     return page(
@@ -67,7 +56,7 @@ async def _error(ctx: Ctx, code: str) -> web.StreamResponse:
     )
 
 
-_TROUBLE = _compile((("GET", "/slow", _slow), ("GET", "/blocked", _blocked), ("GET", "/error/{code}", _error)))
+_TROUBLE = _compile((("GET", "/slow", _slow), ("GET", "/blocked", bot_wall), ("GET", "/error/{code}", _error)))
 
 
 async def _control(request: web.Request) -> web.StreamResponse:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 from multidict import MultiMapping
@@ -86,3 +86,24 @@ def page(ctx: Ctx, title: str, body: str, *, nav: Iterable[tuple[str, str]] = ()
 def redirect(location: str) -> web.Response:
     """A 303 after a POST, returned (not raised) so the session middleware can still set its cookie."""
     return web.Response(status=303, headers={"Location": location})
+
+
+def from_this_site(ctx: Ctx) -> bool:
+    """Whether the request came from a page of this site (its ``Referer``), as a click or a form on it does.
+
+    The booking and ticket flows check it on their transactional pages: a URL typed straight into the browser
+    (an agent's ``goto`` to a link it copied or guessed) meets the bot wall instead, as on sites with bot protection.
+    """
+    referer = urlsplit(ctx.request.headers.get("Referer", ""))
+    return (referer.hostname or "") == ctx.site.host
+
+
+async def bot_wall(ctx: Ctx) -> web.Response:
+    """A CAPTCHA interstitial with 403, like the bot walls real sites put in front of agents."""
+    body = (
+        '<p role="alert">Access denied. We detected unusual traffic from your network.</p>'
+        "<p>Please verify you are human to continue.</p>"
+        '<form><label><input type="checkbox" name="captcha"> I\'m not a robot</label> '
+        '<button type="button">Verify</button></form><p class="muted">Reference #CAPTCHA-403</p>'
+    )
+    return page(ctx, "Verify you are human", body, status=403)

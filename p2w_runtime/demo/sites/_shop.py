@@ -10,7 +10,7 @@ import json
 
 from aiohttp import web
 
-from p2w_runtime.demo.sites._html import FINAL, Ctx, esc, hidden, money, options, page, qs, redirect
+from p2w_runtime.demo.sites._html import FINAL, Ctx, bot_wall, esc, hidden, money, options, page, qs, redirect
 from p2w_runtime.demo.sites._places import SAME_DAY_ZIPS
 from p2w_runtime.demo.sites._product_data import BASKET, THREADS
 from p2w_runtime.demo.sites._products import (
@@ -279,6 +279,7 @@ ROUTES = (
     ("GET", "/product/{pid}", product_page),
     ("POST", "/location", set_location),
     ("POST", "/cart/add", add_to_cart),
+    ("GET", "/cart/add", bot_wall),  # the cart changes only through the product page's form; a typed URL is a bot
     ("GET", "/cart", cart_page),
     ("POST", "/cart/delivery", set_delivery),
     ("POST", "/cart/remove", remove_line),

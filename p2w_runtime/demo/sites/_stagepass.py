@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from p2w_runtime.demo.sites._events import GENRES, Event, event, find
-from p2w_runtime.demo.sites._html import FINAL, Ctx, esc, hidden, money, options, page
+from p2w_runtime.demo.sites._html import FINAL, Ctx, bot_wall, esc, from_this_site, hidden, money, options, page
 from p2w_runtime.demo.sites._places import CITY_NAMES
 
 _QTY = [(str(n), str(n)) for n in range(1, 9)]
@@ -66,6 +66,9 @@ async def event_page(ctx: Ctx, eid: str) -> web.Response:
 
 
 async def checkout(ctx: Ctx) -> web.Response:
+    """The ticket checkout, reached through the event page's form; a typed URL meets the bot wall."""
+    if not from_this_site(ctx):
+        return await bot_wall(ctx)
     e = event(ctx.params.get("event", ""))
     prices = dict(e.tiers) if e else {}
     tier, qty = ctx.params.get("tier", ""), ctx.params.get("qty", "1")

@@ -6,7 +6,7 @@ import datetime as dt
 
 from aiohttp import web
 
-from p2w_runtime.demo.sites._html import FINAL, Ctx, esc, hidden, options, page, qs
+from p2w_runtime.demo.sites._html import FINAL, Ctx, bot_wall, esc, from_this_site, hidden, options, page, qs
 from p2w_runtime.demo.sites._places import CITY_NAMES
 from p2w_runtime.demo.sites._restaurants import (
     BRUNCH,
@@ -117,7 +117,12 @@ async def restaurant_page(ctx: Ctx, rid: str) -> web.Response:
 
 
 async def reserve(ctx: Ctx) -> web.Response:
-    """The reservation details page: holds a draft and offers the final confirm, which the agent must not press."""
+    """The reservation details page: holds a draft and offers the final confirm, which the agent must not press.
+
+    Reached from a time-slot link on this site; opened straight from a typed URL it answers with the bot wall.
+    """
+    if not from_this_site(ctx):
+        return await bot_wall(ctx)
     w = _wanted(ctx)
     r = restaurant(ctx.params.get("restaurant", ""))
     if r is None:
