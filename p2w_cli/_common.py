@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import unicodedata
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
@@ -47,6 +48,25 @@ class StoreLocation(click.ParamType):
         if isinstance(location, Path) and location.is_dir():
             self.fail(f"{location}: is a directory, not a database file", param, ctx)
         return location
+
+
+class RunLabel(click.ParamType):
+    """A run's label (``--label``, ``--record-as``): one printable line with something in it, since every listing,
+    diff and bundle header shows it and ``find_run`` matches it exactly."""
+
+    name = "LABEL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text.strip():
+            self.fail(f"{text!r} is only whitespace; a label names the run", param, ctx)
+        odd = next((ch for ch in text if unicodedata.category(ch)[0] == "C"), None)
+        if odd is not None:
+            self.fail(f"{text!r} holds the control character U+{ord(odd):04X}; a label is one line", param, ctx)
+        return text
+
+
+RUN_LABEL = RunLabel()
 
 
 def db_path(ctx: click.Context) -> Path | str:

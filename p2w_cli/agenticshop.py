@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import open_db, run
+from p2w_cli._common import RUN_LABEL, open_db, run
 
 
 @click.command("import-curation")
@@ -24,7 +24,7 @@ from p2w_cli._common import open_db, run
 )
 @click.option("--fetch", is_flag=True, help="Capture the linked pages now in Chromium (demo sites started as needed).")
 @click.option("--chromium", help="Chromium executable for --fetch (default: Playwright's, else the system one).")
-@click.option("--label", required=True, help="Run label.")
+@click.option("--label", type=RUN_LABEL, required=True, help="Run label.")
 @click.option("--model", default="unknown", show_default=True, help="The curating model, for the run's metadata.")
 @click.pass_context
 def import_curation_cmd(

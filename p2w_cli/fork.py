@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import echo_json, open_db, run
+from p2w_cli._common import RUN_LABEL, echo_json, open_db, run
 from p2w_runtime.terminal import safe
 
 
@@ -17,7 +17,7 @@ from p2w_runtime.terminal import safe
 @click.option("--at-step", "at_step", type=click.IntRange(1), required=True, help="The first step to run live.")
 @click.option("--model", help="Model for the live part (default: the run's).")
 @click.option("--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), help="Default: the run's.")
-@click.option("--label", help="Label of the new run (default: RUN-TASK-at-K).")
+@click.option("--label", type=RUN_LABEL, help="Label of the new run (default: RUN-TASK-at-K).")
 @click.option(
     "--restore",
     type=click.Choice(["replay-actions", "har"]),

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from p2w_cli._common import open_db, run, terminal_progress
+from p2w_cli._common import RUN_LABEL, open_db, run, terminal_progress
 from p2w_runtime.terminal import safe
 
 
@@ -31,7 +31,9 @@ from p2w_runtime.terminal import safe
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     help="Memory banks, one {persona}.json per persona.",
 )
-@click.option("--label", help="Run label; importing again with the same label resumes an interrupted import.")
+@click.option(
+    "--label", type=RUN_LABEL, help="Run label; importing again with the same label resumes an interrupted import."
+)
 @click.option(
     "--scheme",
     type=click.Choice(["on-demand", "pre-execution", "no-history"]),

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.pass_context
 def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool) -> None:
-    """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store)."""
+    """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store); count, per
+    run, the events no seal covers yet (an episode being recorded)."""
     from p2w_runtime.store import find_run, head_digest, same_digest, verify_store
 
     if (head or expect) and not run_ref:
@@ -51,6 +52,7 @@ def _as_dict(
 ) -> dict[str, Any]:
     fields = ("streams", "events", "blobs", "seals", "unsealed")
     return {"ok": ok, "run_id": run_id, **{name: getattr(report, name) for name in fields}, "head": digest} | {
+        "uncovered": [{"run_id": t.run_id, "events": t.events, "streams": t.streams} for t in report.tails],
         "expected": expect and clip(expect),
         "problems": [dataclasses.asdict(p) for p in report.problems],
     }
@@ -59,20 +61,42 @@ def _as_dict(
 def _echo_report(
     report: VerifyReport, run_id: str | None, digest: str | None, wrong: str | None, *, head: bool
 ) -> None:
-    """Problems and unsealed runs on stderr, one line each; the summary; the digest last with ``--head``."""
+    """Problems and runs with unsealed events on stderr, one line each; the summary; the digest last with
+    ``--head``."""
     for problem in report.problems:
         click.echo(safe(f"MISMATCH {problem}"), err=True)
     if wrong is not None:
         click.echo(safe(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(wrong)}"), err=True)
-    for unsealed in report.unsealed:
-        click.echo(safe(f"unsealed: run {clip(unsealed)} has no seal (recorded before seals, or unfinished)"), err=True)
+    for tail in report.tails:
+        if tail.events:
+            click.echo(safe(_tail_line(tail.run_id, tail.streams, no_seal=tail.run_id in report.unsealed)), err=True)
     summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
     if not report.ok or wrong is not None:
         click.echo(f"verify failed: {len(report.problems) + (wrong is not None)} problem(s) in {summary}", err=True)
         return
-    click.echo(f"ok: {summary} verified")
+    uncovered = sum(t.events for t in report.tails)
+    click.echo(f"ok: {summary} verified; {_count(uncovered, 'event')} not covered by a seal")
     if head:
         click.echo(digest)
+
+
+NAMED_STREAMS = 3
+"""An unsealed tail names this many of its streams (a run in flight: the episodes being recorded)."""
+
+
+def _tail_line(run_id: str, tail: dict[str, int], *, no_seal: bool) -> str:
+    """``unsealed: run R: N events in M streams are not covered by a seal (S: n, ...)``; ``tail``: stream -> events."""
+    streams, events = len(tail), sum(tail.values())
+    named = ", ".join(f"{clip(s)}: {n}" for s, n in list(tail.items())[:NAMED_STREAMS])
+    more = f" and {streams - NAMED_STREAMS} more" if streams > NAMED_STREAMS else ""
+    verb = "is" if events == 1 else "are"
+    line = f"unsealed: run {clip(run_id)}: {_count(events, 'event')} in {_count(streams, 'stream')} {verb}"
+    line += f" not covered by a seal ({named}{more})"
+    return line + ("; it has no seal (recorded before seals, or unfinished)" if no_seal else "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 @click.command("export")

@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from p2w_cli._common import db_path, open_db, run
+from p2w_cli._common import RUN_LABEL, db_path, open_db, run
 from p2w_runtime.errors import UserError
 from p2w_runtime.terminal import safe
 
@@ -87,7 +87,7 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
 @click.option("--task", "task_ids", multiple=True, help="Only these task ids (repeatable).")
 @click.option("--limit", type=click.IntRange(1), help="At most N tasks.")
 @click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True)
-@click.option("--label", help="Run label (default: SCHEME-MODEL).")
+@click.option("--label", type=RUN_LABEL, help="Run label (default: SCHEME-MODEL).")
 @click.option("--max-steps", type=click.IntRange(1), default=25, show_default=True)
 @click.option(
     "--resume",

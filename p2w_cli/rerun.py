@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import echo_json, open_db, run
+from p2w_cli._common import RUN_LABEL, echo_json, open_db, run
 from p2w_runtime.terminal import safe
 
 
@@ -23,7 +23,7 @@ from p2w_runtime.terminal import safe
 @click.option(
     "--recorded-retrieval", is_flag=True, help="Answer history queries with the recorded hits; search nothing."
 )
-@click.option("--record-as", "record_as", metavar="LABEL", help="Write the re-executed episodes as a new run.")
+@click.option("--record-as", "record_as", type=RUN_LABEL, help="Write the re-executed episodes as a new run.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
 @click.pass_context

@@ -80,6 +80,14 @@ class StreamsSealed(Payload):
     seals: list[StreamSeal]
 
 
+class EpisodeSealed(Payload):
+    """Appended to the run's own stream when episodes finish: seals their streams, so that a run in flight leaves
+    only the episodes still being recorded to ``run.finished`` (docs/design/integrity.md)."""
+
+    type: Literal["episode.sealed"] = "episode.sealed"
+    seals: list[StreamSeal] = Field(min_length=1, description="The episode streams that finished, as they ended.")
+
+
 class ForkPoint(BaseModel):
     """Where a forked episode branched off: its source episode and the step it continued live from."""
 
@@ -294,6 +302,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     Judgment,
     ErrorClassified,
     StreamsSealed,
+    EpisodeSealed,
     RetrievalCounterfactual,
 )
 
@@ -313,6 +322,7 @@ AnyPayload = Annotated[
     | Judgment
     | ErrorClassified
     | StreamsSealed
+    | EpisodeSealed
     | RetrievalCounterfactual,
     Field(discriminator="type"),
 ]

@@ -13,6 +13,7 @@ from replay.synthetic import SketchTask
 from schemas import (
     Action,
     EpisodeFinished,
+    EpisodeSealed,
     EpisodeStarted,
     FinalState,
     ForkPoint,
@@ -25,6 +26,7 @@ from schemas import (
     ParsedAction,
     Rationale,
     RunFinished,
+    StreamSeal,
 )
 
 
@@ -135,6 +137,12 @@ REFUSED: list[tuple[str, Prepare, Callable[[EpisodeWriter], tuple[object, str | 
         "not an episode event",
     ),
     ("a judgment in an episode", lambda w: None, lambda w: (_judgment(), None), "not an episode event"),
+    (
+        "an episode seal in an episode (it goes in the run's stream)",
+        finished,
+        lambda w: (EpisodeSealed(seals=[StreamSeal(stream=STREAM, events=2, head_hash="0" * 64)]), None),
+        "not an episode event",
+    ),
     (
         "a page capture after the final state",
         lambda w: w.add(FinalState(url="u")),

@@ -40,8 +40,8 @@ async def test_agentoccam_examples_become_one_run_with_one_episode_per_file(stor
     assert (report.bad, report.already, report.resumed, report.episodes) == ([], [], False, 3)
 
     run = await events_of(store, report.run_id)
-    assert [e.type for e in run] == ["run.started", "run.finished"]
-    started, finished = run[0].payload, run[1].payload
+    assert [e.type for e in run] == ["run.started", *["episode.sealed"] * 3, "run.finished"]  # each episode sealed
+    started, finished = run[0].payload, run[-1].payload
     tasks = load_tasks(EXAMPLES.tasks_dir)
     assert (started.source, started.import_format, started.agent) == ("imported", AGENTOCCAM, "agentoccam")
     assert (started.backbone_model, started.scheme, started.label) == ("gpt-4.1", "pre-execution", "demo")

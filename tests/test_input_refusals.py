@@ -178,3 +178,32 @@ def test_a_clean_annotator_with_spaces_still_imports(db: Path, tmp_path: Path) -
     path.write_text(f"{HEADER}\nearlier,{TASK},success,yes,Ann Lee\n")
     result = invoke(db, "import-labels", str(path))
     assert result.exit_code == 0 and result.output == "1 labels: 1 judgments written, 0 already there\n"
+
+
+# -- run labels --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [("   ", "is only whitespace"), ("\t", "is only whitespace"), ("nightly\nrun", "control character U+000A"),
+     ("a\x1b[31mred", "control character U+001B")],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["import-trajectories", "--examples", "--format", AGENTOCCAM, "--label"],
+        ["record", "--tasks", str(EXAMPLES.tasks_dir), "--history", str(EXAMPLES.history_dir), "--label"],
+        ["fork", "earlier", TASK, "--at-step", "2", "--label"],
+        ["rerun", "earlier", "--record-as"],
+    ],
+    ids=["import-trajectories", "record", "fork", "rerun"],
+)
+def test_a_run_label_of_whitespace_or_control_characters_is_refused(
+    db: Path, command: list[str], label: str, why: str
+) -> None:
+    """Every option that names a new run refuses it before anything runs: the option named, the database as it was."""
+    before = events(db)
+    result = invoke(db, *command, label)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"Invalid value for '{command[-1]}'" in result.output and why in result.output
+    assert events(db) == before

@@ -162,6 +162,21 @@ async def test_checkout_blocked_by_a_site_error_is_5_and_a_checkout_elsewhere_0(
     assert wrong.points["intent"] == 0.0 and "wrong site" in wrong.evidence["intent"].note
 
 
+async def test_a_reservation_the_site_cannot_seat_is_blocked_5(store) -> None:
+    """TableFor answers a slot taken meanwhile with HTTP 409 "No table": an external block after the click."""
+    truth = GroundTruth(website="tablefor.p2w.test", websites=["tablefor.p2w.test"], preferences=["6 people"])
+    b = EpisodeBuilder(uuid7(), "Ann_Lee_C3", query="Open the reservation details for 6 at 11:00", ground_truth=truth)
+    b.observation(1, "http://tablefor.p2w.test/restaurant/r1", "Casa | TableFor", ax_tree=b'[5] link "11:00"\n'
+                  b"  /url: /reserve?restaurant=r1&time=11%3A00&party=6")  # fmt: skip
+    b.action(1, "click", "5")
+    b.observation(2, "http://tablefor.p2w.test/reserve?restaurant=r1", "No table at Casa | TableFor",
+                  ax_tree=b"[9] alert: 11:00 is not available for 6.")  # fmt: skip
+    b.finish("blocked", detail="HTTP 409 on the main document (http://tablefor.p2w.test/reserve?r=1)", steps=1)
+    verdict = await judge(store, b)
+    note = verdict.evidence["intent"].note
+    assert verdict.points["intent"] == 5.0 and "HTTP 409" in note and 'link "11:00" -> /reserve?' in note
+
+
 async def test_a_reservation_at_another_time_than_asked_is_a_wrong_item(store) -> None:
     truth = GroundTruth(website="tablefor.p2w.test", websites=["tablefor.p2w.test"], preferences=["4 people"])
     b = EpisodeBuilder(uuid7(), "Ann_Lee_B3", query="Book a table for 4 at 7:00 PM", ground_truth=truth)

@@ -56,7 +56,8 @@ def other_size(page: str, unwanted: str) -> str:
 
 
 def unbookable(page: str) -> str:
-    """A restaurant listed without an 11:00 slot: its reserve page at 11:00 (the site answers 409); else the next day.
+    """A restaurant listed without an 11:00 slot: its reserve page at 11:00, typed (the bot wall answers it);
+    else the next day.
 
     The listing shows the free times nearest the asked one, so 11:00 is missing exactly when it is taken.
     """
@@ -137,10 +138,11 @@ PLANS: dict[str, list[Step]] = {
             else slot_or_next_day(p)
         ),
     ],
-    # reservation, 5: the reservation page asked for at 11:00, the site has no table then (HTTP 409)
+    # reservation, 5: the reservation page opened by a typed URL, which the site answers with its CAPTCHA wall
+    # (HTTP 403, docs/design/demo-sites.md); the site's own "no table" (HTTP 409) is a built case in test_intent_goals
     "Tomas_Reyes_C3": [
         lambda p: f"goto [{TABLEFOR}/search?city=Denver&cuisine=Mexican&party=6&time=11:00]",
-        lambda p: f"goto [{unbookable(p)}]",  # repeated until a day with 11:00 taken; the 409 ends the episode
+        lambda p: f"goto [{unbookable(p)}]",  # a typed reserve URL: the bot wall (403) ends the episode
     ],
     # reservation, 0: the results page, never a reservation details page, though the answer says "found"
     "Lena_Fischer_B3": [
@@ -267,11 +269,11 @@ def test_reservation_details_reached_by_a_time_slot_is_10(judged: dict) -> None:
     assert points == 10.0 and "reservation goal achieved" in note and 'link "19:00" -> /reserve?' in note
 
 
-def test_a_reservation_the_site_cannot_seat_is_blocked_5(judged: dict) -> None:
+def test_a_reservation_page_behind_the_sites_captcha_is_blocked_5(judged: dict) -> None:
     t = trajectory(judged, "Tomas_Reyes_C3")
-    assert t.end_reason == "blocked" and (t.end_detail or "").startswith("HTTP 409")
+    assert t.end_reason == "blocked" and (t.end_detail or "").startswith("HTTP 403")
     points, note, _ = intent(judged, "Tomas_Reyes_C3")
-    assert points == 5.0 and "blocked after the decisive action: goto" in note and "HTTP 409" in note
+    assert points == 5.0 and "blocked after the decisive action: goto" in note and "HTTP 403" in note
 
 
 def test_stopping_on_the_results_is_no_reservation(judged: dict) -> None:

@@ -92,7 +92,8 @@ def test_on_demand_episode_asks_history_then_navigates(tmp_path: Path, agent_llm
     cart = asyncio.run(blob(db, final["dom_html"])).decode()
     assert 'data-product-id="thr-a01"' in cart and "Size M · Qty 1" in cart, "the final page is the cart holding it"
     verified = json.loads(CliRunner().invoke(main, ["--db", str(db), "verify", "--json"]).stdout)
-    assert verified["ok"] and (verified["seals"], verified["unsealed"]) == (1, [])  # run.finished seals the episode
+    assert verified["ok"] and (verified["seals"], verified["unsealed"]) == (2, [])  # episode.sealed, run.finished
+    assert [t["events"] for t in verified["uncovered"]] == [0]
     assert API_KEY.encode() not in db.read_bytes()
     for suffix in ("-wal", "-shm"):
         side = db.with_name(db.name + suffix)

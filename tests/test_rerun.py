@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,6 +72,15 @@ def timeline(db: Path, run: str, task: str) -> list[dict]:
     shown = invoke(db, "show", run, task, "--json")
     assert shown.exit_code == 0, shown.output
     return [json.loads(line) for line in shown.output.splitlines()]
+
+
+def run_stream(db: Path, label: str) -> tuple[list[str], int]:
+    """The event types in a run's own stream, and how many of its events `verify` finds after the last seal."""
+    report = json.loads(invoke(db, "verify", label, "--json").stdout)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT type FROM events WHERE stream = ? ORDER BY seq", (report["run_id"],)).fetchall()
+    (tail,) = report["uncovered"]
+    return [t for (t,) in rows], tail["events"]
 
 
 def store_size(db: Path) -> list[dict]:
@@ -162,6 +172,8 @@ def test_record_as_writes_a_new_run_caused_by_the_source_events(db: Path) -> Non
         else:  # a cause inside the episode stays inside the new episode
             assert cause in {e["event_id"] for e in again}
     assert json.loads(invoke(db, "verify", "--json").stdout)["ok"]
+    seals = ["episode.sealed"] * len(TASKS)
+    assert run_stream(db, "again") == (["run.started", *seals, "run.finished"], 0), "each copied episode sealed"
     code, again_report = rerun_json(db)
     assert code == 0
     assert invoke(db, "rerun", "again").exit_code == 0, "the re-executed run reruns identically too"
@@ -204,6 +216,7 @@ def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
     assert decided[: len(decided) - 2] == recorded[: len(decided) - 2], "the prefix decisions are the recorded ones"
     assert events[-1]["payload"]["final_url"] == "http://threads.p2w.test/cart", "live, it added the item too"
     assert json.loads(invoke(db, "verify", "--json").stdout)["ok"]
+    assert run_stream(db, "f6") == (["run.started", "episode.sealed", "run.finished"], 0), "the forked episode sealed"
     assert invoke(db, "rerun", "f6").exit_code == 0, "a fork reruns identically like any recorded run"
 
     diffed = invoke(db, "diff", LABEL, "f6", "--json")

@@ -17,6 +17,7 @@ from p2w_runtime.episode import (
     EpisodeRef,
     EpisodeWriter,
     Provenance,
+    append_sealed,
     attempt_id,
     counted,
     episodes_of,
@@ -93,7 +94,7 @@ async def plan_run(
         if ref.end_reason is None
     ]
     if closing:
-        await store.append(closing)
+        await append_sealed(store, closing)
     tries = Counter(ref.task_id for ref in attempts)
     todo = [
         (t, attempt_id(t.task_id, tries[t.task_id] + 1))

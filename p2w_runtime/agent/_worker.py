@@ -20,7 +20,7 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.episode import EpisodeWriter, attempt_id, counted, episodes_of
+from p2w_runtime.episode import EpisodeWriter, append_sealed, attempt_id, counted, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
@@ -134,7 +134,8 @@ async def _record_leased(
         return None
     abandoned = [a for a in attempts if a.end_reason is None]
     if abandoned:
-        await store.append(
+        await append_sealed(
+            store,
             [EpisodeWriter.closing(a.stream).add(EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL))
              for a in abandoned]
         )  # fmt: skip

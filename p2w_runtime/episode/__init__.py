@@ -1,4 +1,5 @@
-"""The episode domain: stream names, the event grammar, the one writer, the started events and the listing.
+"""The episode domain: stream names, the event grammar, the one writer, the started events, the listing, and the
+seal a finished episode gets in its run's stream.
 
 Everything that writes an episode (the agent, both importers, the synthetic and test builders) goes through
 ``EpisodeWriter``; everything that lists a run's episodes goes through ``episodes_of``
@@ -8,6 +9,7 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 from p2w_runtime.episode._errors import EpisodeGrammarError
 from p2w_runtime.episode._grammar import EPISODE_TYPES, EpisodeGrammar
 from p2w_runtime.episode._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
+from p2w_runtime.episode._seal import Appender, append_sealed, episode_seals
 from p2w_runtime.episode._started import Provenance, TaskLike, episode_started, run_started
 from p2w_runtime.episode._streams import (
     ATTEMPT_MARK,
@@ -22,7 +24,7 @@ from p2w_runtime.episode._streams import (
     run_of,
     under,
 )
-from p2w_runtime.episode._writer import Appender, EpisodeWriter
+from p2w_runtime.episode._writer import EpisodeWriter
 
 __all__ = [
     "ATTEMPT_MARK",
@@ -39,9 +41,11 @@ __all__ = [
     "EpisodeWriter",
     "Provenance",
     "TaskLike",
+    "append_sealed",
     "attempt_id",
     "counted",
     "episode_of",
+    "episode_seals",
     "episode_started",
     "episode_stream",
     "episodes_of",

@@ -24,6 +24,10 @@ writer's error, never something the projection has to tolerate later:
   ``final_state`` and ``episode.finished`` follow it, and its ``index`` counts 0, 1, 2...;
 - after ``final_state`` only ``episode.finished``; after ``episode.finished`` nothing;
 - ``episode.started`` names the episode of its stream, and its task.
+
+A run's own stream reads ``run.started (episode.sealed | run.finished)*``: an ``episode.sealed`` as episodes
+finish (``_seal``), a ``run.finished`` when the recording ends (again after a resume). None of these goes in an
+episode stream, and no episode event goes in the run's stream.
 """
 
 from __future__ import annotations

@@ -2,25 +2,20 @@
 
 Every event passes the episode grammar (``_grammar``) when it is added, so an out-of-order event or a
 wrong cause is refused before it is staged, let alone stored. What was added since the last ``take`` or
-``flush`` is staged together with its blobs: a builder hands them to ``store.append`` (or seals them
-itself), the agent flushes once per step and the write runs behind the next step.
+``flush`` is staged together with its blobs: a builder hands them to ``append_sealed`` (or seals them
+itself), the agent flushes once per step and the write runs behind the next step. A flush that stores
+``episode.finished`` also seals the episode in its run's stream (``_seal``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable
 
 from p2w_runtime.episode._grammar import EpisodeGrammar
+from p2w_runtime.episode._seal import Appender, append_sealed
 from p2w_runtime.episode._streams import episode_stream
 from schemas import AnyPayload, LlmCall, NewEvent, blob_hash
-
-
-class Appender(Protocol):
-    """What the writer needs of a store (``EventStore.append``)."""
-
-    async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> Any: ...
 
 
 class EpisodeWriter:
@@ -95,7 +90,7 @@ class EpisodeWriter:
         if self.store is None:
             raise RuntimeError(f"episode writer for {self.stream} has no store to flush to")
         events, blobs = self.take()
-        self._writing = asyncio.create_task(self.store.append(events, blobs))
+        self._writing = asyncio.create_task(append_sealed(self.store, events, blobs))
 
     async def settle(self) -> None:
         """Wait until everything flushed is stored; a failed write raises here."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from p2w_runtime.agent import SiteHosting
 from p2w_runtime.browser import BrowserSession, capture_pages
 from p2w_runtime.data import DataError, load_curation, load_profiles
-from p2w_runtime.episode import EpisodeWriter, Provenance, episode_started, run_started
+from p2w_runtime.episode import EpisodeWriter, Provenance, append_sealed, episode_started, run_started
 from p2w_runtime.store import EventStore, close_run
 from schemas import (
     RESULTS_JUDGED,
@@ -206,6 +206,6 @@ async def import_curation(
     await store.append([started])
     for profile, result in episodes:
         events, blobs = _episode(run_id, profile, result, pages)
-        await store.append(events, blobs)
+        await append_sealed(store, events, blobs)
     await close_run(store, run_id)
     return run_id

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import structlog
 
 from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
-from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, episodes_of, run_started
+from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, append_sealed, episodes_of, run_started
 from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._agentoccam_log import RunnerLog, read_runner_log
 from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
@@ -381,7 +381,7 @@ async def _import_trajectories(
         await store.append([started])
     for i, item in enumerate(planned):
         events = planner.build(item)
-        await store.append(events)
+        await append_sealed(store, events)
         report.imported.append(item.task.task_id)
         if planner.notes.get(item.task.task_id):
             report.notes[item.task.task_id] = planner.notes[item.task.task_id]

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from p2w_runtime.episode import EpisodeWriter, Provenance, run_started
+from p2w_runtime.episode import EpisodeWriter, Provenance, append_sealed, run_started
 from p2w_runtime.rerun._recorded import Recorded
 from p2w_runtime.store import EventStore, RunInfo, StoreError, close_run
 from schemas import AnyPayload, uuid7
@@ -48,7 +48,7 @@ async def record_as(
         _aligned(writer, episode.source.events, episode.rerun.events)
         events, _ = writer.take()
         blobs = {sha: await scratch.get_blob(sha) for sha in _blob_refs(e.payload for e in episode.rerun.events)}
-        await store.append(events, blobs)
+        await append_sealed(store, events, blobs)
     await close_run(store, run_id)
     return run_id
 

@@ -36,7 +36,7 @@ from p2w_runtime.store._runs import (
 from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
 from p2w_runtime.store._sql import SqlEventStore
-from p2w_runtime.store._verify import Problem, VerifyReport, verify_store
+from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
 from p2w_runtime.store.memory import MemoryEventStore
 from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
 from p2w_runtime.store.sqlite import open_sqlite
@@ -75,6 +75,7 @@ __all__ = [
     "VerifiedBundle",
     "verify_bundle",
     "Problem",
+    "UnsealedTail",
     "VerifyReport",
     "bundle_header",
     "export_run",

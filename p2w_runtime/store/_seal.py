@@ -2,8 +2,9 @@
 
 A hash chain shows an edited or removed event in the middle of a stream, but not a stream that is gone
 or that lost its last events. A seal records, for every stream of a run, how many events it had and the
-hash of the last one; ``run.finished`` carries one, and so does the ``streams.sealed`` event a judging
-or classifying pass appends when it ends. A head digest condenses the same commitment for a run's
+hash of the last one; ``run.finished`` carries one, so does the ``episode.sealed`` a recording appends to the
+run's stream as each episode finishes, and so does the ``streams.sealed`` event a judging or classifying pass
+appends when it ends. A head digest condenses the same commitment for a run's
 streams into one value that can be published and checked later (docs/design/integrity.md).
 """
 
@@ -14,7 +15,7 @@ import hashlib
 from p2w_runtime.store._event_store import EventStore, StreamHead
 from schemas import StreamSeal, canonical_json
 
-SEAL_EVENT_TYPES = ("run.finished", "streams.sealed")
+SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed")
 """Event types whose payload carries ``seals``."""
 DIGEST_PREFIX = "sha256:"
 

@@ -1,5 +1,6 @@
 """Recompute every hash chain and blob hash and check every seal: the proof that nothing was changed or
-removed after recording."""
+removed after recording, and, per run, how much a deletion could still remove unseen (the events after the last
+seal of each stream)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass, field
 
 import zstandard
 
+from p2w_runtime.episode import run_of
 from p2w_runtime.errors import clip
 from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._runs import run_events
@@ -28,6 +30,24 @@ class Problem:
         return f"{where}" + (f" event {clip(self.event_id)}" if self.event_id else "") + f": {clip(self.reason, 300)}"
 
 
+@dataclass(frozen=True, slots=True)
+class UnsealedTail:
+    """A run's events that no seal covers yet, per stream: its newest ones, which a deletion could remove unseen.
+
+    A stream is covered up to the most events any seal commits it to, or up to its own last sealing event (whose
+    ``prev_hash`` commits to what precedes it). A finished run has none; a run in flight, the episodes being
+    recorded (and ``run.started`` until the first episode is sealed); a run from before seals, every event.
+    """
+
+    run_id: str
+    streams: dict[str, int]
+    """Stream -> how many of its last events follow its last seal (streams with none left out)."""
+
+    @property
+    def events(self) -> int:
+        return sum(self.streams.values())
+
+
 @dataclass
 class VerifyReport:
     streams: int = 0
@@ -37,6 +57,8 @@ class VerifyReport:
     """Stream seals checked (one per stream per sealing event)."""
     unsealed: list[str] = field(default_factory=list)
     """Runs no seal covers (recorded before seals existed, or still running): deletions there stay invisible."""
+    tails: list[UnsealedTail] = field(default_factory=list)
+    """Every run checked, with the events after its streams' last seals."""
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -55,12 +77,14 @@ async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyRe
     referenced: set[str] = set()
     runs: set[str] = set()
     seals: list[tuple[StoredEvent, list[StreamSeal]]] = []
+    sealed_to: dict[str, int] = {}
+    """Stream -> how many of its events the seals seen so far cover."""
     async for event in store.read_all() if run_id is None else run_events(store, run_id):
         report.events += 1
         if event.type == "run.started" and "/" not in event.stream:
             runs.add(event.stream)
         elif event.type in SEAL_EVENT_TYPES:
-            _collect_seal(event, seals, report)
+            _collect_seal(event, seals, report, sealed_to)
         last_seq, last_hash = heads.get(event.stream, (0, GENESIS_HASH))
         if event.seq != last_seq + 1:
             report.problems.append(
@@ -87,6 +111,7 @@ async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyRe
                 report.problems.append(problem)
     sealed_runs = {sealing.stream.partition("/")[0] for sealing, _ in seals}
     report.unsealed = sorted(runs - sealed_runs)
+    report.tails = _tails(runs, heads, sealed_to)
     hashes = sorted(referenced) if run_id else [h async for h in store.blob_hashes()]
     for sha in hashes:
         report.blobs += 1
@@ -106,7 +131,12 @@ async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyRe
     return report
 
 
-def _collect_seal(event: StoredEvent, seals: list[tuple[StoredEvent, list[StreamSeal]]], report: VerifyReport) -> None:
+def _collect_seal(
+    event: StoredEvent,
+    seals: list[tuple[StoredEvent, list[StreamSeal]]],
+    report: VerifyReport,
+    sealed_to: dict[str, int],
+) -> None:
     try:
         entries = getattr(event.decode().payload, "seals", None)
     except ValueError as exc:
@@ -116,8 +146,20 @@ def _collect_seal(event: StoredEvent, seals: list[tuple[StoredEvent, list[Stream
             )
         )
         return
-    if entries is not None:
+    if entries is not None:  # a run.finished from before seals carries none
         seals.append((event, entries))
+        sealed_to[event.stream] = max(sealed_to.get(event.stream, 0), event.seq)
+        for entry in entries:
+            sealed_to[entry.stream] = max(sealed_to.get(entry.stream, 0), entry.events)
+
+
+def _tails(runs: set[str], heads: dict[str, tuple[int, str]], sealed_to: dict[str, int]) -> list[UnsealedTail]:
+    tails = {run: UnsealedTail(run, {}) for run in sorted(runs)}
+    for stream, (last_seq, _) in heads.items():
+        tail = tails.get(run_of(stream))
+        if tail is not None and last_seq > sealed_to.get(stream, 0):
+            tail.streams[stream] = last_seq - sealed_to.get(stream, 0)
+    return list(tails.values())
 
 
 async def _check_seal(

@@ -132,13 +132,14 @@ def test_cutting_off_the_judgments_with_their_seal_is_named_by_the_later_classif
 
 def test_a_run_finished_seal_names_a_deleted_episode_of_an_imported_run(examples_db: Path) -> None:
     ok = invoke(examples_db, "verify", "ex", "--json")
-    assert ok.exit_code == 0 and json.loads(ok.stdout)["seals"] == 3
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["seals"] == 3 + 3  # each episode's seal, run.finished's
     with attacker(examples_db) as conn:
         (episode,) = conn.execute("SELECT stream FROM events WHERE type='episode.started' LIMIT 1").fetchone()
         conn.execute("DELETE FROM events WHERE stream = ?", (episode,))
     result = invoke(examples_db, "verify", "ex")
     assert result.exit_code == 1
     assert any(f"stream {episode}: stream missing: sealed by run.finished" in p for p in problems(result))
+    assert any(f"stream {episode}: stream missing: sealed by episode.sealed" in p for p in problems(result))
 
 
 def test_a_recomputed_event_is_named_as_a_broken_seal(examples_db: Path) -> None:
@@ -167,8 +168,10 @@ def test_a_recomputed_event_is_named_as_a_broken_seal(examples_db: Path) -> None
         )
     result = invoke(examples_db, "verify", "ex")
     assert result.exit_code == 1
-    (problem,) = problems(result)
-    assert f"stream {row[1]} seq {row[2]}: seal broken" in problem and "run.finished" in problem
+    broken = problems(result)
+    assert len(broken) == 2, broken  # the episode's own seal and run.finished's both name it
+    assert all(f"stream {row[1]} seq {row[2]}: seal broken" in p for p in broken)
+    assert any("sealed by run.finished" in p for p in broken) and any("sealed by episode.sealed" in p for p in broken)
 
 
 def test_insert_or_replace_of_an_event_is_refused_by_the_database(db: Path) -> None:

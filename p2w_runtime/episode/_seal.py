@@ -1,0 +1,52 @@
+"""Sealing an episode when it finishes: an ``episode.sealed`` in its run's stream commits to the finished stream.
+
+Without it, nothing covered an episode until ``run.finished`` sealed the whole run, so deleting the newest events
+of a run in flight (or of one whose recorder died) passed ``verify``. Now only the episodes still being recorded are
+unsealed (docs/design/integrity.md). The seal is built from what the store returned for the episode's last append
+(its seq and hash, assigned under the store's write lock), so it costs no read, and it is a second append: the
+run's stream is shared by every episode of the run (several workers append to it at once), and the store gives
+each append the next seq of it under that lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from p2w_runtime.episode._streams import run_of
+from schemas import EpisodeSealed, NewEvent, StoredEvent, StreamSeal
+
+
+class Appender(Protocol):
+    """What the writers need of a store (``EventStore.append``): the stored events back, for the seal."""
+
+    async def append(
+        self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None
+    ) -> Sequence[StoredEvent]: ...
+
+
+def episode_seals(stored: Sequence[StoredEvent]) -> list[NewEvent]:
+    """One ``episode.sealed`` per run for the episode streams that ``stored`` (one append's result) finished.
+
+    A stream is finished when its last event in the batch is ``episode.finished``; it is sealed as that event
+    left it, which is what it holds until someone changes it.
+    """
+    last: dict[str, StoredEvent] = {}
+    for event in stored:
+        last[event.stream] = event
+    by_run: dict[str, list[StreamSeal]] = {}
+    for stream, event in last.items():
+        if event.type == "episode.finished":
+            seal = StreamSeal(stream=stream, events=event.seq, head_hash=event.hash)
+            by_run.setdefault(run_of(stream), []).append(seal)
+    return [NewEvent(stream=run, payload=EpisodeSealed(seals=seals)) for run, seals in by_run.items()]
+
+
+async def append_sealed(
+    store: Appender, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None
+) -> Sequence[StoredEvent]:
+    """Append an episode's events (or several episodes' ends), then seal each episode stream they finished."""
+    stored = await store.append(events, blobs)
+    if seals := episode_seals(stored):
+        await store.append(seals)
+    return stored
