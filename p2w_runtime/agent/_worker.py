@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Sequence
 
 import structlog
@@ -28,6 +29,7 @@ from p2w_runtime.store import (
     ClaimHolder,
     EventStore,
     LabelTaken,
+    StoreError,
     UnknownRun,
     close_run,
     find_run,
@@ -54,22 +56,36 @@ async def join_run(
     config: AgentConfig,
     run_config: dict,
 ) -> str:
-    """The run labelled ``label``: found, or started by this worker if no other got there first."""
+    """The run labelled ``label``: found, or started by this worker if no other got there first.
+
+    Every worker then seeds the work items (``work``), so a run whose creator died before it seeded them is
+    completed by whoever joins next; a worker that selected other tasks than the run was started with is refused.
+    """
     try:
         found = await find_run(store, label)
     except UnknownRun:
-        pass
-    else:
-        if found.status != "unfinished" and not await store.work_items(found.run_id):
-            raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
-        return found.run_id
-    try:
-        plan = await plan_run(
-            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None
+        try:
+            plan = await plan_run(
+                store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None
+            )
+            return plan.run_id
+        except LabelTaken:  # another worker started it between our look and our append
+            found = await find_run(store, label)
+    if found.status != "unfinished" and not await store.work_items(found.run_id):
+        raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
+    recorded = found.started.config.get("tasks")
+    mine = [t.task_id for t in tasks]
+    if recorded is not None and sorted(recorded) != sorted(mine):
+        raise UserError(
+            f"run {label} ({found.run_id}) records {len(recorded)} tasks ({_few(recorded)}); this worker selected "
+            f"{len(mine)} ({_few(mine)}): give the same --tasks, --level, --task and --limit as the other workers"
         )
-        return plan.run_id
-    except LabelTaken:  # another worker started it between our look and our append
-        return (await find_run(store, label)).run_id
+    return found.run_id
+
+
+def _few(ids: Sequence[str]) -> str:
+    shown = sorted(ids)[:3]
+    return ", ".join(shown) + (", ..." if len(ids) > len(shown) else "")
 
 
 async def work(
@@ -90,6 +106,7 @@ async def work(
     await store.seed_work(run_id, list(by_id))
     me = this_process()
     state = RunProgress(total=len(by_id))
+    started, told = time.monotonic(), set[str]()
 
     async def lane() -> None:
         while True:
@@ -100,12 +117,23 @@ async def work(
                 _notify(progress, state)
                 if all(i.done for i in items):
                     return
+                if "waiting" not in told:
+                    told.add("waiting")
+                    leased = sorted({f"{i.host}:{i.pid}" for i in items if not i.done and i.owner is not None})
+                    log.info("waiting for tasks leased by other workers", run_id=run_id, holders=leased)
                 await asyncio.sleep(POLL_S)  # the rest is leased: wait for it to finish or to be abandoned
                 continue
+            if "claimed" not in told:
+                told.add("claimed")
+                log.info("first claim", task=task_id, after_s=round(time.monotonic() - started, 3))
             state.running += 1
             _notify(progress, state)
             try:
                 outcome = await _record_leased(store, run_id, by_id[task_id], me, browser, llm, retriever, config)
+            except asyncio.CancelledError:  # stopped (Ctrl-C): the episode closed itself as aborted; free the task now
+                await asyncio.shield(store.release_work(run_id, task_id, me))
+                log.info("released the lease of an interrupted episode", task=task_id)
+                raise
             finally:
                 state.running -= 1
             if outcome is not None:
@@ -128,7 +156,8 @@ async def _record_leased(
     retriever: HistoryRetriever | None,
     config: AgentConfig,
 ) -> EpisodeOutcome | None:
-    """Record ``task`` while renewing its lease; None if an earlier holder had recorded it already."""
+    """Record ``task`` while renewing its lease; None if it is not this worker's to record (an earlier holder
+    recorded it already, or another worker took the lease over)."""
     attempts = [a for a in await episodes_of(store, run_id, every_attempt=True) if a.task_id == task.task_id]
     if counted(attempts):  # recorded, but its worker died before marking it done
         return None
@@ -152,18 +181,30 @@ async def _record_leased(
         config=config,
     )
     recording = asyncio.ensure_future(episode.run())
+    lost = asyncio.Event()
 
     async def keep_lease() -> None:
         while not recording.done():
             await asyncio.sleep(LEASE_S / 3)
-            if not await store.renew_work(run_id, task.task_id, me, LEASE_S):
+            try:
+                held = await store.renew_work(run_id, task.task_id, me, LEASE_S)
+            except StoreError as exc:  # the episode's own next write meets it too, and says so; try again meanwhile
+                log.info("lease not renewed", task=task.task_id, error=str(exc))
+                continue
+            if not held:
                 log.warning("lost the lease; stopping the episode", task=task.task_id)
+                lost.set()
                 recording.cancel()
                 return
 
     renewing = asyncio.ensure_future(keep_lease())
     try:
         return await recording
+    except asyncio.CancelledError:
+        this = asyncio.current_task()
+        if lost.is_set() and this is not None and not this.cancelling():  # the task is another worker's now
+            return None
+        raise
     finally:
         renewing.cancel()
 

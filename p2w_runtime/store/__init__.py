@@ -19,6 +19,7 @@ from p2w_runtime.store._event_store import (
     ReadOnlyStore,
     RunCoordination,
     StoreError,
+    StoreUnavailable,
     StreamHead,
     WorkItem,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "MemoryEventStore",
     "RunInfo",
     "StoreError",
+    "StoreUnavailable",
     "StreamHead",
     "UnknownRun",
     "check_label_free",

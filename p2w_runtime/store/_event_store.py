@@ -22,6 +22,10 @@ class StoreError(UserError):
     exit_code = 2
 
 
+class StoreUnavailable(StoreError):
+    """The database went away (server down, connection broken): nothing more can be recorded until it is back."""
+
+
 class IntegrityError(StoreError):
     """An append would break the log's invariants (duplicate event id, missing blob, ...)."""
 
@@ -155,6 +159,10 @@ class RunCoordination(ABC):
     @abstractmethod
     async def finish_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
         """Mark ``me``'s task done."""
+
+    @abstractmethod
+    async def release_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
+        """Give ``me``'s task back, free at once for the next claim (a worker stopped mid-episode)."""
 
     @abstractmethod
     async def work_items(self, run_id: str) -> list[WorkItem]:

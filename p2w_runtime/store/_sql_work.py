@@ -1,21 +1,24 @@
 """The work queue of ``record --worker`` over SQL: tasks leased to one worker at a time, taken over on expiry.
 
-A claim selects the first free task ``FOR UPDATE SKIP LOCKED`` (PostgreSQL: concurrent workers skip each other's
-row instead of queueing behind it; SQLite ignores the clause, its ``BEGIN IMMEDIATE`` already serialises
-claims) and leases it in the same transaction. Claims do not take the event log's write lock.
+Every operation is one statement, compiled once per store: a claim is ``UPDATE ... WHERE task_id = (SELECT the
+first free task FOR UPDATE SKIP LOCKED) RETURNING task_id`` (PostgreSQL: concurrent workers skip each other's row
+instead of queueing behind it; SQLite ignores the clause, its ``BEGIN IMMEDIATE`` already serialises claims).
+Claims do not take the event log's write lock. The queue pattern and its cost: docs/design/postgres.md.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from functools import cached_property
 
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, Dialect, and_, bindparam, or_, select, update
+from sqlalchemy.sql.dml import Update
 
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._event_store import WorkItem
 from p2w_runtime.store._rows import WORK_ITEMS
-from p2w_runtime.store._sql_base import SqlStoreBase
+from p2w_runtime.store._sql_base import Compiled, SqlStoreBase
 
 W = WORK_ITEMS.c
 
@@ -28,36 +31,27 @@ class SqlWorkQueue(SqlStoreBase):
 
     async def claim_work(self, run_id: str, me: ClaimHolder, lease_s: float) -> str | None:
         now = time.time()
-        free = (
-            select(W.task_id)
-            .where(W.run_id == run_id, W.done.is_(False), or_(W.owner.is_(None), W.lease_until < now))
-            .order_by(W.task_id)
-            .limit(1)
-            .with_for_update(skip_locked=True)
-        )
+        claim = self._work_sql.claim
+        params = claim.params(run=run_id, now=now, w_owner=me.owner, w_host=me.host, w_pid=me.pid, until=now + lease_s)
         async with self._claiming() as session:
-            rows = await self._fetch_once(session, free)
-            if not rows:
-                return None
-            task_id = str(rows[0][0])
-            lease = dict(owner=me.owner, host=me.host, pid=me.pid, lease_until=now + lease_s)
-            await self._fetch_once(session, update(WORK_ITEMS).where(_item(run_id, task_id)).values(**lease))
-        return task_id
+            rows = await session.fetch(claim.sql, params)
+        return str(rows[0][0]) if rows else None
 
     async def renew_work(self, run_id: str, task_id: str, me: ClaimHolder, lease_s: float) -> bool:
-        mine = and_(_item(run_id, task_id), W.owner == me.owner)
+        renew = self._work_sql.renew
+        params = renew.params(run=run_id, task=task_id, mine=me.owner, until=time.time() + lease_s)
         async with self._claiming() as session:
-            held = await self._fetch_once(session, select(W.task_id).where(mine))
-            if held:
-                await self._fetch_once(
-                    session, update(WORK_ITEMS).where(mine).values(lease_until=time.time() + lease_s)
-                )
-        return bool(held)
+            return bool(await session.fetch(renew.sql, params))
 
     async def finish_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
-        mine = and_(_item(run_id, task_id), W.owner == me.owner)
+        finish = self._work_sql.finish
         async with self._claiming() as session:
-            await self._fetch_once(session, update(WORK_ITEMS).where(mine).values(done=True))
+            await session.fetch(finish.sql, finish.params(run=run_id, task=task_id, mine=me.owner))
+
+    async def release_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
+        release = self._work_sql.release
+        async with self._claiming() as session:
+            await session.fetch(release.sql, release.params(run=run_id, task=task_id, mine=me.owner))
 
     async def work_items(self, run_id: str) -> list[WorkItem]:
         query = (
@@ -69,6 +63,51 @@ class SqlWorkQueue(SqlStoreBase):
             rows = await self._fetch_once(session, query)
         return [WorkItem(task, owner, host, pid, lease, bool(done)) for task, owner, host, pid, lease, done in rows]
 
+    @cached_property
+    def _work_sql(self) -> _WorkStatements:
+        return _WorkStatements(self.engine.dialect)
 
-def _item(run_id: str, task_id: str) -> ColumnElement[bool]:
-    return and_(W.run_id == run_id, W.task_id == task_id)
+
+class _WorkStatements:
+    """The queue's statements for one dialect, each ``RETURNING`` the task it changed (SQLite 3.35+, PostgreSQL)."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        free = (
+            select(W.task_id)
+            .where(
+                W.run_id == bindparam("run"),
+                W.done.is_(False),
+                or_(W.owner.is_(None), W.lease_until < bindparam("now")),
+            )
+            .order_by(W.task_id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        self.claim = self._of(
+            update(WORK_ITEMS)
+            .where(W.run_id == bindparam("run"), W.task_id == free)
+            .values(
+                owner=bindparam("w_owner"),
+                host=bindparam("w_host"),
+                pid=bindparam("w_pid"),
+                lease_until=bindparam("until"),
+            ),
+            dialect,
+        )
+        self.renew = self._of(update(WORK_ITEMS).where(_mine()).values(lease_until=bindparam("until")), dialect)
+        self.finish = self._of(update(WORK_ITEMS).where(_mine()).values(done=True), dialect)
+        self.release = self._of(
+            update(WORK_ITEMS)
+            .where(_mine(), W.done.is_(False))
+            .values(owner=None, host=None, pid=None, lease_until=0.0),
+            dialect,
+        )
+
+    @staticmethod
+    def _of(statement: Update, dialect: Dialect) -> Compiled:
+        return Compiled.of(statement.returning(W.task_id), dialect)
+
+
+def _mine() -> ColumnElement[bool]:
+    return and_(W.run_id == bindparam("run"), W.task_id == bindparam("task"), W.owner == bindparam("mine"))

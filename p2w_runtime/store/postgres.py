@@ -12,6 +12,7 @@ Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and ``blobs``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -28,7 +29,7 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.util import greenlet_spawn
 from sqlmodel import SQLModel
 
-from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
+from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
 from p2w_runtime.store._log_end import LogMoved
 from p2w_runtime.store._rows import EVENTS
 from p2w_runtime.store._sql import SqlEventStore
@@ -59,6 +60,25 @@ _APPEND_ONLY = [
 _TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs") for kind in ("append_only", "no_truncate")}
 COPY_ROWS = 64
 """Event batches at least this large go in by binary COPY (measured in docs/design/postgres.md)."""
+IDLE_IN_TRANSACTION_S = float(os.environ.get("P2W_PG_IDLE_IN_TRANSACTION_S", "30"))
+"""A session idle this long inside a transaction is ended by the server, its locks released: a frozen or cut-off
+client cannot hold the write lock (or a run's label) for longer. Ours never idle that long: a transaction's
+statements follow each other at once. Env ``P2W_PG_IDLE_IN_TRANSACTION_S`` (tests shorten it)."""
+
+
+def session_settings() -> dict[str, str]:
+    """What every connection asks of its server session, so that a client that is gone (killed, frozen, its
+    machine unplugged) releases what it holds in seconds, not when TCP gives up hours later
+    (docs/design/postgres.md, "A worker that dies or stops"). No ``lock_timeout`` or ``statement_timeout``: a
+    writer waiting for the lock waits for a live holder, and the holder's side is what these bound."""
+    return {
+        "idle_in_transaction_session_timeout": str(round(IDLE_IN_TRANSACTION_S * 1000)),
+        "client_connection_check_interval": "2000",  # a backend busy on a query checks its client every 2 s
+        "tcp_keepalives_idle": "10",
+        "tcp_keepalives_interval": "5",
+        "tcp_keepalives_count": "3",
+        "application_name": f"p2w-rt/{os.getpid()}",
+    }
 
 
 def is_postgres_url(location: object) -> bool:
@@ -90,6 +110,14 @@ _LOG_END_KEYS = frozenset({"events_pkey", "uq_events_stream_seq"})
 
 _CLIENT_SIDE = (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
 """Errors raised by the driver rather than reported by the server: the connection is not reused after one."""
+_SERVER_GONE = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.CannotConnectNowError,
+)
+"""The server cannot be reached, is shutting down, crashed, or is still recovering: ``StoreUnavailable``."""
 _BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 """A write transaction's start in one round trip: a simple query of two statements (the transaction stays open)."""
 
@@ -168,12 +196,19 @@ class PostgresEventStore(SqlEventStore):
                 yield driver
             except _CLIENT_SIDE as exc:  # the connection's state is unknown (a backend killed under it, say)
                 broken = True
-                raise StoreError(f"{self.label}: database connection lost ({type(exc).__name__}: {exc})") from exc
+                raise StoreUnavailable(f"{self.label}: database connection lost ({type(exc).__name__}: {exc})") from exc
             finally:  # back to the pool (which may close it: async); a broken or closed one is dropped from it
                 await greenlet_spawn(pooled.invalidate if broken or driver.is_closed() else pooled.close)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(str(exc)) from exc
-        except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
+        except _SERVER_GONE as exc:
+            raise StoreUnavailable(f"{self.label}: database unavailable ({type(exc).__name__}: {exc})") from exc
+        except DBAPIError as exc:  # a connection the pool could not open: the driver's error inside
+            cause = exc.orig if isinstance(exc.orig, _SERVER_GONE) else None
+            if cause is not None:
+                raise StoreUnavailable(f"{self.label}: database unavailable ({type(cause).__name__}: {cause})") from exc
+            raise StoreError(f"{self.label}: database error ({exc})") from exc
+        except (asyncpg.PostgresError, OSError) as exc:
             raise StoreError(f"{self.label}: database error ({exc})") from exc
 
     @asynccontextmanager
@@ -191,9 +226,11 @@ class PostgresEventStore(SqlEventStore):
 
     @asynccontextmanager
     async def _claiming(self) -> AsyncIterator[Session]:
+        """No BEGIN / COMMIT: every work-queue operation is one statement (or one atomic ``executemany``), its own
+        transaction, one round trip."""
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only")
-        async with self._driver() as conn, conn.transaction():
+        async with self._driver() as conn:
             yield _AsyncpgSession(conn)
 
     @asynccontextmanager
@@ -212,7 +249,13 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
     """
     label = shown_url(url)
     try:
-        engine = create_async_engine(_driver_url(url), pool_size=8, max_overflow=8, pool_pre_ping=False)
+        engine = create_async_engine(
+            _driver_url(url),
+            pool_size=8,
+            max_overflow=8,
+            pool_pre_ping=False,
+            connect_args={"server_settings": session_settings()},
+        )
     except (ArgumentError, ValueError) as exc:
         raise StoreError(f"{label}: not a usable PostgreSQL URL ({exc})") from exc
     store = PostgresEventStore(engine, label, read_only=read_only)

@@ -6,12 +6,15 @@ user (``runuser``) in a folder it owns. ``fresh_database()`` gives each test its
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -58,9 +61,38 @@ class PostgresServer:
         if self._as_root:
             shutil.chown(self.root, SYSTEM_USER)
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        self._start_server()
+        return self
+
+    def _start_server(self) -> None:
         options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c max_connections=200"
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
-        return self
+
+    def postmaster_pid(self) -> int:
+        return int((self.data / "postmaster.pid").read_text().split()[0])
+
+    def kill(self) -> None:
+        """SIGKILL the postmaster and its backends, as a crash would: nothing is shut down cleanly, and every
+        client's connection breaks mid-statement. ``restart`` brings it back (crash recovery from the WAL)."""
+        master = self.postmaster_pid()
+        listing = Path(f"/proc/{master}/task/{master}/children")  # without it, backends exit on the postmaster's death
+        children = listing.read_text().split() if listing.exists() else []
+        for pid in [master, *map(int, children)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def restart(self, timeout_s: float = 60.0) -> None:
+        """Start the server again after ``kill``, on the same port and data; retried while the killed processes
+        still hold the shared memory."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self._start_server()
+                return
+            except subprocess.CalledProcessError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"

@@ -75,6 +75,19 @@ class CoordinationContract(StoreFixture):
         assert await store.claim_work("run", b, 60) is None
         assert await store.work_items("other") == []
 
+    async def test_a_released_task_is_free_at_once_and_only_its_holder_releases_it(self, store: EventStore) -> None:
+        a, b = _holder("a"), _holder("b")
+        await store.seed_work("run", ["t1"])
+        assert await store.claim_work("run", a, 3600) == "t1"
+        await store.release_work("run", "t1", b)  # not b's to give back
+        assert await store.claim_work("run", b, 3600) is None
+        await store.release_work("run", "t1", a)
+        assert [(i.owner, i.lease_until, i.done) for i in await store.work_items("run")] == [(None, 0.0, False)]
+        assert await store.claim_work("run", b, 3600) == "t1"  # long before a's lease would have run out
+        await store.finish_work("run", "t1", b)
+        await store.release_work("run", "t1", b)  # a done task stays done
+        assert [(i.owner, i.done) for i in await store.work_items("run")] == [(b.owner, True)]
+
     async def test_concurrent_claims_never_hand_one_task_to_two_workers(self, store: EventStore) -> None:
         tasks = [f"t{i:02d}" for i in range(12)]
         await store.seed_work("run", tasks)
