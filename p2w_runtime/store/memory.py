@@ -300,6 +300,12 @@ class MemoryEventStore(EventStore):
     async def finish_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
         self._update_mine(run_id, task_id, me, lambda item: replace(item, done=True))
 
+    async def release_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
+        def free(item: WorkItem) -> WorkItem:
+            return item if item.done else replace(item, owner=None, host=None, pid=None, lease_until=0.0)
+
+        self._update_mine(run_id, task_id, me, free)
+
     def _update_mine(self, run_id: str, task_id: str, me: ClaimHolder, change: Callable[[WorkItem], WorkItem]) -> bool:
         """Change ``me``'s work item; False (nothing changed) if it is not ``me``'s."""
         with self._lock:
