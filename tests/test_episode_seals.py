@@ -20,13 +20,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from builders import episode, run_started
 from click.testing import CliRunner, Result
 
 from cli import main
+from p2w_runtime.agent import finish_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.episode import append_sealed
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
+from schemas import uuid7
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIGGERS = ("events_no_update", "events_no_delete")
@@ -345,3 +349,17 @@ def test_runs_from_before_seals_report_every_event_as_unsealed(tmp_path: Path) -
                                "GROUP BY stream", run_id, run_id))  # fmt: skip
         assert uncovered(report, run_id) == counts, "no seal: every event of every stream is uncovered"
         assert f"{sum(counts.values())} events in {len(counts)} streams are not covered" in result.output
+
+
+async def test_a_seal_after_run_finished_does_not_make_the_run_finish_twice(store) -> None:
+    """A worker whose lease was taken over seals its dropped attempt after another worker finished the run; the
+    next worker to reach the finish looks for any ``run.finished``, not only at the stream's last event."""
+    run_id = uuid7()
+    await store.append([run_started(run_id, "workers")])
+    await append_sealed(store, *episode(run_id, "Ann_Lee_A3"))
+    await finish_run(store, run_id)
+    late = await append_sealed(store, *episode(run_id, "Ann_Lee_B3"))
+    assert (await store.stream_head(run_id)).last_type == "episode.sealed", late
+    await finish_run(store, run_id)
+    types = [e.type async for e in store.read_stream(run_id)]
+    assert types.count("run.finished") == 1 and types[-1] == "episode.sealed"

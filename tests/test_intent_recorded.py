@@ -50,6 +50,13 @@ def link_to(page: str, path: str) -> str:
     return found.group(1)
 
 
+def second_link_to(page: str, path: str) -> str:
+    """The id of the second link whose ``/url:`` starts with ``path`` (the result listed after the first)."""
+    found = re.findall(rf'\[(\d+)\] link "[^"\n]*"\n\s*/url: {re.escape(path)}', page)
+    assert len(found) > 1, f"fewer than two links to {path} on the page:\n{page[:3000]}"
+    return found[1]
+
+
 def other_size(page: str, unwanted: str) -> str:
     sizes = re.findall(r'option "([^"]+)"', page.split('combobox "Size"', 1)[1].split("spinbutton", 1)[0])
     return next(s for s in sizes if s not in (unwanted, "Choose a size"))
@@ -127,6 +134,13 @@ PLANS: dict[str, list[Step]] = {
         lambda p: f"click [{link_to(p, '/product/')}]",
         lambda p: f"click [{ref(p, 'button', 'Add to cart')}]",
         lambda p: "stop [Added two boxes of penne to the cart]",
+    ],
+    # cart, 0, wrong item: the second result opened and added, though the first is rated higher ("best-rated")
+    "Marcus_Okafor_C3": [
+        lambda p: f"goto [{BASKET}/search?q=noise+cancelling+earbuds&max_price=100]",
+        lambda p: f"click [{second_link_to(p, '/product/')}]",
+        lambda p: f"click [{ref(p, 'button', 'Add to cart')}]",
+        lambda p: "stop [Added the best-rated earbuds to the cart]",
     ],
     # reservation, 10: the 19:00 slot pressed (on the first day it is free), the reservation details page reached
     "Priya_Raman_B3": [
@@ -231,6 +245,27 @@ def test_cart_reached_after_pressing_add_to_cart_is_10(judged: dict) -> None:
     assert intent(judged, "Tomas_Reyes_B3", "outcome-based-rules")[0] == 10.0
 
 
+def test_the_best_reviewed_result_added_is_checked_against_the_listing(judged: dict) -> None:
+    _, note, _ = intent(judged, "Tomas_Reyes_B3")
+    assert "'best-reviewed': 'Ridgeline Men's Trail Running Shoes' rated 4.5 is the best of" in note
+    assert "listed on the results page of step 2" in note
+
+
+def test_a_result_rated_lower_than_another_listed_is_a_wrong_item_for_the_best_rated(judged: dict) -> None:
+    points, note, ids = intent(judged, "Marcus_Okafor_C3")
+    t = trajectory(judged, "Marcus_Okafor_C3")
+    assert any(o.url == f"{BASKET}/cart" for o in t.observations), "the cart was reached"
+    assert points == 0.0 and judged["Marcus_Okafor_C3"]["rubric-rules"].metrics["intent"] == 0.0
+    assert (
+        "wrong item: 'Wavelength Lite Noise Cancelling Headphones' rated 4.4 chosen, "
+        "'Sonora Noise Cancelling Wireless Earbuds' rated 4.5 listed on the results page of step 2; "
+        "the task asks for the best-rated"
+    ) in note
+    assert intent(judged, "Marcus_Okafor_C3", "action-wise-rules")[0] == 0.0
+    points, note, _ = intent(judged, "Marcus_Okafor_C3", "outcome-based-rules")
+    assert points == 10.0 and "'best-rated' not checked: the page of the decisive action is not in this view" in note
+
+
 def test_an_answer_claiming_the_cart_without_the_press_is_0(judged: dict) -> None:
     points, note, _ = intent(judged, "Marcus_Okafor_A3")
     assert points == 0.0 and "no decisive action found" in note and "recorded AX trees" in note
@@ -285,6 +320,7 @@ def test_stopping_on_the_results_is_no_reservation(judged: dict) -> None:
 def test_checkout_reached_with_the_tickets_asked_for_is_10(judged: dict) -> None:
     points, note, _ = intent(judged, "Tomas_Reyes_A3")
     assert points == 10.0 and "checkout goal achieved" in note and 'button "Continue to checkout"' in note
+    assert re.search(r"'soonest': '[^']+' on \d{4}-\d\d-\d\d \d\d:\d\d is the best of \d+ listed", note), note
 
 
 def test_buying_when_told_not_to_is_0(judged: dict) -> None:

@@ -16,6 +16,7 @@ from p2w_runtime.agent._record import (
     record,
 )
 from p2w_runtime.agent._run import RunProgress
+from p2w_runtime.agent._worker import finish_run
 
 __all__ = [
     "ROLE_PARAMS",
@@ -30,6 +31,7 @@ __all__ = [
     "RunProgress",
     "SiteHosting",
     "StartsAt",
+    "finish_run",
     "hosted_browser",
     "record",
 ]

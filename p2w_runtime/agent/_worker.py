@@ -212,9 +212,11 @@ async def _record_leased(
 async def finish_run(store: EventStore, run_id: str) -> None:
     """Append ``run.finished`` with its seals, once whichever worker gets here first (a claim decides)."""
     async with hold_claims(store, [f"finish/{run_id}"]):
-        head = await store.stream_head(run_id)
-        if head is not None and head.last_type == "run.finished":
-            return
+        # Not only the last event: a worker whose lease was taken over may seal its dropped attempt after another
+        # worker finished the run, and that late ``episode.sealed`` must not make the run finish twice.
+        async for event in store.read_stream(run_id):
+            if event.type == "run.finished":
+                return
         await close_run(store, run_id)
 
 

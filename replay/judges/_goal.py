@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
+from replay.judges._choice import Superlative, superlative_of
+
 GoalKind = Literal["cart", "reservation", "checkout", "information"]
 
 _NEGATED = re.compile(
@@ -54,6 +56,8 @@ class Goal:
     quantity: int | None = None
     time: str | None = None
     """A clock time the query asks for ("at 7:00 PM" -> "19:00"), compared with a reservation page's."""
+    best: Superlative | None = None
+    """What the query asks of the choice ("the best-rated one"), checked against the results page it came from."""
 
     @property
     def acts(self) -> bool:
@@ -79,7 +83,7 @@ def goal_of(query: str) -> Goal:
     for kind, pattern in _GOALS:
         found = pattern.search(text)
         if found:
-            return Goal(kind, found.group(0).strip(" ,.;:"), quantity, time)
+            return Goal(kind, found.group(0).strip(" ,.;:"), quantity, time, superlative_of(text))
     return Goal("information", "", None, time)
 
 

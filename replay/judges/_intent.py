@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from replay.judges._base import Verdict
+from replay.judges._choice import ChoiceCheck, check_choice
 from replay.judges._goal import (
     Goal,
     cart_holds,
@@ -25,7 +26,7 @@ from replay.judges._goal import (
     is_goal_page,
     unavailable,
 )
-from replay.judges._items import item_problem
+from replay.judges._items import item_problem, price_ceilings, wanted_sizes
 from replay.judges._pages import PRESSING, RecordedPages, element
 from replay.judges._targets import INTENT_POINTS, RubricTargets
 from replay.matching import on_site
@@ -229,9 +230,29 @@ def _achieved(verdict: Verdict, e: _Episode, targets: RubricTargets) -> bool:
     if problem is not None:
         _award(verdict, 0.0, ids, f"{kind} goal; constraint violated: {problem}; {how}", page.url)
         return True
+    choice = _choice(e, decisive, targets)
+    if choice is not None and choice.problem is not None:
+        _award(verdict, 0.0, ids, f"{kind} goal; {choice.problem}; {how}", page.url)
+        return True
     ended = f" (episode ended '{e.t.end_reason}')" if e.t.end_reason in FAILURE_END_REASONS else ""
-    _award(verdict, INTENT_POINTS, ids, f"{kind} goal achieved; {how}{ended}", page.url)
+    chosen = f"; {choice.note}" if choice is not None else ""
+    _award(verdict, INTENT_POINTS, ids, f"{kind} goal achieved; {how}{ended}{chosen}", page.url)
     return True
+
+
+def _choice(e: _Episode, decisive: Decisive | None, targets: RubricTargets) -> ChoiceCheck | None:
+    """The item the decisive action acted on, against the superlative of the query (None if it names none)."""
+    want = e.goal.best
+    if want is None:
+        return None
+    if not e.recorded.texts:
+        return ChoiceCheck(f"'{want.phrase}' not checked: no page content recorded, so no results page to compare")
+    at = next((p for p in e.pages if decisive is not None and p.step == decisive.action.step), None)
+    if decisive is None or at is None:
+        return ChoiceCheck(f"'{want.phrase}' not checked: the page of the decisive action is not in this view")
+    pages = [(p.step, p.url, text) for p in e.pages if p.step < at.step and (text := e.text(p)) is not None]
+    ceilings = [amount for _, amount, _ in price_ceilings(targets.preferences)]
+    return check_choice(want, at.url, pages, ceilings, wanted_sizes(targets.preferences))
 
 
 def _blocked(verdict: Verdict, e: _Episode, targets: RubricTargets) -> bool:

@@ -35,11 +35,11 @@ def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
-def _sizes(preferences: tuple[str, ...]) -> set[str]:
+def wanted_sizes(preferences: tuple[str, ...]) -> set[str]:
     return {m.group(1).lower() for v in preferences if (m := _SIZE_VALUE.match(v.strip()))}
 
 
-def _ceilings(preferences: tuple[str, ...]) -> list[tuple[str, float, bool]]:
+def price_ceilings(preferences: tuple[str, ...]) -> list[tuple[str, float, bool]]:
     out = []
     for value in preferences:
         found = _CEILING.search(value)
@@ -67,11 +67,11 @@ def item_problem(goal: Goal, targets: RubricTargets, text: str) -> str | None:
     quantities = [int(next(g for g in m.groups() if g)) for m in _QTY.finditer(text)]
     if goal.quantity is not None and quantities and sum(quantities) != goal.quantity:
         return f"quantity {sum(quantities)} on the page, the task asks for {goal.quantity}"
-    wanted = _sizes(targets.preferences)
+    wanted = wanted_sizes(targets.preferences)
     for m in _LINE_SIZE.finditer(text) if wanted else ():
         if m.group(1).lower() not in wanted:
             return f"size {m.group(1)} on the page, the task asks for {' / '.join(sorted(wanted))}"
-    for value, ceiling, strict in _ceilings(targets.preferences):
+    for value, ceiling, strict in price_ceilings(targets.preferences):
         for price in _unit_prices(text):
             if price > ceiling or (strict and price >= ceiling):
                 return f"unit price ${price:.2f} on the page breaks {value!r}"

@@ -77,6 +77,8 @@ def needed_blobs(t: Trajectory, goal: Goal) -> list[str]:
     if not goal.acts:
         return []
     pressing = {a.step for a in t.actions if a.parsed is not None and a.parsed.name in PRESSING}
+    if goal.best is not None:  # the results page an item was chosen from, whether clicked or left by a goto
+        pressing |= {a.step for a in t.actions if a.parsed is not None and a.parsed.name == "goto"}
     near = pressing | {step + 1 for step in pressing}
     wanted = [
         o.ax_tree for o in t.observations if o.ax_tree and (o.step in near or is_goal_page(goal.kind, o.url, o.title))

@@ -130,7 +130,7 @@ class _RulesJudge(Judge[SiteConfig]):
 
 class RubricRulesJudge(_RulesJudge):
     id = "rubric-rules"
-    version = "3"
+    version = "4"
     description = "Persona2Web rubric (P_web, P_pref with location, Intent, SR) from the structured events, no LLM"
 
     def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
@@ -146,7 +146,7 @@ class RubricRulesJudge(_RulesJudge):
 
 class ActionWiseRulesJudge(_RulesJudge):
     id = "action-wise-rules"
-    version = "3"
+    version = "4"
     description = (
         "Action-wise baseline: utilization and intent from the actions of all steps (no history, no reasoning)"
     )
@@ -162,7 +162,7 @@ class ActionWiseRulesJudge(_RulesJudge):
 
 class OutcomeBasedRulesJudge(_RulesJudge):
     id = "outcome-based-rules"
-    version = "3"
+    version = "4"
     description = "Outcome-based baseline: utilization and intent from the final action, its reasoning and final page"
 
     def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
