@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.store import EventStore, open_store
+from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
 
@@ -28,6 +28,15 @@ async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
     """A fresh, empty SQLite event store in the test's own folder."""
     async with open_store(tmp_path / "p2w.db") as recorder:
         yield recorder
+
+
+@pytest.fixture
+def memory_store() -> MemoryEventStore:
+    """A fresh, empty in-memory event store, for tests that need a store but not SQL (docs/design/store.md).
+
+    A module whose tests need no SQL overrides ``store`` with it, so its tests keep taking ``store``.
+    """
+    return MemoryEventStore()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from cli import main
 from p2w_runtime.llm import LlmClient
-from p2w_runtime.store import open_store
+from p2w_runtime.store import MemoryEventStore, open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text, last_user_message
 from replay.classify import ClassifyAborted, LlmClassifier, classification_stream, classify_run, read_classifications
 from replay.judges import JudgeSettings
@@ -130,11 +130,8 @@ def test_cli_llm_classifier_uses_the_endpoint_and_reports_cached(tmp_path: Path,
     assert len(scripted_llm.chat_requests) == 2
 
 
-async def test_a_rejected_request_stops_the_batch_and_keeps_its_recorded_call(
-    tmp_path: Path, scripted_llm: ScriptedLlm
-) -> None:
-    db = tmp_path / "runs.db"
-    async with open_store(db) as store:
+async def test_a_rejected_request_stops_the_batch_and_keeps_its_recorded_call(scripted_llm: ScriptedLlm) -> None:
+    async with MemoryEventStore() as store:
         await add_run(store, "december", [good_episode("run", "Alex_Garcia_A1")], run_id="run")
         scripted_llm.handle_with(lambda _: HttpError(401, "Incorrect API key provided"))
         with pytest.raises(ClassifyAborted, match="Incorrect API key provided.*run/Alex_Garcia_A1"):

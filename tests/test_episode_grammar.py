@@ -29,6 +29,13 @@ from schemas import (
     StreamSeal,
 )
 
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
+
 TASK = SketchTask("Ann_Lee_A1", "find the usual chinos", "https://www.bing.com/", 1, None)
 STREAM = "run/Ann_Lee_A1"
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from p2w_runtime.episode import EpisodeWriter, episode_started
-from p2w_runtime.store import IntegrityError, open_store
+from p2w_runtime.store import IntegrityError, MemoryEventStore
 from replay.synthetic import SketchTask
 from schemas import Observation, Rationale, blob_hash
 
@@ -20,8 +18,8 @@ def started_writer(store) -> EpisodeWriter:
     return writer
 
 
-async def test_flushed_steps_are_stored_in_order_with_their_blobs(tmp_path: Path) -> None:
-    async with open_store(tmp_path / "log.db") as store:
+async def test_flushed_steps_are_stored_in_order_with_their_blobs() -> None:
+    async with MemoryEventStore() as store:
         log = started_writer(store)
         for step in range(1, 6):
             page = f"page {step}".encode() * 100
@@ -34,8 +32,8 @@ async def test_flushed_steps_are_stored_in_order_with_their_blobs(tmp_path: Path
         assert await store.get_blob(events[8].blobs[0]) == b"page 5" * 100
 
 
-async def test_a_failed_write_raises_at_the_next_settle_and_later_steps_still_store(tmp_path: Path) -> None:
-    async with open_store(tmp_path / "log.db") as store:
+async def test_a_failed_write_raises_at_the_next_settle_and_later_steps_still_store() -> None:
+    async with MemoryEventStore() as store:
         log = started_writer(store)
         await log.flush()
         log.add(Observation(step=1, url="http://127.0.0.1/1", ax_tree=blob_hash(b"never staged")))

@@ -14,6 +14,13 @@ from p2w_runtime.store import EventStore, import_bundle
 from schemas import NewEvent
 from tests.import_support import AGENTOCCAM, BROWSER_USE, run_import
 
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
+
 REPO = Path(__file__).resolve().parents[1]
 EPISODE_PAYLOADS = {
     "EpisodeStarted",

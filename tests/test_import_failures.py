@@ -25,6 +25,13 @@ from import_support import (
 from p2w_runtime.importers import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.store import EventStore, find_run, open_store
 
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
+
 # -- errors --------------------------------------------------------------------------------------
 
 

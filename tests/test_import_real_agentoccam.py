@@ -27,6 +27,13 @@ from replay.judging import replay_run
 from replay.trajectory import load_trajectories
 from schemas import GENESIS_HASH, EpisodeStarted, Event, NewEvent, StoredEvent
 
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
+
 REAL = Path(__file__).parent / "data" / "runners-real" / "agentoccam" / "on-demand_gpt41"
 TASKS = ["Priya_Raman_A1", "Tomas_Reyes_A1", "Lena_Fischer_A1", "Marcus_Okafor_A1", "Lena_Fischer_B1"]
 

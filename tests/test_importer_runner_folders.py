@@ -28,6 +28,13 @@ from replay.judging import replay_run
 from replay.metrics import collect_scores
 from replay.trajectory import load_trajectories
 
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
+
 # -- runner folders, laid out exactly as each runner writes them ---------------------------------
 
 FOLDERS = {

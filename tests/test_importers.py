@@ -24,6 +24,13 @@ from p2w_runtime.importers._naming import FileName, parse_file_name
 from p2w_runtime.store import EventStore, find_run
 from schemas import ParsedAction
 
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
+
 # -- AgentOccam ----------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from builders import run_started
 
+from p2w_runtime.store import EventStore
 from replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
@@ -22,6 +23,13 @@ from replay.judges import (
 from replay.synthetic import EpisodeBuilder
 from replay.trajectory import load_trajectory
 from schemas import GroundTruth, uuid7
+
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["under $100"])
 SETTINGS = JudgeSettings(location_sites=())

@@ -16,6 +16,13 @@ from p2w_runtime.store import EventStore
 from replay.judges import JudgeContext, JudgeSettings, RubricRulesJudge, Verdict, default_location_sites
 from replay.trajectory import load_trajectory
 
+
+@pytest.fixture
+def store(memory_store: EventStore) -> EventStore:
+    """These tests need a store, not SQL: the in-memory one (docs/design/store.md, "The memory store")."""
+    return memory_store
+
+
 SETTINGS = JudgeSettings(location_sites=tuple(default_location_sites()))
 THREADS, TABLEFOR, STAGEPASS = "http://threads.p2w.test", "http://tablefor.p2w.test", "http://stagepass.p2w.test"
 

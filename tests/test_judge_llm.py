@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from p2w_runtime.llm import LlmClient, RetryPolicy
-from p2w_runtime.store import open_store
+from p2w_runtime.store import MemoryEventStore
 from p2w_runtime.testing import Garbage, HttpError, ScriptedLlm
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import ReplayAborted, estimate_replay, judgment_stream, read_judgments, replay_run
@@ -64,10 +63,10 @@ async def count_events(store: Any, run_id: str) -> int:
     return len([e async for e in store.read_stream(judgment_stream(run_id))])
 
 
-async def test_rubric_llm_judges_records_calls_and_caches(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+async def test_rubric_llm_judges_records_calls_and_caches(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.handle_with(lambda request: answer(request))
     judge = make_judge("rubric-llm", JudgeSettings())
-    async with open_store(tmp_path / "j.db") as store:
+    async with MemoryEventStore() as store:
         run_id = await make_run(store)
         summary = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
         assert (summary.judged, summary.cached, summary.failed) == (2, 0, 0)
@@ -110,9 +109,9 @@ async def test_rubric_llm_judges_records_calls_and_caches(tmp_path: Path, script
         assert len(await read_judgments(store, run_id)) == 4  # older judgments stay
 
 
-async def test_intent_five_is_not_success(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+async def test_intent_five_is_not_success(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.handle_with(lambda request: answer(request, intent=5))
-    async with open_store(tmp_path / "j.db") as store:
+    async with MemoryEventStore() as store:
         run_id = await make_run(store, ("Alex_Garcia_A1",))
         summary = await replay_run(
             store, run_id, [make_judge("rubric-llm", JudgeSettings())], llm=factory(scripted_llm)
@@ -121,9 +120,7 @@ async def test_intent_five_is_not_success(tmp_path: Path, scripted_llm: Scripted
         assert j.metrics["intent"] == 0.5 and j.metrics["success"] == 0.0 and j.metrics["p_avg"] == 1.0
 
 
-async def test_malformed_replies_are_repaired_then_recorded_as_failed(
-    tmp_path: Path, scripted_llm: ScriptedLlm
-) -> None:
+async def test_malformed_replies_are_repaired_then_recorded_as_failed(scripted_llm: ScriptedLlm) -> None:
     # episode 1: prose, then a wrong score, then a valid answer -> ok after two repairs
     # episode 2: three malformed answers -> failed judgment, the batch goes on
     scripted_llm.script(
@@ -135,7 +132,7 @@ async def test_malformed_replies_are_repaired_then_recorded_as_failed(
         "still not json",
     )
     judge = make_judge("rubric-llm", JudgeSettings())
-    async with open_store(tmp_path / "j.db") as store:
+    async with MemoryEventStore() as store:
         run_id = await make_run(store)
         summary = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
         by_task = {o.task_id: o.judgment for o in summary.outcomes}
@@ -161,10 +158,10 @@ async def test_malformed_replies_are_repaired_then_recorded_as_failed(
         assert (last.cached, last.judged, last.failed) == (1, 1, 0)
 
 
-async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.script(lambda r: answer(r), HttpError(503, "overloaded"))
     judge = make_judge("rubric-llm", JudgeSettings())
-    async with open_store(tmp_path / "j.db") as store:
+    async with MemoryEventStore() as store:
         run_id = await make_run(store)
         with pytest.raises(ReplayAborted, match="503"):
             await replay_run(store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
@@ -172,9 +169,9 @@ async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(tmp_path: P
         assert [r.judgment.status for r in records] == ["ok"]
 
 
-async def test_baseline_views_hide_what_they_must_not_see(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+async def test_baseline_views_hide_what_they_must_not_see(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.handle_with(lambda request: answer(request))
-    async with open_store(tmp_path / "j.db") as store:
+    async with MemoryEventStore() as store:
         run_id = await make_run(store, ("Alex_Garcia_A1",))
         judges = [make_judge(j, JudgeSettings()) for j in ("action-wise", "outcome-based")]
         await replay_run(store, run_id, judges, llm=factory(scripted_llm), concurrency=1)
@@ -191,10 +188,10 @@ async def test_baseline_views_hide_what_they_must_not_see(tmp_path: Path, script
     ]
 
 
-async def test_dry_run_estimates_without_calling(tmp_path: Path, scripted_llm: ScriptedLlm) -> None:
+async def test_dry_run_estimates_without_calling(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.handle_with(lambda request: answer(request))
     judges = [make_judge(j, JudgeSettings()) for j in ("rubric-llm", "rubric-rules")]
-    async with open_store(tmp_path / "j.db") as store:
+    async with MemoryEventStore() as store:
         run_id = await make_run(store)
         llm_est, rules_est = await estimate_replay(store, run_id, judges, model="gpt-5-mini")
         assert (llm_est.episodes, llm_est.calls, llm_est.cached) == (2, 2, 0)

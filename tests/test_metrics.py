@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p2w_runtime.store import find_run, open_store
+from p2w_runtime.store import MemoryEventStore, find_run
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import current_judgments, replay_run
 from replay.metrics import EpisodeScore, aggregate, collect_scores, plot_levels
@@ -57,8 +57,8 @@ def test_plot_is_a_png(tmp_path: Path) -> None:
     assert path.stat().st_size > 5000 and path.read_bytes()[:4] == b"\x89PNG"
 
 
-async def test_stale_judgments_do_not_count(tmp_path: Path) -> None:
-    async with open_store(tmp_path / "m.db") as store:
+async def test_stale_judgments_do_not_count() -> None:
+    async with MemoryEventStore() as store:
         run_id = uuid7()
         await store.append([run_started(run_id, "m-run")])
         streams = []

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from p2w_runtime.episode import EpisodeGrammarError
-from p2w_runtime.store import open_store
+from p2w_runtime.store import MemoryEventStore, open_store
 from replay.judging import judgment_stream
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from replay.trajectory import ProjectionError, load_trajectories, load_trajectory, project
@@ -107,8 +107,8 @@ def test_projection_refuses_what_is_not_one_episode() -> None:
         project([*events[:3], other[3]])
 
 
-async def test_store_round_trip_and_judgments_do_not_change_the_hash(tmp_path: Path) -> None:
-    async with open_store(tmp_path / "t.db") as store:
+async def test_store_round_trip_and_judgments_do_not_change_the_hash() -> None:
+    async with MemoryEventStore() as store:
         run_id = uuid7()
         await store.append([run_started(run_id, "r")])
         builders = [sample(run_id), EpisodeBuilder(run_id, "Alex_Garcia_B1", ground_truth=TRUTH)]

@@ -3,7 +3,6 @@ models give, and the fast path is never looser than the models: whatever it take
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -13,7 +12,7 @@ from pydantic import ValidationError
 
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import import_bundle, open_store
+from p2w_runtime.store import MemoryEventStore, import_bundle
 from replay.synthetic import EpisodeBuilder
 from replay.trajectory import Trajectory, load_trajectories, project
 from replay.trajectory._decode import FAST_RECORDS, decode_record
@@ -36,8 +35,8 @@ from schemas import (
 FAST_TYPES = {"observation", "rationale", "action", "history.retrieval", "llm.call"}
 
 
-async def test_records_from_text_equal_the_payload_path_on_the_recorded_example_runs(tmp_path: Path) -> None:
-    async with open_store(tmp_path / "examples.db") as store:
+async def test_records_from_text_equal_the_payload_path_on_the_recorded_example_runs() -> None:
+    async with MemoryEventStore() as store:
         runs = [(await import_bundle(store, bundle)).run_id for bundle in example_run_bundles()]
         taken: dict[str, int] = dict.fromkeys(FAST_TYPES, 0)
         episodes = 0

@@ -38,6 +38,7 @@ from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
+from p2w_runtime.store.memory import MemoryEventStore
 from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
 from p2w_runtime.store.sqlite import open_sqlite
 
@@ -95,6 +96,7 @@ __all__ = [
     "BlobStore",
     "RunCoordination",
     "SqlEventStore",
+    "MemoryEventStore",
     "RunInfo",
     "StoreError",
     "StoreUnavailable",
