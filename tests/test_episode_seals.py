@@ -333,16 +333,34 @@ def test_a_database_of_the_earlier_schema_verifies_on_its_run_seals_alone(tmp_pa
 
 
 def test_runs_from_before_seals_report_every_event_as_unsealed(tmp_path: Path) -> None:
-    """The bundled example runs were recorded before seals (``run.finished`` at schema version 1)."""
+    """Runs that finished without seals, as runs recorded before seals did (``run.finished`` with no seals),
+    next to the bundled example runs, which carry theirs."""
+    import asyncio
+
+    from classify_builders import add_run
+
     from p2w_runtime.demo.examples import example_run_bundles
+    from p2w_runtime.store import open_store
+    from replay.synthetic import EpisodeBuilder
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():
         assert cli(db, "import", str(bundle)).exit_code == 0
+
+    async def add(label: str) -> None:
+        old = EpisodeBuilder(label, "Priya_Raman_A1", query="q", start_url="http://search.p2w.test/")
+        old.observation(1, "http://search.p2w.test/")
+        old.action(1, "stop", "done")
+        old.finish("answered", "done", steps=1)
+        async with open_store(db) as store:
+            await add_run(store, label, [old], run_id=label)
+
+    asyncio.run(add("old-1"))
+    asyncio.run(add("old-2"))
     result, report = verified(db)
     assert result.exit_code == 0 and report["ok"]
     lines = [line for line in result.output.splitlines() if line.startswith("unsealed: run")]
-    assert len(lines) == len(report["unsealed"]) == 2
+    assert len(lines) == len(report["unsealed"]) == 2 and sorted(report["unsealed"]) == ["old-1", "old-2"]
     assert all(line.endswith("; it has no seal (recorded before seals, or unfinished)") for line in lines)
     for run_id in report["unsealed"]:
         counts = dict(rows(db, "SELECT stream, count(*) FROM events WHERE stream = ? OR stream LIKE ? || '/%' "

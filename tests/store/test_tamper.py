@@ -84,7 +84,8 @@ def test_the_untouched_demo_verifies_with_its_pass_seals(db: Path) -> None:
     result = invoke(db, "verify", "--json")
     report = json.loads(result.stdout)
     assert result.exit_code == 0 and report["ok"] and report["unsealed"] == []
-    assert report["seals"] == 2 * (24 + 25 + 26)  # per run: run.finished seals 24 episodes, judgments 25, classes 26
+    # per run: an episode.sealed per episode (24), run.finished seals 24 episodes, judgments 25, classes 26
+    assert report["seals"] == 2 * (24 + 24 + 25 + 26)
 
 
 def test_deleting_a_whole_episode_stream_is_named_as_missing(db: Path) -> None:
@@ -235,9 +236,11 @@ def test_deleting_run_finished_is_named_by_the_pass_seals_after_it(db: Path) -> 
     run = run_id(db, "earlier")
     with attacker(db) as conn:
         conn.execute("DELETE FROM events WHERE stream = ? AND type = 'run.finished'", (run,))
+        (left,) = conn.execute("SELECT count(*) FROM events WHERE stream = ?", (run,)).fetchone()
+    assert left == 1 + 24, "run.started and an episode.sealed per episode"
     result = invoke(db, "verify", "earlier")
     assert result.exit_code == 1
-    assert all(f"stream {run} seq 1: stream truncated: 1 events" in p for p in problems(result))
+    assert all(f"stream {run} seq {left}: stream truncated: {left} events" in p for p in problems(result))
     assert len(problems(result)) == 2  # sealed by the judging and by the classifying pass
 
 
