@@ -126,7 +126,8 @@ def test_runs_show_metrics_diff_stats_classify_count_the_same_episodes(resumed: 
         ),
         "stats": (stats["tasks"], round(stats["mean"]["success_rate"], 3), round(stats["mean"]["intent"], 3)),
     }
-    assert set(figures.values()) == {(3, 0.667, 1.0)}, figures
+    # the wrong-site slip ends on another shop's cart: Intent 0 by E.3 (the goal page is on another site)
+    assert set(figures.values()) == {(3, 0.667, 0.667)}, figures
     classified = cli(resumed, "classify", "killed", "--classifier", "rules", "--json")
     assert len([line for line in classified.output.splitlines() if line.startswith("{")]) == 3
 
