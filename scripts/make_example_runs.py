@@ -23,18 +23,8 @@ from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_ta
 from p2w_runtime.demo.sites import DemoHosting
 from p2w_runtime.store import export_run, open_store
 from p2w_runtime.testing import ScriptedLlm
-from p2w_runtime.testing.sample_agent import SampleAgentScript, Slip
+from p2w_runtime.testing.sample_agent import EXAMPLE_RUN_SLIPS, SampleAgentScript
 
-RUNS: dict[str, dict[str, Slip]] = {
-    "earlier": {
-        "Marcus_Okafor_A": "wrong_site",
-        "Tomas_Reyes_B": "no_history",
-        "Marcus_Okafor_C": "wrong_item",
-        "Lena_Fischer_A": "stops_early",
-        "Tomas_Reyes_A": "blocked",
-    },
-    "later": {"Marcus_Okafor_A": "wrong_site", "Priya_Raman_B": "blocked"},
-}
 MODEL = "scripted-gpt"
 
 
@@ -44,7 +34,7 @@ async def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "examples.db"
-        for label, slips in RUNS.items():
+        for label, slips in EXAMPLE_RUN_SLIPS.items():
             with ScriptedLlm(models=(MODEL,)) as llm:
                 llm.handle_with(SampleAgentScript(tasks, sample_checks(), slips))
                 request = RecordRequest(

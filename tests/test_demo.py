@@ -17,7 +17,7 @@ from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.store import import_bundle, open_store
 from p2w_runtime.testing import ScriptedLlm, Text, system_contains
-from p2w_runtime.testing.sample_agent import SampleAgentScript
+from p2w_runtime.testing.sample_agent import EXAMPLE_RUN_SLIPS, SampleAgentScript
 
 JUDGE_MARKER = "(role: judge)"
 
@@ -56,17 +56,6 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
 
 
 FINAL_PAGES = {"threads": "/cart", "basket": "/cart", "tablefor": "/reserve", "stagepass": "/checkout"}
-SLIPPED = {
-    "earlier": {
-        "Marcus_Okafor_A": "wrong_site",
-        "Tomas_Reyes_B": "no_history",
-        "Marcus_Okafor_C": "wrong_item",
-        "Lena_Fischer_A": "stops_early",
-        "Tomas_Reyes_A": "blocked",
-    },
-    "later": {"Marcus_Okafor_A": "wrong_site", "Priya_Raman_B": "blocked"},
-}
-"""The slips scripts/make_example_runs.py recorded each example run with."""
 
 
 def test_the_example_runs_do_the_tasks_except_where_they_slipped(tmp_path: Path) -> None:
@@ -83,7 +72,7 @@ def test_the_example_runs_do_the_tasks_except_where_they_slipped(tmp_path: Path)
     for label, episodes in asyncio.run(ends()).items():
         assert len(episodes) == 24, label
         for task, end in episodes.items():
-            query_set, slip = task[:-1], SLIPPED[label].get(task[:-1])
+            query_set, slip = task[:-1], EXAMPLE_RUN_SLIPS[label].get(task[:-1])
             final = urlsplit(end["final_url"])
             site = checks[query_set]["website"].split(".")[0]
             if slip == "blocked":

@@ -27,6 +27,18 @@ from p2w_runtime.testing._sample_wants import Wants
 
 Slip = Literal["drop_preference", "wrong_site", "no_history", "wrong_item", "stops_early", "blocked"]
 
+EXAMPLE_RUN_SLIPS: dict[str, dict[str, Slip]] = {
+    "earlier": {
+        "Marcus_Okafor_A": "wrong_site",
+        "Tomas_Reyes_B": "no_history",
+        "Marcus_Okafor_C": "wrong_item",
+        "Lena_Fischer_A": "stops_early",
+        "Tomas_Reyes_A": "blocked",
+    },
+    "later": {"Marcus_Okafor_A": "wrong_site", "Priya_Raman_B": "blocked"},
+}
+"""The slips of each bundled example run, by query set: what ``scripts/make_example_runs.py`` records them with."""
+
 _TASK = re.compile(r"^TASK: (.+)$", re.M)
 _ASKED = re.compile(r"^- Q: (.+)$", re.M)
 _STEP_LINE = re.compile(r"^\d+\. .+$", re.M)
