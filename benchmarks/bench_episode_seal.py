@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from p2w_runtime.episode import EpisodeWriter, Provenance, attempt_id, episode_seals, episode_started, run_started
+from p2w_runtime.domain import EpisodeWriter, Provenance, attempt_id, episode_seals, episode_started, run_started
 from p2w_runtime.store import connect_store
 from replay.synthetic import SketchTask
 from schemas import Action, EpisodeFinished, FinalState, LlmCall, NewEvent, Observation, ParsedAction, Rationale

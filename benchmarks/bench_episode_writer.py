@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from p2w_runtime.episode import EpisodeWriter, episode_started
+from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.store import open_store
 from replay.synthetic import SketchTask
 from schemas import (

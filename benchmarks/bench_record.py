@@ -29,7 +29,7 @@ from p2w_runtime.browser import EpisodeBrowser
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.demo.sites import DemoHosting
-from p2w_runtime.episode import EpisodeWriter
+from p2w_runtime.domain import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.store import open_store
 from p2w_runtime.store.sqlite import SqliteEventStore

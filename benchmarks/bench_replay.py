@@ -35,16 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_runtime.collector import collector_paused
-from p2w_runtime.episode import episodes_of
+from p2w_runtime.domain import episodes_of
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories, project
+from p2w_runtime.domain.trajectory._decode import decode_record
+from p2w_runtime.domain.trajectory._load import LOAD_CHUNK
+from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import EventStore, open_store
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import replay_run
 from replay.matching import compile_value, normalize, tokenize_normalized
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from replay.trajectory import Trajectory, load_trajectories, project
-from replay.trajectory._decode import decode_record
-from replay.trajectory._load import LOAD_CHUNK
-from replay.trajectory._project import _Fold
 from schemas import GroundTruth, Location, MemoryEntry, uuid7
 
 SITES = ["kohls.com", "amazon.com", "resy.com", "seatgeek.com", "coursera.org", "instacart.com"]

@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import EventStore, RunInfo, find_run
+from p2w_runtime.domain import RunInfo, episodes_of, find_run
+from p2w_runtime.store import EventStore
 from p2w_runtime.terminal import cell, markup
 from replay.classify import ClassifyOptions, classification_stream, classify_runs, outcome_json, summarize
 from replay.classify._render import outcome_lines, summary_table

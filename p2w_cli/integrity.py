@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool) -> None:
     """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store); count, per
     run, the events no seal covers yet (an episode being recorded)."""
-    from p2w_runtime.store import find_run, head_digest, same_digest, verify_store
+    from p2w_runtime.domain import find_run
+    from p2w_runtime.store import head_digest, same_digest, verify_store
 
     if (head or expect) and not run_ref:
         raise click.UsageError("--head and --expect need a RUN")
@@ -126,7 +127,8 @@ def export_cmd(
     as_json: bool,
 ) -> None:
     """Write a run (events + blobs) to a portable single-file bundle, optionally signed; or runs as Parquet tables."""
-    from p2w_runtime.store import export_run, load_private_key
+    from p2w_runtime.domain import find_run
+    from p2w_runtime.store import export_bundle, load_private_key
 
     if fmt == "parquet":
         if sign_key is not None:
@@ -142,7 +144,10 @@ def export_cmd(
         async with open_db(ctx) as store:
             with terminal_progress() as update:
                 progress = (lambda done, total: update("exporting", done, total)) if update else None
-                return await export_run(store, run_ref, output, force=force, signing_key=key, progress=progress)
+                found = await find_run(store, run_ref)
+                return await export_bundle(
+                    store, found.run_id, output, label=found.label, force=force, signing_key=key, progress=progress
+                )
 
     s = run(_export())
     if as_json:

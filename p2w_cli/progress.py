@@ -14,8 +14,7 @@ from p2w_runtime.terminal import cell
 def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:
     from rich.table import Table
 
-    from p2w_runtime.episode import counted, episodes_of
-    from p2w_runtime.store import find_run
+    from p2w_runtime.domain import counted, episodes_of, find_run
 
     async def _load() -> Any:
         async with open_db(ctx) as store:

@@ -198,7 +198,7 @@ def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
-    from p2w_runtime.store import find_run
+    from p2w_runtime.domain import find_run
     from replay.agenticshop import SHOP_JUDGES
     from replay.agenticshop._render import show_shop_tables
     from replay.agenticshop._tables import shop_tables

@@ -8,8 +8,7 @@ import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
-from p2w_runtime.episode import ATTEMPT_MARK, EpisodeRef, episode_stream
-from p2w_runtime.store import RunInfo, UnknownRun
+from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_stream
 from p2w_runtime.terminal import cell, markup
 
 
@@ -25,7 +24,7 @@ def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
         show_progress(ctx, progress_of, as_json=as_json)
         return
 
-    from p2w_runtime.store import list_runs
+    from p2w_runtime.domain import list_runs
 
     async def _runs() -> list[Any]:
         async with open_db(ctx) as store:
@@ -70,8 +69,7 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
-    from p2w_runtime.episode import counted, episodes_of
-    from p2w_runtime.store import episode_ends, find_run
+    from p2w_runtime.domain import counted, episode_ends, episodes_of, find_run
     from schemas import EpisodeFinished, EpisodeStarted
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds

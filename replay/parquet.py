@@ -16,11 +16,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from p2w_runtime.domain import RunInfo, find_run
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore, RunInfo, find_run
+from p2w_runtime.store import EventStore
 from replay.classify import read_classifications
 from replay.judging import current_judgments
-from replay.trajectory import Trajectory, load_trajectories
 from schemas import LlmCall
 
 FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")

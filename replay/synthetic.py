@@ -11,9 +11,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.episode import EpisodeWriter, Provenance, episode_started
-from p2w_runtime.episode import run_started as started_event
-from replay.trajectory import Trajectory, project
+from p2w_runtime.domain import EpisodeWriter, Provenance, episode_started
+from p2w_runtime.domain import run_started as started_event
+from p2w_runtime.domain.trajectory import Trajectory, project
 from schemas import (
     GENESIS_HASH,
     Action,

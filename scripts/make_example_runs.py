@@ -21,7 +21,7 @@ from p2w_runtime.agent import AgentConfig, RecordRequest, record
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.demo.sites import DemoHosting
-from p2w_runtime.store import export_run, open_store
+from p2w_runtime.store import export_bundle, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import EXAMPLE_RUN_SLIPS, SampleAgentScript
 
@@ -50,7 +50,7 @@ async def make(out: Path) -> None:
                 )
                 async with open_store(db) as store:
                     summary = await record(store, request, hosting=DemoHosting())
-                    bundle = await export_run(store, summary.run_id, out / f"{label}.p2w", force=True)
+                    bundle = await export_bundle(store, summary.run_id, out / f"{label}.p2w", label=label, force=True)
             print(
                 f"{label}: {len(summary.outcomes)} episodes, {bundle.events} events, {bundle.blobs} blobs "
                 f"-> {out / f'{label}.p2w'}"

@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import list_runs, open_store
+from p2w_runtime.domain import episodes_of, list_runs
+from p2w_runtime.domain.trajectory import load_trajectory
+from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from replay.judging import read_judgments
-from replay.trajectory import load_trajectory
 from schemas import Judgment
 
 SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.store import list_runs, open_store
+from p2w_runtime.domain import list_runs
+from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
 from replay.judging import read_judgments
 

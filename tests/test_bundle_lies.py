@@ -24,7 +24,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from cli import main
-from p2w_runtime.store import BundleError, import_bundle, list_runs, open_store, seal_streams, verify_bundle
+from p2w_runtime.domain import list_runs
+from p2w_runtime.store import BundleError, import_bundle, open_store, seal_streams, verify_bundle
 from replay.demo import import_example_runs
 from schemas import NewEvent, RunFinished, uuid7
 

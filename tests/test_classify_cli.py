@@ -11,7 +11,8 @@ from classify_builders import act_well, add_run, ask, ask_well, builder, good_ep
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.store import find_run, open_store
+from p2w_runtime.domain import find_run
+from p2w_runtime.store import open_store
 from replay.classify import RulesClassifier, classification_stream, classify_run, read_classifications
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.store import ClaimHolder, LabelTaken, export_run, hold_claims, list_runs, open_store, verify_store
+from p2w_runtime.domain import find_run, list_runs
+from p2w_runtime.store import ClaimHolder, LabelTaken, export_bundle, hold_claims, open_store, verify_store
 from p2w_runtime.testing import Delay, ScriptedLlm, Text
 from replay.judging import read_judgments
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
@@ -140,7 +141,8 @@ def test_bundle_import_refuses_a_second_run_under_a_taken_label_in_one_line(tmp_
 
     async def export() -> None:
         async with open_store(there) as store:
-            await export_run(store, "nightly", bundle)
+            run = await find_run(store, "nightly")
+            await export_bundle(store, run.run_id, bundle, label=run.label)
 
     asyncio.run(export())
     result = CliRunner().invoke(main, ["--db", str(here), "import", str(bundle)])

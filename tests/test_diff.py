@@ -11,7 +11,8 @@ from classify_builders import KOHLS_L2, KOHLS_TRUTH, act_well, add_run, ask_well
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.store import find_run, open_store
+from p2w_runtime.domain import find_run
+from p2w_runtime.store import open_store
 from replay.diff import MissingJudgments, StepAction, diff_runs, load_run_data
 from replay.diff._align import first_divergence, jaccard
 from replay.diff._stats import mcnemar_exact, paired_bootstrap

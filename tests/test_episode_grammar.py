@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, episode_started
+from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter, episode_started
 from p2w_runtime.store import EventStore
 from replay.synthetic import SketchTask
 from schemas import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from p2w_runtime.episode import EpisodeWriter, episode_started
+from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.store import IntegrityError, MemoryEventStore
 from replay.synthetic import SketchTask
 from schemas import Observation, Rationale, blob_hash

@@ -27,7 +27,7 @@ from cli import main
 from p2w_runtime.agent import finish_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
-from p2w_runtime.episode import append_sealed
+from p2w_runtime.domain import append_sealed
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from schemas import uuid7

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from p2w_runtime.demo.examples import example_run_bundles
-from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, episodes_of
+from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter, episodes_of
 from p2w_runtime.store import EventStore, import_bundle
 from schemas import NewEvent
 from tests.import_support import AGENTOCCAM, BROWSER_USE, run_import
@@ -44,7 +44,7 @@ def _sources() -> list[Path]:
     for root in WRITERS:
         path = REPO / root
         paths += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    exempt = ("p2w_runtime/episode", STORE_CONTRACT)
+    exempt = ("p2w_runtime/domain", STORE_CONTRACT)
     return [p for p in paths if p != RAW_STORE_BENCHMARK and not any(part in p.as_posix() for part in exempt)]
 
 
@@ -61,7 +61,7 @@ def test_no_module_builds_episode_events_or_started_events_by_hand() -> None:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             where = f"{path.relative_to(REPO)}:{getattr(node, 'lineno', 0)}"
             if _called(node) in ("EpisodeStarted", "RunStarted"):
-                by_hand.append(f"{where} builds a started event (use p2w_runtime.episode's factories)")
+                by_hand.append(f"{where} builds a started event (use p2w_runtime.domain's factories)")
             if _called(node) == "NewEvent":
                 assert isinstance(node, ast.Call)
                 payload = next((k.value for k in node.keywords if k.arg == "payload"), None)

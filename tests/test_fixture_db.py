@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import head_digest, list_runs, open_store, verify_store
+from p2w_runtime.domain import episodes_of, list_runs
+from p2w_runtime.domain.trajectory import load_trajectories
+from p2w_runtime.store import head_digest, open_store, verify_store
 from replay.judges import JudgeContext, JudgeSettings, make_judge
-from replay.trajectory import load_trajectories
 from schemas import NewEvent, Rationale, blob_hash
 
 FIXTURES = Path(__file__).parent / "data" / "fixture_dbs"

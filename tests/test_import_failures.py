@@ -22,8 +22,9 @@ from import_support import (
     run_import,
 )
 
+from p2w_runtime.domain import find_run
 from p2w_runtime.importers import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
-from p2w_runtime.store import EventStore, find_run, open_store
+from p2w_runtime.store import EventStore, open_store
 
 
 @pytest.fixture

@@ -19,12 +19,12 @@ from import_support import AGENTOCCAM, events_of, import_folder
 
 from cli import main
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
+from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.importers._agentoccam_steps import place_actions
 from p2w_runtime.store import EventStore
 from replay.classify import RulesClassifier
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import replay_run
-from replay.trajectory import load_trajectories
 from schemas import GENESIS_HASH, EpisodeStarted, Event, NewEvent, StoredEvent
 
 

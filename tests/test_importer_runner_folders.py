@@ -19,14 +19,15 @@ from import_support import (
     import_folder,
 )
 
+from p2w_runtime.domain import find_run
+from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.llm import LlmClient, RetryPolicy
-from p2w_runtime.store import EventStore, find_run
+from p2w_runtime.store import EventStore
 from p2w_runtime.testing import ScriptedLlm
 from replay.classify import RulesClassifier
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import replay_run
 from replay.metrics import collect_scores
-from replay.trajectory import load_trajectories
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from builders import run_started
 
+from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
 from replay.judges import (
     ActionWiseRulesJudge,
@@ -21,7 +22,6 @@ from replay.judges import (
     goal_of,
 )
 from replay.synthetic import EpisodeBuilder
-from replay.trajectory import load_trajectory
 from schemas import GroundTruth, uuid7
 
 

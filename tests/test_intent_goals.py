@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from builders import run_started
 
+from p2w_runtime.domain.trajectory import load_trajectory
 from replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
@@ -17,7 +18,6 @@ from replay.judges import (
     goal_of,
 )
 from replay.synthetic import EpisodeBuilder
-from replay.trajectory import load_trajectory
 from schemas import GroundTruth, uuid7
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["size M", "under $60"])

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from import_support import AGENTOCCAM, BROWSER_USE, RUNNERS, import_folder, run_import
 
-from p2w_runtime.episode import episodes_of
+from p2w_runtime.domain import episodes_of
+from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
 from replay.judges import JudgeContext, JudgeSettings, RubricRulesJudge, Verdict, default_location_sites
-from replay.trajectory import load_trajectory
 
 
 @pytest.fixture

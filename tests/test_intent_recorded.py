@@ -16,7 +16,9 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_tasks_dir
-from p2w_runtime.store import list_runs, open_store
+from p2w_runtime.domain import list_runs
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
+from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text, last_user_message
 from replay.judges import (
     ActionWiseRulesJudge,
@@ -27,7 +29,6 @@ from replay.judges import (
     Verdict,
     default_location_sites,
 )
-from replay.trajectory import Trajectory, load_trajectories
 
 SETTINGS = JudgeSettings(location_sites=tuple(default_location_sites()))
 THREADS, BASKET = "http://threads.p2w.test", "http://basket.p2w.test"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from p2w_runtime.domain.trajectory import Trajectory
 from replay.judges import (
     ActionWiseRulesJudge,
     JudgeError,
@@ -13,7 +14,6 @@ from replay.judges import (
     rubric_metrics,
 )
 from replay.synthetic import EpisodeBuilder
-from replay.trajectory import Trajectory
 from schemas import GroundTruth, Location, MemoryEntry
 
 LA = Location(city="Los Angeles", state="CA", zip="90210", raw="Los Angeles, CA 90210")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p2w_runtime.store import MemoryEventStore, find_run
+from p2w_runtime.domain import find_run
+from p2w_runtime.store import MemoryEventStore
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import current_judgments, replay_run
 from replay.metrics import EpisodeScore, aggregate, collect_scores, plot_levels

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import find_run, open_store
+from p2w_runtime.domain import episodes_of, find_run
+from p2w_runtime.store import open_store
 from schemas import LlmCall, LlmUsage, NewEvent
 
 

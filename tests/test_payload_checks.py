@@ -12,9 +12,9 @@ import orjson
 from click.testing import CliRunner
 
 from cli import main
+from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.store import open_store
 from replay.synthetic import EpisodeBuilder, run_started
-from replay.trajectory import load_trajectories
 from schemas import GENESIS_HASH, StoredEvent
 
 

@@ -18,6 +18,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from p2w_runtime.data import load_profiles
+from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
 from replay.classify import LlmClassifier, RulesClassifier
@@ -26,7 +27,6 @@ from replay.judges import LlmConfig
 from replay.matching import site_aliases
 from replay.retrieval_cf import RetrievalSettings
 from replay.synthetic import EpisodeBuilder
-from replay.trajectory import Trajectory
 from schemas import GroundTruth, Location, MemoryEntry
 
 DATA = Path(__file__).resolve().parent / "data"

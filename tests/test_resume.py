@@ -24,8 +24,7 @@ from cli import main
 from p2w_runtime.agent._run import plan_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
-from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import list_runs
+from p2w_runtime.domain import episodes_of, list_runs
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from replay.synthetic import EpisodeBuilder

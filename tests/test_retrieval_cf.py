@@ -22,7 +22,7 @@ from classify_builders import add_run
 from click.testing import CliRunner, Result
 
 from cli import main
-from p2w_runtime.episode import RETRIEVAL_CF_SUFFIX
+from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import open_store
 from replay.retrieval_cf import CounterfactualRetrieval, RetrievalSettings, counterfactual_run

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from p2w_runtime.data import DataError
-from p2w_runtime.episode import EpisodeWriter, episode_started
+from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import (
     HistoryIndex,

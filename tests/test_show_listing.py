@@ -13,7 +13,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.store import episode_ends, open_store
+from p2w_runtime.domain import episode_ends
+from p2w_runtime.store import open_store
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import StoredEvent, uuid7
 

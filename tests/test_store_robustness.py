@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from p2w_runtime.domain import list_runs
 from p2w_runtime.importers import import_trajectories
-from p2w_runtime.store import VerifyReport, connect_store, list_runs, open_store, verify_store
+from p2w_runtime.store import VerifyReport, connect_store, open_store, verify_store
 from schemas import NewEvent, Observation, Rationale
 
 

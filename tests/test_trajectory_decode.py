@@ -1,5 +1,5 @@
-"""Records decoded straight from stored text (``replay/trajectory/_decode.py``) are exactly the records the payload
-models give, and the fast path is never looser than the models: whatever it takes, the model accepts too."""
+"""Records decoded straight from stored text (``p2w_runtime/domain/trajectory/_decode.py``) are exactly the records
+the payload models give, and the fast path is never looser than the models: whatever it takes, the model accepts too."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 from pydantic import ValidationError
 
 from p2w_runtime.demo.examples import example_run_bundles
-from p2w_runtime.episode import episodes_of
+from p2w_runtime.domain import episodes_of
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories, project
+from p2w_runtime.domain.trajectory._decode import FAST_RECORDS, decode_record
+from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import MemoryEventStore, import_bundle
 from replay.synthetic import EpisodeBuilder
-from replay.trajectory import Trajectory, load_trajectories, project
-from replay.trajectory._decode import FAST_RECORDS, decode_record
-from replay.trajectory._project import _Fold
 from schemas import (
     CURRENT_VERSIONS,
     Action,

@@ -22,8 +22,8 @@ from cli import main
 from p2w_runtime.agent._worker import ABANDONED_DETAIL
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
-from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import find_run, open_store, verify_store
+from p2w_runtime.domain import episodes_of, find_run
+from p2w_runtime.store import open_store, verify_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
 from p2w_runtime.testing.sample_agent import SampleAgentScript

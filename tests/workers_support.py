@@ -18,8 +18,8 @@ from pathlib import Path
 
 import asyncpg
 
-from p2w_runtime.episode import EpisodeRef, episodes_of
-from p2w_runtime.store import find_run, open_store, verify_store
+from p2w_runtime.domain import EpisodeRef, episodes_of, find_run
+from p2w_runtime.store import open_store, verify_store
 from p2w_runtime.testing import ScriptedLlm
 
 ROOT = Path(__file__).parents[1]

@@ -24,7 +24,7 @@ from p2w_runtime.agent.prompts import (
 )
 from p2w_runtime.browser import EpisodeSettings, answer_links
 from p2w_runtime.data import Task
-from p2w_runtime.episode import EpisodeWriter, episode_started
+from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore, StoreUnavailable

@@ -8,7 +8,7 @@ from typing import Literal
 
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent.prompts import generator_messages
-from p2w_runtime.episode import EpisodeWriter
+from p2w_runtime.domain import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever, retrieval_events
 from schemas import Rationale

@@ -16,9 +16,10 @@ from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import DataError, Task, TaskSet, curation_tasks, find_memory_bank, load_tasks
+from p2w_runtime.domain import check_label_free, find_run
 from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
-from p2w_runtime.store import EventStore, check_label_free, find_run
+from p2w_runtime.store import EventStore
 
 ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
 

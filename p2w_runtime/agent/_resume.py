@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.data import TaskSet
+from p2w_runtime.domain import RunInfo
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import RunInfo
 
 if TYPE_CHECKING:
     from p2w_runtime.agent._record import RecordRequest

@@ -13,19 +13,21 @@ from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.episode import (
+from p2w_runtime.domain import (
     EpisodeRef,
     EpisodeWriter,
     Provenance,
+    RunInfo,
     append_sealed,
     attempt_id,
+    close_run,
     counted,
     episodes_of,
     run_started,
 )
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import EventStore, RunInfo, close_run
+from p2w_runtime.store import EventStore
 from schemas import EpisodeFinished, uuid7
 
 log = structlog.get_logger(__name__)

@@ -21,21 +21,20 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.episode import EpisodeWriter, append_sealed, attempt_id, counted, episodes_of
+from p2w_runtime.domain import (
+    EpisodeWriter,
+    UnknownRun,
+    append_sealed,
+    attempt_id,
+    close_run,
+    counted,
+    episodes_of,
+    find_run,
+)
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import (
-    ClaimHolder,
-    EventStore,
-    LabelTaken,
-    StoreError,
-    UnknownRun,
-    close_run,
-    find_run,
-    hold_claims,
-    this_process,
-)
+from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, hold_claims, this_process
 from schemas import EpisodeFinished
 
 log = structlog.get_logger(__name__)

@@ -10,7 +10,7 @@ but no step: ``num_actions`` places them (``_agentoccam_steps``), each as its ow
 agent records a ``memory_access`` (observation, action, history.query -> retrieval -> answer).
 ``plan`` is ``get_active_plan()`` read after ``finalize_action`` applied a ``branch`` / ``prune``: the
 plan after the step, written after its actions when it changed. ``branch`` / ``prune`` are planning
-actions (``replay.trajectory`` counts them as non-browser actions, like ``note`` and ``memory_access``).
+actions (``p2w_runtime.domain.trajectory`` counts them as non-browser actions, like ``note`` and ``memory_access``).
 """
 
 from __future__ import annotations

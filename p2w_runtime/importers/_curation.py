@@ -20,8 +20,8 @@ from pathlib import Path
 from p2w_runtime.agent import SiteHosting
 from p2w_runtime.browser import BrowserSession, capture_pages
 from p2w_runtime.data import DataError, load_curation, load_profiles
-from p2w_runtime.episode import EpisodeWriter, Provenance, append_sealed, episode_started, run_started
-from p2w_runtime.store import EventStore, close_run
+from p2w_runtime.domain import EpisodeWriter, Provenance, append_sealed, close_run, episode_started, run_started
+from p2w_runtime.store import EventStore
 from schemas import (
     RESULTS_JUDGED,
     CurationResult,

@@ -17,7 +17,17 @@ from typing import Any, Literal
 import structlog
 
 from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
-from p2w_runtime.episode import EpisodeGrammarError, EpisodeWriter, Provenance, append_sealed, episodes_of, run_started
+from p2w_runtime.domain import (
+    EpisodeGrammarError,
+    EpisodeWriter,
+    Provenance,
+    RunInfo,
+    append_sealed,
+    close_run,
+    episodes_of,
+    list_runs,
+    run_started,
+)
 from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._agentoccam_log import RunnerLog, read_runner_log
 from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
@@ -25,14 +35,7 @@ from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, Tr
 from p2w_runtime.importers._layout import Layout, Trajectory, collect
 from p2w_runtime.importers._naming import crash_task_id, parse_file_name
 from p2w_runtime.importers._read import read_json
-from p2w_runtime.store import (
-    ClaimHolder,
-    EventStore,
-    RunInfo,
-    close_run,
-    hold_claims,
-    list_runs,
-)
+from p2w_runtime.store import ClaimHolder, EventStore, hold_claims
 from schemas import NewEvent, Scheme, uuid7
 
 log = structlog.get_logger()

@@ -18,7 +18,7 @@ from pathlib import Path
 from p2w_runtime.actions import BROWSER_ACTIONS
 from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
 from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
-from p2w_runtime.episode import Provenance, episodes_of, run_started
+from p2w_runtime.domain import Provenance, check_label_free, close_run, episodes_of, run_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable, RetryPolicy
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
@@ -26,7 +26,7 @@ from p2w_runtime.rerun._har import Restore, choose_restore, recorded_har, routed
 from p2w_runtime.rerun._mismatch import Divergence
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
-from p2w_runtime.store import EventStore, check_label_free, close_run
+from p2w_runtime.store import EventStore
 from schemas import ForkPoint, Observation, ParsedAction, Scheme, uuid7
 
 

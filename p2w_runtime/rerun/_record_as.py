@@ -11,9 +11,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from p2w_runtime.episode import EpisodeWriter, Provenance, append_sealed, run_started
+from p2w_runtime.domain import EpisodeWriter, Provenance, RunInfo, append_sealed, close_run, run_started
 from p2w_runtime.rerun._recorded import Recorded
-from p2w_runtime.store import EventStore, RunInfo, StoreError, close_run
+from p2w_runtime.store import EventStore, StoreError
 from schemas import AnyPayload, uuid7
 
 if TYPE_CHECKING:

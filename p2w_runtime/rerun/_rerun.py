@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from p2w_runtime.agent import ROLE_PARAMS, AgentConfig, Episode
-from p2w_runtime.episode import EpisodeRef, episodes_of
+from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._environment import RecordedEnvironment
@@ -26,7 +26,7 @@ from p2w_runtime.rerun._record_as import record_as
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedRetriever
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
-from p2w_runtime.store import EventStore, RunInfo, check_label_free, find_run, open_store
+from p2w_runtime.store import EventStore, open_store
 
 
 @dataclass(frozen=True)

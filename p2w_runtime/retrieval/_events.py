@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from p2w_runtime.episode import EpisodeWriter
+from p2w_runtime.domain import EpisodeWriter
 from p2w_runtime.retrieval._index import HistoryIndex, SearchHit
 from schemas import HistoryQuery, HistoryRetrieval, NewEvent
 

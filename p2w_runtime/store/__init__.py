@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from p2w_runtime.store._bundle import BundleSummary, bundle_header, export_run, import_bundle
+from p2w_runtime.store._bundle import BundleSummary, bundle_header, export_bundle, import_bundle
 from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
 from p2w_runtime.store._bundle_lines import BundleError
 from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
@@ -24,19 +24,10 @@ from p2w_runtime.store._event_store import (
     WorkItem,
 )
 from p2w_runtime.store._migrate import MigrateSummary, migrate_store
-from p2w_runtime.store._runs import (
-    RunInfo,
-    UnknownRun,
-    check_label_free,
-    close_run,
-    episode_ends,
-    find_run,
-    list_runs,
-    run_events,
-)
 from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
 from p2w_runtime.store._sql import SqlEventStore
+from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_root
 from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
 from p2w_runtime.store.memory import MemoryEventStore
 from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
@@ -79,7 +70,7 @@ __all__ = [
     "UnsealedTail",
     "VerifyReport",
     "bundle_header",
-    "export_run",
+    "export_bundle",
     "fingerprint",
     "KeyFileError",
     "load_private_key",
@@ -88,8 +79,10 @@ __all__ = [
     "same_digest",
     "seal_streams",
     "import_bundle",
-    "run_events",
     "verify_store",
+    "read_tree",
+    "tree_root",
+    "TREE_SEPARATOR",
     "IntegrityError",
     "EventStore",
     "EventLog",
@@ -97,17 +90,10 @@ __all__ = [
     "RunCoordination",
     "SqlEventStore",
     "MemoryEventStore",
-    "RunInfo",
     "StoreError",
     "StoreUnavailable",
     "StreamHead",
-    "UnknownRun",
-    "check_label_free",
-    "close_run",
     "connect_store",
-    "episode_ends",
-    "find_run",
-    "list_runs",
     "open_store",
     "this_process",
     "WorkItem",

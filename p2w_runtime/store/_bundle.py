@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
 from p2w_runtime.store._bundle_lines import BUNDLE_FORMAT, BUNDLE_VERSION, MAX_LINE_BYTES, BundleError, line, records
 from p2w_runtime.store._event_store import EventStore
-from p2w_runtime.store._runs import find_run, run_events
 from p2w_runtime.store._signing import fingerprint, sign
+from p2w_runtime.store._tree import read_tree
 from schemas import StoredEvent
 
 EVENT_BATCH = 2000
@@ -47,25 +47,26 @@ class BundleSummary:
     that the bundle is as its key holder wrote it)."""
 
 
-async def export_run(
+async def export_bundle(
     store: EventStore,
-    ref: str,
+    root: str,
     path: Path,
     *,
+    label: str,
     force: bool = False,
     signing_key: Ed25519PrivateKey | None = None,
     progress: Progress | None = None,
 ) -> BundleSummary:
-    """Write run ``ref`` (id or label) with every stream under it and the blobs they reference.
+    """Write stream ``root`` (a run) with every stream under it and the blobs they reference; ``label`` is the
+    name the bundle's header gives it.
 
     The bundle is written to a temporary file beside ``path`` and moved into place when complete, so an
     interrupted export leaves no partial bundle; an existing ``path`` is replaced only with ``force``.
     """
     _check_target(path, force=force)
-    run = await find_run(store, ref)
     referenced: set[str] = set()
     count = 0
-    async for event in run_events(store, run.run_id):
+    async for event in read_tree(store, root):
         referenced.update(event.blobs)
         count += 1
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
@@ -86,12 +87,12 @@ async def export_run(
                 digest.update(text)
                 out.write(text)
 
-            header = {"format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "run_id": run.run_id, "label": run.label}
+            header = {"format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "run_id": root, "label": label}
             write({**header, "events": count, "blobs": len(referenced), "signed": signing_key is not None})
             for sha in sorted(referenced):
                 write({"blob": sha, "data": base64.b64encode(await store.get_blob(sha)).decode()}, f"blob {sha}")
             done = 0
-            async for event in run_events(store, run.run_id):
+            async for event in read_tree(store, root):
                 write({"event": event.to_dict()}, f"event {event.event_id}")
                 done += 1
                 if progress is not None and (done % 500 == 0 or done == count):
@@ -105,7 +106,7 @@ async def export_run(
     finally:
         partial.unlink(missing_ok=True)
     signed_by = fingerprint(signature.public_key) if signature is not None else None
-    return BundleSummary(run.run_id, run.label, count, len(referenced), signed_by=signed_by)
+    return BundleSummary(root, label, count, len(referenced), signed_by=signed_by)
 
 
 def _check_target(path: Path, *, force: bool) -> None:

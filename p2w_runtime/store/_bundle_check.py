@@ -19,12 +19,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from p2w_runtime.episode import run_of
 from p2w_runtime.errors import clip
 from p2w_runtime.store._bundle_lines import BundleError, records
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
 from p2w_runtime.store._signing import Signature, fingerprint
 from p2w_runtime.store._signing import valid as valid_signature
+from p2w_runtime.store._tree import tree_root
 from schemas import GENESIS_HASH, RunStarted, StoredEvent, StreamSeal, blob_hash
 
 MAX_RUNS_NAMED = 3
@@ -120,7 +120,7 @@ def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:
                 seals.extend((event, seal) for seal in _decoded(event, where, "seals") or [])
             elif event.type == "run.started":
                 started.append((event, _decoded(event, where, None)))
-            if (run := run_of(event.stream)) not in runs:
+            if (run := tree_root(event.stream)) not in runs:
                 runs[run] = len(runs) < MAX_RUNS_NAMED
             heads[event.stream] = (event.seq, event.hash)
             events += 1

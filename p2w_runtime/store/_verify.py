@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 
 import zstandard
 
-from p2w_runtime.episode import run_of
 from p2w_runtime.errors import clip
 from p2w_runtime.store._event_store import EventStore
-from p2w_runtime.store._runs import run_events
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
+from p2w_runtime.store._tree import read_tree, tree_root
 from schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
 
 
@@ -66,10 +65,10 @@ class VerifyReport:
         return not self.problems
 
 
-async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyReport:
+async def verify_store(store: EventStore, root: str | None = None) -> VerifyReport:
     """Check chains (seq gap-free from 1, prev_hash links, recomputed hashes), payloads, seals and blobs.
 
-    With ``run_id``, only that run's streams and the blobs they reference are checked.
+    With ``root`` (a run id), only that stream, the streams under it and the blobs they reference are checked.
     One pass in position order; memory holds one head per stream and the seals, not the events.
     """
     report = VerifyReport()
@@ -79,9 +78,9 @@ async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyRe
     seals: list[tuple[StoredEvent, list[StreamSeal]]] = []
     sealed_to: dict[str, int] = {}
     """Stream -> how many of its events the seals seen so far cover."""
-    async for event in store.read_all() if run_id is None else run_events(store, run_id):
+    async for event in store.read_all() if root is None else read_tree(store, root):
         report.events += 1
-        if event.type == "run.started" and "/" not in event.stream:
+        if event.type == "run.started" and tree_root(event.stream) == event.stream:
             runs.add(event.stream)
         elif event.type in SEAL_EVENT_TYPES:
             _collect_seal(event, seals, report, sealed_to)
@@ -109,10 +108,10 @@ async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyRe
             problem = await _check_seal(store, heads, sealing, entry)
             if problem is not None:
                 report.problems.append(problem)
-    sealed_runs = {sealing.stream.partition("/")[0] for sealing, _ in seals}
+    sealed_runs = {tree_root(sealing.stream) for sealing, _ in seals}
     report.unsealed = sorted(runs - sealed_runs)
     report.tails = _tails(runs, heads, sealed_to)
-    hashes = sorted(referenced) if run_id else [h async for h in store.blob_hashes()]
+    hashes = sorted(referenced) if root else [h async for h in store.blob_hashes()]
     for sha in hashes:
         report.blobs += 1
         try:
@@ -125,7 +124,7 @@ async def verify_store(store: EventStore, run_id: str | None = None) -> VerifyRe
             continue
         if blob_hash(data) != sha:
             report.problems.append(Problem("blobs", None, None, f"blob {sha} content does not match its hash"))
-    if run_id is None:
+    if root is None:
         for sha in sorted(referenced - set(hashes)):
             report.problems.append(Problem("blobs", None, None, f"blob {sha} is referenced but missing"))
     return report
@@ -156,7 +155,7 @@ def _collect_seal(
 def _tails(runs: set[str], heads: dict[str, tuple[int, str]], sealed_to: dict[str, int]) -> list[UnsealedTail]:
     tails = {run: UnsealedTail(run, {}) for run in sorted(runs)}
     for stream, (last_seq, _) in heads.items():
-        tail = tails.get(run_of(stream))
+        tail = tails.get(tree_root(stream))
         if tail is not None and last_seq > sealed_to.get(stream, 0):
             tail.streams[stream] = last_seq - sealed_to.get(stream, 0)
     return list(tails.values())

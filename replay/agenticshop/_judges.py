@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 
 from p2w_runtime.data import load_profiles
+from p2w_runtime.domain.trajectory import CaptureRecord, Trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse
 from replay.agenticshop._extract import (
@@ -41,7 +42,6 @@ from replay.judges._base import (
     llm_fields,
 )
 from replay.judges._prompts import template_hash
-from replay.trajectory import CaptureRecord, Trajectory
 from schemas import DIMENSIONS, RESULTS_JUDGED, Evidence, ShopProfile
 
 CHECKLIST_SYSTEM = """You are an expert product evaluation assistant. Decide for each item of the user's checklist

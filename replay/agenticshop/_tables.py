@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
-from p2w_runtime.episode import under
-from p2w_runtime.store import EventStore, RunInfo
+from p2w_runtime.domain import RunInfo, under
+from p2w_runtime.store import EventStore
 from replay.judging import current_judgments, read_judgments
 from schemas import DIMENSIONS, EpisodeStarted
 

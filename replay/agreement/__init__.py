@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from p2w_runtime.domain import find_run
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore, find_run
+from p2w_runtime.store import EventStore
 from replay.agreement._labels import ImportSummary, import_labels, parse_labels
 from replay.agreement._raters import Rater, current_records, human_selectors, items, rater
 from replay.agreement._render import as_json, render

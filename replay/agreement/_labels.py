@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
-from p2w_runtime.episode import EpisodeRef, episodes_of
+from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run
 from p2w_runtime.errors import UserError, clip
-from p2w_runtime.store import EventStore, RunInfo, find_run, hold_claims, seal_streams
+from p2w_runtime.store import EventStore, hold_claims, seal_streams
 from replay.agreement._raters import HUMAN_PREFIX
 from replay.judging import judgment_stream, read_judgments
 from schemas import Judgment, NewEvent, StreamsSealed, content_hash

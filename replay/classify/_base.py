@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.errors import UserError
 from replay.classify._labels import NAVIGATION_LABELS
 from replay.derived import CacheKey, JudgeSettings, Producer, ProducerConfig
-from replay.trajectory import Trajectory
 from schemas import ErrorClassified, ErrorLabel, Evidence
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)

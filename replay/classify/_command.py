@@ -8,7 +8,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.store import EventStore, RunInfo
+from p2w_runtime.domain import RunInfo
+from p2w_runtime.store import EventStore
 from replay.classify._registry import CLASSIFIERS, make_classifier
 from replay.classify._runner import ClassifyOutcome, ClassifySummary, classify_run
 from replay.derived import PassOptions

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from p2w_runtime.domain.trajectory import Trajectory
 from replay.classify._labels import HISTORY_RETRIEVAL_FAILURE, HISTORY_UTILIZATION_FAILURE
 from replay.classify._texts import Text, applied_texts, event_order, memory_texts, page_urls
 from replay.judges import JudgeError, SiteLists, rubric_targets
 from replay.matching import compile_value, find_value, mentions_site, on_site
-from replay.trajectory import Trajectory
 from schemas import ErrorLabel, Evidence
 
 Finder = Callable[[str], str | None]

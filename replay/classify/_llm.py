@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import LlmBadResponse
 from replay.classify._base import Classifier, Verdict, navigation_label
 from replay.classify._labels import DEFINITIONS, PERSONALIZATION_LABELS
@@ -27,7 +28,6 @@ from replay.judges import (
     site_fields,
 )
 from replay.judges._render import render_full
-from replay.trajectory import Trajectory
 from schemas import ErrorLabel, Evidence
 
 DEFAULT_CLASSIFIER_MODEL = DEFAULT_JUDGE_MODEL

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.episode import CLASSIFICATIONS_SUFFIX
+from p2w_runtime.domain import CLASSIFICATIONS_SUFFIX
 from replay.derived import CacheKey, DerivedRecord, DerivedStream
 from schemas import ErrorClassified
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from p2w_runtime.domain.trajectory import HistoryAccess, Trajectory
 from replay.classify._labels import REDUNDANT_HISTORY_ACCESS
 from replay.matching import key_tokens, normalize
-from replay.trajectory import HistoryAccess, Trajectory
 from schemas import ErrorLabel, Evidence
 
 

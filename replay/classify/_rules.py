@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from p2w_runtime.domain.trajectory import Trajectory
 from replay.classify._base import Classifier, Verdict, navigation_label
 from replay.classify._hallucination import hallucination
 from replay.classify._history_use import history_use
 from replay.classify._redundant import RedundancySettings, redundant_access
 from replay.derived import JudgeSettings, ProduceContext
 from replay.judges import SiteConfig, site_fields
-from replay.trajectory import Trajectory
 
 
 class RulesConfig(SiteConfig):

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from p2w_runtime.store import RunInfo
+from p2w_runtime.domain import RunInfo
 from replay.classify._labels import NAVIGATION_LABELS, PERSONALIZATION_LABELS
 from replay.classify._runner import ClassifySummary
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
-from replay.trajectory import ActionRecord, HistoryAccess, Trajectory
+from p2w_runtime.domain.trajectory import ActionRecord, HistoryAccess, Trajectory
 
 ACTION_TEXT_ARGS: dict[str, slice] = {
     "type": slice(1, 2),

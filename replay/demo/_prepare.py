@@ -7,17 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from p2w_runtime.domain import RunInfo, find_run, list_runs
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import (
-    EventStore,
-    RunInfo,
-    StoreError,
-    bundle_header,
-    find_run,
-    import_bundle,
-    list_runs,
-    open_store,
-)
+from p2w_runtime.store import EventStore, StoreError, bundle_header, import_bundle, open_store
 from replay.classify import ClassifyOptions, ErrorSummary, classify_runs, plot_summary, summarize
 from replay.derived import LlmFactory
 from replay.diff import RunDiff, diff_refs

@@ -17,10 +17,10 @@ from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from p2w_runtime.episode import EpisodeRef
+from p2w_runtime.domain import EpisodeRef
+from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import Sink, UsageTotals
 from replay.derived._stream import CacheKey, Derived
-from replay.trajectory import Trajectory
 from schemas import LlmRole, content_hash
 
 M = TypeVar("M", bound=BaseModel)

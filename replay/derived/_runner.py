@@ -15,14 +15,14 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from p2w_runtime.episode import EpisodeRef, episodes_of
+from p2w_runtime.domain import EpisodeRef, episodes_of
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.store import EventStore
 from replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
 from replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
 from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key
-from replay.trajectory import Trajectory, load_trajectories
 
 OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
 SummaryT = TypeVar("SummaryT", bound=Tally[Any])

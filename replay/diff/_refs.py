@@ -8,7 +8,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.store import EventStore, RunInfo, find_run, open_store
+from p2w_runtime.domain import RunInfo, find_run
+from p2w_runtime.store import EventStore, open_store
 
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 

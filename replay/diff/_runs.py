@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from p2w_runtime.domain import RunInfo
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore, RunInfo
+from p2w_runtime.store import EventStore
 from replay.judges import Judge, JudgeContext, JudgeError, JudgeSettings, make_judge
 from replay.judging import current_judgments
 from replay.matching import host_of
 from replay.metrics import EPISODE_KEYS, episode_figures
-from replay.trajectory import Trajectory, load_trajectories
 from schemas import ForkPoint
 
 DEFAULT_JUDGE = "rubric-rules"

@@ -13,11 +13,11 @@ from typing import Any, TypeVar
 
 from pydantic import JsonValue, SerializerFunctionWrapHandler, model_serializer
 
+from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.errors import UserError
 from replay.derived._producer import ProduceContext, Producer, ProducerConfig, ProducerError
 from replay.derived._settings import JudgeSettings
 from replay.derived._stream import CacheKey
-from replay.trajectory import Trajectory
 from schemas import Evidence, Judgment
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 from urllib.parse import unquote_plus
 
-from replay.trajectory import ActionRecord, Trajectory
+from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
 
 TEXT_ARGS: dict[str, slice] = {
     "type": slice(1, 2),

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
 from replay.judges._base import Verdict
 from replay.judges._choice import ChoiceCheck, check_choice
 from replay.judges._goal import (
@@ -30,7 +31,6 @@ from replay.judges._items import item_problem, price_ceilings, wanted_sizes
 from replay.judges._pages import PRESSING, RecordedPages, element
 from replay.judges._targets import INTENT_POINTS, RubricTargets
 from replay.matching import on_site
-from replay.trajectory import ActionRecord, Trajectory
 from schemas import FAILURE_END_REASONS, Evidence
 
 View = Literal["full", "actions", "outcome"]

@@ -12,13 +12,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import LlmBadResponse
 from replay.derived._settings import JudgeSettings
 from replay.judges._base import CallEstimate, Judge, JudgeContext, LlmSiteConfig, Verdict, llm_fields, site_fields
 from replay.judges._prompts import ACTION_WISE_SYSTEM, OUTCOME_SYSTEM, RUBRIC_SYSTEM, USER_TEMPLATE, template_hash
 from replay.judges._render import Rendered, render_actions, render_full, render_outcome
 from replay.judges._targets import INTENT_POINTS, PREF_POINTS, WEB_POINTS, RubricTargets, rubric_metrics, rubric_targets
-from replay.trajectory import Trajectory
 from schemas import Evidence
 
 COMPLETION_TOKENS_PER_CRITERION = 60

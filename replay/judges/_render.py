@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from replay.trajectory import (
+from p2w_runtime.domain.trajectory import (
     ActionRecord,
     HistoryAccess,
     ObservationRecord,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 
+from p2w_runtime.domain.trajectory import Trajectory
 from replay.derived._settings import JudgeSettings
 from replay.judges._base import Judge, JudgeContext, SiteConfig, Verdict, site_fields
 from replay.judges._candidates import (
@@ -29,7 +30,6 @@ from replay.judges._targets import (
     rubric_targets,
 )
 from replay.matching import TextSet, ValueMatch, mentions_site, on_site
-from replay.trajectory import Trajectory
 from schemas import Evidence
 
 

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from p2w_runtime.domain.trajectory import Trajectory
 from replay.judges._base import JudgeError
 from replay.matching import SITE_ALIASES, expected_hosts, on_site, site_aliases, site_hosts
-from replay.trajectory import Trajectory
 from schemas import Location
 
 WEB_POINTS = 5.0

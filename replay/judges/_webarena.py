@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from p2w_runtime.domain.trajectory import FinalStateRecord, Trajectory
 from p2w_runtime.llm import LlmBadResponse
 from replay.derived._producer import StructuredLlm
 from replay.judges._base import (
@@ -28,7 +29,6 @@ from replay.judges._base import (
     llm_fields,
 )
 from replay.judges._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER, template_hash
-from replay.trajectory import FinalStateRecord, Trajectory
 from replay.webarena import (
     SITE_PLACEHOLDERS,
     HtmlCheck,

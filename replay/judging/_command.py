@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from p2w_runtime.store import EventStore, RunInfo
+from p2w_runtime.domain import RunInfo
+from p2w_runtime.store import EventStore
 from replay.derived import PassOptions
 from replay.judges import Judge, JudgeSettings, make_judge
 from replay.judging._estimate import JudgeEstimate, estimate_replay

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from p2w_runtime.episode import episodes_of
+from p2w_runtime.domain import episodes_of
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectory
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
 from replay.derived import latest_by_key
 from replay.judges import Judge, JudgeError
 from replay.judging._records import read_judgments
-from replay.trajectory import Trajectory, load_trajectory
 
 
 @dataclass(slots=True)

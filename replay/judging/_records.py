@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.episode import JUDGMENTS_SUFFIX, run_of, under
+from p2w_runtime.domain import JUDGMENTS_SUFFIX, run_of, under
 from p2w_runtime.store import EventStore
 from replay.derived import CacheKey, DerivedRecord, DerivedStream
 from schemas import Judgment

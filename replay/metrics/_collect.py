@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.episode import episodes_of
-from p2w_runtime.store import EventStore, RunInfo
+from p2w_runtime.domain import RunInfo, episodes_of
+from p2w_runtime.store import EventStore
 from replay.judging import current_judgments
 
 

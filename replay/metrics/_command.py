@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.store import EventStore, find_run
+from p2w_runtime.domain import find_run
+from p2w_runtime.store import EventStore
 from replay.judges import JUDGES
 from replay.metrics._aggregate import DEFAULT_BY, MetricRow, aggregate, check_by, levels_of
 from replay.metrics._collect import EpisodeScore, collect_scores

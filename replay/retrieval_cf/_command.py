@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
-from p2w_runtime.store import EventStore, RunInfo, find_run
+from p2w_runtime.store import EventStore
 from replay.derived import JudgeSettings
 from replay.retrieval_cf._pass import CounterfactualSummary, counterfactual_run
 from replay.retrieval_cf._plot import plot_recall

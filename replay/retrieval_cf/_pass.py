@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from p2w_runtime.episode import RETRIEVAL_CF_SUFFIX
+from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from replay.derived import (

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from p2w_runtime.data import DataError
+from p2w_runtime.domain.trajectory import RetrievedEntry, Trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit
 from replay.classify import HISTORY_RETRIEVAL_FAILURE, Target, history_use, targets
 from replay.derived import CacheKey, JudgeSettings, ProduceContext, Producer, ProducerError
 from replay.judges import SiteConfig, site_fields
-from replay.trajectory import RetrievedEntry, Trajectory
 from schemas import MemoryEntry, RetrievalCounterfactual, TargetRecall
 
 

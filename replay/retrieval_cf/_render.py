@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from p2w_runtime.store import RunInfo
+from p2w_runtime.domain import RunInfo
 from p2w_runtime.terminal import cell
 from replay.retrieval_cf._command import recall, totals
 from replay.retrieval_cf._pass import CounterfactualSummary

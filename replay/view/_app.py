@@ -19,7 +19,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from p2w_runtime.store import EventStore, UnknownRun, find_run, list_runs, open_store
+from p2w_runtime.domain import UnknownRun, find_run, list_runs
+from p2w_runtime.store import EventStore, open_store
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data, parse_ref
 from replay.metrics import TITLES
 from replay.view._blobs import BlobProblem, media_type, read_blob

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore, RunInfo, find_run
+from p2w_runtime.store import EventStore
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
 from replay.judging import read_judgments
 from replay.metrics import TITLES

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from p2w_runtime.episode import EpisodeRef, episodes_of
-from p2w_runtime.store import EventStore, RunInfo
+from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of
+from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord, read_classifications
 from replay.judging import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of

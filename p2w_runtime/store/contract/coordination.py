@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, list_runs
+from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import run_started
 from schemas import uuid7
@@ -27,7 +27,7 @@ class CoordinationContract(StoreFixture):
         await store.append([run_started(first, "nightly", agent="a", model="m")])
         with pytest.raises(LabelTaken, match=f"label 'nightly' is already used by run {first}"):
             await store.append([run_started(second, "nightly", agent="a", model="m")])
-        assert [r.run_id for r in await list_runs(store)] == [first]
+        assert [e.stream async for e in store.read_all(types=["run.started"])] == [first]
         assert await store.stream_head(second) is None  # the refused append wrote nothing
 
     async def test_a_claim_is_held_until_released_and_only_by_its_owner(self, store: EventStore) -> None:

@@ -43,8 +43,8 @@ async def add_page() -> None:
 
 
 async def facts() -> dict[str, object]:
-    from p2w_runtime.episode import episodes_of
-    from p2w_runtime.store import head_digest, list_runs, open_store
+    from p2w_runtime.domain import episodes_of, list_runs
+    from p2w_runtime.store import head_digest, open_store
 
     async with open_store(DB, create=False, read_only=True) as store:
         runs = await list_runs(store)

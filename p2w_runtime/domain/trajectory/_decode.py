@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import msgspec
 
-from replay.trajectory._envelope import StoredEnvelope
-from replay.trajectory._model import ActionRecord, ObservationRecord, RationaleRecord, RetrievalRecord
+from p2w_runtime.domain.trajectory._envelope import StoredEnvelope
+from p2w_runtime.domain.trajectory._model import ActionRecord, ObservationRecord, RationaleRecord, RetrievalRecord
 from schemas import CURRENT_VERSIONS
 
 

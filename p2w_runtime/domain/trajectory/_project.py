@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from p2w_runtime.episode import run_of
-from replay.trajectory._decode import FastRecord, LlmCallCost, decode_record
-from replay.trajectory._envelope import Envelope, StoredEnvelope
-from replay.trajectory._model import (
+from p2w_runtime.domain import run_of
+from p2w_runtime.domain.trajectory._decode import FastRecord, LlmCallCost, decode_record
+from p2w_runtime.domain.trajectory._envelope import Envelope, StoredEnvelope
+from p2w_runtime.domain.trajectory._model import (
     ActionCommand,
     ActionRecord,
     CaptureRecord,

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from p2w_runtime.episode import NOT_AN_OUTCOME, counted, episodes_of, under
-from p2w_runtime.store._event_store import EventStore, LabelTaken, StoreError
-from p2w_runtime.store._seal import seal_streams
+from p2w_runtime.domain._listing import NOT_AN_OUTCOME, counted, episodes_of
+from p2w_runtime.store import EventStore, LabelTaken, StoreError, seal_streams
 from schemas import NewEvent, RunFinished, RunStarted, StoredEvent
 
 
@@ -95,14 +93,6 @@ async def episode_ends(store: EventStore, stream: str) -> tuple[StoredEvent, Sto
     if first is None or last is None:
         raise StoreError(f"episode stream {stream!r} has no events in {getattr(store, 'label', 'the store')}")
     return first, last
-
-
-async def run_events(store: EventStore, run_id: str) -> AsyncIterator[StoredEvent]:
-    """Every event of a run: its own stream, then every stream under it, in position order."""
-    async for event in store.read_stream(run_id):
-        yield event
-    async for event in store.read_all(stream_prefix=under(run_id)):
-        yield event
 
 
 async def close_run(

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from p2w_runtime.episode._errors import EpisodeGrammarError
-from p2w_runtime.episode._streams import ATTEMPT_MARK, episode_of
+from p2w_runtime.domain._errors import EpisodeGrammarError
+from p2w_runtime.domain._streams import ATTEMPT_MARK, episode_of
 from p2w_runtime.errors import clip
 from schemas import (
     Action,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from p2w_runtime.episode._streams import episode_of, run_of, under
+from p2w_runtime.domain._streams import episode_of, run_of, under
 from schemas import EpisodeFinished, EpisodeStarted
 
 if TYPE_CHECKING:

@@ -8,7 +8,9 @@ stream (deriving a result must not change the episode's last hash, which is what
 
 from __future__ import annotations
 
-SEPARATOR = "/"
+from p2w_runtime.store import TREE_SEPARATOR as SEPARATOR
+from p2w_runtime.store import tree_root
+
 ATTEMPT_MARK = "#"
 JUDGMENTS_SUFFIX = "/judgments"
 CLASSIFICATIONS_SUFFIX = "/classifications"
@@ -32,8 +34,8 @@ def attempt_id(task_id: str, attempt: int) -> str:
 
 
 def run_of(stream: str) -> str:
-    """The run a stream belongs to (a run's own stream belongs to itself)."""
-    return stream.partition(SEPARATOR)[0]
+    """The run a stream belongs to (a run's own stream belongs to itself): the root of its stream tree."""
+    return tree_root(stream)
 
 
 def episode_of(stream: str) -> str:

@@ -1,7 +1,7 @@
 """Trajectories: the read model judges and classifiers work on, projected from an episode's events."""
 
-from replay.trajectory._load import load_trajectories, load_trajectory
-from replay.trajectory._model import (
+from p2w_runtime.domain.trajectory._load import load_trajectories, load_trajectory
+from p2w_runtime.domain.trajectory._model import (
     ActionCommand,
     ActionRecord,
     CaptureRecord,
@@ -15,7 +15,7 @@ from replay.trajectory._model import (
     TimelineItem,
     Trajectory,
 )
-from replay.trajectory._project import ProjectionError, project
+from p2w_runtime.domain.trajectory._project import ProjectionError, project
 
 __all__ = [
     "ActionCommand",

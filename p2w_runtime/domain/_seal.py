@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from p2w_runtime.episode._streams import run_of
+from p2w_runtime.domain._streams import run_of
 from schemas import EpisodeSealed, NewEvent, StoredEvent, StreamSeal
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 
 from p2w_runtime.collector import collector_paused
-from p2w_runtime.episode import episodes_of
+from p2w_runtime.domain import episodes_of
+from p2w_runtime.domain.trajectory._model import Trajectory
+from p2w_runtime.domain.trajectory._project import ProjectionError, _Fold
 from p2w_runtime.store import EventStore
-from replay.trajectory._model import Trajectory
-from replay.trajectory._project import ProjectionError, _Fold
 
 LOAD_CHUNK = 25
 """Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from p2w_runtime.episode._grammar import EpisodeGrammar
-from p2w_runtime.episode._seal import Appender, append_sealed
-from p2w_runtime.episode._streams import episode_stream
+from p2w_runtime.domain._grammar import EpisodeGrammar
+from p2w_runtime.domain._seal import Appender, append_sealed
+from p2w_runtime.domain._streams import episode_stream
 from schemas import AnyPayload, LlmCall, NewEvent, blob_hash
 
 

@@ -1,0 +1,73 @@
+"""The domain, above the store: runs and their episodes. Stream names, the event grammar, the one writer, the
+started events, the listing, the seal a finished episode gets in its run's stream, the runs a store holds
+(``list_runs``, ``find_run``, ``close_run``), and the episode read model (``p2w_runtime.domain.trajectory``).
+
+Everything that writes an episode (the agent, both importers, the synthetic and test builders) goes through
+``EpisodeWriter``; everything that lists a run's episodes goes through ``episodes_of``
+(docs/design/episode-grammar.md).
+"""
+
+from p2w_runtime.domain._errors import EpisodeGrammarError
+from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
+from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._runs import (
+    RunInfo,
+    UnknownRun,
+    check_label_free,
+    close_run,
+    episode_ends,
+    find_run,
+    list_runs,
+)
+from p2w_runtime.domain._seal import Appender, append_sealed, episode_seals
+from p2w_runtime.domain._started import Provenance, TaskLike, episode_started, run_started
+from p2w_runtime.domain._streams import (
+    ATTEMPT_MARK,
+    CLASSIFICATIONS_SUFFIX,
+    DERIVED_SUFFIXES,
+    JUDGMENTS_SUFFIX,
+    RETRIEVAL_CF_SUFFIX,
+    attempt_id,
+    episode_of,
+    episode_stream,
+    is_derived,
+    run_of,
+    under,
+)
+from p2w_runtime.domain._writer import EpisodeWriter
+
+__all__ = [
+    "RunInfo",
+    "UnknownRun",
+    "check_label_free",
+    "close_run",
+    "episode_ends",
+    "find_run",
+    "list_runs",
+    "ATTEMPT_MARK",
+    "CLASSIFICATIONS_SUFFIX",
+    "DERIVED_SUFFIXES",
+    "EPISODE_TYPES",
+    "JUDGMENTS_SUFFIX",
+    "NOT_AN_OUTCOME",
+    "RETRIEVAL_CF_SUFFIX",
+    "Appender",
+    "EpisodeGrammar",
+    "EpisodeGrammarError",
+    "EpisodeRef",
+    "EpisodeWriter",
+    "Provenance",
+    "TaskLike",
+    "append_sealed",
+    "attempt_id",
+    "counted",
+    "episode_of",
+    "episode_seals",
+    "episode_started",
+    "episode_stream",
+    "episodes_of",
+    "is_derived",
+    "run_of",
+    "run_started",
+    "under",
+]
