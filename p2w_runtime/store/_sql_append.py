@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.redaction import seal_redacted
+from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
 from p2w_runtime.store._rows import BLOBS, EVENTS, compress_blobs, event_to_row
@@ -125,12 +126,7 @@ class SqlAppending(SqlStoreBase):
             await self._check_blobs_present(session, {h for e in fresh for h in e.blobs}, set(blobs))
             rows = []
             for event in fresh:
-                seq, prev = await heads.get(session, event.stream)
-                if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
-                    raise IntegrityError(
-                        f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
-                        f"the stream's hash chain"
-                    )
+                check_continues(*await heads.get(session, event.stream), event)
                 heads.advance(event)
                 position += 1
                 rows.append(event_to_row(event, position))
