@@ -8,7 +8,7 @@ import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
-from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_stream
+from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_of, episode_stream
 from p2w_runtime.terminal import cell, markup
 
 
@@ -88,7 +88,7 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
             if task_id is None:
                 shown = {ref.stream for ref in episodes}
                 left_out.extend(
-                    f"{ref.stream.split('/', 1)[1]} ({ref.end_reason or 'unfinished'})"
+                    f"{episode_of(ref.stream)} ({ref.end_reason or 'unfinished'})"
                     for ref in attempts
                     if ref.stream not in shown
                 )

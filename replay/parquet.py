@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from p2w_runtime.domain import RunInfo, find_run
+from p2w_runtime.domain import RunInfo, find_run, under
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
@@ -170,7 +170,7 @@ async def _run_rows(store: EventStore, run: RunInfo, rows: dict[str, list[dict[s
                  **{f: j.metrics.get(f) for f in FIGURES}, "metrics": dict(j.metrics),
                  "points": [{"key": k, "points": v, "max_points": j.max_points.get(k)} for k, v in j.points.items()]}
             )  # fmt: skip
-    async for stored in store.read_all(stream_prefix=f"{run.run_id}/", types=["llm.call"]):
+    async for stored in store.read_all(stream_prefix=under(run.run_id), types=["llm.call"]):
         call = stored.decode().payload
         assert isinstance(call, LlmCall)
         usage = call.usage
@@ -186,7 +186,7 @@ async def _run_rows(store: EventStore, run: RunInfo, rows: dict[str, list[dict[s
 
 async def _current_labels(store: EventStore, run_id: str) -> dict[str, dict[str, list[str]]]:
     """Per episode stream, the latest successful classification's labels by classifier, of the episode as it is."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=f"{run_id}/")}
+    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
     labels: dict[str, dict[str, list[str]]] = {}
     for record in await read_classifications(store, run_id):
         c = record.classification

@@ -8,13 +8,13 @@ from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._record import (
     ROLE_PARAMS,
-    RecordRequest,
     RecordSummary,
     SiteHosting,
     StartsAt,
     hosted_browser,
     record,
 )
+from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._run import RunProgress
 from p2w_runtime.agent._worker import finish_run
 

@@ -5,53 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Protocol
 
-from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
+from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._resume import check_dataset, resumed_request, selection_config
 from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import DataError, Task, TaskSet, curation_tasks, find_memory_bank, load_tasks
 from p2w_runtime.domain import check_label_free, find_run
-from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
+from p2w_runtime.llm import LlmClient, PriceTable
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
 
 ROLE_PARAMS = {"planner": {"temperature": 0.0}, "generator": {"temperature": 0.0}}
-
-
-@dataclass(frozen=True)
-class RecordRequest:
-    tasks_dir: Path
-    history_dir: Path
-    model: str
-    label: str | None = None
-    config: AgentConfig = field(default_factory=AgentConfig)
-    base_url: str | None = None
-    api_key: str | None = None
-    level: int | None = None
-    task_ids: tuple[str, ...] = ()
-    limit: int | None = None
-    concurrency: int = 4
-    chromium: str | None = None
-    embedder: str | None = None
-    cache_dir: Path | None = None
-    prices: Path | None = None
-    resume: str | None = None
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    llm_timeout_s: float = 120.0
-    worker: bool = False
-    """Record the run labelled ``label`` together with other workers (``_worker.py``)."""
-    given: frozenset[str] = frozenset()
-    """Options the user gave (``--level``, ...): on resume, those must agree with the recorded run."""
-    profiles: Path | None = None
-    """AgenticShop user profiles: each one a curation task starting at ``start_url`` (instead of ``tasks_dir``)."""
-    start_url: str | None = None
-    """Where curation tasks start (the CLI's default: the demo shop); needed with ``profiles``."""
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.errors import UserError
-
-if TYPE_CHECKING:
-    from p2w_runtime.agent._record import RecordRequest
 
 RESUME_MAY_CHANGE = (
     "--concurrency",

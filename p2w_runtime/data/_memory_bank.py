@@ -6,7 +6,6 @@ record as "retrieved memory index"; the file order is therefore significant and 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -18,7 +17,7 @@ from pydantic import ValidationError
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._json import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.errors import clip
-from schemas import MemoryEntry, canonical_json
+from schemas import MemoryEntry, content_hash
 
 ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
 """Top-level keys under which the entry list may sit, in order of preference."""
@@ -118,4 +117,4 @@ def find_memory_bank(history_dir: Path, persona: str) -> Path:
 
 def memory_bank_hash(entries: Sequence[MemoryEntry]) -> str:
     """Content hash of a bank: changes when any entry or the order (= the entry ids) changes."""
-    return hashlib.sha256(canonical_json([e.model_dump(mode="json") for e in entries])).hexdigest()
+    return content_hash([e.model_dump(mode="json") for e in entries])

@@ -8,7 +8,6 @@ is the answer key of the other two.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
 from p2w_runtime.data._memory_bank import read_json, validation_summary
-from schemas import GroundTruth, TaskFile, canonical_json
+from schemas import GroundTruth, TaskFile, content_hash
 
 LEVEL_FOLDERS = {"personalization_1": 2, "personalization_2": 1, "personalization_3": 0}
 _TASK_ID = re.compile(r"^(?P<persona>.+)_(?P<set>[A-Za-z]+)(?P<n>[1-3])$")
@@ -122,7 +121,7 @@ class TaskSet:
     def content_hash(self) -> str:
         """sha256 over every task file's content and level; file layout and whitespace do not count."""
         body = [{"level": t.level, "task": t.file.model_dump(mode="json")} for _, t in sorted(self.tasks.items())]
-        return hashlib.sha256(canonical_json(body)).hexdigest()
+        return content_hash(body)
 
     @property
     def dataset_id(self) -> str:

@@ -9,7 +9,7 @@ stream (deriving a result must not change the episode's last hash, which is what
 from __future__ import annotations
 
 from p2w_runtime.store import TREE_SEPARATOR as SEPARATOR
-from p2w_runtime.store import tree_root
+from p2w_runtime.store import tree_prefix, tree_root
 
 ATTEMPT_MARK = "#"
 JUDGMENTS_SUFFIX = "/judgments"
@@ -21,7 +21,7 @@ DERIVED_SUFFIXES = (JUDGMENTS_SUFFIX, CLASSIFICATIONS_SUFFIX, RETRIEVAL_CF_SUFFI
 
 def under(run_id: str) -> str:
     """The prefix every stream under a run starts with (its episodes and derived streams)."""
-    return f"{run_id}{SEPARATOR}"
+    return tree_prefix(run_id)
 
 
 def episode_stream(run_id: str, episode_id: str) -> str:

@@ -7,18 +7,17 @@ so it covers everything that changes the answer: model, messages, params
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from schemas import LlmUsage, canonical_json
+from schemas import LlmUsage, content_hash
 
 
 def fingerprint(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json({"model": model, "messages": messages, "params": params})).hexdigest()
+    return content_hash({"model": model, "messages": messages, "params": params})
 
 
 def response_format_param(response_format: dict[str, Any] | type[BaseModel] | None) -> dict[str, Any] | None:

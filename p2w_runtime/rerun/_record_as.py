@@ -9,23 +9,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from p2w_runtime.domain import EpisodeWriter, Provenance, RunInfo, append_sealed, close_run, run_started
-from p2w_runtime.rerun._recorded import Recorded
+from p2w_runtime.rerun._recorded import Recorded, RecordedEpisode
 from p2w_runtime.store import EventStore, StoreError
 from schemas import AnyPayload, uuid7
-
-if TYPE_CHECKING:
-    from p2w_runtime.rerun._rerun import EpisodeRerun
 
 _BLOB_FIELDS = ("ax_tree", "screenshot", "dom_html", "har", "stylesheets")
 
 
 async def record_as(
-    store: EventStore, scratch: EventStore, run: RunInfo, episodes: Sequence[EpisodeRerun], label: str
+    store: EventStore,
+    scratch: EventStore,
+    run: RunInfo,
+    episodes: Sequence[tuple[RecordedEpisode, RecordedEpisode]],
+    label: str,
 ) -> str:
-    """Append the new run (started, episodes, finished with seals); returns its id."""
+    """Append the new run (started, episodes, finished with seals); returns its id. ``episodes``: each source
+    episode with its re-execution in ``scratch``."""
     run_id = uuid7()
     source_start = await store.read_event(run.run_id, 1)
     if source_start is None:
@@ -41,13 +42,11 @@ async def record_as(
         config={**source.config, "rerun_of": run.run_id},
     )
     await store.append([started.model_copy(update={"causation_id": source_start.event_id})])
-    for episode in episodes:
-        writer = EpisodeWriter.copying(
-            run_id, episode.rerun.episode_id, frozenset(e.event_id for e in episode.source.events)
-        )
-        _aligned(writer, episode.source.events, episode.rerun.events)
+    for source_episode, rerun in episodes:
+        writer = EpisodeWriter.copying(run_id, rerun.episode_id, frozenset(e.event_id for e in source_episode.events))
+        _aligned(writer, source_episode.events, rerun.events)
         events, _ = writer.take()
-        blobs = {sha: await scratch.get_blob(sha) for sha in _blob_refs(e.payload for e in episode.rerun.events)}
+        blobs = {sha: await scratch.get_blob(sha) for sha in _blob_refs(e.payload for e in rerun.events)}
         await append_sealed(store, events, blobs)
     await close_run(store, run_id)
     return run_id

@@ -104,7 +104,8 @@ async def rerun(
                     progress(result)
             report.seconds = time.perf_counter() - started
             if options.record_as:
-                report.recorded_run_id = await record_as(store, scratch, run, report.episodes, options.record_as)
+                pairs = [(e.source, e.rerun) for e in report.episodes]
+                report.recorded_run_id = await record_as(store, scratch, run, pairs, options.record_as)
     return report
 
 

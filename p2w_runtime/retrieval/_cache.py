@@ -22,7 +22,7 @@ import numpy as np
 import platformdirs
 import structlog
 
-from schemas import canonical_json, format_timestamp, utc_now
+from schemas import content_hash, format_timestamp, utc_now
 
 CACHE_FORMAT = 1
 """Bump when the folder layout or the index kind changes; old folders are then simply not found."""
@@ -42,7 +42,7 @@ def default_cache_dir() -> Path:
 def index_hash(model_id: str, bank_hash: str) -> str:
     """Identity of an index as recorded in events: same bank and model give the same hash on any machine."""
     spec = {"format": CACHE_FORMAT, "index": "IndexFlatIP", "normalized": True, "model_id": model_id, "bank": bank_hash}
-    return hashlib.sha256(canonical_json(spec)).hexdigest()
+    return content_hash(spec)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from p2w_runtime.store._migrate import MigrateSummary, migrate_store
 from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
 from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
 from p2w_runtime.store._sql import SqlEventStore
-from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_root
+from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_prefix, tree_root
 from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
 from p2w_runtime.store.memory import MemoryEventStore
 from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
@@ -82,6 +82,7 @@ __all__ = [
     "verify_store",
     "read_tree",
     "tree_root",
+    "tree_prefix",
     "TREE_SEPARATOR",
     "IntegrityError",
     "EventStore",

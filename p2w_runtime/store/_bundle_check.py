@@ -21,6 +21,7 @@ from typing import Any
 
 from p2w_runtime.errors import clip
 from p2w_runtime.store._bundle_lines import BundleError, records
+from p2w_runtime.store._chain import chain_link
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
 from p2w_runtime.store._signing import Signature, fingerprint
 from p2w_runtime.store._signing import valid as valid_signature
@@ -107,10 +108,10 @@ def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:
         else:
             event: StoredEvent = value
             where = f"{path}: stream {clip(event.stream)} seq {event.seq} event {clip(event.event_id)}"
-            last_seq, last_hash = heads.get(event.stream, (0, GENESIS_HASH))
-            if event.seq != last_seq + 1 or event.prev_hash != last_hash:
+            link = chain_link(*heads.get(event.stream, (0, GENESIS_HASH)), event)
+            if link.unlinked is not None:
                 raise BundleError(f"{where} breaks the chain")
-            if event.compute_hash() != event.hash:
+            if link.modified:
                 raise BundleError(f"{where} does not match its hash (bundle tampered)")
             if (problem := event.payload_problem()) is not None:
                 raise BundleError(f"{where}: {clip(problem, 300)}")

@@ -16,12 +16,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from schemas import uuid7
-
-if TYPE_CHECKING:
-    from p2w_runtime.store._event_store import EventStore
 
 STALE_AFTER_S = 6 * 3600.0
 """A claim held by a process on another host is taken over after this long (longer than any judging pass)."""
@@ -62,9 +59,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class ClaimTable(Protocol):
+    """What taking a claim needs of a store (every ``EventStore`` has it): the store's interface knows the
+    ``ClaimHolder`` it is given, so claims know the store only through these two methods."""
+
+    async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None: ...
+
+    async def release_claim(self, key: str, me: ClaimHolder) -> None: ...
+
+
 @asynccontextmanager
 async def hold_claims(
-    store: EventStore, keys: Iterable[str], *, on_wait: Callable[[str, ClaimHolder], None] | None = None
+    store: ClaimTable, keys: Iterable[str], *, on_wait: Callable[[str, ClaimHolder], None] | None = None
 ) -> AsyncIterator[None]:
     """Take every claim in ``keys`` (waiting while another live process holds one), release them on exit.
 

@@ -16,15 +16,15 @@ to. A writer appending alone would read back what it wrote itself. So the store 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
-from p2w_runtime.store._event_store import IntegrityError
+from p2w_runtime.store._event_store import IntegrityError, StreamHead
 from schemas import GENESIS_HASH, StoredEvent
 
-if TYPE_CHECKING:
-    from p2w_runtime.store._sql_base import Session, SqlStoreBase
+S = TypeVar("S")
+"""The backend's session: ``Heads`` only hands it back to the function that reads a head."""
 
 MAX_KEPT_HEADS = 1024
 """A writer that touched more streams keeps only the position (heads are then read when needed)."""
@@ -42,20 +42,23 @@ class LogEnd:
     heads: Mapping[str, tuple[int, str]]
 
 
-class Heads:
-    """Each stream's (last seq, last hash) during one append: known from the kept end, or read once, then advanced."""
+class Heads(Generic[S]):
+    """Each stream's (last seq, last hash) during one append: known from the kept end, or read once (with
+    ``read_head``, in the append's session), then advanced."""
 
-    def __init__(self, store: SqlStoreBase, known: Mapping[str, tuple[int, str]]) -> None:
-        self._store = store
+    def __init__(
+        self, read_head: Callable[[S, str], Awaitable[StreamHead | None]], known: Mapping[str, tuple[int, str]]
+    ) -> None:
+        self._read_head = read_head
         self._heads = dict(known)
 
-    async def get(self, session: Session, stream: str) -> tuple[int, str]:
+    async def get(self, session: S, stream: str) -> tuple[int, str]:
         if stream not in self._heads:
-            head = await self._store._head(session, stream)
+            head = await self._read_head(session, stream)
             self._heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
         return self._heads[stream]
 
-    async def load(self, session: Session, streams: Iterable[str]) -> None:
+    async def load(self, session: S, streams: Iterable[str]) -> None:
         """Read the heads of ``streams`` now, so that sealing can run without awaiting (``known``)."""
         for stream in streams:
             await self.get(session, stream)

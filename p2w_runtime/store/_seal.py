@@ -10,10 +10,9 @@ streams into one value that can be published and checked later (docs/design/inte
 
 from __future__ import annotations
 
-import hashlib
-
 from p2w_runtime.store._event_store import EventStore, StreamHead
-from schemas import StreamSeal, canonical_json
+from p2w_runtime.store._tree import tree_prefix
+from schemas import StreamSeal, content_hash
 
 SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed")
 """Event types whose payload carries ``seals``."""
@@ -22,7 +21,7 @@ DIGEST_PREFIX = "sha256:"
 
 async def _run_heads(store: EventStore, run_id: str) -> list[StreamHead]:
     own = await store.stream_head(run_id)
-    return ([own] if own is not None else []) + await store.list_streams(prefix=f"{run_id}/")
+    return ([own] if own is not None else []) + await store.list_streams(prefix=tree_prefix(run_id))
 
 
 async def seal_streams(store: EventStore, run_id: str, *, into: str) -> list[StreamSeal]:
@@ -42,8 +41,8 @@ async def head_digest(store: EventStore, run_id: str) -> str:
     changes it; a pass whose results are already cached appends nothing and leaves it as it was.
     """
     heads = await _run_heads(store, run_id)
-    body = canonical_json({"run": run_id, "streams": [[h.stream, h.last_seq, h.last_hash] for h in heads]})
-    return DIGEST_PREFIX + hashlib.sha256(body).hexdigest()
+    streams = [[h.stream, h.last_seq, h.last_hash] for h in heads]
+    return DIGEST_PREFIX + content_hash({"run": run_id, "streams": streams})
 
 
 def same_digest(actual: str, expected: str) -> bool:

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.redaction import seal_redacted
+from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
 from p2w_runtime.store._rows import BLOBS, EVENTS, compress_blobs, event_to_row
@@ -61,7 +62,7 @@ class SqlAppending(SqlStoreBase):
         if not blobs and not labels and await self._append_alone(events, streams, referenced, sealed):
             return sealed
 
-        async def seal(session: Session, position: int, heads: Heads) -> _Rows:
+        async def seal(session: Session, position: int, heads: Heads[Session]) -> _Rows:
             sealed.clear()  # an optimistic attempt that collided sealed some already
             await self._check_blobs_present(session, referenced, set(blobs))
             await heads.load(session, streams)
@@ -91,7 +92,7 @@ class SqlAppending(SqlStoreBase):
             and all(stream in end.heads for stream in streams)
         ):
             return False
-        heads = Heads(self, end.heads)
+        heads = Heads(self._head, end.heads)
         rows = list(_sealed_rows(events, end.position, heads, sealed))
         try:
             await self._insert_alone(rows)
@@ -113,7 +114,7 @@ class SqlAppending(SqlStoreBase):
     async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
         blobs = blobs or {}
 
-        async def check(session: Session, position: int, heads: Heads) -> _Rows:
+        async def check(session: Session, position: int, heads: Heads[Session]) -> _Rows:
             existing = await self._stored_hashes(session, [e.event_id for e in events])
             for event in events:
                 if existing.get(event.event_id, event.hash) != event.hash:
@@ -125,12 +126,7 @@ class SqlAppending(SqlStoreBase):
             await self._check_blobs_present(session, {h for e in fresh for h in e.blobs}, set(blobs))
             rows = []
             for event in fresh:
-                seq, prev = await heads.get(session, event.stream)
-                if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
-                    raise IntegrityError(
-                        f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
-                        f"the stream's hash chain"
-                    )
+                check_continues(*await heads.get(session, event.stream), event)
                 heads.advance(event)
                 position += 1
                 rows.append(event_to_row(event, position))
@@ -143,7 +139,7 @@ class SqlAppending(SqlStoreBase):
     async def _write(
         self,
         blobs: Mapping[str, bytes],
-        event_rows: Callable[[Session, int, Heads], Awaitable[_Rows]],
+        event_rows: Callable[[Session, int, Heads[Session]], Awaitable[_Rows]],
         *,
         refused: str,
         optimistic: bool,
@@ -188,7 +184,7 @@ class SqlAppending(SqlStoreBase):
         self._stored_blobs.update(blobs)
         return count
 
-    async def _log_start(self, session: Session, *, optimistic: bool) -> tuple[int, Heads]:
+    async def _log_start(self, session: Session, *, optimistic: bool) -> tuple[int, Heads[Session]]:
         """The position and stream heads this write continues from (under the lock).
 
         Optimistic: the kept end, unread. Otherwise ``max(position)`` is read; when it is where this writer's last
@@ -196,10 +192,10 @@ class SqlAppending(SqlStoreBase):
         """
         end = self._log_end
         if optimistic and end is not None:
-            return end.position, Heads(self, end.heads)
+            return end.position, Heads(self._head, end.heads)
         position = await self._position(session)
         self._log_end_current = end is not None and end.position == position
-        return position, Heads(self, end.heads if end is not None and self._log_end_current else {})
+        return position, Heads(self._head, end.heads if end is not None and self._log_end_current else {})
 
     def _compress(self, blobs: Mapping[str, bytes]) -> asyncio.Future[list[tuple[str, int, str, bytes]]] | None:
         """Start checking and compressing ``blobs`` in worker threads: one per CPU for a large batch."""
@@ -247,7 +243,7 @@ class SqlAppending(SqlStoreBase):
 
 
 def _sealed_rows(
-    events: Sequence[NewEvent], position: int, heads: Heads, sealed: list[StoredEvent]
+    events: Sequence[NewEvent], position: int, heads: Heads[Session], sealed: list[StoredEvent]
 ) -> Iterator[tuple[Any, ...]]:
     """Seal each event (redacted) when the insert asks for its row, collecting the sealed events in ``sealed``.
 

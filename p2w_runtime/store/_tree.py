@@ -16,9 +16,14 @@ def tree_root(stream: str) -> str:
     return stream.partition(TREE_SEPARATOR)[0]
 
 
+def tree_prefix(root: str) -> str:
+    """The prefix every stream under ``root`` starts with (the root stream itself is not under it)."""
+    return f"{root}{TREE_SEPARATOR}"
+
+
 async def read_tree(store: EventStore, root: str) -> AsyncIterator[StoredEvent]:
     """Every event of tree ``root``: the root stream, then every stream under it, in position order."""
     async for event in store.read_stream(root):
         yield event
-    async for event in store.read_all(stream_prefix=f"{root}{TREE_SEPARATOR}"):
+    async for event in store.read_all(stream_prefix=tree_prefix(root)):
         yield event

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import zstandard
 
 from p2w_runtime.errors import clip
+from p2w_runtime.store._chain import MODIFIED, chain_link
 from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
 from p2w_runtime.store._tree import read_tree, tree_root
@@ -84,19 +85,11 @@ async def verify_store(store: EventStore, root: str | None = None) -> VerifyRepo
             runs.add(event.stream)
         elif event.type in SEAL_EVENT_TYPES:
             _collect_seal(event, seals, report, sealed_to)
-        last_seq, last_hash = heads.get(event.stream, (0, GENESIS_HASH))
-        if event.seq != last_seq + 1:
-            report.problems.append(
-                Problem(event.stream, event.seq, event.event_id, f"seq {event.seq} follows {last_seq}: gap or reorder")
-            )
-        elif event.prev_hash != last_hash:
-            report.problems.append(
-                Problem(event.stream, event.seq, event.event_id, "prev_hash does not match the previous event's hash")
-            )
-        if event.compute_hash() != event.hash:
-            report.problems.append(
-                Problem(event.stream, event.seq, event.event_id, "content does not match its hash (modified)")
-            )
+        link = chain_link(*heads.get(event.stream, (0, GENESIS_HASH)), event)
+        if link.unlinked is not None:
+            report.problems.append(Problem(event.stream, event.seq, event.event_id, link.unlinked))
+        if link.modified:
+            report.problems.append(Problem(event.stream, event.seq, event.event_id, MODIFIED))
         elif (invalid := event.payload_problem()) is not None:
             report.problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
         heads[event.stream] = (event.seq, event.hash)

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from p2w_runtime.redaction import seal_redacted
+from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, WorkItem
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
@@ -161,12 +162,7 @@ class MemoryEventStore(EventStore):
         heads: dict[str, tuple[int, str]] = {}
         rows = []
         for position, event in enumerate(events, start=len(self._rows) + 1):
-            seq, prev = heads.get(event.stream) or self._head(event.stream)
-            if event.seq != seq + 1 or event.prev_hash != prev or event.compute_hash() != event.hash:
-                raise IntegrityError(
-                    f"event {event.event_id} (stream {event.stream}, seq {event.seq}) does not continue "
-                    f"the stream's hash chain"
-                )
+            check_continues(*(heads.get(event.stream) or self._head(event.stream)), event)
             heads[event.stream] = (event.seq, event.hash)
             rows.append(_Row.of(event, position))
         return rows

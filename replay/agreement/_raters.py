@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from p2w_runtime.domain import under
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore
 from replay.judging import JudgmentRecord, read_judgments
@@ -58,7 +59,7 @@ def _selects(selector: str, j: Judgment) -> bool:
 
 async def current_records(store: EventStore, run_id: str) -> list[JudgmentRecord]:
     """Successful judgments of the run made on the episodes as they are now (stale ones are skipped)."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=f"{run_id}/")}
+    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
     return [
         r
         for r in await read_judgments(store, run_id)
