@@ -22,7 +22,7 @@ from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
 from replay.classify import LlmClassifier, RulesClassifier
-from replay.derived import Family, JudgeSettings, ProduceContext, Producer, families
+from replay.derived import Family, PassSettings, ProduceContext, Producer, families
 from replay.judges import LlmConfig
 from replay.matching import site_aliases
 from replay.retrieval_cf import RetrievalSettings
@@ -34,7 +34,7 @@ WEBARENA = DATA / "webarena" / "test.raw.json"
 PROFILES = DATA / "agenticshop" / "clothing_user_profile.json"
 HISTORY = DATA / "retrieval_cf" / "history"
 """A memory bank for the episode's persona, for the counterfactual retrieval to search."""
-SETTINGS = JudgeSettings(webarena_configs=str(WEBARENA), agenticshop_profiles=str(PROFILES))
+SETTINGS = PassSettings(webarena_configs=str(WEBARENA), agenticshop_profiles=str(PROFILES))
 SHOP_JUDGES = {cls.id for cls in SHOP_JUDGE_CLASSES}
 
 ACME = GroundTruth(
@@ -54,7 +54,7 @@ CHANGED: dict[str, Any] = {
     "agenticshop_profiles": str(PROFILES),  # the same profiles from another copy: only each task's is hashed
     "sample": 1,
 }
-"""One change of each user setting (``JudgeSettings`` field)."""
+"""One change of each user setting (``PassSettings`` field)."""
 
 
 @functools.cache
@@ -62,12 +62,12 @@ def retriever() -> HistoryRetriever:
     return HistoryRetriever(HISTORY, load_embedder(None))
 
 
-def family_settings(family: Family[Any, Any], settings: JudgeSettings) -> Any:
+def family_settings(family: Family[Any, Any], settings: PassSettings) -> Any:
     """What a family's producers are built from: the user's settings, with a retriever for counterfactuals."""
     return RetrievalSettings(retriever(), sites=settings) if family.kind == "retrieval" else settings
 
 
-def producers(settings: JudgeSettings = SETTINGS) -> list[Producer[Any, Any, Any]]:
+def producers(settings: PassSettings = SETTINGS) -> list[Producer[Any, Any, Any]]:
     return [cls(family_settings(family, settings)) for family in families() for cls in family.producers]
 
 
@@ -148,7 +148,7 @@ def output(producer: Producer[Any, Any, Any], t: Trajectory) -> Any:
 
 
 def test_every_user_setting_has_a_change_to_try() -> None:
-    assert {f.name for f in dataclasses.fields(JudgeSettings)} == set(CHANGED)
+    assert {f.name for f in dataclasses.fields(PassSettings)} == set(CHANGED)
 
 
 @pytest.mark.parametrize("setting", sorted(CHANGED))
@@ -180,7 +180,7 @@ def test_rules_results_change_with_the_settings_the_test_changes() -> None:
     assert output(RulesClassifier(SETTINGS), t) != output(RulesClassifier(aliased), t)
 
 
-PINNED_SETTINGS = JudgeSettings(
+PINNED_SETTINGS = PassSettings(
     model="gpt-5-mini",
     temperature=0.2,
     location_sites=("amazon.com", "resy.com"),
