@@ -13,9 +13,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from p2w_runtime.domain import RunInfo, episodes_of, find_run
 from p2w_runtime.store import EventStore
 from p2w_runtime.terminal import cell, markup
-from replay.classify import ClassifyOptions, classification_stream, classify_runs, outcome_json, summarize
+from replay.classify import (
+    ClassifyOptions,
+    ClassifyOutcome,
+    ClassifySummary,
+    classification_stream,
+    classify_runs,
+    outcome_json,
+    summarize,
+)
 from replay.classify._render import outcome_lines, summary_table
-from replay.classify import ClassifyOutcome, ClassifySummary
 from replay.derived import Tally, run_pass
 from replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, estimate_replay, judgment_stream
 from replay.judging._render import estimate_json, estimates_table, judgment_json, judgment_line

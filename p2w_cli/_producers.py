@@ -20,21 +20,20 @@ FC = TypeVar("FC", bound=Callable[..., Any])
 
 
 class PluginCommand(click.Command):
-    """A command over one producer family: the options of the family's plugins are added the first time the
-    command parses or shows its help (``Family.options``), not when the CLI is imported."""
+    """A command over one producer family: the options of the family's plugins are read from the registry when
+    the command parses or shows its help (``Family.options``), not when the CLI is imported."""
 
     def __init__(self, *args: Any, family: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.family = family
-        self._plugin_options = False
+        self._made: dict[PluginOption, click.Option] = {}
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if not self._plugin_options:
-            from replay.derived import family
+        from replay.derived import family
 
-            self._plugin_options = True
-            self.params.extend(_click_option(o) for o in family(self.family).options())
-        return super().get_params(ctx)
+        plugin_options = [self._made.setdefault(o, _click_option(o)) for o in family(self.family).options()]
+        own = super().get_params(ctx)  # its parameters, then --help
+        return [*own[: len(self.params)], *plugin_options, *own[len(self.params) :]]
 
 
 def _click_option(option: PluginOption) -> click.Option:

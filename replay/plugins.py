@@ -1,9 +1,9 @@
-"""The plugins this install knows, imported by the registry (``replay.derived``) on its first lookup: each
-package registers its family or its producers when imported. A new benchmark is one more name here."""
+"""The plugins this install knows, by family: the packages the registry (``replay.derived``) imports on the
+first lookup of a family, each registering its family or its producers when imported. A new benchmark is one
+more name here."""
 
-import importlib
-
-PLUGINS = ("replay.judges", "replay.webarena", "replay.agenticshop", "replay.classify", "replay.retrieval_cf")
-
-for _name in PLUGINS:
-    importlib.import_module(_name)
+PLUGINS: dict[str, tuple[str, ...]] = {
+    "judge": ("replay.judges", "replay.webarena", "replay.agenticshop"),
+    "classifier": ("replay.classify",),
+    "retrieval": ("replay.retrieval_cf",),
+}

@@ -19,6 +19,7 @@ from replay.judges import (
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
     Scorecard,
+    SiteSettings,
     goal_of,
 )
 from replay.synthetic import EpisodeBuilder
@@ -32,7 +33,7 @@ def store(memory_store: EventStore) -> EventStore:
 
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["under $100"])
-SETTINGS = PassSettings(location_sites=())
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=()),))
 TASKS = Path(__file__).parent / "data" / "persona2web" / "tasks"
 
 

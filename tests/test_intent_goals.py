@@ -15,13 +15,14 @@ from replay.judges import (
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
     Scorecard,
+    SiteSettings,
     goal_of,
 )
 from replay.synthetic import EpisodeBuilder
 from schemas import GroundTruth, uuid7
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["size M", "under $60"])
-SETTINGS = PassSettings(location_sites=())
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=()),))
 
 
 @pytest.mark.parametrize(

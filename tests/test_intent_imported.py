@@ -15,7 +15,7 @@ from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
 from replay.derived import PassSettings
-from replay.judges import JudgeContext, RubricRulesJudge, Scorecard, default_location_sites
+from replay.judges import JudgeContext, RubricRulesJudge, Scorecard, SiteSettings, default_location_sites
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def store(memory_store: EventStore) -> EventStore:
     return memory_store
 
 
-SETTINGS = PassSettings(location_sites=tuple(default_location_sites()))
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=tuple(default_location_sites())),))
 THREADS, TABLEFOR, STAGEPASS = "http://threads.p2w.test", "http://tablefor.p2w.test", "http://stagepass.p2w.test"
 
 

@@ -27,10 +27,11 @@ from replay.judges import (
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
     Scorecard,
+    SiteSettings,
     default_location_sites,
 )
 
-SETTINGS = PassSettings(location_sites=tuple(default_location_sites()))
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=tuple(default_location_sites())),))
 THREADS, BASKET = "http://threads.p2w.test", "http://basket.p2w.test"
 TABLEFOR, STAGEPASS = "http://tablefor.p2w.test", "http://stagepass.p2w.test"
 Step = Callable[[str], str]

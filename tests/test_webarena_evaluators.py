@@ -17,7 +17,7 @@ from p2w_runtime.testing import ScriptedLlm
 from replay.derived import PassSettings
 from replay.judges import JudgeContext, Scorecard
 from replay.synthetic import EpisodeBuilder
-from replay.webarena import WebArenaJudge, exact_match, must_include, url_match
+from replay.webarena import WebArenaJudge, WebArenaSettings, exact_match, must_include, url_match
 
 GITLAB = "http://gitlab.test:8023"
 FINAL_URL = f"{GITLAB}/byteblaze/dotfiles/-/project_members"
@@ -122,7 +122,7 @@ CONFIGS = [
 def judge(tmp_path: Path) -> WebArenaJudge:
     path = tmp_path / "configs.json"
     path.write_text(json.dumps(CONFIGS))
-    return WebArenaJudge(PassSettings(webarena_configs=str(path), site_urls={"gitlab": GITLAB}))
+    return WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path), site_urls={"gitlab": GITLAB}),)))
 
 
 async def judged(

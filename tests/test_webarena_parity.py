@@ -24,6 +24,7 @@ from replay.judges import JudgeError
 from replay.webarena import (
     PageRenderer,
     WebArenaJudge,
+    WebArenaSettings,
     clean_answer,
     load_tasks,
     resolve_dot_segments,
@@ -47,7 +48,7 @@ async def renderer() -> AsyncIterator[PageRenderer]:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def real_judge(renderer: PageRenderer) -> WebArenaJudge:
-    judge = WebArenaJudge(PassSettings(webarena_configs=str(REAL), site_urls=SITES))
+    judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(REAL), site_urls=SITES),)))
     judge.renderer = renderer
     return judge
 
@@ -62,7 +63,7 @@ async def own_judge(tmp_path: Path, renderer: PageRenderer) -> MakeJudge:
         count += 1
         path = tmp_path / f"configs{count}.json"
         path.write_text(json.dumps([{"task_id": i, "intent": "q", "eval": e} for i, e in enumerate(evals, 1)]))
-        judge = WebArenaJudge(PassSettings(webarena_configs=str(path), site_urls=SITES))
+        judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path), site_urls=SITES),)))
         judge.renderer = renderer
         return judge
 

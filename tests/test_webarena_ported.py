@@ -25,7 +25,7 @@ from p2w_runtime.actions import parse_action
 from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult, FinalStateData
 from replay.derived import PassSettings
 from replay.judges import JudgeError
-from replay.webarena import PageRenderer, WebArenaJudge
+from replay.webarena import PageRenderer, WebArenaJudge, WebArenaSettings
 from replay.webarena._helpers import gitlab_get_project_memeber_role
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
@@ -159,7 +159,7 @@ async def session() -> AsyncIterator[BrowserSession]:
 async def judge(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[WebArenaJudge]:
     path = tmp_path_factory.mktemp("webarena") / "configs.json"
     path.write_text(json.dumps([{"task_id": name, "intent": "", "eval": block} for name, block in CONFIGS.items()]))
-    judge = WebArenaJudge(PassSettings(webarena_configs=str(path)))
+    judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path)),)))
     yield judge
     await judge.aclose()
 

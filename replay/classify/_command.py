@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from replay.derived import PassOptions, run_pass
 
 @dataclass(frozen=True)
 class ClassifyOptions(PassOptions):
-    classifier: str = CLASSIFIERS.default
+    classifier: str = field(default_factory=lambda: CLASSIFIERS.default)
     summary: bool = False
     per_run: bool = False
     plot: Path | None = None

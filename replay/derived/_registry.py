@@ -21,8 +21,8 @@ O = TypeVar("O", bound=Outcome[Any])  # noqa: E741 - the family's outcome type
 T = TypeVar("T", bound=Tally[Any])
 
 PLUGIN_MODULES = "replay.plugins"
-"""The module that imports every plugin (and so every family), imported on first lookup: the CLI reads the
-registry lazily, and this generic module names no benchmark."""
+"""The module naming the plugin packages of each family (``PLUGINS``), read on a family's first lookup: the CLI
+reads the registry lazily, a judge pass imports no classifier, and this generic module names no benchmark."""
 
 
 class OptionError(UserError):
@@ -129,7 +129,7 @@ class Family(Generic[S, P, O, T]):
 
 _FAMILIES: dict[str, Family[Any, Any, Any, Any]] = {}
 _PLUGINS: dict[str, Plugin] = {}
-_loaded = False
+_loaded: set[str] = set()
 
 
 def register(family: Family[S, P, O, T]) -> Family[S, P, O, T]:
@@ -147,25 +147,31 @@ def register_plugin(plugin: Plugin) -> Plugin:
     return plugin
 
 
-def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        importlib.import_module(PLUGIN_MODULES)
+def _known() -> dict[str, tuple[str, ...]]:
+    known: dict[str, tuple[str, ...]] = importlib.import_module(PLUGIN_MODULES).PLUGINS
+    return known
+
+
+def _load(kind: str) -> None:
+    if kind not in _loaded:
+        _loaded.add(kind)
+        for module in _known().get(kind, ()):
+            importlib.import_module(module)
 
 
 def plugins(kind: str) -> list[Plugin]:
-    """The plugins of family ``kind``, in registration order."""
-    _load()
+    """The plugins of family ``kind``, by ``rank`` then registration order."""
+    _load(kind)
     return sorted((plugin for plugin in _PLUGINS.values() if plugin.kind == kind), key=lambda p: p.rank)
 
 
 def family(kind: str) -> Family[Any, Any, Any, Any]:
     """The registered family ``kind`` ("judge", "classifier", "retrieval")."""
-    _load()
+    _load(kind)
     return _FAMILIES[kind]
 
 
 def families() -> list[Family[Any, Any, Any, Any]]:
-    _load()
+    for kind in _known():
+        _load(kind)
     return list(_FAMILIES.values())
