@@ -20,8 +20,8 @@ import replay.derived._registry as registry
 from cli import main
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.store import open_store
-from replay.derived import OptionError, PassSettings, Plugin, PluginOption, ProducerConfig, family
-from replay.judges import Judge, JudgeContext, Scorecard, read_judgments
+from replay.derived import OptionError, PassSettings, Plugin, PluginOption, ProducerConfig, family, register_plugin
+from replay.judges import Judge, JudgeContext, RubricRulesJudge, Scorecard, read_judgments
 from schemas import Evidence
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +57,7 @@ def identifiers(path: Path) -> Iterator[str]:
             yield node.attr
         elif isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             yield node.name
-        elif isinstance(node, ast.arg) or isinstance(node, ast.keyword) and node.arg:
+        elif isinstance(node, ast.arg | ast.keyword) and node.arg:
             yield node.arg
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             yield node.value
@@ -144,6 +144,13 @@ def test_a_registered_plugin_is_a_judge_choice_with_its_options(echo_plugin: Plu
     assert "echo-test:atestplugin'sjudgethatawardsits--echo-level" in text
     assert "--echo-levelX" in text and "--webarena-config" in text
     assert family("judge").default == "rubric-rules", "a plugin added later does not become the default"
+
+
+def test_a_plugin_cannot_take_an_id_another_plugin_has() -> None:
+    family("judge")
+    with pytest.raises(ValueError, match="rubric-rules"):
+        register_plugin(Plugin(name="copycat", kind="judge", producers=(RubricRulesJudge,)))
+    assert "copycat" not in {p.name for p in family("judge").plugins}
 
 
 def test_a_plugin_is_gone_with_its_registration() -> None:

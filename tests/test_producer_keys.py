@@ -66,8 +66,8 @@ def with_setting(settings: PassSettings, setting: str, value: Any) -> PassSettin
     owner, _, name = setting.rpartition(".")
     if not owner:
         return dataclasses.replace(settings, **{name: value})
-    plugin = next(p for p in settings.plugins if type(p).__name__ == owner)
-    return settings.with_plugin(dataclasses.replace(plugin, **{name: value}))  # type: ignore[type-var]
+    plugins = [dataclasses.replace(p, **{name: value}) if type(p).__name__ == owner else p for p in settings.plugins]  # type: ignore[type-var]
+    return dataclasses.replace(settings, plugins=tuple(plugins))
 
 
 """One change of each user setting (``PassSettings`` field)."""
@@ -168,7 +168,8 @@ def test_every_user_setting_has_a_change_to_try() -> None:
     models = {type(made) for family in families() for made in family.settings({})}
     assert models == {type(p) for p in SETTINGS.plugins}, "SETTINGS holds one of each plugin's settings"
     common = {f.name for f in dataclasses.fields(PassSettings)} - {"plugins"}
-    of_plugins = {f"{m.__name__}.{f.name}" for m in models for f in dataclasses.fields(m)}
+    assert all(dataclasses.is_dataclass(m) for m in models), "a plugin's settings model is a dataclass"
+    of_plugins = {f"{m.__name__}.{f.name}" for m in models for f in dataclasses.fields(m)}  # type: ignore[arg-type]
     assert common | of_plugins == set(CHANGED)
 
 

@@ -8,7 +8,7 @@ these settings, is what its cache key hashes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pydantic import JsonValue
@@ -36,11 +36,6 @@ class PassSettings:
             if isinstance(given, kind):
                 return given
         return kind()
-
-    def with_plugin(self, *given: object) -> PassSettings:
-        """These settings with ``given`` in place of the plugin settings of the same types."""
-        kept = tuple(p for p in self.plugins if not any(type(p) is type(g) for g in given))
-        return replace(self, plugins=(*kept, *given))
 
     def llm_params(self) -> dict[str, JsonValue]:
         params = dict(self.params)
