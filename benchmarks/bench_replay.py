@@ -41,8 +41,8 @@ from p2w_runtime.domain.trajectory._decode import decode_record
 from p2w_runtime.domain.trajectory._load import LOAD_CHUNK
 from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import EventStore, open_store
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import replay_run
+from replay.derived import PassSettings, run_pass
+from replay.judges import JUDGES, make_judge
 from replay.matching import compile_value, normalize, tokenize_normalized
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, Location, MemoryEntry, uuid7
@@ -214,7 +214,7 @@ async def _load_through_models(store: EventStore, streams: list[str]) -> AsyncIt
 
 def rules_judge(trajectories: list[Trajectory], t: dict[str, Timing]) -> float:
     """rubric-rules over trajectories already in memory, cold matcher caches; returns the mean P_avg."""
-    judge = make_judge("rubric-rules", JudgeSettings())
+    judge = make_judge("rubric-rules", PassSettings())
     for cache in (tokenize_normalized, compile_value, normalize):
         cache.cache_clear()
     gc.freeze()  # the 1,000 preloaded trajectories are fixture data: keep the collector from rescanning them
@@ -227,11 +227,11 @@ def rules_judge(trajectories: list[Trajectory], t: dict[str, Timing]) -> float:
 async def replay_passes(db: Path, run_id: str, episodes: int, t: dict[str, Timing]) -> None:
     """A first pass (read, project, judge, append) on a fresh copy of the store, then the all-cached second."""
     async with open_store(db) as store:
-        judge = make_judge("rubric-rules", JudgeSettings())
+        judge = make_judge("rubric-rules", PassSettings())
         with Clock(t["first_pass"]):
-            first = await replay_run(store, run_id, [judge])
+            first = await run_pass(JUDGES, store, run_id, [judge])
         with Clock(t["second_pass"]):
-            second = await replay_run(store, run_id, [judge])
+            second = await run_pass(JUDGES, store, run_id, [judge])
         assert first.judged == episodes and second.cached == episodes, (first, second)
 
 

@@ -32,9 +32,9 @@ import uvicorn
 from bench_replay import episode
 
 from p2w_runtime.store import open_store
-from replay.classify import RulesClassifier, classify_run
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import replay_run
+from replay.classify import CLASSIFIERS, RulesClassifier
+from replay.derived import PassSettings, run_pass
+from replay.judges import JUDGES, make_judge
 from replay.synthetic import run_finished, run_started
 from replay.view import create_app
 from schemas import LlmCall, LlmUsage, NewEvent, Observation, blob_hash, uuid7
@@ -86,8 +86,8 @@ async def build(db: Path, episodes: int, steps: int) -> tuple[str, str, int]:
             await store.append(events, b.blobs)
             total += len(events)
         await store.append([run_finished(run_id, episodes)])
-        await replay_run(store, run_id, [make_judge("rubric-rules", JudgeSettings())])
-        await classify_run(store, run_id, RulesClassifier())
+        await run_pass(JUDGES, store, run_id, [make_judge("rubric-rules", PassSettings())])
+        await run_pass(CLASSIFIERS, store, run_id, [RulesClassifier()])
         middle = f"{run_id}/{episode(run_id, episodes // 2, steps, random.Random(7)).stream.split('/', 1)[1]}"
     return run_id, middle, total
 

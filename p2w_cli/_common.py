@@ -146,57 +146,6 @@ def llm_pass_options(who: str, results: str) -> Callable[[FC], FC]:
     )
 
 
-def location_site_option(help_text: str) -> Callable[[FC], FC]:
-    """``--location-site``, repeatable, added to the default location-aware sites of the rubric."""
-    return click.option("--location-site", "location_sites", multiple=True, metavar="SITE", help=help_text)
-
-
-def site_alias_options() -> Callable[[FC], FC]:
-    """``--site-alias NAME=DOMAIN`` (repeatable) and ``--site-alias-file``, added to the built-in aliases."""
-    return _options(
-        click.option(
-            "--site-alias",
-            "site_alias",
-            multiple=True,
-            metavar="NAME=DOMAIN",
-            help="A site name of the task text and the domain agents visit for it (Google Flights.com="
-            "google.com/travel/flights); added to the built-in aliases.",
-        ),
-        click.option(
-            "--site-alias-file",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            help="A file of NAME=DOMAIN lines (# comments), added like --site-alias.",
-        ),
-    )
-
-
-def site_alias_pairs(options: tuple[str, ...], file: Path | None) -> tuple[tuple[str, str], ...]:
-    """The (name, target) pairs of ``--site-alias`` and ``--site-alias-file``; a bad one names the option or line."""
-    from replay.matching import alias_target
-
-    given = [("--site-alias", "", text) for text in options]
-    if file is not None:
-        try:
-            lines = file.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise click.BadParameter(safe(f"{file}: cannot read ({exc})"), param_hint="--site-alias-file") from None
-        given += [
-            ("--site-alias-file", f"{file} line {n}: ", line.split("#")[0])
-            for n, line in enumerate(lines, 1)
-            if line.split("#")[0].strip()
-        ]
-    pairs = []
-    for hint, place, text in given:
-        name, sep, target = text.partition("=")
-        try:
-            if not sep or not name.strip():
-                raise ValueError(f"expected NAME=DOMAIN, got {text.strip()!r}")
-            pairs.append((name.strip(), alias_target(target)))
-        except ValueError as exc:
-            raise click.BadParameter(safe(f"{place}{exc}"), param_hint=hint) from None
-    return tuple(pairs)
-
-
 @contextmanager
 def terminal_progress() -> Iterator[Callable[[str, int, int], None] | None]:
     """``update(phase, done, total)`` drawing one rich bar per phase on stderr when it is a terminal; ``None``

@@ -13,14 +13,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from p2w_runtime.domain import RunInfo, episodes_of, find_run
 from p2w_runtime.store import EventStore
 from p2w_runtime.terminal import cell, markup
-from replay.classify import ClassifyOptions, classification_stream, classify_runs, outcome_json, summarize
+from replay.classify import (
+    ClassifyOptions,
+    ClassifyOutcome,
+    ClassifySummary,
+    classification_stream,
+    classify_runs,
+    outcome_json,
+    summarize,
+)
 from replay.classify._render import outcome_lines, summary_table
-from replay.classify._runner import ClassifyOutcome, ClassifySummary
-from replay.derived import Tally
-from replay.judging import ReplayOptions, judgment_stream
-from replay.judging._command import estimate_run, judge_run
+from replay.derived import Tally, run_pass
+from replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, estimate_replay, judgment_stream
 from replay.judging._render import estimate_json, estimates_table, judgment_json, judgment_line
-from replay.judging._runner import JudgeOutcome, ReplaySummary
 
 
 def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:
@@ -51,7 +56,14 @@ async def replay_command(store: EventStore, run_ref: str, options: ReplayOptions
     """Judge a run (or estimate the cost of judging it); returns the exit code (1 when judgments failed)."""
     info = await find_run(store, run_ref)
     if options.dry_run:
-        estimates = await estimate_run(store, info, options)
+        estimates = await estimate_replay(
+            store,
+            info.run_id,
+            options.make_judges(),
+            model=options.model,
+            force=options.force,
+            retry_failed=options.retry_failed,
+        )
         if options.as_json:
             for e in estimates:
                 out.print(json.dumps(estimate_json(e, options.model)), markup=False, highlight=False, soft_wrap=True)
@@ -61,7 +73,8 @@ async def replay_command(store: EventStore, run_ref: str, options: ReplayOptions
                 for problem in e.unjudgeable:
                     out.print(cell(f"{e.judge_id}: cannot judge {problem}"))
         return 0
-    total = len(await episodes_of(store, info.run_id)) * len(options.make_judges())
+    judges = options.make_judges()
+    total = len(await episodes_of(store, info.run_id)) * len(judges)
     progress = pass_progress("judging", err if options.as_json else out, transient=options.as_json)
     task = progress.add_task(markup(info.label), total=total, state="")
     counts = ReplaySummary()
@@ -76,7 +89,18 @@ async def replay_command(store: EventStore, run_ref: str, options: ReplayOptions
             progress.console.print(judgment_line(outcome), highlight=False)
 
     with progress:
-        summary = await judge_run(store, info, options, on_outcome)
+        async with options.llm_factory() as llm:  # the LLM client is built on first need and closed after
+            summary = await run_pass(
+                JUDGES,
+                store,
+                info.run_id,
+                judges,
+                llm=llm,
+                concurrency=options.concurrency,
+                force=options.force,
+                retry_failed=options.retry_failed,
+                on_outcome=on_outcome,
+            )
     cost = f" · judge cost ${summary.cost_usd:.4f}" if summary.cost_usd else ""
     err.print(
         cell(

@@ -1,15 +1,48 @@
 """``--judge`` / ``--classifier`` and the options of a producer pass: ids, default and help read from the registry
-(``replay.derived.family``) when they are needed, so a new producer needs no CLI edit and ``--help`` of other
-commands does not import every judge. An unknown id is the registry's one-line ``UserError`` (exit 1)."""
+(``replay.derived.family``) when they are needed, and each plugin's own options (``PluginCommand``), so a new
+producer or benchmark needs no CLI edit and ``--help`` of other commands does not import every judge. An unknown
+id is the registry's one-line ``UserError`` (exit 1); a bad plugin option value is click's (exit 2)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from p2w_runtime.terminal import safe
+
+if TYPE_CHECKING:
+    from replay.derived import PluginOption
+
 FC = TypeVar("FC", bound=Callable[..., Any])
+
+
+class PluginCommand(click.Command):
+    """A command over one producer family: the options of the family's plugins are read from the registry when
+    the command parses or shows its help (``Family.options``), not when the CLI is imported."""
+
+    def __init__(self, *args: Any, family: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.family = family
+        self._made: dict[PluginOption, click.Option] = {}
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from replay.derived import family
+
+        plugin_options = [self._made.setdefault(o, _click_option(o)) for o in family(self.family).options()]
+        own = super().get_params(ctx)  # its parameters, then --help
+        return [*own[: len(self.params)], *plugin_options, *own[len(self.params) :]]
+
+
+def _click_option(option: PluginOption) -> click.Option:
+    kind: click.ParamType | None = None
+    if option.path is not None:
+        kind = click.Path(exists=True, file_okay=option.path != "dir", dir_okay=option.path != "file", path_type=Path)
+    return click.Option(
+        [option.flag, option.dest], type=kind, multiple=option.multiple, metavar=option.metavar, help=option.help
+    )
 
 
 class ProducerOption(click.Option):
@@ -53,11 +86,17 @@ def producer_option(
     )
 
 
-def pass_fields(shared: dict[str, Any]) -> dict[str, Any]:
+def pass_fields(kind: str, shared: dict[str, Any]) -> dict[str, Any]:
     """``replay.derived.PassOptions`` fields from the options ``replay`` and ``classify`` share (endpoint, force,
-    ``--json``, site lists), whatever command took them: one place, so the two cannot drift."""
-    from p2w_cli._common import site_alias_pairs
+    ``--json``) and the plugin options of family ``kind``, whatever command took them: one place, so the two
+    cannot drift. The plugins' values become their settings (``plugins``); a bad one is click's ``BadParameter``."""
+    from replay.derived import OptionError, family
 
+    producers = family(kind)
     fields = dict(shared)
-    fields["site_aliases"] = site_alias_pairs(fields.pop("site_alias"), fields.pop("site_alias_file"))
+    values = {o.dest: fields.pop(o.dest) for o in producers.options() if o.dest in fields}
+    try:
+        fields["plugins"] = producers.settings(values)
+    except OptionError as exc:
+        raise click.BadParameter(safe(str(exc)), param_hint=exc.option) from None
     return fields

@@ -8,19 +8,12 @@ from typing import Any
 
 import click
 
-from p2w_cli._common import (
-    console,
-    llm_pass_options,
-    location_site_option,
-    open_db,
-    run,
-    site_alias_options,
-)
-from p2w_cli._producers import pass_fields, producer_option
+from p2w_cli._common import console, llm_pass_options, open_db, run
+from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_runtime.terminal import terminal_console
 
 
-@click.command("classify")
+@click.command("classify", cls=PluginCommand, family="classifier")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @producer_option("classifier", "--classifier", intro="Classifier id:")
 @click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
@@ -29,8 +22,6 @@ from p2w_runtime.terminal import terminal_console
 @llm_pass_options("the llm classifier", "classifications")
 @click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")
-@location_site_option("Another location-aware website (added to amazon, instacart, resy, opentable).")
-@site_alias_options()
 @click.pass_context
 def classify_cmd(
     ctx: click.Context,
@@ -48,7 +39,9 @@ def classify_cmd(
     from p2w_cli._passes import classify_command
     from replay.classify import ClassifyOptions
 
-    options = ClassifyOptions(classifier=classifier, summary=summary, per_run=per_run, plot=plot, **pass_fields(shared))
+    options = ClassifyOptions(
+        classifier=classifier, summary=summary, per_run=per_run, plot=plot, **pass_fields("classifier", shared)
+    )
 
     async def _classify() -> int:
         async with open_db(ctx) as store:

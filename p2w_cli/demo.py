@@ -45,7 +45,7 @@ def demo_cmd(
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
     from replay.demo import demo_data, import_example_runs, prepare_demo_db, show_demo, write_report
-    from replay.judges import JudgeSettings
+    from replay.derived import PassSettings
 
     out_dir.mkdir(parents=True, exist_ok=True)
     db = out_dir / "demo.db"
@@ -59,7 +59,7 @@ def demo_cmd(
             llm_settings = factory = None
             if record_first:
                 runs.append(await _record_sample(store, model, base_url, api_key, chromium, err))
-                llm_settings = JudgeSettings(model=model)
+                llm_settings = PassSettings(model=model)
 
                 def factory() -> Any:
                     from p2w_runtime.llm import LlmClient

@@ -9,32 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import (
-    console,
-    llm_pass_options,
-    location_site_option,
-    open_db,
-    run,
-    site_alias_options,
-)
-from p2w_cli._producers import pass_fields, producer_option
+from p2w_cli._common import console, llm_pass_options, open_db, run
+from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_runtime.terminal import terminal_console
 
 if TYPE_CHECKING:
     from replay.derived import PassOptions
 
 
-def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key or not value:
-            raise click.BadParameter(f"expected NAME=URL, got {pair!r}", param_hint=option)
-        out[key.strip().lower()] = value.strip()
-    return out
-
-
-@click.command("replay")
+@click.command("replay", cls=PluginCommand, family="judge")
 @click.argument("run_ref", metavar="RUN")
 @producer_option("judge", "--judge", "judge_ids", intro="Judge id; repeat for several.", multiple=True)
 @click.option(
@@ -68,25 +51,6 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option("--force", is_flag=True, help="Judge again even when a cached judgment exists (older ones stay).")
 @click.option("--retry-failed", is_flag=True, help="Judge again the episodes whose cached judgment failed.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per judged episode.")
-@click.option(
-    "--webarena-config",
-    type=click.Path(exists=True, path_type=Path),
-    help="WebArena task configs (test.raw.json, one config, or a folder) for --judge webarena.",
-)
-@click.option(
-    "--site-url",
-    "site_urls",
-    multiple=True,
-    metavar="NAME=URL",
-    help="Base URL of a WebArena site placeholder (gitlab=http://...); default: env GITLAB, SHOPPING...",
-)
-@click.option(
-    "--profiles",
-    type=click.Path(exists=True, path_type=Path),
-    help="AgenticShop user profiles (a *_user_profile.json or a folder) for agenticshop-checklist and hit-ratio.",
-)
-@location_site_option("Another location-aware website for the rubric (added to amazon, instacart, resy, opentable).")
-@site_alias_options()
 @click.pass_context
 def replay_cmd(
     ctx: click.Context,
@@ -95,9 +59,6 @@ def replay_cmd(
     samples: int,
     dry_run: bool,
     retry_failed: bool,
-    webarena_config: Path | None,
-    site_urls: tuple[str, ...],
-    profiles: Path | None,
     retriever: str | None,
     cf_k: int,
     cf_threshold: float,
@@ -107,16 +68,17 @@ def replay_cmd(
 ) -> None:
     """Judge every episode of RUN offline; judgments are appended and cached (prints "cached").
 
-    With --retriever: counterfactual retrieval instead, also appended and cached per retriever config.
+    The judges' plugins add their options (task configs, profiles, site lists). With --retriever:
+    counterfactual retrieval instead, also appended and cached per retriever config.
     """
     from p2w_cli._passes import replay_command
     from replay.derived import PassOptions
-    from replay.judging import ReplayOptions
+    from replay.judges import ReplayOptions
 
     if retriever is not None:
         if judge_ids:
             raise click.UsageError("--retriever replays retrieval, --judge judges: give one of them")
-        passed = PassOptions(**pass_fields(shared))
+        passed = PassOptions(**pass_fields("judge", shared))
         _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, history_dir, plot, passed)
         return
     if not judge_ids:
@@ -127,10 +89,7 @@ def replay_cmd(
         samples=samples,
         dry_run=dry_run,
         retry_failed=retry_failed,
-        webarena_config=webarena_config,
-        site_urls=_key_values(site_urls, "--site-url"),
-        profiles=profiles,
-        **pass_fields(shared),
+        **pass_fields("judge", shared),
     )
 
     async def _replay() -> int:

@@ -74,7 +74,8 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
         from replay.classify import read_classifications
-        from replay.judging import episode_judgments, format_judgment
+        from replay.judges import episode_judgments
+        from replay.judging._render import format_judgment
         from replay.timeline import timeline
 
     derived: list[Any] = []

@@ -21,7 +21,7 @@ from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from replay.classify import read_classifications
-from replay.judging import current_judgments
+from replay.judges import current_judgments
 from schemas import LlmCall
 
 FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")

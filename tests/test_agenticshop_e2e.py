@@ -17,7 +17,7 @@ from p2w_runtime.domain import episodes_of, list_runs
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
-from replay.judging import read_judgments
+from replay.judges import read_judgments
 from schemas import Judgment
 
 SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"

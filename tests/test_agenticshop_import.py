@@ -13,7 +13,7 @@ from cli import main
 from p2w_runtime.domain import list_runs
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
-from replay.judging import read_judgments
+from replay.judges import read_judgments
 
 SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"

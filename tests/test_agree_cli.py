@@ -13,7 +13,7 @@ from cli import main
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from replay.agreement import cohen_kappa
-from replay.judging import judgment_stream, read_judgments
+from replay.judges import judgment_stream, read_judgments
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, Judgment, MemoryEntry, NewEvent, uuid7
 

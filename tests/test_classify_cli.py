@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
-from replay.classify import RulesClassifier, classification_stream, classify_run, read_classifications
+from replay.classify import CLASSIFIERS, RulesClassifier, classification_stream, read_classifications
+from replay.derived import run_pass
 
 
 def invoke(db: Path, *args: str):
@@ -53,17 +54,17 @@ def db(tmp_path: Path) -> Path:
 
 async def test_classifications_are_appended_then_cached_then_forced(db: Path) -> None:
     async with open_store(db) as store:
-        first = await classify_run(store, "dec", RulesClassifier())
+        first = await run_pass(CLASSIFIERS, store, "dec", [RulesClassifier()])
         assert (first.classified, first.cached) == (2, 0)
         head = await store.stream_head(classification_stream("dec"))
         assert head is not None and (head.last_seq, head.last_type) == (3, "streams.sealed")  # two results, a seal
 
-        again = await classify_run(store, "dec", RulesClassifier())
+        again = await run_pass(CLASSIFIERS, store, "dec", [RulesClassifier()])
         assert (again.classified, again.cached) == (0, 2)
         assert all(o.cached for o in again.outcomes)
         assert await store.stream_head(classification_stream("dec")) == head
 
-        forced = await classify_run(store, "dec", RulesClassifier(), force=True)
+        forced = await run_pass(CLASSIFIERS, store, "dec", [RulesClassifier()], force=True)
         assert (forced.classified, forced.cached) == (2, 0)
         records = await read_classifications(store, "dec")
         assert len(records) == 4
@@ -126,7 +127,8 @@ async def test_summary_merges_runs_of_one_configuration_unless_per_run(tmp_path:
         await add_run(store, "first", [hallucinating("r1", "Alex_Garcia_A1")], run_id="r1")
         await add_run(store, "second", [good_episode("r2", "Alex_Garcia_A1")], run_id="r2")
         results = [
-            (await find_run(store, ref), await classify_run(store, ref, RulesClassifier())) for ref in ("r1", "r2")
+            (await find_run(store, ref), await run_pass(CLASSIFIERS, store, ref, [RulesClassifier()]))
+            for ref in ("r1", "r2")
         ]
     (merged,) = summarize(results).rows
     assert merged.runs == ["first", "second"] and merged.episodes == 2

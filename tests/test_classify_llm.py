@@ -16,8 +16,8 @@ from cli import main
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.store import MemoryEventStore, open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text, last_user_message
-from replay.classify import ClassifyAborted, LlmClassifier, classification_stream, classify_run, read_classifications
-from replay.judges import JudgeSettings
+from replay.classify import CLASSIFIERS, ClassifyAborted, LlmClassifier, classification_stream, read_classifications
+from replay.derived import PassSettings, run_pass
 from schemas import LlmCall
 
 MODEL = "scripted-model"
@@ -40,8 +40,12 @@ def analyst(request: dict) -> Text:
 
 def classify(store: Any, server: ScriptedLlm) -> Any:
     """The llm classifier's pass over ``run``, its client built on first need."""
-    return classify_run(
-        store, "run", LlmClassifier(JudgeSettings(model=MODEL)), llm=lambda: LlmClient(MODEL, base_url=server.base_url)
+    return run_pass(
+        CLASSIFIERS,
+        store,
+        "run",
+        [LlmClassifier(PassSettings(model=MODEL))],
+        llm=lambda: LlmClient(MODEL, base_url=server.base_url),
     )
 
 

@@ -15,14 +15,15 @@ from classify_builders import (
 )
 
 from replay.classify import RulesClassifier
-from replay.judges import JudgeSettings
+from replay.derived import PassSettings
+from replay.judges import SiteSettings
 from replay.synthetic import EpisodeBuilder
 from schemas import ErrorLabel
 
-SETTINGS = JudgeSettings(location_sites=("amazon.com", "instacart.com"))
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=("amazon.com", "instacart.com")),))
 
 
-def labels(b: EpisodeBuilder, settings: JudgeSettings = SETTINGS) -> dict[str, ErrorLabel]:
+def labels(b: EpisodeBuilder, settings: PassSettings = SETTINGS) -> dict[str, ErrorLabel]:
     verdict = RulesClassifier(settings).label(b.trajectory())
     assert verdict.status == "ok"
     found = {label.label: label for label in verdict.labels}
@@ -160,7 +161,7 @@ def test_a_preference_never_retrieved_is_a_retrieval_failure() -> None:
 
 def test_the_location_of_a_location_aware_site_must_be_retrieved() -> None:
     b = good_episode()
-    found = labels(b, JudgeSettings(location_sites=("kohls.com",)))
+    found = labels(b, PassSettings(plugins=(SiteSettings(location_sites=("kohls.com",)),)))
     assert set(found) == {"history_retrieval_failure"}
     assert "location 'Los Angeles, CA 90210'" in found["history_retrieval_failure"].explanation
     assert labels(b, SETTINGS) == {}

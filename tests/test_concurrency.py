@@ -22,7 +22,7 @@ from cli import main
 from p2w_runtime.domain import find_run, list_runs
 from p2w_runtime.store import ClaimHolder, LabelTaken, export_bundle, hold_claims, open_store, verify_store
 from p2w_runtime.testing import Delay, ScriptedLlm, Text
-from replay.judging import read_judgments
+from replay.judges import read_judgments
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, MemoryEntry, uuid7
 

@@ -20,7 +20,8 @@ from cli import main
 from p2w_runtime.domain import episodes_of, list_runs
 from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.store import head_digest, open_store, verify_store
-from replay.judges import JudgeContext, JudgeSettings, make_judge
+from replay.derived import PassSettings
+from replay.judges import JudgeContext, make_judge
 from schemas import NewEvent, Rationale, blob_hash
 
 FIXTURES = Path(__file__).parent / "data" / "fixture_dbs"
@@ -71,7 +72,7 @@ async def test_the_old_database_holds_what_its_writer_saw(v1: Path) -> None:
 
 
 async def test_old_trajectories_load_and_judge_in_memory(v1: Path) -> None:
-    judge = make_judge("rubric-rules", JudgeSettings())
+    judge = make_judge("rubric-rules", PassSettings())
     async with open_store(v1, create=False, read_only=True) as store:
         for run in FACTS["runs"].values():
             trajectories = [t async for t in load_trajectories(store, run["run_id"])]

@@ -10,7 +10,7 @@ from classify_builders import act_well, ask_well, builder
 from replay.classify import RulesClassifier
 from replay.classify._hallucination import attributed_constraints
 from replay.classify._texts import event_order
-from replay.judges import JudgeSettings
+from replay.derived import PassSettings
 
 HALLUCINATION = "personalization_hallucination"
 
@@ -52,7 +52,7 @@ def _labels(reasoning: str) -> dict:
     ask_well(b)
     b.planner(2, reasoning)
     act_well(b)
-    verdict = RulesClassifier(JudgeSettings()).label(b.trajectory())
+    verdict = RulesClassifier(PassSettings()).label(b.trajectory())
     return {label.label: label for label in verdict.labels}
 
 

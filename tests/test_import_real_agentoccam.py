@@ -23,8 +23,8 @@ from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.importers._agentoccam_steps import place_actions
 from p2w_runtime.store import EventStore
 from replay.classify import RulesClassifier
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import replay_run
+from replay.derived import PassSettings, run_pass
+from replay.judges import JUDGES, make_judge
 from schemas import GENESIS_HASH, EpisodeStarted, Event, NewEvent, StoredEvent
 
 
@@ -172,7 +172,7 @@ async def test_rules_classifier_and_judge_on_the_real_text(store: EventStore) ->
     missed = labels["Priya_Raman_A1"]["history_retrieval_failure"].explanation
     assert "size M" not in missed and "'4.5 stars or higher'" in missed
 
-    await replay_run(store, report.run_id, [make_judge("rubric-rules", JudgeSettings())])
+    await run_pass(JUDGES, store, report.run_id, [make_judge("rubric-rules", PassSettings())])
     judged = [e for e in await events_of(store, f"{report.run_id}/judgments") if e.type == "judgment"]
     priya = next(j.payload for j in judged if j.payload.episode_stream.endswith("/Priya_Raman_A1"))
     assert (priya.points["pref.1.retrieval"], priya.points["pref.1.utilization"]) == (2.5, 2.5)  # size M

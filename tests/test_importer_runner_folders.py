@@ -25,8 +25,8 @@ from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.store import EventStore
 from p2w_runtime.testing import ScriptedLlm
 from replay.classify import RulesClassifier
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import replay_run
+from replay.derived import PassSettings, run_pass
+from replay.judges import JUDGES, make_judge
 from replay.metrics import collect_scores
 
 
@@ -97,7 +97,7 @@ async def test_runner_folders_import_without_skip_bad_with_their_end_reasons_and
         reasons[reason] = reasons.get(reason, 0) + 1
     assert run.finished is not None and run.finished.end_reasons == dict(sorted(reasons.items()))
 
-    await replay_run(store, report.run_id, [make_judge("rubric-rules", JudgeSettings())])
+    await run_pass(JUDGES, store, report.run_id, [make_judge("rubric-rules", PassSettings())])
     scores = {s.task_id: s.metrics for s in await collect_scores(store, [run], judge_id="rubric-rules")}
     assert set(scores) == set(expected), "every episode is judged, crashed and stopped ones included"
     for task in expected:
@@ -198,7 +198,7 @@ async def test_llm_judges_give_no_intent_to_episodes_without_an_answer(
     report = await import_folder(store, AGENTOCCAM, AGENTOCCAM_LOGS / "on-demand_gpt41")
     client = lambda: LlmClient("gpt-5-mini", base_url=scripted_llm.base_url, api_key="sk-test", retry=RetryPolicy(0))  # noqa: E731
     for judge_id in ("rubric-llm", "action-wise", "outcome-based"):
-        await replay_run(store, report.run_id, [make_judge(judge_id, JudgeSettings())], llm=client)
+        await run_pass(JUDGES, store, report.run_id, [make_judge(judge_id, PassSettings())], llm=client)
         run = await find_run(store, report.run_id)
         scores = {s.task_id: s.metrics for s in await collect_scores(store, [run], judge_id=judge_id)}
         figures = {task: (m["intent"], m["success"]) for task, m in scores.items() if m is not None}

@@ -12,13 +12,14 @@ from builders import run_started
 
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
+from replay.derived import PassSettings
 from replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
-    JudgeSettings,
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
-    Verdict,
+    Scorecard,
+    SiteSettings,
     goal_of,
 )
 from replay.synthetic import EpisodeBuilder
@@ -32,7 +33,7 @@ def store(memory_store: EventStore) -> EventStore:
 
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["under $100"])
-SETTINGS = JudgeSettings(location_sites=())
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=()),))
 TASKS = Path(__file__).parent / "data" / "persona2web" / "tasks"
 
 
@@ -87,7 +88,7 @@ PRODUCT = b'[20] heading "{name}" [level=1]\n[21] button "Add to cart"\n'
 CART = b'[30] heading "Your cart" [level=1]\n[31] link "Earbuds"\n  /url: /product/x\ntext: Qty 1 \xc2\xb7 $64.99\n'
 
 
-async def judge(store, b: EpisodeBuilder, judge_type: type = RubricRulesJudge) -> Verdict:
+async def judge(store, b: EpisodeBuilder, judge_type: type = RubricRulesJudge) -> Scorecard:
     run_id = b.stream.split("/")[0]
     await store.append([run_started(run_id, f"built-{run_id}")])
     await store.append(b.events, b.blobs)

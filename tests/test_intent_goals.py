@@ -8,20 +8,21 @@ import pytest
 from builders import run_started
 
 from p2w_runtime.domain.trajectory import load_trajectory
+from replay.derived import PassSettings
 from replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
-    JudgeSettings,
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
-    Verdict,
+    Scorecard,
+    SiteSettings,
     goal_of,
 )
 from replay.synthetic import EpisodeBuilder
 from schemas import GroundTruth, uuid7
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["size M", "under $60"])
-SETTINGS = JudgeSettings(location_sites=())
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=()),))
 
 
 @pytest.mark.parametrize(
@@ -81,7 +82,7 @@ text: \xc2\xb7 Size M \xc2\xb7 Qty 1 \xc2\xb7 $48.00
 """
 
 
-async def judge(store, b: EpisodeBuilder, judge_type: type = RubricRulesJudge) -> Verdict:
+async def judge(store, b: EpisodeBuilder, judge_type: type = RubricRulesJudge) -> Scorecard:
     run_id = b.stream.split("/")[0]
     await store.append([run_started(run_id, f"built-{run_id}")])
     await store.append(b.events, b.blobs)

@@ -14,7 +14,8 @@ from import_support import AGENTOCCAM, BROWSER_USE, RUNNERS, import_folder, run_
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
-from replay.judges import JudgeContext, JudgeSettings, RubricRulesJudge, Verdict, default_location_sites
+from replay.derived import PassSettings
+from replay.judges import JudgeContext, RubricRulesJudge, Scorecard, SiteSettings, default_location_sites
 
 
 @pytest.fixture
@@ -23,7 +24,7 @@ def store(memory_store: EventStore) -> EventStore:
     return memory_store
 
 
-SETTINGS = JudgeSettings(location_sites=tuple(default_location_sites()))
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=tuple(default_location_sites())),))
 THREADS, TABLEFOR, STAGEPASS = "http://threads.p2w.test", "http://tablefor.p2w.test", "http://stagepass.p2w.test"
 
 
@@ -91,7 +92,7 @@ def write_browser_use_runs(bu: Any, root: Path) -> Path:
     return run.out_dir
 
 
-async def judged(store: EventStore, runs: list) -> dict[str, Verdict]:
+async def judged(store: EventStore, runs: list) -> dict[str, Scorecard]:
     out = {}
     for run in runs:
         for ref in await episodes_of(store, run.run_id):

@@ -20,17 +20,18 @@ from p2w_runtime.domain import list_runs
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text, last_user_message
+from replay.derived import PassSettings
 from replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
-    JudgeSettings,
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
-    Verdict,
+    Scorecard,
+    SiteSettings,
     default_location_sites,
 )
 
-SETTINGS = JudgeSettings(location_sites=tuple(default_location_sites()))
+SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=tuple(default_location_sites())),))
 THREADS, BASKET = "http://threads.p2w.test", "http://basket.p2w.test"
 TABLEFOR, STAGEPASS = "http://tablefor.p2w.test", "http://stagepass.p2w.test"
 Step = Callable[[str], str]
@@ -199,7 +200,7 @@ class Planner:
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Verdict]]]:
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Scorecard]]]:
     """Record every plan once (one run, no history), then judge each episode with the three rules judges."""
     db = tmp_path_factory.mktemp("intent") / "rec.db"
     with ScriptedLlm() as llm:
@@ -213,9 +214,9 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[
     yield asyncio.run(_judge_all(db))
 
 
-async def _judge_all(db: Path) -> dict[str, dict[str, Verdict]]:
+async def _judge_all(db: Path) -> dict[str, dict[str, Scorecard]]:
     judges = [RubricRulesJudge(SETTINGS), ActionWiseRulesJudge(SETTINGS), OutcomeBasedRulesJudge(SETTINGS)]
-    out: dict[str, dict[str, Verdict]] = {}
+    out: dict[str, dict[str, Scorecard]] = {}
     async with open_store(db) as store:
         (run,) = await list_runs(store)
         async for t in load_trajectories(store, run.run_id):

@@ -10,8 +10,8 @@ import pytest
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.store import MemoryEventStore
 from p2w_runtime.testing import Garbage, HttpError, ScriptedLlm
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import ReplayAborted, estimate_replay, judgment_stream, read_judgments, replay_run
+from replay.derived import PassSettings, run_pass
+from replay.judges import JUDGES, ReplayAborted, estimate_replay, judgment_stream, make_judge, read_judgments
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, LlmCall, MemoryEntry, uuid7
 
@@ -65,10 +65,10 @@ async def count_events(store: Any, run_id: str) -> int:
 
 async def test_rubric_llm_judges_records_calls_and_caches(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.handle_with(lambda request: answer(request))
-    judge = make_judge("rubric-llm", JudgeSettings())
+    judge = make_judge("rubric-llm", PassSettings())
     async with MemoryEventStore() as store:
         run_id = await make_run(store)
-        summary = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        summary = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm))
         assert (summary.judged, summary.cached, summary.failed) == (2, 0, 0)
         requests = scripted_llm.chat_requests
         assert len(requests) == 2
@@ -99,12 +99,12 @@ async def test_rubric_llm_judges_records_calls_and_caches(scripted_llm: Scripted
         assert "sk-test" not in json.dumps([c.model_dump() for c in calls])
 
         before = await count_events(store, run_id)
-        again = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        again = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm))
         assert (again.judged, again.cached) == (0, 2)
         assert len(scripted_llm.chat_requests) == 2  # zero requests reached the server
         assert await count_events(store, run_id) == before
 
-        forced = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), force=True)
+        forced = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), force=True)
         assert forced.judged == 2 and len(scripted_llm.chat_requests) == 4
         assert len(await read_judgments(store, run_id)) == 4  # older judgments stay
 
@@ -113,8 +113,8 @@ async def test_intent_five_is_not_success(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.handle_with(lambda request: answer(request, intent=5))
     async with MemoryEventStore() as store:
         run_id = await make_run(store, ("Alex_Garcia_A1",))
-        summary = await replay_run(
-            store, run_id, [make_judge("rubric-llm", JudgeSettings())], llm=factory(scripted_llm)
+        summary = await run_pass(
+            JUDGES, store, run_id, [make_judge("rubric-llm", PassSettings())], llm=factory(scripted_llm)
         )
         j = summary.outcomes[0].judgment
         assert j.metrics["intent"] == 0.5 and j.metrics["success"] == 0.0 and j.metrics["p_avg"] == 1.0
@@ -131,10 +131,10 @@ async def test_malformed_replies_are_repaired_then_recorded_as_failed(scripted_l
         "{}",
         "still not json",
     )
-    judge = make_judge("rubric-llm", JudgeSettings())
+    judge = make_judge("rubric-llm", PassSettings())
     async with MemoryEventStore() as store:
         run_id = await make_run(store)
-        summary = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
+        summary = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
         by_task = {o.task_id: o.judgment for o in summary.outcomes}
         assert by_task["Alex_Garcia_A1"].status == "ok"
         failed = by_task["Alex_Garcia_B1"]
@@ -144,27 +144,27 @@ async def test_malformed_replies_are_repaired_then_recorded_as_failed(scripted_l
         assert sum(1 for c in calls if c.error) == 5  # every bad attempt is on record
 
         asked = len(scripted_llm.chat_requests)
-        again = await replay_run(store, run_id, [judge], llm=factory(scripted_llm))
+        again = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm))
         assert (again.cached, again.failed, again.judged) == (2, 1, 0)  # the cached failure is reported, not paid again
         assert len(scripted_llm.chat_requests) == asked
 
         scripted_llm.script(Garbage.without_choices())  # a body that is no completion at all: failed again
-        retry = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), retry_failed=True)
+        retry = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), retry_failed=True)
         assert (retry.cached, retry.failed) == (1, 1)  # --retry-failed judged the failed one again
         assert "no choices" in (retry.outcomes[1].judgment.error or "")
 
         scripted_llm.handle_with(lambda request: answer(request))
-        last = await replay_run(store, run_id, [judge], llm=factory(scripted_llm), retry_failed=True)
+        last = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), retry_failed=True)
         assert (last.cached, last.judged, last.failed) == (1, 1, 0)
 
 
 async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.script(lambda r: answer(r), HttpError(503, "overloaded"))
-    judge = make_judge("rubric-llm", JudgeSettings())
+    judge = make_judge("rubric-llm", PassSettings())
     async with MemoryEventStore() as store:
         run_id = await make_run(store)
         with pytest.raises(ReplayAborted, match="503"):
-            await replay_run(store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
+            await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
         records = await read_judgments(store, run_id)
         assert [r.judgment.status for r in records] == ["ok"]
 
@@ -173,8 +173,8 @@ async def test_baseline_views_hide_what_they_must_not_see(scripted_llm: Scripted
     scripted_llm.handle_with(lambda request: answer(request))
     async with MemoryEventStore() as store:
         run_id = await make_run(store, ("Alex_Garcia_A1",))
-        judges = [make_judge(j, JudgeSettings()) for j in ("action-wise", "outcome-based")]
-        await replay_run(store, run_id, judges, llm=factory(scripted_llm), concurrency=1)
+        judges = [make_judge(j, PassSettings()) for j in ("action-wise", "outcome-based")]
+        await run_pass(JUDGES, store, run_id, judges, llm=factory(scripted_llm), concurrency=1)
     action_wise, outcome = (user_text(r) for r in scripted_llm.chat_requests)
     assert "type [3] [chinos 32x32] [1]" in action_wise and "stop [Chinos 32x32 for $59]" in action_wise
     assert "MEMORY-ANSWER-TEXT" not in action_wise and "PLANNER-REASONING-TEXT" not in action_wise
@@ -190,7 +190,7 @@ async def test_baseline_views_hide_what_they_must_not_see(scripted_llm: Scripted
 
 async def test_dry_run_estimates_without_calling(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.handle_with(lambda request: answer(request))
-    judges = [make_judge(j, JudgeSettings()) for j in ("rubric-llm", "rubric-rules")]
+    judges = [make_judge(j, PassSettings()) for j in ("rubric-llm", "rubric-rules")]
     async with MemoryEventStore() as store:
         run_id = await make_run(store)
         llm_est, rules_est = await estimate_replay(store, run_id, judges, model="gpt-5-mini")
@@ -198,7 +198,7 @@ async def test_dry_run_estimates_without_calling(scripted_llm: ScriptedLlm) -> N
         assert llm_est.prompt_tokens > 200 and llm_est.cost_usd is not None and llm_est.cost_usd > 0
         assert (rules_est.calls, rules_est.cost_usd) == (0, 0.0)
         assert scripted_llm.chat_requests == [] and await count_events(store, run_id) == 0
-        await replay_run(store, run_id, judges[:1], llm=factory(scripted_llm))
+        await run_pass(JUDGES, store, run_id, judges[:1], llm=factory(scripted_llm))
         after, _ = await estimate_replay(store, run_id, judges, model="gpt-5-mini")
         assert (after.calls, after.cached) == (0, 2)
         unknown, _ = await estimate_replay(store, run_id, judges, model="my-local-model", force=True)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from p2w_runtime.domain.trajectory import Trajectory
+from replay.derived import PassSettings
 from replay.judges import (
     ActionWiseRulesJudge,
     JudgeError,
-    JudgeSettings,
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
+    SiteSettings,
     rubric_metrics,
 )
 from replay.synthetic import EpisodeBuilder
@@ -19,7 +20,9 @@ from schemas import GroundTruth, Location, MemoryEntry
 LA = Location(city="Los Angeles", state="CA", zip="90210", raw="Los Angeles, CA 90210")
 AMAZON = GroundTruth(website="amazon.com", websites=["amazon.com"], preferences=["32x32", "$70"], location=LA)
 KOHLS = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"], location=LA)
-SETTINGS = JudgeSettings(location_sites=("amazon.com", "instacart.com", "resy.com", "opentable.com"))
+SETTINGS = PassSettings(
+    plugins=(SiteSettings(location_sites=("amazon.com", "instacart.com", "resy.com", "opentable.com")),)
+)
 
 ALL = {
     "web.retrieval": 5.0,
@@ -180,7 +183,7 @@ def test_location_counts_only_on_location_aware_sites() -> None:
     verdict = RubricRulesJudge(SETTINGS).score(t)
     assert sum(v for k, v in verdict.max_points.items() if k.startswith("pref.")) == 10.0
     t_aware, _ = episode(KOHLS)
-    wider = JudgeSettings(location_sites=("kohls.com",))
+    wider = PassSettings(plugins=(SiteSettings(location_sites=("kohls.com",)),))
     assert RubricRulesJudge(wider).score(t_aware).points["location.utilization"] == 2.5
 
 

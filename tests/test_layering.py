@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 from p2w_runtime.demo.sites.catalog import SITES
-from replay.derived._settings import DEMO_LOCATION_SITES
+from replay.judges import DEMO_LOCATION_SITES
 
 REPO = Path(__file__).resolve().parents[1]
 AWAY_FROM_RUNTIME = ("p2w_runtime.demo", "p2w_runtime.testing")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import MemoryEventStore
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import current_judgments, replay_run
+from replay.derived import PassSettings, run_pass
+from replay.judges import JUDGES, current_judgments, make_judge
 from replay.metrics import EpisodeScore, aggregate, collect_scores, plot_levels
 from replay.metrics._render import csv_text, markdown
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
@@ -71,7 +71,7 @@ async def test_stale_judgments_do_not_count() -> None:
             await store.append(b.events)
             streams.append(b.stream)
         await store.append([run_finished(run_id, 2)])
-        await replay_run(store, run_id, [make_judge("rubric-rules", JudgeSettings())])
+        await run_pass(JUDGES, store, run_id, [make_judge("rubric-rules", PassSettings())])
         assert len(await current_judgments(store, run_id)) == 2
         # an episode that grows after judging (e.g. a resumed recording) is judged no more
         await store.append([NewEvent(stream=streams[1], payload=Observation(step=9, url="https://x.test/"))])

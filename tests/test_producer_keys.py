@@ -21,12 +21,14 @@ from p2w_runtime.data import load_profiles
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
+from replay.agenticshop import ShopSettings
 from replay.classify import LlmClassifier, RulesClassifier
-from replay.derived import Family, JudgeSettings, ProduceContext, Producer, families
-from replay.judges import LlmConfig
+from replay.derived import Family, PassSettings, ProduceContext, Producer, families
+from replay.judges import LlmConfig, SiteSettings
 from replay.matching import site_aliases
 from replay.retrieval_cf import RetrievalSettings
 from replay.synthetic import EpisodeBuilder
+from replay.webarena import WebArenaSettings
 from schemas import GroundTruth, Location, MemoryEntry
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -34,7 +36,9 @@ WEBARENA = DATA / "webarena" / "test.raw.json"
 PROFILES = DATA / "agenticshop" / "clothing_user_profile.json"
 HISTORY = DATA / "retrieval_cf" / "history"
 """A memory bank for the episode's persona, for the counterfactual retrieval to search."""
-SETTINGS = JudgeSettings(webarena_configs=str(WEBARENA), agenticshop_profiles=str(PROFILES))
+SETTINGS = PassSettings(
+    plugins=(SiteSettings(), WebArenaSettings(configs=str(WEBARENA)), ShopSettings(profiles=str(PROFILES)))
+)
 SHOP_JUDGES = {cls.id for cls in SHOP_JUDGE_CLASSES}
 
 ACME = GroundTruth(
@@ -47,14 +51,26 @@ CHANGED: dict[str, Any] = {
     "model": "another-model",
     "temperature": 0.7,
     "params": {"seed": 7},
-    "location_sites": (*SETTINGS.location_sites, "fly.example.org"),
-    "site_aliases": site_aliases({"Acme Air.com": ["fly.example.org/acme"]}),
-    "webarena_configs": str(WEBARENA),  # the same tasks from another copy: only their eval blocks are hashed
-    "site_urls": {"gitlab": "http://gitlab.example:8023"},
-    "agenticshop_profiles": str(PROFILES),  # the same profiles from another copy: only each task's is hashed
     "sample": 1,
+    "SiteSettings.location_sites": (*SETTINGS.of(SiteSettings).location_sites, "fly.example.org"),
+    "SiteSettings.site_aliases": site_aliases({"Acme Air.com": ["fly.example.org/acme"]}),
+    "WebArenaSettings.configs": str(WEBARENA),  # the same tasks from another copy: only their eval blocks are hashed
+    "WebArenaSettings.site_urls": {"gitlab": "http://gitlab.example:8023"},
+    "ShopSettings.profiles": str(PROFILES),  # the same profiles from another copy: only each task's is hashed
 }
-"""One change of each user setting (``JudgeSettings`` field)."""
+"""One change of each user setting: a ``PassSettings`` field, or ``Type.field`` of a plugin's settings."""
+
+
+def with_setting(settings: PassSettings, setting: str, value: Any) -> PassSettings:
+    """``settings`` with one common field, or one field of a plugin's settings (``Type.field``), set to ``value``."""
+    owner, _, name = setting.rpartition(".")
+    if not owner:
+        return dataclasses.replace(settings, **{name: value})
+    plugins = [dataclasses.replace(p, **{name: value}) if type(p).__name__ == owner else p for p in settings.plugins]  # type: ignore[type-var]
+    return dataclasses.replace(settings, plugins=tuple(plugins))
+
+
+"""One change of each user setting (``PassSettings`` field)."""
 
 
 @functools.cache
@@ -62,12 +78,12 @@ def retriever() -> HistoryRetriever:
     return HistoryRetriever(HISTORY, load_embedder(None))
 
 
-def family_settings(family: Family[Any, Any], settings: JudgeSettings) -> Any:
+def family_settings(family: Family[Any, Any, Any, Any], settings: PassSettings) -> Any:
     """What a family's producers are built from: the user's settings, with a retriever for counterfactuals."""
     return RetrievalSettings(retriever(), sites=settings) if family.kind == "retrieval" else settings
 
 
-def producers(settings: JudgeSettings = SETTINGS) -> list[Producer[Any, Any, Any]]:
+def producers(settings: PassSettings = SETTINGS) -> list[Producer[Any, Any, Any]]:
     return [cls(family_settings(family, settings)) for family in families() for cls in family.producers]
 
 
@@ -148,13 +164,19 @@ def output(producer: Producer[Any, Any, Any], t: Trajectory) -> Any:
 
 
 def test_every_user_setting_has_a_change_to_try() -> None:
-    assert {f.name for f in dataclasses.fields(JudgeSettings)} == set(CHANGED)
+    """Common settings, and every field of every registered plugin's settings model (read from the registry)."""
+    models = {type(made) for family in families() for made in family.settings({})}
+    assert models == {type(p) for p in SETTINGS.plugins}, "SETTINGS holds one of each plugin's settings"
+    common = {f.name for f in dataclasses.fields(PassSettings)} - {"plugins"}
+    assert all(dataclasses.is_dataclass(m) for m in models), "a plugin's settings model is a dataclass"
+    of_plugins = {f"{m.__name__}.{f.name}" for m in models for f in dataclasses.fields(m)}  # type: ignore[arg-type]
+    assert common | of_plugins == set(CHANGED)
 
 
 @pytest.mark.parametrize("setting", sorted(CHANGED))
 def test_a_setting_that_changes_a_result_changes_its_cache_key(setting: str) -> None:
     t = trajectory()
-    changed = dataclasses.replace(SETTINGS, **{setting: CHANGED[setting]})
+    changed = with_setting(SETTINGS, setting, CHANGED[setting])
     for before, after in zip(producers(), producers(changed), strict=True):
         if before.id == "webarena" or before.id in SHOP_JUDGES:
             continue  # their output needs a WebArena final state / page captures; keys covered field by field above
@@ -165,8 +187,8 @@ def test_a_setting_that_changes_a_result_changes_its_cache_key(setting: str) -> 
 def test_the_llm_classifier_prompt_depends_on_the_site_aliases_and_so_does_its_key() -> None:
     """The drift issue 13 found: the alias decides the expected site, so whether the prompt names a location."""
     t = trajectory()
-    located = dataclasses.replace(SETTINGS, location_sites=("fly.example.org",))
-    aliased = dataclasses.replace(located, site_aliases=CHANGED["site_aliases"])
+    located = with_setting(SETTINGS, "SiteSettings.location_sites", ("fly.example.org",))
+    aliased = with_setting(located, "SiteSettings.site_aliases", CHANGED["SiteSettings.site_aliases"])
     before, after = LlmClassifier(located), LlmClassifier(aliased)
     assert "Expected location: Denver, CO 80202" not in before.messages(t)[0][1]["content"]
     assert "Expected location: Denver, CO 80202" in after.messages(t)[0][1]["content"]
@@ -176,18 +198,20 @@ def test_the_llm_classifier_prompt_depends_on_the_site_aliases_and_so_does_its_k
 def test_rules_results_change_with_the_settings_the_test_changes() -> None:
     """The changes above are not idle: the alias moves a rules verdict, so the key test has something to check."""
     t = trajectory()
-    aliased = dataclasses.replace(SETTINGS, site_aliases=CHANGED["site_aliases"])
+    aliased = with_setting(SETTINGS, "SiteSettings.site_aliases", CHANGED["SiteSettings.site_aliases"])
     assert output(RulesClassifier(SETTINGS), t) != output(RulesClassifier(aliased), t)
 
 
-PINNED_SETTINGS = JudgeSettings(
+PINNED_SETTINGS = PassSettings(
     model="gpt-5-mini",
     temperature=0.2,
-    location_sites=("amazon.com", "resy.com"),
-    site_aliases={"acmeair.com": ("fly.example.org/acme",)},
-    webarena_configs=str(WEBARENA),
-    site_urls={"gitlab": "http://gitlab.example:8023"},
-    agenticshop_profiles=str(PROFILES),
+    plugins=(
+        SiteSettings(
+            location_sites=("amazon.com", "resy.com"), site_aliases={"acmeair.com": ("fly.example.org/acme",)}
+        ),
+        WebArenaSettings(configs=str(WEBARENA), site_urls={"gitlab": "http://gitlab.example:8023"}),
+        ShopSettings(profiles=str(PROFILES)),
+    ),
 )
 BEFORE_THE_BASE = {
     ("judge", "rubric-rules"): "7f2dddbb54eaa8468b7cd6e017b065670b7232887b747cd78a35ce15a207faae",
@@ -241,6 +265,6 @@ def test_a_changed_checklist_changes_the_shop_judges_keys(tmp_path: Path) -> Non
     moved.write_text(PROFILES.read_text())
     for cls in SHOP_JUDGE_CLASSES:
         original = cls(SETTINGS).config_hash(task)
-        assert cls(dataclasses.replace(SETTINGS, agenticshop_profiles=str(moved))).config_hash(task) == original
-        changed = cls(dataclasses.replace(SETTINGS, agenticshop_profiles=str(edited))).config_hash(task) != original
+        assert cls(with_setting(SETTINGS, "ShopSettings.profiles", str(moved))).config_hash(task) == original
+        changed = cls(with_setting(SETTINGS, "ShopSettings.profiles", str(edited))).config_hash(task) != original
         assert changed == cls.needs_profile, cls.id

@@ -10,9 +10,9 @@ from typing import Any
 from test_judge_llm import make_run
 
 from p2w_runtime.store import open_store
-from replay.classify import RulesClassifier, classification_stream, classify_run
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import JudgeOutcome, ReplaySummary, judgment_stream, replay_run
+from replay.classify import CLASSIFIERS, RulesClassifier, classification_stream
+from replay.derived import PassSettings, run_pass
+from replay.judges import JUDGES, JudgeOutcome, ReplaySummary, judgment_stream, make_judge
 
 TASKS = ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
 
@@ -43,18 +43,18 @@ def reads_of(store: Any) -> list[str]:
 async def test_a_cached_classification_pass_reads_no_episode_events(tmp_path: Path) -> None:
     async with open_store(tmp_path / "c.db") as store:
         run_id = await make_run(store, TASKS)
-        first = await classify_run(store, run_id, RulesClassifier(JudgeSettings()))
+        first = await run_pass(CLASSIFIERS, store, run_id, [RulesClassifier(PassSettings())])
         assert (first.classified, first.cached) == (3, 0)
         streams = reads_of(store)
-        again = await classify_run(store, run_id, RulesClassifier(JudgeSettings()))
+        again = await run_pass(CLASSIFIERS, store, run_id, [RulesClassifier(PassSettings())])
         assert (again.classified, again.cached) == (0, 3)
         assert streams == [classification_stream(run_id)], "only the cache was read, no episode stream"
-        forced = await classify_run(store, run_id, RulesClassifier(JudgeSettings()), force=True)
+        forced = await run_pass(CLASSIFIERS, store, run_id, [RulesClassifier(PassSettings())], force=True)
         assert forced.classified == 3 and {f"{run_id}/{t}" for t in TASKS} <= set(streams)
 
 
 async def test_one_cause_failing_every_episode_is_one_error_with_a_count(tmp_path: Path) -> None:
-    judge = make_judge("rubric-llm", JudgeSettings())
+    judge = make_judge("rubric-llm", PassSettings())
     async with open_store(tmp_path / "j.db") as store:
         run_id = await make_run(store, TASKS)
         live = ReplaySummary()
@@ -66,13 +66,13 @@ async def test_one_cause_failing_every_episode_is_one_error_with_a_count(tmp_pat
                 shown.append(outcome)
 
         # no LLM configured: every episode fails the same way
-        summary = await replay_run(store, run_id, [judge], on_outcome=on_outcome)
+        summary = await run_pass(JUDGES, store, run_id, [judge], on_outcome=on_outcome)
         assert summary.failed == 3 and len(summary.failures) == 1
         ((error, count),) = summary.failures.items()
         assert count == 3 and "needs an LLM, and none is configured" in error
         assert len(shown) == 1, "the CLI shows the first failure of a kind, then the count"
         written = [e async for e in store.read_stream(judgment_stream(run_id)) if e.type == "judgment"]
-        again = await replay_run(store, run_id, [judge], retry_failed=True)
+        again = await run_pass(JUDGES, store, run_id, [judge], retry_failed=True)
         after = [e async for e in store.read_stream(judgment_stream(run_id)) if e.type == "judgment"]
         assert again.failures[error] == 3 and len(after) == len(written), "the same failure again is not re-appended"
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm
-from replay.judging import judgment_stream, read_judgments
+from replay.judges import judgment_stream, read_judgments
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, MemoryEntry, uuid7
 

@@ -25,7 +25,8 @@ from cli import main
 from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import open_store
-from replay.retrieval_cf import CounterfactualRetrieval, RetrievalSettings, counterfactual_run
+from replay.derived import run_pass
+from replay.retrieval_cf import RETRIEVALS, CounterfactualRetrieval, RetrievalSettings
 from replay.retrieval_cf._plot import recall_by_kind
 from replay.synthetic import EpisodeBuilder
 from schemas import GroundTruth, MemoryEntry
@@ -163,7 +164,9 @@ async def test_two_concurrent_passes_evaluate_each_episode_once(setup: tuple[Pat
     embedder = await asyncio.to_thread(load_embedder, None)
     producer = CounterfactualRetrieval(RetrievalSettings(HistoryRetriever(history, embedder), 20, -1.0))
     async with open_store(db) as first, open_store(db) as second:
-        done = await asyncio.gather(*(counterfactual_run(store, "cf", producer) for store in (first, second)))
+        done = await asyncio.gather(
+            *(run_pass(RETRIEVALS, store, "cf", [producer], concurrency=1) for store in (first, second))
+        )
         stored = [e.type async for e in first.read_stream(f"cf{RETRIEVAL_CF_SUFFIX}")]
     assert sorted(summary.cached for summary in done) == [0, 2], "the second pass waits, then finds both cached"
     assert stored.count("retrieval.counterfactual") == 2

@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.data import load_tasks
 from p2w_runtime.store import open_store
-from replay.judges import JudgeSettings, RubricRulesJudge
+from replay.derived import PassSettings
+from replay.judges import RubricRulesJudge
 from replay.matching import SITE_ALIASES, expected_hosts, mentions_site, on_site, site_aliases, site_hosts
 from replay.synthetic import EpisodeBuilder
 from schemas import GroundTruth, MemoryEntry
@@ -103,7 +104,7 @@ def test_the_real_google_flights_task_earns_both_website_points() -> None:
     truth = load_tasks(TASKS).ground_truths["Dakota_Taylor_A"]
     assert truth.websites == ["Google Flights.com"]
     t = _flight_episode(truth).trajectory()
-    verdict = RubricRulesJudge(JudgeSettings()).score(t)
+    verdict = RubricRulesJudge(PassSettings()).score(t)
     assert verdict.points["web.retrieval"] == 5.0 and verdict.points["web.utilization"] == 5.0
     assert verdict.evidence["web.utilization"].text.startswith("https://www.google.com/travel/flights")
 

@@ -14,7 +14,7 @@ from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.domain.trajectory import ProjectionError, load_trajectories, load_trajectory, project
 from p2w_runtime.domain.trajectory import _load as trajectory_load
 from p2w_runtime.store import MemoryEventStore, open_store
-from replay.judging import judgment_stream
+from replay.judges import judgment_stream
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import (
     GroundTruth,

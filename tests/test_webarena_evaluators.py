@@ -14,9 +14,10 @@ import pytest
 
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.testing import ScriptedLlm
-from replay.judges import JudgeContext, JudgeSettings, Verdict, WebArenaJudge
+from replay.derived import PassSettings
+from replay.judges import JudgeContext, Scorecard
 from replay.synthetic import EpisodeBuilder
-from replay.webarena import exact_match, must_include, url_match
+from replay.webarena import WebArenaJudge, WebArenaSettings, exact_match, must_include, url_match
 
 GITLAB = "http://gitlab.test:8023"
 FINAL_URL = f"{GITLAB}/byteblaze/dotfiles/-/project_members"
@@ -121,12 +122,12 @@ CONFIGS = [
 def judge(tmp_path: Path) -> WebArenaJudge:
     path = tmp_path / "configs.json"
     path.write_text(json.dumps(CONFIGS))
-    return WebArenaJudge(JudgeSettings(webarena_configs=str(path), site_urls={"gitlab": GITLAB}))
+    return WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path), site_urls={"gitlab": GITLAB}),)))
 
 
 async def judged(
     judge: WebArenaJudge, task_id: int, answer: str | None = None, url: str = FINAL_URL, llm: Any = None
-) -> Verdict:
+) -> Scorecard:
     b = EpisodeBuilder("run", str(task_id), level=None)
     b.action(1, "stop", answer or "")
     b.final_state(url, PAGE)

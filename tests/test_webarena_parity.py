@@ -19,9 +19,12 @@ from webarena_support import REAL, SITES, judged
 
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.testing import ScriptedLlm
-from replay.judges import JudgeError, JudgeSettings, WebArenaJudge
+from replay.derived import PassSettings
+from replay.judges import JudgeError
 from replay.webarena import (
     PageRenderer,
+    WebArenaJudge,
+    WebArenaSettings,
     clean_answer,
     load_tasks,
     resolve_dot_segments,
@@ -45,7 +48,7 @@ async def renderer() -> AsyncIterator[PageRenderer]:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def real_judge(renderer: PageRenderer) -> WebArenaJudge:
-    judge = WebArenaJudge(JudgeSettings(webarena_configs=str(REAL), site_urls=SITES))
+    judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(REAL), site_urls=SITES),)))
     judge.renderer = renderer
     return judge
 
@@ -60,7 +63,7 @@ async def own_judge(tmp_path: Path, renderer: PageRenderer) -> MakeJudge:
         count += 1
         path = tmp_path / f"configs{count}.json"
         path.write_text(json.dumps([{"task_id": i, "intent": "q", "eval": e} for i, e in enumerate(evals, 1)]))
-        judge = WebArenaJudge(JudgeSettings(webarena_configs=str(path), site_urls=SITES))
+        judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path), site_urls=SITES),)))
         judge.renderer = renderer
         return judge
 

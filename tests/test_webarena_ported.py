@@ -23,8 +23,9 @@ from webarena_support import judged
 
 from p2w_runtime.actions import parse_action
 from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult, FinalStateData
-from replay.judges import JudgeError, JudgeSettings, WebArenaJudge
-from replay.webarena import PageRenderer
+from replay.derived import PassSettings
+from replay.judges import JudgeError
+from replay.webarena import PageRenderer, WebArenaJudge, WebArenaSettings
 from replay.webarena._helpers import gitlab_get_project_memeber_role
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
@@ -158,7 +159,7 @@ async def session() -> AsyncIterator[BrowserSession]:
 async def judge(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[WebArenaJudge]:
     path = tmp_path_factory.mktemp("webarena") / "configs.json"
     path.write_text(json.dumps([{"task_id": name, "intent": "", "eval": block} for name, block in CONFIGS.items()]))
-    judge = WebArenaJudge(JudgeSettings(webarena_configs=str(path)))
+    judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path)),)))
     yield judge
     await judge.aclose()
 

@@ -20,7 +20,8 @@ from webarena_support import judged
 
 from p2w_runtime.actions import parse_action
 from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult
-from replay.judges import JudgeSettings, WebArenaJudge
+from replay.derived import PassSettings
+from replay.webarena import WebArenaJudge, WebArenaSettings
 from schemas import GENESIS_HASH, FinalState, NewEvent, StoredEvent
 
 BOX = (
@@ -81,7 +82,7 @@ async def judge(tmp_path: Path) -> AsyncIterator[WebArenaJudge]:
     path.write_text(
         json.dumps([{"task_id": 1, "intent": "q", "eval": {"eval_types": ["program_html"], "program_html": [check]}}])
     )
-    judge = WebArenaJudge(JudgeSettings(webarena_configs=str(path)))
+    judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path)),)))
     yield judge
     await judge.aclose()
 

@@ -18,8 +18,8 @@ import pytest
 import pytest_asyncio
 from webarena_support import REAL, SITES, judged
 
-from replay.judges import JudgeSettings, WebArenaJudge
-from replay.webarena import load_tasks, url_match
+from replay.derived import PassSettings
+from replay.webarena import WebArenaJudge, WebArenaSettings, load_tasks, url_match
 
 SCORES = Path(__file__).resolve().parent / "data" / "webarena" / "url_match_reference_scores.json"
 GITLAB, SHOP = SITES["gitlab"], SITES["shopping"]
@@ -139,7 +139,7 @@ def test_url_match_rules(reference: str, pred: str, score: float) -> None:
 
 @pytest_asyncio.fixture
 async def real_judge() -> AsyncIterator[WebArenaJudge]:
-    judge = WebArenaJudge(JudgeSettings(webarena_configs=str(REAL), site_urls=SITES))
+    judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(REAL), site_urls=SITES),)))
     yield judge
     await judge.aclose()
 

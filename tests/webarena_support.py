@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from replay.judges import JudgeContext, Verdict, WebArenaJudge
+from replay.judges import JudgeContext, Scorecard
 from replay.synthetic import EpisodeBuilder
+from replay.webarena import WebArenaJudge
 
 DEFAULT_PAGE = "<html><body><p>final page</p></body></html>"
 REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
@@ -30,7 +31,7 @@ async def judged(
     page: str = DEFAULT_PAGE,
     stylesheets: dict[str, str] | None = None,
     llm: Any = None,
-) -> Verdict:
+) -> Scorecard:
     b = EpisodeBuilder("run", str(task_id), level=None)
     b.action(1, "stop", answer or "")
     b.final_state(url, page, stylesheets=stylesheets)

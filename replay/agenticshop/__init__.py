@@ -1,10 +1,8 @@
 """AgenticShop (Kim et al., WWW 2026) on recorded curation episodes: page attribution, extraction, checklist.
 
-The tables (``replay.agenticshop._tables``) are imported from there: they read judgments through
-``replay.judging``, which imports the judge registry, which imports the judges of this package.
+A plugin of the ``judge`` family (``AGENTICSHOP``; its settings: ``ShopSettings``, from ``--profiles``).
 """
 
-import replay.judges  # noqa: F401 - first: the judge registry imports ._judges, which needs replay.judges._base
 from replay.agenticshop._extract import ProductInfo, extract_by_rules
 from replay.agenticshop._judges import (
     SHOP_JUDGES,
@@ -16,8 +14,11 @@ from replay.agenticshop._judges import (
     missing_target,
 )
 from replay.agenticshop._pages import Page, attribute, read_page
+from replay.agenticshop._plugin import AGENTICSHOP
+from replay.agenticshop._settings import ShopSettings
 
 __all__ = [
+    "AGENTICSHOP",
     "SHOP_JUDGES",
     "AttributionJudge",
     "ChecklistJudge",
@@ -25,6 +26,7 @@ __all__ = [
     "HitRatioJudge",
     "Page",
     "ProductInfo",
+    "ShopSettings",
     "attribute",
     "extract_by_rules",
     "linked_pages",

@@ -30,18 +30,9 @@ from replay.agenticshop._extract import (
     info_text,
 )
 from replay.agenticshop._pages import Attribution, Page, attribute, read_page
-from replay.derived._producer import ProducerConfig, StructuredLlm
-from replay.judges._base import (
-    CallEstimate,
-    Judge,
-    JudgeContext,
-    JudgeError,
-    JudgeSettings,
-    LlmConfig,
-    Verdict,
-    llm_fields,
-)
-from replay.judges._prompts import template_hash
+from replay.agenticshop._settings import ShopSettings
+from replay.derived import PassSettings, ProducerConfig, StructuredLlm
+from replay.judges import CallEstimate, Judge, JudgeContext, JudgeError, LlmConfig, Scorecard, llm_fields, template_hash
 from schemas import DIMENSIONS, RESULTS_JUDGED, Evidence, ShopProfile
 
 CHECKLIST_SYSTEM = """You are an expert product evaluation assistant. Decide for each item of the user's checklist
@@ -106,10 +97,10 @@ ShopConfigT = TypeVar("ShopConfigT", bound=ShopConfig)
 class _ShopJudge(Judge[ShopConfigT]):
     needs_profile: ClassVar[bool] = True
 
-    def __init__(self, settings: JudgeSettings) -> None:
+    def __init__(self, settings: PassSettings) -> None:
         super().__init__(settings)
         self.profiles: dict[str, ShopProfile] = {}
-        self.source = settings.agenticshop_profiles
+        self.source = settings.of(ShopSettings).profiles
         if self.needs_profile:
             if not self.source:
                 raise ProfilesNeeded(f"the {self.id} judge needs AgenticShop user profiles (--profiles PATH)")
@@ -151,11 +142,11 @@ class AttributionJudge(_ShopJudge[ShopConfig]):
     needs_profile = False
     description = "AgenticShop attribution (rules): valid product / invalid page / irrelevant link per curated link"
 
-    def configure(self, settings: JudgeSettings) -> ShopConfig:
+    def configure(self, settings: PassSettings) -> ShopConfig:
         return ShopConfig.model_validate(shop_fields())
 
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
-        verdict = Verdict()
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
+        verdict = Scorecard()
         pages = await self.pages(trajectory, ctx)
         for p in pages:
             note = f"{p.attribution}: {p.reason}"
@@ -204,16 +195,16 @@ class HitRatioJudge(_ShopJudge[ShopConfig]):
     version = "2"
     description = "AgenticShop hit ratio (rules): the product matches the target brand and product type"
 
-    def configure(self, settings: JudgeSettings) -> ShopConfig:
+    def configure(self, settings: PassSettings) -> ShopConfig:
         return ShopConfig.model_validate(shop_fields())
 
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
         profile = self.profile(trajectory)
         missing = missing_target(profile)
         if missing:
             raise JudgeError(missing)
         brand, kind = _brand(profile), profile.seed_product_type or ""
-        verdict = Verdict()
+        verdict = Scorecard()
         pages = await self.pages(trajectory, ctx)
         for p in pages:
             info = extract_by_rules(p.page) if p.page is not None and p.attribution == "valid" else None
@@ -252,19 +243,19 @@ class ExtractJudge(_ShopJudge[ShopLlmConfig]):
     needs_profile = False
     description = "AgenticShop extractor: product information per recorded page (schema.org by rule, else LLM)"
 
-    def configure(self, settings: JudgeSettings) -> ShopLlmConfig:
+    def configure(self, settings: PassSettings) -> ShopLlmConfig:
         prompt = template_hash(EXTRACT_SYSTEM, EXTRACT_TEMPLATE)
         return ShopLlmConfig.model_validate({**llm_fields(settings, prompt), **shop_fields()})
 
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
-        verdict = Verdict()
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
+        verdict = Scorecard()
         try:
             for p in await self.pages(trajectory, ctx):
                 info = await extract(p, ctx, self.config)
                 evidence = Evidence(event_ids=[p.capture.event_id], text=info_text(info), note=info.source)
                 verdict.award(f"extracted.{p.capture.index}", float(bool(info.name)), 1.0, evidence)
         except LlmBadResponse as exc:
-            return Verdict.failed(str(exc), cost_usd=_cost(ctx.llm))
+            return Scorecard.failed(str(exc), cost_usd=_cost(ctx.llm))
         got = list(verdict.points.values())
         verdict.metrics = {"extracted": sum(got) / len(got) if got else 0.0}
         verdict.cost_usd = _cost(ctx.llm)
@@ -296,7 +287,7 @@ class ChecklistJudge(_ShopJudge[ShopLlmConfig]):
     uses_llm = True
     description = "AgenticShop checklist evaluation (LLM): one verdict per checklist item with a quote"
 
-    def configure(self, settings: JudgeSettings) -> ShopLlmConfig:
+    def configure(self, settings: PassSettings) -> ShopLlmConfig:
         prompt = template_hash(CHECKLIST_SYSTEM, CHECKLIST_TEMPLATE)
         return ShopLlmConfig.model_validate({**llm_fields(settings, prompt), **shop_fields()})
 
@@ -310,19 +301,19 @@ class ChecklistJudge(_ShopJudge[ShopLlmConfig]):
         completion = COMPLETION_PER_ITEM * len(profile.check_list.items())
         return CallEstimate(len(answered), prompt * len(answered), completion * len(answered))
 
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
         profile = self.profile(trajectory)
         items = profile.check_list.items()
         if not items:
             raise JudgeError(f"profile {profile.task_id} has an empty checklist")
-        verdict = Verdict()
+        verdict = Scorecard()
         pages = await self.pages(trajectory, ctx)
         scores: list[tuple[Linked, float]] = []
         try:
             for p in pages:
                 scores.append((p, await self._product(p, profile, ctx, verdict)))
         except LlmBadResponse as exc:
-            return Verdict.failed(str(exc), cost_usd=_cost(ctx.llm))
+            return Scorecard.failed(str(exc), cost_usd=_cost(ctx.llm))
         verdict.cost_usd = _cost(ctx.llm)
         metrics = {"score": sum(s for _, s in scores) / len(scores), **_shares(pages)}
         for d in DIMENSIONS:
@@ -335,7 +326,7 @@ class ChecklistJudge(_ShopJudge[ShopLlmConfig]):
         verdict.metrics = {k: round(v, 6) for k, v in metrics.items()}
         return verdict
 
-    async def _product(self, p: Linked, profile: ShopProfile, ctx: JudgeContext, verdict: Verdict) -> float:
+    async def _product(self, p: Linked, profile: ShopProfile, ctx: JudgeContext, verdict: Scorecard) -> float:
         """Award every checklist item for one product; returns its satisfied share."""
         i, ids = p.capture.index, [p.capture.event_id]
         if p.attribution == "invalid" or p.page is None:

@@ -16,7 +16,7 @@ from statistics import mean
 
 from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.store import EventStore
-from replay.judging import current_judgments, read_judgments
+from replay.judges import current_judgments, read_judgments
 from schemas import DIMENSIONS, EpisodeStarted
 
 CHECKLIST, ATTRIBUTION, HIT = "agenticshop-checklist", "attribution", "hit-ratio"

@@ -24,7 +24,7 @@ from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore, hold_claims, seal_streams
 from replay.agreement._raters import HUMAN_PREFIX
-from replay.judging import judgment_stream, read_judgments
+from replay.judges import judgment_stream, read_judgments
 from schemas import Judgment, NewEvent, StreamsSealed, content_hash
 
 LABEL_VERSION = "labels"

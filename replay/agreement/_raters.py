@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from p2w_runtime.domain import under
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore
-from replay.judging import JudgmentRecord, read_judgments
+from replay.judges import JudgmentRecord, read_judgments
 from schemas import Judgment
 
 HUMAN_PREFIX = "human:"

@@ -1,7 +1,7 @@
 """Error classification: Persona2Web's error types and navigation end reasons per episode; see
 docs/design/classification.md."""
 
-from replay.classify._base import Classifier, UnknownClassifier, Verdict, navigation_label
+from replay.classify._base import Classifier, ErrorLabels, UnknownClassifier, navigation_label
 from replay.classify._command import ClassifyOptions, classify_runs, outcome_json
 from replay.classify._hallucination import Constraint, applied_constraints, hallucination
 from replay.classify._history_use import Target, history_use, targets
@@ -19,10 +19,16 @@ from replay.classify._llm import DEFAULT_CLASSIFIER_MODEL, LlmClassifier
 from replay.classify._plot import PlotError, plot_summary
 from replay.classify._records import ClassificationRecord, classification_stream, read_classifications
 from replay.classify._redundant import RedundancySettings, redundant_access
-from replay.classify._registry import CLASSIFIERS, make_classifier
+from replay.classify._registry import (
+    CLASSIFIERS,
+    PERSONA2WEB_ERRORS,
+    ClassifyAborted,
+    ClassifyOutcome,
+    ClassifySummary,
+    make_classifier,
+)
 from replay.classify._render import outcome_lines, summary_table
 from replay.classify._rules import RulesClassifier, RulesConfig
-from replay.classify._runner import ClassifyAborted, ClassifyOutcome, ClassifySummary, classify_run
 from replay.classify._summary import ErrorSummary, SummaryRow, summarize
 
 __all__ = [
@@ -33,6 +39,7 @@ __all__ = [
     "HISTORY_RETRIEVAL_FAILURE",
     "HISTORY_UTILIZATION_FAILURE",
     "NAVIGATION_LABELS",
+    "PERSONA2WEB_ERRORS",
     "PERSONALIZATION_HALLUCINATION",
     "PERSONALIZATION_LABELS",
     "REDUNDANT_HISTORY_ACCESS",
@@ -52,11 +59,10 @@ __all__ = [
     "RulesConfig",
     "SummaryRow",
     "UnknownClassifier",
-    "Verdict",
+    "ErrorLabels",
     "applied_constraints",
     "classification_stream",
     "classify_runs",
-    "classify_run",
     "hallucination",
     "history_use",
     "targets",

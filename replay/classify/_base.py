@@ -13,7 +13,7 @@ from typing import TypeVar
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.errors import UserError
 from replay.classify._labels import NAVIGATION_LABELS
-from replay.derived import CacheKey, JudgeSettings, Producer, ProducerConfig
+from replay.derived import CacheKey, PassSettings, Producer, ProducerConfig
 from schemas import ErrorClassified, ErrorLabel, Evidence
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
@@ -24,7 +24,7 @@ class UnknownClassifier(UserError):
 
 
 @dataclass(slots=True)
-class Verdict:
+class ErrorLabels:
     """A classifier's answer for one episode, before it becomes an ``error.classified`` event."""
 
     labels: list[ErrorLabel] = field(default_factory=list)
@@ -48,15 +48,15 @@ def navigation_label(t: Trajectory) -> ErrorLabel | None:
     )
 
 
-class Classifier(Producer[JudgeSettings, ConfigT, Verdict]):
+class Classifier(Producer[PassSettings, ConfigT, ErrorLabels]):
     """A producer of ``error.classified`` events: labels with evidence."""
 
     kind = "classifier"
 
-    def failed(self, error: str, cost_usd: float | None) -> Verdict:
-        return Verdict(status="failed", error=error)
+    def failed(self, error: str, cost_usd: float | None) -> ErrorLabels:
+        return ErrorLabels(status="failed", error=error)
 
-    def payload(self, trajectory: Trajectory, key: CacheKey, verdict: Verdict) -> ErrorClassified:
+    def payload(self, trajectory: Trajectory, key: CacheKey, verdict: ErrorLabels) -> ErrorClassified:
         return ErrorClassified.model_validate(
             {**self.keyed(trajectory, key, verdict.status, verdict.error), "labels": verdict.labels}
         )

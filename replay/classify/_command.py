@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
-from replay.classify._registry import CLASSIFIERS, make_classifier
-from replay.classify._runner import ClassifyOutcome, ClassifySummary, classify_run
-from replay.derived import PassOptions
+from replay.classify._registry import CLASSIFIERS, ClassifyOutcome, ClassifySummary, make_classifier
+from replay.derived import PassOptions, run_pass
 
 
 @dataclass(frozen=True)
 class ClassifyOptions(PassOptions):
-    classifier: str = CLASSIFIERS.default
+    classifier: str = field(default_factory=lambda: CLASSIFIERS.default)
     summary: bool = False
     per_run: bool = False
     plot: Path | None = None
@@ -52,10 +51,11 @@ async def classify_runs(
     results: list[tuple[RunInfo, ClassifySummary]] = []
     async with options.llm_factory() as llm:
         for info in runs:
-            summary = await classify_run(
+            summary = await run_pass(
+                CLASSIFIERS,
                 store,
                 info.run_id,
-                classifier,
+                [classifier],
                 llm=llm,
                 concurrency=options.concurrency,
                 force=options.force,

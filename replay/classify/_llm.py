@@ -15,22 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import LlmBadResponse
-from replay.classify._base import Classifier, Verdict, navigation_label
+from replay.classify._base import Classifier, ErrorLabels, navigation_label
 from replay.classify._labels import DEFINITIONS, PERSONALIZATION_LABELS
-from replay.derived import ProduceContext
-from replay.judges import (
-    DEFAULT_JUDGE_MODEL,
-    JudgeError,
-    JudgeSettings,
-    LlmSiteConfig,
-    llm_fields,
-    rubric_targets,
-    site_fields,
-)
-from replay.judges._render import render_full
+from replay.derived import DEFAULT_MODEL, PassSettings, ProduceContext
+from replay.judges import JudgeError, LlmSiteConfig, llm_fields, render_full, rubric_targets, site_fields
 from schemas import ErrorLabel, Evidence
 
-DEFAULT_CLASSIFIER_MODEL = DEFAULT_JUDGE_MODEL
+DEFAULT_CLASSIFIER_MODEL = DEFAULT_MODEL
 
 SYSTEM_PROMPT = (
     "You are the error analyst of Persona2Web's error analysis of personalized web agents (role: classifier).\n"
@@ -91,10 +82,10 @@ class LlmClassifier(Classifier[LlmSiteConfig]):
     description = "Persona2Web error types judged by an OpenAI-compatible model over the full trajectory"
     uses_llm = True
 
-    def __init__(self, settings: JudgeSettings | None = None) -> None:
-        super().__init__(settings or JudgeSettings(model=DEFAULT_CLASSIFIER_MODEL))
+    def __init__(self, settings: PassSettings | None = None) -> None:
+        super().__init__(settings or PassSettings(model=DEFAULT_CLASSIFIER_MODEL))
 
-    def configure(self, settings: JudgeSettings) -> LlmSiteConfig:
+    def configure(self, settings: PassSettings) -> LlmSiteConfig:
         """The site aliases are part of it: they decide the expected site, and so the location the prompt names."""
         return LlmSiteConfig.model_validate({**llm_fields(settings, prompt_hash()), **site_fields(settings)})
 
@@ -118,14 +109,14 @@ class LlmClassifier(Classifier[LlmSiteConfig]):
         )
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}], rendered.refs
 
-    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
+    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> ErrorLabels:
         messages, refs = self.messages(trajectory)
         try:
             answer = await ctx.need_llm().complete_json(
                 "classifier", messages, ClassifierAnswer, params=self.config.params
             )
         except LlmBadResponse as exc:
-            return Verdict(status="failed", error=str(exc))
+            return ErrorLabels(status="failed", error=str(exc))
         labels: dict[str, ErrorLabel] = {}
         for item in answer.labels:
             if item.label in labels:
@@ -139,4 +130,4 @@ class LlmClassifier(Classifier[LlmSiteConfig]):
         found = [labels[label] for label in PERSONALIZATION_LABELS if label in labels]
         if (nav := navigation_label(trajectory)) is not None:
             found.append(nav)
-        return Verdict(labels=found)
+        return ErrorLabels(labels=found)

@@ -1,22 +1,76 @@
-"""Classifiers by id, as ``--classifier`` names them: the ``classifier`` family of the producer registry."""
+"""The ``classifier`` family: where classifications live, how a classified episode and a pass's counts look, and
+Persona2Web's classifiers as its plugin (``--classifier ID``), read with the rubric's site lists.
+
+Caching, appending and concurrency are ``replay.derived.run_pass``'s. A failed classification (an unusable
+model answer) is appended with its calls and made again next time (``retries_failures``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from p2w_runtime.errors import UserError
 from replay.classify._base import Classifier, UnknownClassifier
 from replay.classify._llm import LlmClassifier
+from replay.classify._records import CLASSIFICATIONS
 from replay.classify._rules import RulesClassifier
-from replay.derived import Family, JudgeSettings, register
+from replay.derived import Family, Outcome, PassSettings, Plugin, Tally, register, register_plugin
+from replay.judges import SITE_OPTIONS, site_settings
+from schemas import ErrorClassified
 
-CLASSIFIERS: Family[JudgeSettings, Classifier] = register(
+
+class ClassifyAborted(UserError):
+    """The batch cannot go on (LLM endpoint down or misconfigured); classifications made so far are kept."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifyOutcome(Outcome[ErrorClassified]):
+    @property
+    def classification(self) -> ErrorClassified:
+        return self.payload
+
+
+@dataclass(slots=True)
+class ClassifySummary(Tally[ClassifyOutcome]):
+    run_id: str
+    classifier_id: str
+
+    @property
+    def classified(self) -> int:
+        return self.new
+
+
+def _summary(run_id: str, classifiers: Sequence[Classifier]) -> ClassifySummary:
+    return ClassifySummary(run_id, ",".join(c.id for c in classifiers))
+
+
+CLASSIFIERS: Family[PassSettings, Classifier, ClassifyOutcome, ClassifySummary] = register(
     Family(
         kind="classifier",
         option="--classifier",
-        producers=(RulesClassifier, LlmClassifier),
         unknown=UnknownClassifier,
+        stream=CLASSIFICATIONS,
+        outcome=ClassifyOutcome,
+        summary=_summary,
+        aborted=ClassifyAborted,
+        noun="classifications",
+        retries_failures=True,
+    )
+)
+
+PERSONA2WEB_ERRORS = register_plugin(
+    Plugin(
+        name="persona2web-errors",
+        kind="classifier",
+        producers=(RulesClassifier, LlmClassifier),
+        settings=site_settings,
+        options=SITE_OPTIONS,
+        rank=0,
     )
 )
 
 
-def make_classifier(classifier_id: str, settings: JudgeSettings | None = None) -> Classifier:
+def make_classifier(classifier_id: str, settings: PassSettings | None = None) -> Classifier:
     """The classifier registered as ``classifier_id``, configured from ``settings``."""
-    return CLASSIFIERS.make(classifier_id, settings or JudgeSettings())
+    return CLASSIFIERS.make(classifier_id, settings or PassSettings())

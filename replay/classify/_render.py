@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from p2w_runtime.terminal import cell, markup
-from replay.classify._runner import ClassifyOutcome
+from replay.classify._registry import ClassifyOutcome
 from replay.classify._summary import ErrorSummary
 
 

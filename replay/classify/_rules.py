@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from p2w_runtime.domain.trajectory import Trajectory
-from replay.classify._base import Classifier, Verdict, navigation_label
+from replay.classify._base import Classifier, ErrorLabels, navigation_label
 from replay.classify._hallucination import hallucination
 from replay.classify._history_use import history_use
 from replay.classify._redundant import RedundancySettings, redundant_access
-from replay.derived import JudgeSettings, ProduceContext
+from replay.derived import PassSettings, ProduceContext
 from replay.judges import SiteConfig, site_fields
 
 
@@ -22,17 +22,17 @@ class RulesClassifier(Classifier[RulesConfig]):
     version = "2"
     description = "Persona2Web error types and navigation end reasons from the structured events, no LLM"
 
-    def __init__(self, settings: JudgeSettings | None = None, redundancy: RedundancySettings | None = None) -> None:
+    def __init__(self, settings: PassSettings | None = None, redundancy: RedundancySettings | None = None) -> None:
         self._redundancy = redundancy or RedundancySettings()
-        super().__init__(settings or JudgeSettings())
+        super().__init__(settings or PassSettings())
 
-    def configure(self, settings: JudgeSettings) -> RulesConfig:
+    def configure(self, settings: PassSettings) -> RulesConfig:
         return RulesConfig.model_validate({**site_fields(settings), "redundancy": self._redundancy})
 
-    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
+    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> ErrorLabels:
         return self.label(trajectory)
 
-    def label(self, t: Trajectory) -> Verdict:
+    def label(self, t: Trajectory) -> ErrorLabels:
         labels = [redundant_access(t, self.config.redundancy), hallucination(t), *history_use(t, self.config)]
         labels.append(navigation_label(t))
-        return Verdict(labels=[label for label in labels if label is not None])
+        return ErrorLabels(labels=[label for label in labels if label is not None])

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from p2w_runtime.domain import RunInfo
 from replay.classify._labels import NAVIGATION_LABELS, PERSONALIZATION_LABELS
-from replay.classify._runner import ClassifySummary
+from replay.classify._registry import ClassifySummary
 
 
 @dataclass(slots=True)

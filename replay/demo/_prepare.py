@@ -11,10 +11,9 @@ from p2w_runtime.domain import RunInfo, find_run, list_runs
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore, StoreError, bundle_header, import_bundle, open_store
 from replay.classify import ClassifyOptions, ErrorSummary, classify_runs, plot_summary, summarize
-from replay.derived import LlmFactory
+from replay.derived import LlmFactory, PassSettings, run_pass
 from replay.diff import RunDiff, diff_refs
-from replay.judges import JudgeSettings, make_judge
-from replay.judging import ReplaySummary, replay_run
+from replay.judges import JUDGES, ReplaySummary, make_judge
 from replay.metrics import MetricsReport, metrics_report
 
 RULES_JUDGE = "rubric-rules"
@@ -79,20 +78,20 @@ async def judge_demo_runs(
     runs: Sequence[str],
     *,
     llm_judged: Sequence[str] = (),
-    llm_settings: JudgeSettings | None = None,
+    llm_settings: PassSettings | None = None,
     llm_factory: LlmFactory | None = None,
 ) -> list[tuple[RunInfo, str, ReplaySummary]]:
     """Judge ``runs`` (labels) with ``rubric-rules``, and ``llm_judged`` with ``rubric-llm``: (run, judge, summary)."""
     judged: list[tuple[RunInfo, str, ReplaySummary]] = []
-    rules = make_judge(RULES_JUDGE, JudgeSettings())
+    rules = make_judge(RULES_JUDGE, PassSettings())
     for ref in runs:
         info = await find_run(store, ref)
-        judged.append((info, RULES_JUDGE, await replay_run(store, info.run_id, [rules])))
+        judged.append((info, RULES_JUDGE, await run_pass(JUDGES, store, info.run_id, [rules])))
     if llm_judged and llm_settings is not None:
         judge = make_judge(LLM_JUDGE, llm_settings)
         for ref in llm_judged:
             info = await find_run(store, ref)
-            judged.append((info, LLM_JUDGE, await replay_run(store, info.run_id, [judge], llm=llm_factory)))
+            judged.append((info, LLM_JUDGE, await run_pass(JUDGES, store, info.run_id, [judge], llm=llm_factory)))
     return judged
 
 
@@ -116,7 +115,7 @@ async def demo_data(
     *,
     out_dir: Path,
     llm_judged: Sequence[str] = (),
-    llm_settings: JudgeSettings | None = None,
+    llm_settings: PassSettings | None = None,
     llm_factory: LlmFactory | None = None,
 ) -> DemoData:
     """Judge, classify and diff ``runs`` (labels; the first two are diffed) and write the plots into ``out_dir``."""

@@ -1,7 +1,8 @@
 """Results derived from recorded episodes (judgments, classifications, and the next ones): the ``Producer``
-base every producer subclasses, the one registry the CLI reads, the per-run stream results live in, and the
-one pass that makes them. ``replay.judges`` / ``replay.judging`` and ``replay.classify`` add only what is
-theirs: the verdict, the payload, how one episode is done."""
+base every producer subclasses, the one registry of families and plugins the CLI reads, the per-run stream
+results live in, and the one pass that makes them (``run_pass``). ``replay.judges``, ``replay.classify`` and
+``replay.retrieval_cf`` add only what is theirs: the verdict, the payload, how one episode is done; the
+benchmarks add their producers as plugins."""
 
 from replay.derived._command import PassOptions
 from replay.derived._pass import WRITE_BATCH, DerivedPass, DerivedWriter, Outcome, Pool, Tally, call_log
@@ -14,13 +15,23 @@ from replay.derived._producer import (
     ProducerError,
     StructuredLlm,
 )
-from replay.derived._registry import Family, families, family, register
-from replay.derived._runner import PassKind, ProducerPass
-from replay.derived._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
+from replay.derived._registry import (
+    Family,
+    OptionError,
+    Plugin,
+    PluginOption,
+    families,
+    family,
+    plugins,
+    register,
+    register_plugin,
+)
+from replay.derived._runner import run_pass
+from replay.derived._settings import DEFAULT_MODEL, PassSettings
 from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key
 
 __all__ = [
-    "DEFAULT_JUDGE_MODEL",
+    "DEFAULT_MODEL",
     "WRITE_BATCH",
     "CacheKey",
     "Derived",
@@ -29,24 +40,27 @@ __all__ = [
     "DerivedStream",
     "DerivedWriter",
     "Family",
-    "JudgeSettings",
     "LlmEndpoint",
     "LlmFactory",
+    "OptionError",
     "Outcome",
-    "PassKind",
     "PassOptions",
+    "PassSettings",
+    "Plugin",
+    "PluginOption",
     "Pool",
     "ProduceContext",
     "Producer",
     "ProducerConfig",
     "ProducerError",
-    "ProducerPass",
     "StructuredLlm",
     "Tally",
     "call_log",
-    "default_location_sites",
     "families",
     "family",
     "latest_by_key",
+    "plugins",
     "register",
+    "register_plugin",
+    "run_pass",
 ]

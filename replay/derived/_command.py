@@ -8,37 +8,26 @@ from dataclasses import dataclass
 
 from p2w_runtime.llm import LlmClient
 from replay.derived._producer import LlmEndpoint, LlmFactory
-from replay.derived._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, default_location_sites
-from replay.matching import site_aliases
+from replay.derived._settings import DEFAULT_MODEL, PassSettings
 
 
 @dataclass(frozen=True, kw_only=True)
 class PassOptions:
     """The endpoint, settings and pass switches both commands take (a subclass adds its own)."""
 
-    model: str = DEFAULT_JUDGE_MODEL
+    model: str = DEFAULT_MODEL
     base_url: str | None = None
     api_key: str | None = None
     temperature: float | None = None
     concurrency: int = 8
     force: bool = False
     as_json: bool = False
-    location_sites: tuple[str, ...] = ()
-    site_aliases: tuple[tuple[str, str], ...] = ()
-    """(written site name, target) pairs from ``--site-alias`` / ``--site-alias-file``."""
+    plugins: tuple[object, ...] = ()
+    """The plugins' settings, from their options (``Family.settings``)."""
 
-    def settings(self) -> JudgeSettings:
-        """The settings the producers configure themselves from; ``location_sites`` and ``site_aliases`` add
-        to the defaults."""
-        added: dict[str, list[str]] = {}
-        for name, target in self.site_aliases:
-            added.setdefault(name, []).append(target)
-        return JudgeSettings(
-            model=self.model,
-            temperature=self.temperature,
-            location_sites=(*default_location_sites(), *self.location_sites),
-            site_aliases=site_aliases(added),
-        )
+    def settings(self) -> PassSettings:
+        """The settings the producers configure themselves from."""
+        return PassSettings(model=self.model, temperature=self.temperature, plugins=self.plugins)
 
     def llm_client(self) -> LlmClient:
         """A client for the endpoint, for the ``LlmFactory`` of a pass (built only when a producer needs it)."""

@@ -1,31 +1,94 @@
-"""The one registry of producers: each family (judges, classifiers...) registers its producers here, and the
-CLI builds its choices, defaults and help from it, so a new producer is one class and one line."""
+"""The one registry of producers: each family (judges, classifiers...) registers here what its pass needs, and
+each plugin (a benchmark's judges, a rubric, a classifier set) its producers, its settings model and its CLI
+options. The CLI builds its choices, defaults, help and plugin options from it, so a new benchmark is one
+package registering one ``Plugin``, and nothing generic names it."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from p2w_runtime.errors import UserError
+from replay.derived._pass import Outcome, Tally
 from replay.derived._producer import Producer
+from replay.derived._stream import DerivedStream
 
 S = TypeVar("S")
 P = TypeVar("P", bound=Producer[Any, Any, Any])
+O = TypeVar("O", bound=Outcome[Any])  # noqa: E741 - the family's outcome type
+T = TypeVar("T", bound=Tally[Any])
 
-FAMILY_MODULES = {"judge": "replay.judges", "classifier": "replay.classify", "retrieval": "replay.retrieval_cf"}
-"""The module that registers each family, imported on first lookup (the CLI reads the registry lazily)."""
+PLUGIN_MODULES = "replay.plugins"
+"""The module naming the plugin packages of each family (``PLUGINS``), read on a family's first lookup: the CLI
+reads the registry lazily, a judge pass imports no classifier, and this generic module names no benchmark."""
+
+
+class OptionError(UserError):
+    """A plugin option's value is wrong; the CLI reports it as a bad value of ``option`` (exit code 2)."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 @dataclass(frozen=True)
-class Family(Generic[S, P]):
-    """The producers of one kind, in the order ``--help`` lists them; the first is the default."""
+class PluginOption:
+    """A command-line option of a plugin, as data: the CLI makes it a ``click`` option of its family's command."""
+
+    flag: str
+    dest: str
+    """The key of its value in what ``Plugin.settings`` receives (unique across plugins)."""
+    help: str
+    metavar: str | None = None
+    multiple: bool = False
+    path: Literal["file", "dir", "any"] | None = None
+    """An existing path of this kind (a ``pathlib.Path``), or text."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """What one plugin adds to a family: producers (in ``--help`` order), a settings model and its options.
+
+    ``settings`` builds the plugin's settings object from its options' values (by ``PluginOption.dest``);
+    producers read it with ``PassSettings.of(type)``.
+    """
+
+    name: str
+    kind: str
+    producers: Sequence[type[Producer[Any, Any, Any]]]
+    settings: Callable[[Mapping[str, Any]], object] | None = None
+    options: Sequence[PluginOption] = ()
+    rank: int = 50
+    """Where its producers come in ``--help`` (lower first, then registration order); the first is the default."""
+
+
+@dataclass(frozen=True)
+class Family(Generic[S, P, O, T]):
+    """The producers of one kind and what its pass needs: where results live, how outcomes, counts and aborts
+    look. Producers come from the plugins of ``kind``, in the order they registered; the first is the default."""
 
     kind: str
     option: str
-    producers: Sequence[type[P]]
     unknown: type[UserError]
+    stream: DerivedStream[Any, Any]
+    outcome: type[O]
+    summary: Callable[[str, Sequence[P]], T]
+    """The counts of one pass over a run (``run_id``, its producers)."""
+    aborted: type[UserError]
+    noun: str
+    """What the results are called in messages ("judgments")."""
+    retries_failures: bool = False
+    """Whether a cached failure is made again on every pass (else only with ``retry_failed``)."""
+
+    @property
+    def plugins(self) -> list[Plugin]:
+        return plugins(self.kind)
+
+    @property
+    def producers(self) -> tuple[type[P], ...]:
+        return tuple(cls for plugin in self.plugins for cls in plugin.producers)  # type: ignore[misc]
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -49,25 +112,66 @@ class Family(Generic[S, P]):
         """One ``id: description`` entry per producer, for the option's ``--help``."""
         return "; ".join(f"{cls.id}: {cls.description}" for cls in self.producers)
 
+    def options(self) -> list[PluginOption]:
+        """Every option of the family's plugins, once per ``dest`` (two plugins may share a settings model)."""
+        return list({o.dest: o for plugin in self.plugins for o in plugin.options}.values())
 
-_FAMILIES: dict[str, Family[Any, Any]] = {}
+    def settings(self, values: Mapping[str, Any]) -> tuple[object, ...]:
+        """Each plugin's settings from the option values (one object per settings type); ``OptionError`` on a
+        bad value."""
+        made: dict[type, object] = {}
+        for plugin in self.plugins:
+            if plugin.settings is not None:
+                given = plugin.settings(values)
+                made.setdefault(type(given), given)
+        return tuple(made.values())
 
 
-def register(family: Family[S, P]) -> Family[S, P]:
-    if len({*family.ids}) != len(family.ids):
-        raise ValueError(f"duplicate {family.kind} ids: {family.ids}")
+_FAMILIES: dict[str, Family[Any, Any, Any, Any]] = {}
+_PLUGINS: dict[str, Plugin] = {}
+_loaded: set[str] = set()
+
+
+def register(family: Family[S, P, O, T]) -> Family[S, P, O, T]:
     _FAMILIES[family.kind] = family
     return family
 
 
-def family(kind: str) -> Family[Any, Any]:
-    """The registered family ``kind`` ("judge", "classifier")."""
-    if kind not in _FAMILIES and kind in FAMILY_MODULES:
-        importlib.import_module(FAMILY_MODULES[kind])
+def register_plugin(plugin: Plugin) -> Plugin:
+    """Add ``plugin``'s producers to its family; an id another plugin of the family took is an error."""
+    taken = {cls.id for other in _PLUGINS.values() if other.kind == plugin.kind for cls in other.producers}
+    ids = [cls.id for cls in plugin.producers]
+    if len(set(ids)) != len(ids) or taken & set(ids):
+        raise ValueError(f"duplicate {plugin.kind} ids in plugin {plugin.name}: {sorted(taken & set(ids))}")
+    _PLUGINS[plugin.name] = plugin
+    return plugin
+
+
+def _known() -> dict[str, tuple[str, ...]]:
+    known: dict[str, tuple[str, ...]] = importlib.import_module(PLUGIN_MODULES).PLUGINS
+    return known
+
+
+def _load(kind: str) -> None:
+    if kind not in _loaded:
+        _loaded.add(kind)
+        for module in _known().get(kind, ()):
+            importlib.import_module(module)
+
+
+def plugins(kind: str) -> list[Plugin]:
+    """The plugins of family ``kind``, by ``rank`` then registration order."""
+    _load(kind)
+    return sorted((plugin for plugin in _PLUGINS.values() if plugin.kind == kind), key=lambda p: p.rank)
+
+
+def family(kind: str) -> Family[Any, Any, Any, Any]:
+    """The registered family ``kind`` ("judge", "classifier", "retrieval")."""
+    _load(kind)
     return _FAMILIES[kind]
 
 
-def families() -> list[Family[Any, Any]]:
-    for module in FAMILY_MODULES.values():
-        importlib.import_module(module)
+def families() -> list[Family[Any, Any, Any, Any]]:
+    for kind in _known():
+        _load(kind)
     return list(_FAMILIES.values())

@@ -12,31 +12,48 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
+
+import structlog
 
 from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
-from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.store import EventStore
 from replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
 from replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
-from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key
+from replay.derived._registry import Family
+from replay.derived._stream import CacheKey, Derived, DerivedRecord, latest_by_key
 
+log = structlog.get_logger(__name__)
+
+P = TypeVar("P", bound=Producer[Any, Any, Any])
 OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
 SummaryT = TypeVar("SummaryT", bound=Tally[Any])
 
 
-@dataclass(frozen=True)
-class PassKind(Generic[OutcomeT]):
-    """What differs between the passes of two families: where results live, how outcomes and aborts look."""
-
-    stream: DerivedStream[Any, Any]
-    outcome: type[OutcomeT]
-    aborted: type[UserError]
-    noun: str
-    """What the results are called in messages ("judgments")."""
+async def run_pass(
+    family: Family[Any, P, OutcomeT, SummaryT],
+    store: EventStore,
+    run_id: str,
+    producers: Sequence[P],
+    *,
+    llm: LlmFactory | None = None,
+    concurrency: int = 8,
+    force: bool = False,
+    retry_failed: bool = False,
+    on_outcome: Callable[[OutcomeT], None] | None = None,
+) -> SummaryT:
+    """Make ``family``'s results with ``producers`` for every counted episode of ``run_id``; ``on_outcome`` sees
+    each one as it lands (cached ones too). ``llm`` is called on first need, so a rules or cached pass needs none."""
+    ids = [p.id for p in producers]
+    log.info(f"{family.kind}.pass.start", run_id=run_id, producers=ids, force=force, retry_failed=retry_failed)
+    summary = family.summary(run_id, producers)
+    retry = retry_failed or family.retries_failures
+    work = ProducerPass(store, run_id, producers, family, summary, llm, force, retry, on_outcome)
+    await work.run(concurrency)
+    log.info(f"{family.kind}.pass.done", run_id=run_id, new=summary.new, cached=summary.cached, failed=summary.failed)
+    return summary
 
 
 class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
@@ -47,18 +64,17 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
         store: EventStore,
         run_id: str,
         producers: Sequence[Producer[Any, Any, Any]],
-        kind: PassKind[OutcomeT],
+        family: Family[Any, Any, OutcomeT, Any],
         summary: SummaryT,
-        *,
-        llm: LlmFactory | None = None,
-        force: bool = False,
-        retry_failed: bool = False,
-        on_outcome: Callable[[OutcomeT], None] | None = None,
+        llm: LlmFactory | None,
+        force: bool,
+        retry_failed: bool,
+        on_outcome: Callable[[OutcomeT], None] | None,
     ) -> None:
-        super().__init__(store, kind.stream.name(run_id), summary, force=force, on_outcome=on_outcome)
+        super().__init__(store, family.stream.name(run_id), summary, force=force, on_outcome=on_outcome)
         self.run_id = run_id
         self.producers = producers
-        self.kind = kind
+        self.family = family
         self.retry_failed = retry_failed
         self.llm_factory = llm
         self._llm: LlmEndpoint | None = None
@@ -71,7 +87,7 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
             try:
                 self._llm = self.llm_factory()
             except LlmError as exc:
-                raise self.kind.aborted(str(exc)) from None
+                raise self.family.aborted(str(exc)) from None
         return self._llm
 
     def _reuse(self, record: DerivedRecord[Any] | None) -> bool:
@@ -89,16 +105,16 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
             verdict = producer.failed(str(exc), ctx.llm.totals.cost_usd if ctx.llm is not None else None)
         except LlmError as exc:
             await self.writer.keep_calls(t, calls)
-            raise self.kind.aborted(
-                f"{exc} ({producer.kind} {producer.id}, episode {t.stream}); {self.kind.noun} made so far are kept"
+            raise self.family.aborted(
+                f"{exc} ({producer.kind} {producer.id}, episode {t.stream}); {self.family.noun} made so far are kept"
             ) from None
         payload = producer.payload(t, key, verdict)
         previous = self.latest.get(key)
         if previous is not None and not self.force and not calls and _same_failure(previous.payload, payload):
-            self.report(self.kind.outcome.of(t, previous.payload, cached=True, event_id=previous.event_id))
+            self.report(self.family.outcome.of(t, previous.payload, cached=True, event_id=previous.event_id))
             return
         event_id = await self.writer.append(t, calls, payload)
-        self.report(self.kind.outcome.of(t, payload, cached=False, event_id=event_id))
+        self.report(self.family.outcome.of(t, payload, cached=False, event_id=event_id))
 
     async def run(self, concurrency: int) -> SummaryT:
         async with self.exclusive([p.claim(self.run_id) for p in self.producers]):
@@ -111,14 +127,14 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
             cached = self.latest.get(producer.cache_key(episode))
             if cached is not None and self._reuse(cached):
                 cached_outcomes.append(
-                    self.kind.outcome.of(episode, cached.payload, cached=True, event_id=cached.event_id)
+                    self.family.outcome.of(episode, cached.payload, cached=True, event_id=cached.event_id)
                 )
             else:
                 pending.append(producer)
         return cached_outcomes, pending
 
     async def _run_all(self, concurrency: int) -> SummaryT:
-        self.latest = latest_by_key(await self.kind.stream.read(self.store, self.run_id))
+        self.latest = latest_by_key(await self.family.stream.read(self.store, self.run_id))
         episodes = await episodes_of(self.store, self.run_id)
         order = {episode.stream: n for n, episode in enumerate(episodes)}
         plans = [self._plan(episode) for episode in episodes]

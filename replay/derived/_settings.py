@@ -1,4 +1,5 @@
-"""The settings a user gives a pass (``--model``, ``--temperature``, ``--location-site``, ``--site-alias``...).
+"""The settings a user gives a pass: the common ones (``--model``, ``--temperature``) and one settings model per
+plugin (a benchmark's task configs, a rubric's site lists), which only that plugin reads.
 
 Each producer keeps only the part it uses, as its typed config (``Producer.configure``); that config, not
 these settings, is what its cache key hashes.
@@ -8,44 +9,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from pydantic import JsonValue
 
-DEFAULT_JUDGE_MODEL = "gpt-5-mini"
-PERSONA2WEB_LOCATION_SITES: tuple[str, ...] = ("amazon.com", "instacart.com", "resy.com", "opentable.com")
-"""Persona2Web's location-aware websites."""
-DEMO_LOCATION_SITES: tuple[str, ...] = (
-    "threads.p2w.test",
-    "basket.p2w.test",
-    "tablefor.p2w.test",
-    "stagepass.p2w.test",
-)
-"""The bundled demo sites flagged ``location_aware`` in their catalogue, named here as data so that replay never
-imports the demo package (``tests/test_layering.py`` checks the two lists agree)."""
-DEFAULT_LOCATION_SITES = (*PERSONA2WEB_LOCATION_SITES, *DEMO_LOCATION_SITES)
+DEFAULT_MODEL = "gpt-5-mini"
 
-
-def default_location_sites() -> tuple[str, ...]:
-    """Persona2Web's location-aware sites plus the bundled demo sites flagged ``location_aware``."""
-    return DEFAULT_LOCATION_SITES
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class PassSettings:
     """Everything a user can set for a pass; each producer keeps the part it uses."""
 
-    model: str = DEFAULT_JUDGE_MODEL
+    model: str = DEFAULT_MODEL
     temperature: float | None = None
     params: Mapping[str, JsonValue] = field(default_factory=dict)
-    location_sites: tuple[str, ...] = field(default_factory=default_location_sites)
-    site_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """The user's aliases (``replay.matching.site_aliases``), added to the built-in ``SITE_ALIASES``."""
-    webarena_configs: str | None = None
-    site_urls: Mapping[str, str] = field(default_factory=dict)
-    agenticshop_profiles: str | None = None
-    """AgenticShop user profiles (file or folder) for the checklist and hit-ratio judges."""
     sample: int = 0
     """Which of ``replay --samples N`` judgments this is: LLM producers hash it, so each sample is its own call."""
+    plugins: tuple[object, ...] = ()
+    """One settings object per plugin (``Plugin.settings``), told apart by type; read with ``of``."""
+
+    def of(self, kind: type[T]) -> T:
+        """The plugin settings of type ``kind``, or its defaults (``kind()``) when none were given."""
+        for given in self.plugins:
+            if isinstance(given, kind):
+                return given
+        return kind()
 
     def llm_params(self) -> dict[str, JsonValue]:
         params = dict(self.params)

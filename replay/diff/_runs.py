@@ -15,8 +15,8 @@ from p2w_runtime.domain import RunInfo
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from replay.judges import Judge, JudgeContext, JudgeError, JudgeSettings, make_judge
-from replay.judging import current_judgments
+from replay.derived import PassSettings
+from replay.judges import Judge, JudgeContext, JudgeError, current_judgments, make_judge
 from replay.matching import host_of
 from replay.metrics import EPISODE_KEYS, episode_figures
 from schemas import ForkPoint
@@ -97,7 +97,7 @@ def _scores(metrics: dict[str, float] | None) -> dict[str, float] | None:
 
 async def load_run_data(store: EventStore, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:
     """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it."""
-    judge = make_judge(judge_id, JudgeSettings())
+    judge = make_judge(judge_id, PassSettings())
     judged = await current_judgments(store, info.run_id, judge_id)
     episodes: list[EpisodeData] = []
     unjudged: list[str] = []

@@ -1,57 +1,52 @@
-"""Judges: each an id and a version, chosen with ``--judge ID``; see docs/design/judges.md."""
+"""Judges: the ``judge`` family (judgments, their stream, estimates) and the Persona2Web rubric, its first plugin;
+each judge an id and a version, chosen with ``--judge ID``. Other benchmarks add theirs as plugins
+(``replay.webarena``, ``replay.agenticshop``); see docs/design/judges.md."""
 
-from replay.derived import Family, register
-from replay.derived._settings import DEFAULT_JUDGE_MODEL, DEFAULT_LOCATION_SITES, JudgeSettings, default_location_sites
 from replay.judges._base import (
     CallEstimate,
     Judge,
     JudgeContext,
     JudgeError,
     LlmConfig,
-    LlmSiteConfig,
-    SiteConfig,
+    Scorecard,
     UnknownJudge,
-    Verdict,
     llm_fields,
-    site_fields,
 )
+from replay.judges._command import ReplayOptions
+from replay.judges._estimate import JudgeEstimate, estimate_replay
+from replay.judges._family import JUDGES, JudgeOutcome, ReplayAborted, ReplaySummary, make_judge
 from replay.judges._goal import Goal, GoalKind, goal_of
 from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
-from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
-from replay.judges._targets import RubricTargets, SiteLists, rubric_metrics, rubric_targets
-from replay.judges._webarena import WebArenaJudge
-
-from replay.agenticshop._judges import SHOP_JUDGES  # isort: skip - its judges build on replay.judges._base
-
-JUDGES: Family[JudgeSettings, Judge] = register(
-    Family(
-        kind="judge",
-        option="--judge",
-        producers=(
-            RubricRulesJudge,
-            RubricLlmJudge,
-            ActionWiseLlmJudge,
-            OutcomeBasedLlmJudge,
-            ActionWiseRulesJudge,
-            OutcomeBasedRulesJudge,
-            WebArenaJudge,
-            *SHOP_JUDGES,
-        ),
-        unknown=UnknownJudge,
-    )
+from replay.judges._persona2web import PERSONA2WEB
+from replay.judges._prompts import template_hash
+from replay.judges._records import (
+    JudgmentRecord,
+    current_judgments,
+    episode_judgments,
+    judgment_stream,
+    read_judgments,
 )
-"""Every judge, in the order ``--help`` lists them."""
-
-
-def make_judge(judge_id: str, settings: JudgeSettings) -> Judge:
-    """The judge registered as ``judge_id``, configured; ``UnknownJudge`` lists the known ids."""
-    return JUDGES.make(judge_id, settings)
-
+from replay.judges._render import render_full
+from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
+from replay.judges._sites import (
+    DEFAULT_LOCATION_SITES,
+    DEMO_LOCATION_SITES,
+    SITE_OPTIONS,
+    LlmSiteConfig,
+    SiteConfig,
+    SiteSettings,
+    default_location_sites,
+    site_fields,
+    site_settings,
+)
+from replay.judges._targets import RubricTargets, SiteLists, rubric_metrics, rubric_targets
 
 __all__ = [
-    "DEFAULT_JUDGE_MODEL",
     "DEFAULT_LOCATION_SITES",
+    "DEMO_LOCATION_SITES",
     "JUDGES",
+    "PERSONA2WEB",
+    "SITE_OPTIONS",
     "ActionWiseLlmJudge",
     "ActionWiseRulesJudge",
     "CallEstimate",
@@ -60,24 +55,37 @@ __all__ = [
     "Judge",
     "JudgeContext",
     "JudgeError",
-    "JudgeSettings",
+    "JudgeEstimate",
+    "JudgeOutcome",
+    "JudgmentRecord",
+    "LlmConfig",
+    "LlmSiteConfig",
     "OutcomeBasedLlmJudge",
     "OutcomeBasedRulesJudge",
+    "ReplayAborted",
+    "ReplayOptions",
+    "ReplaySummary",
     "RubricLlmJudge",
     "RubricRulesJudge",
     "RubricTargets",
-    "SiteLists",
-    "LlmConfig",
-    "LlmSiteConfig",
+    "Scorecard",
     "SiteConfig",
-    "llm_fields",
-    "site_fields",
+    "SiteLists",
+    "SiteSettings",
     "UnknownJudge",
-    "Verdict",
-    "WebArenaJudge",
+    "current_judgments",
     "default_location_sites",
+    "episode_judgments",
+    "estimate_replay",
     "goal_of",
+    "judgment_stream",
+    "llm_fields",
     "make_judge",
+    "read_judgments",
+    "render_full",
     "rubric_metrics",
     "rubric_targets",
+    "site_fields",
+    "site_settings",
+    "template_hash",
 ]

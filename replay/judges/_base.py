@@ -15,9 +15,7 @@ from pydantic import JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.errors import UserError
-from replay.derived._producer import ProduceContext, Producer, ProducerConfig, ProducerError
-from replay.derived._settings import JudgeSettings
-from replay.derived._stream import CacheKey
+from replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerConfig, ProducerError
 from schemas import Evidence, Judgment
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
@@ -32,7 +30,7 @@ class JudgeError(ProducerError):
 
 
 @dataclass(slots=True)
-class Verdict:
+class Scorecard:
     """A judge's answer for one trajectory, before it becomes a ``judgment`` event."""
 
     points: dict[str, float] = field(default_factory=dict)
@@ -49,7 +47,7 @@ class Verdict:
         self.evidence[key] = evidence
 
     @classmethod
-    def failed(cls, error: str, cost_usd: float | None = None) -> Verdict:
+    def failed(cls, error: str, cost_usd: float | None = None) -> Scorecard:
         return cls(status="failed", error=error, cost_usd=cost_usd)
 
 
@@ -66,22 +64,7 @@ JudgeContext = ProduceContext
 """What a judge may use besides the trajectory: blobs of the store, and an LLM scoped to this judgment."""
 
 
-class SiteConfig(ProducerConfig):
-    """The site lists a rubric reads: location-aware sites, and the user's site aliases."""
-
-    location_sites: tuple[str, ...]
-    site_aliases: dict[str, tuple[str, ...]]
-
-
-def site_fields(settings: JudgeSettings) -> dict[str, object]:
-    """``SiteConfig``'s fields from the user's settings, sorted (the hash of old configs is kept)."""
-    return {
-        "location_sites": sorted(settings.location_sites),
-        "site_aliases": {k: sorted(v) for k, v in sorted(settings.site_aliases.items())},
-    }
-
-
-def llm_fields(settings: JudgeSettings, prompt: str) -> dict[str, object]:
+def llm_fields(settings: PassSettings, prompt: str) -> dict[str, object]:
     """``LlmConfig``'s fields: the model, the hash of the prompt templates, the request parameters, the sample."""
     return {"model": settings.model, "prompt": prompt, "params": settings.llm_params(), "sample": settings.sample}
 
@@ -104,11 +87,7 @@ class LlmConfig(ProducerConfig):
         return data
 
 
-class LlmSiteConfig(LlmConfig, SiteConfig):
-    """An LLM producer that reads the rubric's site lists too (its prompt names the expected site and location)."""
-
-
-class Judge(Producer[JudgeSettings, ConfigT, Verdict]):
+class Judge(Producer[PassSettings, ConfigT, Scorecard]):
     """A producer of ``judgment`` events: points, evidence and the normalized metrics."""
 
     kind = "judge"
@@ -116,17 +95,17 @@ class Judge(Producer[JudgeSettings, ConfigT, Verdict]):
     def estimate(self, trajectory: Trajectory) -> CallEstimate:
         return CallEstimate()
 
-    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
+    async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> Scorecard:
         return await self.judge(trajectory, ctx)
 
     @abstractmethod
-    async def judge(self, trajectory: Trajectory, ctx: ProduceContext) -> Verdict:
+    async def judge(self, trajectory: Trajectory, ctx: ProduceContext) -> Scorecard:
         """Score one trajectory; raise ``JudgeError`` when it cannot be judged."""
 
-    def failed(self, error: str, cost_usd: float | None) -> Verdict:
-        return Verdict.failed(error, cost_usd)
+    def failed(self, error: str, cost_usd: float | None) -> Scorecard:
+        return Scorecard.failed(error, cost_usd)
 
-    def payload(self, trajectory: Trajectory, key: CacheKey, verdict: Verdict) -> Judgment:
+    def payload(self, trajectory: Trajectory, key: CacheKey, verdict: Scorecard) -> Judgment:
         return Judgment.model_validate(
             {
                 **self.keyed(trajectory, key, verdict.status, verdict.error),

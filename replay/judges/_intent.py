@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
-from replay.judges._base import Verdict
+from replay.judges._base import Scorecard
 from replay.judges._choice import ChoiceCheck, check_choice
 from replay.judges._goal import (
     Goal,
@@ -122,11 +122,11 @@ class _Episode:
         return None
 
 
-def _award(verdict: Verdict, points: float, ids: list[str], note: str, text: str = "") -> None:
+def _award(verdict: Scorecard, points: float, ids: list[str], note: str, text: str = "") -> None:
     verdict.award("intent", points, INTENT_POINTS, Evidence(event_ids=[i for i in ids if i], text=text, note=note))
 
 
-def _information(verdict: Verdict, t: Trajectory, reached_site: bool) -> None:
+def _information(verdict: Scorecard, t: Trajectory, reached_site: bool) -> None:
     ids = [t.finished_event_id or ""]
     answer = (t.answer or "").strip()
     reason = t.end_reason or "unfinished"
@@ -152,7 +152,7 @@ def _source(e: _Episode) -> str:
 
 
 def intent_points(
-    verdict: Verdict, t: Trajectory, targets: RubricTargets, pages: RecordedPages, view: View, reached_site: bool
+    verdict: Scorecard, t: Trajectory, targets: RubricTargets, pages: RecordedPages, view: View, reached_site: bool
 ) -> None:
     """Award ``intent`` (0 / 5 / 10) with the evidence it was decided from."""
     goal = goal_of(t.query)
@@ -206,7 +206,7 @@ def _unconfirmed(e: _Episode) -> tuple[Page, str, Decisive] | None:
     return page, "no page content recorded to confirm it", decisive
 
 
-def _achieved(verdict: Verdict, e: _Episode, targets: RubricTargets) -> bool:
+def _achieved(verdict: Scorecard, e: _Episode, targets: RubricTargets) -> bool:
     """Award 10 (or 0 for a wrong site / item) when a page shows the goal reached; False if none does."""
     kind = e.goal.kind
     found: tuple[Page, str, Decisive | None] | None = None
@@ -255,7 +255,7 @@ def _choice(e: _Episode, decisive: Decisive | None, targets: RubricTargets) -> C
     return check_choice(want, at.url, pages, ceilings, wanted_sizes(targets.preferences))
 
 
-def _blocked(verdict: Verdict, e: _Episode, targets: RubricTargets) -> bool:
+def _blocked(verdict: Scorecard, e: _Episode, targets: RubricTargets) -> bool:
     """Award 5 when the decisive action was attempted on the site and an external factor stopped it."""
     t, kind = e.t, e.goal.kind
     if not e.pages:

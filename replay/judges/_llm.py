@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import LlmBadResponse
-from replay.derived._settings import JudgeSettings
-from replay.judges._base import CallEstimate, Judge, JudgeContext, LlmSiteConfig, Verdict, llm_fields, site_fields
+from replay.derived import PassSettings
+from replay.judges._base import CallEstimate, Judge, JudgeContext, Scorecard, llm_fields
 from replay.judges._prompts import ACTION_WISE_SYSTEM, OUTCOME_SYSTEM, RUBRIC_SYSTEM, USER_TEMPLATE, template_hash
 from replay.judges._render import Rendered, render_actions, render_full, render_outcome
+from replay.judges._sites import LlmSiteConfig, site_fields
 from replay.judges._targets import INTENT_POINTS, PREF_POINTS, WEB_POINTS, RubricTargets, rubric_metrics, rubric_targets
 from schemas import Evidence
 
@@ -104,7 +105,7 @@ class _LlmRubricJudge(Judge[LlmSiteConfig]):
         """The view of the trajectory this judge's prompt shows."""
         raise NotImplementedError
 
-    def configure(self, settings: JudgeSettings) -> LlmSiteConfig:
+    def configure(self, settings: PassSettings) -> LlmSiteConfig:
         prompt = template_hash(self.system_prompt, USER_TEMPLATE)
         return LlmSiteConfig.model_validate({**llm_fields(settings, prompt), **site_fields(settings)})
 
@@ -123,14 +124,14 @@ class _LlmRubricJudge(Judge[LlmSiteConfig]):
         prompt = sum(len(m["content"]) for m in messages) // 4
         return CallEstimate(1, prompt, COMPLETION_TOKENS_PER_CRITERION * len(fields))
 
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
         messages, rendered, fields = self.messages(trajectory)
         llm = ctx.need_llm()
         try:
             answer = await llm.complete_json("judge", messages, answer_schema(fields), params=self.config.params)
         except LlmBadResponse as exc:
-            return Verdict.failed(str(exc), cost_usd=llm.totals.cost_usd)
-        verdict = Verdict(cost_usd=llm.totals.cost_usd)
+            return Scorecard.failed(str(exc), cost_usd=llm.totals.cost_usd)
+        verdict = Scorecard(cost_usd=llm.totals.cost_usd)
         cap = intent_cap(trajectory)
         for name, (key, top, _, _) in fields.items():
             criterion = getattr(answer, name)

@@ -73,20 +73,6 @@ Expected preferences:
 Trajectory ({view}):
 {trajectory}"""
 
-FUZZY_SYSTEM = """\
-You grade a web agent's answer against a reference answer (role: judge). The answer may use different
-wording; decide whether it is semantically equivalent to the reference for the question asked. "N/A" means
-the task is not achievable. Reply with only the JSON object: {"verdict": "correct" | "incorrect" |
-"partially correct", "reason": "..."}."""
-
-FUZZY_USER = "Question: {intent}\nReference answer: {reference}\nAgent answer: {answer}"
-
-UNACHIEVABLE_SYSTEM = """\
-A web agent reported that a task cannot be done (role: judge). Decide whether the reason it gives matches
-the reference reason. Reply with only the JSON object: {"same_reason": true | false, "reason": "..."}."""
-
-UNACHIEVABLE_USER = "Task: {intent}\nReference reason: {reference}\nAgent answer: {answer}"
-
 
 def template_hash(*templates: str) -> str:
     return hashlib.sha256("\x00".join(templates).encode()).hexdigest()

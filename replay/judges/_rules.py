@@ -10,8 +10,8 @@ from abc import abstractmethod
 from collections.abc import Sequence
 
 from p2w_runtime.domain.trajectory import Trajectory
-from replay.derived._settings import JudgeSettings
-from replay.judges._base import Judge, JudgeContext, SiteConfig, Verdict, site_fields
+from replay.derived import PassSettings
+from replay.judges._base import Judge, JudgeContext, Scorecard
 from replay.judges._candidates import (
     Candidate,
     action_view_candidates,
@@ -22,6 +22,7 @@ from replay.judges._candidates import (
 from replay.judges._goal import goal_of
 from replay.judges._intent import intent_points
 from replay.judges._pages import RecordedPages, fetch_pages
+from replay.judges._sites import SiteConfig, site_fields
 from replay.judges._targets import (
     PREF_POINTS,
     WEB_POINTS,
@@ -50,7 +51,7 @@ class Searched:
         self.what = what
 
 
-def value_points(verdict: Verdict, key: str, values: Sequence[str], searched: Searched, desc: str) -> bool:
+def value_points(verdict: Scorecard, key: str, values: Sequence[str], searched: Searched, desc: str) -> bool:
     """Award PREF_POINTS at ``key`` if any of ``values`` is found (the earliest candidate wins); evidence either way."""
     best: tuple[int, ValueMatch] | None = None
     for value in values:
@@ -65,7 +66,7 @@ def value_points(verdict: Verdict, key: str, values: Sequence[str], searched: Se
     return True
 
 
-def web_retrieval(verdict: Verdict, targets: RubricTargets, memory: Sequence[Candidate]) -> None:
+def web_retrieval(verdict: Scorecard, targets: RubricTargets, memory: Sequence[Candidate]) -> None:
     desc = f"website {' / '.join(targets.websites)}"
     for c in memory:
         mention = mentions_site(c.text, targets.hosts)
@@ -76,7 +77,7 @@ def web_retrieval(verdict: Verdict, targets: RubricTargets, memory: Sequence[Can
     verdict.award("web.retrieval", 0.0, WEB_POINTS, _missing(desc, "retrieved entries and memory answers", len(memory)))
 
 
-def web_utilization(verdict: Verdict, targets: RubricTargets, urls: Sequence[tuple[str, str]]) -> bool:
+def web_utilization(verdict: Scorecard, targets: RubricTargets, urls: Sequence[tuple[str, str]]) -> bool:
     desc = f"website {' / '.join(targets.websites)}"
     for event_id, url in urls:
         if on_site(url, targets.hosts):
@@ -92,7 +93,7 @@ def web_utilization(verdict: Verdict, targets: RubricTargets, urls: Sequence[tup
 
 
 def _preference_points(
-    verdict: Verdict, targets: RubricTargets, applied: Sequence[Candidate], memory: Sequence[Candidate] | None
+    verdict: Scorecard, targets: RubricTargets, applied: Sequence[Candidate], memory: Sequence[Candidate] | None
 ) -> None:
     """Retrieval (when ``memory`` is given) and utilization points for each preference and the location."""
     applied_texts = Searched(applied, "action arguments, URLs, reasoning or answer")
@@ -111,19 +112,19 @@ def _preference_points(
 class _RulesJudge(Judge[SiteConfig]):
     uses_llm = False
 
-    def configure(self, settings: JudgeSettings) -> SiteConfig:
+    def configure(self, settings: PassSettings) -> SiteConfig:
         return SiteConfig.model_validate(site_fields(settings))
 
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
         pages = await fetch_pages(trajectory, goal_of(trajectory.query), ctx.get_blob)
         return self.score(trajectory, pages)
 
     @abstractmethod
-    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
         """Synchronous: the AX trees intent reads are fetched before (``fetch_pages``); without them
         intent is decided from URLs, titles and action text, as for an imported run."""
 
-    def _finish(self, verdict: Verdict) -> Verdict:
+    def _finish(self, verdict: Scorecard) -> Scorecard:
         verdict.metrics = rubric_metrics(verdict.points, verdict.max_points)
         return verdict
 
@@ -133,10 +134,10 @@ class RubricRulesJudge(_RulesJudge):
     version = "4"
     description = "Persona2Web rubric (P_web, P_pref with location, Intent, SR) from the structured events, no LLM"
 
-    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
         targets = rubric_targets(t, self.config)
         memory = list(memory_candidates(t))
-        verdict = Verdict()
+        verdict = Scorecard()
         web_retrieval(verdict, targets, memory)
         reached = web_utilization(verdict, targets, t.urls)
         _preference_points(verdict, targets, list(applied_candidates(t)), memory)
@@ -151,9 +152,9 @@ class ActionWiseRulesJudge(_RulesJudge):
         "Action-wise baseline: utilization and intent from the actions of all steps (no history, no reasoning)"
     )
 
-    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
         targets = rubric_targets(t, self.config)
-        verdict = Verdict()
+        verdict = Scorecard()
         reached = web_utilization(verdict, targets, t.urls)
         _preference_points(verdict, targets, list(action_view_candidates(t)), None)
         intent_points(verdict, t, targets, pages or RecordedPages(), "actions", reached)
@@ -165,9 +166,9 @@ class OutcomeBasedRulesJudge(_RulesJudge):
     version = "4"
     description = "Outcome-based baseline: utilization and intent from the final action, its reasoning and final page"
 
-    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Verdict:
+    def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
         targets = rubric_targets(t, self.config)
-        verdict = Verdict()
+        verdict = Scorecard()
         reached = web_utilization(verdict, targets, t.urls[-1:])
         _preference_points(verdict, targets, list(outcome_view_candidates(t)), None)
         intent_points(verdict, t, targets, pages or RecordedPages(), "outcome", reached)

@@ -17,7 +17,7 @@ INTENT_POINTS = 10.0
 
 
 class SiteLists(Protocol):
-    """The two site settings a rubric reads (``SiteConfig``, ``JudgeSettings``)."""
+    """The two site settings a rubric reads (``SiteConfig``, ``SiteSettings``)."""
 
     @property
     def location_sites(self) -> Iterable[str]: ...

@@ -9,16 +9,17 @@ from replay.retrieval_cf._command import (
     totals,
 )
 from replay.retrieval_cf._pass import (
+    COUNTERFACTUAL_RETRIEVAL,
     COUNTERFACTUALS,
     RETRIEVALS,
     CounterfactualOutcome,
     CounterfactualSummary,
-    counterfactual_run,
 )
 from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalConfig, RetrievalSettings
 from replay.retrieval_cf._render import episode_table, totals_line
 
 __all__ = [
+    "COUNTERFACTUAL_RETRIEVAL",
     "COUNTERFACTUALS",
     "RETRIEVALS",
     "CounterfactualOptions",
@@ -29,7 +30,6 @@ __all__ = [
     "RetrievalConfig",
     "RetrievalSettings",
     "counterfactual_command",
-    "counterfactual_run",
     "episode_table",
     "recall",
     "totals",

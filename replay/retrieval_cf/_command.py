@@ -14,8 +14,8 @@ from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
-from replay.derived import JudgeSettings
-from replay.retrieval_cf._pass import CounterfactualSummary, counterfactual_run
+from replay.derived import PassSettings, run_pass
+from replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
 from replay.retrieval_cf._plot import plot_recall
 from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
 from schemas import RetrievalCounterfactual
@@ -31,7 +31,7 @@ class CounterfactualOptions:
     cache_dir: Path | None = None
     force: bool = False
     plot: Path | None = None
-    settings: JudgeSettings = field(default_factory=JudgeSettings)
+    settings: PassSettings = field(default_factory=PassSettings)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ async def counterfactual_command(
     retriever = await _retriever(run, options)
     settings = RetrievalSettings(retriever, options.k, options.threshold, options.settings)
     producer = CounterfactualRetrieval(settings)
-    summary = await counterfactual_run(store, run.run_id, producer, force=options.force)
+    summary = await run_pass(RETRIEVALS, store, run.run_id, [producer], concurrency=1, force=options.force)
     if options.plot is not None:
         c = producer.config
         plot_recall(summary, options.plot, f"{c.model_id} k={c.k} t={c.threshold}")

@@ -1,28 +1,28 @@
-"""The counterfactual-retrieval pass over a run: the ``retrieval`` family's pass (``replay.derived``).
+"""The ``retrieval`` family: counterfactual retrievals in the run's ``{run_id}/retrieval-cf`` stream, and its one
+producer as its plugin.
 
-Results go to the run's ``{run_id}/retrieval-cf`` stream; caching (trajectory hash, producer, version, config
-hash), the claim that keeps two concurrent passes from evaluating an episode twice, appending and sealing are
-``ProducerPass``'s, as for judgments and classifications.
+Caching (trajectory hash, producer, version, config hash), the claim that keeps two concurrent passes from
+evaluating an episode twice, appending and sealing are ``replay.derived.run_pass``'s, as for judgments and
+classifications.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore
 from replay.derived import (
     CacheKey,
     DerivedRecord,
     DerivedStream,
     Family,
     Outcome,
-    PassKind,
-    ProducerPass,
+    Plugin,
     Tally,
     register,
+    register_plugin,
 )
 from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings, UnknownRetrieval
 from schemas import RetrievalCounterfactual
@@ -40,10 +40,6 @@ COUNTERFACTUALS = DerivedStream(
     RETRIEVAL_CF_SUFFIX, "retrieval.counterfactual", RetrievalCounterfactual, CounterfactualRecord
 )
 
-RETRIEVALS: Family[RetrievalSettings, CounterfactualRetrieval] = register(
-    Family(kind="retrieval", option="--retriever", producers=(CounterfactualRetrieval,), unknown=UnknownRetrieval)
-)
-
 
 @dataclass(frozen=True, slots=True)
 class CounterfactualOutcome(Outcome[RetrievalCounterfactual]):
@@ -56,23 +52,27 @@ class CounterfactualSummary(Tally[CounterfactualOutcome]):
 
 
 class CounterfactualAborted(UserError):
-    """Never raised by a producer that calls no model; the pass kind names it all the same."""
+    """Never raised by a producer that calls no model; the family names it all the same."""
 
 
-RETRIEVING = PassKind(COUNTERFACTUALS, CounterfactualOutcome, CounterfactualAborted, "counterfactual retrievals")
+def _summary(run_id: str, producers: Sequence[CounterfactualRetrieval]) -> CounterfactualSummary:
+    return CounterfactualSummary(run_id=run_id)
 
 
-async def counterfactual_run(
-    store: EventStore,
-    run_id: str,
-    producer: CounterfactualRetrieval,
-    *,
-    force: bool = False,
-    on_outcome: Callable[[CounterfactualOutcome], None] | None = None,
-) -> CounterfactualSummary:
-    """Evaluate every counted episode of ``run_id`` with ``producer``; cached results are reused."""
-    summary = CounterfactualSummary(run_id=run_id)
-    batch = ProducerPass(
-        store, run_id, [producer], RETRIEVING, summary, force=force, retry_failed=True, on_outcome=on_outcome
+RETRIEVALS: Family[RetrievalSettings, CounterfactualRetrieval, CounterfactualOutcome, CounterfactualSummary] = register(
+    Family(
+        kind="retrieval",
+        option="--retriever",
+        unknown=UnknownRetrieval,
+        stream=COUNTERFACTUALS,
+        outcome=CounterfactualOutcome,
+        summary=_summary,
+        aborted=CounterfactualAborted,
+        noun="counterfactual retrievals",
+        retries_failures=True,
     )
-    return await batch.run(concurrency=1)
+)
+
+COUNTERFACTUAL_RETRIEVAL = register_plugin(
+    Plugin(name="counterfactual-retrieval", kind="retrieval", producers=(CounterfactualRetrieval,))
+)

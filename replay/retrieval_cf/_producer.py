@@ -20,7 +20,7 @@ from p2w_runtime.domain.trajectory import RetrievedEntry, Trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit
 from replay.classify import HISTORY_RETRIEVAL_FAILURE, Target, history_use, targets
-from replay.derived import CacheKey, JudgeSettings, ProduceContext, Producer, ProducerError
+from replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerError
 from replay.judges import SiteConfig, site_fields
 from schemas import MemoryEntry, RetrievalCounterfactual, TargetRecall
 
@@ -32,7 +32,7 @@ class RetrievalSettings:
     retriever: HistoryRetriever
     k: int = DEFAULT_K
     threshold: float = DEFAULT_THRESHOLD
-    sites: JudgeSettings = field(default_factory=JudgeSettings)
+    sites: PassSettings = field(default_factory=PassSettings)
 
 
 class RetrievalConfig(SiteConfig):

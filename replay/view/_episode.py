@@ -12,7 +12,7 @@ from p2w_runtime.domain import episode_stream
 from p2w_runtime.domain.trajectory import ActionRecord, HistoryAccess, RationaleRecord, Trajectory, project
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord
-from replay.judging import JudgmentRecord
+from replay.judges import JudgmentRecord
 from replay.view._blobs import BlobProblem, read_blob
 from schemas import Event, FinalState, LlmCall, Observation
 

@@ -15,7 +15,7 @@ from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
-from replay.judging import read_judgments
+from replay.judges import read_judgments
 from replay.metrics import TITLES
 from replay.view._app import RECORDED_CSP
 from replay.view._blobs import BlobProblem, read_blob

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord, read_classifications
-from replay.judging import JudgmentRecord, current_judgments, read_judgments
+from replay.judges import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of
 from replay.metrics import EpisodeScore, MetricRow, aggregate
 from schemas import EpisodeFinished

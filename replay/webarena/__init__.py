@@ -1,4 +1,5 @@
-"""WebArena's evaluators, run offline on recorded final states."""
+"""WebArena's evaluators, run offline on recorded final states: the ``webarena`` judge, a plugin of the ``judge``
+family (its settings: ``WebArenaSettings``, from ``--webarena-config`` and ``--site-url``)."""
 
 from replay.webarena._checks import clean_answer, exact_match, must_include, url_match
 from replay.webarena._config import (
@@ -12,17 +13,23 @@ from replay.webarena._config import (
     substitute_sites,
 )
 from replay.webarena._helpers import resolve_dot_segments
+from replay.webarena._judge import WebArenaJudge
 from replay.webarena._page import ChromiumNotFound, PageRenderer, RecordedPage
+from replay.webarena._plugin import WEBARENA
+from replay.webarena._settings import WebArenaSettings
 from replay.webarena._tokenize import word_tokenize
 
 __all__ = [
     "SITE_PLACEHOLDERS",
+    "WEBARENA",
     "ChromiumNotFound",
     "EvalSpec",
     "HtmlCheck",
     "PageRenderer",
     "RecordedPage",
     "WebArenaConfigError",
+    "WebArenaJudge",
+    "WebArenaSettings",
     "WebArenaTask",
     "clean_answer",
     "exact_match",

@@ -17,30 +17,19 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from p2w_runtime.domain.trajectory import FinalStateRecord, Trajectory
 from p2w_runtime.llm import LlmBadResponse
-from replay.derived._producer import StructuredLlm
-from replay.judges._base import (
+from replay.derived import PassSettings, StructuredLlm
+from replay.judges import (
     CallEstimate,
     Judge,
     JudgeContext,
     JudgeError,
-    JudgeSettings,
     LlmConfig,
-    Verdict,
+    Scorecard,
     llm_fields,
+    template_hash,
 )
-from replay.judges._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER, template_hash
-from replay.webarena import (
-    SITE_PLACEHOLDERS,
-    HtmlCheck,
-    PageRenderer,
-    WebArenaConfigError,
-    WebArenaTask,
-    clean_answer,
-    exact_match,
-    load_tasks,
-    must_include,
-    url_match,
-)
+from replay.webarena._checks import clean_answer, exact_match, must_include, url_match
+from replay.webarena._config import SITE_PLACEHOLDERS, HtmlCheck, WebArenaConfigError, WebArenaTask, load_tasks
 from replay.webarena._helpers import (
     LIVE_SITE_HELPERS,
     NeedsLiveSite,
@@ -49,6 +38,9 @@ from replay.webarena._helpers import (
     shows,
     target_url,
 )
+from replay.webarena._page import PageRenderer
+from replay.webarena._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER
+from replay.webarena._settings import WebArenaSettings
 from schemas import Evidence
 
 
@@ -87,17 +79,19 @@ class WebArenaJudge(Judge[WebArenaConfig]):
     version = "3"
     description = "WebArena's string_match / url_match / program_html checks on the recorded final state"
 
-    def __init__(self, settings: JudgeSettings) -> None:
+    def __init__(self, settings: PassSettings) -> None:
         super().__init__(settings)
-        if not settings.webarena_configs:
+        configs = settings.of(WebArenaSettings).configs
+        if not configs:
             raise WebArenaConfigError("the webarena judge needs WebArena task configs (--webarena-config PATH)")
-        self.source = settings.webarena_configs
-        self.tasks = load_tasks(settings.webarena_configs, self.config.site_urls)
+        self.source = configs
+        self.tasks = load_tasks(configs, self.config.site_urls)
         self.renderer = PageRenderer()
 
-    def configure(self, settings: JudgeSettings) -> WebArenaConfig:
+    def configure(self, settings: PassSettings) -> WebArenaConfig:
         prompt = template_hash(FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER)
-        site_urls = dict(sorted({**default_site_urls(), **settings.site_urls}.items()))
+        given = settings.of(WebArenaSettings).site_urls
+        site_urls = dict(sorted({**default_site_urls(), **given}.items()))
         return WebArenaConfig.model_validate({**llm_fields(settings, prompt), "site_urls": site_urls})
 
     def task_for(self, t: Trajectory) -> WebArenaTask:
@@ -129,9 +123,9 @@ class WebArenaJudge(Judge[WebArenaConfig]):
         prompt = (len(FUZZY_SYSTEM) + len(trajectory.query) + len(trajectory.answer or "") + 200) // 4
         return CallEstimate(calls, calls * prompt, calls * 40)
 
-    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Verdict:
+    async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
         task = self.task_for(trajectory)
-        verdict = Verdict()
+        verdict = Scorecard()
         self._offline_or_raise(task, trajectory)  # before any LLM call is paid for
         score = 1.0
         try:
@@ -143,7 +137,7 @@ class WebArenaJudge(Judge[WebArenaConfig]):
                 else:
                     score *= await self._program_html(task, trajectory, ctx, verdict)
         except LlmBadResponse as exc:
-            return Verdict.failed(str(exc), cost_usd=ctx.llm.totals.cost_usd if ctx.llm is not None else None)
+            return Scorecard.failed(str(exc), cost_usd=ctx.llm.totals.cost_usd if ctx.llm is not None else None)
         except NeedsLiveSite as exc:
             raise Unverifiable(f"needs the live site: {exc}") from None
         verdict.metrics = {"score": score, "success": float(score == 1.0)}
@@ -161,7 +155,7 @@ class WebArenaJudge(Judge[WebArenaConfig]):
             return final.parsed.args[0]
         return ""
 
-    async def _string_match(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Verdict) -> float:
+    async def _string_match(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Scorecard) -> float:
         """``StringEvaluator``: the answer is cleaned once here and again inside each check, as in WebArena."""
         raw = self.answer(t)
         pred = clean_answer(raw)
@@ -223,7 +217,7 @@ class WebArenaJudge(Judge[WebArenaConfig]):
 
     # -- url_match ------------------------------------------------------------------------
 
-    def _url_match(self, task: WebArenaTask, t: Trajectory, verdict: Verdict) -> float:
+    def _url_match(self, task: WebArenaTask, t: Trajectory, verdict: Scorecard) -> float:
         final = t.last_url or ""
         score, why = url_match(task.eval.reference_url or "", final)
         ids = [t.final_state.event_id] if t.final_state else ([t.finished_event_id] if t.finished_event_id else [])
@@ -249,7 +243,7 @@ class WebArenaJudge(Judge[WebArenaConfig]):
         except NeedsLiveSite as exc:
             raise Unverifiable(f"needs the live site: {exc}") from None
 
-    async def _program_html(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Verdict) -> float:
+    async def _program_html(self, task: WebArenaTask, t: Trajectory, ctx: JudgeContext, verdict: Scorecard) -> float:
         """``HTMLContentEvaluator`` on the recorded final page; a check with a URL reloads it, as WebArena's goto."""
         state = t.final_state
         assert state is not None and state.dom_html is not None  # _offline_or_raise

@@ -10,8 +10,8 @@ from p2w_runtime.domain.trajectory import Trajectory, load_trajectory
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
 from replay.derived import latest_by_key
-from replay.judges import Judge, JudgeError
-from replay.judging._records import read_judgments
+from replay.judges._base import Judge, JudgeError
+from replay.judges._records import read_judgments
 
 
 @dataclass(slots=True)
@@ -52,7 +52,7 @@ async def estimate_replay(
             est.episodes += 1
             cached = latest.get(judge.cache_key(episode))
             retry = retry_failed and cached is not None and cached.judgment.status == "failed"
-            if not force and cached is not None and not retry:  # what replay_run would reuse
+            if not force and cached is not None and not retry:  # what run_pass would reuse
                 est.cached += 1
                 continue
             t = t or await load_trajectory(store, episode.stream)
