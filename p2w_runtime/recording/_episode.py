@@ -84,7 +84,8 @@ class EpisodeRecorder:
         if self.writer.grammar.phase != "new":
             raise UserError(f"episode {self.stream}: already opened once; ask the run for a new episode")
         self._loop = asyncio.get_running_loop()
-        self.writer.add(episode_started(self.task, episode_id=self.episode_id, scheme=self.scheme))
+        source = getattr(self.task, "path", None)  # a Persona2Web task names its file
+        self.writer.add(episode_started(self.task, episode_id=self.episode_id, scheme=self.scheme, source_file=source))
         await self.writer.flush()
         self._token = current_episode.set(self)
         return self
