@@ -46,7 +46,7 @@ async def test_an_episode_reads_back_in_grammar_order_with_its_calls_keyed_like_
     async with run.episode("T1") as episode:
         assert await episode.observe(url="http://shop.example/", title="Shop", ax_tree="search box") == 1
         for _ in range(2):
-            await llm.chat.completions.create(model="scripted-model", messages=ASK, temperature=0)  # type: ignore[arg-type]
+            await llm.chat.completions.create(model="scripted-model", messages=ASK, temperature=0)
         await episode.rationale("search first")
         await episode.action("type [1] [penne]", ParsedAction(name="type", args=["1", "penne"]))
         await episode.final_state(url="http://shop.example/?q=penne", dom_html="<p>penne</p>")
@@ -88,11 +88,11 @@ async def test_streamed_and_responses_calls_are_recorded_from_sync_and_async_cli
     got: list[str] = []
     async with run.episode("T1") as episode:
         await episode.observe(url="http://shop.example/")
-        stream = await aclient.chat.completions.create(model="scripted-model", messages=ASK, stream=True)  # type: ignore[arg-type]
+        stream = await aclient.chat.completions.create(model="scripted-model", messages=ASK, stream=True)
         got.append("".join([c.choices[0].delta.content or "" async for c in stream if c.choices]))
 
         def sync_stream() -> str:
-            chunks = client.chat.completions.create(model="scripted-model", messages=ASK, stream=True)  # type: ignore[arg-type]
+            chunks = client.chat.completions.create(model="scripted-model", messages=ASK, stream=True)
             return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
 
         got.append(await asyncio.to_thread(sync_stream))
@@ -127,7 +127,7 @@ async def test_the_api_key_is_never_stored_even_when_the_endpoint_echoes_it(
         async with run.episode("T1") as episode:
             await episode.observe(url="http://shop.example/")
             with pytest.raises(openai.BadRequestError):
-                await llm.chat.completions.create(model="scripted-model", messages=ASK)  # type: ignore[arg-type]
+                await llm.chat.completions.create(model="scripted-model", messages=ASK)
             await episode.end("error", detail="the model refused")
         await run.close()
         (call,) = calls_of(await payloads(store, episode.stream))
@@ -145,18 +145,18 @@ async def test_calls_are_served_back_from_the_recording_in_the_format_asked(
     run = await open_run(store, label="serve", agent="mine", model="scripted-model", tasks=TASKS)
     async with run.episode("T1") as episode:
         await episode.observe(url="http://shop.example/")
-        await llm.chat.completions.create(model="scripted-model", messages=ASK)  # type: ignore[arg-type]
+        await llm.chat.completions.create(model="scripted-model", messages=ASK)
         await llm.responses.create(model="scripted-model", input="And then?")
         await episode.action("stop [done]")
         await episode.end("answered", "done")
     await run.close()
     asked = len(scripted_llm.requests)
     again = served(openai.AsyncOpenAI(api_key="unused"), await RecordedCalls.of_task(store, "serve", "T1"))
-    stream = await again.chat.completions.create(model="scripted-model", messages=ASK, stream=True)  # type: ignore[arg-type]
+    stream = await again.chat.completions.create(model="scripted-model", messages=ASK, stream=True)
     assert "".join([c.choices[0].delta.content or "" async for c in stream if c.choices]) == "penne"
     assert (await again.responses.create(model="scripted-model", input="And then?")).output_text == "rice"
     with pytest.raises(openai.BadRequestError, match="no recorded call has fingerprint"):
-        await again.chat.completions.create(model="scripted-model", messages=ASK)  # type: ignore[arg-type]
+        await again.chat.completions.create(model="scripted-model", messages=ASK)
     assert len(scripted_llm.requests) == asked  # nothing left the process
     with pytest.raises(UserError, match="no counted episode of task 'T2'"):
         await RecordedCalls.of_task(store, "serve", "T2")
@@ -214,11 +214,10 @@ async def test_a_killed_recorder_leaves_a_run_that_refuses_a_plain_reopen_and_re
             await open_run(store, label="killed", agent="child", model="other", tasks=TASKS, resume=True)
         run = await open_run(store, label="killed", agent="child", model="m", tasks=TASKS, resume=True)
         assert [t.task_id for t in run.todo()] == ["T2"]
-        async with run:
-            async with run.episode("T2") as episode:
-                await episode.observe(url="http://shop.example/")
-                await episode.action("stop [rice]")
-                await episode.end("answered", "rice")
+        async with run, run.episode("T2") as episode:
+            await episode.observe(url="http://shop.example/")
+            await episode.action("stop [rice]")
+            await episode.end("answered", "rice")
         attempts = await episodes_of(store, info.run_id, every_attempt=True)
     assert [(a.episode_id, a.end_reason) for a in attempts] == [
         ("T1", "answered"),
