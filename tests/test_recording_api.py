@@ -180,6 +180,21 @@ async def test_the_grammar_refuses_out_of_order_events_with_its_error(store: Eve
         run.episode("T9")
 
 
+async def test_a_model_call_the_grammar_refuses_fails_at_once_with_the_grammar_error(
+    scripted_llm: ScriptedLlm, store: EventStore
+) -> None:
+    llm = instrument(openai.AsyncOpenAI(base_url=scripted_llm.base_url, api_key=KEY))
+    run = await open_run(store, label="late", agent="mine", model="m", tasks=TASKS)
+    async with run.episode("T1") as episode:
+        await episode.observe(url="http://shop.example/")
+        await episode.final_state(url="http://shop.example/")
+        with pytest.raises(openai.BadRequestError, match="only episode.finished may follow final_state"):
+            await llm.chat.completions.create(model="m", messages=ASK)
+        await episode.end("answered", "ok")
+    assert scripted_llm.requests == []  # refused before it was sent, and not retried
+    assert [p.type for p in await payloads(store, episode.stream)][-2:] == ["final_state", "episode.finished"]
+
+
 async def test_an_agent_error_inside_the_episode_ends_it_as_an_error(store: EventStore) -> None:
     run = await open_run(store, label="raises", agent="mine", model="m", tasks=TASKS)
     with pytest.raises(RuntimeError):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import httpx2
 
+from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.llm import (
     BadResponse,
     Completion,
@@ -35,6 +36,25 @@ ROLE_HEADER = "x-p2w-role"
 _RETRY_HEADER = "x-stainless-retry-count"
 """The openai SDK's own retry counter: a retry is another attempt of the same call, not a new call."""
 _ROLES: frozenset[str] = frozenset({"planner", "generator", "judge", "classifier"})
+_CLOSED = {
+    "capturing": "only page captures, final_state and episode.finished follow a page capture",
+    "closing": "only episode.finished may follow final_state",
+    "finished": "the episode has finished",
+}
+"""Grammar phases in which no ``llm.call`` may be written: such a call is refused before it is sent."""
+
+
+class Refused(Exception):
+    """A model call the episode grammar refuses: answered with a 400 carrying the grammar's error, which the SDK
+    raises at once (``openai.BadRequestError``) instead of retrying an exception raised in its transport."""
+
+    def __init__(self, error: EpisodeGrammarError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    def response(self) -> httpx2.Response:
+        body = {"error": {"message": str(self.error), "type": "invalid_request_error", "code": "episode_grammar"}}
+        return httpx2.Response(400, json=body)
 
 
 @dataclass
@@ -70,6 +90,8 @@ class CallRecorder:
             return None
         if not isinstance(data, dict):
             return None
+        if (phase := episode.writer.grammar.phase) in _CLOSED:
+            raise Refused(EpisodeGrammarError(episode.stream, "llm.call", _CLOSED[phase]))
         wire = read_request(api, data)
         key = fingerprint(wire.model, wire.messages, wire.params)
         attempt = _retries(request) + 1
@@ -132,7 +154,10 @@ class RecordingTransport(httpx2.BaseTransport):
         self.calls = calls
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        pending = self.calls.begin(request, request.read())
+        try:
+            pending = self.calls.begin(request, request.read())
+        except Refused as refused:
+            return refused.response()
         if pending is None:
             return self.inner.handle_request(request)
         try:
@@ -157,7 +182,10 @@ class AsyncRecordingTransport(httpx2.AsyncBaseTransport):
         self.calls = calls
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        pending = self.calls.begin(request, await request.aread())
+        try:
+            pending = self.calls.begin(request, await request.aread())
+        except Refused as refused:
+            return refused.response()
         if pending is None:
             return await self.inner.handle_async_request(request)
         try:
