@@ -116,6 +116,34 @@ async def test_streamed_and_responses_calls_are_recorded_from_sync_and_async_cli
     assert all(c.usage is not None and c.usage.total_tokens > 0 for c in recorded)
 
 
+async def test_sdk_retries_are_attempts_of_one_call_and_concurrent_episodes_get_their_own_calls(
+    scripted_llm: ScriptedLlm, store: EventStore
+) -> None:
+    scripted_llm.rule("retry me", HttpError(503, "busy"), times=1)
+    scripted_llm.handle_with(lambda request: Text(f"answer to {request['messages'][-1]['content']}"))
+    llm = instrument(openai.AsyncOpenAI(base_url=scripted_llm.base_url, api_key=KEY, max_retries=2))
+    run = await open_run(store, label="attempts", agent="mine", model="m", tasks=TASKS)
+
+    async def one(task_id: str) -> str:
+        async with run.episode(task_id) as episode:
+            await episode.observe(url=f"http://shop.example/{task_id}")
+            await asyncio.sleep(0)  # the other episode runs in between
+            await llm.chat.completions.create(model="m", messages=[{"role": "user", "content": f"{task_id} retry me"}])
+            await episode.action("stop [done]")
+            await episode.end("answered", "done")
+            return episode.stream
+
+    streams = await asyncio.gather(one("T1"), one("T2"))
+    by_stream = {stream: calls_of(await payloads(store, stream)) for stream in streams}
+    retried = [calls for calls in by_stream.values() if len(calls) == 2]
+    (calls,) = retried  # the one 503 fell to one episode, whose call has two attempts
+    assert [(c.ordinal, c.attempt, c.error is None) for c in calls] == [(0, 1, False), (0, 2, True)]
+    for stream, recorded in by_stream.items():
+        task_id = stream.rsplit("/", 1)[1]
+        assert {c.messages[-1]["content"] for c in recorded} == {f"{task_id} retry me"}
+        assert recorded[-1].response == f"answer to {task_id} retry me"
+
+
 async def test_the_api_key_is_never_stored_even_when_the_endpoint_echoes_it(
     scripted_llm: ScriptedLlm, tmp_path: Path
 ) -> None:
