@@ -21,7 +21,7 @@ from p2w_runtime.llm import LlmClient, fingerprint
 from p2w_runtime.recording import EpisodeGrammarError, RecordedCalls, instrument, open_run, served
 from p2w_runtime.store import EventStore, open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text
-from schemas import LlmCall, ParsedAction
+from schemas import LlmCall, MemoryEntry, ParsedAction, RetrievalHit
 from tests.recording_tasks import TASKS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -221,6 +221,24 @@ async def test_a_model_call_the_grammar_refuses_fails_at_once_with_the_grammar_e
         await episode.end("answered", "ok")
     assert scripted_llm.requests == []  # refused before it was sent, and not retried
     assert [p.type for p in await payloads(store, episode.stream)][-2:] == ["final_state", "episode.finished"]
+
+
+async def test_the_agents_own_retrieval_is_recorded_as_a_query_its_hits_and_the_answer_drawn(store: EventStore) -> None:
+    entry = MemoryEntry(timestamp="2025-01-02", type="purchase", object="gluten-free penne", website="basket.p2w.test")
+    hit = RetrievalHit(entry_id=7, rank=1, score=0.81, entry=entry)
+    run = await open_run(store, label="own-retriever", agent="mine", model="m", tasks=TASKS, scheme="on-demand")
+    async with run.episode("T1") as episode:
+        await episode.observe(url="http://shop.example/")
+        await episode.action("memory [my diet]")
+        await episode.history("my diet", [hit], model_id="my-embedder", index_hash="f" * 64, k=5, threshold=0.3)
+        await episode.memory_answer("She eats gluten-free.", [7])
+        await episode.end("answered", "penne")
+    stored = [s async for s in store.read_stream(episode.stream)]
+    query, retrieval, answer = stored[3], stored[4], stored[5]
+    assert (query.type, retrieval.type, answer.type) == ("history.query", "history.retrieval", "rationale")
+    assert retrieval.causation_id == query.event_id and answer.causation_id == retrieval.event_id
+    assert retrieval.decode_payload().hits == [hit]
+    assert answer.decode_payload().cited_entry_ids == [7]
 
 
 async def test_an_agent_error_inside_the_episode_ends_it_as_an_error(store: EventStore) -> None:
