@@ -15,6 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
+from p2w_runtime.data import load_tasks
+from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.domain import counted, episodes_of, list_runs
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient, fingerprint
@@ -188,6 +190,22 @@ async def test_calls_are_served_back_from_the_recording_in_the_format_asked(
     assert len(scripted_llm.requests) == asked  # nothing left the process
     with pytest.raises(UserError, match="no counted episode of task 'T2'"):
         await RecordedCalls.of_task(store, "serve", "T2")
+
+
+async def test_a_run_on_a_persona2web_task_set_states_its_dataset_and_records_its_task_files(store: EventStore) -> None:
+    tasks = load_tasks(sample_tasks_dir())
+    run = await open_run(store, label="sample", agent="mine", model="m", tasks=tasks)
+    (info,) = await list_runs(store)
+    assert (info.started.dataset_id, info.started.dataset_hash) == (tasks.dataset_id, tasks.content_hash)
+    assert [t.task_id for t in run.todo()] == [t.task_id for t in tasks]
+    async with run.episode("Lena_Fischer_A1") as episode:
+        await episode.observe(url="http://search.p2w.test/")
+        await episode.end("no_answer")
+    started = (await payloads(store, episode.stream))[0]
+    assert (started.source_file, started.ground_truth) == (
+        "Lena_Fischer_A1.json",
+        tasks.get("Lena_Fischer_A1").ground_truth,
+    )
 
 
 async def test_the_grammar_refuses_out_of_order_events_with_its_error(store: EventStore) -> None:
