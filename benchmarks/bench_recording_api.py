@@ -19,6 +19,7 @@ import asyncio
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
@@ -27,8 +28,21 @@ import openai
 from p2w_runtime.recording import instrument, open_run
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import Delay, ScriptedLlm, Text
-from tests.recording_tasks import TASKS
+from schemas import GroundTruth
 
+
+@dataclass(frozen=True)
+class _Task:
+    task_id: str = "T1"
+    intent: str = "buy penne"
+    start_url: str = "http://shop.example/"
+    persona: str = "Lena_Fischer"
+    query_set: str = "Lena_Fischer_A"
+    level: int | None = None
+    ground_truth: GroundTruth | None = None
+
+
+TASKS = [_Task()]
 AX = ("- link 'Gluten-free organic penne' [ref=e12]\n" * 600)[:24_000]
 SHOT = os.urandom(60_000)
 
