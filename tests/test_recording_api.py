@@ -208,6 +208,24 @@ async def test_a_run_on_a_persona2web_task_set_states_its_dataset_and_records_it
     )
 
 
+async def test_a_sync_client_called_on_the_loop_thread_is_recorded_and_served_back(
+    scripted_llm: ScriptedLlm, store: EventStore
+) -> None:
+    scripted_llm.script(Text("blocking answer"))
+    llm = instrument(openai.OpenAI(base_url=scripted_llm.base_url, api_key=KEY))
+    run = await open_run(store, label="blocking", agent="mine", model="m", tasks=TASKS)
+    async with run.episode("T1") as episode:
+        await episode.observe(url="http://shop.example/")
+        said = llm.chat.completions.create(model="m", messages=ASK)  # blocks the loop, as careless agents do
+        await episode.action("stop [done]")
+        await episode.end("answered", "done")
+    assert said.choices[0].message.content == "blocking answer"
+    (call,) = calls_of(await payloads(store, episode.stream))
+    assert (call.step, call.response) == (1, "blocking answer")
+    again = served(openai.OpenAI(api_key="unused"), await RecordedCalls.of_task(store, "blocking", "T1"))
+    assert again.chat.completions.create(model="m", messages=ASK).choices[0].message.content == "blocking answer"
+
+
 async def test_the_grammar_refuses_out_of_order_events_with_its_error(store: EventStore) -> None:
     run = await open_run(store, label="grammar", agent="mine", model="m", tasks=TASKS)
     async with run.episode("T1") as episode:
