@@ -20,6 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
+from p2w_runtime.llm import Api, Completion, parse_usage, read_request, render_answer
 from p2w_runtime.testing._replies import (
     Delay,
     Garbage,
@@ -174,10 +175,21 @@ class ScriptedLlm:
             )
         return await self._answer(reply, received.body)
 
-    async def _answer(self, reply: Reply, body: RequestJson) -> web.StreamResponse:
+    async def _responses(self, request: web.Request) -> web.StreamResponse:
+        """``POST /v1/responses``: scripted like a chat whose messages are the instructions and the input."""
+        received = await self._record(request)
+        if not isinstance(received.body, dict) or "input" not in received.body:
+            return _error(400, "request body must be a JSON object with an 'input'")
+        body = {**received.body, "messages": read_request("responses", received.body).messages}
+        reply = self._choose(body)
+        if reply is None:
+            return _error(400, "scripted server: no reply scripted for this request", kind="script_exhausted")
+        return await self._answer(reply, body, "responses")
+
+    async def _answer(self, reply: Reply, body: RequestJson, api: Api = "chat") -> web.StreamResponse:
         if isinstance(reply, Delay):
             await asyncio.sleep(reply.seconds)
-            return await self._answer(reply.then, body)
+            return await self._answer(reply.then, body, api)
         if isinstance(reply, HttpError):
             headers = {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after is not None else None
             return _error(reply.status, reply.message, headers=headers)
@@ -185,6 +197,11 @@ class ScriptedLlm:
             if isinstance(reply.body, dict):
                 return web.json_response(reply.body, status=reply.status)
             return web.Response(text=reply.body, status=reply.status, content_type=reply.content_type)
+        if isinstance(reply, Text) and (api == "responses" or body.get("stream")):
+            chat = self._completion(reply, body)
+            answer = Completion(reply.content, reply.finish_reason, parse_usage(chat.get("usage")), chat["model"])
+            content_type, text = render_answer(api, answer, chat["model"], bool(body.get("stream")), next(self._ids))
+            return web.Response(text=text, content_type=content_type)
         if isinstance(reply, Text):
             return web.json_response(self._completion(reply, body))
         raise TypeError(f"not a scripted reply: {reply!r}")
@@ -225,6 +242,7 @@ class ScriptedLlm:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/responses", self._responses)
         app.router.add_get("/v1/models", self._models)
         runner = web.AppRunner(
             app, access_log=None, shutdown_timeout=0.5, handler_cancellation=self._handler_cancellation

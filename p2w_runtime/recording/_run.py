@@ -1,0 +1,170 @@
+"""``open_run``: a run of any agent, new or resumed by its label, and the episodes still to record in it.
+
+A recorder that was killed leaves attempts without ``episode.finished``; they never count (``counted``). The next
+``open_run`` with the same label refuses until ``resume=True`` is passed, and then closes them as ``aborted`` and
+records their tasks again as ``TASK#n``, as ``record --resume`` does for the own agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from p2w_runtime.data import TaskSet
+from p2w_runtime.domain import (
+    EpisodeWriter,
+    Provenance,
+    RunInfo,
+    TaskLike,
+    append_sealed,
+    attempt_id,
+    close_run,
+    counted,
+    episodes_of,
+    list_runs,
+    run_started,
+)
+from p2w_runtime.errors import UserError
+from p2w_runtime.recording._episode import EpisodeRecorder
+from p2w_runtime.store import EventStore
+from schemas import EpisodeFinished, RunFinished, Scheme, canonical_json, uuid7
+
+UNFINISHED_DETAIL = "unfinished when the run was resumed"
+
+
+class Recording:
+    """One open run; ``episode(task)`` records an attempt at a task, ``close()`` writes ``run.finished``.
+
+    ``async with`` closes the run on exit, as ``interrupted`` when the block raised (so it can be resumed).
+    """
+
+    def __init__(
+        self,
+        store: EventStore,
+        run_id: str,
+        label: str,
+        scheme: Scheme | None,
+        tasks: Sequence[TaskLike],
+        tries: Counter[str],
+        done: set[str],
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.label = label
+        self.scheme = scheme
+        self.tasks = {task.task_id: task for task in tasks}
+        self._tries = tries
+        self._done = done
+        self._costs: list[float] = []
+        self.finished: RunFinished | None = None
+
+    def todo(self) -> list[TaskLike]:
+        """The run's tasks that have no counted episode yet, in task order (all of them in a new run)."""
+        return [task for task in self.tasks.values() if task.task_id not in self._done]
+
+    def episode(self, task: TaskLike | str) -> EpisodeRecorder:
+        """A recorder for the next attempt at ``task`` (a task of the run, or its id); use it with ``async with``."""
+        found = self.tasks.get(task if isinstance(task, str) else task.task_id)
+        if found is None:
+            name = task if isinstance(task, str) else task.task_id
+            raise UserError(f"run {self.label!r}: task {name!r} is not one of its {len(self.tasks)} tasks")
+        self._tries[found.task_id] += 1
+        episode_id = attempt_id(found.task_id, self._tries[found.task_id])
+        return EpisodeRecorder(self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self._ended)
+
+    def _ended(self, task_id: str, cost_usd: float | None, counts: bool) -> None:
+        if counts:
+            self._done.add(task_id)
+        if cost_usd is not None:
+            self._costs.append(cost_usd)
+
+    async def close(self, *, interrupted: bool = False) -> RunFinished:
+        """Write ``run.finished`` (derived from the log, like every writer of runs); a resume may close it again."""
+        cost = round(sum(self._costs), 6) if self._costs else None
+        self.finished = await close_run(self.store, self.run_id, interrupted=interrupted, cost_usd=cost)
+        return self.finished
+
+    async def __aenter__(self) -> Recording:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        await self.close(interrupted=kind is not None)
+
+
+async def open_run(
+    store: EventStore,
+    *,
+    label: str,
+    agent: str,
+    model: str,
+    tasks: TaskSet | Sequence[TaskLike],
+    scheme: Scheme | None = None,
+    dataset_id: str | None = None,
+    config: dict[str, Any] | None = None,
+    resume: bool = False,
+) -> Recording:
+    """Start run ``label`` of ``agent`` on ``tasks`` (a Persona2Web ``TaskSet``, or any tasks with their ids), or
+    with ``resume=True`` continue the run that holds the label; ``UserError`` when the label is taken and
+    ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or task set."""
+    listed = list(tasks)
+    if not listed:
+        raise UserError(f"run {label!r}: no tasks to record")
+    ids = [task.task_id for task in listed]
+    if isinstance(tasks, TaskSet):
+        provenance = Provenance.here(dataset_id or tasks.dataset_id, tasks.content_hash)
+    else:
+        digest = _tasks_hash(listed)
+        provenance = Provenance.here(dataset_id or f"tasks@{digest[:12]}", digest)
+    existing = next((run for run in await list_runs(store) if run.label == label), None)
+    if existing is None:
+        run_id = uuid7()
+        run_config = {**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"}
+        started = run_started(
+            run_id, label=label, agent=agent, model=model, scheme=scheme, provenance=provenance, config=run_config
+        )
+        await store.append([started])
+        return Recording(store, run_id, label, scheme, listed, Counter(), set())
+    if not resume:
+        raise UserError(
+            f"run {label!r} already exists ({existing.status}, {existing.episodes} of "
+            f"{len(existing.started.config.get('tasks', ids))} tasks counted): open it with resume=True to record "
+            "the tasks still to do, or choose another label"
+        )
+    _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
+    attempts = await episodes_of(store, existing.run_id, every_attempt=True)
+    closing = [
+        EpisodeWriter.closing(ref.stream).add(EpisodeFinished(end_reason="aborted", detail=UNFINISHED_DETAIL))
+        for ref in attempts
+        if ref.end_reason is None
+    ]
+    if closing:
+        await append_sealed(store, closing)
+    done = {ref.task_id for ref in counted(attempts)}
+    return Recording(store, existing.run_id, label, scheme, listed, Counter(ref.task_id for ref in attempts), done)
+
+
+def _check_same(run: RunInfo, *, agent: str, model: str, scheme: Scheme | None, dataset_hash: str) -> None:
+    """A resumed run measures the same thing: one ``UserError`` naming every field that differs."""
+    started = run.started
+    if started.source != "recorded":
+        raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
+    recorded = {
+        "agent": started.agent,
+        "model": started.backbone_model,
+        "scheme": started.scheme,
+        "tasks": started.dataset_hash,
+    }
+    given = {"agent": agent, "model": model, "scheme": scheme, "tasks": dataset_hash}
+    changed = [
+        f"{name} {given[name]!r} (recorded: {recorded[name]!r})" for name in recorded if recorded[name] != given[name]
+    ]
+    if changed:
+        raise UserError(f"run {run.label!r} was recorded with other settings: {', '.join(changed)}")
+
+
+def _tasks_hash(tasks: Sequence[TaskLike]) -> str:
+    """What identifies a task list that is not a Persona2Web task folder: its tasks' ids, intents and start URLs."""
+    rows = [[t.task_id, t.intent, t.start_url] for t in tasks]
+    return hashlib.sha256(canonical_json(rows)).hexdigest()
