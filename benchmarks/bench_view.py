@@ -31,12 +31,12 @@ from pathlib import Path
 import uvicorn
 from bench_replay import episode
 
+from p2w_cli.view.app import create_app
 from p2w_runtime.store import open_store
 from replay.classify import RulesClassifier, classify_run
 from replay.judges import JudgeSettings, make_judge
 from replay.judging import replay_run
 from replay.synthetic import run_finished, run_started
-from replay.view import create_app
 from schemas import LlmCall, LlmUsage, NewEvent, Observation, blob_hash, uuid7
 
 PROMPT = "You are a web agent acting for a user. " * 40

@@ -10,16 +10,16 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from p2w_cli.render.classify import outcome_lines, summary_table
+from p2w_cli.render.judging import estimate_json, estimates_table, judgment_json, judgment_line
 from p2w_runtime.domain import RunInfo, episodes_of, find_run
 from p2w_runtime.store import EventStore
 from p2w_runtime.terminal import cell, markup
 from replay.classify import ClassifyOptions, classification_stream, classify_runs, outcome_json, summarize
-from replay.classify._render import outcome_lines, summary_table
 from replay.classify._runner import ClassifyOutcome, ClassifySummary
 from replay.derived import Tally
 from replay.judging import ReplayOptions, judgment_stream
 from replay.judging._command import estimate_run, judge_run
-from replay.judging._render import estimate_json, estimates_table, judgment_json, judgment_line
 from replay.judging._runner import JudgeOutcome, ReplaySummary
 
 

@@ -73,8 +73,9 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     from schemas import EpisodeFinished, EpisodeStarted
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
+        from p2w_cli.render.judging import format_judgment
         from replay.classify import read_classifications
-        from replay.judging import episode_judgments, format_judgment
+        from replay.judging import episode_judgments
         from replay.timeline import timeline
 
     derived: list[Any] = []

@@ -20,7 +20,6 @@ from replay.classify._plot import PlotError, plot_summary
 from replay.classify._records import ClassificationRecord, classification_stream, read_classifications
 from replay.classify._redundant import RedundancySettings, redundant_access
 from replay.classify._registry import CLASSIFIERS, make_classifier
-from replay.classify._render import outcome_lines, summary_table
 from replay.classify._rules import RulesClassifier, RulesConfig
 from replay.classify._runner import ClassifyAborted, ClassifyOutcome, ClassifySummary, classify_run
 from replay.classify._summary import ErrorSummary, SummaryRow, summarize
@@ -63,10 +62,8 @@ __all__ = [
     "make_classifier",
     "navigation_label",
     "outcome_json",
-    "outcome_lines",
     "plot_summary",
     "read_classifications",
     "redundant_access",
     "summarize",
-    "summary_table",
 ]

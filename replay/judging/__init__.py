@@ -10,7 +10,6 @@ from replay.judging._records import (
     judgment_stream,
     read_judgments,
 )
-from replay.judging._render import format_judgment, judgment_json
 from replay.judging._runner import JUDGING, JudgeOutcome, ReplayAborted, ReplaySummary, replay_run
 
 __all__ = [
@@ -27,8 +26,6 @@ __all__ = [
     "episode_judgments",
     "estimate_replay",
     "estimate_run",
-    "format_judgment",
-    "judgment_json",
     "judgment_stream",
     "latest_by_key",
     "read_judgments",

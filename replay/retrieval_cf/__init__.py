@@ -16,7 +16,6 @@ from replay.retrieval_cf._pass import (
     counterfactual_run,
 )
 from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalConfig, RetrievalSettings
-from replay.retrieval_cf._render import episode_table, totals_line
 
 __all__ = [
     "COUNTERFACTUALS",
@@ -30,8 +29,6 @@ __all__ = [
     "RetrievalSettings",
     "counterfactual_command",
     "counterfactual_run",
-    "episode_table",
     "recall",
     "totals",
-    "totals_line",
 ]

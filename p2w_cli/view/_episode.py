@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_runtime.domain import episode_stream
 from p2w_runtime.domain.trajectory import ActionRecord, HistoryAccess, RationaleRecord, Trajectory, project
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord
 from replay.judging import JudgmentRecord
-from replay.view._blobs import BlobProblem, read_blob
 from schemas import Event, FinalState, LlmCall, Observation
 
 HAR_ROWS = 200

@@ -9,8 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from p2w_runtime.terminal import cell, markup
-from replay.classify._runner import ClassifyOutcome
-from replay.classify._summary import ErrorSummary
+from replay.classify import ClassifyOutcome, ErrorSummary
 
 
 def outcome_lines(outcome: ClassifyOutcome) -> list[str]:

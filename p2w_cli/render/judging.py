@@ -13,8 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from p2w_runtime.terminal import cell, markup, safe
-from replay.judging._estimate import JudgeEstimate
-from replay.judging._runner import JudgeOutcome
+from replay.judging import JudgeEstimate, JudgeOutcome
 from schemas import Judgment
 
 METRIC_NAMES = ("p_web", "p_pref", "p_avg", "intent")

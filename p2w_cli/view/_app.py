@@ -19,17 +19,17 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
+from p2w_cli.view._episode import UnknownEpisode, episode_page
+from p2w_cli.view._links import ServerLinks
+from p2w_cli.view._plots import NoPlot, plot_png
+from p2w_cli.view._queries import PAGE_SIZE, EpisodeFilter, RunCache, run_page, run_row
+from p2w_cli.view._render import STATIC, environment
+from p2w_cli.view._side_by_side import side_by_side
 from p2w_runtime.domain import UnknownRun, find_run, list_runs
 from p2w_runtime.store import EventStore, open_store
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data, parse_ref
 from replay.metrics import TITLES
-from replay.view._blobs import BlobProblem, media_type, read_blob
-from replay.view._episode import UnknownEpisode, episode_page
-from replay.view._links import ServerLinks
-from replay.view._plots import NoPlot, plot_png
-from replay.view._queries import PAGE_SIZE, EpisodeFilter, RunCache, run_page, run_row
-from replay.view._render import STATIC, environment
-from replay.view._side_by_side import side_by_side
 
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "

@@ -11,20 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_cli.view._app import RECORDED_CSP
+from p2w_cli.view._blobs import BlobProblem, read_blob
+from p2w_cli.view._episode import episode_page
+from p2w_cli.view._links import ExportLinks
+from p2w_cli.view._plots import NoPlot, plot_png
+from p2w_cli.view._queries import EpisodeFilter, read_run, run_page, run_row
+from p2w_cli.view._render import STATIC, environment
+from p2w_cli.view._side_by_side import side_by_side
 from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
 from replay.judging import read_judgments
 from replay.metrics import TITLES
-from replay.view._app import RECORDED_CSP
-from replay.view._blobs import BlobProblem, read_blob
-from replay.view._episode import episode_page
-from replay.view._links import ExportLinks
-from replay.view._plots import NoPlot, plot_png
-from replay.view._queries import EpisodeFilter, read_run, run_page, run_row
-from replay.view._render import STATIC, environment
-from replay.view._side_by_side import side_by_side
 
 META_CSP = RECORDED_CSP.replace("sandbox; ", "")
 """``sandbox`` is ignored in a ``<meta>`` CSP; the iframe's own ``sandbox`` attribute disables scripts there."""
