@@ -12,9 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from p2w_cli.render.classify import outcome_lines, summary_table
 from p2w_cli.render.judging import estimate_json, estimates_table, judgment_json, judgment_line
+from p2w_cli.render.terminal import cell, markup
 from p2w_runtime.domain import RunInfo, episodes_of, find_run
 from p2w_runtime.store import EventStore
-from p2w_runtime.terminal import cell, markup
 from replay.classify import ClassifyOptions, classification_stream, classify_runs, outcome_json, summarize
 from replay.classify._runner import ClassifyOutcome, ClassifySummary
 from replay.derived import Tally

@@ -17,7 +17,7 @@ from p2w_cli._common import (
     site_alias_options,
 )
 from p2w_cli._producers import pass_fields, producer_option
-from p2w_runtime.terminal import terminal_console
+from p2w_cli.render.terminal import terminal_console
 
 
 @click.command("classify")

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, run
-from p2w_runtime.terminal import cell, terminal_console
+from p2w_cli.render.terminal import cell, terminal_console
 
 
 @click.command("demo")

@@ -8,8 +8,8 @@ import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
+from p2w_cli.render.terminal import cell, markup
 from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_stream
-from p2w_runtime.terminal import cell, markup
 
 
 @click.command()

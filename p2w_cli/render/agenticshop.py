@@ -9,7 +9,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from p2w_runtime.terminal import cell
+from p2w_cli.render.terminal import cell
 from replay.metrics import MISSING, figure, json_figure
 
 TITLES = {

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from p2w_runtime.terminal import cell, markup
+from p2w_cli.render.terminal import cell, markup
 from replay.agreement import AgreementReport, Estimate, PairReport
 
 

@@ -15,7 +15,7 @@ from rich.rule import Rule
 from p2w_cli.render.classify import summary_table
 from p2w_cli.render.diff import render_diff
 from p2w_cli.render.metrics import show_metrics
-from p2w_runtime.terminal import cell, markup
+from p2w_cli.render.terminal import cell, markup
 from replay.demo import LLM_JUDGE, RULES_JUDGE, DemoData, DemoReport
 
 VIEW_WIDTH = 120

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from p2w_runtime.terminal import cell, safe
+from p2w_cli.render.terminal import cell, safe
 from replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, figure, json_figure
 
 COLUMNS = tuple((name, TITLES[name]) for name in METRICS)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from p2w_cli.render.diff import metrics_layout
-from p2w_runtime.terminal import cell
+from p2w_cli.render.terminal import cell
 from replay.metrics import METRICS, figure
 from replay.stats import RunStats
 
