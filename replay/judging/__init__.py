@@ -1,4 +1,5 @@
-"""Running judges over recorded runs: the judge family's pass, its stream, estimates, and rendering (``_render``)."""
+"""Running judges over recorded runs: the judge family's pass, its stream and estimates (``p2w_cli.render.judging``
+prints them)."""
 
 from replay.derived import CacheKey, LlmFactory, latest_by_key
 from replay.judging._command import ReplayOptions, estimate_run, judge_run
