@@ -10,7 +10,7 @@ a final state and the end) are appended to a fresh SQLite store, then:
   validated payload model (the code before records were decoded from the text); then once more keeping every
   trajectory;
 - rules judge: ``rubric-rules`` scoring the projected trajectories in memory (cold matcher caches);
-- replay, first pass: ``replay_run`` end to end (load, judge, append the judgments), on fresh copies;
+- replay, first pass: ``run_pass(JUDGES, ...)`` end to end (load, judge, append the judgments), on fresh copies;
 - replay, second pass: the same call again, all cached (stream heads only, no event read).
 
 Every figure is the best of three runs. Results and the decisions they settled: docs/design/projection.md.

@@ -31,12 +31,12 @@ from pathlib import Path
 import uvicorn
 from bench_replay import episode
 
+from p2w_cli.view.app import create_app
 from p2w_runtime.store import open_store
 from replay.classify import CLASSIFIERS, RulesClassifier
 from replay.derived import PassSettings, run_pass
 from replay.judges import JUDGES, make_judge
 from replay.synthetic import run_finished, run_started
-from replay.view import create_app
 from schemas import LlmCall, LlmUsage, NewEvent, Observation, blob_hash, uuid7
 
 PROMPT = "You are a web agent acting for a user. " * 40
@@ -146,6 +146,9 @@ def main() -> None:
             "run page, label filter": f"/run/{run_id}?label=history_retrieval_failure",
             f"run page {last} (last)": f"/run/{run_id}?page={last}",
             f"episode page ({args.steps} steps)": f"/run/{run_id}/episode/{stream.split('/', 1)[1]}",
+            "api: runs": "/api/runs",
+            "api: run page 1": f"/api/run/{run_id}",
+            f"api: episode ({args.steps} steps)": f"/api/run/{run_id}/episode/{stream.split('/', 1)[1]}",
         }
         cold = fetch(base + f"/run/{run_id}")
         print(
@@ -169,7 +172,7 @@ def main() -> None:
                 times.append(elapsed)
                 cpus.append(cpu)
             median = statistics.median(times)
-            kind = "episode" if "episode page" in name else "run" if "run page" in name else None
+            kind = "episode" if "episode" in name else "run" if "run page" in name else None
             ratio = f"{median / baselines[kind]:6.1f}x ({baselines[kind] * 1000:.0f} ms)" if kind else ""
             verdict = "ok" if median < 1.0 else "SLOW (target < 1 s)"
             print(

@@ -2,7 +2,7 @@
 
 Conventions for commands: take the store with ``open_db(ctx)``, run coroutines with
 ``run(...)`` (which turns ``UserError`` into one line on stderr and its exit code), and
-print with ``console`` / ``echo_json`` (recorded text through ``p2w_runtime.terminal``).
+print with ``console`` / ``echo_json`` (recorded text through ``p2w_cli.render.terminal``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 import click
 
+from p2w_cli.render.terminal import safe, terminal_console
 from p2w_runtime.errors import UserError
 from p2w_runtime.redaction import redact_text
 from p2w_runtime.store import EventStore, open_store, store_location
-from p2w_runtime.terminal import safe, terminal_console
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound=Callable[..., Any])

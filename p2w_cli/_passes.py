@@ -10,9 +10,11 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from p2w_cli.render.classify import outcome_lines, summary_table
+from p2w_cli.render.judging import estimate_json, estimates_table, judgment_json, judgment_line
+from p2w_cli.render.terminal import cell, markup
 from p2w_runtime.domain import RunInfo, episodes_of, find_run
 from p2w_runtime.store import EventStore
-from p2w_runtime.terminal import cell, markup
 from replay.classify import (
     ClassifyOptions,
     ClassifyOutcome,
@@ -22,10 +24,8 @@ from replay.classify import (
     outcome_json,
     summarize,
 )
-from replay.classify._render import outcome_lines, summary_table
 from replay.derived import Tally, run_pass
 from replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, estimate_replay, judgment_stream
-from replay.judging._render import estimate_json, estimates_table, judgment_json, judgment_line
 
 
 def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:

@@ -33,8 +33,9 @@ def agree_cmd(
     ctx: click.Context, run_ref: str, judges: tuple[str, ...], human: bool, samples: int, as_json: bool
 ) -> None:
     """Agreement of judges on RUN per metric, dimension and rubric point: κ, α, ρ, r, accuracy, changed verdicts."""
-    from replay.agreement import agree, render
-    from replay.agreement import as_json as to_json
+    from p2w_cli.render.agreement import as_json as to_json
+    from p2w_cli.render.agreement import render
+    from replay.agreement import agree
 
     async def _agree() -> None:
         async with open_db(ctx) as store:

@@ -10,7 +10,7 @@ import click
 
 from p2w_cli._common import console, llm_pass_options, open_db, run
 from p2w_cli._producers import PluginCommand, pass_fields, producer_option
-from p2w_runtime.terminal import terminal_console
+from p2w_cli.render.terminal import terminal_console
 
 
 @click.command("classify", cls=PluginCommand, family="classifier")

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, run
-from p2w_runtime.terminal import cell, terminal_console
+from p2w_cli.render.terminal import cell, terminal_console
 
 
 @click.command("demo")
@@ -42,9 +42,10 @@ def demo_cmd(
     force: bool,
 ) -> None:
     """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
+    from p2w_cli.render.demo import show_demo
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
-    from replay.demo import demo_data, import_example_runs, prepare_demo_db, show_demo, write_report
+    from replay.demo import demo_data, import_example_runs, prepare_demo_db, write_report
     from replay.derived import PassSettings
 
     out_dir.mkdir(parents=True, exist_ok=True)

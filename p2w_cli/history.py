@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, echo_json, run
-from p2w_runtime.terminal import cell, markup
+from p2w_cli.render.terminal import cell, markup
 
 
 def _history_options(command: Any) -> Any:

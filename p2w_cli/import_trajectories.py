@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import RUN_LABEL, open_db, run, terminal_progress
-from p2w_runtime.terminal import safe
+from p2w_cli.render.terminal import safe
 
 
 @click.command("import-trajectories")

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from p2w_cli._common import echo_json, fail_as_one_line, open_db, run, terminal_progress
+from p2w_cli.render.terminal import safe
 from p2w_runtime.errors import clip
-from p2w_runtime.terminal import safe
 
 if TYPE_CHECKING:
     from p2w_runtime.store import BundleSummary, VerifyReport

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import console, echo_json, open_db, run
-from p2w_runtime.terminal import cell
+from p2w_cli.render.terminal import cell
 
 
 def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:

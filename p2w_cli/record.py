@@ -18,8 +18,8 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
+from p2w_cli.render.terminal import safe
 from p2w_runtime.errors import UserError
-from p2w_runtime.terminal import safe
 
 
 def _demo_shop() -> str:

@@ -11,7 +11,7 @@ import click
 
 from p2w_cli._common import console, llm_pass_options, open_db, run
 from p2w_cli._producers import PluginCommand, pass_fields, producer_option
-from p2w_runtime.terminal import terminal_console
+from p2w_cli.render.terminal import terminal_console
 
 if TYPE_CHECKING:
     from replay.derived import PassOptions
@@ -109,12 +109,11 @@ def _counterfactual(
     plot: Path | None,
     passed: PassOptions,
 ) -> None:
+    from p2w_cli.render.retrieval_cf import episode_table, totals_line
     from replay.retrieval_cf import (
         CounterfactualOptions,
         CounterfactualReport,
         counterfactual_command,
-        episode_table,
-        totals_line,
     )
 
     options = CounterfactualOptions(
@@ -157,11 +156,12 @@ def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
+    from p2w_cli.render.agenticshop import show_shop_tables
+    from p2w_cli.render.metrics import show_metrics
     from p2w_runtime.domain import find_run
     from replay.agenticshop import SHOP_JUDGES
-    from replay.agenticshop._render import show_shop_tables
     from replay.agenticshop._tables import shop_tables
-    from replay.metrics import metrics_report, show_metrics
+    from replay.metrics import metrics_report
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
     shop = {j.id for j in SHOP_JUDGES}

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from p2w_cli._common import RUN_LABEL, echo_json, open_db, run
-from p2w_runtime.terminal import safe
+from p2w_cli.render.terminal import safe
 
 
 @click.command("rerun")

@@ -8,8 +8,8 @@ import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
+from p2w_cli.render.terminal import cell, markup
 from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_of, episode_stream
-from p2w_runtime.terminal import cell, markup
 
 
 @click.command()
@@ -73,9 +73,9 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     from schemas import EpisodeFinished, EpisodeStarted
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
+        from p2w_cli.render.judging import format_judgment
         from replay.classify import read_classifications
         from replay.judges import episode_judgments
-        from replay.judging._render import format_judgment
         from replay.timeline import timeline
 
     derived: list[Any] = []

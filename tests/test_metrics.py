@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from p2w_cli.render.metrics import csv_text, markdown
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import MemoryEventStore
 from replay.derived import PassSettings, run_pass
 from replay.judges import JUDGES, current_judgments, make_judge
 from replay.metrics import EpisodeScore, aggregate, collect_scores, plot_levels
-from replay.metrics._render import csv_text, markdown
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, NewEvent, Observation, uuid7
 

@@ -1,7 +1,8 @@
-"""The CLI pattern: library code returns data, rendering modules print it.
+"""The CLI pattern: library code returns data, the CLI presents it (docs/ARCHITECTURE.md).
 
-In ``replay/`` and ``p2w_runtime/`` only a module named ``_render.py`` / ``render.py`` may call ``print()`` or
-import ``rich``; everything else returns data for ``p2w_cli`` (or a renderer) to show.
+No module of ``replay/`` or ``p2w_runtime/`` calls ``print()`` or imports a presentation library (rich, Jinja2,
+Starlette, uvicorn), not even inside a function: the web viewer and every terminal renderer live in
+``p2w_cli/view/`` and ``p2w_cli/render/``.
 """
 
 from __future__ import annotations
@@ -11,39 +12,54 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("replay", "p2w_runtime")
-RENDERING = {"_render", "render"}
+PRESENTATION = ("rich", "jinja2", "starlette", "uvicorn")
 
 
 def violations(source: str) -> list[str]:
-    """``print()`` calls and ``rich`` imports in ``source``, as ``line: what``."""
+    """``print()`` calls and presentation imports anywhere in ``source`` (lazy ones too), as ``line: what``."""
     found: list[str] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
             found.append(f"{node.lineno}: print()")
         elif isinstance(node, ast.Import):
-            found += [f"{node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] == "rich"]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "rich":
+            found += [f"{node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] in PRESENTATION]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in PRESENTATION:
             found.append(f"{node.lineno}: from {node.module} import ...")
     return found
 
 
-def test_the_scan_finds_prints_and_rich_imports() -> None:
-    source = "import rich\nfrom rich.table import Table\nimport rich.console as c\nprint('x')\nlog.print('y')\n"
+def test_the_scan_finds_prints_and_presentation_imports_lazy_ones_too() -> None:
+    source = (
+        "import rich\nfrom rich.table import Table\nimport rich.console as c\nprint('x')\nlog.print('y')\n"
+        "def page():\n    from jinja2 import Environment\n    import starlette.routing\n"
+        "async def serve():\n    import uvicorn\n"
+    )
     assert violations(source) == [
         "1: import rich",
         "2: from rich.table import ...",
         "3: import rich.console",
         "4: print()",
+        "7: from jinja2 import ...",
+        "8: import starlette.routing",
+        "10: import uvicorn",
     ], "a method named print (a console's, in a renderer's caller) is not the builtin"
-    assert violations("from richer import x\nprinter = print\n") == []
+    assert violations("from richer import x\nprinter = print\nfrom . import rich\nimport jinja2ish\n") == []
 
 
-def test_only_rendering_modules_print_or_import_rich() -> None:
+def test_replay_and_the_runtime_never_print_or_import_a_presentation_library() -> None:
     modules = [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
     assert len(modules) > 100, "the scan sees the packages"
-    bad = {
-        str(path.relative_to(ROOT)): found
-        for path in modules
-        if path.stem not in RENDERING and (found := violations(path.read_text(encoding="utf-8")))
+    bad = {str(p.relative_to(ROOT)): found for p in modules if (found := violations(p.read_text(encoding="utf-8")))}
+    assert not bad, f"print() or a presentation library in replay/ or p2w_runtime/: {bad}"
+
+
+def test_the_viewer_and_the_terminal_renderers_live_with_the_cli() -> None:
+    """Where the presentation went: every module importing rich, Jinja2, Starlette or uvicorn is under p2w_cli."""
+    presenting = {
+        str(p.relative_to(ROOT))
+        for p in sorted(ROOT.rglob("*.py"))
+        if p.relative_to(ROOT).parts[0] in (*PACKAGES, "p2w_cli", "schemas")
+        and any("print()" not in v for v in violations(p.read_text(encoding="utf-8")))
     }
-    assert not bad, f"print()/rich outside a _render.py / render.py module: {bad}"
+    assert {"p2w_cli/view/_app.py", "p2w_cli/view/_render.py", "p2w_cli/render/terminal.py"} <= presenting
+    assert {p for p in presenting if not p.startswith("p2w_cli/")} == set()

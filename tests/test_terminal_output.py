@@ -15,8 +15,8 @@ from classify_builders import act_well, add_run, ask_well, builder
 from click.testing import CliRunner
 
 from cli import main
+from p2w_cli.render.terminal import cell, markup, safe
 from p2w_runtime.store import open_store
-from p2w_runtime.terminal import cell, markup, safe
 
 REPO = Path(__file__).resolve().parents[1]
 MARKUP = "[bold red]evil[/]"

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 from view_support import build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch, serving
 
-from replay.view._app import PAGE_CSP
+from p2w_cli.view.app import PAGE_CSP
 from schemas import blob_hash
 
 pytestmark = pytest.mark.slow

@@ -18,6 +18,7 @@ from p2w_runtime.domain._runs import (
     episode_ends,
     find_run,
     list_runs,
+    match_run,
 )
 from p2w_runtime.domain._seal import Appender, append_sealed, episode_seals
 from p2w_runtime.domain._started import Provenance, TaskLike, episode_started, run_started
@@ -44,6 +45,7 @@ __all__ = [
     "episode_ends",
     "find_run",
     "list_runs",
+    "match_run",
     "ATTEMPT_MARK",
     "CLASSIFICATIONS_SUFFIX",
     "DERIVED_SUFFIXES",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2w_runtime.domain._listing import NOT_AN_OUTCOME, counted, episodes_of
@@ -59,7 +60,11 @@ async def list_runs(store: EventStore) -> list[RunInfo]:
 
 async def find_run(store: EventStore, ref: str) -> RunInfo:
     """A run by exact id, else by label (the newest run with that label), else a unique id prefix."""
-    runs = await list_runs(store)
+    return match_run(await list_runs(store), ref, getattr(store, "label", "the store"))
+
+
+def match_run(runs: Sequence[RunInfo], ref: str, where: str) -> RunInfo:
+    """``find_run`` over runs already listed (``where`` names their store in the error)."""
     for run in runs:
         if run.run_id == ref:
             return run
@@ -70,7 +75,7 @@ async def find_run(store: EventStore, ref: str) -> RunInfo:
     if len(prefixed) == 1:
         return prefixed[0]
     known = ", ".join(r.label for r in runs[-5:]) or "none"
-    raise UnknownRun(f"no run {ref!r} in {getattr(store, 'label', 'the store')} (labels: {known})")
+    raise UnknownRun(f"no run {ref!r} in {where} (labels: {known})")
 
 
 async def check_label_free(store: EventStore, label: str) -> None:

@@ -1,6 +1,6 @@
-"""Recorded text made safe for a terminal (``render``): the one place every renderer goes through; see
-docs/design/terminal-output.md."""
+"""Recorded text made safe for a terminal (``safe``), with no dependency on rich: the CLI's renderers
+(``p2w_cli.render.terminal``) and the console log both go through it; see docs/design/terminal-output.md."""
 
-from p2w_runtime.terminal.render import PIPE_WIDTH, cell, markup, safe, terminal_console
+from p2w_runtime.terminal._safe import safe
 
-__all__ = ["PIPE_WIDTH", "cell", "markup", "safe", "terminal_console"]
+__all__ = ["safe"]

@@ -7,8 +7,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from replay.agreement._labels import ImportSummary, import_labels, parse_labels
 from replay.agreement._raters import Rater, current_records, human_selectors, items, rater
-from replay.agreement._render import as_json, render
-from replay.agreement._report import AgreementReport, agreement, compare, self_consistency
+from replay.agreement._report import AgreementReport, PairReport, agreement, compare, self_consistency
 from replay.agreement._stats import (
     BOOTSTRAP_SAMPLES,
     Estimate,
@@ -47,12 +46,12 @@ __all__ = [
     "AgreementReport",
     "Estimate",
     "ImportSummary",
+    "PairReport",
     "Rater",
     "accuracy",
     "agree",
     "agreement",
     "alpha",
-    "as_json",
     "bootstrap",
     "cohen_kappa",
     "compare",
@@ -61,7 +60,6 @@ __all__ = [
     "pair_agreement",
     "parse_labels",
     "pearson",
-    "render",
     "self_consistency",
     "spearman",
 ]

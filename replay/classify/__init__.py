@@ -27,7 +27,6 @@ from replay.classify._registry import (
     ClassifySummary,
     make_classifier,
 )
-from replay.classify._render import outcome_lines, summary_table
 from replay.classify._rules import RulesClassifier, RulesConfig
 from replay.classify._summary import ErrorSummary, SummaryRow, summarize
 
@@ -69,10 +68,8 @@ __all__ = [
     "make_classifier",
     "navigation_label",
     "outcome_json",
-    "outcome_lines",
     "plot_summary",
     "read_classifications",
     "redundant_access",
     "summarize",
-    "summary_table",
 ]

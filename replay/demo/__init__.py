@@ -17,12 +17,10 @@ from replay.demo._prepare import (
     prepare_demo_db,
     write_report,
 )
-from replay.demo._render import VIEW_WIDTH, show_demo
 
 __all__ = [
     "LLM_JUDGE",
     "RULES_JUDGE",
-    "VIEW_WIDTH",
     "DemoDatabaseInUse",
     "DemoData",
     "DemoReport",
@@ -30,6 +28,5 @@ __all__ = [
     "import_example_runs",
     "judge_demo_runs",
     "prepare_demo_db",
-    "show_demo",
     "write_report",
 ]

@@ -1,5 +1,5 @@
 """What ``p2w-rt demo`` needs of the library: a database it may use, the example runs imported, judged,
-classified and diffed (``DemoData``), and the report file (the views are rendered by ``replay.demo._render``)."""
+classified and diffed (``DemoData``), and the report file (the views are rendered by ``p2w_cli.render.demo``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ from replay.diff._align import Divergence
 from replay.diff._command import diff_refs
 from replay.diff._diff import MetricDelta, RunDiff, TaskDiff, diff_runs
 from replay.diff._refs import OpenRun, RunRef, open_runs, parse_ref
-from replay.diff._render import metrics_layout, render_diff, show_diff
 from replay.diff._runs import (
     DEFAULT_JUDGE,
     EpisodeData,
@@ -29,9 +28,6 @@ __all__ = [
     "diff_refs",
     "diff_runs",
     "load_run_data",
-    "metrics_layout",
     "open_runs",
     "parse_ref",
-    "render_diff",
-    "show_diff",
 ]

@@ -16,7 +16,6 @@ from replay.retrieval_cf._pass import (
     CounterfactualSummary,
 )
 from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalConfig, RetrievalSettings
-from replay.retrieval_cf._render import episode_table, totals_line
 
 __all__ = [
     "COUNTERFACTUAL_RETRIEVAL",
@@ -30,8 +29,6 @@ __all__ = [
     "RetrievalConfig",
     "RetrievalSettings",
     "counterfactual_command",
-    "episode_table",
     "recall",
     "totals",
-    "totals_line",
 ]

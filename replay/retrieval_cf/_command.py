@@ -1,6 +1,6 @@
 """What ``p2w-rt replay RUN --retriever EMBEDDER`` does: build the retriever, run the pass, write the plot.
 
-It returns the data; ``_render.py`` turns it into the table and totals line the CLI prints.
+It returns the data; ``p2w_cli.render.retrieval_cf`` turns it into the table and totals line the CLI prints.
 """
 
 from __future__ import annotations

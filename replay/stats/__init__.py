@@ -1,6 +1,5 @@
 """Repeated runs of the same tasks: mean and standard deviation of each metric (the paper's Table 8 layout)."""
 
-from replay.stats._render import show_stats, stats_table
 from replay.stats._stats import RunFigures, RunStats, run_stats, stats_of
 
-__all__ = ["RunFigures", "RunStats", "run_stats", "show_stats", "stats_of", "stats_table"]
+__all__ = ["RunFigures", "RunStats", "run_stats", "stats_of"]

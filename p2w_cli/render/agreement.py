@@ -8,9 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from p2w_runtime.terminal import cell, markup
-from replay.agreement._report import AgreementReport, PairReport
-from replay.agreement._stats import Estimate
+from p2w_cli.render.terminal import cell, markup
+from replay.agreement import AgreementReport, Estimate, PairReport
 
 
 def _ci(e: Estimate) -> str:

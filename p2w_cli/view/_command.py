@@ -68,8 +68,8 @@ def view_cmd(
 
 
 def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
+    from p2w_cli.view.app import ExportSummary, export_static
     from p2w_runtime.store import open_store
-    from replay.view import ExportSummary, export_static
 
     if not run_refs:
         raise click.UsageError("--export needs the runs to export: p2w-rt view --export DIR RUN...")
@@ -92,7 +92,7 @@ def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browse
 
     import uvicorn
 
-    from replay.view import create_app
+    from p2w_cli.view.app import create_app
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

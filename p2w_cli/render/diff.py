@@ -9,7 +9,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Column, Table
 from rich.text import Text
 
-from p2w_runtime.terminal import cell, markup
+from p2w_cli.render.terminal import cell, markup
 from replay.diff._diff import RunDiff
 from replay.metrics import METRICS, TITLES, figure, signed
 

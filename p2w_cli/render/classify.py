@@ -1,6 +1,6 @@
 """Classifications for people: one line per episode, and the error summary table.
 
-Recorded text goes through ``p2w_runtime.terminal`` (actions and queries are full of brackets).
+Recorded text goes through ``p2w_cli.render.terminal`` (actions and queries are full of brackets).
 """
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from p2w_runtime.terminal import cell, markup
-from replay.classify._registry import ClassifyOutcome
-from replay.classify._summary import ErrorSummary
+from p2w_cli.render.terminal import cell, markup
+from replay.classify import ClassifyOutcome, ErrorSummary
 
 
 def outcome_lines(outcome: ClassifyOutcome) -> list[str]:

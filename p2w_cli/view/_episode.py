@@ -1,5 +1,9 @@
-"""The episode page's read model: the trajectory regrouped by step, with what the projection leaves out
-(screenshots, AX trees, every LLM call) taken from the raw events beside it."""
+"""The episode page's read model: the one projection (``Trajectory``) regrouped by step.
+
+The stream is read once and projected; from the same events the page takes only what the projection does not
+keep: an observation's screenshot and tabs, each LLM call's messages, tokens and latency (the trajectory counts
+calls and their cost), and the ids of every event (which evidence ids link to this page).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from p2w_runtime.domain import episode_stream
-from p2w_runtime.domain.trajectory import ActionRecord, HistoryAccess, RationaleRecord, Trajectory, project
+from p2w_cli.view._blobs import BlobProblem, read_blob
+from p2w_runtime.domain import RunInfo, episode_stream
+from p2w_runtime.domain.trajectory import (
+    ActionRecord,
+    HistoryAccess,
+    ObservationRecord,
+    RationaleRecord,
+    Trajectory,
+    project,
+)
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord
 from replay.judges import JudgmentRecord
-from replay.view._blobs import BlobProblem, read_blob
-from schemas import Event, FinalState, LlmCall, Observation
+from schemas import Event, LlmCall, Observation
 
 HAR_ROWS = 200
 """HAR entries listed on the page; the rest are counted."""
@@ -24,12 +35,21 @@ class UnknownEpisode(LookupError):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class ShownObservation:
+    """An observation as the page shows it: the projection's record, with the screenshot and tabs it leaves out."""
+
+    record: ObservationRecord
+    screenshot: str | None = None
+    tabs: list[str] = field(default_factory=list)
+
+
 @dataclass(slots=True)
 class Step:
     """Everything that happened at one step, in the order the agent saw and did it."""
 
     number: int | None
-    observations: list[tuple[str, Observation]] = field(default_factory=list)
+    observations: list[ShownObservation] = field(default_factory=list)
     history: list[HistoryAccess] = field(default_factory=list)
     reasoning: list[RationaleRecord] = field(default_factory=list)
     actions: list[ActionRecord] = field(default_factory=list)
@@ -37,7 +57,7 @@ class Step:
 
     @property
     def event_ids(self) -> list[str]:
-        ids = [i for i, _ in self.observations] + [r.event_id for r in self.reasoning]
+        ids = [o.record.event_id for o in self.observations] + [r.event_id for r in self.reasoning]
         ids += [a.event_id for a in self.actions] + [i for i, _ in self.llm_calls]
         for access in self.history:
             ids += [i for i in [access.query_event_id] if i] + [r.event_id for r in access.retrievals]
@@ -64,9 +84,10 @@ class HarSummary:
 @dataclass(slots=True)
 class EpisodePage:
     run_id: str
+    run_label: str
     trajectory: Trajectory
+    """The final state (``trajectory.final_state``) is the projection's too."""
     steps: list[Step]
-    final_state: tuple[str, FinalState] | None
     har: HarSummary | None
     judgments: list[tuple[JudgmentRecord, bool]]
     """Every judgment, newest first, with whether it judged the episode as it is now."""
@@ -77,20 +98,19 @@ class EpisodePage:
 
 async def episode_page(
     store: EventStore,
-    run_id: str,
+    run: RunInfo,
     episode_id: str,
     judgments: Sequence[JudgmentRecord],
     classifications: Sequence[ClassificationRecord],
 ) -> EpisodePage:
     """``judgments`` and ``classifications`` are the run's (all of them), read once for all its episode pages."""
-    stream = episode_stream(run_id, episode_id)
+    stream = episode_stream(run.run_id, episode_id)
     events = [stored.decode() async for stored in store.read_stream(stream)]
     if not events or events[0].type != "episode.started":
-        raise UnknownEpisode(f"run {run_id} has no episode {episode_id!r}")
+        raise UnknownEpisode(f"run {run.run_id} has no episode {episode_id!r}")
     trajectory = project(events)
-    steps = _steps(trajectory, events)
-    final = next(((e.event_id, e.payload) for e in events if isinstance(e.payload, FinalState)), None)
-    har = await har_summary(store, final[1].har) if final and final[1].har else None
+    final = trajectory.final_state
+    har = await har_summary(store, final.har) if final and final.har else None
     judged = [
         (r, r.judgment.trajectory_hash == trajectory.hash) for r in judgments if r.judgment.episode_stream == stream
     ]
@@ -101,42 +121,39 @@ async def episode_page(
     ]
     calls = [e.payload for e in events if isinstance(e.payload, LlmCall)]
     totals = {
-        "calls": len(calls),
+        "calls": trajectory.llm_calls,
         "tokens": sum(c.usage.total_tokens for c in calls if c.usage),
-        "cost": sum(c.cost_usd or 0.0 for c in calls),
+        "cost": trajectory.llm_cost_usd,
         "latency": sum(c.latency_s for c in calls),
     }
-    return EpisodePage(
-        run_id,
-        trajectory,
-        steps,
-        final,
-        har,
-        judged[::-1],
-        classified[::-1],
-        {e.event_id for e in events},
-        totals,
-    )
+    steps = _steps(trajectory, events)
+    ids = {e.event_id for e in events}
+    return EpisodePage(run.run_id, run.label, trajectory, steps, har, judged[::-1], classified[::-1], ids, totals)
 
 
 def _steps(t: Trajectory, events: list[Event]) -> list[Step]:
-    """Group by step number; history asked before the first step (pre-execution) is step None, shown first."""
+    """Group the trajectory by step number; history asked before the first step (pre-execution) is step None,
+    shown first. ``events`` are the ones ``t`` was projected from, for what it leaves out."""
     steps: dict[int | None, Step] = {}
 
     def at(number: int | None) -> Step:
         return steps.setdefault(number, Step(number))
 
-    for event in events:
-        if isinstance(event.payload, Observation):
-            at(event.payload.step).observations.append((event.event_id, event.payload))
-        elif isinstance(event.payload, LlmCall):
-            at(event.payload.step).llm_calls.append((event.event_id, event.payload))
+    seen = {e.event_id: e.payload for e in events if isinstance(e.payload, Observation)}
+    for record in t.observations:
+        o = seen.get(record.event_id)
+        at(record.step).observations.append(
+            ShownObservation(record, o.screenshot, o.tabs) if o else ShownObservation(record)
+        )
     for access in t.history:
         at(access.step).history.append(access)
     for rationale in t.planner_rationales:
         at(rationale.step).reasoning.append(rationale)
     for action in t.actions:
         at(action.step).actions.append(action)
+    for event in events:
+        if isinstance(event.payload, LlmCall):
+            at(event.payload.step).llm_calls.append((event.event_id, event.payload))
     return sorted(steps.values(), key=lambda s: -1 if s.number is None else s.number)
 
 

@@ -11,20 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_cli.view._app import RECORDED_CSP
+from p2w_cli.view._blobs import BlobProblem, read_blob
+from p2w_cli.view._episode import episode_page
+from p2w_cli.view._links import ExportLinks
+from p2w_cli.view._pages import Comparison
+from p2w_cli.view._plots import NoPlot, plot_png
+from p2w_cli.view._queries import EpisodeFilter, read_run, run_page, run_row
+from p2w_cli.view._render import STATIC, environment
+from p2w_cli.view._side_by_side import side_by_side
 from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
 from replay.judges import read_judgments
-from replay.metrics import TITLES
-from replay.view._app import RECORDED_CSP
-from replay.view._blobs import BlobProblem, read_blob
-from replay.view._episode import episode_page
-from replay.view._links import ExportLinks
-from replay.view._plots import NoPlot, plot_png
-from replay.view._queries import EpisodeFilter, read_run, run_page, run_row
-from replay.view._render import STATIC, environment
-from replay.view._side_by_side import side_by_side
 
 META_CSP = RECORDED_CSP.replace("sandbox; ", "")
 """``sandbox`` is ignored in a ``<meta>`` CSP; the iframe's own ``sandbox`` attribute disables scripts there."""
@@ -70,18 +70,18 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
             d = diff_runs(*[await load_run_data(store, info, DEFAULT_JUDGE, info.label) for info in (a, b)])
         except MissingJudgments as exc:
             raise ExportError(str(exc)) from None
-        context = {"d": d, "headers": TITLES, "side": side_by_side, "a_local": True, "b_local": True}
-        write(links.compare(a.label, b.label), "compare.html", **context)
+        c = Comparison(d, {t.task_id: side_by_side(t) for t in d.tasks}, a_local=True, b_local=True)
+        write(links.compare(a.label, b.label), "compare.html", c=c)
         pages += 1
     for info in infos:
         read = reads[info.run_id]
         p = run_page(read, EpisodeFilter(), 1, max(1, info.episodes))
-        write(links.run(info.run_id), "run.html", p=p, f=EpisodeFilter())
+        write(links.run(info.run_id), "run.html", p=p)
         pages += 1
         judgments = await read_judgments(store, info.run_id)
-        for row in p.episodes:
-            ep = await episode_page(store, info.run_id, row.episode_id, judgments, read.classifications)
-            write(links.episode(info.run_id, row.episode_id), "episode.html", p=ep, run_label=info.label)
+        for row in p.shown:
+            ep = await episode_page(store, info, row.episode_id, judgments, read.classifications)
+            write(links.episode(info.run_id, row.episode_id), "episode.html", p=ep)
             pages += 1
     problems: list[str] = []
     for run_id, name in sorted(links.plots):

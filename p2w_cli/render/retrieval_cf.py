@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from p2w_cli.render.terminal import cell
 from p2w_runtime.domain import RunInfo
-from p2w_runtime.terminal import cell
-from replay.retrieval_cf._command import recall, totals
-from replay.retrieval_cf._pass import CounterfactualSummary
+from replay.retrieval_cf import CounterfactualSummary, recall, totals
 
 
 def _fmt(value: float | None) -> str:

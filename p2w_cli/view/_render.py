@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from replay.metrics import TITLES
 from replay.metrics import figure as metric
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -51,4 +52,5 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(metric=metric, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
+    env.globals["titles"] = TITLES
     return env

@@ -8,10 +8,10 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from p2w_runtime.terminal import cell
-from replay.diff import metrics_layout
+from p2w_cli.render.diff import metrics_layout
+from p2w_cli.render.terminal import cell
 from replay.metrics import METRICS, figure
-from replay.stats._stats import RunStats
+from replay.stats import RunStats
 
 
 def stats_table(stats: RunStats) -> Table:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of
+from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, under
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord, read_classifications
 from replay.judges import JudgmentRecord, current_judgments, read_judgments
@@ -43,17 +43,14 @@ class EpisodeRow:
     ref: EpisodeRef
     index: int
     finished: EpisodeFinished | None
+    website: str = ""
+    """The host the episode ended on."""
     judgments: dict[str, JudgmentRecord] = field(default_factory=dict)
     labels: list[str] = field(default_factory=list)
 
     @property
     def episode_id(self) -> str:
         return self.ref.episode_id
-
-    @property
-    def website(self) -> str:
-        url = self.finished.final_url if self.finished else None
-        return host_of(url) if url else ""
 
     def success(self, judge: str | None) -> bool | None:
         record = self.judgments.get(judge or "")
@@ -88,8 +85,10 @@ class EpisodeFilter:
 @dataclass(slots=True)
 class RunPage:
     info: RunInfo
-    episodes: list[EpisodeRow]
-    """Every episode, filtered; the page shows ``shown``."""
+    filter: EpisodeFilter
+    """The filter applied (its judge, when none was asked for, the first that judged the run)."""
+    matched: int
+    """Episodes the filter keeps; the page shows ``shown`` of them."""
     total: int
     judges: list[str]
     levels: list[int]
@@ -121,11 +120,11 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
     refs = await episodes_of(store, info.run_id)
     finished: dict[str, EpisodeFinished] = {}
-    async for stored in store.read_all(stream_prefix=f"{info.run_id}/", types=["episode.finished"]):
+    async for stored in store.read_all(stream_prefix=under(info.run_id), types=["episode.finished"]):
         payload = stored.decode().payload
         assert isinstance(payload, EpisodeFinished)
         finished[stored.stream] = payload
-    rows = {ref.stream: EpisodeRow(ref, i, finished.get(ref.stream)) for i, ref in enumerate(refs)}
+    rows = {ref.stream: _row(ref, i, finished.get(ref.stream)) for i, ref in enumerate(refs)}
     for (stream, judge), record in (await current_judgments(store, info.run_id)).items():
         if stream in rows:
             rows[stream].judgments[judge] = record
@@ -134,6 +133,11 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
         row = rows[labelled.classification.episode_stream]
         row.labels.extend(x.label for x in labelled.classification.labels if x.label not in row.labels)
     return RunRead(info, rows, classified, _scores(info, rows.values()))
+
+
+def _row(ref: EpisodeRef, index: int, finished: EpisodeFinished | None) -> EpisodeRow:
+    url = finished.final_url if finished else None
+    return EpisodeRow(ref, index, finished, host_of(url) if url else "")
 
 
 def _scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:
@@ -173,27 +177,24 @@ def current_classifications(
 
 
 class RunCache:
-    """``RunRead``s kept while the store is unchanged. The log is append-only, so its event count names
-    its state: a page after a new append reads again, any other page is served from memory."""
+    """``RunRead``s kept while the store is unchanged: ``end`` is the log's event count when the caller found
+    the run (``RunIndex``); the log is append-only, so a page after a new append reads again, any other page is
+    served from memory. The least recently read runs go first beyond ``size``."""
 
     def __init__(self, size: int = 16) -> None:
         self.size = size
         self.entries: dict[str, tuple[int, RunRead]] = {}
 
-    async def get(self, store: EventStore, info: RunInfo) -> RunRead:
-        events, _ = await store.count()
-        cached = self.entries.get(info.run_id)
-        if cached is not None and cached[0] == events:
-            return cached[1]
-        read = await read_run(store, info)
-        self.entries.pop(info.run_id, None)
-        self.entries[info.run_id] = (events, read)
+    async def get(self, store: EventStore, info: RunInfo, end: int) -> RunRead:
+        cached = self.entries.pop(info.run_id, None)
+        read = cached[1] if cached is not None and cached[0] == end else await read_run(store, info)
+        self.entries[info.run_id] = (end, read)
         while len(self.entries) > self.size:
             self.entries.pop(next(iter(self.entries)))
         return read
 
-    async def judgments(self, store: EventStore, info: RunInfo) -> list[JudgmentRecord]:
-        read = await self.get(store, info)
+    async def judgments(self, store: EventStore, info: RunInfo, end: int) -> list[JudgmentRecord]:
+        read = await self.get(store, info, end)
         if read.judgments is None:
             read.judgments = await read_judgments(store, info.run_id)
         return read.judgments
@@ -209,7 +210,8 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> 
     page = min(max(1, page), pages)
     return RunPage(
         info=read.info,
-        episodes=kept,
+        filter=wanted,
+        matched=len(kept),
         total=len(rows),
         judges=judges,
         levels=sorted({r.ref.level for r in rows if r.ref.level is not None}),

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.rule import Rule
 
-from p2w_runtime.terminal import cell, markup
-from replay.classify import summary_table
-from replay.demo._prepare import LLM_JUDGE, RULES_JUDGE, DemoData, DemoReport
-from replay.diff import render_diff
-from replay.metrics import show_metrics
+from p2w_cli.render.classify import summary_table
+from p2w_cli.render.diff import render_diff
+from p2w_cli.render.metrics import show_metrics
+from p2w_cli.render.terminal import cell, markup
+from replay.demo import LLM_JUDGE, RULES_JUDGE, DemoData, DemoReport
 
 VIEW_WIDTH = 120
 """Width each view is rendered at (and of the rule above it, even when piped output is unlimited)."""

@@ -1,6 +1,7 @@
 """Judgments for people and for programs: lines and tables with evidence, and the ``--json`` line shape.
 
-Recorded text (task ids, evidence, errors) goes through ``p2w_runtime.terminal``: never markup, no control characters.
+Recorded text (task ids, evidence, errors) goes through ``p2w_cli.render.terminal``: never markup, no control
+characters.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from p2w_runtime.terminal import cell, markup, safe
+from p2w_cli.render.terminal import cell, markup, safe
 from replay.judges import JudgeEstimate, JudgeOutcome
 from schemas import Judgment
 

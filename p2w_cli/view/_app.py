@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,17 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from p2w_runtime.domain import UnknownRun, find_run, list_runs
-from p2w_runtime.store import EventStore, open_store
-from replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data, parse_ref
-from replay.metrics import TITLES
-from replay.view._blobs import BlobProblem, media_type, read_blob
-from replay.view._episode import UnknownEpisode, episode_page
-from replay.view._links import ServerLinks
-from replay.view._plots import NoPlot, plot_png
-from replay.view._queries import PAGE_SIZE, EpisodeFilter, RunCache, run_page, run_row
-from replay.view._render import STATIC, environment
-from replay.view._side_by_side import side_by_side
+from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
+from p2w_cli.view._episode import UnknownEpisode
+from p2w_cli.view._json import as_json
+from p2w_cli.view._links import ServerLinks
+from p2w_cli.view._pages import BadRequest, Forbidden, ViewQueries, ViewState
+from p2w_cli.view._plots import NoPlot
+from p2w_cli.view._queries import EpisodeFilter
+from p2w_cli.view._render import STATIC, environment
+from p2w_runtime.domain import UnknownRun
+from p2w_runtime.store import open_store
+from replay.diff import MissingJudgments
 
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "
@@ -38,36 +37,30 @@ PAGE_CSP = (
 RECORDED_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:"
 """For recorded pages and blobs: no scripts (CSP sandbox without allow-scripts), nothing fetched from anywhere."""
 SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+API_CSP = "default-src 'none'; frame-ancestors 'none'"
 
 
-class Forbidden(LookupError):
-    """A compare asked for a database the viewer was not started with."""
-
-
-@dataclass
-class ViewState:
-    """The stores the viewer reads: ``db`` and the extra files given with ``--with`` (compare only)."""
-
-    db: Path
-    others: Sequence[Path] = ()
-    stores: dict[Path, EventStore] = field(default_factory=dict)
-
-    def store(self) -> EventStore:
-        return self.stores[self.db.resolve()]
-
-    def store_for(self, path: Path) -> EventStore:
-        found = self.stores.get(path.resolve())
-        if found is None:
-            raise Forbidden(f"{path}: not a database this viewer was started with (add --with {path})")
-        return found
+def episode_filter(request: Request) -> tuple[EpisodeFilter, int]:
+    """The run page's filter and page number from its query string (``?level=&website=&label=&success=&judge=``)."""
+    q = request.query_params
+    level, number = q.get("level", ""), q.get("page", "1")
+    wanted = EpisodeFilter(
+        level=int(level) if level.isdigit() else None,
+        website=q.get("website", ""),
+        label=q.get("label", ""),
+        success=q.get("success", ""),
+        judge=q.get("judge", ""),
+    )
+    return wanted, int(number) if number.isdigit() else 1
 
 
 def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
-    """The viewer over ``db`` (and ``others`` for comparisons), opened at startup, never written."""
+    """The viewer over ``db`` (and ``others`` for comparisons), opened at startup, never written. Each page has
+    a JSON twin under ``/api/`` built by the same query (``ViewQueries``, kept in ``app.state.queries``)."""
     state = ViewState(Path(db), tuple(Path(o) for o in others))
+    queries = ViewQueries(state)
     env = environment()
     links = ServerLinks()
-    cache = RunCache()
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -81,42 +74,45 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         html = env.get_template(template).render(links=links, source=str(state.db), **context)
         return HTMLResponse(html, status, headers={"Content-Security-Policy": PAGE_CSP, **SAFE_HEADERS})
 
-    def problem(status: int, heading: str, message: str) -> HTMLResponse:
+    def data(value: object, status: int = 200) -> Response:
+        headers = {"Content-Security-Policy": API_CSP, **SAFE_HEADERS}
+        return Response(as_json(value), status, headers=headers, media_type="application/json")
+
+    def problem(request: Request, status: int, heading: str, message: str) -> Response:
+        if request.url.path.startswith("/api/"):
+            return data({"error": heading, "message": message}, status)
         return page("error.html", status, heading=heading, message=message)
 
     async def runs(request: Request) -> Response:
-        store = state.store()
-        return page("runs.html", rows=[run_row(await cache.get(store, info)) for info in await list_runs(store)])
+        return page("runs.html", rows=await queries.runs())
+
+    async def api_runs(request: Request) -> Response:
+        return data(await queries.runs())
 
     async def run(request: Request) -> Response:
-        q = request.query_params
-        info = await find_run(state.store(), request.path_params["run_id"])
-        level = q.get("level", "")
-        wanted = EpisodeFilter(
-            level=int(level) if level.isdigit() else None,
-            website=q.get("website", ""),
-            label=q.get("label", ""),
-            success=q.get("success", ""),
-            judge=q.get("judge", ""),
-        )
-        number = q.get("page", "1")
-        read = await cache.get(state.store(), info)
-        p = run_page(read, wanted, int(number) if number.isdigit() else 1, PAGE_SIZE)
-        if not wanted.judge and p.judges:
-            wanted = EpisodeFilter(wanted.level, wanted.website, wanted.label, wanted.success, p.judges[0])
-        return page("run.html", p=p, f=wanted)
+        return page("run.html", p=await queries.run(request.path_params["run_id"], *episode_filter(request)))
+
+    async def api_run(request: Request) -> Response:
+        return data(await queries.run(request.path_params["run_id"], *episode_filter(request)))
 
     async def episode(request: Request) -> Response:
-        info = await find_run(state.store(), request.path_params["run_id"])
-        store = state.store()
-        judgments = await cache.judgments(store, info)
-        classifications = (await cache.get(store, info)).classifications
-        p = await episode_page(store, info.run_id, request.path_params["episode_id"], judgments, classifications)
-        return page("episode.html", p=p, run_label=info.label)
+        return page(
+            "episode.html", p=await queries.episode(request.path_params["run_id"], request.path_params["episode_id"])
+        )
+
+    async def api_episode(request: Request) -> Response:
+        return data(await queries.episode(request.path_params["run_id"], request.path_params["episode_id"]))
+
+    async def compare(request: Request) -> Response:
+        q = request.query_params
+        return page("compare.html", c=await queries.compare(q.get("a", ""), q.get("b", ""), q.get("judge", "")))
+
+    async def api_compare(request: Request) -> Response:
+        q = request.query_params
+        return data(await queries.compare(q.get("a", ""), q.get("b", ""), q.get("judge", "")))
 
     async def plot(request: Request) -> Response:
-        info = await find_run(state.store(), request.path_params["run_id"])
-        png = plot_png(await cache.get(state.store(), info), request.path_params["name"])
+        png = await queries.plot(request.path_params["run_id"], request.path_params["name"])
         return Response(png, media_type="image/png", headers={"Content-Security-Policy": RECORDED_CSP, **SAFE_HEADERS})
 
     async def blob(request: Request) -> Response:
@@ -129,41 +125,30 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         headers = {"Content-Security-Policy": RECORDED_CSP, **SAFE_HEADERS}
         return Response(data, media_type="text/html; charset=utf-8", headers=headers)
 
-    async def compare(request: Request) -> Response:
-        q = request.query_params
-        a_text, b_text, judge = q.get("a", ""), q.get("b", ""), q.get("judge", "") or DEFAULT_JUDGE
-        if not a_text or not b_text:
-            return problem(400, "Compare needs two runs", "give both ?a=RUN and ?b=RUN (or FILE.db:RUN)")
-        data, local = [], []
-        for text in (a_text, b_text):
-            ref = parse_ref(text, state.db)
-            if not isinstance(ref.db, Path):
-                return problem(400, "Not a SQLite file", f"{text}: the viewer compares runs of SQLite files")
-            store = state.store_for(ref.db)
-            data.append(await load_run_data(store, await find_run(store, ref.run), judge, text))
-            local.append(ref.db.resolve() == state.db.resolve())
-        d = diff_runs(data[0], data[1])
-        return page("compare.html", d=d, headers=TITLES, side=side_by_side, a_local=local[0], b_local=local[1])
-
     async def not_found(request: Request, exc: Exception) -> Response:
-        return problem(404, "Not found", str(exc) or f"nothing at {request.url.path}")
+        return problem(request, 404, "Not found", str(exc) or f"nothing at {request.url.path}")
 
     async def blob_problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, BlobProblem)
         status, heading = (500, "Corrupt blob") if exc.corrupt else (404, "Missing blob")
-        return problem(status, heading, str(exc))
+        return problem(request, status, heading, str(exc))
+
+    async def bad_request(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, BadRequest)
+        return problem(request, 400, exc.heading, str(exc))
 
     async def forbidden(request: Request, exc: Exception) -> Response:
-        return problem(403, "Not available", str(exc))
+        return problem(request, 403, "Not available", str(exc))
 
     async def not_judged(request: Request, exc: Exception) -> Response:
-        return problem(409, "Not judged", str(exc))
+        return problem(request, 409, "Not judged", str(exc))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)
-        return problem(status, "Not found" if status == 404 else f"HTTP {status}", f"nothing at {request.url.path}")
+        heading = "Not found" if status == 404 else f"HTTP {status}"
+        return problem(request, status, heading, f"nothing at {request.url.path}")
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", runs),
             Route("/run/{run_id}", run),
@@ -172,6 +157,10 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             Route("/blob/{sha}", blob),
             Route("/dom/{sha}", dom),
             Route("/compare", compare),
+            Route("/api/runs", api_runs),
+            Route("/api/run/{run_id}", api_run),
+            Route("/api/run/{run_id}/episode/{episode_id:path}", api_episode),
+            Route("/api/compare", api_compare),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
         exception_handlers={
@@ -179,6 +168,7 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             UnknownEpisode: not_found,
             NoPlot: not_found,
             BlobProblem: blob_problem,
+            BadRequest: bad_request,
             Forbidden: forbidden,
             MissingJudgments: not_judged,
             404: http_error,
@@ -186,3 +176,5 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         },
         lifespan=lifespan,
     )
+    app.state.queries = queries
+    return app

@@ -5,9 +5,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from p2w_cli.view._queries import RunRead, current_classifications
 from replay.classify import ClassifyOutcome, ClassifySummary, plot_summary, summarize
 from replay.metrics import aggregate, plot_levels
-from replay.view._queries import RunRead, current_classifications
 
 PLOTS = ("levels", "errors")
 
