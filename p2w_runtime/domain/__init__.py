@@ -15,7 +15,6 @@ from p2w_runtime.domain._runs import (
     UnknownRun,
     check_label_free,
     close_run,
-    episode_ends,
     find_run,
     list_runs,
 )
@@ -41,7 +40,6 @@ __all__ = [
     "UnknownRun",
     "check_label_free",
     "close_run",
-    "episode_ends",
     "find_run",
     "list_runs",
     "ATTEMPT_MARK",

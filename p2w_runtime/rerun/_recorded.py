@@ -21,7 +21,6 @@ from p2w_runtime.domain.trajectory import (
     HistoryAccess,
     LlmCallRecord,
     ObservationRecord,
-    ProjectionError,
     RetrievalRecord,
     Trajectory,
     load_trajectory,
@@ -123,9 +122,5 @@ def parsed_action(command: ActionCommand) -> ParsedAction:
 
 
 async def load_episode(store: EventStore, stream: str) -> RecordedEpisode:
-    """Read one episode stream; ``StoreError`` when it does not start with ``episode.started``."""
-    try:
-        trajectory = await load_trajectory(store, stream)
-    except ProjectionError as exc:
-        raise StoreError(f"stream {stream!r} is not an episode: {exc}") from exc
-    return RecordedEpisode.of(trajectory, store)
+    """Read one episode stream; ``ProjectionError`` (a ``StoreError``) when its events do not form an episode."""
+    return RecordedEpisode.of(await load_trajectory(store, stream), store)

@@ -23,6 +23,7 @@ from p2w_runtime.domain.trajectory._model import (
     RetrievedEntry,
     Trajectory,
 )
+from p2w_runtime.store import StoreError
 from schemas import (
     Action,
     AnyPayload,
@@ -40,8 +41,9 @@ from schemas import (
 )
 
 
-class ProjectionError(ValueError):
-    """The events do not form an episode (no ``episode.started`` first, or events of several streams)."""
+class ProjectionError(StoreError, ValueError):
+    """The events do not form an episode (no ``episode.started`` first, a broken chain, events of several streams):
+    a command names the stream in one line (a ``StoreError``)."""
 
 
 class _Fold:
