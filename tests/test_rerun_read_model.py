@@ -8,11 +8,16 @@ field a seam serves, or keeps it wrong.
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from cli import main
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.llm import Completion
@@ -24,7 +29,7 @@ from p2w_runtime.rerun._record_as import _key, _record_key
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedIndex
 from p2w_runtime.retrieval import SearchHit
-from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, import_bundle
+from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, import_bundle, open_store
 from schemas import (
     Action,
     AnyPayload,
@@ -138,3 +143,27 @@ async def test_a_stream_that_is_not_an_episode_is_refused_in_one_line() -> None:
     async with MemoryEventStore() as store:
         with pytest.raises(StoreError, match="^no episode stream 'run/none'$"):
             await load_episode(store, "run/none")
+
+
+def test_an_episode_with_a_missing_event_is_refused_in_one_line_by_show_and_rerun(tmp_path: Path) -> None:
+    """The projection checks the chain, so a row deleted behind the store's back is named, not replayed over."""
+    db = tmp_path / "p2w.db"
+
+    async def imported() -> tuple[str, str, str]:
+        async with open_store(db) as store:
+            run_id = (await import_bundle(store, example_run_bundles()[0])).run_id
+            ref = (await episodes_of(store, run_id))[0]
+            return run_id, ref.stream, ref.task_id
+
+    run_id, stream, task_id = asyncio.run(imported())
+    with sqlite3.connect(db) as conn:  # what only someone rewriting the file can do
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+            conn.execute(f"DROP TRIGGER {name}")
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq = 3", (stream,))
+    for command in (["show", run_id, task_id], ["rerun", run_id, task_id, "--recorded-retrieval"]):
+        result = CliRunner().invoke(main, ["--db", str(db), *command])
+        assert result.exit_code == 2, result.output
+        assert result.output == (
+            f"error: stream {stream}: event seq 4 does not follow the one before it (its prev_hash differs): "
+            "events are missing or out of order; run p2w-rt verify\n"
+        )
