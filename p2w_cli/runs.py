@@ -69,11 +69,11 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
-    from p2w_runtime.domain import counted, episode_ends, episodes_of, find_run
-    from schemas import EpisodeFinished, EpisodeStarted
+    from p2w_runtime.domain import counted, episodes_of, find_run
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
         from p2w_cli.render.judging import format_judgment
+        from p2w_runtime.domain.trajectory import load_trajectory
         from replay.classify import read_classifications
         from replay.judges import episode_judgments
         from replay.timeline import timeline
@@ -93,29 +93,22 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
                     for ref in attempts
                     if ref.stream not in shown
                 )
-                rows = []
-                for ref in episodes:
-                    first, last = await episode_ends(store, ref.stream)
-                    rows.append((ref.stream, first.decode().payload, last.decode().payload))
-                return info, rows
+                return info, episodes
             stream = _episode_stream(info, task_id, attempts, episodes)
             derived.extend(await episode_judgments(store, stream))
             derived.extend(
                 r for r in await read_classifications(store, info.run_id) if r.classification.episode_stream == stream
             )
-            return info, [e.decode() async for e in store.read_stream(stream)]
+            if as_json:  # the events themselves
+                return info, [e.decode() async for e in store.read_stream(stream)]
+            return info, timeline(await load_trajectory(store, stream))
 
     info, items = run(_load())
     if as_json:
         if task_id is None:
-            for stream, started, last in items:
+            for ref in items:
                 echo_json(
-                    {
-                        "stream": stream,
-                        "task_id": started.task_id,
-                        "level": started.level,
-                        "end_reason": last.end_reason if isinstance(last, EpisodeFinished) else None,
-                    }
+                    {"stream": ref.stream, "task_id": ref.task_id, "level": ref.level, "end_reason": ref.end_reason}
                 )
         else:
             for event in items:
@@ -130,19 +123,15 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     )
     if task_id is None:
         table = Table("task", "level", "end", "steps", "answer")
-        for _stream, started, last in items:
-            assert isinstance(started, EpisodeStarted)
-            done = isinstance(last, EpisodeFinished)
+        for ref in items:
+            end = ref.finished
+            assert end is not None  # only finished attempts count
             table.add_row(
-                cell(started.task_id),
-                str(started.level),
-                cell(last.end_reason if done else "unfinished"),
-                str(last.steps) if done else "-",
-                cell((last.answer or "")[:60] if done else ""),
+                cell(ref.task_id), str(ref.level), cell(end.end_reason), str(end.steps), cell((end.answer or "")[:60])
             )
     else:
         table = Table("seq", "step", "event", "gist")
-        for row in timeline(items):
+        for row in items:
             table.add_row(str(row.seq), "-" if row.step is None else str(row.step), cell(row.type), cell(row.gist))
     console.print(table)
     if left_out:

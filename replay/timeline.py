@@ -1,26 +1,21 @@
-"""A readable timeline of an episode: one line per event with its gist."""
+"""A readable timeline of an episode: one line per event with its gist, read from the episode's trajectory."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemas import (
-    Action,
-    EpisodeFinished,
-    EpisodeStarted,
-    ErrorClassified,
-    Event,
-    FinalState,
-    HistoryQuery,
-    HistoryRetrieval,
-    Judgment,
-    LlmCall,
-    Observation,
-    PageCapture,
-    Payload,
-    Rationale,
-    RunFinished,
-    RunStarted,
+from p2w_runtime.domain.trajectory import (
+    ActionRecord,
+    CaptureRecord,
+    EpisodeRecord,
+    FinalStateRecord,
+    FinishedRecord,
+    HistoryAccess,
+    LlmCallRecord,
+    ObservationRecord,
+    RationaleRecord,
+    RetrievalRecord,
+    Trajectory,
 )
 
 GIST_WIDTH = 160
@@ -40,51 +35,45 @@ def _clip(text: str | None, width: int = GIST_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def gist(payload: Payload) -> str:
+def gist(record: EpisodeRecord) -> str:
     """The one thing a reader wants to know about an event."""
-    match payload:
-        case RunStarted():
-            return f"{payload.label}: {payload.agent} / {payload.backbone_model} / {payload.scheme or '-'}"
-        case RunFinished():
-            return f"{payload.status}, {payload.episodes} episodes"
-        case EpisodeStarted():
-            return f"{payload.task_id} (level {payload.level}) {_clip(payload.query, 120)}"
-        case EpisodeFinished():
-            answer = f" answer: {_clip(payload.answer, 100)}" if payload.answer else ""
-            return f"{payload.end_reason} after {payload.steps} steps{answer}"
-        case Observation():
-            return _clip(f"{payload.url} {payload.title}")
-        case HistoryQuery():
-            return _clip(
-                f"[{payload.phase}] {payload.query}" + (f"  (why: {payload.reason})" if payload.reason else "")
-            )
-        case HistoryRetrieval():
-            top = payload.hits[0].entry.key_text() if payload.hits else "no hit"
-            return _clip(f"{len(payload.hits)} hits (k={payload.k}, ≥{payload.threshold}); top: {top}")
-        case Rationale():
-            cites = f" cites {payload.cited_entry_ids}" if payload.cited_entry_ids else ""
-            return _clip(f"{payload.source}: {payload.text}{cites}")
-        case LlmCall():
-            tokens = payload.usage.total_tokens if payload.usage else "?"
-            status = f"error: {payload.error}" if payload.error else f"{tokens} tokens"
-            return _clip(f"{payload.role} {payload.model} #{payload.ordinal} attempt {payload.attempt}, {status}")
-        case Action():
-            rendered = payload.parsed.render() if payload.parsed else payload.raw
-            error = f" ({payload.error})" if payload.error else ""
-            return _clip(f"{payload.status}: {rendered}{error}")
-        case FinalState():
-            return _clip(f"{payload.url} {payload.title}")
-        case PageCapture():
-            got = payload.error or f"HTTP {payload.status} {payload.final_url or ''} {payload.title}"
-            return _clip(f"link #{payload.index} {payload.requested_url}: {got}")
-        case Judgment():
-            metrics = " ".join(f"{k}={v:g}" for k, v in payload.metrics.items())
-            return _clip(f"{payload.judge_id} {payload.judge_version} {payload.task_id}: {payload.status} {metrics}")
-        case ErrorClassified():
-            labels = ", ".join(label.label for label in payload.labels) or "no errors"
-            return _clip(f"{payload.classifier_id} {payload.task_id}: {labels}")
-    return payload.type
+    match record:
+        case FinishedRecord():
+            answer = f" answer: {_clip(record.answer, 100)}" if record.answer else ""
+            return f"{record.end_reason} after {record.steps} steps{answer}"
+        case ObservationRecord():
+            return _clip(f"{record.url} {record.title}")
+        case HistoryAccess():
+            return _clip(f"[{record.phase}] {record.query}" + (f"  (why: {record.reason})" if record.reason else ""))
+        case RetrievalRecord():
+            top = record.hits[0].entry.key_text() if record.hits else "no hit"
+            return _clip(f"{len(record.hits)} hits (k={record.k}, ≥{record.threshold}); top: {top}")
+        case RationaleRecord():
+            cites = f" cites {list(record.cited_entry_ids)}" if record.cited_entry_ids else ""
+            return _clip(f"{record.source}: {record.text}{cites}")
+        case LlmCallRecord():
+            tokens = record.usage.total_tokens if record.usage else "?"
+            status = f"error: {record.error}" if record.error else f"{tokens} tokens"
+            return _clip(f"{record.role} {record.model} #{record.ordinal} attempt {record.attempt}, {status}")
+        case ActionRecord():
+            rendered = record.parsed.render() if record.parsed else record.raw
+            error = f" ({record.error})" if record.error else ""
+            return _clip(f"{record.status}: {rendered}{error}")
+        case FinalStateRecord():
+            return _clip(f"{record.url} {record.title}")
+        case CaptureRecord():
+            got = record.error or f"HTTP {record.status} {record.final_url or ''} {record.title}"
+            return _clip(f"link #{record.index} {record.requested_url}: {got}")
 
 
-def timeline(events: list[Event]) -> list[TimelineRow]:
-    return [TimelineRow(e.seq, getattr(e.payload, "step", None), e.type, gist(e.payload), e.event_id) for e in events]
+def timeline(t: Trajectory) -> list[TimelineRow]:
+    """Every event of the episode, ``episode.started`` first (seq 1), each after it from ``t.records``."""
+    rows = [
+        TimelineRow(
+            1, None, "episode.started", f"{t.task_id} (level {t.level}) {_clip(t.query, 120)}", t.started_event_id
+        )
+    ]
+    for seq, record in enumerate(t.records, start=2):
+        step = getattr(record, "step", None)
+        rows.append(TimelineRow(seq, step, record.EVENT_TYPE, gist(record), record.event_id))
+    return rows

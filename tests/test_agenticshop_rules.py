@@ -88,10 +88,10 @@ def test_broken_json_ld_is_ignored_not_fatal() -> None:
 
 
 def test_show_gives_each_capture_its_link_status_and_error() -> None:
+    from p2w_runtime.domain.trajectory import CaptureRecord
     from replay.timeline import gist
-    from schemas import PageCapture
 
-    ok = PageCapture(index=0, requested_url="http://s/p/1", final_url="http://s/p/1?ref=x", status=200, title="Shoe")
+    ok = CaptureRecord("e1", 0, "http://s/p/1", "http://s/p/1?ref=x", 200, "Shoe")
     assert gist(ok) == "link #0 http://s/p/1: HTTP 200 http://s/p/1?ref=x Shoe"
-    failed = PageCapture(index=2, requested_url="http://s/p/3", error="net::ERR_CONNECTION_REFUSED")
+    failed = CaptureRecord("e2", 2, "http://s/p/3", None, None, error="net::ERR_CONNECTION_REFUSED")
     assert gist(failed) == "link #2 http://s/p/3: net::ERR_CONNECTION_REFUSED"

@@ -135,6 +135,14 @@ HOSTILE: list[Any] = [
     {},
     {"a": 1},
 ]
+NESTED_USAGE: list[Any] = [
+    {"prompt_tokens": "1"},
+    {"prompt_tokens": 1.5},
+    {"completion_tokens": None},
+    {"total_tokens": True},
+    {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+    {"prompt_tokens": 1, "extra": 2},
+]
 NESTED_PARSED: list[Any] = [
     {"name": 1},
     {"name": "x", "args": [1]},
@@ -164,7 +172,7 @@ def _cases() -> list[tuple[str, str]]:
     for kind, valid in VALID.items():
         cases.append((kind, canonical_json(valid).decode()))
         for name in (field.name for field in msgspec.structs.fields(FAST_RECORDS[kind]) if field.name != "event_id"):
-            nested = {"parsed": NESTED_PARSED, "hits": _nested_hits()}.get(name, [])
+            nested = {"parsed": NESTED_PARSED, "hits": _nested_hits(), "usage": NESTED_USAGE}.get(name, [])
             for value in [*HOSTILE, *nested]:
                 cases.append((kind, canonical_json({**valid, name: value}).decode()))
             cases.append((kind, canonical_json({k: v for k, v in valid.items() if k != name}).decode()))

@@ -24,7 +24,11 @@ NOT_AN_OUTCOME = frozenset({"aborted"})
 
 @dataclass(frozen=True, slots=True)
 class EpisodeRef:
-    """One attempt at a task, without its events: enough to pick the counted one, check a cache, label a row."""
+    """One attempt at a task, without its steps: enough to pick the counted one, check a cache, list a row.
+
+    It carries the attempt's ``episode.finished`` payload, read once by ``episodes_of``: no reader reads that event
+    again to show how an episode ended.
+    """
 
     stream: str
     task_id: str
@@ -32,8 +36,12 @@ class EpisodeRef:
     scheme: str | None
     hash: str
     """The hash of the episode's last event: the trajectory hash its judgments are keyed by."""
-    end_reason: str | None
+    finished: EpisodeFinished | None
     """None while the attempt has no ``episode.finished`` (running, or its recorder was killed)."""
+
+    @property
+    def end_reason(self) -> str | None:
+        return self.finished.end_reason if self.finished is not None else None
 
     @property
     def run_id(self) -> str:
@@ -68,11 +76,11 @@ async def episodes_of(store: EventStore, run_id: str | None = None, *, every_att
     stream heads.
     """
     prefix = under(run_id) if run_id is not None else None
-    ends: dict[str, str] = {}
+    ends: dict[str, EpisodeFinished] = {}
     async for stored in store.read_all(stream_prefix=prefix, types=["episode.finished"]):
         finished = stored.decode_payload()
         assert isinstance(finished, EpisodeFinished)
-        ends.setdefault(stored.stream, finished.end_reason)
+        ends.setdefault(stored.stream, finished)
     starts = [stored async for stored in store.read_all(stream_prefix=prefix, types=["episode.started"])]
     # heads last: every stream seen above has one by now, though other writers (workers) keep appending
     heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}

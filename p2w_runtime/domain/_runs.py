@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from p2w_runtime.domain._listing import NOT_AN_OUTCOME, counted, episodes_of
 from p2w_runtime.store import EventStore, LabelTaken, StoreError, seal_streams
-from schemas import NewEvent, RunFinished, RunStarted, StoredEvent
+from schemas import NewEvent, RunFinished, RunStarted
 
 
 class UnknownRun(StoreError):
@@ -84,20 +84,6 @@ async def check_label_free(store: EventStore, label: str) -> None:
     for run in await list_runs(store):
         if run.label == label:
             raise LabelTaken(label, run.run_id, getattr(store, "label", "the store"))
-
-
-async def episode_ends(store: EventStore, stream: str) -> tuple[StoredEvent, StoredEvent]:
-    """An episode's first event (``episode.started``) and its last: what a listing shows, read as two rows.
-
-    Reading every event of a very long episode to list it cost tens of seconds and a gigabyte and more
-    (``benchmarks/bench_show.py``; figures in docs/design/errors-and-secrets.md).
-    """
-    head = await store.stream_head(stream)
-    first = await store.read_event(stream, 1)
-    last = await store.read_event(stream, head.last_seq) if head else None
-    if first is None or last is None:
-        raise StoreError(f"episode stream {stream!r} has no events in {getattr(store, 'label', 'the store')}")
-    return first, last
 
 
 async def close_run(

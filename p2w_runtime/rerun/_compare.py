@@ -9,9 +9,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from p2w_runtime.domain.trajectory import (
+    ActionRecord,
+    EpisodeRecord,
+    FinishedRecord,
+    HistoryAccess,
+    LlmCallRecord,
+    RationaleRecord,
+    RetrievalRecord,
+)
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
-from p2w_runtime.rerun._recorded import Recorded
-from schemas import Action, AnyPayload, EpisodeFinished, HistoryQuery, HistoryRetrieval, LlmCall, Rationale
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,35 +29,35 @@ class Decision:
     shown: str
 
 
-def decision(payload: AnyPayload) -> Decision | None:
+def decision(record: EpisodeRecord) -> Decision | None:
     """The part of an event that the agent's code decides, or None for what the recording provides."""
-    if isinstance(payload, LlmCall):
-        if payload.error is not None:
+    if isinstance(record, LlmCallRecord):
+        if record.error is not None:
             return None  # a failed attempt: only the attempt that answered is a decision
-        key = (payload.role, payload.fingerprint, payload.ordinal)
-        return Decision("llm", payload.step, key, f"{payload.role} call {payload.fingerprint[:12]}")
-    if isinstance(payload, HistoryQuery):
-        return Decision("query", payload.step, (payload.phase, payload.query), payload.query)
-    if isinstance(payload, HistoryRetrieval):
-        ids = [hit.entry_id for hit in payload.hits]
-        return Decision("retrieval", payload.step, ids, f"entries {ids}")
-    if isinstance(payload, Rationale):
-        value = (payload.source, payload.text, payload.cited_entry_ids)
-        return Decision("rationale", payload.step, value, f"{payload.source}: {payload.text}")
-    if isinstance(payload, Action):
-        parsed = payload.parsed.model_dump() if payload.parsed else None
-        shown = f"{payload.raw} ({payload.status}{': ' + payload.error if payload.error else ''})"
-        return Decision("action", payload.step, (payload.raw, parsed, payload.status, payload.error), shown)
-    if isinstance(payload, EpisodeFinished):
-        shown = f"{payload.end_reason} after {payload.steps} steps" + (
-            f", answer {payload.answer!r}" if payload.answer is not None else ""
+        key = (record.role, record.fingerprint, record.ordinal)
+        return Decision("llm", record.step, key, f"{record.role} call {record.fingerprint[:12]}")
+    if isinstance(record, HistoryAccess):
+        return Decision("query", record.step, (record.phase, record.query), record.query)
+    if isinstance(record, RetrievalRecord):
+        ids = [hit.entry_id for hit in record.hits]
+        return Decision("retrieval", record.step, ids, f"entries {ids}")
+    if isinstance(record, RationaleRecord):
+        value = (record.source, record.text, record.cited_entry_ids)
+        return Decision("rationale", record.step, value, f"{record.source}: {record.text}")
+    if isinstance(record, ActionRecord):
+        parsed = (record.parsed.name, record.parsed.args) if record.parsed else None
+        shown = f"{record.raw} ({record.status}{': ' + record.error if record.error else ''})"
+        return Decision("action", record.step, (record.raw, parsed, record.status, record.error), shown)
+    if isinstance(record, FinishedRecord):
+        shown = f"{record.end_reason} after {record.steps} steps" + (
+            f", answer {record.answer!r}" if record.answer is not None else ""
         )
-        return Decision("end", payload.steps, (payload.end_reason, payload.answer, payload.steps), shown)
+        return Decision("end", record.steps, (record.end_reason, record.answer, record.steps), shown)
     return None
 
 
-def decisions(events: Sequence[Recorded]) -> list[Decision]:
-    return [d for e in events if (d := decision(e.payload)) is not None]
+def decisions(events: Sequence[EpisodeRecord]) -> list[Decision]:
+    return [d for e in events if (d := decision(e)) is not None]
 
 
 _KINDS: dict[str, MismatchKind] = {
@@ -62,7 +69,9 @@ _KINDS: dict[str, MismatchKind] = {
 }
 
 
-def first_mismatch(recorded: Sequence[Recorded], rerun: Sequence[Recorded], seam: Mismatch | None) -> Mismatch | None:
+def first_mismatch(
+    recorded: Sequence[EpisodeRecord], rerun: Sequence[EpisodeRecord], seam: Mismatch | None
+) -> Mismatch | None:
     """None when every decision is the same; a seam's divergence wins where the rerun stopped because of it."""
     was, now = decisions(recorded), decisions(rerun)
     for old, new in zip(was, now, strict=False):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from p2w_runtime.browser import CapturedPage, EpisodeSettings, ExecResult, FinalStateData, ObservationData
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
-from p2w_runtime.rerun._recorded import RecordedEpisode
+from p2w_runtime.rerun._recorded import RecordedEpisode, parsed_action
 from p2w_runtime.store import EventStore
 from schemas import ParsedAction
 
@@ -70,7 +70,7 @@ class RecordedTab:
         if self.step == 0:  # the start page: reached when the recording observed anything at all
             return ExecResult("executed") if self.episode.observations else ExecResult("executed", "not recorded")
         recorded = self.episode.actions.get(self.step)
-        if recorded is None or recorded.parsed != action:
+        if recorded is None or recorded.parsed is None or parsed_action(recorded.parsed) != action:
             raise self.divergence.raise_(
                 Mismatch(self.step, "action differs", recorded.raw if recorded else None, action.render())
             )

@@ -24,10 +24,10 @@ from p2w_runtime.llm import PriceTable, RetryPolicy
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
 from p2w_runtime.rerun._har import Restore, choose_restore, recorded_har, routed_from_har
 from p2w_runtime.rerun._mismatch import Divergence
-from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
+from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode, parsed_action
 from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
 from p2w_runtime.store import EventStore
-from schemas import ForkPoint, Observation, ParsedAction, Scheme, uuid7
+from schemas import ForkPoint, ParsedAction, Scheme, uuid7
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
                 config={**source_run.config, **config.as_dict(), "fork_of": ref.stream},
             )
             await store.append([started])
-            at = _observation_event(source, request.at_step)
+            at = source.observations[request.at_step].event_id if request.at_step in source.observations else None
             episode = Episode(
                 task,
                 run_id=run_id,
@@ -153,9 +153,9 @@ async def restore(tab: EpisodeBrowser, source: RecordedEpisode, at_step: int, ha
 
 
 async def _replay_prefix(tab: EpisodeBrowser, source: RecordedEpisode, at_step: int, where: str) -> None:
-    opened = await tab.execute(ParsedAction(name="goto", args=[source.started.start_url]))
+    opened = await tab.execute(ParsedAction(name="goto", args=[source.start_url]))
     if opened.error:
-        raise UserError(f"{where}: the start page {source.started.start_url} did not load: {opened.error}")
+        raise UserError(f"{where}: the start page {source.start_url} did not load: {opened.error}")
     for step in range(1, at_step + 1):
         recorded = source.observations.get(step)
         seen = await tab.observe()
@@ -168,13 +168,6 @@ async def _replay_prefix(tab: EpisodeBrowser, source: RecordedEpisode, at_step: 
         if step == at_step or action is None or action.parsed is None or action.status != "executed":
             continue
         if action.parsed.name in BROWSER_ACTIONS:
-            result = await tab.execute(action.parsed)
+            result = await tab.execute(parsed_action(action.parsed))
             if result.status != "executed":
                 raise UserError(f"{where}: step {step}'s recorded action {action.raw} failed again: {result.error}")
-
-
-def _observation_event(source: RecordedEpisode, step: int) -> str | None:
-    for event in source.events:
-        if isinstance(event.payload, Observation) and event.payload.step == step:
-            return event.event_id
-    return None

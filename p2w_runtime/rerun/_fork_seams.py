@@ -21,6 +21,7 @@ from p2w_runtime.browser import (
 )
 from p2w_runtime.llm import Completion, LlmClient
 from p2w_runtime.rerun._environment import RecordedTab
+from p2w_runtime.rerun._llm import recorded_completion
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore
@@ -128,5 +129,4 @@ class ForkLlm(LlmClient):
             raise self.divergence.raise_(
                 Mismatch(self._step, "prompt changed", shown, f"{self._role} call at step {self._step}")
             )
-        assert call.response is not None
-        return Completion(call.response, call.finish_reason, call.usage, call.model)
+        return recorded_completion(call)

@@ -11,10 +11,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from p2w_runtime.domain.trajectory import LlmCallRecord
 from p2w_runtime.llm import BadResponse, Completion, LlmClient, RetryPolicy, fingerprint
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
-from schemas import LlmCall
+from schemas import LlmUsage
 
 _NOWHERE = "http://recorded.invalid/v1"
 """Never contacted: the transport below answers every request."""
@@ -54,20 +55,21 @@ class RecordedLlm(LlmClient):
         self._asked += 1
         attempts = self.episode.attempts.get((key, ordinal))
         if not attempts:
-            raise self.divergence.raise_(self._changed(key, messages, params, position))
-        answered = next((a for a in attempts if a.error is None and a.response is not None), None)
+            raise self.divergence.raise_(await self._changed(key, messages, params, position))
+        answered = next((a for a in attempts if a.answered), None)
         if answered is None:  # every recorded attempt failed: fail the same way
             raise BadResponse(attempts[-1].error or "no answer recorded")
-        assert answered.response is not None
-        return Completion(answered.response, answered.finish_reason, answered.usage, answered.model)
+        return recorded_completion(answered)
 
-    def _changed(self, key: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int) -> Mismatch:
+    async def _changed(
+        self, key: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int
+    ) -> Mismatch:
         """The request has no recording: diff it against the recorded call made at the same point."""
         assert self.episode is not None
         before = self.episode.answered[position] if position < len(self.episode.answered) else None
         step = before.step if before is not None else None
         now = render_request(messages, params)
-        was = render_request(before.messages, before.params) if before is not None else ""
+        was = render_request(*await self.episode.request(before)) if before is not None else ""
         diff = "".join(
             difflib.unified_diff(
                 was.splitlines(keepends=True), now.splitlines(keepends=True), "recorded", "re-executed", n=2
@@ -91,5 +93,17 @@ def render_request(messages: list[dict[str, Any]], params: Mapping[str, Any]) ->
     return "\n".join(lines) + "\n"
 
 
-def _summary(call: LlmCall) -> str:
+def recorded_completion(call: LlmCallRecord) -> Completion:
+    """The answer a recorded call got, as the transport returns it."""
+    assert call.response is not None
+    u = call.usage
+    usage = None
+    if u is not None:
+        usage = LlmUsage(
+            prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, total_tokens=u.total_tokens
+        )
+    return Completion(call.response, call.finish_reason, usage, call.model)
+
+
+def _summary(call: LlmCallRecord) -> str:
     return f"{call.role} call at step {call.step} ({call.fingerprint[:12]}, ordinal {call.ordinal})"

@@ -11,9 +11,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from p2w_runtime.domain import EpisodeWriter, Provenance, RunInfo, append_sealed, close_run, run_started
-from p2w_runtime.rerun._recorded import Recorded, RecordedEpisode
+from p2w_runtime.domain.trajectory import EpisodeRecord
+from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore, StoreError
-from schemas import AnyPayload, uuid7
+from schemas import AnyPayload, Event, uuid7
+
+Key = tuple[str, int | None]
+"""An event's type and step: the copy's cause is the source event of the same key and occurrence."""
 
 _BLOB_FIELDS = ("ax_tree", "screenshot", "dom_html", "har", "stylesheets")
 
@@ -43,22 +47,26 @@ async def record_as(
     )
     await store.append([started.model_copy(update={"causation_id": source_start.event_id})])
     for source_episode, rerun in episodes:
-        writer = EpisodeWriter.copying(run_id, rerun.episode_id, frozenset(e.event_id for e in source_episode.events))
-        _aligned(writer, source_episode.events, rerun.events)
+        recorded = source_episode.trajectory
+        keyed: list[tuple[Key, str]] = [(("episode.started", None), recorded.started_event_id)]
+        keyed += [(_record_key(record), record.event_id) for record in recorded.records]
+        writer = EpisodeWriter.copying(run_id, rerun.episode_id, frozenset(i for _, i in keyed))
+        copied = [stored.decode() async for stored in scratch.read_stream(rerun.stream)]
+        _aligned(writer, keyed, copied)
         events, _ = writer.take()
-        blobs = {sha: await scratch.get_blob(sha) for sha in _blob_refs(e.payload for e in rerun.events)}
+        blobs = {sha: await scratch.get_blob(sha) for sha in _blob_refs(e.payload for e in copied)}
         await append_sealed(store, events, blobs)
     await close_run(store, run_id)
     return run_id
 
 
-def _aligned(writer: EpisodeWriter, source: Sequence[Recorded], rerun: Sequence[Recorded]) -> None:
-    """Stage the re-executed events, each caused by its own in-episode cause or else its source counterpart."""
+def _aligned(writer: EpisodeWriter, source: Sequence[tuple[Key, str]], rerun: Sequence[Event]) -> None:
+    """Stage the re-executed events (whole payloads, read from the scratch store: this is a copy), each caused by
+    its own in-episode cause or else its source counterpart; ``source`` is each source event's key and id."""
     by_key: dict[tuple[str, int | None, int], str] = {}
-    seen: Counter[tuple[str, int | None]] = Counter()
-    for event in source:
-        key = _key(event.payload)
-        by_key[(*key, seen[key])] = event.event_id
+    seen: Counter[Key] = Counter()
+    for key, event_id in source:
+        by_key[(*key, seen[key])] = event_id
         seen[key] += 1
     new_ids: dict[str, str] = {}
     seen.clear()
@@ -69,9 +77,15 @@ def _aligned(writer: EpisodeWriter, source: Sequence[Recorded], rerun: Sequence[
         new_ids[event.event_id] = writer.add(event.payload, causation_id=cause).event_id
 
 
-def _key(payload: AnyPayload) -> tuple[str, int | None]:
+def _key(payload: AnyPayload) -> Key:
     step = getattr(payload, "step", None)
     return payload.type, step if isinstance(step, int) else None
+
+
+def _record_key(record: EpisodeRecord) -> Key:
+    """A source event's key, from its record (the source is read as its trajectory)."""
+    step = getattr(record, "step", None)
+    return record.EVENT_TYPE, step if isinstance(step, int) else None
 
 
 def _blob_refs(payloads: Iterable[AnyPayload]) -> set[str]:

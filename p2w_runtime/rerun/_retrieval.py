@@ -7,9 +7,12 @@ loaded and no memory bank is read, so a rerun checks the agent's code with retri
 
 from __future__ import annotations
 
+import msgspec
+
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
+from schemas import MemoryEntry
 
 
 class RecordedIndex(HistoryIndex):
@@ -39,7 +42,10 @@ class RecordedIndex(HistoryIndex):
             )
         self._next += 1
         self._model_id, self.index_hash = recorded.model_id, recorded.index_hash
-        return [SearchHit(h.entry_id, h.rank, h.score or 0.0, h.entry) for h in recorded.hits]
+        return [
+            SearchHit(h.entry_id, h.rank, h.score or 0.0, MemoryEntry(**msgspec.structs.asdict(h.entry)))
+            for h in recorded.hits
+        ]
 
 
 class RecordedRetriever(HistoryRetriever):

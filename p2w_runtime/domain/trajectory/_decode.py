@@ -13,25 +13,23 @@ from __future__ import annotations
 import msgspec
 
 from p2w_runtime.domain.trajectory._envelope import StoredEnvelope
-from p2w_runtime.domain.trajectory._model import ActionRecord, ObservationRecord, RationaleRecord, RetrievalRecord
+from p2w_runtime.domain.trajectory._model import (
+    ActionRecord,
+    LlmCallRecord,
+    ObservationRecord,
+    RationaleRecord,
+    RetrievalRecord,
+)
 from schemas import CURRENT_VERSIONS
 
-
-class LlmCallCost(msgspec.Struct, frozen=True, gc=False):
-    """What a trajectory keeps of an LLM call: that it happened, and its cost."""
-
-    event_id: str
-    cost_usd: float | None = None
-
-
-FastRecord = ObservationRecord | RationaleRecord | ActionRecord | RetrievalRecord | LlmCallCost
+FastRecord = ObservationRecord | RationaleRecord | ActionRecord | RetrievalRecord | LlmCallRecord
 
 FAST_RECORDS: dict[str, type[FastRecord]] = {
     "observation": ObservationRecord,
     "rationale": RationaleRecord,
     "action": ActionRecord,
     "history.retrieval": RetrievalRecord,
-    "llm.call": LlmCallCost,
+    "llm.call": LlmCallRecord,
 }
 """The event types this path decodes, and the record each becomes."""
 

@@ -6,32 +6,39 @@ of trajectories a second (docs/design/projection.md). Immutable, since judges sh
 (never tracked by the cyclic collector) wherever a record holds only scalars, strings and tuples of them, which
 cannot form a cycle. The two aggregates the fold fills, ``HistoryAccess`` and
 ``Trajectory``, are plain dataclasses. Every record keeps the id of the event it came from, so judgments can
-cite evidence.
+cite evidence, and names its event type (``EVENT_TYPE``), so a reader of ``Trajectory.records`` (the timeline,
+``rerun``) needs no second reading of the events.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 
-from schemas import ForkPoint, GroundTruth, entry_key_text, render_action
+from schemas import EndReason, ForkPoint, GroundTruth, LlmRole, entry_key_text, render_action
 
 NON_BROWSER_ACTIONS = frozenset({"memory_access", "note", "branch", "prune"})
 """Actions that do not act on the page: asking the history, planning, note taking."""
 
 
 class ObservationRecord(msgspec.Struct, frozen=True, gc=False):
+    EVENT_TYPE: ClassVar[str] = "observation"
+
     event_id: str
     step: int
     url: str
     title: str = ""
     description: str | None = None
     ax_tree: str | None = None
+    tabs: tuple[str, ...] = ()
+    screenshot: str | None = None
 
 
 class RationaleRecord(msgspec.Struct, frozen=True, gc=False):
+    EVENT_TYPE: ClassVar[str] = "rationale"
+
     event_id: str
     step: int | None
     source: Literal["planner", "generator"]
@@ -61,12 +68,16 @@ class HitRecord(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=Tru
 
 
 class RetrievalRecord(msgspec.Struct, frozen=True, gc=False):
+    EVENT_TYPE: ClassVar[str] = "history.retrieval"
+
     event_id: str
     step: int | None
     query: str
     hits: tuple[HitRecord, ...]
     k: int
     threshold: float
+    model_id: str
+    index_hash: str
 
 
 @dataclass(slots=True)
@@ -74,8 +85,10 @@ class HistoryAccess:
     """One question to the user history: the query, what the retriever returned, what the generator answered.
 
     Joined by ``causation_id`` (retrieval -> query, answer -> retrieval or query). ``query_event_id``
-    is None for a retrieval whose query was not recorded.
+    is None for a retrieval whose query was not recorded. The record of a ``history.query`` event.
     """
+
+    EVENT_TYPE: ClassVar[str] = "history.query"
 
     query_event_id: str | None
     step: int | None
@@ -84,6 +97,11 @@ class HistoryAccess:
     reason: str | None = None
     retrievals: list[RetrievalRecord] = field(default_factory=list)
     answers: list[RationaleRecord] = field(default_factory=list)
+
+    @property
+    def event_id(self) -> str:
+        """The query event's id, as every record has one ("" for an access no recorded query opened)."""
+        return self.query_event_id or ""
 
     @property
     def hits(self) -> list[HitRecord]:
@@ -101,6 +119,8 @@ class ActionCommand(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields
 
 
 class ActionRecord(msgspec.Struct, frozen=True, gc=False):
+    EVENT_TYPE: ClassVar[str] = "action"
+
     event_id: str
     step: int
     raw: str
@@ -118,6 +138,8 @@ class ActionRecord(msgspec.Struct, frozen=True, gc=False):
 
 
 class FinalStateRecord(msgspec.Struct, frozen=True, gc=False):
+    EVENT_TYPE: ClassVar[str] = "final_state"
+
     event_id: str
     url: str
     title: str = ""
@@ -131,6 +153,8 @@ class FinalStateRecord(msgspec.Struct, frozen=True, gc=False):
 class CaptureRecord(msgspec.Struct, frozen=True, gc=False):
     """A page the answer linked to, as fetched at the end of the episode (``page.capture``)."""
 
+    EVENT_TYPE: ClassVar[str] = "page.capture"
+
     event_id: str
     index: int
     requested_url: str
@@ -142,8 +166,61 @@ class CaptureRecord(msgspec.Struct, frozen=True, gc=False):
     error: str | None = None
 
 
+class LlmUsageRecord(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """An LLM call's token counts: ``LlmUsage``'s fields, read-only."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class LlmCallRecord(msgspec.Struct, frozen=True, gc=False):
+    """One attempt of an LLM call: who asked, under which key, and what came back (``llm.call``).
+
+    The request itself (``messages``, ``params``) is not kept: it is most of a run's bytes and only a rerun whose
+    prompt changed reads it, from the store (``rerun``).
+    """
+
+    EVENT_TYPE: ClassVar[str] = "llm.call"
+
+    event_id: str
+    role: LlmRole
+    model: str
+    fingerprint: str
+    ordinal: Annotated[int, msgspec.Meta(ge=0)]
+    step: int | None = None
+    response: str | None = None
+    finish_reason: str | None = None
+    usage: LlmUsageRecord | None = None
+    attempt: int = 1
+    error: str | None = None
+    cost_usd: float | None = None
+
+    @property
+    def answered(self) -> bool:
+        """The attempt that got an answer (a failed attempt has an error and no response)."""
+        return self.error is None and self.response is not None
+
+
+class FinishedRecord(msgspec.Struct, frozen=True, gc=False):
+    """How the episode ended (``episode.finished``)."""
+
+    EVENT_TYPE: ClassVar[str] = "episode.finished"
+
+    event_id: str
+    end_reason: EndReason
+    answer: str | None = None
+    final_url: str | None = None
+    steps: int = 0
+    detail: str | None = None
+    cost_usd: float | None = None
+
+
 TimelineItem = ObservationRecord | HistoryAccess | RetrievalRecord | RationaleRecord | ActionRecord
 """One entry of a trajectory's timeline; a ``HistoryAccess`` stands for its query event."""
+
+EpisodeRecord = TimelineItem | LlmCallRecord | CaptureRecord | FinalStateRecord | FinishedRecord
+"""The record of one event after ``episode.started``: every event of an episode has one."""
 
 
 @dataclass(slots=True)
@@ -174,20 +251,42 @@ class Trajectory:
     actions: list[ActionRecord] = field(default_factory=list)
     llm_calls: int = 0
     llm_cost_usd: float = 0.0
-    end_reason: str | None = None
-    answer: str | None = None
-    final_url: str | None = None
-    end_detail: str | None = None
-    finished_event_id: str | None = None
+    calls: list[LlmCallRecord] = field(default_factory=list)
+    """Every ``llm.call`` attempt, in event order."""
+    end: FinishedRecord | None = None
+    """The ``episode.finished`` record; None while the episode runs (or its recorder died)."""
     final_state: FinalStateRecord | None = None
     captures: list[CaptureRecord] = field(default_factory=list)
     """Pages the answer's product links led to, in the answer's order (AgenticShop curation)."""
     timeline: list[TimelineItem] = field(default_factory=list)
     """Observations, history queries, retrievals, rationales and actions in event order (what an LLM judge reads)."""
+    records: list[EpisodeRecord] = field(default_factory=list)
+    """Every event after ``episode.started`` as its record, in stream order: ``records[i]`` is the event of seq
+    ``i + 2`` (the fold checks the hash chain, so none is missing)."""
 
     @property
     def finished(self) -> bool:
-        return self.end_reason is not None
+        return self.end is not None
+
+    @property
+    def end_reason(self) -> str | None:
+        return self.end.end_reason if self.end is not None else None
+
+    @property
+    def answer(self) -> str | None:
+        return self.end.answer if self.end is not None else None
+
+    @property
+    def final_url(self) -> str | None:
+        return self.end.final_url if self.end is not None else None
+
+    @property
+    def end_detail(self) -> str | None:
+        return self.end.detail if self.end is not None else None
+
+    @property
+    def finished_event_id(self) -> str | None:
+        return self.end.event_id if self.end is not None else None
 
     @property
     def steps(self) -> list[int]:

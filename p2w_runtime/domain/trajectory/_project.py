@@ -5,21 +5,25 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from p2w_runtime.domain import run_of
-from p2w_runtime.domain.trajectory._decode import FastRecord, LlmCallCost, decode_record
+from p2w_runtime.domain.trajectory._decode import FastRecord, decode_record
 from p2w_runtime.domain.trajectory._envelope import Envelope, StoredEnvelope
 from p2w_runtime.domain.trajectory._model import (
     ActionCommand,
     ActionRecord,
     CaptureRecord,
     FinalStateRecord,
+    FinishedRecord,
     HistoryAccess,
     HitRecord,
+    LlmCallRecord,
+    LlmUsageRecord,
     ObservationRecord,
     RationaleRecord,
     RetrievalRecord,
     RetrievedEntry,
     Trajectory,
 )
+from p2w_runtime.store import StoreError
 from schemas import (
     Action,
     AnyPayload,
@@ -37,8 +41,9 @@ from schemas import (
 )
 
 
-class ProjectionError(ValueError):
-    """The events do not form an episode (no ``episode.started`` first, or events of several streams)."""
+class ProjectionError(StoreError, ValueError):
+    """The events do not form an episode (no ``episode.started`` first, a broken chain, events of several streams):
+    a command names the stream in one line (a ``StoreError``)."""
 
 
 class _Fold:
@@ -91,38 +96,45 @@ class _Fold:
         # takes its slow path (~0.3 us; a rationale missed four times before matching)
         eid = event.event_id
         if type(p) is Observation:
-            self._place(event, ObservationRecord(eid, p.step, p.url, p.title, p.description, p.ax_tree), t)
+            record = ObservationRecord(
+                eid, p.step, p.url, p.title, p.description, p.ax_tree, tuple(p.tabs), p.screenshot
+            )
+            self._place(event, record, t)
         elif type(p) is Action:
             parsed = ActionCommand(p.parsed.name, tuple(p.parsed.args)) if p.parsed else None
             self._place(event, ActionRecord(eid, p.step, p.raw, parsed, p.status, p.error), t)
         elif type(p) is Rationale:
             self._place(event, RationaleRecord(eid, p.step, p.source, p.text, tuple(p.cited_entry_ids)), t)
         elif type(p) is LlmCall:
-            self._place(event, LlmCallCost(eid, p.cost_usd), t)
+            self._place(event, _llm_record(eid, p), t)
         elif type(p) is HistoryQuery:
             access = HistoryAccess(eid, p.step, p.phase, p.query, p.reason)
             t.history.append(access)
             t.timeline.append(access)
+            t.records.append(access)
             self._by_event[eid] = access
         elif type(p) is HistoryRetrieval:
             hits = tuple(_hit_record(hit) for hit in p.hits)
-            self._place(event, RetrievalRecord(eid, p.step, p.query, hits, p.k, p.threshold), t)
+            retrieval = RetrievalRecord(eid, p.step, p.query, hits, p.k, p.threshold, p.model_id, p.index_hash)
+            self._place(event, retrieval, t)
         elif type(p) is FinalState:
             t.final_state = FinalStateRecord(
                 eid, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
             )
+            t.records.append(t.final_state)
         elif type(p) is PageCapture:
-            t.captures.append(
-                CaptureRecord(
-                    eid, p.index, p.requested_url, p.final_url, p.status, p.title, p.dom_html, p.screenshot, p.error
-                )
+            capture = CaptureRecord(
+                eid, p.index, p.requested_url, p.final_url, p.status, p.title, p.dom_html, p.screenshot, p.error
             )
+            t.captures.append(capture)
+            t.records.append(capture)
         elif type(p) is EpisodeFinished:
-            t.end_reason, t.answer, t.final_url, t.end_detail = p.end_reason, p.answer, p.final_url, p.detail
-            t.finished_event_id = eid
+            t.end = FinishedRecord(eid, p.end_reason, p.answer, p.final_url, p.steps, p.detail, p.cost_usd)
+            t.records.append(t.end)
 
     def _place(self, event: Envelope, record: FastRecord, t: Trajectory) -> None:
         """Put a record where the trajectory keeps it: the same for a record decoded from text or from a payload."""
+        t.records.append(record)
         if type(record) is ObservationRecord:
             t.observations.append(record)
             t.timeline.append(record)
@@ -140,7 +152,8 @@ class _Fold:
             access.retrievals.append(record)
             t.timeline.append(record)
             self._by_event[event.event_id] = access
-        elif type(record) is LlmCallCost:
+        elif type(record) is LlmCallRecord:
+            t.calls.append(record)
             t.llm_calls += 1
             t.llm_cost_usd += record.cost_usd or 0.0
 
@@ -164,6 +177,15 @@ class _Fold:
         access = HistoryAccess(None, p.step, None, "")
         t.history.append(access)
         return access
+
+
+def _llm_record(eid: str, p: LlmCall) -> LlmCallRecord:
+    u = p.usage
+    usage = LlmUsageRecord(u.prompt_tokens, u.completion_tokens, u.total_tokens) if u is not None else None
+    return LlmCallRecord(
+        eid, p.role, p.model, p.fingerprint, p.ordinal, p.step, p.response, p.finish_reason, usage, p.attempt,
+        p.error, p.cost_usd,
+    )  # fmt: skip
 
 
 def _hit_record(hit: RetrievalHit) -> HitRecord:
