@@ -2,7 +2,7 @@
 
 Each command lives in its own module of ``p2w_cli`` (one per command or tight group, as in Inspect AI's
 ``_cli``), so this file stays the thin entry point; the helpers commands share (``run``, ``open_db``,
-``echo_json``, ``console``, ``AppContext``) are in ``p2w_cli/_common.py``.
+``echo_json``, ``console``, ``AppContext``) are in ``p2w_cli/_common.py``, exported by ``p2w_cli``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,14 @@ import click
 
 from p2w_cli import (
     AppContext,
+    MainGroup,
+    StoreLocation,
     agree_cmd,
     classify_cmd,
     demo_cmd,
     diff_cmd,
     export_cmd,
+    fail_as_one_line,
     fork_cmd,
     history,
     import_cmd,
@@ -35,8 +38,8 @@ from p2w_cli import (
     stats_cmd,
     verify,
     view_cmd,
+    wants_help,
 )
-from p2w_cli._common import MainGroup, StoreLocation, fail_as_one_line, wants_help
 from p2w_cli.migrate import migrate_cmd
 from p2w_runtime.logs import configure_logging
 

@@ -3,7 +3,7 @@
 Each command imports its heavy dependencies inside its function, so ``p2w-rt --help`` loads none of them.
 """
 
-from p2w_cli._common import AppContext
+from p2w_cli._common import AppContext, MainGroup, StoreLocation, fail_as_one_line, wants_help
 from p2w_cli.agenticshop import import_curation_cmd
 from p2w_cli.agree import agree_cmd, import_labels_cmd
 from p2w_cli.classify import classify_cmd
@@ -23,11 +23,14 @@ from p2w_cli.view import view_cmd
 
 __all__ = [
     "AppContext",
+    "MainGroup",
+    "StoreLocation",
     "agree_cmd",
     "classify_cmd",
     "demo_cmd",
     "diff_cmd",
     "export_cmd",
+    "fail_as_one_line",
     "fork_cmd",
     "history",
     "import_cmd",
@@ -45,4 +48,5 @@ __all__ = [
     "stats_cmd",
     "verify",
     "view_cmd",
+    "wants_help",
 ]

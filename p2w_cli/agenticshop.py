@@ -39,7 +39,7 @@ def import_curation_cmd(
 ) -> None:
     """AgenticShop curated results (the reference's search output) as a run to judge offline."""
     from p2w_runtime.demo.sites import DemoHosting
-    from p2w_runtime.importers._curation import import_curation
+    from p2w_runtime.importers import import_curation
 
     async def _import() -> str:
         async with open_db(ctx, create=True) as store:

@@ -159,8 +159,7 @@ def metrics_cmd(
     from p2w_cli.render.agenticshop import show_shop_tables
     from p2w_cli.render.metrics import show_metrics
     from p2w_runtime.domain import find_run
-    from replay.agenticshop import SHOP_JUDGES
-    from replay.agenticshop._tables import shop_tables
+    from replay.agenticshop import SHOP_JUDGES, shop_tables
     from replay.metrics import metrics_report
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None

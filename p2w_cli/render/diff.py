@@ -10,7 +10,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from p2w_cli.render.terminal import cell, markup
-from replay.diff._diff import RunDiff
+from replay.diff import RunDiff
 from replay.metrics import METRICS, TITLES, figure, signed
 
 

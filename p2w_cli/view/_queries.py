@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, under
+from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord, read_classifications
 from replay.judges import JudgmentRecord, current_judgments, read_judgments
@@ -119,12 +119,7 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     """One scan per event kind; the scores are built from the same judgments rather than read again by
     ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
     refs = await episodes_of(store, info.run_id)
-    finished: dict[str, EpisodeFinished] = {}
-    async for stored in store.read_all(stream_prefix=under(info.run_id), types=["episode.finished"]):
-        payload = stored.decode().payload
-        assert isinstance(payload, EpisodeFinished)
-        finished[stored.stream] = payload
-    rows = {ref.stream: _row(ref, i, finished.get(ref.stream)) for i, ref in enumerate(refs)}
+    rows = {ref.stream: _row(ref, i) for i, ref in enumerate(refs)}
     for (stream, judge), record in (await current_judgments(store, info.run_id)).items():
         if stream in rows:
             rows[stream].judgments[judge] = record
@@ -135,9 +130,9 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     return RunRead(info, rows, classified, _scores(info, rows.values()))
 
 
-def _row(ref: EpisodeRef, index: int, finished: EpisodeFinished | None) -> EpisodeRow:
-    url = finished.final_url if finished else None
-    return EpisodeRow(ref, index, finished, host_of(url) if url else "")
+def _row(ref: EpisodeRef, index: int) -> EpisodeRow:
+    url = ref.finished.final_url if ref.finished else None
+    return EpisodeRow(ref, index, ref.finished, host_of(url) if url else "")
 
 
 def _scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:

@@ -4,6 +4,7 @@ They write the same events our own recorder does, so every reader (show, judges,
 classifiers, diff) works on imported runs unchanged.
 """
 
+from p2w_runtime.importers._curation import import_curation
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._run import ImportReport, Progress, import_trajectories
 
@@ -13,5 +14,6 @@ __all__ = [
     "ImportReport",
     "Progress",
     "TrajectoryImportError",
+    "import_curation",
     "import_trajectories",
 ]

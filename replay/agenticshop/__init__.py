@@ -16,6 +16,7 @@ from replay.agenticshop._judges import (
 from replay.agenticshop._pages import Page, attribute, read_page
 from replay.agenticshop._plugin import AGENTICSHOP
 from replay.agenticshop._settings import ShopSettings
+from replay.agenticshop._tables import shop_tables
 
 __all__ = [
     "AGENTICSHOP",
@@ -32,4 +33,5 @@ __all__ = [
     "linked_pages",
     "missing_target",
     "read_page",
+    "shop_tables",
 ]
