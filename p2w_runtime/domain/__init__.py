@@ -7,6 +7,16 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 (docs/design/episode-grammar.md).
 """
 
+from p2w_runtime.domain._dataset import (
+    OTHER_DATASET,
+    CarriedDataset,
+    carried_files,
+    carry_dataset,
+    missing_dataset,
+    other_dataset_config,
+    run_banks,
+    run_tasks,
+)
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
 from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
@@ -37,6 +47,14 @@ from p2w_runtime.domain._streams import (
 from p2w_runtime.domain._writer import EpisodeWriter
 
 __all__ = [
+    "OTHER_DATASET",
+    "CarriedDataset",
+    "carried_files",
+    "carry_dataset",
+    "missing_dataset",
+    "other_dataset_config",
+    "run_banks",
+    "run_tasks",
     "RunInfo",
     "UnknownRun",
     "check_label_free",

@@ -1,0 +1,60 @@
+"""Where a recording reads its tasks and memory banks: the folders given, or, on ``--resume``, the run itself.
+
+A resumed run carries the files it was started on (``carry_dataset``), so it resumes on any machine; a folder
+given again must hold the same content. Runs recorded before they carried files resume from the folders their
+``run.started.config`` names, as they always did.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from p2w_runtime.agent._resume import check_dataset
+from p2w_runtime.data import BankFolder, BankSource, DataError, TaskSet, curation_tasks, load_tasks
+from p2w_runtime.domain import RunInfo, carried_files, run_banks, run_tasks
+from p2w_runtime.store import EventStore
+
+if TYPE_CHECKING:
+    from p2w_runtime.agent._record import RecordRequest
+
+
+def load_dataset(request: RecordRequest) -> TaskSet:
+    """The task files, or the AgenticShop profiles as curation tasks."""
+    if request.profiles is not None:
+        if not request.start_url:
+            raise DataError(f"{request.profiles}: curation tasks need a start URL")
+        return curation_tasks(request.profiles, request.start_url)
+    return load_tasks(request.tasks_dir)
+
+
+async def sources(store: EventStore, request: RecordRequest, resume: RunInfo | None) -> tuple[TaskSet, BankSource]:
+    """The tasks and memory banks to record (or resume) on; user errors before anything is written."""
+    if resume is None:
+        return load_dataset(request), BankFolder(request.history_dir)
+    carried = await carried_files(store, resume)
+    if carried is None or request.profiles is not None:
+        dataset = load_dataset(request)
+        check_dataset(resume, dataset)
+        return dataset, BankFolder(request.history_dir)
+    given_tasks = request.tasks_dir if "--tasks" in request.given else None
+    if given_tasks is None and carried.tasks:
+        dataset = await run_tasks(store, resume)
+    else:
+        dataset = load_dataset(request)
+        check_dataset(resume, dataset)
+    given_history = request.history_dir if "--history" in request.given else None
+    if given_history is None and not carried.banks:
+        return dataset, BankFolder(request.history_dir)
+    return dataset, await run_banks(store, resume, given_history)
+
+
+def folder_config(request: RecordRequest) -> dict[str, Any]:
+    """What ``run.started.config`` keeps of the folders given: their names, read by people, never by a replay."""
+    if request.profiles is not None:
+        return {"profiles": _name(request.profiles), "start_url": request.start_url}
+    return {"tasks_folder": _name(request.tasks_dir), "history_folder": _name(request.history_dir)}
+
+
+def _name(path: Path) -> str:
+    return Path(path).absolute().name
