@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.agent._resume import check_dataset
 from p2w_runtime.data import BankFolder, BankSource, DataError, TaskSet, curation_tasks, load_tasks
-from p2w_runtime.domain import RunInfo, carried_files, run_banks, run_tasks
+from p2w_runtime.domain import RunInfo, carried_files, folder_names, run_banks, run_tasks
 from p2w_runtime.store import EventStore
 
 if TYPE_CHECKING:
@@ -52,9 +52,5 @@ async def sources(store: EventStore, request: RecordRequest, resume: RunInfo | N
 def folder_config(request: RecordRequest) -> dict[str, Any]:
     """What ``run.started.config`` keeps of the folders given: their names, read by people, never by a replay."""
     if request.profiles is not None:
-        return {"profiles": _name(request.profiles), "start_url": request.start_url}
-    return {"tasks_folder": _name(request.tasks_dir), "history_folder": _name(request.history_dir)}
-
-
-def _name(path: Path) -> str:
-    return Path(path).absolute().name
+        return {"profiles": Path(request.profiles).absolute().name, "start_url": request.start_url}
+    return folder_names(request.tasks_dir, request.history_dir)

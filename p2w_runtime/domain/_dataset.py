@@ -166,5 +166,13 @@ def _keep(blobs: dict[str, bytes], data: bytes) -> str:
     return sha
 
 
+def folder_names(tasks_dir: Path | None, history_dir: Path | None) -> dict[str, str | None]:
+    """What a run's config keeps of the folders it was given: their names, for people; a replay never reads them."""
+    return {
+        "tasks_folder": _folder_name(tasks_dir) if tasks_dir is not None else None,
+        "history_folder": _folder_name(history_dir) if history_dir is not None else None,
+    }
+
+
 def _folder_name(path: Path) -> str:
     return Path(path).absolute().name
