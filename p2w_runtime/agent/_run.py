@@ -104,11 +104,7 @@ async def plan_run(
     if closing:
         await append_sealed(store, closing)
     tries = Counter(ref.task_id for ref in attempts)
-    todo = [
-        (t, attempt_id(t.task_id, tries[t.task_id] + 1))
-        for t in tasks
-        if t.task_id not in done
-    ]
+    todo = [(t, attempt_id(t.task_id, tries[t.task_id] + 1)) for t in tasks if t.task_id not in done]
     kept = [done[t.task_id] for t in tasks if t.task_id in done]
     log.info("resuming run", run_id=run_id, kept=len(kept), aborted=len(closing), todo=len(todo))
     return RunPlan(run_id, todo, kept)

@@ -8,9 +8,10 @@ instead (``--tasks`` / ``--history``) must hold the same content, unless the use
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from p2w_runtime.data import (
     BankFiles,
@@ -29,13 +30,16 @@ from p2w_runtime.store import EventStore
 from schemas import DatasetFiles, RunDatasetAttached, blob_hash, canonical_json
 
 OTHER_DATASET = "--other-dataset"
+LEGACY_PATH_KEYS = ("tasks_dir", "history_dir")
+"""Where runs recorded before they carried their dataset kept its folders: absolute paths of the recording machine."""
 
 
 @dataclass(frozen=True)
 class CarriedDataset:
     """What a new run's ``run.started`` names (``files``) and the bytes to store beside it (``blobs``)."""
 
-    files: DatasetFiles
+    files: DatasetFiles | None
+    """None: the source of a derived run carried none (recorded before runs carried their dataset)."""
     blobs: dict[str, bytes]
 
 
@@ -112,6 +116,29 @@ async def run_tasks(
         raise missing_dataset(run, "task files", "--tasks DIR")
     blobs = {name: await store.get_blob(sha) for name, sha in files.tasks.items()}
     return tasks_from_files(Path(files.tasks_folder or "tasks"), blobs)
+
+
+async def derived_dataset(store: EventStore, run: RunInfo, history_dir: Path | None = None) -> CarriedDataset:
+    """What a run made from ``run`` (a fork, a rerun recorded as a run) carries: ``run``'s files, its banks
+    replaced by those of ``history_dir`` when one was given. The source's blobs are already stored."""
+    files = await carried_files(store, run)
+    if history_dir is None:
+        return CarriedDataset(files, {})
+    files = files or DatasetFiles()
+    blobs: dict[str, bytes] = {}
+    banks = {}
+    for persona in sorted(files.banks) or BankFolder(history_dir).personas():
+        path = Path(history_dir) / f"{persona}.json"
+        if path.is_file():
+            banks[persona] = _keep(blobs, path.read_bytes())
+    changed = files.model_copy(update={"banks": banks, "history_folder": _folder_name(history_dir)})
+    return CarriedDataset(changed, blobs)
+
+
+def inherited_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A source run's config for a run made from it, without the folder paths runs recorded before they carried
+    their dataset kept (a path of another machine, never to be copied into a new event)."""
+    return {k: v for k, v in config.items() if k not in LEGACY_PATH_KEYS}
 
 
 def missing_dataset(run: RunInfo, what: str, option: str) -> UserError:

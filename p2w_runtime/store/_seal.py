@@ -15,7 +15,7 @@ import hashlib
 from p2w_runtime.store._event_store import EventStore, StreamHead
 from schemas import StreamSeal, canonical_json
 
-SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed")
+SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed", "run.dataset_attached")
 """Event types whose payload carries ``seals``."""
 DIGEST_PREFIX = "sha256:"
 
