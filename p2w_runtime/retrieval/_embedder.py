@@ -111,8 +111,9 @@ def _load(spec: str) -> Embedder:
         return Embedder(model, f"{ref.name}@{weights[:12]}", directory_fingerprint(local), ref)
     if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
         raise RetrievalError(f"embedder {spec!r}: directory {local} not found")
+    model = _load_model(spec, spec, local=False)
     revision = _hub_revision(spec)
-    return Embedder(_load_model(spec, spec, local=False), spec, revision, EmbedderRef(name=spec, version=revision))
+    return Embedder(model, spec, revision, EmbedderRef(name=spec, version=revision))
 
 
 @contextmanager
