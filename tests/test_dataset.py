@@ -148,7 +148,11 @@ def test_no_event_blob_bundle_or_page_names_a_path_of_the_machine(db: Path, tmp_
     moved = tmp_path / "moved" / "moved.db"
     moved.parent.mkdir()
     assert invoke(moved, "import", str(bundle)).exit_code == 0
+    pages = tmp_path / "pages"
+    assert invoke(moved, "view", "--export", str(pages), LABEL).exit_code == 0
     texts: dict[str, bytes] = {"bundle": bundle.read_bytes()}
+    texts.update({f"page {p.name}": p.read_bytes() for p in pages.rglob("*.html")})
+    assert any(name.startswith("page ") for name in texts)
     for name, path in (("recorded", db), ("moved", moved)):
         with sqlite3.connect(path) as conn:
             for stream, seq, payload in conn.execute("SELECT stream, seq, payload FROM events"):
