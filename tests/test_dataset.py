@@ -138,7 +138,8 @@ def _machine_paths(tmp_path: Path) -> list[str]:
     import sys
 
     repo = Path(__file__).resolve().parent.parent
-    found = {str(tmp_path.parent.parent), os.path.expanduser("~"), sys.prefix, str(Path(sys.prefix).resolve()), str(repo)}
+    prefixes = (sys.prefix, str(Path(sys.prefix).resolve()))
+    found = {str(tmp_path.parent.parent), os.path.expanduser("~"), *prefixes, str(repo)}
     return sorted(p for p in found if len(p) > 1)
 
 

@@ -53,6 +53,7 @@ async def attach_dataset(
     searched = await _recorded_indexes(store, [r.stream for r in refs])
     checked = _check_banks(run, selected, history_dir, searched, index_hash)
     carried = carry_dataset(tasks, selected, history_dir)
+    assert carried.files is not None  # carry_dataset always names what it carried
     payload = RunDatasetAttached(dataset=carried.files, seals=await seal_streams(store, run.run_id, into=run.run_id))
     await store.append([NewEvent(stream=run.run_id, payload=payload)], carried.blobs)
     return Attached(carried.files, appended=True, banks_checked=checked)
