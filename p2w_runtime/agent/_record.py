@@ -99,7 +99,8 @@ async def record(
     label = request.label or f"{config.scheme}-{model}"
     if resume is None and not request.worker:
         await check_label_free(store, label)
-    carried = carry_dataset(dataset, tasks, request.history_dir) if resume is None else None
+    task_files = None if request.profiles else dataset  # curation tasks are profiles, not task files
+    carried = carry_dataset(task_files, tasks, request.history_dir) if resume is None else None
     embedder_ref = retriever.embedder.ref if retriever is not None else None
     run_config = {
         **folder_config(request),
