@@ -13,11 +13,11 @@ from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._resume import resumed_request, selection_config
 from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
-from p2w_runtime.agent._sources import folder_config, sources
+from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import BankFolder, DataError, Task, TaskSet, find_memory_bank
-from p2w_runtime.domain import carry_dataset, check_label_free, find_run
+from p2w_runtime.domain import check_label_free, find_run
 from p2w_runtime.llm import LlmClient, PriceTable, RetryPolicy
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
@@ -99,8 +99,7 @@ async def record(
     label = request.label or f"{config.scheme}-{model}"
     if resume is None and not request.worker:
         await check_label_free(store, label)
-    task_files = None if request.profiles else dataset  # curation tasks are profiles, not task files
-    carried = carry_dataset(task_files, tasks, request.history_dir) if resume is None else None
+    carried = new_run_files(request, dataset, tasks) if resume is None else None
     embedder_ref = retriever.embedder.ref if retriever is not None else None
     run_config = {
         **folder_config(request),

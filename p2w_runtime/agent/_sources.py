@@ -7,13 +7,24 @@ given again must hold the same content. Runs recorded before they carried files 
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.agent._resume import check_dataset
-from p2w_runtime.data import BankFolder, BankSource, DataError, TaskSet, curation_tasks, load_tasks
-from p2w_runtime.domain import RunInfo, carried_files, folder_names, run_banks, run_tasks
+from p2w_runtime.data import BankFolder, BankSource, DataError, Task, TaskSet, curation_tasks, load_tasks
+from p2w_runtime.domain import (
+    CarriedDataset,
+    RunInfo,
+    carried_files,
+    carry_dataset,
+    folder_names,
+    run_banks,
+    run_tasks,
+)
 from p2w_runtime.store import EventStore
+from schemas import DatasetFiles, blob_hash
 
 if TYPE_CHECKING:
     from p2w_runtime.agent._record import RecordRequest
@@ -33,6 +44,10 @@ async def sources(store: EventStore, request: RecordRequest, resume: RunInfo | N
     if resume is None:
         return load_dataset(request), BankFolder(request.history_dir)
     carried = await carried_files(store, resume)
+    if carried is not None and request.profiles is not None and "--profiles" not in request.given:
+        dataset = await _carried_profiles(store, carried, request.profiles, request.start_url or "")
+        check_dataset(resume, dataset)
+        return dataset, BankFolder(request.history_dir)
     if carried is None or request.profiles is not None:
         dataset = load_dataset(request)
         check_dataset(resume, dataset)
@@ -47,6 +62,29 @@ async def sources(store: EventStore, request: RecordRequest, resume: RunInfo | N
     if given_history is None and not carried.banks:
         return dataset, BankFolder(request.history_dir)
     return dataset, await run_banks(store, resume, given_history)
+
+
+def new_run_files(request: RecordRequest, dataset: TaskSet, tasks: Sequence[Task]) -> CarriedDataset:
+    """What a new run carries: its task files and banks, or its AgenticShop profile files (not task files)."""
+    if request.profiles is None:
+        return carry_dataset(dataset, tasks, request.history_dir)
+    profiles = Path(request.profiles)
+    files = sorted(profiles.glob("*_user_profile.json")) if profiles.is_dir() else [profiles]
+    blobs = {blob_hash(data): data for data in (f.read_bytes() for f in files)}
+    names = {f.relative_to(profiles.parent).as_posix(): blob_hash(f.read_bytes()) for f in files}
+    return CarriedDataset(DatasetFiles(tasks=names), blobs)
+
+
+async def _carried_profiles(store: EventStore, files: DatasetFiles, profiles: Path, start_url: str) -> TaskSet:
+    """The curation tasks of the profile files a run carries, read from a scratch copy under their own names."""
+    with tempfile.TemporaryDirectory(prefix="p2w-profiles-") as tmp:
+        for name, sha in files.tasks.items():
+            path = Path(tmp) / name
+            if Path(tmp).resolve() not in path.resolve().parents:
+                raise DataError(f"{name}: a carried profile file named outside its folder")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(await store.get_blob(sha))
+        return curation_tasks(Path(tmp) / Path(profiles).name, start_url)
 
 
 def folder_config(request: RecordRequest) -> dict[str, Any]:
