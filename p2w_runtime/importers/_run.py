@@ -152,11 +152,8 @@ def _summary_model(
             return _RunModel(), None, {}
     raw = first.model or ""
     name = raw or f"{first.provider or 'browser-use'} default model"
-    meta = {
-        "summary": f"{first_path.parent.name}/{first_path.name}",
-        "experiment_id": first.experiment_id,
-        "provider": first.provider,
-    }
+    where = f"{first_path.parent.name}/{first_path.name}"  # names, never the machine's path
+    meta = {"summary": where, "experiment_id": first.experiment_id, "provider": first.provider}
     return _RunModel(name=name, tag=reader.squeeze(raw)), first.scheme, meta
 
 
