@@ -40,6 +40,7 @@ from p2w_cli import (
     view_cmd,
     wants_help,
 )
+from p2w_cli.attach_dataset import attach_dataset_cmd
 from p2w_cli.migrate import migrate_cmd
 from p2w_runtime.logs import configure_logging
 
@@ -94,3 +95,4 @@ main.add_command(migrate_cmd)
 main.add_command(agree_cmd)
 main.add_command(import_labels_cmd)
 main.add_command(import_curation_cmd)
+main.add_command(attach_dataset_cmd)

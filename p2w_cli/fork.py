@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from p2w_cli._common import RUN_LABEL, echo_json, open_db, run
+from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.render.terminal import safe
 
 
@@ -27,12 +28,8 @@ from p2w_cli.render.terminal import safe
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
 @click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
 @click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable. Env: P2W_CHROMIUM.")
-@click.option(
-    "--history",
-    "history_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Memory-bank folder (default: the one the run was recorded with).",
-)
+@history_option
+@other_dataset_option
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
@@ -49,6 +46,7 @@ def fork_cmd(
     api_key: str | None,
     chromium: str | None,
     history_dir: Path | None,
+    other_dataset: bool,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -69,6 +67,7 @@ def fork_cmd(
         api_key=api_key,
         chromium=chromium,
         history_dir=history_dir,
+        other_dataset=other_dataset,
         cache_dir=cache_dir,
         restore=restore,  # type: ignore[arg-type]  # click.Choice: a Restore
     )

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
-from p2w_cli._common import console, echo_json, run
+from p2w_cli._common import console, echo_json, open_db, run
 from p2w_cli.render.terminal import cell, markup
+
+if TYPE_CHECKING:
+    from p2w_runtime.data import BankSource
 
 
 def _history_options(command: Any) -> Any:
@@ -41,6 +44,15 @@ def _history_dir(_ctx: click.Context, _param: click.Parameter, value: Path) -> P
     from p2w_runtime.demo.sample import sample_history_dir
 
     return sample_history_dir() if str(value) == "sample" else value
+
+
+async def _run_banks(ctx: click.Context, run_ref: str, history_dir: Path) -> BankSource:
+    """The banks run ``run_ref`` carries, or ``--history`` when given and the same."""
+    from p2w_runtime.domain import find_run, run_banks
+
+    given = ctx.get_parameter_source("history_dir") == click.core.ParameterSource.COMMANDLINE
+    async with open_db(ctx, create=False) as store:
+        return await run_banks(store, await find_run(store, run_ref), history_dir if given else None)
 
 
 def _load_embedder_quietly(name: str | None) -> Any:
@@ -112,7 +124,16 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
 @click.option("--k", "k", default=20, show_default=True, type=click.IntRange(min=1), help="At most this many hits.")
 @click.option("--threshold", default=0.5, show_default=True, type=float, help="Minimum cosine similarity.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the hits.")
+@click.option(
+    "--run",
+    "run_ref",
+    metavar="RUN",
+    help="Search the memory banks RUN carries (in --db) instead of a folder; with --history, that folder once "
+    "it is checked to hold the same banks.",
+)
+@click.pass_context
 def history_search(
+    ctx: click.Context,
     persona: str,
     query: str,
     history_dir: Path,
@@ -121,6 +142,7 @@ def history_search(
     k: int,
     threshold: float,
     as_json: bool,
+    run_ref: str | None,
 ) -> None:
     """Show the history entries the retriever returns for QUERY."""
     from rich.table import Table
@@ -128,7 +150,8 @@ def history_search(
     from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
 
     async def _search() -> tuple[HistoryIndex, list[SearchHit]]:  # blocking work; run() turns user errors into one line
-        retriever = HistoryRetriever(history_dir, _load_embedder_quietly(embedder), cache_dir)
+        banks = await _run_banks(ctx, run_ref, history_dir) if run_ref else history_dir
+        retriever = HistoryRetriever(banks, _load_embedder_quietly(embedder), cache_dir)
         with Console(stderr=True).status(f"opening the index of {markup(persona)}"):
             index = retriever.index(persona)
         return index, index.search(query, k, threshold)

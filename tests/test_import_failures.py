@@ -278,7 +278,8 @@ async def test_an_interrupted_import_is_resumed_under_the_same_label(tmp_path: P
         partial = [(await events_of(complete, full.run_id))[0]]
         partial += await events_of(complete, f"{full.run_id}/Jordan_Park_A1")
         raw = [s async for s in complete.read_all() if s.event_id in {e.event_id for e in partial}]
-    await store.append_stored(raw)
+        blobs = {sha: await complete.get_blob(sha) for s in raw for sha in s.blobs}  # the dataset run.started names
+    await store.append_stored(raw, blobs)
     assert (await find_run(store, "demo")).finished is None
 
     report = await run_import(store, AGENTOCCAM)

@@ -149,7 +149,8 @@ def test_bad_input_is_one_line(setup: tuple[Path, Path], tmp_path: Path) -> None
     missing = CliRunner().invoke(main, ["--db", str(db), "replay", "cf-run", "--retriever", "default"])
     assert missing.exit_code != 0
     assert missing.stderr.strip() == (
-        "error: run 'cf-run': memory-bank folder (not recorded) does not exist; pass --history DIR"
+        "error: run 'cf-run' carries no memory banks (recorded before runs carried their dataset): attach them "
+        "with `p2w-rt attach-dataset cf-run --tasks DIR --history DIR`, or pass --history DIR"
     )
     both = CliRunner().invoke(main, ["--db", str(db), "replay", "cf-run", "--retriever", "default", "--judge", "x"])
     assert both.exit_code != 0 and "give one of them" in both.output

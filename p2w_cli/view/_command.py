@@ -76,7 +76,7 @@ def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
 
     async def _write() -> ExportSummary:
         async with open_store(db, create=False) as store:
-            return await export_static(store, run_refs, folder, source=str(db))
+            return await export_static(store, run_refs, folder, source=db.name)  # a name, never a path
 
     summary = run(_write())
     for problem in summary.problems:

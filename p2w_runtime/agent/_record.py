@@ -10,11 +10,12 @@ from typing import Protocol
 
 from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._request import RecordRequest
-from p2w_runtime.agent._resume import check_dataset, resumed_request, selection_config
+from p2w_runtime.agent._resume import resumed_request, selection_config
 from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
+from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
-from p2w_runtime.data import DataError, Task, TaskSet, curation_tasks, find_memory_bank, load_tasks
+from p2w_runtime.data import BankFolder, DataError, Task, TaskSet, find_memory_bank
 from p2w_runtime.domain import check_label_free, find_run
 from p2w_runtime.llm import LlmClient, PriceTable
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
@@ -29,15 +30,6 @@ class RecordSummary:
     label: str
     kept: int
     outcomes: list[EpisodeOutcome]
-
-
-def load_dataset(request: RecordRequest) -> TaskSet:
-    """The task files, or the AgenticShop profiles as curation tasks."""
-    if request.profiles is not None:
-        if not request.start_url:
-            raise DataError(f"{request.profiles}: curation tasks need a start URL")
-        return curation_tasks(request.profiles, request.start_url)
-    return load_tasks(request.tasks_dir)
 
 
 def select_tasks(dataset: TaskSet, request: RecordRequest) -> list[Task]:
@@ -63,27 +55,23 @@ async def record(
     if request.resume:
         resume = await find_run(store, request.resume)
         request = resumed_request(resume, request)
-    dataset = load_dataset(request)
-    if resume is not None:
-        check_dataset(resume, dataset)
+    dataset, banks = await sources(store, request, resume)
     tasks = select_tasks(dataset, request)
     config, model = request.config, request.model
     retriever = None
     if config.scheme != "no-history":
-        for persona in sorted({t.persona for t in tasks}):
-            find_memory_bank(request.history_dir, persona)
+        if isinstance(banks, BankFolder):
+            for persona in sorted({t.persona for t in tasks}):
+                find_memory_bank(banks.history_dir, persona)
         embedder = await asyncio.to_thread(load_embedder, request.embedder)
-        retriever = HistoryRetriever(request.history_dir, embedder, request.cache_dir)
+        retriever = HistoryRetriever(banks, embedder, request.cache_dir)
     label = request.label or f"{config.scheme}-{model}"
     if resume is None and not request.worker:
         await check_label_free(store, label)
+    carried = new_run_files(request, dataset, tasks) if resume is None else None
+    embedder_ref = retriever.embedder.ref if retriever is not None else None
     run_config = {
-        **(
-            {"profiles": str(request.profiles), "start_url": request.start_url}
-            if request.profiles
-            else {"tasks_dir": str(request.tasks_dir)}
-        ),
-        "history_dir": str(request.history_dir),
+        **folder_config(request),
         **selection_config(request, [t.task_id for t in tasks]),
         "concurrency": request.concurrency,
         "base_url": request.base_url,
@@ -101,8 +89,9 @@ async def record(
     worker_run = None
     if request.worker:  # before the browser starts, so that a run the workers cannot join is refused at once
         worker_run = await join_run(
-            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config
-        )
+            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config,
+            carried=carried, embedder=embedder_ref,
+        )  # fmt: skip
     async with llm, hosted_browser(tasks, request.chromium, hosting) as browser:
         if worker_run is not None:
             mine = await work(
@@ -111,8 +100,9 @@ async def record(
             )  # fmt: skip
             return RecordSummary(worker_run, label, 0, mine)
         plan = await plan_run(
-            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=resume
-        )
+            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=resume,
+            carried=carried, embedder=embedder_ref,
+        )  # fmt: skip
         outcomes = await record_episodes(
             store,
             plan,

@@ -14,6 +14,7 @@ from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.domain import (
+    CarriedDataset,
     EpisodeRef,
     EpisodeWriter,
     Provenance,
@@ -28,7 +29,7 @@ from p2w_runtime.domain import (
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore
-from schemas import EpisodeFinished, uuid7
+from schemas import EmbedderRef, EpisodeFinished, uuid7
 
 log = structlog.get_logger(__name__)
 
@@ -70,9 +71,12 @@ async def plan_run(
     config: AgentConfig,
     run_config: dict,
     resume: RunInfo | None,
+    carried: CarriedDataset | None = None,
+    embedder: EmbedderRef | None = None,
 ) -> RunPlan:
     """Start a new run, or pick up ``resume``: tasks whose episode counts stay, unfinished attempts are
-    closed as aborted, and every other task of ``tasks`` is recorded again as ``TASK#n``."""
+    closed as aborted, and every other task of ``tasks`` is recorded again as ``TASK#n``. A new run's
+    ``run.started`` names the ``carried`` files (stored beside it) and the ``embedder``."""
     if resume is None:
         run_id = uuid7()
         provenance = Provenance.here(dataset.dataset_id, dataset.content_hash)
@@ -84,8 +88,10 @@ async def plan_run(
             scheme=config.scheme,
             provenance=provenance,
             config={**config.as_dict(), **run_config},
+            dataset=carried.files if carried else None,
+            embedder=embedder,
         )
-        await store.append([started])
+        await store.append([started], carried.blobs if carried else None)
         return RunPlan(run_id, [(t, t.task_id) for t in tasks], [])
     run_id = resume.run_id
     attempts = await episodes_of(store, run_id, every_attempt=True)
@@ -98,11 +104,7 @@ async def plan_run(
     if closing:
         await append_sealed(store, closing)
     tries = Counter(ref.task_id for ref in attempts)
-    todo = [
-        (t, attempt_id(t.task_id, tries[t.task_id] + 1))
-        for t in tasks
-        if t.task_id not in done
-    ]
+    todo = [(t, attempt_id(t.task_id, tries[t.task_id] + 1)) for t in tasks if t.task_id not in done]
     kept = [done[t.task_id] for t in tasks if t.task_id in done]
     log.info("resuming run", run_id=run_id, kept=len(kept), aborted=len(closing), todo=len(todo))
     return RunPlan(run_id, todo, kept)

@@ -22,6 +22,7 @@ from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.domain import (
+    CarriedDataset,
     EpisodeWriter,
     UnknownRun,
     append_sealed,
@@ -35,7 +36,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, hold_claims, this_process
-from schemas import EpisodeFinished
+from schemas import EmbedderRef, EpisodeFinished
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +55,8 @@ async def join_run(
     model: str,
     config: AgentConfig,
     run_config: dict,
+    carried: CarriedDataset | None = None,
+    embedder: EmbedderRef | None = None,
 ) -> str:
     """The run labelled ``label``: found, or started by this worker if no other got there first.
 
@@ -65,8 +68,9 @@ async def join_run(
     except UnknownRun:
         try:
             plan = await plan_run(
-                store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None
-            )
+                store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None,
+                carried=carried, embedder=embedder,
+            )  # fmt: skip
             return plan.run_id
         except LabelTaken:  # another worker started it between our look and our append
             found = await find_run(store, label)

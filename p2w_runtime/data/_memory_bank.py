@@ -26,17 +26,26 @@ ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
 def read_json(path: Path) -> Any:
     """Parse a JSON file, turning I/O and syntax problems into a ``DataError`` naming the file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
+    return decode_json(data, path)
+
+
+def decode_json(data: bytes, where: str | Path) -> Any:
+    """Parse a file's bytes (read from disk, or a blob a run carries); ``DataError`` naming ``where``."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{where}: cannot read ({exc})") from None
     try:
         return parse_json(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise DataError(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except (NestedTooDeep, NotFinite) as exc:
-        raise DataError(f"{path}: {exc}") from None
+        raise DataError(f"{where}: {exc}") from None
 
 
 def validation_summary(exc: ValidationError) -> str:
@@ -47,7 +56,7 @@ def validation_summary(exc: ValidationError) -> str:
     return f"{field}: {first['msg']}{more}"
 
 
-def _entry_list(path: Path, data: Any) -> tuple[str, list[Any]]:
+def _entry_list(path: str | Path, data: Any) -> tuple[str, list[Any]]:
     if isinstance(data, list):
         return "", data
     if isinstance(data, dict):
@@ -64,7 +73,12 @@ def _entry_list(path: Path, data: Any) -> tuple[str, list[Any]]:
 def load_memory_bank(path: Path) -> list[MemoryEntry]:
     """Load and validate every entry of a memory bank; the list index is the entry id."""
     path = Path(path)
-    key, raw_entries = _entry_list(path, read_json(path))
+    return parse_memory_bank(read_json(path), path)
+
+
+def parse_memory_bank(data: Any, path: str | Path) -> list[MemoryEntry]:
+    """Validate a parsed bank file (``path`` names it in errors: a file, or a blob of a run)."""
+    key, raw_entries = _entry_list(path, data)
     if not raw_entries:
         raise DataError(f"{path}: memory bank is empty")
     where = f"{key}[{{index}}]" if key else "[{index}]"

@@ -9,16 +9,17 @@ is the answer key of the other two.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
-from p2w_runtime.data._memory_bank import read_json, validation_summary
+from p2w_runtime.data._memory_bank import decode_json, read_json, validation_summary
 from schemas import GroundTruth, TaskFile, content_hash
 
 LEVEL_FOLDERS = {"personalization_1": 2, "personalization_2": 1, "personalization_3": 0}
@@ -48,7 +49,11 @@ def load_task(path: Path, *, level: int | None = None) -> Task:
     A level-0 task carries its own ground truth; levels 1 and 2 get theirs from ``load_tasks``.
     """
     path = Path(path)
-    data = read_json(path)
+    return parse_task(read_json(path), path, level=level)
+
+
+def parse_task(data: Any, path: Path, *, level: int | None = None) -> Task:
+    """A parsed task file as a ``Task``; ``path`` names it in errors (on disk, or inside a run's task folder)."""
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object, got {type(data).__name__}")
     try:
@@ -141,14 +146,29 @@ def load_tasks(root: Path) -> TaskSet:
     root = Path(root)
     if not root.is_dir():
         raise DataError(f"{root}: tasks directory not found")
-    tasks: dict[str, Task] = {}
-    for path, level in _task_files(root):
-        task = load_task(path, level=level)
-        if task.task_id in tasks:
-            raise DataError(f"{path}: field task_id {task.task_id!r} duplicates {tasks[task.task_id].path}")
-        tasks[task.task_id] = task
-    if not tasks:
+    loaded = [load_task(path, level=level) for path, level in _task_files(root)]
+    if not loaded:
         raise DataError(f"{root}: no task files (expected personalization_{{1,2,3}}/*.json or *.json)")
+    return task_set(root, loaded)
+
+
+def tasks_from_files(root: Path, files: Mapping[str, bytes]) -> TaskSet:
+    """The tasks of ``files`` (path inside the task folder -> bytes, as a run carries them), the level of each
+    from its folder as ``load_tasks`` reads it; ``root`` names the set in errors."""
+    loaded = []
+    for name, data in sorted(files.items()):
+        path = root / name
+        loaded.append(parse_task(decode_json(data, path), path, level=LEVEL_FOLDERS.get(Path(name).parent.name)))
+    return task_set(root, loaded)
+
+
+def task_set(root: Path, loaded: list[Task]) -> TaskSet:
+    """Tasks by id, levels 1 and 2 given the ground truth of their query set's level-0 task."""
+    tasks: dict[str, Task] = {}
+    for task in loaded:
+        if task.task_id in tasks:
+            raise DataError(f"{task.path}: field task_id {task.task_id!r} duplicates {tasks[task.task_id].path}")
+        tasks[task.task_id] = task
     truths = {t.query_set: t.ground_truth for t in tasks.values() if t.level == 0}
     linked = {
         task_id: task if task.level == 0 else task.model_copy(update={"ground_truth": truths.get(task.query_set)})

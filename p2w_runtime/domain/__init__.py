@@ -7,6 +7,20 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 (docs/design/episode-grammar.md).
 """
 
+from p2w_runtime.domain._attach import Attached, BankIndexHash, attach_dataset
+from p2w_runtime.domain._dataset import (
+    OTHER_DATASET,
+    CarriedDataset,
+    carried_files,
+    carry_dataset,
+    derived_dataset,
+    folder_names,
+    inherited_config,
+    missing_dataset,
+    other_dataset_config,
+    run_banks,
+    run_tasks,
+)
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
 from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
@@ -37,6 +51,20 @@ from p2w_runtime.domain._streams import (
 from p2w_runtime.domain._writer import EpisodeWriter
 
 __all__ = [
+    "Attached",
+    "BankIndexHash",
+    "attach_dataset",
+    "OTHER_DATASET",
+    "CarriedDataset",
+    "carried_files",
+    "carry_dataset",
+    "derived_dataset",
+    "folder_names",
+    "inherited_config",
+    "missing_dataset",
+    "other_dataset_config",
+    "run_banks",
+    "run_tasks",
     "RunInfo",
     "UnknownRun",
     "check_label_free",

@@ -25,8 +25,9 @@ writer's error, never something the projection has to tolerate later:
 - after ``final_state`` only ``episode.finished``; after ``episode.finished`` nothing;
 - ``episode.started`` names the episode of its stream, and its task.
 
-A run's own stream reads ``run.started (episode.sealed | run.finished)*``: an ``episode.sealed`` as episodes
-finish (``_seal``), a ``run.finished`` when the recording ends (again after a resume). None of these goes in an
+A run's own stream reads ``run.started (episode.sealed | run.finished | run.dataset_attached)*``: an
+``episode.sealed`` as episodes finish (``_seal``), a ``run.finished`` when the recording ends (again after a
+resume), a ``run.dataset_attached`` when an older run is given its files (``_attach``). None of these goes in an
 episode stream, and no episode event goes in the run's stream.
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
-from schemas import EpisodeStarted, ForkPoint, GroundTruth, NewEvent, RunStarted, Scheme
+from schemas import DatasetFiles, EmbedderRef, EpisodeStarted, ForkPoint, GroundTruth, NewEvent, RunStarted, Scheme
 
 
 class TaskLike(Protocol):
@@ -66,8 +66,11 @@ def run_started(
     config: dict[str, Any] | None = None,
     source: Literal["recorded", "imported"] = "recorded",
     import_format: str | None = None,
+    dataset: DatasetFiles | None = None,
+    embedder: EmbedderRef | None = None,
 ) -> NewEvent:
-    """The first event of run ``run_id``, in the run's own stream."""
+    """The first event of run ``run_id``, in the run's own stream; ``dataset``: the files it carries (their blobs
+    are appended with it, ``carry_dataset``); ``embedder``: the model its history searches used."""
     payload = RunStarted(
         run_id=run_id,
         label=label,
@@ -83,6 +86,8 @@ def run_started(
         packages=dict(provenance.packages),
         config=config or {},
         host=provenance.host,
+        dataset=dataset,
+        embedder=embedder,
     )
     return NewEvent(stream=run_id, payload=payload)
 

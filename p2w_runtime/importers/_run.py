@@ -23,8 +23,10 @@ from p2w_runtime.domain import (
     Provenance,
     RunInfo,
     append_sealed,
+    carry_dataset,
     close_run,
     episodes_of,
+    folder_names,
     list_runs,
     run_started,
 )
@@ -150,7 +152,8 @@ def _summary_model(
             return _RunModel(), None, {}
     raw = first.model or ""
     name = raw or f"{first.provider or 'browser-use'} default model"
-    meta = {"summary": str(first_path), "experiment_id": first.experiment_id, "provider": first.provider}
+    where = f"{first_path.parent.name}/{first_path.name}"  # names, never the machine's path
+    meta = {"summary": where, "experiment_id": first.experiment_id, "provider": first.provider}
     return _RunModel(name=name, tag=reader.squeeze(raw)), first.scheme, meta
 
 
@@ -364,12 +367,8 @@ async def _import_trajectories(
     if existing is None:
         if planner.model.name is None:
             raise ImportConflict(f"no model in {layout.crashes[0]} or any other file given; give --model")
-        config = {
-            "tasks_dir": str(tasks_dir),
-            "history_dir": str(history_dir),
-            "model_tag": planner.model.tag,
-            **summary,
-        }
+        config = {**folder_names(tasks_dir, history_dir), "model_tag": planner.model.tag, **summary}
+        carried = carry_dataset(tasks, [item.task for item in planned], history_dir)
         started = run_started(
             run_id,
             label=label,
@@ -380,8 +379,9 @@ async def _import_trajectories(
             config=config,
             source="imported",
             import_format=fmt,
+            dataset=carried.files,
         )
-        await store.append([started])
+        await store.append([started], carried.blobs)
     for i, item in enumerate(planned):
         events = planner.build(item)
         await append_sealed(store, events)

@@ -18,7 +18,16 @@ from pathlib import Path
 from p2w_runtime.actions import BROWSER_ACTIONS
 from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
 from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
-from p2w_runtime.domain import Provenance, check_label_free, close_run, episodes_of, run_started
+from p2w_runtime.domain import (
+    Provenance,
+    check_label_free,
+    close_run,
+    derived_dataset,
+    episodes_of,
+    inherited_config,
+    other_dataset_config,
+    run_started,
+)
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable, RetryPolicy
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
@@ -43,6 +52,8 @@ class ForkRequest:
     api_key: str | None = None
     chromium: str | None = None
     history_dir: Path | None = None
+    other_dataset: bool = False
+    """Fork with ``history_dir`` although its banks differ from the source run's (recorded in the fork's config)."""
     cache_dir: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     llm_timeout_s: float = 120.0
@@ -84,7 +95,10 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
     await check_label_free(store, label)
     retriever = None
     if config.scheme != "no-history":
-        retriever = await history_retriever(run, request.history_dir, request.cache_dir)
+        retriever = await history_retriever(
+            store, run, request.history_dir, request.cache_dir, other_dataset=request.other_dataset
+        )
+    carried = await derived_dataset(store, run, request.history_dir)
     gate, divergence = ForkGate(request.at_step), Divergence()
     llm = ForkLlm(
         request.model or run.started.backbone_model,
@@ -122,9 +136,14 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
                 model=llm.live_model,
                 scheme=config.scheme,
                 provenance=Provenance.here(source_run.dataset_id, source_run.dataset_hash),
-                config={**source_run.config, **config.as_dict(), "fork_of": ref.stream},
-            )
-            await store.append([started])
+                config={
+                    **inherited_config(source_run.config), **config.as_dict(), "fork_of": ref.stream,
+                    **other_dataset_config(request.other_dataset),
+                },
+                dataset=carried.files,
+                embedder=retriever.embedder.ref if retriever is not None else source_run.embedder,
+            )  # fmt: skip
+            await store.append([started], carried.blobs)
             at = source.observations[request.at_step].event_id if request.at_step in source.observations else None
             episode = Episode(
                 task,

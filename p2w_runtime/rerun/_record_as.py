@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from p2w_runtime.domain import EpisodeWriter, Provenance, RunInfo, append_sealed, close_run, run_started
+from p2w_runtime.domain import (
+    EpisodeWriter,
+    Provenance,
+    RunInfo,
+    append_sealed,
+    close_run,
+    derived_dataset,
+    inherited_config,
+    run_started,
+)
 from p2w_runtime.domain.trajectory import EpisodeRecord
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore, StoreError
@@ -43,7 +52,9 @@ async def record_as(
         model=source.backbone_model,
         scheme=source.scheme,
         provenance=Provenance.here(source.dataset_id, source.dataset_hash),
-        config={**source.config, "rerun_of": run.run_id},
+        config={**inherited_config(source.config), "rerun_of": run.run_id},
+        dataset=(await derived_dataset(store, run)).files,
+        embedder=source.embedder,
     )
     await store.append([started.model_copy(update={"causation_id": source_start.event_id})])
     for source_episode, rerun in episodes:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from p2w_runtime.agent import ROLE_PARAMS, AgentConfig, Episode
-from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run
+from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks
 from p2w_runtime.errors import UserError
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._environment import RecordedEnvironment
@@ -33,7 +33,9 @@ from p2w_runtime.store import EventStore, open_store
 class RerunOptions:
     task_ids: tuple[str, ...] = ()
     history_dir: Path | None = None
-    """The memory banks to retrieve from; default: the folder the run was recorded with."""
+    """The memory banks to retrieve from; default: the ones the run carries."""
+    other_dataset: bool = False
+    """Use ``history_dir`` even though its banks differ from the run's."""
     recorded_retrieval: bool = False
     """Serve every history query from its recorded ``history.retrieval`` instead of searching again."""
     record_as: str | None = None
@@ -89,7 +91,9 @@ async def rerun(
         await check_label_free(store, options.record_as)
     retriever = None
     if config.scheme != "no-history" and not options.recorded_retrieval:
-        retriever = await history_retriever(run, options.history_dir, options.cache_dir)
+        retriever = await history_retriever(
+            store, run, options.history_dir, options.cache_dir, other_dataset=options.other_dataset
+        )
     report = RerunReport(run)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="p2w-rerun-") as tmp:
@@ -166,15 +170,12 @@ def select_episodes(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, .
     return [by_task[t] for t in task_ids]
 
 
-async def history_retriever(run: RunInfo, history_dir: Path | None, cache_dir: Path | None) -> HistoryRetriever:
-    """The retriever the run was recorded with: its memory banks (or ``history_dir``) and its embedder."""
-    recorded = run.started.config
-    history = history_dir or (Path(recorded["history_dir"]) if recorded.get("history_dir") else None)
-    if history is None or not history.is_dir():
-        raise UserError(
-            f"run {run.label!r}: history folder {history or '(not recorded)'} does not exist; "
-            "pass --history DIR or --recorded-retrieval"
-        )
-    name = recorded.get("embedder", "default")
+async def history_retriever(
+    store: EventStore, run: RunInfo, history_dir: Path | None, cache_dir: Path | None, *, other_dataset: bool = False
+) -> HistoryRetriever:
+    """The retriever the run was recorded with: the memory banks it carries (or ``history_dir``, checked to hold
+    the same unless ``other_dataset``) and its embedder."""
+    banks = await run_banks(store, run, history_dir, other_dataset=other_dataset)
+    name = run.started.config.get("embedder", "default")
     embedder = await asyncio.to_thread(load_embedder, None if name == "default" else name)
-    return HistoryRetriever(history, embedder, cache_dir)
+    return HistoryRetriever(banks, embedder, cache_dir)

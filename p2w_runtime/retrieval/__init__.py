@@ -4,6 +4,7 @@ Usable without a store; ``retrieval_events`` records a search as the events the 
 """
 
 from p2w_runtime.retrieval._build import BuildProgress, IndexSummary, PersonaIndexed, index_history
+from p2w_runtime.retrieval._cache import index_hash
 from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback, load_embedder
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._events import retrieval_events
@@ -22,6 +23,7 @@ __all__ = [
     "ProgressCallback",
     "RetrievalError",
     "SearchHit",
+    "index_hash",
     "index_history",
     "load_embedder",
     "retrieval_events",

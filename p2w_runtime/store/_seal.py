@@ -14,7 +14,7 @@ from p2w_runtime.store._event_store import EventStore, StreamHead
 from p2w_runtime.store._tree import tree_prefix
 from schemas import StreamSeal, content_hash
 
-SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed")
+SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed", "run.dataset_attached")
 """Event types whose payload carries ``seals``."""
 DIGEST_PREFIX = "sha256:"
 

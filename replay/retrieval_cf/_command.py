@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.domain import RunInfo, find_run
-from p2w_runtime.errors import UserError
+from p2w_runtime.domain import RunInfo, find_run, run_banks
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
 from replay.derived import PassSettings, run_pass
@@ -28,6 +27,8 @@ class CounterfactualOptions:
     k: int = DEFAULT_K
     threshold: float = DEFAULT_THRESHOLD
     history_dir: Path | None = None
+    """Instead of the banks the run carries (checked to hold the same, unless ``other_dataset``)."""
+    other_dataset: bool = False
     cache_dir: Path | None = None
     force: bool = False
     plot: Path | None = None
@@ -50,7 +51,7 @@ async def counterfactual_command(
 ) -> CounterfactualReport:
     """Run the pass over ``run_ref`` (and write ``options.plot``); user errors come before anything is written."""
     run = await find_run(store, run_ref)
-    retriever = await _retriever(run, options)
+    retriever = await _retriever(store, run, options)
     settings = RetrievalSettings(retriever, options.k, options.threshold, options.settings)
     producer = CounterfactualRetrieval(settings)
     summary = await run_pass(RETRIEVALS, store, run.run_id, [producer], concurrency=1, force=options.force)
@@ -60,16 +61,13 @@ async def counterfactual_command(
     return CounterfactualReport(run, summary)
 
 
-async def _retriever(run: RunInfo, options: CounterfactualOptions) -> HistoryRetriever:
-    recorded = run.started.config.get("history_dir")
-    history = options.history_dir or (Path(recorded) if recorded else None)
-    if history is None or not history.is_dir():
-        raise UserError(
-            f"run {run.label!r}: memory-bank folder {history or '(not recorded)'} does not exist; pass --history DIR"
-        )
+async def _retriever(store: EventStore, run: RunInfo, options: CounterfactualOptions) -> HistoryRetriever:
+    """The banks the run carries (or the folder given) searched with ``options.embedder``; the result's config
+    names the banks by content, so another folder's results are cached apart."""
+    banks = await run_banks(store, run, options.history_dir, other_dataset=options.other_dataset)
     name = None if options.embedder == "default" else options.embedder
     embedder = await asyncio.to_thread(load_embedder, name)
-    return HistoryRetriever(history, embedder, options.cache_dir)
+    return HistoryRetriever(banks, embedder, options.cache_dir)
 
 
 def recall(payload: RetrievalCounterfactual, which: str) -> float | None:

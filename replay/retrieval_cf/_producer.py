@@ -9,10 +9,8 @@ states them are the history-use classifier's (``targets``): the same value match
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from p2w_runtime.data import DataError
@@ -64,15 +62,6 @@ class UnknownRetrieval(UserError):
     """No counterfactual producer by that id."""
 
 
-def bank_hash(history_dir: Path) -> str:
-    """The memory banks' content (every bank file's name and bytes): what the searches run over."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in history_dir.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(history_dir).as_posix()}\0".encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 class CounterfactualRetrieval(Producer[RetrievalSettings, RetrievalConfig, RecallVerdict]):
     kind = "retrieval"
     id = "counterfactual-retrieval"
@@ -93,7 +82,7 @@ class CounterfactualRetrieval(Producer[RetrievalSettings, RetrievalConfig, Recal
                 "model_fingerprint": embedder.fingerprint,
                 "k": settings.k,
                 "threshold": settings.threshold,
-                "history": bank_hash(settings.retriever.history_dir),
+                "history": settings.retriever.banks.content_hash(),
             }
         )
 
