@@ -37,6 +37,7 @@ from p2w_cli import (
     view_cmd,
 )
 from p2w_cli._common import MainGroup, StoreLocation, fail_as_one_line, wants_help
+from p2w_cli.demo_model import demo_model
 from p2w_cli.migrate import migrate_cmd
 from p2w_runtime.logs import configure_logging
 
@@ -86,6 +87,7 @@ main.add_command(stats_cmd)
 main.add_command(record_cmd)
 main.add_command(sites)
 main.add_command(demo_cmd)
+main.add_command(demo_model)
 main.add_command(view_cmd)
 main.add_command(migrate_cmd)
 main.add_command(agree_cmd)
