@@ -2,14 +2,47 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
 from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
+
+
+_INTERRUPTED: list[str] = []
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C or SIGTERM: noted for the session, then the usual KeyboardInterrupt in whatever runs."""
+    _INTERRUPTED.append(signal.Signals(signum).name)
+    raise KeyboardInterrupt
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One Ctrl-C (or SIGTERM) stops the whole run, with every fixture torn down (the PostgreSQL server too).
+
+    pytest stops on a KeyboardInterrupt only when it reaches pytest, but a command under test catches it: click's
+    CliRunner turns the command's exit code 130 into a result, and the run went on with the next test. So the
+    signal is noted here and the session stops after the test it hit (``pytest_runtest_protocol``). SIGTERM would
+    otherwise end the process without any teardown.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the caller made us ignore it
+        signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        if _INTERRUPTED:
+            item.session.shouldstop = f"interrupted by {_INTERRUPTED[0]}"
 
 
 @pytest.fixture
