@@ -6,7 +6,6 @@ from __future__ import annotations
 import fcntl
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,16 +36,16 @@ def test_waits_while_the_lock_is_held_then_proceeds(held_lock: Path, tmp_path: P
     free = tmp_path / "lock"
     free.touch()
     waiter = _waiter(free, held_lock)
-    time.sleep(3)
+    assert waiter.stderr is not None
+    said = [waiter.stderr.readline() for _ in range(2)]  # one message at once, another a second later
+    assert all(line.startswith("setup: waiting for the package lock: ") for line in said), said
+    assert f"{held_lock} (pid {os.getpid()}: " in said[0]
     assert waiter.poll() is None, "returned while the lock was held"
     with held_lock.open("r+") as again:  # fcntl locks are the process's: any descriptor releases them
         fcntl.lockf(again, fcntl.LOCK_UN)
     out, err = waiter.communicate(timeout=30)
     assert waiter.returncode == 0, err
     assert out.strip() == "proceeding"
-    waiting = [line for line in err.splitlines() if line.startswith("setup: waiting for the package lock")]
-    assert len(waiting) >= 2, err  # one message at once, more while it waits
-    assert f"{held_lock} (pid {os.getpid()}: " in waiting[0]
     assert "setup: the package lock is free after" in err.splitlines()[-1]
 
 
