@@ -41,6 +41,7 @@ from p2w_cli import (
     wants_help,
 )
 from p2w_cli.attach_dataset import attach_dataset_cmd
+from p2w_cli.demo_model import demo_model
 from p2w_cli.migrate import migrate_cmd
 from p2w_runtime.logs import configure_logging
 
@@ -90,6 +91,7 @@ main.add_command(stats_cmd)
 main.add_command(record_cmd)
 main.add_command(sites)
 main.add_command(demo_cmd)
+main.add_command(demo_model)
 main.add_command(view_cmd)
 main.add_command(migrate_cmd)
 main.add_command(agree_cmd)

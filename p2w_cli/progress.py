@@ -1,14 +1,44 @@
-"""`runs --progress L`: how far the workers recording run L have got, task by task."""
+"""How far a recording has got: `runs --progress L` (the workers of run L, task by task), and the line per finished
+episode `record` prints where its bar cannot show."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from p2w_cli._common import console, echo_json, open_db, run
-from p2w_cli.render.terminal import cell
+from p2w_cli.render.terminal import cell, safe
+from p2w_runtime.errors import clip
+
+if TYPE_CHECKING:
+    from p2w_runtime.agent import RunProgress
+
+
+class EpisodeLines:
+    """A ``record`` progress callback for a stderr that is not a terminal (a pipe, a log file, CI), where the bar
+    draws nothing: one line per finished episode, ``[n/total] TASK: END_REASON, S steps, T tokens, E s elapsed``
+    (elapsed since the command started), an error's detail after it."""
+
+    def __init__(self) -> None:
+        self._started = time.monotonic()
+        self._told = 0
+        self._before: int | None = None  # episodes done before this command (a resume's kept ones)
+
+    def __call__(self, state: RunProgress) -> None:
+        if self._before is None:
+            self._before = state.done - len(state.outcomes)
+        for outcome in state.outcomes[self._told :]:
+            self._told += 1
+            elapsed = time.monotonic() - self._started
+            line = (
+                f"[{self._before + self._told}/{state.total}] {outcome.task_id}: {outcome.end_reason}, "
+                f"{outcome.steps} steps, {outcome.tokens} tokens, {elapsed:.1f} s elapsed"
+            )
+            if outcome.end_reason == "error" and outcome.detail:
+                line += f" ({clip(outcome.detail)})"
+            click.echo(safe(line), err=True)
 
 
 def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:

@@ -18,6 +18,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
+from p2w_cli.progress import EpisodeLines
 from p2w_cli.render.terminal import safe
 from p2w_runtime.errors import UserError
 
@@ -267,10 +268,15 @@ def record_cmd(
         TextColumn("{task.fields[failed]} failed, {task.fields[running]} running, {task.fields[tokens]} tokens"),
         TimeElapsedColumn(),
     )
-    with _exit_at_once_when_interrupted(), Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    err = Console(stderr=True)
+    lines = None if err.is_terminal else EpisodeLines()  # piped: the bar draws nothing, so say each finished episode
+    bar_off = lines is not None  # rich would still print blank lines on stop
+    with _exit_at_once_when_interrupted(), Progress(*columns, console=err, transient=True, disable=bar_off) as bar:
         task = bar.add_task("record", total=None, failed=0, running=0, tokens=0)
 
         def on_progress(state: RunProgress) -> None:
+            if lines is not None:
+                lines(state)
             bar.update(
                 task,
                 total=state.total,

@@ -3,19 +3,19 @@
 # Idempotent: a second run only checks. Used by the README's two commands and by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/apt_lock.sh  # apt_get: waits for another apt/dpkg (unattended-upgrades, a second setup) instead of failing
+if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   echo "setup: installing Debian's chromium (the browser the recorder drives)"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  apt_get update -qq
+  apt_get install -y -qq chromium >/dev/null
 fi
 
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   echo "setup: installing Debian's postgresql (the tests start a throwaway server for the PostgreSQL backend)"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+  apt_get update -qq
+  apt_get install -y -qq postgresql >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -2,14 +2,79 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
 from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
+
+_INTERRUPTED: list[str] = []
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C or SIGTERM: noted for the session, then the usual KeyboardInterrupt in whatever runs."""
+    _INTERRUPTED.append(signal.Signals(signum).name)
+    raise KeyboardInterrupt
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One Ctrl-C (or SIGTERM) stops the whole run, with every fixture torn down (the PostgreSQL server too).
+
+    pytest stops on a KeyboardInterrupt only when it reaches pytest, but a command under test catches it: click's
+    CliRunner turns the command's exit code 130 into a result, and the run went on with the next test. So the
+    signal is noted here and the session stops after the test it hit (``pytest_runtest_protocol``). SIGTERM would
+    otherwise end the process without any teardown.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the caller made us ignore it
+        signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        if _INTERRUPTED:
+            item.session.shouldstop = f"interrupted by {_INTERRUPTED[0]}"
+
+
+SLOW_MODULES = frozenset(
+    {
+        # real headless Chromium (recording, forking, the browser layer, the viewer's pages)
+        "test_browser", "test_browser_units", "test_concurrency", "test_episode_seals", "test_input_refusals",
+        "test_intent_recorded", "test_layering", "test_record", "test_record_curation", "test_record_failures",
+        "test_rerun", "test_resume", "test_sample_agent", "test_secrets", "test_user_errors", "test_webarena_ported",
+        "test_webarena_stylesheets", "test_workers",
+        # the sentence-transformers embedder, loaded and run
+        "test_producer_keys", "test_retrieval", "test_retrieval_cf", "test_retrieval_cli", "test_retrieval_history",
+        "test_sample",
+        # a PostgreSQL server per session
+        "test_migrate", "test_postgres_cli", "test_postgres",
+        # a p2w-rt process per test (each pays the command's start-up)
+        "test_demo_model", "test_read_only",
+    }
+)  # fmt: skip
+SLOW_TESTS = frozenset(
+    {
+        "test_demo.py::test_demo_record_records_the_sample_tasks_and_judges_them_with_the_llm",  # Chromium
+        "test_terminal_output.py::test_a_real_process_writing_to_a_pipe_is_not_cut_at_80_columns",
+        "test_agree_cli.py::test_llm_against_rules",
+    }
+)
+"""Modules and tests that are ``slow`` besides those marked in their module (the slowest of a `--durations` run):
+``pytest -m "not slow"`` is the quick first check the README times, the default run takes everything."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in SLOW_MODULES or f"{item.path.name}::{item.name}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -54,8 +54,19 @@ class ScriptedLlm:
     missing script line fails the test at once with a readable message.
     """
 
-    def __init__(self, *, models: tuple[str, ...] = ("scripted-model",), handler_cancellation: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        models: tuple[str, ...] = ("scripted-model",),
+        handler_cancellation: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        keep_requests: bool = True,
+    ) -> None:
+        """``port`` 0 picks a free one; ``keep_requests=False`` (a long-lived server, ``demo-model serve``) keeps
+        no request bodies in memory."""
         self.models = models
+        self._host, self._bind_port, self._keep_requests = host, port, keep_requests
         self._handler_cancellation = handler_cancellation
         self._lock = threading.Lock()
         self._queue: deque[ReplySpec] = deque()
@@ -129,7 +140,7 @@ class ScriptedLlm:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self._host}:{self.port}/v1"
 
     # -- serving ---------------------------------------------------------------
 
@@ -157,8 +168,9 @@ class ScriptedLlm:
         except json.JSONDecodeError:
             body = None
         received = ReceivedRequest(request.method, request.path, dict(request.headers), body, raw)
-        with self._lock:
-            self._requests.append(received)
+        if self._keep_requests:
+            with self._lock:
+                self._requests.append(received)
         return received
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -248,8 +260,12 @@ class ScriptedLlm:
             app, access_log=None, shutdown_timeout=0.5, handler_cancellation=self._handler_cancellation
         )
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
+        site = web.TCPSite(runner, self._host, self._bind_port)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
         self._runner = runner
         self._port = runner.addresses[0][1]
 

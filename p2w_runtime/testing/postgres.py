@@ -2,6 +2,10 @@
 
 PostgreSQL refuses to run as root, so when this process is root the server runs as the ``postgres`` system
 user (``runuser``) in a folder it owns. ``fresh_database()`` gives each test its own empty database.
+
+The server runs in a session of its own, so a Ctrl-C meant for the test run does not shut it down under a running
+test; ``stop`` (the fixture's teardown, also after Ctrl-C or SIGTERM) stops it, and a watchdog process
+(``_pg_watchdog.py``) stops it when the starting process dies without that (SIGKILL, ``os._exit``, a crash).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -50,14 +55,33 @@ class PostgresServer:
         self.root = Path(tempfile.mkdtemp(prefix="p2w-pg-"))
         self.data = self.root / "data"
         self._as_root = os.geteuid() == 0
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._watch_fd: int | None = None
+
+    def _command(self, *argv: str) -> list[str]:
+        command = [str(self.bin / argv[0]), *argv[1:]]
+        return ["runuser", "-u", SYSTEM_USER, "--", *command] if self._as_root else command
 
     def _run(self, *argv: str) -> None:
-        command = [str(self.bin / argv[0]), *argv[1:]]
-        if self._as_root:
-            command = ["runuser", "-u", SYSTEM_USER, "--", *command]
-        subprocess.run(command, check=True, capture_output=True, text=True)
+        subprocess.run(self._command(*argv), check=True, capture_output=True, text=True, start_new_session=True)
+
+    def _stop_command(self) -> list[str]:
+        return self._command("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+
+    def _start_watchdog(self) -> None:
+        read_fd, self._watch_fd = os.pipe()  # the write end is not inherited by anything this process execs
+        try:
+            self._watchdog = subprocess.Popen(
+                [sys.executable, str(Path(__file__).with_name("_pg_watchdog.py")), str(read_fd), str(self.root),
+                 *self._stop_command()],
+                pass_fds=(read_fd,), start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        finally:
+            os.close(read_fd)
 
     def start(self) -> PostgresServer:
+        self._start_watchdog()
         if self._as_root:
             shutil.chown(self.root, SYSTEM_USER)
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
@@ -105,16 +129,26 @@ class PostgresServer:
         return self.url(name)
 
     def stop(self) -> None:
+        """Stop the server if it runs and remove its folder; if that is cut short (a second Ctrl-C) the watchdog,
+        let go here, does both in its own session."""
         try:
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
-        finally:
+            if (self.data / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
             shutil.rmtree(self.root, ignore_errors=True)
+        finally:
+            if self._watch_fd is not None:
+                os.close(self._watch_fd)
+                self._watch_fd = None
+            if self._watchdog is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._watchdog.wait(timeout=30)
+                self._watchdog = None
 
     def __enter__(self) -> PostgresServer:
         try:
             return self.start()
         except BaseException:
-            shutil.rmtree(self.root, ignore_errors=True)
+            self.stop()
             raise
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:

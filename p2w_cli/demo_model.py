@@ -1,0 +1,133 @@
+"""`demo-model serve`: the scripted OpenAI-compatible model on a port, so `record`, `fork`, `demo --record` and the
+LLM judges can be tried without a key.
+
+It is a script, not a model. Agent calls (planner, generator, pre-execution, rewrite) get the answers the project's
+sample agent scripts for the bundled sample tasks (``p2w_runtime.testing.sample_agent``, what the example runs
+were recorded with); any other task is refused with an HTTP 400 naming it. Structured calls (judges, the LLM
+classifier) get an answer built from the JSON schema they send: every score its highest allowed value, empty
+evidence lists, and text saying it is scripted. Token usage is estimated (4 characters a token).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import signal
+import sys
+import threading
+from typing import Any
+
+import click
+
+from p2w_runtime.errors import UserError
+
+MODEL = "scripted-model"
+SCRIPTED_NOTE = "scripted demo model: a fixed reply, not a judgment"
+
+
+def schema_answer(schema: dict[str, Any], node: dict[str, Any] | None = None) -> Any:
+    """A value of the JSON schema ``node`` (pydantic's ``model_json_schema``: ``$ref`` into ``$defs``)."""
+    node = schema if node is None else node
+    if "$ref" in node:
+        return schema_answer(schema, schema["$defs"][node["$ref"].rsplit("/", 1)[-1]])
+    if "const" in node:
+        return node["const"]
+    if "enum" in node:
+        numbers = [v for v in node["enum"] if isinstance(v, int | float) and not isinstance(v, bool)]
+        return max(numbers) if numbers else node["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in node:
+            options = [o for o in node[key] if o.get("type") != "null"] or node[key]
+            return schema_answer(schema, options[0])
+    kind = node.get("type")
+    if kind == "object" or "properties" in node:
+        return {name: schema_answer(schema, sub) for name, sub in node.get("properties", {}).items()}
+    if kind == "array":
+        return []
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        return node.get("maximum", node.get("minimum", 0))
+    if kind == "null":
+        return None
+    return SCRIPTED_NOTE
+
+
+class DemoModelScript:
+    """The handler of ``ScriptedLlm.handle_with``: structured calls from their schema, agent calls from the sample
+    agent's script."""
+
+    def __init__(self) -> None:
+        from p2w_runtime.data import load_tasks
+        from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
+        from p2w_runtime.testing.sample_agent import SampleAgentScript
+
+        self._agent = SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks())
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        from p2w_runtime.testing import HttpError, Text
+
+        response_format = request.get("response_format")
+        if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+            schema = response_format.get("json_schema", {}).get("schema", {})
+            return Text(json.dumps(schema_answer(schema)))
+        try:
+            return self._agent(request)
+        except (KeyError, AttributeError) as exc:  # a task the script does not know, a prompt without a task
+            detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else "the prompt shows no sample task"
+            return HttpError(400, f"the scripted demo model answers only the bundled sample tasks: {detail}")
+
+
+@click.group("demo-model")
+def demo_model() -> None:
+    """A scripted stand-in for an OpenAI-compatible model, to try the LLM parts without a key."""
+
+
+@demo_model.command("serve")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+def serve_cmd(port: int, host: str) -> None:
+    """Serve the scripted model at http://HOST:PORT/v1 until Ctrl-C.
+
+    A script, not a model: the agent's calls get the sample agent's answers for the bundled sample tasks
+    (`record --tasks sample`, any other task is refused), judges and the LLM classifier get the highest score of
+    every criterion with a note saying it is scripted. Any --model name is answered.
+    """
+    from p2w_cli._common import fail_as_one_line
+    from p2w_runtime.testing import ScriptedLlm
+
+    server = ScriptedLlm(models=(MODEL,), host=host, port=port, keep_requests=False)
+    server.handle_with(DemoModelScript())
+    fail_as_one_line(lambda: _start(server, host, port))
+    try:
+        url = server.base_url
+        click.echo(f"demo model at {url}, model {MODEL}: a script, not a model (the sample agent's answers for")
+        click.echo("the bundled sample tasks; judges get the highest score of every criterion). Try:")
+        click.echo(f"  p2w-rt record --base-url {url} --model {MODEL} --level 2 --limit 2 --label try-demo")
+        click.echo(f"  p2w-rt replay try-demo --judge rubric-llm --base-url {url} --model {MODEL}")
+        click.echo("Ctrl-C stops it.")
+        sys.stdout.flush()  # a pipe is block-buffered: whoever reads the URL must get it now
+        _wait_for_stop()
+    finally:
+        server.stop_thread()
+    click.echo("demo model stopped", err=True)
+
+
+def _start(server: Any, host: str, port: int) -> None:
+    try:
+        server.start_in_thread()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(f"port {port} on {host} is in use: stop what listens there or give --port N") from None
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def _wait_for_stop() -> None:
+    """Until Ctrl-C or SIGTERM; both end in a clean stop (exit 0, port released)."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,111 @@
+"""Stopping the test suite: one Ctrl-C (or SIGTERM) ends the run, and the suite's PostgreSQL server stops however
+the run ends. Each case runs `interrupt_support.py` in a pytest of its own, with its own TMPDIR holding the server's
+cluster, and signals it while a command under test keeps it busy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SUPPORT = Path(__file__).with_name("interrupt_support.py")
+BOUND_S = 60
+
+
+def _processes_in(folder: Path) -> list[int]:
+    """Processes whose working directory is inside ``folder``: every PostgreSQL process runs in its data folder."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+            except OSError:
+                continue
+            if cwd.startswith(f"{folder}/"):
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def inner_tmp() -> Iterator[Path]:
+    """The inner suite's TMPDIR. Not under ``tmp_path``: pytest makes that 0700, and a server run as the
+    ``postgres`` user (this suite under root) must reach its cluster folder inside."""
+    folder = Path(tempfile.mkdtemp(prefix="p2w-interrupt-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _suite_busy_in_a_test(tmp_path: Path, tmp: Path) -> tuple[subprocess.Popen[str], Path]:
+    """The inner pytest, once its first test holds the PostgreSQL server and runs a command."""
+    mark = tmp_path / "started"
+    env = {**os.environ, "TMPDIR": str(tmp), "P2W_TEST_STARTED_MARK": str(mark)}
+    suite = subprocess.Popen(
+        [sys.executable, "-m", "pytest", str(SUPPORT), "-q", "-p", "no:cacheprovider"],
+        cwd=SUPPORT.parents[1], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,  # its own process group, as a shell gives a command: a terminal's Ctrl-C hits it all
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while not mark.exists():
+        assert suite.poll() is None, suite.communicate()[0]
+        assert time.monotonic() < deadline, "the inner suite never started its test"
+        time.sleep(0.2)
+    assert _processes_in(tmp), "no PostgreSQL server runs for the inner suite"
+    time.sleep(1)  # inside the command now
+    return suite, tmp
+
+
+def _ended(suite: subprocess.Popen[str]) -> str:
+    try:
+        return suite.communicate(timeout=BOUND_S)[0]
+    except subprocess.TimeoutExpired:
+        suite.kill()
+        output = suite.communicate()[0]
+        pytest.fail(f"the suite still ran {BOUND_S} s after the signal:\n{output[-2000:]}")
+
+
+def _no_server_left(tmp: Path) -> None:
+    deadline = time.monotonic() + BOUND_S  # after SIGKILL the watchdog stops the server, then removes the folder
+    while (_processes_in(tmp) or list(tmp.glob("p2w-pg-*"))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_in(tmp) == []
+    assert not list(tmp.glob("p2w-pg-*")), "the cluster folder was left behind"
+
+
+def test_one_ctrl_c_stops_the_suite_and_its_postgres_server(tmp_path: Path, inner_tmp: Path) -> None:
+    suite, tmp = _suite_busy_in_a_test(tmp_path, inner_tmp)
+    os.killpg(suite.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    output = _ended(suite)
+    assert suite.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "Interrupted: interrupted by SIGINT" in output
+    assert not (tmp_path / "started.reached").exists(), "the next test ran after the Ctrl-C"
+    _no_server_left(tmp)
+
+
+def test_sigterm_stops_the_suite_with_its_teardown(tmp_path: Path, inner_tmp: Path) -> None:
+    suite, tmp = _suite_busy_in_a_test(tmp_path, inner_tmp)
+    suite.send_signal(signal.SIGTERM)
+    output = _ended(suite)
+    assert suite.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "Interrupted: interrupted by SIGTERM" in output
+    assert not (tmp_path / "started.reached").exists()
+    _no_server_left(tmp)
+
+
+def test_a_killed_suite_leaves_no_postgres_server(tmp_path: Path, inner_tmp: Path) -> None:
+    """SIGKILL runs no teardown at all: the watchdog the server was started with stops it."""
+    suite, tmp = _suite_busy_in_a_test(tmp_path, inner_tmp)
+    suite.kill()
+    _ended(suite)
+    assert suite.returncode == -signal.SIGKILL
+    _no_server_left(tmp)
