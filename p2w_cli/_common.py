@@ -36,7 +36,7 @@ class AppContext:
     log_file: Path
 
 
-class StoreLocation(click.ParamType):
+class StoreLocation(click.ParamType[Path | str, Any]):
     """``--db``: a SQLite file path, or a PostgreSQL URL kept as text (a ``Path`` would fold its ``//``)."""
 
     name = "FILE|URL"
@@ -50,7 +50,7 @@ class StoreLocation(click.ParamType):
         return location
 
 
-class RunLabel(click.ParamType):
+class RunLabel(click.ParamType[str, Any]):
     """A run's label (``--label``, ``--record-as``): one printable line with something in it, since every listing,
     diff and bundle header shows it and ``find_run`` matches it exactly."""
 

@@ -37,7 +37,7 @@ class PluginCommand(click.Command):
 
 
 def _click_option(option: PluginOption) -> click.Option:
-    kind: click.ParamType | None = None
+    kind: click.ParamType[Any, Any] | None = None
     if option.path is not None:
         kind = click.Path(exists=True, file_okay=option.path != "dir", dir_okay=option.path != "file", path_type=Path)
     return click.Option(

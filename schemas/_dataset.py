@@ -6,6 +6,8 @@ These mirror the published file formats; parsing the files lives in
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 KNOWN_ENTRY_TYPES = ("web search", "web visit", "purchase", "booking", "review and rating")
@@ -66,6 +68,6 @@ class TaskFile(BaseModel):
     require_login: bool = False
     storage_state: str | None = None
     start_url: str
-    geolocation: dict | str | None = None
+    geolocation: dict[str, Any] | str | None = None
     intent: str
     require_reset: bool = False

@@ -4,16 +4,9 @@ Everything an episode sees, asks, retrieves, reasons and does is appended to the
 """
 
 from p2w_runtime.agent._config import AgentConfig
-from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
+from p2w_runtime.agent._environment import SeamDiverged
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
-from p2w_runtime.agent._record import (
-    ROLE_PARAMS,
-    RecordSummary,
-    SiteHosting,
-    StartsAt,
-    hosted_browser,
-    record,
-)
+from p2w_runtime.agent._record import ROLE_PARAMS, SiteHosting, StartsAt, hosted_browser, record
 from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._run import RunProgress
 from p2w_runtime.agent._worker import finish_run
@@ -21,13 +14,10 @@ from p2w_runtime.agent._worker import finish_run
 __all__ = [
     "ROLE_PARAMS",
     "AgentConfig",
-    "Environment",
-    "EpisodeTab",
     "SeamDiverged",
     "Episode",
     "EpisodeOutcome",
     "RecordRequest",
-    "RecordSummary",
     "RunProgress",
     "SiteHosting",
     "StartsAt",

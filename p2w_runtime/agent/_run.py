@@ -6,6 +6,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
@@ -69,7 +70,7 @@ async def plan_run(
     label: str,
     model: str,
     config: AgentConfig,
-    run_config: dict,
+    run_config: dict[str, Any],
     resume: RunInfo | None,
     carried: CarriedDataset | None = None,
     embedder: EmbedderRef | None = None,

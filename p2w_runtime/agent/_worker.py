@@ -13,6 +13,7 @@ import asyncio
 import os
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import structlog
 
@@ -54,7 +55,7 @@ async def join_run(
     label: str,
     model: str,
     config: AgentConfig,
-    run_config: dict,
+    run_config: dict[str, Any],
     carried: CarriedDataset | None = None,
     embedder: EmbedderRef | None = None,
 ) -> str:

@@ -5,7 +5,7 @@ cookies and HAR. The agent loop calls ``observe()`` (numbered accessibility text
 ``execute(action)`` for the grammar's browser actions, ``final_state()`` and ``close()`` (the scrubbed HAR).
 """
 
-from p2w_runtime.browser._capture import CapturedPage, answer_links, capture_in
+from p2w_runtime.browser._capture import CapturedPage, answer_links
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable
@@ -23,7 +23,6 @@ __all__ = [
     "FinalStateData",
     "ObservationData",
     "answer_links",
-    "capture_in",
     "capture_pages",
     "find_chromium",
 ]

@@ -2,7 +2,7 @@
 
 from p2w_runtime.data._agenticshop import load_curation, load_profiles
 from p2w_runtime.data._banks import BankFiles, BankFolder, BankSource
-from p2w_runtime.data._curation_tasks import CurationTaskSet, curation_prompt, curation_tasks
+from p2w_runtime.data._curation_tasks import curation_tasks
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
 from p2w_runtime.data._json import NestedTooDeep, NotFinite, parse_json
@@ -12,26 +12,21 @@ from p2w_runtime.data._memory_bank import (
     list_personas,
     load_memory_bank,
     memory_bank_hash,
-    parse_memory_bank,
 )
-from p2w_runtime.data._tasks import LEVEL_FOLDERS, Task, TaskSet, load_tasks, tasks_from_files
+from p2w_runtime.data._tasks import Task, TaskSet, load_tasks, tasks_from_files
 
 __all__ = [
-    "LEVEL_FOLDERS",
     "BankFiles",
     "BankFolder",
     "BankSource",
-    "parse_memory_bank",
     "decode_json",
     "tasks_from_files",
-    "CurationTaskSet",
     "DataError",
     "NestedTooDeep",
     "NotFinite",
     "Task",
     "TaskSet",
     "find_memory_bank",
-    "curation_prompt",
     "curation_tasks",
     "ground_truth",
     "list_personas",

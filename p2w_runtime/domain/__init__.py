@@ -7,16 +7,14 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 (docs/design/episode-grammar.md).
 """
 
-from p2w_runtime.domain._attach import Attached, BankIndexHash, attach_dataset
+from p2w_runtime.domain._attach import Attached, attach_dataset
 from p2w_runtime.domain._dataset import (
-    OTHER_DATASET,
     CarriedDataset,
     carried_files,
     carry_dataset,
     derived_dataset,
     folder_names,
     inherited_config,
-    missing_dataset,
     other_dataset_config,
     run_banks,
     run_tasks,
@@ -33,18 +31,16 @@ from p2w_runtime.domain._runs import (
     list_runs,
     match_run,
 )
-from p2w_runtime.domain._seal import Appender, append_sealed, episode_seals
+from p2w_runtime.domain._seal import append_sealed, episode_seals
 from p2w_runtime.domain._started import Provenance, TaskLike, episode_started, run_started
 from p2w_runtime.domain._streams import (
     ATTEMPT_MARK,
     CLASSIFICATIONS_SUFFIX,
-    DERIVED_SUFFIXES,
     JUDGMENTS_SUFFIX,
     RETRIEVAL_CF_SUFFIX,
     attempt_id,
     episode_of,
     episode_stream,
-    is_derived,
     run_of,
     under,
 )
@@ -52,16 +48,13 @@ from p2w_runtime.domain._writer import EpisodeWriter
 
 __all__ = [
     "Attached",
-    "BankIndexHash",
     "attach_dataset",
-    "OTHER_DATASET",
     "CarriedDataset",
     "carried_files",
     "carry_dataset",
     "derived_dataset",
     "folder_names",
     "inherited_config",
-    "missing_dataset",
     "other_dataset_config",
     "run_banks",
     "run_tasks",
@@ -74,12 +67,10 @@ __all__ = [
     "match_run",
     "ATTEMPT_MARK",
     "CLASSIFICATIONS_SUFFIX",
-    "DERIVED_SUFFIXES",
     "EPISODE_TYPES",
     "JUDGMENTS_SUFFIX",
     "NOT_AN_OUTCOME",
     "RETRIEVAL_CF_SUFFIX",
-    "Appender",
     "EpisodeGrammar",
     "EpisodeGrammarError",
     "EpisodeRef",
@@ -94,7 +85,6 @@ __all__ = [
     "episode_started",
     "episode_stream",
     "episodes_of",
-    "is_derived",
     "run_of",
     "run_started",
     "under",

@@ -7,14 +7,12 @@ classifiers, diff) works on imported runs unchanged.
 from p2w_runtime.importers._curation import import_curation
 from p2w_runtime.importers._episode import IMPORTED_RETRIEVER
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
-from p2w_runtime.importers._run import ImportReport, Progress, import_trajectories
+from p2w_runtime.importers._run import import_trajectories
 
 __all__ = [
     "IMPORTED_RETRIEVER",
     "BadTrajectoryFiles",
     "ImportConflict",
-    "ImportReport",
-    "Progress",
     "TrajectoryImportError",
     "import_curation",
     "import_trajectories",

@@ -1,9 +1,9 @@
 """LLM calls over any OpenAI-compatible endpoint, every attempt recorded as an ``llm.call`` payload."""
 
-from p2w_runtime.llm._client import LlmClient, LlmResult, Sink
+from p2w_runtime.llm._client import LlmClient, Sink
 from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
 from p2w_runtime.llm._prices import ModelPrice, PriceTable
-from p2w_runtime.llm._request import BadResponse, Completion, fingerprint, parse_completion, parse_usage
+from p2w_runtime.llm._request import BadResponse, Completion, fingerprint, parse_usage
 from p2w_runtime.llm._retry import RetryPolicy
 from p2w_runtime.llm._structured import MalformedOutput
 from p2w_runtime.llm._totals import UsageTotals
@@ -14,7 +14,6 @@ __all__ = [
     "WireRequest",
     "api_of",
     "parse_answer",
-    "parse_completion",
     "parse_usage",
     "read_request",
     "render_answer",
@@ -25,7 +24,6 @@ __all__ = [
     "LlmConfigError",
     "LlmError",
     "LlmRejected",
-    "LlmResult",
     "LlmUnavailable",
     "MalformedOutput",
     "ModelPrice",

@@ -3,9 +3,9 @@
 Usable without a store; ``retrieval_events`` records a search as the events the agent writes.
 """
 
-from p2w_runtime.retrieval._build import BuildProgress, IndexSummary, PersonaIndexed, index_history
+from p2w_runtime.retrieval._build import IndexSummary, index_history
 from p2w_runtime.retrieval._cache import index_hash
-from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback, load_embedder
+from p2w_runtime.retrieval._embedder import load_embedder
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._events import retrieval_events
 from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex, SearchHit
@@ -14,13 +14,9 @@ from p2w_runtime.retrieval._retriever import HistoryRetriever
 __all__ = [
     "DEFAULT_K",
     "DEFAULT_THRESHOLD",
-    "BuildProgress",
-    "Embedder",
     "HistoryIndex",
     "HistoryRetriever",
     "IndexSummary",
-    "PersonaIndexed",
-    "ProgressCallback",
     "RetrievalError",
     "SearchHit",
     "index_hash",

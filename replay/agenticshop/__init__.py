@@ -3,17 +3,9 @@
 A plugin of the ``judge`` family (``AGENTICSHOP``; its settings: ``ShopSettings``, from ``--profiles``).
 """
 
-from replay.agenticshop._extract import ProductInfo, extract_by_rules
-from replay.agenticshop._judges import (
-    SHOP_JUDGES,
-    AttributionJudge,
-    ChecklistJudge,
-    ExtractJudge,
-    HitRatioJudge,
-    linked_pages,
-    missing_target,
-)
-from replay.agenticshop._pages import Page, attribute, read_page
+from replay.agenticshop._extract import extract_by_rules
+from replay.agenticshop._judges import SHOP_JUDGES, missing_target
+from replay.agenticshop._pages import attribute, read_page
 from replay.agenticshop._plugin import AGENTICSHOP
 from replay.agenticshop._settings import ShopSettings
 from replay.agenticshop._tables import shop_tables
@@ -21,16 +13,9 @@ from replay.agenticshop._tables import shop_tables
 __all__ = [
     "AGENTICSHOP",
     "SHOP_JUDGES",
-    "AttributionJudge",
-    "ChecklistJudge",
-    "ExtractJudge",
-    "HitRatioJudge",
-    "Page",
-    "ProductInfo",
     "ShopSettings",
     "attribute",
     "extract_by_rules",
-    "linked_pages",
     "missing_target",
     "read_page",
     "shop_tables",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from p2w_runtime.domain import find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from replay.agreement._labels import ImportSummary, import_labels, parse_labels
-from replay.agreement._raters import Rater, current_records, human_selectors, items, rater
-from replay.agreement._report import AgreementReport, PairReport, agreement, compare, self_consistency
+from replay.agreement._labels import import_labels
+from replay.agreement._raters import current_records, human_selectors, items, rater
+from replay.agreement._report import AgreementReport, PairReport, agreement
 from replay.agreement._stats import (
     BOOTSTRAP_SAMPLES,
     Estimate,
@@ -45,21 +45,16 @@ __all__ = [
     "BOOTSTRAP_SAMPLES",
     "AgreementReport",
     "Estimate",
-    "ImportSummary",
     "PairReport",
-    "Rater",
     "accuracy",
     "agree",
     "agreement",
     "alpha",
     "bootstrap",
     "cohen_kappa",
-    "compare",
     "import_labels",
     "items",
     "pair_agreement",
-    "parse_labels",
     "pearson",
-    "self_consistency",
     "spearman",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from p2w_runtime.errors import UserError
 from replay.classify._base import Classifier, UnknownClassifier
@@ -41,11 +42,11 @@ class ClassifySummary(Tally[ClassifyOutcome]):
         return self.new
 
 
-def _summary(run_id: str, classifiers: Sequence[Classifier]) -> ClassifySummary:
+def _summary(run_id: str, classifiers: Sequence[Classifier[Any]]) -> ClassifySummary:
     return ClassifySummary(run_id, ",".join(c.id for c in classifiers))
 
 
-CLASSIFIERS: Family[PassSettings, Classifier, ClassifyOutcome, ClassifySummary] = register(
+CLASSIFIERS: Family[PassSettings, Classifier[Any], ClassifyOutcome, ClassifySummary] = register(
     Family(
         kind="classifier",
         option="--classifier",
@@ -71,6 +72,6 @@ PERSONA2WEB_ERRORS = register_plugin(
 )
 
 
-def make_classifier(classifier_id: str, settings: PassSettings | None = None) -> Classifier:
+def make_classifier(classifier_id: str, settings: PassSettings | None = None) -> Classifier[Any]:
     """The classifier registered as ``classifier_id``, configured from ``settings``."""
     return CLASSIFIERS.make(classifier_id, settings or PassSettings())

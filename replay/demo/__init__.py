@@ -9,11 +9,9 @@ from replay.demo._prepare import (
     LLM_JUDGE,
     RULES_JUDGE,
     DemoData,
-    DemoDatabaseInUse,
     DemoReport,
     demo_data,
     import_example_runs,
-    judge_demo_runs,
     prepare_demo_db,
     write_report,
 )
@@ -21,12 +19,10 @@ from replay.demo._prepare import (
 __all__ = [
     "LLM_JUDGE",
     "RULES_JUDGE",
-    "DemoDatabaseInUse",
     "DemoData",
     "DemoReport",
     "demo_data",
     "import_example_runs",
-    "judge_demo_runs",
     "prepare_demo_db",
     "write_report",
 ]

@@ -5,16 +5,8 @@ results live in, and the one pass that makes them (``run_pass``). ``replay.judge
 benchmarks add their producers as plugins."""
 
 from replay.derived._command import PassOptions
-from replay.derived._pass import WRITE_BATCH, DerivedPass, DerivedWriter, Outcome, Pool, Tally, call_log
-from replay.derived._producer import (
-    LlmEndpoint,
-    LlmFactory,
-    ProduceContext,
-    Producer,
-    ProducerConfig,
-    ProducerError,
-    StructuredLlm,
-)
+from replay.derived._pass import Outcome, Tally
+from replay.derived._producer import LlmFactory, ProduceContext, Producer, ProducerConfig, ProducerError, StructuredLlm
 from replay.derived._registry import (
     Family,
     OptionError,
@@ -22,25 +14,19 @@ from replay.derived._registry import (
     PluginOption,
     families,
     family,
-    plugins,
     register,
     register_plugin,
 )
 from replay.derived._runner import run_pass
 from replay.derived._settings import DEFAULT_MODEL, PassSettings
-from replay.derived._stream import CacheKey, Derived, DerivedRecord, DerivedStream, latest_by_key
+from replay.derived._stream import CacheKey, DerivedRecord, DerivedStream, latest_by_key
 
 __all__ = [
     "DEFAULT_MODEL",
-    "WRITE_BATCH",
     "CacheKey",
-    "Derived",
-    "DerivedPass",
     "DerivedRecord",
     "DerivedStream",
-    "DerivedWriter",
     "Family",
-    "LlmEndpoint",
     "LlmFactory",
     "OptionError",
     "Outcome",
@@ -48,18 +34,15 @@ __all__ = [
     "PassSettings",
     "Plugin",
     "PluginOption",
-    "Pool",
     "ProduceContext",
     "Producer",
     "ProducerConfig",
     "ProducerError",
     "StructuredLlm",
     "Tally",
-    "call_log",
     "families",
     "family",
     "latest_by_key",
-    "plugins",
     "register",
     "register_plugin",
     "run_pass",

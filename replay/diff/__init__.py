@@ -2,27 +2,16 @@
 
 from replay.diff._align import Divergence
 from replay.diff._command import diff_refs
-from replay.diff._diff import MetricDelta, RunDiff, TaskDiff, diff_runs
-from replay.diff._refs import OpenRun, RunRef, open_runs, parse_ref
-from replay.diff._runs import (
-    DEFAULT_JUDGE,
-    EpisodeData,
-    MissingJudgments,
-    RunData,
-    StepAction,
-    load_run_data,
-)
+from replay.diff._diff import RunDiff, TaskDiff, diff_runs
+from replay.diff._refs import open_runs, parse_ref
+from replay.diff._runs import DEFAULT_JUDGE, MissingJudgments, RunData, StepAction, load_run_data
 
 __all__ = [
     "DEFAULT_JUDGE",
     "Divergence",
-    "EpisodeData",
-    "MetricDelta",
     "MissingJudgments",
-    "OpenRun",
     "RunData",
     "RunDiff",
-    "RunRef",
     "StepAction",
     "TaskDiff",
     "diff_refs",

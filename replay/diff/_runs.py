@@ -10,6 +10,7 @@ spend tokens behind the user's back, and the error names the episodes that lack 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
@@ -80,7 +81,7 @@ def episode_data(t: Trajectory, scores: dict[str, float] | None, run_scheme: str
     return EpisodeData(t.stream, t.task_id, t.level, scheme, scores, actions, websites, entry_ids, fork=t.fork)
 
 
-async def _judge_in_memory(store: EventStore, judge: Judge, t: Trajectory) -> dict[str, float] | None:
+async def _judge_in_memory(store: EventStore, judge: Judge[Any], t: Trajectory) -> dict[str, float] | None:
     """A rules judge's figures for an episode it has not judged yet, never appended (comparisons write nothing)."""
     try:
         verdict = await judge.judge(t, JudgeContext(get_blob=store.get_blob, llm=None))

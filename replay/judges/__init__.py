@@ -2,20 +2,11 @@
 each judge an id and a version, chosen with ``--judge ID``. Other benchmarks add theirs as plugins
 (``replay.webarena``, ``replay.agenticshop``); see docs/design/judges.md."""
 
-from replay.judges._base import (
-    CallEstimate,
-    Judge,
-    JudgeContext,
-    JudgeError,
-    LlmConfig,
-    Scorecard,
-    UnknownJudge,
-    llm_fields,
-)
+from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, LlmConfig, Scorecard, llm_fields
 from replay.judges._command import ReplayOptions
 from replay.judges._estimate import JudgeEstimate, estimate_replay
 from replay.judges._family import JUDGES, JudgeOutcome, ReplayAborted, ReplaySummary, make_judge
-from replay.judges._goal import Goal, GoalKind, goal_of
+from replay.judges._goal import goal_of
 from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
 from replay.judges._persona2web import PERSONA2WEB
 from replay.judges._prompts import template_hash
@@ -29,7 +20,6 @@ from replay.judges._records import (
 from replay.judges._render import render_full
 from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
 from replay.judges._sites import (
-    DEFAULT_LOCATION_SITES,
     DEMO_LOCATION_SITES,
     SITE_OPTIONS,
     LlmSiteConfig,
@@ -39,10 +29,9 @@ from replay.judges._sites import (
     site_fields,
     site_settings,
 )
-from replay.judges._targets import RubricTargets, SiteLists, rubric_metrics, rubric_targets
+from replay.judges._targets import SiteLists, rubric_metrics, rubric_targets
 
 __all__ = [
-    "DEFAULT_LOCATION_SITES",
     "DEMO_LOCATION_SITES",
     "JUDGES",
     "PERSONA2WEB",
@@ -50,8 +39,6 @@ __all__ = [
     "ActionWiseLlmJudge",
     "ActionWiseRulesJudge",
     "CallEstimate",
-    "Goal",
-    "GoalKind",
     "Judge",
     "JudgeContext",
     "JudgeError",
@@ -67,12 +54,10 @@ __all__ = [
     "ReplaySummary",
     "RubricLlmJudge",
     "RubricRulesJudge",
-    "RubricTargets",
     "Scorecard",
     "SiteConfig",
     "SiteLists",
     "SiteSettings",
-    "UnknownJudge",
     "current_judgments",
     "default_location_sites",
     "episode_judgments",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from replay.derived import PassOptions
 from replay.judges._base import Judge
@@ -17,11 +18,11 @@ class ReplayOptions(PassOptions):
     samples: int = 1
     """LLM judges judge each episode this many times (self-consistency, ``p2w-rt agree``); rules judges once."""
 
-    def make_judges(self) -> list[Judge]:
+    def make_judges(self) -> list[Judge[Any]]:
         """The judges named by ``--judge`` (each once, an LLM judge once per sample), configured; an unknown id
         is a ``UserError``."""
         settings = self.settings()
-        judges: list[Judge] = []
+        judges: list[Judge[Any]] = []
         for judge_id in dict.fromkeys(self.judges):
             judge = make_judge(judge_id, settings)
             judges.append(judge)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectory
@@ -29,7 +30,7 @@ class JudgeEstimate:
 async def estimate_replay(
     store: EventStore,
     run_id: str,
-    judges: Sequence[Judge],
+    judges: Sequence[Judge[Any]],
     *,
     model: str,
     force: bool = False,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from p2w_runtime.errors import UserError
 from replay.derived import Family, Outcome, PassSettings, Tally, register
@@ -41,11 +42,11 @@ class ReplaySummary(Tally[JudgeOutcome]):
         return sum((o.judgment.cost_usd for o in self.outcomes if not o.cached and o.judgment.cost_usd), 0.0)
 
 
-def _summary(run_id: str, judges: Sequence[Judge]) -> ReplaySummary:
+def _summary(run_id: str, judges: Sequence[Judge[Any]]) -> ReplaySummary:
     return ReplaySummary()
 
 
-JUDGES: Family[PassSettings, Judge, JudgeOutcome, ReplaySummary] = register(
+JUDGES: Family[PassSettings, Judge[Any], JudgeOutcome, ReplaySummary] = register(
     Family(
         kind="judge",
         option="--judge",
@@ -60,6 +61,6 @@ JUDGES: Family[PassSettings, Judge, JudgeOutcome, ReplaySummary] = register(
 """Every judge of every plugin, in the order ``--help`` lists them."""
 
 
-def make_judge(judge_id: str, settings: PassSettings) -> Judge:
+def make_judge(judge_id: str, settings: PassSettings) -> Judge[Any]:
     """The judge registered as ``judge_id``, configured; ``UnknownJudge`` lists the known ids."""
     return JUDGES.make(judge_id, settings)

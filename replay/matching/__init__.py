@@ -1,9 +1,8 @@
 """Deterministic matching of expected values, locations and websites in recorded text and URLs."""
 
-from replay.matching._numbers import NumberMention, number_mentions, number_value
+from replay.matching._numbers import number_mentions, number_value
 from replay.matching._sites import (
     SITE_ALIASES,
-    SiteMention,
     alias_target,
     expected_hosts,
     host_of,
@@ -12,17 +11,13 @@ from replay.matching._sites import (
     site_aliases,
     site_hosts,
 )
-from replay.matching._tokens import Tokens, key_tokens, normalize, tokenize, tokenize_normalized
-from replay.matching._values import TextSet, ValueMatch, ValuePattern, compile_value, find_value
+from replay.matching._tokens import key_tokens, normalize, tokenize, tokenize_normalized
+from replay.matching._values import TextSet, ValueMatch, compile_value, find_value
 
 __all__ = [
     "SITE_ALIASES",
-    "NumberMention",
-    "SiteMention",
     "TextSet",
-    "Tokens",
     "ValueMatch",
-    "ValuePattern",
     "alias_target",
     "compile_value",
     "expected_hosts",

@@ -1,20 +1,17 @@
 """Metric tables over judged runs: the paper's Table 5 layout and the ambiguity-level breakdown; the one set
 of metric names and number format (``_figures``) every command uses."""
 
-from replay.metrics._aggregate import DEFAULT_BY, BadGrouping, MetricRow, aggregate, levels_of
-from replay.metrics._collect import GROUP_KEYS, EpisodeScore, collect_scores
+from replay.metrics._aggregate import MetricRow, aggregate
+from replay.metrics._collect import EpisodeScore, collect_scores
 from replay.metrics._command import MetricsReport, metrics_report
 from replay.metrics._figures import EPISODE_KEYS, METRICS, MISSING, TITLES, episode_figures, figure, json_figure, signed
 from replay.metrics._plot import plot_levels
 
 __all__ = [
-    "DEFAULT_BY",
     "EPISODE_KEYS",
-    "GROUP_KEYS",
     "METRICS",
     "MISSING",
     "TITLES",
-    "BadGrouping",
     "EpisodeScore",
     "MetricRow",
     "MetricsReport",
@@ -23,7 +20,6 @@ __all__ = [
     "episode_figures",
     "figure",
     "json_figure",
-    "levels_of",
     "metrics_report",
     "plot_levels",
     "signed",

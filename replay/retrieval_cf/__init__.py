@@ -8,25 +8,15 @@ from replay.retrieval_cf._command import (
     recall,
     totals,
 )
-from replay.retrieval_cf._pass import (
-    COUNTERFACTUAL_RETRIEVAL,
-    COUNTERFACTUALS,
-    RETRIEVALS,
-    CounterfactualOutcome,
-    CounterfactualSummary,
-)
-from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalConfig, RetrievalSettings
+from replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
+from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
 
 __all__ = [
-    "COUNTERFACTUAL_RETRIEVAL",
-    "COUNTERFACTUALS",
     "RETRIEVALS",
     "CounterfactualOptions",
-    "CounterfactualOutcome",
     "CounterfactualReport",
     "CounterfactualRetrieval",
     "CounterfactualSummary",
-    "RetrievalConfig",
     "RetrievalSettings",
     "counterfactual_command",
     "recall",

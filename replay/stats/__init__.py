@@ -1,5 +1,8 @@
 """Repeated runs of the same tasks: mean and standard deviation of each metric (the paper's Table 8 layout)."""
 
-from replay.stats._stats import RunFigures, RunStats, run_stats, stats_of
+from replay.stats._stats import RunStats, stats_of
 
-__all__ = ["RunFigures", "RunStats", "run_stats", "stats_of"]
+__all__ = [
+    "RunStats",
+    "stats_of",
+]

@@ -2,35 +2,21 @@
 family (its settings: ``WebArenaSettings``, from ``--webarena-config`` and ``--site-url``)."""
 
 from replay.webarena._checks import clean_answer, exact_match, must_include, url_match
-from replay.webarena._config import (
-    SITE_PLACEHOLDERS,
-    EvalSpec,
-    HtmlCheck,
-    WebArenaConfigError,
-    WebArenaTask,
-    load_tasks,
-    parse_task,
-    substitute_sites,
-)
+from replay.webarena._config import WebArenaConfigError, load_tasks, parse_task, substitute_sites
 from replay.webarena._helpers import resolve_dot_segments
 from replay.webarena._judge import WebArenaJudge
-from replay.webarena._page import ChromiumNotFound, PageRenderer, RecordedPage
+from replay.webarena._page import ChromiumNotFound, PageRenderer
 from replay.webarena._plugin import WEBARENA
 from replay.webarena._settings import WebArenaSettings
 from replay.webarena._tokenize import word_tokenize
 
 __all__ = [
-    "SITE_PLACEHOLDERS",
     "WEBARENA",
     "ChromiumNotFound",
-    "EvalSpec",
-    "HtmlCheck",
     "PageRenderer",
-    "RecordedPage",
     "WebArenaConfigError",
     "WebArenaJudge",
     "WebArenaSettings",
-    "WebArenaTask",
     "clean_answer",
     "exact_match",
     "load_tasks",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 
@@ -22,7 +23,7 @@ def sample_tasks_dir() -> Path:
     return _HERE / "tasks"
 
 
-def sample_checks() -> dict[str, dict]:
+def sample_checks() -> dict[str, dict[str, Any]]:
     """Per query set (``First_Last_A``): website, target URL on the demo site, and per-preference evidence."""
     return json.loads((_HERE / "checks.json").read_text(encoding="utf-8"))
 

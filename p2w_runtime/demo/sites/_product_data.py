@@ -7,7 +7,7 @@ together with near misses (right item, wrong size / rating / price) so that filt
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from p2w_runtime.demo.sites.catalog import TEST_DOMAIN
 
@@ -319,7 +319,7 @@ def _anchor(
     sizes: tuple[str, ...],
     tags: str,
     color: str = "",
-) -> dict:
+) -> dict[str, Any]:
     return {
         "id": pid,
         "category": category,
@@ -334,7 +334,7 @@ def _anchor(
     }
 
 
-ANCHORS: tuple[dict, ...] = (
+ANCHORS: tuple[dict[str, Any], ...] = (
     # Leggings: one fits size M / 4.5+ / under $60, the others each miss one constraint.
     _anchor(
         "thr-a01",

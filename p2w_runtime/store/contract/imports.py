@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,7 +131,7 @@ class ImportContract(StoreFixture):
             stored.decode()
 
         @register_upcaster("rationale", 1)
-        def _body_to_text(payload: dict) -> dict:
+        def _body_to_text(payload: dict[str, Any]) -> dict[str, Any]:
             payload["text"] = payload.pop("body")
             return payload
 
