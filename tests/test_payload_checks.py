@@ -31,7 +31,8 @@ def _rechained(events: list[StoredEvent]) -> list[StoredEvent]:
 
 
 def _store_with_a_bad_payload(db: Path) -> StoredEvent:
-    """A run whose one episode has an observation with ``tabs`` of the wrong shape, correctly chained."""
+    """A run whose one episode has an observation with a field its model does not know, correctly chained (the
+    trajectory keeps every field an observation has, so a wrong-shaped known field stops reading too)."""
     run_id = "01900000-0000-7000-8000-000000000001"
     builder = EpisodeBuilder(run_id, "Ann_Lee_A1", query="find chinos")
     builder.observation(1, "https://www.kohls.com/", "Kohl's")
@@ -39,7 +40,7 @@ def _store_with_a_bad_payload(db: Path) -> StoredEvent:
     builder.finish("answered", "done", steps=1)
     events = builder.sealed()
     bad = events[1]
-    bad.payload_json = orjson.dumps({**orjson.loads(bad.payload_json), "tabs": [[["x"]]]}).decode()
+    bad.payload_json = orjson.dumps({**orjson.loads(bad.payload_json), "zoom": [[["x"]]]}).decode()
 
     async def write() -> None:
         async with open_store(db) as store:
@@ -57,7 +58,7 @@ def test_verify_names_a_payload_its_model_refuses_while_trajectories_still_load(
     assert result.exit_code == 1
     problems = [line for line in result.output.splitlines() if line.startswith("MISMATCH")]
     assert len(problems) == 1
-    expected = "payload does not validate: observation.tabs.0: Input should be a valid string"
+    expected = "payload does not validate: observation.zoom: Extra inputs are not permitted"
     assert f"seq {bad.seq} event {bad.event_id}: {expected}" in problems[0]
 
     async def load() -> list[str]:
@@ -78,7 +79,7 @@ def test_a_bundle_carrying_a_payload_its_model_refuses_is_not_imported(tmp_path:
     result = invoke(target, "import", str(bundle))
     assert result.exit_code != 0
     assert str(bundle) in result.output and bad.event_id in result.output
-    assert "payload does not validate: observation.tabs.0" in result.output
+    assert "payload does not validate: observation.zoom" in result.output
     if target.exists():
         with sqlite3.connect(target) as conn:
             assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)

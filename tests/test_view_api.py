@@ -116,7 +116,7 @@ def test_api_episode_is_the_episode_page_built_on_the_trajectory(demo_url: str) 
     assert actions == [a["event_id"] for a in t["actions"]] and actions, "the steps are the projection's actions"
     labels = {x["label"] for rec, current in ep["classifications"] if current for x in rec["payload"]["labels"]}
     assert "personalization_hallucination" in labels and "personalization_hallucination" in html
-    assert t["final_state"]["event_id"] in html and f"ev-{t['finished_event_id']}" in html
+    assert t["final_state"]["event_id"] in html and f"ev-{t['end']['event_id']}" in html
 
 
 def test_api_compare_is_the_compare_page(demo_url: str) -> None:
