@@ -8,8 +8,11 @@ import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
-from p2w_cli.render.terminal import cell, markup
+from p2w_cli.render.terminal import cell, clip, markup
 from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_of, episode_stream
+
+ANSWER_WIDTH = 60
+"""Characters of an answer the episode listing shows; a longer one ends in "… (N characters)"."""
 
 
 @click.command()
@@ -127,7 +130,7 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
             end = ref.finished
             assert end is not None  # only finished attempts count
             table.add_row(
-                cell(ref.task_id), str(ref.level), cell(end.end_reason), str(end.steps), cell((end.answer or "")[:60])
+                cell(ref.task_id), str(ref.level), cell(end.end_reason), str(end.steps), cell(clip(end.answer or "", ANSWER_WIDTH))
             )
     else:
         table = Table("seq", "step", "event", "gist")
@@ -146,9 +149,9 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
                 + markup(f"{c.task_id}: " + (", ".join(label.label for label in c.labels) or "no errors"))
             )
             for label in c.labels:
-                console.print(
-                    cell(f"  {label.label}: {label.explanation}  (events {', '.join(label.evidence.event_ids)})")
-                )
+                events = label.evidence.event_ids
+                cited = f"  (events {', '.join(events)})" if events else ""
+                console.print(cell(f"  {label.label}: {label.explanation}{cited}"))
 
 
 def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:

@@ -165,3 +165,20 @@ def test_cli_summary_keeps_a_column_per_run_of_one_configuration_unless_grouped(
         2,
         1,
     )
+
+
+def test_show_names_no_empty_event_list_for_a_label_without_evidence_events(tmp_path: Path) -> None:
+    db = tmp_path / "never_asked.db"
+
+    async def _never_asked() -> None:
+        async with open_store(db) as store:
+            b = builder("na", "Alex_Garcia_B1")
+            act_well(b, extra_param="&max_price=40")  # acts on preferences it never retrieved
+            await add_run(store, "never-asked", [b], run_id="na")
+
+    asyncio.run(_never_asked())
+    assert invoke(db, "classify", "never-asked").exit_code == 0
+    shown = invoke(db, "show", "never-asked", "Alex_Garcia_B1").stdout
+    assert "history_retrieval_failure:" in shown, shown
+    assert "(events )" not in shown
+    assert "(events " in shown, "labels with evidence still cite their events"
