@@ -46,7 +46,11 @@ def classify_cmd(
     from replay.classify import ClassifyOptions
 
     options = ClassifyOptions(
-        classifier=classifier, summary=summary, per_run=group_by == "run", plot=plot, **pass_fields("classifier", shared)
+        classifier=classifier,
+        summary=summary,
+        per_run=group_by == "run",
+        plot=plot,
+        **pass_fields("classifier", shared),
     )
 
     async def _classify() -> int:

@@ -130,7 +130,11 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
             end = ref.finished
             assert end is not None  # only finished attempts count
             table.add_row(
-                cell(ref.task_id), str(ref.level), cell(end.end_reason), str(end.steps), cell(clip(end.answer or "", ANSWER_WIDTH))
+                cell(ref.task_id),
+                str(ref.level),
+                cell(end.end_reason),
+                str(end.steps),
+                cell(clip(end.answer or "", ANSWER_WIDTH)),
             )
     else:
         table = Table("seq", "step", "event", "gist")

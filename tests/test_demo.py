@@ -28,6 +28,7 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     for heading in ("Metrics (rubric-rules)", "Personalization errors", "What changed from earlier to later"):
         assert heading in result.output
+
     def flip(task: str) -> str | None:
         found = re.search(rf"│ {task}\s+│ (gained|lost)\s+│", result.output)
         return found.group(1) if found else None
