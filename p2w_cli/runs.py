@@ -8,11 +8,8 @@ import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
-from p2w_cli.render.terminal import cell, clip, markup
+from p2w_cli.render.terminal import cell, markup
 from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_of, episode_stream
-
-ANSWER_WIDTH = 60
-"""Characters of an answer the episode listing shows; a longer one ends in "… (N characters)"."""
 
 
 @click.command()
@@ -61,6 +58,10 @@ def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
             cell(r.recorded_at[:19]),
         )
     console.print(table if found else cell(f"no runs in {db_path(ctx)}"))
+
+
+ANSWER_WIDTH = 60
+"""Characters of an answer the episode listing shows; a longer one ends in "… (N characters)"."""
 
 
 @click.command()
@@ -125,6 +126,8 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
         )
     )
     if task_id is None:
+        from p2w_cli.render.terminal import clip
+
         table = Table("task", "level", "end", "steps", "answer")
         for ref in items:
             end = ref.finished
