@@ -16,8 +16,14 @@ from p2w_cli.render.terminal import terminal_console
 @click.command("classify", cls=PluginCommand, family="classifier")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @producer_option("classifier", "--classifier", intro="Classifier id:")
-@click.option("--summary", is_flag=True, help="Print error counts by agent / model / scheme instead of episodes.")
-@click.option("--per-run", is_flag=True, help="Summary and plot: one column per run, not per agent / model / scheme.")
+@click.option("--summary", is_flag=True, help="Print error counts per run instead of episodes.")
+@click.option(
+    "--group-by",
+    type=click.Choice(["run", "config"]),
+    default="run",
+    show_default=True,
+    help="Summary and plot: one column per run, or runs of one agent / model / scheme merged (config).",
+)
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
 @llm_pass_options("the llm classifier", "classifications")
 @click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
@@ -28,7 +34,7 @@ def classify_cmd(
     run_refs: tuple[str, ...],
     classifier: str,
     summary: bool,
-    per_run: bool,
+    group_by: str,
     plot: Path | None,
     **shared: Any,
 ) -> None:
@@ -40,7 +46,11 @@ def classify_cmd(
     from replay.classify import ClassifyOptions
 
     options = ClassifyOptions(
-        classifier=classifier, summary=summary, per_run=per_run, plot=plot, **pass_fields("classifier", shared)
+        classifier=classifier,
+        summary=summary,
+        per_run=group_by == "run",
+        plot=plot,
+        **pass_fields("classifier", shared),
     )
 
     async def _classify() -> int:

@@ -179,3 +179,6 @@ def history_search(
         table.add_row(str(hit.rank), f"{hit.score:.3f}", *map(cell, (e.type, e.object, e.website or "-", e.timestamp)))
     if hits:
         console.print(table)
+    elif best := index.search(query, 1, -1.0):  # the closest entry says how far to lower the threshold
+        hint = f"no entry reaches cosine {threshold} (the closest scores {best[0].score:.3f}): lower --threshold"
+        click.echo(hint, err=True)

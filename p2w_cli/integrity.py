@@ -151,7 +151,9 @@ def export_cmd(
 
     s = run(_export())
     if as_json:
-        echo_json({**dataclasses.asdict(s), "path": str(output)})
+        # what export did: no inserted / trusted, which say what an import did
+        written = {"run_id": s.run_id, "label": s.label, "events": s.events, "blobs": s.blobs}
+        echo_json({**written, "signed_by": s.signed_by, "path": str(output)})
         return
     signed = f", signed by {s.signed_by}" if s.signed_by else ""
     click.echo(safe(f"exported {s.label} ({s.run_id}): {s.events} events, {s.blobs} blobs -> {output}{signed}"))
@@ -206,7 +208,9 @@ def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_js
         s = run(_import())
     already = s.events - s.inserted
     if as_json:
-        echo_json({**dataclasses.asdict(s), "already_present": already, "signature": _signature_state(s)})
+        read = {"run_id": s.run_id, "label": s.label, "events": s.events, "inserted": s.inserted}
+        signature = {"signed_by": s.signed_by, "trusted": s.trusted, "signature": _signature_state(s)}
+        echo_json({**read, "already_present": already, "blobs": s.blobs, **signature})
         return
     click.echo(
         safe(f"imported {s.label} ({s.run_id}): {s.inserted} new events")

@@ -176,7 +176,8 @@ def metrics_cmd(
             tables = None
             if judge is None or judge in shop:  # AgenticShop's own tables, when the runs hold its judgments
                 tables = await shop_tables(store, [await find_run(store, ref) for ref in run_refs])
-        if report is not None:
+        persona2web = report is not None and any(v is not None for row in report.rows for v in row.figures.values())
+        if report is not None and (persona2web or not tables):  # no empty Table 5 above AgenticShop's own tables
             show_metrics(report, fmt, console, terminal_console(stderr=True))
         if tables:
             show_shop_tables(tables, fmt, console)

@@ -60,6 +60,10 @@ def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
     console.print(table if found else cell(f"no runs in {db_path(ctx)}"))
 
 
+ANSWER_WIDTH = 60
+"""Characters of an answer the episode listing shows; a longer one ends in "… (N characters)"."""
+
+
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.argument("task_id", required=False)
@@ -122,12 +126,18 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
         )
     )
     if task_id is None:
+        from p2w_cli.render.terminal import clip
+
         table = Table("task", "level", "end", "steps", "answer")
         for ref in items:
             end = ref.finished
             assert end is not None  # only finished attempts count
             table.add_row(
-                cell(ref.task_id), str(ref.level), cell(end.end_reason), str(end.steps), cell((end.answer or "")[:60])
+                cell(ref.task_id),
+                str(ref.level),
+                cell(end.end_reason),
+                str(end.steps),
+                cell(clip(end.answer or "", ANSWER_WIDTH)),
             )
     else:
         table = Table("seq", "step", "event", "gist")
@@ -146,9 +156,9 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
                 + markup(f"{c.task_id}: " + (", ".join(label.label for label in c.labels) or "no errors"))
             )
             for label in c.labels:
-                console.print(
-                    cell(f"  {label.label}: {label.explanation}  (events {', '.join(label.evidence.event_ids)})")
-                )
+                events = label.evidence.event_ids
+                cited = f"  (events {', '.join(events)})" if events else ""
+                console.print(cell(f"  {label.label}: {label.explanation}{cited}"))
 
 
 def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:

@@ -131,6 +131,7 @@ def test_curation_captured_judged_and_tabulated(tmp_path: Path, scripted_llm: Sc
     }
     code, table, _ = invoke(db, "metrics", "shop-demo")
     assert code == 0 and "AgenticShop: score by query variant" in table
+    assert "Table 5" not in table and "P_web" not in table, "no empty Persona2Web table for an AgenticShop run"
 
     # judged offline, forever the same: a second pass reuses every judgment and calls nothing
     code, _, _ = invoke(db, "replay", "shop-demo", *judges, "--profiles", str(PROFILES), *llm)

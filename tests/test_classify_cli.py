@@ -136,3 +136,49 @@ async def test_summary_merges_runs_of_one_configuration_unless_per_run(tmp_path:
     first, second = summarize(results, per_run=True).rows
     assert (first.runs, first.counts["personalization_hallucination"]) == (["first"], 1)
     assert (second.runs, second.counts["personalization_hallucination"]) == (["second"], 0)
+
+
+def test_cli_summary_keeps_a_column_per_run_of_one_configuration_unless_grouped(tmp_path: Path) -> None:
+    db = tmp_path / "same.db"
+
+    async def _same() -> None:
+        async with open_store(db) as store:
+            await add_run(store, "earlier", [hallucinating("r1", "Alex_Garcia_A1")], run_id="r1")
+            await add_run(store, "later", [good_episode("r2", "Alex_Garcia_A1")], run_id="r2")
+
+    asyncio.run(_same())
+    per_run = invoke(db, "classify", "--summary", "--json", "earlier", "later")
+    (line,) = [line for line in per_run.stdout.splitlines() if line.startswith("{")]
+    groups = json.loads(line)["groups"]
+    assert [(g["run"], g["counts"]["personalization_hallucination"]) for g in groups] == [("earlier", 1), ("later", 0)]
+    table = invoke(db, "classify", "--summary", "earlier", "later").stdout
+    header = next(line for line in table.splitlines() if "earlier" in line)
+    assert "later" in header  # both run labels head their own column
+    hallucination = next(line for line in table.splitlines() if "personalization_hallucination" in line)
+    assert [c.strip() for c in hallucination.split("│")[2:4]] == ["1", "0"]
+
+    merged = invoke(db, "classify", "--summary", "--json", "--group-by", "config", "earlier", "later")
+    (line,) = [line for line in merged.stdout.splitlines() if line.startswith("{")]
+    (group,) = json.loads(line)["groups"]
+    assert (group["runs"], group["episodes"], group["counts"]["personalization_hallucination"]) == (
+        ["earlier", "later"],
+        2,
+        1,
+    )
+
+
+def test_show_names_no_empty_event_list_for_a_label_without_evidence_events(tmp_path: Path) -> None:
+    db = tmp_path / "never_asked.db"
+
+    async def _never_asked() -> None:
+        async with open_store(db) as store:
+            b = builder("na", "Alex_Garcia_B1")
+            act_well(b, extra_param="&max_price=40")  # acts on preferences it never retrieved
+            await add_run(store, "never-asked", [b], run_id="na")
+
+    asyncio.run(_never_asked())
+    assert invoke(db, "classify", "never-asked").exit_code == 0
+    shown = invoke(db, "show", "never-asked", "Alex_Garcia_B1").stdout
+    assert "history_retrieval_failure:" in shown, shown
+    assert "(events )" not in shown
+    assert "(events " in shown, "labels with evidence still cite their events"

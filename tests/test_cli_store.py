@@ -89,6 +89,11 @@ def test_export_import_roundtrip_is_idempotent(db: Path, tmp_path: Path) -> None
     second = invoke(other, "import", str(bundle))
     assert second.exit_code == 0 and "0 new events, 20 already present" in second.output
     assert invoke(other, "verify").exit_code == 0
+    exported = json.loads(invoke(db, "export", "december", "-o", str(bundle), "--force", "--json").stdout)
+    assert set(exported) == {"run_id", "label", "events", "blobs", "signed_by", "path"}, "nothing is inserted"
+    assert (exported["label"], exported["events"], exported["path"]) == ("december", 20, str(bundle))
+    imported = json.loads(invoke(other, "import", str(bundle), "--json").stdout)
+    assert (imported["events"], imported["inserted"], imported["already_present"]) == (20, 0, 20)
     with sqlite3.connect(db) as a, sqlite3.connect(other) as b:
         query = "SELECT event_id, stream, seq, hash FROM events ORDER BY stream, seq"
         assert a.execute(query).fetchall() == b.execute(query).fetchall()

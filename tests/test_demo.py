@@ -28,6 +28,7 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     for heading in ("Metrics (rubric-rules)", "Personalization errors", "What changed from earlier to later"):
         assert heading in result.output
+
     def flip(task: str) -> str | None:
         found = re.search(rf"│ {task}\s+│ (gained|lost)\s+│", result.output)
         return found.group(1) if found else None
@@ -38,6 +39,9 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     assert flip("Tomas_Reyes_A1") == "gained" and flip("Priya_Raman_B1") == "lost", "bot walls"
     assert re.search(r"│ earlier │ .* │  0\.708 │ 0\.583 │  24/24 │", result.output), "Intent and SR of E.3"
     assert re.search(r"│ later   │ .* │  0\.875 │ 0\.833 │  24/24 │", result.output)
+    divergences = result.output.split("take the same actions")[1]
+    assert "…" not in divergences, "long actions fold, so two different actions never read the same"
+    assert "ime=19:00&party=4]" in divergences, "the end of Priya_Raman_B1's goto URL is shown"
     report = (out / "report.md").read_text()
     assert "| earlier | scripted-gpt | on-demand |" in report and "![Error types by run](errors.png)" in report
     assert (out / "levels.png").read_bytes()[:4] == b"\x89PNG" and (out / "errors.png").read_bytes()[:4] == b"\x89PNG"

@@ -9,7 +9,7 @@ from p2w_runtime.domain import find_run
 from p2w_runtime.store import MemoryEventStore
 from replay.derived import PassSettings, run_pass
 from replay.judges import JUDGES, current_judgments, make_judge
-from replay.metrics import EpisodeScore, aggregate, collect_scores, plot_levels
+from replay.metrics import EpisodeScore, aggregate, collect_scores, level_series, level_ticks, plot_levels
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, NewEvent, Observation, uuid7
 
@@ -56,6 +56,19 @@ def test_plot_is_a_png(tmp_path: Path) -> None:
     )
     path = plot_levels(rows, tmp_path / "p.png")
     assert path.stat().st_size > 5000 and path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plot_keeps_series_with_equal_single_points_apart_and_names_only_levels_present(tmp_path: Path) -> None:
+    models = [f"model-{i}" for i in range(7)]
+    rows = aggregate([score(2, 1.0, model=m) for m in models] + [score(1, 0.0, model="model-0")], ("model", "level"))
+    series = level_series(rows)
+    assert [s.label for s in series] == models
+    at_two = [x for s in series for level, x in zip(s.levels, s.xs, strict=True) if level == 2]
+    assert len(set(at_two)) == 7 and all(abs(x - 2) <= 0.25 for x in at_two), "seven points, side by side at level 2"
+    assert len({s.marker for s in series}) == 7
+    assert level_ticks([1, 2]) == ["1", "2\n(most ambiguous)"], "no '0 = explicit' without a level 0"
+    assert level_ticks([0, 2]) == ["0\n(explicit)", "2\n(most ambiguous)"]
+    assert plot_levels(rows, tmp_path / "seven.png").read_bytes()[:4] == b"\x89PNG"
 
 
 async def test_stale_judgments_do_not_count() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,12 @@ def test_search_table_and_threshold(invoke, history):
     nothing = invoke("history", "search", "Jordan_Park", "shoes", "--history", str(history), "--threshold", "0.99")
     assert nothing.exit_code == 0
     assert "Jordan_Park: 0 of" in nothing.stdout
+    hint = re.search(
+        r"no entry reaches cosine 0\.99 \(the closest scores (0\.\d{3})\): lower --threshold", nothing.stderr
+    )
+    assert hint is not None, nothing.stderr
+    assert float(hint.group(1)) < 0.99
+    assert "lower --threshold" not in result.stderr, "no hint when there are hits"
 
 
 @pytest.mark.parametrize(

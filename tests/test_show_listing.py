@@ -51,3 +51,20 @@ def test_listing_reads_only_the_start_and_end_of_each_episode(tmp_path: Path) ->
     result = CliRunner().invoke(main, ["--db", str(db), "show", "future"], catch_exceptions=False)
     assert result.exit_code == 0 and "max_steps" in result.stdout and "7" in result.stdout
     assert "none of them fit" in result.stdout
+
+
+def test_a_long_answer_is_clipped_with_an_ellipsis_and_its_length(tmp_path: Path) -> None:
+    db = tmp_path / "p2w.db"
+    run_id = uuid7()
+    answer = "The best match is the Meadow and Co organic gluten-free brown rice penne, 16 oz, at basket"
+    episode = EpisodeBuilder(run_id, "Ann_Lee_A1", query="find the usual penne", level=2)
+    episode.finish("answered", answer=answer, steps=3)
+
+    async def build() -> None:
+        async with open_store(db) as store:
+            await store.append([run_started(run_id, "long"), *episode.events, run_finished(run_id, 1)])
+
+    asyncio.run(build())
+    result = CliRunner().invoke(main, ["--db", str(db), "show", "long"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert f"{answer[:60]}… ({len(answer)} characters)" in result.stdout

@@ -70,7 +70,7 @@ VIEWS = {
     "show RUN": (("show", LONG_ID), LONG_ID, MARKUP),
     "show RUN TASK": (("show", LONG_ID, "Alex_Garcia_A1"), LONG_ID, GOTO),
     "metrics": (("metrics", LONG_ID, "--by", "run,model"), HOSTILE_SHOWN, MARKUP),
-    "classify --summary": (("classify", LONG_ID, "--summary", "--per-run"), HOSTILE_SHOWN, MARKUP),
+    "classify --summary": (("classify", LONG_ID, "--summary", "--group-by", "run"), HOSTILE_SHOWN, MARKUP),
     "diff": (("diff", LONG_ID, "other"), LONG_ID, GOTO),
 }
 """Each view, a long recorded string it must print whole on one line, and recorded markup it must print as is."""

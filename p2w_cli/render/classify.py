@@ -24,12 +24,16 @@ def outcome_lines(outcome: ClassifyOutcome) -> list[str]:
 
 
 def summary_table(summary: ErrorSummary) -> Table:
-    """One row per error type, one column per agent / model / scheme: episodes showing the error."""
+    """One row per error type, one column per run (headed by its label) or per agent / model / scheme: episodes
+    showing the error."""
     table = Table(title=f"Episodes per error type ({markup(summary.classifier_id)} classifier)")
     table.add_column("error", no_wrap=True)
     for row in summary.rows:
-        runs = cell(f"({', '.join(row.runs)}; n={row.episodes})")
-        table.add_column(Text.assemble(cell(row.group), "\n", runs), justify="right")
+        if row.run_label is not None:
+            head = Text.assemble(cell(row.run_label, style="bold"), "\n", cell(f"{row.group} (n={row.episodes})"))
+        else:
+            head = Text.assemble(cell(row.group), "\n", cell(f"({', '.join(row.runs)}; n={row.episodes})"))
+        table.add_column(head, justify="right")
     for label in summary.labels:
         table.add_row(cell(label), *(str(row.counts.get(label, 0)) for row in summary.rows))
     if any(row.unclassified for row in summary.rows):

@@ -75,7 +75,10 @@ def _divergences(diff: RunDiff) -> RenderableType:
         head.append(f"; forks are compared from the step they went live: {', '.join(forked)}")
     if not parted:
         return head
-    table = Table(Column("task", no_wrap=True), "step", "A action", "B action", "websites A → B", "retrieval J")
+    # a long word (a URL) folds onto the next line instead of ending in "…": two actions cut at the same width
+    # would read the same
+    folded = (Column(name, overflow="fold") for name in ("A action", "B action", "websites A → B"))
+    table = Table(Column("task", no_wrap=True), "step", *folded, "retrieval J")
     for t in parted:
         d = t.divergence
         assert d is not None

@@ -13,11 +13,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from p2w_cli.render.terminal import cell, markup, safe
+from p2w_cli.render.terminal import cell, clip, markup, safe
 from replay.judges import JudgeEstimate, JudgeOutcome
 from schemas import Judgment
 
 METRIC_NAMES = ("p_web", "p_pref", "p_avg", "intent")
+EVIDENCE_WIDTH = 200
+"""Characters of a rubric point's evidence text shown under it."""
 
 
 def _fmt(value: float) -> str:
@@ -54,7 +56,7 @@ def format_judgment(j: Judgment, *, event_id: str | None = None) -> RenderableTy
         if evidence is not None:
             lines.append(safe(evidence.note))
             if evidence.text:
-                lines.append(f"\n“{safe(evidence.text[:200])}”", style="italic")
+                lines.append(f"\n“{safe(clip(evidence.text, EVIDENCE_WIDTH))}”", style="italic")
             if evidence.event_ids:
                 lines.append("\n" + safe(", ".join(evidence.event_ids)), style="dim")
         style = "green" if got == top else ("yellow" if got else "red")

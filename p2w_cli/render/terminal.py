@@ -6,6 +6,8 @@ text changes or the print fails), and control characters reach the terminal. So:
 - ``safe`` (``p2w_cli.render.terminal``) spells control characters as Python escapes and leaves everything else;
 - ``cell`` is that text as a rich ``Text`` (never parsed as markup), for table cells and prints;
 - ``markup`` is that text escaped for interpolation into a rich markup string;
+- ``clip`` (``p2w_runtime.errors.clip``) cuts a long value and says so (``… (N characters)``): no renderer cuts
+  text with a bare slice, which ends mid-word with nothing to show it was cut;
 - ``terminal_console`` is the console commands print with; piped, it is wide enough that no table cell is
   wrapped or cut (ids stay whole for ``grep`` and ``cut``).
 
@@ -20,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from p2w_runtime.errors import clip
 from p2w_runtime.terminal import safe
 
 PIPE_WIDTH = 1_000_000
@@ -43,4 +46,4 @@ def terminal_console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=PIPE_WIDTH if piped else None)
 
 
-__all__ = ["PIPE_WIDTH", "cell", "markup", "safe", "terminal_console"]
+__all__ = ["PIPE_WIDTH", "cell", "clip", "markup", "safe", "terminal_console"]

@@ -1,4 +1,5 @@
-"""The error summary as a grouped bar chart: one group of bars per error type, one bar per agent/model/scheme."""
+"""The error summary as a grouped bar chart: one group of bars per error type, one bar per run (or per
+agent/model/scheme)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def plot_summary(summary: ErrorSummary, path: Path) -> Path:
         ax.bar(xs, [row.counts.get(label, 0) for label in labels], width, label=f"{row.name}, n={row.episodes}")
     ax.set_xticks(range(len(labels)), [label.replace("_", "\n") for label in labels], fontsize=8)
     ax.set_ylabel("episodes")
-    ax.set_title(f"Errors by agent / model / scheme ({summary.classifier_id} classifier)")
+    by = "run" if rows and rows[0].run_label is not None else "agent / model / scheme"
+    ax.set_title(f"Errors by {by} ({summary.classifier_id} classifier)")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if rows:
         ax.legend(fontsize=8)

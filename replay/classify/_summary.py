@@ -16,6 +16,8 @@ class SummaryRow:
     agent: str
     model: str
     scheme: str
+    run_label: str | None = None
+    """Set when the row is one run (``per_run``): the column is named by it, even if runs share a configuration."""
     runs: list[str] = field(default_factory=list)
     episodes: int = 0
     unclassified: int = 0
@@ -27,7 +29,9 @@ class SummaryRow:
 
     @property
     def name(self) -> str:
-        """The group and the runs in it, for legends."""
+        """The run (per run) or the group and the runs in it, for legends."""
+        if self.run_label is not None:
+            return f"{self.run_label} ({self.group})"
         runs = ", ".join(self.runs) if len(self.runs) <= 3 else f"{len(self.runs)} runs"
         return f"{self.group} ({runs})"
 
@@ -48,6 +52,7 @@ class ErrorSummary:
                     "agent": r.agent,
                     "model": r.model,
                     "scheme": r.scheme,
+                    **({} if r.run_label is None else {"run": r.run_label}),
                     "runs": r.runs,
                     "episodes": r.episodes,
                     "unclassified": r.unclassified,
@@ -65,7 +70,8 @@ def summarize(runs: Sequence[tuple[RunInfo, ClassifySummary]], *, per_run: bool 
     classifier_ids = {summary.classifier_id for _, summary in runs}
     for info, summary in runs:
         config = (info.started.agent, info.started.backbone_model, info.started.scheme or "-")
-        row = rows.setdefault((*config, info.run_id) if per_run else config, SummaryRow(*config))
+        key = (*config, info.run_id) if per_run else config
+        row = rows.setdefault(key, SummaryRow(*config, run_label=info.label if per_run else None))
         row.runs.append(info.label)
         for outcome in summary.outcomes:
             row.episodes += 1

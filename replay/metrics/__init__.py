@@ -5,7 +5,7 @@ from replay.metrics._aggregate import MetricRow, aggregate
 from replay.metrics._collect import EpisodeScore, collect_scores
 from replay.metrics._command import MetricsReport, metrics_report
 from replay.metrics._figures import EPISODE_KEYS, METRICS, MISSING, TITLES, episode_figures, figure, json_figure, signed
-from replay.metrics._plot import plot_levels
+from replay.metrics._plot import level_series, level_ticks, plot_levels
 
 __all__ = [
     "EPISODE_KEYS",
@@ -20,6 +20,8 @@ __all__ = [
     "episode_figures",
     "figure",
     "json_figure",
+    "level_series",
+    "level_ticks",
     "metrics_report",
     "plot_levels",
     "signed",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_runtime.errors import UserError
@@ -21,38 +22,85 @@ def check_plot_path(path: Path) -> None:
         raise PlotNotWritable(f"--plot {path}: folder {folder} {problem}")
 
 
+LEVEL_NAMES = {0: "explicit", 2: "most ambiguous"}
+"""What the ends of Persona2Web's scale mean, named on the axis only for the levels a plot has."""
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+SPREAD = 0.5
+"""Width (in levels) the series at one level are spread over, so equal points of different series stay apart."""
+
+
+@dataclass(frozen=True, slots=True)
+class LevelSeries:
+    """One group's points: ``xs`` is each level shifted by the series' own small offset."""
+
+    label: str
+    marker: str
+    levels: list[int]
+    xs: list[float]
+    success_rate: list[float]
+    p_avg: list[float]
+    """NaN where the group has no figure (the line breaks there)."""
+
+
 def _label(row: MetricRow) -> str:
     return " / ".join(str(v) for name, v in row.group if name != "level")
 
 
+def level_series(rows: Sequence[MetricRow]) -> list[LevelSeries]:
+    """The series of ``rows`` (grouped by level), each with its own marker and offset."""
+    points: dict[str, list[tuple[int, float, float]]] = {}
+    for row in rows:
+        level = dict(row.group).get("level")
+        if isinstance(level, int):
+            sr, p_avg = (row.figures.get(name) for name in ("success_rate", "p_avg"))
+            points.setdefault(_label(row), []).append(
+                (level, float("nan") if sr is None else sr, float("nan") if p_avg is None else p_avg)
+            )
+    step = SPREAD / len(points) if len(points) > 1 else 0.0
+    series = []
+    for i, (label, pts) in enumerate(sorted(points.items())):
+        pts.sort()
+        offset = (i - (len(points) - 1) / 2) * step
+        levels = [p[0] for p in pts]
+        xs = [level + offset for level in levels]
+        series.append(
+            LevelSeries(label, MARKERS[i % len(MARKERS)], levels, xs, [p[1] for p in pts], [p[2] for p in pts])
+        )
+    return series
+
+
+def level_ticks(levels: Sequence[int]) -> list[str]:
+    """Tick labels for the levels present: the number, and what it means at the ends of the scale."""
+    return [f"{level}\n({LEVEL_NAMES[level]})" if level in LEVEL_NAMES else str(level) for level in levels]
+
+
 def plot_levels(rows: Sequence[MetricRow], path: Path) -> Path:
-    """Write a PNG of SR and P_avg against the ambiguity level; ``rows`` must be grouped by level."""
+    """Write a PNG of SR and P_avg against the ambiguity level; ``rows`` must be grouped by level. Every series
+    has its own marker and a small horizontal offset, and the legend sits under the plots: seven groups with a
+    single point each stay seven visible markers."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series: dict[str, list[tuple[int, float | None, float | None]]] = {}
-    for row in rows:
-        level = dict(row.group).get("level")
-        if isinstance(level, int):
-            series.setdefault(_label(row), []).append(
-                (level, row.figures.get("success_rate"), row.figures.get("p_avg"))
-            )
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
-    for label, points in sorted(series.items()):
-        points.sort()
-        levels = [p[0] for p in points]
-        for ax, index in ((axes[0], 1), (axes[1], 2)):
-            ax.plot(levels, [float("nan") if p[index] is None else p[index] for p in points], marker="o", label=label)
+    series = level_series(rows)
+    levels = sorted({level for s in series for level in s.levels})
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), sharex=True, layout="constrained")
+    for s in series:
+        for ax, ys in ((axes[0], s.success_rate), (axes[1], s.p_avg)):
+            ax.plot(s.xs, ys, marker=s.marker, markersize=7, alpha=0.85, label=s.label)
     for ax, title in zip(axes, ("SR", "P_avg"), strict=True):
         ax.set_title(f"{title} by ambiguity level")
-        ax.set_xlabel("ambiguity level (0 = explicit)")
-        ax.set_ylim(0, 1.05)
-        ax.set_xticks(sorted({level for pts in series.values() for level, _, _ in pts}))
+        ax.set_xlabel("ambiguity level")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xticks(levels, level_ticks(levels))
+        if levels:
+            ax.set_xlim(levels[0] - 0.5, levels[-1] + 0.5)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    if series:
+        fig.legend(
+            *axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(3, len(series)), fontsize=8
+        )
     path = Path(path)
     try:
         fig.savefig(path, dpi=120, format="png")
