@@ -7,6 +7,7 @@ import asyncio
 import json
 import re
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -116,7 +117,7 @@ def test_api_episode_is_the_episode_page_built_on_the_trajectory(demo_url: str) 
     assert actions == [a["event_id"] for a in t["actions"]] and actions, "the steps are the projection's actions"
     labels = {x["label"] for rec, current in ep["classifications"] if current for x in rec["payload"]["labels"]}
     assert "personalization_hallucination" in labels and "personalization_hallucination" in html
-    assert t["final_state"]["event_id"] in html and f"ev-{t['finished_event_id']}" in html
+    assert t["final_state"]["event_id"] in html and f"ev-{t['end']['event_id']}" in html
 
 
 def test_api_compare_is_the_compare_page(demo_url: str) -> None:
@@ -165,3 +166,61 @@ def test_pages_list_the_runs_once_until_the_log_moves(demo: Path, tmp_path: Path
         )
         _, page = get_json(url + "api/run/appended")
         assert page["info"]["run_id"] == "01appended-run" and index.listed == 2
+
+
+def test_an_unknown_judge_is_a_400_naming_it_and_the_known_judges(demo_url: str) -> None:
+    status, body = get_json(demo_url + "api/compare?a=earlier&b=later&judge=no-such-judge")
+    assert status == 400 and body["error"] == "Unknown judge"
+    assert "'no-such-judge'" in body["message"] and "rubric-rules" in body["message"] and "\n" not in body["message"]
+    status, _, html = fetch(demo_url + "compare?a=earlier&b=later&judge=no-such-judge")
+    page = html.decode()
+    assert status == 400 and "no-such-judge" in page and "rubric-rules, " in page and "Traceback" not in page
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("end=exploded", "?end="),
+        ("label=no_such_label", "?label="),
+        ("website=nowhere.example", "?website="),
+        ("judge=no-such-judge", "?judge="),
+        ("success=maybe", "?success="),
+        ("level=two", "?level="),
+        ("level=9", "?level="),
+        ("page=two", "?page="),
+        ("page=0", "?page="),
+        ("page=5", "?page="),
+        ("colour=red", "?colour"),
+    ],
+)
+def test_an_invalid_filter_value_is_a_400_naming_the_parameter(demo_url: str, query: str, named: str) -> None:
+    status, body = get_json(demo_url + "api/run/earlier?" + query)
+    assert status == 400 and body["error"] == "Bad filter" and body["message"].startswith(named), body
+    status, _, html = fetch(demo_url + "run/earlier?" + query)
+    assert status == 400 and "Bad filter" in html.decode()
+
+
+def test_the_end_filter_keeps_the_episodes_that_ended_so(demo_url: str) -> None:
+    _, page = get_json(demo_url + "api/run/earlier")
+    ends = [e["finished"]["end_reason"] for e in page["shown"]]
+    reason = min(set(ends), key=ends.count)
+    _, kept = get_json(demo_url + f"api/run/earlier?end={reason}&level=&label=")
+    assert kept["matched"] == ends.count(reason) < page["total"]
+    assert {e["finished"]["end_reason"] for e in kept["shown"]} == {reason}
+
+
+def test_an_unexpected_failure_is_a_500_page_in_one_line_without_a_traceback(demo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "damaged.db"
+    shutil.copy(demo, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TRIGGER events_no_update")  # a damaged file, as a failing disk leaves it
+        conn.execute(
+            "UPDATE events SET payload = '{\"step\": \"not a number\"}' WHERE type = 'action' AND stream = "
+            "(SELECT stream FROM events WHERE stream LIKE '%/Tomas_Reyes_B1' LIMIT 1)"
+        )
+    with serving_app(db) as (url, _):
+        status, body = get_json(url + "api/run/earlier/episode/Tomas_Reyes_B1")
+        assert status == 500 and body["error"] == "Viewer error" and "\n" not in body["message"]
+        status, headers, html = fetch(url + "run/earlier/episode/Tomas_Reyes_B1")
+        assert status == 500 and headers["content-type"].startswith("text/html")
+        assert "Viewer error" in html.decode() and "Traceback" not in html.decode()

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from p2w_cli.view._filters import END_REASONS
 from replay.metrics import TITLES
 from replay.metrics import figure as metric
 
@@ -52,5 +53,5 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(metric=metric, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
-    env.globals["titles"] = TITLES
+    env.globals.update(titles=TITLES, end_reasons=END_REASONS)
     return env
