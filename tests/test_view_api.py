@@ -21,7 +21,7 @@ from view_support import build_simple_run, demo_db, fetch
 
 from p2w_cli.view.app import create_app
 from p2w_runtime.store import open_store
-from replay.metrics import figure
+from replay.metrics import figure, signed
 from replay.synthetic import run_started
 
 pytestmark = pytest.mark.slow
@@ -224,3 +224,16 @@ def test_an_unexpected_failure_is_a_500_page_in_one_line_without_a_traceback(dem
         status, headers, html = fetch(url + "run/earlier/episode/Tomas_Reyes_B1")
         assert status == 500 and headers["content-type"].startswith("text/html")
         assert "Viewer error" in html.decode() and "Traceback" not in html.decode()
+
+
+def test_compare_deltas_are_in_the_clis_format_and_unit(demo_url: str) -> None:
+    _, c = get_json(demo_url + "api/compare?a=earlier&b=later")
+    html = get_html(demo_url + "compare?a=earlier&b=later")
+    delta_row = html.split('<tr class="delta">', 1)[1].split("</tr>", 1)[0]
+    cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', delta_row)
+    assert cells == [signed(m["delta"]) for m in c["diff"]["metrics"].values()], "+0.042 under 0.917, not +4.2"
+    assert any(cell.startswith("+0.") for cell in cells)
+    ci_row = html.split('<tr class="ci">', 1)[1].split("</tr>", 1)[0]
+    for m in c["diff"]["metrics"].values():
+        if m["ci"]:
+            assert f"[{signed(m['ci'][0])}, {signed(m['ci'][1])}]" in ci_row
