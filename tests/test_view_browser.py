@@ -94,6 +94,8 @@ async def test_runs_run_episode_and_a_judgments_evidence_highlights_the_cited_st
     assert await page.locator("#episodes tbody tr").count() == 1
     plots = await _images_decode(page, ".plots img")
     assert len(plots) == 2 and all(w > 0 and h > 0 for w, h in plots), f"the metrics and classify plots: {plots}"
+    shown = await page.eval_on_selector_all(".plots img", "(imgs) => imgs.map((i) => [i.width, i.height])")
+    assert shown == plots, "plots at their natural size (no CSS scaling), so their labels stay readable"
     await page.click("a:text('clear')")
     await page.wait_for_url("**/run/*")
     await _images_decode(page, ".plots img")
