@@ -237,3 +237,32 @@ def test_compare_deltas_are_in_the_clis_format_and_unit(demo_url: str) -> None:
     for m in c["diff"]["metrics"].values():
         if m["ci"]:
             assert f"[{signed(m['ci'][0])}, {signed(m['ci'][1])}]" in ci_row
+
+
+def test_the_reasoning_comes_before_the_history_query_it_led_to(demo_url: str) -> None:
+    _, ep = get_json(demo_url + "api/run/earlier/episode/Lena_Fischer_B1")
+    html = get_html(demo_url + "run/earlier/episode/Lena_Fischer_B1")
+    asked = [s for s in ep["steps"] if s["history"] and s["reasoning"]]
+    assert asked, "the demo's Lena_Fischer_B1 asks its history after reasoning about it"
+    for step in asked:
+        why, query = step["reasoning"][0]["event_id"], step["history"][0]["query_event_id"]
+        assert html.index(f'id="ev-{why}"') < html.index(f'id="ev-{query}"'), f"step {step['number']}"
+        shown = [k for k, _ in step["entries"]]
+        assert shown.index("reasoning") < shown.index("action") < shown.index("history"), shown
+
+
+def test_an_unchanged_screenshot_is_shown_once_and_then_linked(demo_url: str) -> None:
+    _, ep = get_json(demo_url + "api/run/earlier/episode/Lena_Fischer_B1")
+    html = get_html(demo_url + "run/earlier/episode/Lena_Fischer_B1")
+    shots = [(s["number"], o["screenshot"], o["same_as_step"]) for s in ep["steps"] for o in s["observations"]]
+    repeated = [
+        (n, sha, same) for (n, sha, same), (_, before, _) in zip(shots[1:], shots, strict=False) if sha == before
+    ]
+    assert repeated, "memory_access steps see the page they asked from: the same screenshot blob"
+    for number, sha, same in repeated:
+        assert same is not None and same < number
+        assert html.count(f'<img class="shot" src="/blob/{sha}"') == 1, "each unchanged screenshot is shown once"
+        assert f'unchanged since <a href="#step-{same}">step {same}</a>' in html
+    for sha in {sha for _, sha, _ in shots}:
+        changed = sum(1 for _, other, same in shots if other == sha and same is None)
+        assert html.count(f'<img class="shot" src="/blob/{sha}"') == changed, "the final state's is linked too"
