@@ -189,6 +189,8 @@ def test_an_unknown_judge_is_a_400_naming_it_and_the_known_judges(demo_url: str)
         ("level=9", "?level="),
         ("page=two", "?page="),
         ("page=0", "?page="),
+        ("page=%C2%B2", "?page="),
+        ("level=-1", "?level="),
         ("page=5", "?page="),
         ("colour=red", "?colour"),
     ],

@@ -16,7 +16,7 @@ PARAMETERS = ("level", "website", "label", "success", "end", "judge", "page")
 
 
 def _whole(name: str, text: str, *, least: int) -> int:
-    if not text.isdigit() or int(text) < least:
+    if not (text.isascii() and text.isdigit()) or int(text) < least:  # "²".isdigit(), int("²") fails
         raise BadRequest("Bad filter", f"?{name}={text!r}: not an integer ≥ {least}")
     return int(text)
 
