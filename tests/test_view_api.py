@@ -7,6 +7,7 @@ import asyncio
 import json
 import re
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from view_support import build_simple_run, demo_db, fetch
 
 from p2w_cli.view.app import create_app
 from p2w_runtime.store import open_store
-from replay.metrics import figure
+from replay.metrics import figure, signed
 from replay.synthetic import run_started
 
 pytestmark = pytest.mark.slow
@@ -165,3 +166,105 @@ def test_pages_list_the_runs_once_until_the_log_moves(demo: Path, tmp_path: Path
         )
         _, page = get_json(url + "api/run/appended")
         assert page["info"]["run_id"] == "01appended-run" and index.listed == 2
+
+
+def test_an_unknown_judge_is_a_400_naming_it_and_the_known_judges(demo_url: str) -> None:
+    status, body = get_json(demo_url + "api/compare?a=earlier&b=later&judge=no-such-judge")
+    assert status == 400 and body["error"] == "Unknown judge"
+    assert "'no-such-judge'" in body["message"] and "rubric-rules" in body["message"] and "\n" not in body["message"]
+    status, _, html = fetch(demo_url + "compare?a=earlier&b=later&judge=no-such-judge")
+    page = html.decode()
+    assert status == 400 and "no-such-judge" in page and "rubric-rules, " in page and "Traceback" not in page
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("end=exploded", "?end="),
+        ("label=no_such_label", "?label="),
+        ("website=nowhere.example", "?website="),
+        ("judge=no-such-judge", "?judge="),
+        ("success=maybe", "?success="),
+        ("level=two", "?level="),
+        ("level=9", "?level="),
+        ("page=two", "?page="),
+        ("page=0", "?page="),
+        ("page=%C2%B2", "?page="),
+        ("level=-1", "?level="),
+        ("page=5", "?page="),
+        ("colour=red", "?colour"),
+    ],
+)
+def test_an_invalid_filter_value_is_a_400_naming_the_parameter(demo_url: str, query: str, named: str) -> None:
+    status, body = get_json(demo_url + "api/run/earlier?" + query)
+    assert status == 400 and body["error"] == "Bad filter" and body["message"].startswith(named), body
+    status, _, html = fetch(demo_url + "run/earlier?" + query)
+    assert status == 400 and "Bad filter" in html.decode()
+
+
+def test_the_end_filter_keeps_the_episodes_that_ended_so(demo_url: str) -> None:
+    _, page = get_json(demo_url + "api/run/earlier")
+    ends = [e["finished"]["end_reason"] for e in page["shown"]]
+    reason = min(set(ends), key=ends.count)
+    _, kept = get_json(demo_url + f"api/run/earlier?end={reason}&level=&label=")
+    assert kept["matched"] == ends.count(reason) < page["total"]
+    assert {e["finished"]["end_reason"] for e in kept["shown"]} == {reason}
+
+
+def test_an_unexpected_failure_is_a_500_page_in_one_line_without_a_traceback(demo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "damaged.db"
+    shutil.copy(demo, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TRIGGER events_no_update")  # a damaged file, as a failing disk leaves it
+        conn.execute(
+            "UPDATE events SET payload = '{\"step\": \"not a number\"}' WHERE type = 'action' AND stream = "
+            "(SELECT stream FROM events WHERE stream LIKE '%/Tomas_Reyes_B1' LIMIT 1)"
+        )
+    with serving_app(db) as (url, _):
+        status, body = get_json(url + "api/run/earlier/episode/Tomas_Reyes_B1")
+        assert status == 500 and body["error"] == "Viewer error" and "\n" not in body["message"]
+        status, headers, html = fetch(url + "run/earlier/episode/Tomas_Reyes_B1")
+        assert status == 500 and headers["content-type"].startswith("text/html")
+        assert "Viewer error" in html.decode() and "Traceback" not in html.decode()
+
+
+def test_compare_deltas_are_in_the_clis_format_and_unit(demo_url: str) -> None:
+    _, c = get_json(demo_url + "api/compare?a=earlier&b=later")
+    html = get_html(demo_url + "compare?a=earlier&b=later")
+    delta_row = html.split('<tr class="delta">', 1)[1].split("</tr>", 1)[0]
+    cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', delta_row)
+    assert cells == [signed(m["delta"]) for m in c["diff"]["metrics"].values()], "+0.042 under 0.917, not +4.2"
+    assert any(cell.startswith("+0.") for cell in cells)
+    ci_row = html.split('<tr class="ci">', 1)[1].split("</tr>", 1)[0]
+    for m in c["diff"]["metrics"].values():
+        if m["ci"]:
+            assert f"[{signed(m['ci'][0])}, {signed(m['ci'][1])}]" in ci_row
+
+
+def test_the_reasoning_comes_before_the_history_query_it_led_to(demo_url: str) -> None:
+    _, ep = get_json(demo_url + "api/run/earlier/episode/Lena_Fischer_B1")
+    html = get_html(demo_url + "run/earlier/episode/Lena_Fischer_B1")
+    asked = [s for s in ep["steps"] if s["history"] and s["reasoning"]]
+    assert asked, "the demo's Lena_Fischer_B1 asks its history after reasoning about it"
+    for step in asked:
+        why, query = step["reasoning"][0]["event_id"], step["history"][0]["query_event_id"]
+        assert html.index(f'id="ev-{why}"') < html.index(f'id="ev-{query}"'), f"step {step['number']}"
+        shown = [k for k, _ in step["entries"]]
+        assert shown.index("reasoning") < shown.index("action") < shown.index("history"), shown
+
+
+def test_an_unchanged_screenshot_is_shown_once_and_then_linked(demo_url: str) -> None:
+    _, ep = get_json(demo_url + "api/run/earlier/episode/Lena_Fischer_B1")
+    html = get_html(demo_url + "run/earlier/episode/Lena_Fischer_B1")
+    shots = [(s["number"], o["screenshot"], o["same_as_step"]) for s in ep["steps"] for o in s["observations"]]
+    repeated = [
+        (n, sha, same) for (n, sha, same), (_, before, _) in zip(shots[1:], shots, strict=False) if sha == before
+    ]
+    assert repeated, "memory_access steps see the page they asked from: the same screenshot blob"
+    for number, sha, same in repeated:
+        assert same is not None and same < number
+        assert html.count(f'<img class="shot" src="/blob/{sha}"') == 1, "each unchanged screenshot is shown once"
+        assert f'unchanged since <a href="#step-{same}">step {same}</a>' in html
+    for sha in {sha for _, sha, _ in shots}:
+        changed = sum(1 for _, other, same in shots if other == sha and same is None)
+        assert html.count(f'<img class="shot" src="/blob/{sha}"') == changed, "the final state's is linked too"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -94,6 +95,8 @@ async def test_runs_run_episode_and_a_judgments_evidence_highlights_the_cited_st
     assert await page.locator("#episodes tbody tr").count() == 1
     plots = await _images_decode(page, ".plots img")
     assert len(plots) == 2 and all(w > 0 and h > 0 for w, h in plots), f"the metrics and classify plots: {plots}"
+    shown = await page.eval_on_selector_all(".plots img", "(imgs) => imgs.map((i) => [i.width, i.height])")
+    assert shown == plots, "plots at their natural size (no CSS scaling), so their labels stay readable"
     await page.click("a:text('clear')")
     await page.wait_for_url("**/run/*")
     await _images_decode(page, ".plots img")
@@ -135,7 +138,36 @@ async def test_compare_shows_the_demos_flips_and_the_two_trajectories_side_by_si
     assert await row.locator(".flip.gained").count() == 1
     side = page.locator("details.sbs[open]:has-text('Tomas_Reyes_B1') table.side")
     assert "memory_access" in (await side.text_content() or ""), "B asked the history where A guessed"
+    delta = await page.locator("tr.delta td.num").all_text_contents()
+    assert delta and all(re.fullmatch(r"[+-]\d\.\d{3}|-", d) for d in delta), f"deltas as the CLI prints: {delta}"
     await page.screenshot(path=shots / "compare.png", full_page=False)
+
+    await page.go_back()
+    await page.fill("input[name=judge]", "no-such-judge")
+    await page.click("button:text('compare')")
+    await page.wait_for_url("**judge=no-such-judge**")
+    message = await page.text_content(".error-message") or ""
+    assert "no-such-judge" in message and "rubric-rules" in message and "Traceback" not in message
+    await page.screenshot(path=shots / "compare-unknown-judge.png")
+
+
+async def test_a_memory_access_step_shows_its_reasoning_first_and_no_repeated_screenshot(
+    browser: Browser, demo_url: str, shots: Path
+) -> None:
+    page, _ = await _page(browser)
+    await page.goto(demo_url + "run/earlier/episode/Lena_Fischer_B1")
+    step = page.locator("#step-2")
+    why = await step.locator(".rationale.planner").first.bounding_box()
+    query = await step.locator(".history").first.bounding_box()
+    assert why and query and why["y"] < query["y"], "the reasoning is read before the history query it led to"
+    assert await step.locator("img.shot").count() == 0
+    await step.locator(".shot-same a").first.click()
+    await page.wait_for_url("**#step-1")
+    assert await page.locator("#step-1 img.shot").count() == 1
+    sizes = await _images_decode(page, "img.shot")
+    assert sizes and all(w > 0 for w, _ in sizes)
+    await page.locator("#step-2").scroll_into_view_if_needed()
+    await page.screenshot(path=shots / "episode-memory-access.png")
 
 
 class Beacon:

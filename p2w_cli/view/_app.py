@@ -20,11 +20,12 @@ from starlette.staticfiles import StaticFiles
 
 from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
 from p2w_cli.view._episode import UnknownEpisode
+from p2w_cli.view._filters import parse_filter
 from p2w_cli.view._json import as_json
 from p2w_cli.view._links import ServerLinks
-from p2w_cli.view._pages import BadRequest, Forbidden, ViewQueries, ViewState
+from p2w_cli.view._pages import Forbidden, ViewQueries, ViewState
 from p2w_cli.view._plots import NoPlot
-from p2w_cli.view._queries import EpisodeFilter
+from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._render import STATIC, environment
 from p2w_runtime.domain import UnknownRun
 from p2w_runtime.store import open_store
@@ -38,20 +39,6 @@ RECORDED_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src 
 """For recorded pages and blobs: no scripts (CSP sandbox without allow-scripts), nothing fetched from anywhere."""
 SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
-
-
-def episode_filter(request: Request) -> tuple[EpisodeFilter, int]:
-    """The run page's filter and page number from its query string (``?level=&website=&label=&success=&judge=``)."""
-    q = request.query_params
-    level, number = q.get("level", ""), q.get("page", "1")
-    wanted = EpisodeFilter(
-        level=int(level) if level.isdigit() else None,
-        website=q.get("website", ""),
-        label=q.get("label", ""),
-        success=q.get("success", ""),
-        judge=q.get("judge", ""),
-    )
-    return wanted, int(number) if number.isdigit() else 1
 
 
 def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
@@ -90,10 +77,10 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         return data(await queries.runs())
 
     async def run(request: Request) -> Response:
-        return page("run.html", p=await queries.run(request.path_params["run_id"], *episode_filter(request)))
+        return page("run.html", p=await queries.run(request.path_params["run_id"], *parse_filter(request.query_params)))
 
     async def api_run(request: Request) -> Response:
-        return data(await queries.run(request.path_params["run_id"], *episode_filter(request)))
+        return data(await queries.run(request.path_params["run_id"], *parse_filter(request.query_params)))
 
     async def episode(request: Request) -> Response:
         return page(
@@ -148,6 +135,10 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
         heading = "Not found" if status == 404 else f"HTTP {status}"
         return problem(request, status, heading, f"nothing at {request.url.path}")
 
+    async def server_error(request: Request, exc: Exception) -> Response:
+        """One line for the reader; the traceback goes to the viewer's log (uvicorn), never into a page."""
+        return problem(request, 500, "Viewer error", f"{request.url.path}: the viewer failed ({type(exc).__name__})")
+
     app = Starlette(
         routes=[
             Route("/", runs),
@@ -173,6 +164,7 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             MissingJudgments: not_judged,
             404: http_error,
             405: http_error,
+            Exception: server_error,
         },
         lifespan=lifespan,
     )

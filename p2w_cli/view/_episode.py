@@ -42,6 +42,19 @@ class ShownObservation:
     record: ObservationRecord
     screenshot: str | None = None
     tabs: list[str] = field(default_factory=list)
+    same_as_step: int | None = None
+    """The step whose screenshot is this same blob, when the page did not change since (a ``memory_access``
+    step sees the page it asked from): the page links to it rather than showing the image again."""
+
+
+Item = ShownObservation | HistoryAccess | RationaleRecord | ActionRecord | tuple[str, LlmCall]
+KINDS: dict[type, str] = {
+    ShownObservation: "observation",
+    HistoryAccess: "history",
+    RationaleRecord: "reasoning",
+    ActionRecord: "action",
+    tuple: "llm",
+}
 
 
 @dataclass(slots=True)
@@ -54,6 +67,9 @@ class Step:
     reasoning: list[RationaleRecord] = field(default_factory=list)
     actions: list[ActionRecord] = field(default_factory=list)
     llm_calls: list[tuple[str, LlmCall]] = field(default_factory=list)
+    entries: list[tuple[str, Item]] = field(default_factory=list)
+    """(kind, item) of everything above in recorded order, as the page shows it: the reasoning before the
+    history query or action it led to."""
 
     @property
     def event_ids(self) -> list[str]:
@@ -94,6 +110,8 @@ class EpisodePage:
     classifications: list[tuple[ClassificationRecord, bool]]
     event_ids: set[str]
     llm_totals: dict[str, float]
+    final_same_as_step: int | None = None
+    """The step that shows the final state's screenshot already (the page did not change after it)."""
 
 
 async def episode_page(
@@ -128,7 +146,12 @@ async def episode_page(
     }
     steps = _steps(trajectory, events)
     ids = {e.event_id for e in events}
-    return EpisodePage(run.run_id, run.label, trajectory, steps, har, judged[::-1], classified[::-1], ids, totals)
+    shown = [o for step in steps for o in step.observations if o.screenshot]
+    same = None
+    if final and final.screenshot and shown and shown[-1].screenshot == final.screenshot:
+        last = shown[-1]
+        same = last.record.step if last.same_as_step is None else last.same_as_step
+    return EpisodePage(run.run_id, run.label, trajectory, steps, har, judged[::-1], classified[::-1], ids, totals, same)
 
 
 def _steps(t: Trajectory, events: list[Event]) -> list[Step]:
@@ -139,21 +162,39 @@ def _steps(t: Trajectory, events: list[Event]) -> list[Step]:
     def at(number: int | None) -> Step:
         return steps.setdefault(number, Step(number))
 
+    position = {e.event_id: i for i, e in enumerate(events)}
+    placed: dict[int | None, list[tuple[int, Item]]] = {}
+
+    def put(step: int | None, event_id: str, item: Item) -> None:
+        placed.setdefault(step, []).append((position.get(event_id, len(position)), item))
+
     seen = {e.event_id: e.payload for e in events if isinstance(e.payload, Observation)}
+    last: tuple[str | None, int | None] = (None, None)
     for record in t.observations:
         o = seen.get(record.event_id)
-        at(record.step).observations.append(
-            ShownObservation(record, o.screenshot, o.tabs) if o else ShownObservation(record)
-        )
+        shot = o.screenshot if o else None
+        same = last[1] if shot and shot == last[0] else None
+        shown = ShownObservation(record, shot, o.tabs if o else [], same)
+        last = (shot, record.step) if same is None else last
+        at(record.step).observations.append(shown)
+        put(record.step, record.event_id, shown)
     for access in t.history:
         at(access.step).history.append(access)
+        ids = [r.event_id for r in access.retrievals] + [a.event_id for a in access.answers]
+        put(access.step, access.query_event_id or (ids[0] if ids else ""), access)
     for rationale in t.planner_rationales:
         at(rationale.step).reasoning.append(rationale)
+        put(rationale.step, rationale.event_id, rationale)
     for action in t.actions:
         at(action.step).actions.append(action)
+        put(action.step, action.event_id, action)
     for event in events:
         if isinstance(event.payload, LlmCall):
-            at(event.payload.step).llm_calls.append((event.event_id, event.payload))
+            call = (event.event_id, event.payload)
+            at(event.payload.step).llm_calls.append(call)
+            put(event.payload.step, event.event_id, call)
+    for number, items in placed.items():
+        steps[number].entries = [(KINDS[type(item)], item) for _, item in sorted(items, key=lambda x: x[0])]
     return sorted(steps.values(), key=lambda s: -1 if s.number is None else s.number)
 
 

@@ -13,23 +13,17 @@ from pathlib import Path
 
 from p2w_cli.view._episode import EpisodePage, episode_page
 from p2w_cli.view._plots import plot_png
+from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._queries import PAGE_SIZE, EpisodeFilter, RunCache, RunPage, RunRow, run_page, run_row
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
 from p2w_runtime.domain import RunInfo, list_runs, match_run
 from p2w_runtime.store import EventStore
 from replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
+from replay.judges import JUDGES
 
 
 class Forbidden(LookupError):
     """A compare asked for a database the viewer was not started with."""
-
-
-class BadRequest(ValueError):
-    """A query the viewer cannot answer as asked (a compare without two runs, a run that is not in SQLite)."""
-
-    def __init__(self, heading: str, message: str) -> None:
-        super().__init__(message)
-        self.heading = heading
 
 
 @dataclass
@@ -119,6 +113,9 @@ class ViewQueries:
         """Runs ``a_text`` and ``b_text`` (``RUN`` or ``FILE.db:RUN``) by ``judge``'s existing judgments."""
         if not a_text or not b_text:
             raise BadRequest("Compare needs two runs", "give both ?a=RUN and ?b=RUN (or FILE.db:RUN)")
+        judge = judge or DEFAULT_JUDGE
+        if judge not in JUDGES.ids:
+            raise BadRequest("Unknown judge", f"?judge={judge!r}: no such judge; known: {known(JUDGES.ids)}")
         data, local = [], []
         for text in (a_text, b_text):
             ref = parse_ref(text, self.state.db)
@@ -126,7 +123,7 @@ class ViewQueries:
                 raise BadRequest("Not a SQLite file", f"{text}: the viewer compares runs of SQLite files")
             store = self.state.store_for(ref.db)
             _, info = await self.index.find(store, ref.run)
-            data.append(await load_run_data(store, info, judge or DEFAULT_JUDGE, text))
+            data.append(await load_run_data(store, info, judge, text))
             local.append(ref.db.resolve() == self.state.db.resolve())
         d = diff_runs(data[0], data[1])
         return Comparison(d, {t.task_id: side_by_side(t) for t in d.tasks}, local[0], local[1])

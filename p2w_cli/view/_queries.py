@@ -5,8 +5,9 @@ judges or classifies behind the user's back, it shows what the store holds."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from p2w_cli.view._problems import BadRequest, known
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord, read_classifications
@@ -17,6 +18,7 @@ from schemas import EpisodeFinished
 
 PAGE_SIZE = 100
 """Episodes per run page: a 1,000-episode run renders in ten pages."""
+SUCCESS_VALUES = ("", "yes", "no", "unjudged")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,8 @@ class EpisodeFilter:
     success: str = ""
     """``yes``, ``no``, ``unjudged`` or empty (any), by ``judge``."""
     judge: str = ""
+    end: str = ""
+    """An end reason, ``unfinished``, or empty (any)."""
 
     def keeps(self, row: EpisodeRow) -> bool:
         if self.level is not None and row.ref.level != self.level:
@@ -74,6 +78,8 @@ class EpisodeFilter:
         if self.website and row.website != self.website:
             return False
         if self.label and self.label not in row.labels:
+            return False
+        if self.end and (row.finished.end_reason if row.finished else "unfinished") != self.end:
             return False
         if self.success:
             won = row.success(self.judge)
@@ -198,20 +204,25 @@ class RunCache:
 def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> RunPage:
     rows = list(read.rows.values())
     judges = sorted({j for row in rows for j in row.judgments})
+    levels = sorted({r.ref.level for r in rows if r.ref.level is not None})
+    websites = sorted({r.website for r in rows if r.website})
+    labels = sorted({label for r in rows for label in r.labels})
+    _check(wanted, read.info.label, {"level": levels, "website": websites, "label": labels, "judge": judges})
     if not wanted.judge and judges:
-        wanted = EpisodeFilter(wanted.level, wanted.website, wanted.label, wanted.success, judges[0])
+        wanted = replace(wanted, judge=judges[0])
     kept = [row for row in rows if wanted.keeps(row)]
     pages = max(1, -(-len(kept) // per_page))
-    page = min(max(1, page), pages)
+    if not 1 <= page <= pages:
+        raise BadRequest("Bad filter", f"?page={page}: run {read.info.label!r} has {pages} page(s) of episodes here")
     return RunPage(
         info=read.info,
         filter=wanted,
         matched=len(kept),
         total=len(rows),
         judges=judges,
-        levels=sorted({r.ref.level for r in rows if r.ref.level is not None}),
-        websites=sorted({r.website for r in rows if r.website}),
-        labels=sorted({label for r in rows for label in r.labels}),
+        levels=levels,
+        websites=websites,
+        labels=labels,
         metrics=aggregate(read.scores, by=("judge",)) if read.scores else [],
         metrics_by_level=aggregate(read.scores, by=("judge", "level")) if read.scores else [],
         classifiers=sorted({r.classification.classifier_id for r in read.classifications}),
@@ -219,3 +230,12 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> 
         pages=pages,
         shown=kept[(page - 1) * per_page : page * per_page],
     )
+
+
+def _check(wanted: EpisodeFilter, run: str, present: dict[str, Sequence[object]]) -> None:
+    """Each filter value names something of the run: a label or website it never shows would match nothing and
+    read as "no such failure"."""
+    for name, values in present.items():
+        value = getattr(wanted, name)
+        if value not in (None, "") and value not in values:
+            raise BadRequest("Bad filter", f"?{name}={value!r}: run {run!r} has none; known: {known(values)}")

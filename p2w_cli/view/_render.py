@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from replay.metrics import TITLES
+from p2w_cli.view._filters import END_REASONS
+from replay.metrics import TITLES, signed
 from replay.metrics import figure as metric
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -51,6 +52,6 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(metric=metric, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
-    env.globals["titles"] = TITLES
+    env.filters.update(metric=metric, signed=signed, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
+    env.globals.update(titles=TITLES, end_reasons=END_REASONS)
     return env
