@@ -7,7 +7,6 @@ print with ``console`` / ``echo_json`` (recorded text through ``p2w_cli.render.t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import unicodedata
@@ -15,14 +14,16 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from p2w_cli.render.terminal import safe, terminal_console
 from p2w_runtime.errors import UserError
-from p2w_runtime.redaction import redact_text
-from p2w_runtime.store import EventStore, open_store, store_location
+from p2w_runtime.store import store_location
+
+if TYPE_CHECKING:
+    from p2w_runtime.store import EventStore
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound=Callable[..., Any])
@@ -79,6 +80,8 @@ def db_path(ctx: click.Context) -> Path | str:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine; a ``UserError`` becomes one line on stderr and a non-zero exit."""
+    import asyncio
+
     return fail_as_one_line(lambda: asyncio.run(coro))
 
 
@@ -87,6 +90,8 @@ def fail_as_one_line(work: Callable[[], T]) -> T:
     try:
         return work()
     except UserError as exc:
+        from p2w_runtime.redaction import redact_text
+
         click.echo(f"error: {safe(redact_text(str(exc)))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
@@ -112,6 +117,8 @@ def wants_help(ctx: click.Context) -> bool:
 
 def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContextManager[EventStore]:
     """The store named by ``--db``; ``create`` only for commands that write a new run."""
+    from p2w_runtime.store import open_store
+
     return open_store(db_path(ctx), create=create)
 
 
