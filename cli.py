@@ -14,6 +14,7 @@ import click
 from p2w_cli import (
     AppContext,
     MainGroup,
+    ModelLoadNotice,
     StoreLocation,
     agree_cmd,
     classify_cmd,
@@ -72,6 +73,7 @@ def main(ctx: click.Context, db: Path | str, log_file: Path | None, verbose: int
     ctx.obj = AppContext(
         db=db, log_file=fail_as_one_line(lambda: configure_logging(verbose=verbose, log_file=log_file))
     )
+    ModelLoadNotice.install()
 
 
 main.add_command(runs)

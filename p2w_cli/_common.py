@@ -8,7 +8,9 @@ print with ``console`` / ``echo_json`` (recorded text through ``p2w_cli.render.t
 from __future__ import annotations
 
 import json
+import logging
 import sys
+import time
 import unicodedata
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
@@ -28,6 +30,32 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 FC = TypeVar("FC", bound=Callable[..., Any])
 console = terminal_console()
+STARTED = time.monotonic()
+"""When the CLI began (``cli`` imports this module first): the wait a command reports counts from here."""
+
+
+def waited() -> float:
+    """Seconds the user has waited for this command so far: imports and model loading included."""
+    return time.monotonic() - STARTED
+
+
+class ModelLoadNotice(logging.Handler):
+    """Says "loading MODEL …" on stderr when the runtime logs ``retrieval.embedder.load`` (importing torch and
+    reading the weights take seconds), whatever the console's log level, so a long silence has a reason."""
+
+    EVENT = "retrieval.embedder.load"
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = record.msg
+        if isinstance(event, dict) and event.get("event") == self.EVENT:
+            click.echo(safe(f"loading {event.get('embedder')} …"), err=True)
+
+    @classmethod
+    def install(cls) -> None:
+        """Once per process (click may call the group's callback again in one process, as tests do)."""
+        logger = logging.getLogger("p2w_runtime.retrieval")
+        if not any(isinstance(handler, cls) for handler in logger.handlers):
+            logger.addHandler(cls())
 
 
 @dataclass(frozen=True)
