@@ -40,14 +40,15 @@ def waited() -> float:
 
 
 class ModelLoadNotice(logging.Handler):
-    """Says "loading MODEL …" on stderr when the runtime logs ``retrieval.embedder.load`` (importing torch and
-    reading the weights take seconds), whatever the console's log level, so a long silence has a reason."""
+    """Says "loading MODEL …" on a terminal's stderr when the runtime logs ``retrieval.embedder.load`` (importing
+    torch and reading the weights take seconds), whatever the console's log level, so a long silence has a reason.
+    Not on a pipe: there a failed command's stderr stays its one error line."""
 
     EVENT = "retrieval.embedder.load"
 
     def emit(self, record: logging.LogRecord) -> None:
         event = record.msg
-        if isinstance(event, dict) and event.get("event") == self.EVENT:
+        if isinstance(event, dict) and event.get("event") == self.EVENT and sys.stderr.isatty():
             click.echo(safe(f"loading {event.get('embedder')} …"), err=True)
 
     @classmethod

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from click.testing import CliRunner
@@ -99,21 +101,38 @@ def test_subcommand_help_loads_no_store(tmp_path: Path, db: Path) -> None:
     assert not modules & {*HEAVY, *STORE}, sorted(modules & {*HEAVY, *STORE})
 
 
-def test_a_command_loading_a_model_says_so(tmp_path: Path) -> None:
-    """The real load path (sentence-transformers reading a folder) on a folder that holds no model: the notice
-    comes first, then the one-line error naming the embedder."""
+def test_a_command_loading_a_model_says_so_on_a_terminal(tmp_path: Path) -> None:
+    """The real load path (sentence-transformers reading a folder) on a folder that holds no model, stderr a
+    terminal: the notice comes first, then the one-line error naming the embedder. On a pipe, only the error."""
     not_a_model = tmp_path / "not-a-model"
     not_a_model.mkdir()
-    env = {**os.environ, "P2W_LOG_FILE": str(tmp_path / "p2w.log")}
-    command = [sys.executable, "-c", "import sys, cli; cli.main(sys.argv[1:])", "history", "search", "Jordan_Park", "q"]
-    done = subprocess.run(
-        [*command, "--embedder", str(not_a_model), "--cache-dir", str(tmp_path / "cache")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    lines = done.stderr.splitlines()
+    env = {**os.environ, "P2W_LOG_FILE": str(tmp_path / "p2w.log"), "COLUMNS": "500"}
+    command = [
+        *(sys.executable, "-c", "import sys, cli; cli.main(sys.argv[1:])", "history", "search", "Jordan_Park", "q"),
+        *("--embedder", str(not_a_model), "--cache-dir", str(tmp_path / "cache")),
+    ]
+    leader, follower = pty.openpty()
+    with os.fdopen(leader, "rb", buffering=0) as terminal:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=follower, env=env, timeout=300)
+        os.close(follower)
+        said = _read_all(terminal).decode().replace("\r\n", "\n").splitlines()
     assert done.returncode != 0
-    assert lines[0] == f"loading {not_a_model} …", done.stderr
-    assert lines[-1].startswith("error: embedder") and "cannot load the model" in lines[-1], done.stderr
+    assert said[0] == f"loading {not_a_model} …", said
+    assert said[-1].startswith("error: embedder") and "cannot load the model" in said[-1], said
+
+    piped = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert piped.returncode != 0
+    assert piped.stderr.splitlines() == [said[-1]]
+
+
+def _read_all(terminal: BinaryIO) -> bytes:
+    """What the child wrote to the terminal; reading past its end raises EIO on Linux."""
+    out = b""
+    while True:
+        try:
+            chunk = terminal.read(65536)
+        except OSError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
