@@ -14,6 +14,7 @@ import click
 from p2w_cli import (
     AppContext,
     MainGroup,
+    ModelLoadNotice,
     StoreLocation,
     agree_cmd,
     classify_cmd,
@@ -43,7 +44,6 @@ from p2w_cli import (
 from p2w_cli.attach_dataset import attach_dataset_cmd
 from p2w_cli.demo_model import demo_model
 from p2w_cli.migrate import migrate_cmd
-from p2w_runtime.logs import configure_logging
 
 
 @click.group(cls=MainGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -68,9 +68,12 @@ def main(ctx: click.Context, db: Path | str, log_file: Path | None, verbose: int
     """Record, judge, classify and diff personalized web-agent runs."""
     if wants_help(ctx):  # help needs no log file, so an unusable one cannot hide it
         return
+    from p2w_runtime.logs import configure_logging
+
     ctx.obj = AppContext(
         db=db, log_file=fail_as_one_line(lambda: configure_logging(verbose=verbose, log_file=log_file))
     )
+    ModelLoadNotice.install()
 
 
 main.add_command(runs)

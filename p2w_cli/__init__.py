@@ -3,7 +3,7 @@
 Each command imports its heavy dependencies inside its function, so ``p2w-rt --help`` loads none of them.
 """
 
-from p2w_cli._common import AppContext, MainGroup, StoreLocation, fail_as_one_line, wants_help
+from p2w_cli._common import AppContext, MainGroup, ModelLoadNotice, StoreLocation, fail_as_one_line, wants_help
 from p2w_cli.agenticshop import import_curation_cmd
 from p2w_cli.agree import agree_cmd, import_labels_cmd
 from p2w_cli.classify import classify_cmd
@@ -24,6 +24,7 @@ from p2w_cli.view import view_cmd
 __all__ = [
     "AppContext",
     "MainGroup",
+    "ModelLoadNotice",
     "StoreLocation",
     "agree_cmd",
     "classify_cmd",

@@ -7,26 +7,56 @@ print with ``console`` / ``echo_json`` (recorded text through ``p2w_cli.render.t
 
 from __future__ import annotations
 
-import asyncio
 import json
+import logging
 import sys
+import time
 import unicodedata
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from p2w_cli.render.terminal import safe, terminal_console
 from p2w_runtime.errors import UserError
-from p2w_runtime.redaction import redact_text
-from p2w_runtime.store import EventStore, open_store, store_location
+from p2w_runtime.store import store_location
+
+if TYPE_CHECKING:
+    from p2w_runtime.store import EventStore
 
 T = TypeVar("T")
 FC = TypeVar("FC", bound=Callable[..., Any])
 console = terminal_console()
+STARTED = time.monotonic()
+"""When the CLI began (``cli`` imports this module first): the wait a command reports counts from here."""
+
+
+def waited() -> float:
+    """Seconds the user has waited for this command so far: imports and model loading included."""
+    return time.monotonic() - STARTED
+
+
+class ModelLoadNotice(logging.Handler):
+    """Says "loading MODEL …" on a terminal's stderr when the runtime logs ``retrieval.embedder.load`` (importing
+    torch and reading the weights take seconds), whatever the console's log level, so a long silence has a reason.
+    Not on a pipe: there a failed command's stderr stays its one error line."""
+
+    EVENT = "retrieval.embedder.load"
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = record.msg
+        if isinstance(event, dict) and event.get("event") == self.EVENT and sys.stderr.isatty():
+            click.echo(safe(f"loading {event.get('embedder')} …"), err=True)
+
+    @classmethod
+    def install(cls) -> None:
+        """Once per process (click may call the group's callback again in one process, as tests do)."""
+        logger = logging.getLogger("p2w_runtime.retrieval")
+        if not any(isinstance(handler, cls) for handler in logger.handlers):
+            logger.addHandler(cls())
 
 
 @dataclass(frozen=True)
@@ -79,6 +109,8 @@ def db_path(ctx: click.Context) -> Path | str:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine; a ``UserError`` becomes one line on stderr and a non-zero exit."""
+    import asyncio
+
     return fail_as_one_line(lambda: asyncio.run(coro))
 
 
@@ -87,6 +119,8 @@ def fail_as_one_line(work: Callable[[], T]) -> T:
     try:
         return work()
     except UserError as exc:
+        from p2w_runtime.redaction import redact_text
+
         click.echo(f"error: {safe(redact_text(str(exc)))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
@@ -112,6 +146,8 @@ def wants_help(ctx: click.Context) -> bool:
 
 def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContextManager[EventStore]:
     """The store named by ``--db``; ``create`` only for commands that write a new run."""
+    from p2w_runtime.store import open_store
+
     return open_store(db_path(ctx), create=create)
 
 

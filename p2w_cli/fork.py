@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import RUN_LABEL, echo_json, open_db, run
+from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.render.terminal import safe
 
@@ -98,7 +98,9 @@ def fork_cmd(
             safe(
                 f"forked {summary.source_stream} at step {summary.at_step} into {summary.label} ({summary.run_id}), "
                 f"restored by {summary.restore}: "
-                f"{o.end_reason} after {o.steps} steps, {o.tokens} tokens" + (f"; {o.detail}" if o.detail else "")
+                f"{o.end_reason} after {o.steps} steps, {o.tokens} tokens"
+                + (f"; {o.detail}" if o.detail else "")
+                + f" ({waited():.2f} s)"
             )
         )
     if o.end_reason == "error":

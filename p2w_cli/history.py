@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from p2w_cli._common import console, echo_json, open_db, run
+from p2w_cli._common import console, echo_json, open_db, run, waited
 from p2w_cli.render.terminal import cell, markup
 
 if TYPE_CHECKING:
@@ -55,13 +55,6 @@ async def _run_banks(ctx: click.Context, run_ref: str, history_dir: Path) -> Ban
         return await run_banks(store, await find_run(store, run_ref), history_dir if given else None)
 
 
-def _load_embedder_quietly(name: str | None) -> Any:
-    from p2w_runtime.retrieval import load_embedder
-
-    with Console(stderr=True).status(f"loading embedder {markup(name or 'all-MiniLM-L6-v2')}"):
-        return load_embedder(name)
-
-
 @click.group()
 def history() -> None:
     """Index and search persona browsing histories with the agent's retriever."""
@@ -75,10 +68,10 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from p2w_runtime.retrieval import IndexSummary, index_history
+    from p2w_runtime.retrieval import IndexSummary, index_history, load_embedder
 
     async def _index() -> IndexSummary:  # blocking work; run() turns user errors into one line
-        model = _load_embedder_quietly(embedder)
+        model = load_embedder(embedder)
         columns = (TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task("reading banks", total=None)
@@ -147,11 +140,11 @@ def history_search(
     """Show the history entries the retriever returns for QUERY."""
     from rich.table import Table
 
-    from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
+    from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit, load_embedder
 
     async def _search() -> tuple[HistoryIndex, list[SearchHit]]:  # blocking work; run() turns user errors into one line
         banks = await _run_banks(ctx, run_ref, history_dir) if run_ref else history_dir
-        retriever = HistoryRetriever(banks, _load_embedder_quietly(embedder), cache_dir)
+        retriever = HistoryRetriever(banks, load_embedder(embedder), cache_dir)
         with Console(stderr=True).status(f"opening the index of {markup(persona)}"):
             index = retriever.index(persona)
         return index, index.search(query, k, threshold)
@@ -171,7 +164,10 @@ def history_search(
         )
         return
     console.print(
-        cell(f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id})")
+        cell(
+            f"{persona}: {len(hits)} of {index.size} entries with cosine >= {threshold} (k={k}, {index.model_id}; "
+            f"{waited():.2f} s)"
+        )
     )
     table = Table("rank", "score", "type", "object", "website", "timestamp")
     for hit in hits:

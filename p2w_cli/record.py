@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -287,6 +286,8 @@ def record_cmd(
             )
 
         async def _record() -> Any:
+            import asyncio
+
             asyncio.get_running_loop().set_default_executor(_DaemonThreads(max_workers=1))
             db = db_path(ctx)
             fresh, empty = isinstance(db, Path) and not db.exists(), False

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import console, llm_pass_options, open_db, run
+from p2w_cli._common import console, llm_pass_options, open_db, run, waited
 from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_cli.render.terminal import terminal_console
 
@@ -140,7 +140,7 @@ def _counterfactual(
             console.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
     else:
         console.print(episode_table(report.run, report.summary))
-        console.print(totals_line(report.summary), highlight=False)
+        console.print(f"{totals_line(report.summary)} ({waited():.2f} s)", highlight=False)
     sys.exit(report.exit_code)
 
 

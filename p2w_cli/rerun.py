@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import RUN_LABEL, echo_json, open_db, run
+from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.render.terminal import safe
 
@@ -72,7 +72,7 @@ def rerun_cmd(
         click.echo(
             safe(
                 f"rerun of {report.run.label} ({report.run.run_id}): {len(report.episodes)} episodes, "
-                f"{same} identical, {len(report.episodes) - same} differ ({report.seconds:.2f} s)"
+                f"{same} identical, {len(report.episodes) - same} differ ({waited():.2f} s)"
             )
         )
         for episode in report.episodes:

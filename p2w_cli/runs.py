@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
 from p2w_cli.render.terminal import cell, markup
-from p2w_runtime.domain import ATTEMPT_MARK, EpisodeRef, RunInfo, UnknownRun, episode_of, episode_stream
+
+if TYPE_CHECKING:
+    from p2w_runtime.domain import EpisodeRef, RunInfo
 
 
 @click.command()
@@ -73,7 +75,7 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
     """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
     from rich.table import Table
 
-    from p2w_runtime.domain import counted, episodes_of, find_run
+    from p2w_runtime.domain import counted, episode_of, episodes_of, find_run
 
     if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
         from p2w_cli.render.judging import format_judgment
@@ -164,6 +166,8 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
 def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:
     """An attempt by its number (``TASK#2``; ``TASK#1`` is the first, stream ``TASK``), else the task's counted
     episode; one clear error otherwise."""
+    from p2w_runtime.domain import ATTEMPT_MARK, UnknownRun, episode_stream
+
     base, sep, number = task_id.partition(ATTEMPT_MARK)
     named = episode_stream(info.run_id, base if number == "1" else task_id)
     if sep and any(ref.stream == named for ref in attempts):

@@ -3,15 +3,9 @@
 Imports nothing else of ours, so any tool can read a p2w-rt log with this package alone.
 """
 
-from schemas._agenticshop import (
-    DIMENSIONS,
-    RESULTS_JUDGED,
-    Checklist,
-    CuratedProduct,
-    CurationResult,
-    ShopProfile,
-    UserContext,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
 from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile, entry_key_text
 from schemas._derived_payloads import (
@@ -69,6 +63,17 @@ from schemas._payloads import (
     render_action,
 )
 from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
+
+if TYPE_CHECKING:
+    from schemas._agenticshop import (
+        DIMENSIONS,
+        RESULTS_JUDGED,
+        Checklist,
+        CuratedProduct,
+        CurationResult,
+        ShopProfile,
+        UserContext,
+    )
 
 __all__ = [
     "DIMENSIONS",
@@ -144,3 +149,18 @@ __all__ = [
     "utc_now",
     "uuid7",
 ]
+
+
+_AGENTICSHOP = frozenset(
+    ("DIMENSIONS", "RESULTS_JUDGED", "Checklist", "CuratedProduct", "CurationResult", "ShopProfile", "UserContext")
+)
+"""AgenticShop's curation records: built on first use, since reading a Persona2Web run never needs them and their
+models cost 0.05 s of the 0.18 s CPU this package takes to import (docs/design/startup.md)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _AGENTICSHOP:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module("schemas._agenticshop"), name)
+    globals()[name] = value
+    return value

@@ -4,34 +4,95 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from p2w_runtime.store._bundle import BundleSummary, bundle_header, export_bundle, import_bundle
-from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
-from p2w_runtime.store._bundle_lines import BundleError
-from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
-from p2w_runtime.store._event_store import (
-    BlobStore,
-    EventLog,
-    EventStore,
-    IntegrityError,
-    LabelTaken,
-    ReadOnlyStore,
-    RunCoordination,
-    StoreError,
-    StoreUnavailable,
-    StreamHead,
-    WorkItem,
-)
-from p2w_runtime.store._migrate import MigrateSummary, migrate_store
-from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
-from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
-from p2w_runtime.store._sql import SqlEventStore
-from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_prefix, tree_root
-from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
-from p2w_runtime.store.memory import MemoryEventStore
-from p2w_runtime.store.postgres import is_postgres_url, open_postgres, shown_url, store_location
-from p2w_runtime.store.sqlite import open_sqlite
+from p2w_runtime.store._location import is_postgres_url, store_location
+
+if TYPE_CHECKING:
+    from p2w_runtime.store._bundle import BundleSummary, bundle_header, export_bundle, import_bundle
+    from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
+    from p2w_runtime.store._bundle_lines import BundleError
+    from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
+    from p2w_runtime.store._event_store import (
+        BlobStore,
+        EventLog,
+        EventStore,
+        IntegrityError,
+        LabelTaken,
+        ReadOnlyStore,
+        RunCoordination,
+        StoreError,
+        StoreUnavailable,
+        StreamHead,
+        WorkItem,
+    )
+    from p2w_runtime.store._migrate import MigrateSummary, migrate_store
+    from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
+    from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
+    from p2w_runtime.store._sql import SqlEventStore
+    from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_prefix, tree_root
+    from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
+    from p2w_runtime.store.memory import MemoryEventStore
+    from p2w_runtime.store.postgres import shown_url
+
+
+_LAZY = {
+    "BundleSummary": "_bundle",
+    "bundle_header": "_bundle",
+    "export_bundle": "_bundle",
+    "import_bundle": "_bundle",
+    "VerifiedBundle": "_bundle_check",
+    "verify_bundle": "_bundle_check",
+    "BundleError": "_bundle_lines",
+    "ClaimHolder": "_claims",
+    "hold_claims": "_claims",
+    "this_process": "_claims",
+    "BlobStore": "_event_store",
+    "EventLog": "_event_store",
+    "EventStore": "_event_store",
+    "IntegrityError": "_event_store",
+    "LabelTaken": "_event_store",
+    "ReadOnlyStore": "_event_store",
+    "RunCoordination": "_event_store",
+    "StoreError": "_event_store",
+    "StoreUnavailable": "_event_store",
+    "StreamHead": "_event_store",
+    "WorkItem": "_event_store",
+    "MigrateSummary": "_migrate",
+    "migrate_store": "_migrate",
+    "head_digest": "_seal",
+    "same_digest": "_seal",
+    "seal_streams": "_seal",
+    "KeyFileError": "_signing",
+    "fingerprint": "_signing",
+    "load_private_key": "_signing",
+    "load_public_key": "_signing",
+    "SqlEventStore": "_sql",
+    "TREE_SEPARATOR": "_tree",
+    "read_tree": "_tree",
+    "tree_prefix": "_tree",
+    "tree_root": "_tree",
+    "Problem": "_verify",
+    "UnsealedTail": "_verify",
+    "VerifyReport": "_verify",
+    "verify_store": "_verify",
+    "MemoryEventStore": "memory",
+    "shown_url": "postgres",
+}
+"""Where each exported name lives. They load on first use (``__getattr__``), so a command pays for SQLAlchemy,
+the payload models or asyncpg only when it touches the store, and for PostgreSQL only on a ``postgresql://`` URL
+(docs/design/startup.md)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> EventStore:
@@ -41,7 +102,11 @@ async def connect_store(location: str | Path, *, create: bool = True, read_only:
     read-only anyway, so every reading command works on an archive.
     """
     if is_postgres_url(location):
+        from p2w_runtime.store.postgres import open_postgres
+
         return await open_postgres(str(location), create=create and not read_only, read_only=read_only)
+    from p2w_runtime.store.sqlite import open_sqlite
+
     return await open_sqlite(location, create=create and not read_only, read_only=read_only)
 
 

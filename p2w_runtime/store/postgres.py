@@ -16,7 +16,6 @@ import os
 import re
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -30,12 +29,12 @@ from sqlalchemy.util import greenlet_spawn
 from sqlmodel import SQLModel
 
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
+from p2w_runtime.store._location import URL_PATTERN
 from p2w_runtime.store._log_end import LogMoved
 from p2w_runtime.store._rows import EVENTS
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
 
-URL_PATTERN = re.compile(r"^postgres(ql)?(\+asyncpg)?://", re.IGNORECASE)
 WRITE_LOCK = 0x7032_772D_7274  # "p2w-rt": the advisory lock every write transaction of this store takes
 SCHEMA_LOCK = WRITE_LOCK + 1
 """Held while creating tables: several workers starting at once would otherwise race CREATE TABLE."""
@@ -79,15 +78,6 @@ def session_settings() -> dict[str, str]:
         "tcp_keepalives_count": "3",
         "application_name": f"p2w-rt/{os.getpid()}",
     }
-
-
-def is_postgres_url(location: object) -> bool:
-    return isinstance(location, str) and URL_PATTERN.match(location) is not None
-
-
-def store_location(text: str) -> Path | str:
-    """What ``--db`` / ``P2W_DB`` name: a ``postgresql://`` URL stays text, anything else is a SQLite file."""
-    return text if is_postgres_url(text) else Path(text)
 
 
 def shown_url(url: str) -> str:
