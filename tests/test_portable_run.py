@@ -17,9 +17,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cli import main
-from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
+from p2w_runtime.data import load_tasks
+from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.testing import ScriptedLlm
-from p2w_runtime.testing.sample_agent import agent_script
+from p2w_runtime.testing.sample_agent import SampleAgentScript
 
 
 def invoke(*args: str) -> Result:
@@ -27,7 +28,13 @@ def invoke(*args: str) -> Result:
 
 
 @pytest.fixture
-def sample_folders_gone() -> Iterator[None]:
+def script() -> SampleAgentScript:
+    """The scripted model's answers, read from the sample before its folders go (the model is not the run)."""
+    return SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks())
+
+
+@pytest.fixture
+def sample_folders_gone(script: SampleAgentScript) -> Iterator[None]:
     """The sample's task and history folders renamed away while the test runs (restored however it ends)."""
     moved = []
     try:
@@ -42,7 +49,7 @@ def sample_folders_gone() -> Iterator[None]:
 
 
 def test_a_demo_run_exported_and_imported_elsewhere_reruns_searches_forks_and_judges_from_itself(
-    tmp_path: Path, sample_folders_gone: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, script: SampleAgentScript, sample_folders_gone: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     here, there = tmp_path / "december", tmp_path / "march"
     here.mkdir()
@@ -69,7 +76,7 @@ def test_a_demo_run_exported_and_imported_elsewhere_reruns_searches_forks_and_ju
     assert "history folder" not in searched.output
 
     with ScriptedLlm() as llm:
-        llm.handle_with(agent_script())
+        llm.handle_with(script)
         forked = invoke(
             "--db", db, "fork", "earlier", "Priya_Raman_A1", "--at-step", "2",
             "--base-url", llm.base_url, "--label", "march-fork",
