@@ -112,6 +112,27 @@ def test_a_history_folder_is_checked_file_by_file(db: Path, tmp_path: Path) -> N
     assert allowed.exit_code in (0, 1) and "identical" in json.loads(allowed.stdout)
 
 
+def test_a_rerun_recorded_as_a_run_carries_the_banks_it_searched(db: Path, tmp_path: Path) -> None:
+    other = shutil.copytree(sample_history_dir(), tmp_path / "other")
+    data = json.loads((other / "Priya_Raman.json").read_text())
+    entries = data if isinstance(data, list) else next(v for v in data.values() if isinstance(v, list))
+    entries[0]["object"] = "something else"
+    (other / "Priya_Raman.json").write_text(json.dumps(data))
+    args = ("--history", str(other), "--other-dataset", "--json")
+    assert invoke(db, "rerun", LABEL, "--record-as", "mine", *args).exit_code in (0, 1)
+    assert invoke(db, "rerun", LABEL, "--record-as", "theirs", "--json").exit_code == 0
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE type = 'run.started'").fetchall()
+    by_label = {p["label"]: p for p in (json.loads(row[0]) for row in rows)}
+    bank = (other / "Priya_Raman.json").read_bytes()
+    assert by_label["mine"]["dataset"]["banks"] == {"Priya_Raman": blob_hash(bank)}
+    assert by_label["mine"]["dataset"]["history_folder"] == "other"
+    assert by_label["mine"]["config"]["other_dataset"] is True
+    assert by_label["theirs"]["dataset"]["banks"] == by_label[LABEL]["dataset"]["banks"]
+    assert "other_dataset" not in by_label["theirs"]["config"]
+    assert json.loads(invoke(db, "verify", "mine", "--json").stdout)["ok"], "the other bank is a stored blob"
+
+
 def test_a_fork_with_other_banks_is_refused_before_anything_is_written(db: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()

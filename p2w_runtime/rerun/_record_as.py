@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from p2w_runtime.domain import (
     EpisodeWriter,
@@ -18,6 +19,7 @@ from p2w_runtime.domain import (
     close_run,
     derived_dataset,
     inherited_config,
+    other_dataset_config,
     run_started,
 )
 from p2w_runtime.domain.trajectory import EpisodeRecord
@@ -37,14 +39,19 @@ async def record_as(
     run: RunInfo,
     episodes: Sequence[tuple[RecordedEpisode, RecordedEpisode]],
     label: str,
+    *,
+    history_dir: Path | None = None,
+    other_dataset: bool = False,
 ) -> str:
     """Append the new run (started, episodes, finished with seals); returns its id. ``episodes``: each source
-    episode with its re-execution in ``scratch``."""
+    episode with its re-execution in ``scratch``. The new run carries the banks the re-execution searched:
+    ``history_dir``'s when one was given (checked to match the run's unless ``other_dataset``), else the run's."""
     run_id = uuid7()
     source_start = await store.read_event(run.run_id, 1)
     if source_start is None:
         raise StoreError(f"run {run.label!r} has no run.started event")
     source = run.started
+    carried = await derived_dataset(store, run, history_dir)
     started = run_started(
         run_id,
         label=label,
@@ -52,11 +59,11 @@ async def record_as(
         model=source.backbone_model,
         scheme=source.scheme,
         provenance=Provenance.here(source.dataset_id, source.dataset_hash),
-        config={**inherited_config(source.config), "rerun_of": run.run_id},
-        dataset=(await derived_dataset(store, run)).files,
+        config={**inherited_config(source.config), "rerun_of": run.run_id, **other_dataset_config(other_dataset)},
+        dataset=carried.files,
         embedder=source.embedder,
     )
-    await store.append([started.model_copy(update={"causation_id": source_start.event_id})])
+    await store.append([started.model_copy(update={"causation_id": source_start.event_id})], carried.blobs)
     for source_episode, rerun in episodes:
         recorded = source_episode.trajectory
         keyed: list[tuple[Key, str]] = [(("episode.started", None), recorded.started_event_id)]

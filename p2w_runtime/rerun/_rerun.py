@@ -109,7 +109,15 @@ async def rerun(
             report.seconds = time.perf_counter() - started
             if options.record_as:
                 pairs = [(e.source, e.rerun) for e in report.episodes]
-                report.recorded_run_id = await record_as(store, scratch, run, pairs, options.record_as)
+                report.recorded_run_id = await record_as(
+                    store,
+                    scratch,
+                    run,
+                    pairs,
+                    options.record_as,
+                    history_dir=options.history_dir,
+                    other_dataset=options.other_dataset,
+                )
     return report
 
 
