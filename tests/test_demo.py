@@ -20,6 +20,40 @@ from p2w_runtime.testing import ScriptedLlm, Text, system_contains
 from p2w_runtime.testing.sample_agent import EXAMPLE_RUN_SLIPS, SampleAgentScript
 
 JUDGE_MARKER = "(role: judge)"
+BOX_DRAWING = re.compile("[\u2500-\u257f]")
+
+
+def _cells(line: str) -> list[str]:
+    """One pipe-table row's cells, unescaped as GitHub reads them (``\\x`` is ``x``; an unescaped ``|`` splits)."""
+    assert line.startswith("|") and line.endswith("|") and not line.endswith("\\|"), line
+    cells, current, chars = [], "", iter(line[1:-1])
+    for char in chars:
+        if char == "\\":
+            current += next(chars)
+        elif char == "|":
+            cells.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*cells, current.strip()]
+
+
+def _pipe_tables(report: str) -> list[list[list[str]]]:
+    """Every table of a Markdown report, as rows of cells (header first), checked to be a well-formed pipe table."""
+    assert not BOX_DRAWING.search(report), "no box drawings in report.md"
+    tables, block = [], []
+    for line in [*report.splitlines(), ""]:
+        if line.startswith("|"):
+            block.append(line)
+            continue
+        if block:
+            header, rule, *rows = block
+            assert re.fullmatch(r"\|(---\|)+", rule), f"a --- separator under the header: {rule!r}"
+            width = len(_cells(header))
+            assert rule.count("---") == width and all(len(_cells(row)) == width for row in rows), block
+            tables.append([_cells(header), *map(_cells, rows)])
+            block = []
+    return tables
 
 
 def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> None:
@@ -42,6 +76,7 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     divergences = result.output.split("take the same actions")[1]
     assert "…" not in divergences, "long actions fold, so two different actions never read the same"
     assert "ime=19:00&party=4]" in divergences, "the end of Priya_Raman_B1's goto URL is shown"
+    assert "…" not in result.output, "no view cuts a cell"
     report = (out / "report.md").read_text()
     assert "| earlier | scripted-gpt | on-demand |" in report and "![Error types by run](errors.png)" in report
     assert (out / "levels.png").read_bytes()[:4] == b"\x89PNG" and (out / "errors.png").read_bytes()[:4] == b"\x89PNG"
@@ -57,6 +92,22 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     assert again.exit_code == 0, "a second demo reuses the database holding only its own runs"
     runs = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
     assert [json.loads(line)["label"] for line in runs.output.splitlines()] == ["earlier", "later"]
+
+
+def test_the_demo_report_holds_every_view_as_a_markdown_pipe_table_with_cells_whole(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    assert CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False).exit_code == 0
+    report = (out / "report.md").read_text()
+    tables = _pipe_tables(report)
+    assert [t[0][0] for t in tables] == ["run", "run", "error", "", "task", "task", "task"], "metrics, errors, diff"
+    errors = tables[2]
+    assert errors[0][1] == "earlier<br>p2w-rt / scripted-gpt / on-demand (n=24)", "a two-line header on one line"
+    assert ["blocked", "2", "2"] in errors
+    divergences = {row[0]: row for row in tables[6][1:]}
+    url = "goto [http://tablefor.p2w.test/reserve?restaurant=tf-a01&date=2026-12-05&time=19:00&party=4]"
+    assert divergences["Priya_Raman_B1"][3] == url, "a long action URL is one whole cell"
+    assert divergences["Lena_Fischer_A1"][2].endswith("Gluten-Free Brown Rice Penne]")
+    assert "success flips: 8 gained, 2 lost" in report, "lines between the tables are paragraphs"
 
 
 FINAL_PAGES = {"threads": "/cart", "basket": "/cart", "tablefor": "/reserve", "stagepass": "/checkout"}
@@ -110,11 +161,13 @@ def test_demo_record_records_the_sample_tasks_and_judges_them_with_the_llm(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-demo-test-key-0123456789")
     out = tmp_path / "demo"
     result = CliRunner().invoke(
-        main, ["demo", "--out", str(out), "--record", "--model", "scripted-model"], catch_exceptions=False
+        main, ["demo", "--out", str(out), "--record", "--model", "scripted|model"], catch_exceptions=False
     )
     assert result.exit_code == 0, result.output
     report = (out / "report.md").read_text()
-    assert "## Metrics (rubric-llm)" in report and "recorded-scripted-model" in report
+    assert "## Metrics (rubric-llm)" in report and "| recorded-scripted\\|model | scripted\\|model |" in report
+    tables = _pipe_tables(report)
+    assert tables[0][3][:2] == ["recorded-scripted|model", "scripted|model"], "a | in recorded text stays in its cell"
     judged = [r for r in scripted_llm.chat_requests if JUDGE_MARKER in r["messages"][0]["content"]]
     assert len(judged) == 24, "every recorded ambiguous episode judged once by the LLM judge"
     assert b"sk-demo-test-key-0123456789" not in (out / "demo.db").read_bytes()

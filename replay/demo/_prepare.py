@@ -25,15 +25,14 @@ class DemoReport:
     """What the demo showed, section by section, to be written as Markdown."""
 
     db: Path
-    sections: list[tuple[str, str, str]] = field(default_factory=list)
-    """(title, body, kind) with kind ``md`` (Markdown as is) or ``text`` (a fenced block)."""
+    sections: list[tuple[str, str]] = field(default_factory=list)
+    """(title, body): the body is Markdown (pipe tables and paragraphs), written as is."""
     images: list[tuple[str, Path]] = field(default_factory=list)
 
     def markdown(self) -> str:
         lines = ["# p2w-rt demo report", "", f"Database: `{self.db}`", ""]
-        for title, body, kind in self.sections:
-            lines += [f"## {title}", ""]
-            lines += [body.rstrip(), ""] if kind == "md" else ["```", body.rstrip(), "```", ""]
+        for title, body in self.sections:
+            lines += [f"## {title}", "", body.rstrip(), ""]
         for title, path in self.images:
             lines += [f"## {title}", "", f"![{title}]({path.name})", ""]
         return "\n".join(lines)
@@ -135,5 +134,6 @@ async def demo_data(
 
 
 def write_report(report: DemoReport, path: Path) -> Path:
+    """Write the report's Markdown to ``path`` (the plots it links are already next to it)."""
     path.write_text(report.markdown(), encoding="utf-8")
     return path
