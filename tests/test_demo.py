@@ -98,6 +98,7 @@ def test_the_demo_report_holds_every_view_as_a_markdown_pipe_table_with_cells_wh
     out = tmp_path / "demo"
     assert CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False).exit_code == 0
     report = (out / "report.md").read_text()
+    assert str(tmp_path) not in report and "Database: `demo.db`" in report, "the report names no path of the machine"
     tables = _pipe_tables(report)
     assert [t[0][0] for t in tables] == ["run", "run", "error", "", "task", "task", "task"], "metrics, errors, diff"
     errors = tables[2]

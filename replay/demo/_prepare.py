@@ -30,7 +30,7 @@ class DemoReport:
     images: list[tuple[str, Path]] = field(default_factory=list)
 
     def markdown(self) -> str:
-        lines = ["# p2w-rt demo report", "", f"Database: `{self.db}`", ""]
+        lines = ["# p2w-rt demo report", "", f"Database: `{self.db.name}` (beside this report)", ""]
         for title, body in self.sections:
             lines += [f"## {title}", "", body.rstrip(), ""]
         for title, path in self.images:
