@@ -9,6 +9,7 @@ import click
 
 from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
+from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
 
 
@@ -78,6 +79,8 @@ def fork_cmd(
 
     summary = run(_fork())
     o = summary.outcome
+    if (say := piped_lines()) is not None:  # the one episode has ended: its line, like record's
+        say(f"{task_id}: {o.end_reason}, {o.steps} steps, {o.tokens} tokens")
     if as_json:
         echo_json(
             {

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import RUN_LABEL, open_db, run, terminal_progress
+from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
 
 
@@ -67,6 +68,7 @@ def import_trajectories_cmd(
     """
     from p2w_runtime.demo.examples import example_paths
     from p2w_runtime.importers import import_trajectories
+    from schemas import EpisodeFinished, NewEvent
 
     if examples:
         bundled = example_paths()
@@ -79,6 +81,12 @@ def import_trajectories_cmd(
     if missing or not paths:
         raise click.UsageError(f"missing {', '.join(missing) or 'PATH'} (or use --examples)")
     assert tasks_dir is not None and history_dir is not None and label is not None
+
+    say = piped_lines()  # on a terminal the checking/writing bars instead
+
+    def written(task_id: str, finished: NewEvent) -> None:
+        if say is not None and isinstance(p := finished.payload, EpisodeFinished):
+            say(f"{task_id}: {p.end_reason}, {p.steps} steps")
 
     async def _import() -> Any:
         async with open_db(ctx, create=True) as store:
@@ -94,6 +102,7 @@ def import_trajectories_cmd(
                     model=model,
                     skip_bad=skip_bad,
                     progress=progress,
+                    on_episode=written,
                 )
 
     report = run(_import())

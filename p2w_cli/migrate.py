@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from p2w_cli._common import StoreLocation, run, terminal_progress
+from p2w_cli.progress import piped_lines
 
 
 @click.command("migrate")
@@ -21,10 +22,16 @@ def migrate_cmd(source: Path | str, target: Path | str) -> None:
     """
     from p2w_runtime.store import migrate_store, open_store, shown_url
 
+    say = piped_lines()
+
+    def copied(phase: str, done: int, total: int) -> None:  # piped: a line per batch of events
+        if say is not None:
+            say(f"{phase}: {done}/{total} copied")
+
     async def _migrate() -> Any:
         async with open_store(source, create=False, read_only=True) as src, open_store(target) as dst:
             with terminal_progress() as progress:
-                return await migrate_store(src, dst, progress=progress)
+                return await migrate_store(src, dst, progress=progress or copied)
 
     summary = run(_migrate())
     where = shown_url(target) if isinstance(target, str) else target

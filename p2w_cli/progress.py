@@ -1,9 +1,13 @@
-"""How far a recording has got: `runs --progress L` (the workers of run L, task by task), and the line per finished
-episode `record` prints where its bar cannot show."""
+"""How far a command has got: `runs --progress L` (the workers of run L, task by task), and the bar on a terminal
+or line per finished item (episode, batch) that `record`, `rerun`, `import-trajectories`, `migrate` and `fork`
+print where a bar cannot show (a pipe, a log file, CI)."""
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,6 +18,41 @@ from p2w_runtime.errors import clip
 
 if TYPE_CHECKING:
     from p2w_runtime.agent import RunProgress
+
+Say = Callable[[str], None]
+"""``say(line)``: one finished item, told as ``[n] line`` on stderr."""
+
+
+def piped_lines() -> Say | None:
+    """A ``say`` numbering its lines when stderr is not a terminal, where a bar draws nothing; ``None`` on one."""
+    if sys.stderr.isatty():
+        return None
+    told = 0
+
+    def say(line: str) -> None:
+        nonlocal told
+        told += 1
+        click.echo(safe(f"[{told}] {line}"), err=True)
+
+    return say
+
+
+@contextmanager
+def bar_or_lines(label: str) -> Iterator[Say]:
+    """``say(line)`` per finished item: on a terminal it advances a transient bar labelled ``label`` (the line is
+    not shown), piped it prints the numbered line (``piped_lines``)."""
+    lines = piped_lines()
+    if lines is not None:
+        yield lines
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from p2w_cli.render.terminal import terminal_console
+
+    columns = (TextColumn(label), BarColumn(), TextColumn("{task.completed} done"), TimeElapsedColumn())
+    with Progress(*columns, console=terminal_console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda _line: bar.advance(task)
 
 
 class EpisodeLines:

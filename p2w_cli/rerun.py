@@ -9,6 +9,7 @@ import click
 
 from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
+from p2w_cli.progress import bar_or_lines
 from p2w_cli.render.terminal import safe
 
 
@@ -40,7 +41,7 @@ def rerun_cmd(
     Observations come from the recorded events, LLM answers from the recorded calls with the same fingerprint
     and ordinal; the first decision that differs (prompt, action, history query, hits, end) is reported.
     """
-    from p2w_runtime.rerun import RerunOptions, RerunReport, rerun
+    from p2w_runtime.rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
     options = RerunOptions(
         task_ids=task_ids,
@@ -53,7 +54,13 @@ def rerun_cmd(
 
     async def _rerun() -> RerunReport:
         async with open_db(ctx) as store:
-            return await rerun(store, run_ref, options)
+            with bar_or_lines("re-executing") as say:
+
+                def told(episode: EpisodeRerun) -> None:
+                    m = episode.mismatch
+                    say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
+
+                return await rerun(store, run_ref, options, told)
 
     report = run(_rerun())
     if as_json:

@@ -366,12 +366,17 @@ def test_cli_imports_a_browser_use_result_folder_as_written(tmp_path: Path) -> N
     args += ["--tasks", str(sample_tasks_dir()), "--history", str(sample_history_dir()), str(folder)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
-    assert lines[1:] == [
+    assert result.stdout.splitlines()[1:] == [
         "imported 4, already imported 0, bad 0",
         "crashed tasks (episodes ended 'error'): Marcus_Okafor_A1",
+    ]
+    assert result.stderr.splitlines() == [  # stderr is no terminal here: a line per written episode, no bar
+        "[1] Lena_Fischer_B1: no_answer, 3 steps",
+        "[2] Priya_Raman_C1: answered, 1 steps",
+        "[3] Tomas_Reyes_B1: answered, 4 steps",
+        "[4] Marcus_Okafor_A1: error, 0 steps",
         f"superseded: {folder / 'Priya_Raman_C1.error.json'} (the task also has a trajectory)",
-    ]  # stderr is no terminal here: no progress bar in the output
+    ]
 
 
 def test_cli_shows_progress_on_a_terminal_and_writes_the_same_run(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def _cli(tmp_path: Path, folder: Path) -> list[str]:
     args += ["--tasks", str(sample_tasks_dir()), "--history", str(sample_history_dir()), str(folder)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    return result.output.splitlines()
+    return result.stdout.splitlines()  # stderr: the line per written episode
 
 
 def test_cli_imports_the_real_folder_and_names_what_the_files_do_not_account_for(tmp_path: Path) -> None:

@@ -296,6 +296,7 @@ async def _import_trajectories(
     model: str | None = None,
     skip_bad: bool = False,
     progress: Progress | None = None,
+    on_episode: Callable[[str, NewEvent], None] = lambda _task_id, _finished: None,
 ) -> ImportReport:
     """Record the runner's files (or output folders, see ``_layout``) as one run labelled ``label``.
 
@@ -385,6 +386,7 @@ async def _import_trajectories(
     for i, item in enumerate(planned):
         events = planner.build(item)
         await append_sealed(store, events)
+        on_episode(item.task.task_id, events[-1])  # its episode.finished: the CLI's line per written episode
         report.imported.append(item.task.task_id)
         if planner.notes.get(item.task.task_id):
             report.notes[item.task.task_id] = planner.notes[item.task.task_id]

@@ -7,9 +7,10 @@ from the recorded one is reported (docs/design/rerun.md).
 from p2w_runtime.rerun._fork import ForkRequest, ForkSummary, fork
 from p2w_runtime.rerun._har import har_has_bodies
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
-from p2w_runtime.rerun._rerun import RerunOptions, RerunReport, rerun
+from p2w_runtime.rerun._rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
 __all__ = [
+    "EpisodeRerun",
     "ForkRequest",
     "ForkSummary",
     "fork",
