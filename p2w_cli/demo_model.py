@@ -96,6 +96,8 @@ def serve_cmd(port: int, host: str) -> None:
     from p2w_cli._common import fail_as_one_line
     from p2w_runtime.testing import ScriptedLlm
 
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the banner: whoever read it may stop us at once
     server = ScriptedLlm(models=(MODEL,), host=host, port=port, keep_requests=False)
     server.handle_with(DemoModelScript())
     fail_as_one_line(lambda: _start(server, host, port))
@@ -107,7 +109,7 @@ def serve_cmd(port: int, host: str) -> None:
         click.echo(f"  p2w-rt replay try-demo --judge rubric-llm --base-url {url} --model {MODEL}")
         click.echo("Ctrl-C stops it.")
         sys.stdout.flush()  # a pipe is block-buffered: whoever reads the URL must get it now
-        _wait_for_stop()
+        _wait_for_stop(stop)
     finally:
         server.stop_thread()
     click.echo("demo model stopped", err=True)
@@ -122,10 +124,8 @@ def _start(server: Any, host: str, port: int) -> None:
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
-def _wait_for_stop() -> None:
-    """Until Ctrl-C or SIGTERM; both end in a clean stop (exit 0, port released)."""
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+def _wait_for_stop(stop: threading.Event) -> None:
+    """Until Ctrl-C or SIGTERM (``stop`` set); both end in a clean stop (exit 0, port released)."""
     try:
         while not stop.wait(1.0):
             pass
