@@ -17,10 +17,9 @@ from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.domain import (
     CarriedDataset,
     EpisodeRef,
-    EpisodeWriter,
     Provenance,
     RunInfo,
-    append_sealed,
+    abort_unfinished,
     attempt_id,
     close_run,
     counted,
@@ -30,12 +29,11 @@ from p2w_runtime.domain import (
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore
-from schemas import EmbedderRef, EpisodeFinished, uuid7
+from schemas import EmbedderRef, uuid7
 
 log = structlog.get_logger(__name__)
 
 AGENT_NAME = "p2w-rt"
-UNFINISHED_DETAIL = "unfinished when the run was resumed"
 
 
 @dataclass
@@ -97,17 +95,11 @@ async def plan_run(
     run_id = resume.run_id
     attempts = await episodes_of(store, run_id, every_attempt=True)
     done = {ref.task_id: ref for ref in counted(attempts)}
-    closing = [
-        EpisodeWriter.closing(ref.stream).add(EpisodeFinished(end_reason="aborted", detail=UNFINISHED_DETAIL))
-        for ref in attempts
-        if ref.end_reason is None
-    ]
-    if closing:
-        await append_sealed(store, closing)
+    aborted = await abort_unfinished(store, attempts)
     tries = Counter(ref.task_id for ref in attempts)
     todo = [(t, attempt_id(t.task_id, tries[t.task_id] + 1)) for t in tasks if t.task_id not in done]
     kept = [done[t.task_id] for t in tasks if t.task_id in done]
-    log.info("resuming run", run_id=run_id, kept=len(kept), aborted=len(closing), todo=len(todo))
+    log.info("resuming run", run_id=run_id, kept=len(kept), aborted=aborted, todo=len(todo))
     return RunPlan(run_id, todo, kept)
 
 

@@ -25,6 +25,7 @@ from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, epi
 from p2w_runtime.domain._runs import (
     RunInfo,
     UnknownRun,
+    abort_unfinished,
     check_label_free,
     close_run,
     find_run,
@@ -47,6 +48,7 @@ from p2w_runtime.domain._streams import (
 from p2w_runtime.domain._writer import EpisodeWriter
 
 __all__ = [
+    "abort_unfinished",
     "Attached",
     "attach_dataset",
     "CarriedDataset",

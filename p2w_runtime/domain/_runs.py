@@ -6,9 +6,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.domain._listing import NOT_AN_OUTCOME, counted, episodes_of
+from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._seal import append_sealed
+from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.store import EventStore, LabelTaken, StoreError, seal_streams
-from schemas import NewEvent, RunFinished, RunStarted
+from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted
 
 
 class UnknownRun(StoreError):
@@ -105,3 +107,19 @@ async def close_run(
     )
     await store.append([NewEvent(stream=run_id, payload=finished)])
     return finished
+
+
+UNFINISHED_DETAIL = "unfinished when the run was resumed"
+
+
+async def abort_unfinished(store: EventStore, attempts: Sequence[EpisodeRef]) -> int:
+    """Close every attempt that has no ``episode.finished`` (its recorder was killed) as ``aborted``, sealed: what
+    resuming a run does first, so the task is tried again and the dead attempt never counts. Returns how many."""
+    closing = [
+        EpisodeWriter.closing(ref.stream).add(EpisodeFinished(end_reason="aborted", detail=UNFINISHED_DETAIL))
+        for ref in attempts
+        if ref.end_reason is None
+    ]
+    if closing:
+        await append_sealed(store, closing)
+    return len(closing)

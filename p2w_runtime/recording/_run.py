@@ -14,11 +14,10 @@ from typing import Any
 
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import (
-    EpisodeWriter,
     Provenance,
     RunInfo,
     TaskLike,
-    append_sealed,
+    abort_unfinished,
     attempt_id,
     close_run,
     counted,
@@ -29,9 +28,7 @@ from p2w_runtime.domain import (
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
 from p2w_runtime.store import EventStore
-from schemas import EpisodeFinished, RunFinished, Scheme, canonical_json, uuid7
-
-UNFINISHED_DETAIL = "unfinished when the run was resumed"
+from schemas import RunFinished, Scheme, canonical_json, uuid7
 
 
 class Recording:
@@ -134,13 +131,7 @@ async def open_run(
         )
     _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
     attempts = await episodes_of(store, existing.run_id, every_attempt=True)
-    closing = [
-        EpisodeWriter.closing(ref.stream).add(EpisodeFinished(end_reason="aborted", detail=UNFINISHED_DETAIL))
-        for ref in attempts
-        if ref.end_reason is None
-    ]
-    if closing:
-        await append_sealed(store, closing)
+    await abort_unfinished(store, attempts)
     done = {ref.task_id for ref in counted(attempts)}
     return Recording(store, existing.run_id, label, scheme, listed, Counter(ref.task_id for ref in attempts), done)
 
