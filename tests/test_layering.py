@@ -27,12 +27,15 @@ ABOVE_THE_DOMAIN = (
     "p2w_runtime.llm",
     "p2w_runtime.rerun",
     "p2w_runtime.importers",
+    "p2w_runtime.recording",
 )
 """What uses the domain (runs, the episode grammar and writer, the trajectory): the domain imports none of it."""
 FLOORS = {
     "schemas": ("p2w_runtime", "replay", "p2w_cli", "cli"),
     "p2w_runtime/store": ("p2w_runtime.domain", *ABOVE_THE_DOMAIN),
     "p2w_runtime/domain": ABOVE_THE_DOMAIN,
+    "p2w_runtime": ("replay", "p2w_cli", "cli"),
+    "replay": ("p2w_cli", "cli"),
 }
 """Folder -> the packages no file in it may import: the interfaces stand on nothing of ours, the store knows
 streams, events, blobs, claims and seals but no runs or episodes."""
@@ -114,6 +117,14 @@ def test_the_store_imports_neither_the_domain_nor_anything_above_it() -> None:
 
 def test_the_domain_imports_nothing_that_stands_on_it() -> None:
     assert floor_violations("p2w_runtime/domain", FLOORS["p2w_runtime/domain"]) == []
+
+
+def test_the_recording_side_imports_neither_replay_nor_the_cli() -> None:
+    assert floor_violations("p2w_runtime", FLOORS["p2w_runtime"]) == []
+
+
+def test_replay_imports_nothing_of_the_cli_the_interface_on_top() -> None:
+    assert floor_violations("replay", FLOORS["replay"]) == []
 
 
 def test_the_floor_check_sees_lazy_relative_and_dynamic_imports() -> None:
