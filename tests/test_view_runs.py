@@ -363,6 +363,7 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
             run = await open_run(store, label="live", agent="mine", model="m", tasks=tasks, resume=True)
             async with run.episode(task) as episode:
                 await episode.observe(url="http://shop.example/", title="Shop")
+                episode.record_call(_call("gpt-4o-mini", 100 * int(task[1:]), 10))
                 await episode.action("stop [done]")
                 await episode.end("answered", task)
             if close:
@@ -371,6 +372,10 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
     async def start() -> None:
         async with open_store(db) as store:
             await open_run(store, label="live", agent="mine", model="m", tasks=tasks)
+
+    def fresh_usage() -> Any:
+        with serving_app(db) as (other, _):
+            return get_json(other + "api/run/live/usage")[1]
 
     asyncio.run(start())
     asyncio.run(record("T1"))
@@ -393,8 +398,12 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         asyncio.run(record("T2"))
         _, moved = get_json(url + "api/run/live/live")
         assert moved["token"] != live["token"] and moved["episodes"] == 2 and moved["recording"]
+        _, caught_up = get_json(url + "api/run/live/usage")
+        assert caught_up == fresh_usage(), "the scan that read only the new events agrees with a whole read"
+        assert [e["usage"]["prompt_tokens"] for e in caught_up["episodes"]] == [100, 200]
         asyncio.run(record("T3", close=True))
         _, done = get_json(url + "api/run/live/live")
         assert done["recording"] is False and done["status"] == "completed" and done["episodes"] == 3
         html = get_html(url + "run/live")
         assert 'id="live"' not in html and "data-poll" not in html and ">completed</span>" in html
+        assert get_json(url + "api/run/live/usage")[1]["summary"]["episodes"]["prompt_tokens"] == 600

@@ -29,7 +29,7 @@ from p2w_cli.view._queries import (
 )
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
-from p2w_cli.view._usage import RunUsage, read_usage
+from p2w_cli.view._usage import RunUsage, UsageScan
 from p2w_runtime.domain import RunInfo, list_runs, match_run
 from p2w_runtime.store import EventStore
 from replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
@@ -126,6 +126,8 @@ class ViewQueries:
         self.index = RunIndex()
         self.reads = RunCache()
         self.usages: LogKept[RunUsage] = LogKept()
+        self.scans: LogKept[UsageScan] = LogKept()
+        """Each run's usage scan, kept across log ends (it catches up with what was appended)."""
         self.texts: LogKept[dict[str, str]] = LogKept()
 
     async def runs(self) -> list[RunRow]:
@@ -146,11 +148,15 @@ class ViewQueries:
         return await self._usage(store, await self.reads.get(store, info, end), end)
 
     async def _usage(self, store: EventStore, read: RunRead, end: int) -> RunUsage:
-        kept = self.usages.get(read.info.run_id, end)
+        run_id = read.info.run_id
+        kept = self.usages.get(run_id, end)
         if kept is not None:
             return kept
-        usage = await read_usage(store, read.info, {row.ref.stream: row.index for row in read.rows.values()})
-        self.usages.put(read.info.run_id, end, usage)
+        scan = self.scans.get(run_id, 0) or UsageScan(run_id)
+        await scan.catch_up(store)
+        self.scans.put(run_id, 0, scan)
+        usage = scan.usage(read.info, {row.ref.stream: row.index for row in read.rows.values()})
+        self.usages.put(run_id, end, usage)
         return usage
 
     async def live(self, ref: str) -> RunLive:
