@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
 from test_view_api import get_html, get_json, serving_app
-from view_support import build_simple_run, demo_db, event_count, fetch
+from view_support import HOSTILE, build_hostile_store, build_simple_run, demo_db, event_count, fetch
 
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
@@ -407,3 +407,14 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         html = get_html(url + "run/live")
         assert 'id="live"' not in html and "data-poll" not in html and ">completed</span>" in html
         assert get_json(url + "api/run/live/usage")[1]["summary"]["episodes"]["prompt_tokens"] == 600
+
+
+def test_recorded_text_in_search_results_is_printed_escaped(tmp_path: Path) -> None:
+    db = tmp_path / "hostile.db"
+    asyncio.run(build_hostile_store(db, "http://127.0.0.1:9"))
+    with serving_app(db) as (url, _):
+        (hit,) = _hits(url, "q=" + quote("<script>"))
+        assert hit["matched"] == ["query", "answer"] and HOSTILE in hit["query"]
+        html = get_html(url + "search?q=" + quote("<script>alert"))
+        assert "<script>alert" not in html and "&lt;script&gt;alert(&#39;xss&#39;)&lt;/script&gt;" in html
+        assert re.search(r"<img [^>]*onerror", html) is None
