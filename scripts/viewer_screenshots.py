@@ -39,10 +39,10 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO_MODEL = "scripted-gpt"
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", "from cli import main; main()", *args],
-        cwd=REPO,
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -101,24 +101,22 @@ async def shoot(url: str, out: Path) -> list[Path]:
         )
         page = await browser.new_page(viewport={"width": 1400, "height": 900})
 
-        async def save(name: str) -> None:
-            await page.eval_on_selector_all(  # lazy images (the plots) loaded and decoded first
+        async def save(name: str, top: str = "") -> None:
+            """Lazy images (the plots) loaded and decoded first, then scrolled to ``top``, then the shot."""
+            await page.eval_on_selector_all(
                 "img", "(imgs) => Promise.all(imgs.map((img) => { img.loading = 'eager'; return img.decode(); }))"
             )
+            if top:
+                await page.eval_on_selector(top, "(el) => window.scrollTo(0, el.offsetTop - 90)")
             await page.screenshot(path=out / name)
             written.append(out / name)
 
         await page.goto(url)
         await save("view-runs.png")
         await page.goto(url + "run/earlier?sort=failures")
-        await page.wait_for_selector("#episodes")
-        await page.locator("#episodes").scroll_into_view_if_needed()
-        await page.evaluate("window.scrollBy(0, -160)")
-        await save("view-run.png")
+        await save("view-run.png", top="form.filters")
         await page.goto(url + "run/earlier")
-        await page.locator(".usage").scroll_into_view_if_needed()
-        await page.evaluate("window.scrollTo(0, document.querySelector('.usage').offsetTop - 50)")
-        await save("view-run-usage.png")
+        await save("view-run-usage.png", top=".usage")
         await page.goto(url)
         await page.fill(".search-box input", "running shoes")
         await page.press(".search-box input", "Enter")
@@ -139,14 +137,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="p2w-shots-") as tmp:
         folder = Path(tmp)
         if args.db is None:
-            demo = cli("demo", "--out", str(folder / "demo"))
+            demo = cli("demo", "--out", str(folder / "demo"), cwd=folder)
             _, err = demo.communicate(timeout=600)
             if demo.returncode != 0:
                 sys.exit(f"p2w-rt demo failed: {err[-2000:]}")
             source = folder / "demo" / "demo.db"
         else:
             source = args.db
-        db = folder / "shots.db"
+        db = folder / "demo.db"
         shutil.copy(source, db)
         asyncio.run(add_recording_run(db))
         price = PriceTable.builtin().price("gpt-4o-mini")
@@ -154,7 +152,8 @@ def main() -> None:
         prices = folder / "prices.json"
         rates = {"input_per_1k": price.input_per_1k, "output_per_1k": price.output_per_1k}
         prices.write_text(json.dumps({DEMO_MODEL: rates}))
-        viewer = cli("view", "--db", str(db), "--port", "0", env={"P2W_PRICES": str(prices)})
+        # started in the folder with a relative --db, so the header shows "demo.db", no path of this machine
+        viewer = cli("view", "--db", db.name, "--port", "0", cwd=folder, env={"P2W_PRICES": str(prices)})
         try:
             assert viewer.stdout is not None
             found = re.search(r"at (http://\S+/)", viewer.stdout.readline())
