@@ -6,7 +6,8 @@ on every observation and one planner LLM call per step, judged with ``rubric-rul
 ``rules`` classifier, so every page has all it can show. The viewer runs as it does for a user (uvicorn on
 127.0.0.1, the store opened once) and each page is fetched over HTTP, median of ``--repeat`` fetches:
 
-- runs page; run page 1 of 10 (100 episodes); run page filtered by error label; the last run page;
+- runs page; run page 1 of 10 (100 episodes); run page filtered by error label; the last run page; the run page
+  sorted by P_avg, failures first, by tokens; the usage chart; two searches across runs;
 - an episode page (30 steps: 30 screenshots linked, 30 LLM calls, judgments and labels);
 - baselines: a raw sqlite3 SELECT (+ json.loads) of the events each page is made from.
 
@@ -145,9 +146,17 @@ def main() -> None:
             "run page 1 (100 episodes)": f"/run/{run_id}",
             "run page, label filter": f"/run/{run_id}?label=history_retrieval_failure",
             f"run page {last} (last)": f"/run/{run_id}?page={last}",
+            "run page sorted by P_avg": f"/run/{run_id}?sort=p_avg",
+            "run page, failures first": f"/run/{run_id}?sort=failures",
+            "run page sorted by tokens": f"/run/{run_id}?sort=tokens&order=desc",
+            "usage chart (PNG)": f"/run/{run_id}/plot/usage.png",
+            "search, a task id": f"/search?q={stream.split('/', 1)[1]}",
+            "search, a word of every query": "/search?q=find",
             f"episode page ({args.steps} steps)": f"/run/{run_id}/episode/{stream.split('/', 1)[1]}",
             "api: runs": "/api/runs",
             "api: run page 1": f"/api/run/{run_id}",
+            "api: run usage": f"/api/run/{run_id}/usage",
+            "api: live state": f"/api/run/{run_id}/live",
             f"api: episode ({args.steps} steps)": f"/api/run/{run_id}/episode/{stream.split('/', 1)[1]}",
         }
         cold = fetch(base + f"/run/{run_id}")

@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
 from p2w_cli.view._episode import UnknownEpisode
-from p2w_cli.view._filters import parse_filter
+from p2w_cli.view._filters import parse_filter, parse_search
 from p2w_cli.view._json import as_json
 from p2w_cli.view._links import ServerLinks
 from p2w_cli.view._pages import Forbidden, ViewQueries, ViewState
@@ -81,6 +81,18 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
 
     async def api_run(request: Request) -> Response:
         return data(await queries.run(request.path_params["run_id"], *parse_filter(request.query_params)))
+
+    async def api_usage(request: Request) -> Response:
+        return data(await queries.usage(request.path_params["run_id"]))
+
+    async def api_live(request: Request) -> Response:
+        return data(await queries.live(request.path_params["run_id"]))
+
+    async def search(request: Request) -> Response:
+        return page("search.html", s=await queries.search(*parse_search(request.query_params)))
+
+    async def api_search(request: Request) -> Response:
+        return data(await queries.search(*parse_search(request.query_params)))
 
     async def episode(request: Request) -> Response:
         return page(
@@ -148,8 +160,12 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             Route("/blob/{sha}", blob),
             Route("/dom/{sha}", dom),
             Route("/compare", compare),
+            Route("/search", search),
             Route("/api/runs", api_runs),
             Route("/api/run/{run_id}", api_run),
+            Route("/api/run/{run_id}/usage", api_usage),
+            Route("/api/run/{run_id}/live", api_live),
+            Route("/api/search", api_search),
             Route("/api/run/{run_id}/episode/{episode_id:path}", api_episode),
             Route("/api/compare", api_compare),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -20,6 +20,7 @@ from p2w_cli.view._plots import NoPlot, plot_png
 from p2w_cli.view._queries import EpisodeFilter, read_run, run_page, run_row
 from p2w_cli.view._render import STATIC, environment
 from p2w_cli.view._side_by_side import side_by_side
+from p2w_cli.view._usage import read_usage
 from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
@@ -61,6 +62,10 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
         (folder / name).write_text(html, encoding="utf-8")
 
     reads = {info.run_id: await read_run(store, info) for info in infos}
+    usages = {
+        run_id: await read_usage(store, read.info, {row.ref.stream: row.index for row in read.rows.values()})
+        for run_id, read in reads.items()
+    }
     pairs = list(zip(infos, infos[1:], strict=False))
     compares = [(a.label, b.label) for a, b in pairs]
     write("index.html", "runs.html", rows=[run_row(read) for read in reads.values()], compares=compares)
@@ -75,7 +80,7 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
         pages += 1
     for info in infos:
         read = reads[info.run_id]
-        p = run_page(read, EpisodeFilter(), 1, max(1, info.episodes))
+        p = run_page(read, EpisodeFilter(), 1, max(1, info.episodes), usages[info.run_id])
         write(links.run(info.run_id), "run.html", p=p)
         pages += 1
         judgments = await read_judgments(store, info.run_id)
@@ -86,7 +91,7 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
     problems: list[str] = []
     for run_id, name in sorted(links.plots):
         try:
-            png = plot_png(reads[run_id], name)
+            png = plot_png(reads[run_id], name, usages[run_id])
             (folder / links.plot(run_id, name)).write_bytes(png)
         except NoPlot as exc:
             problems.append(str(exc))

@@ -41,6 +41,14 @@ class ServerLinks:
     def static(self, name: str) -> str:
         return f"/static/{name}"
 
+    def search(self, **query: object) -> str:
+        kept = {k: v for k, v in query.items() if v not in (None, "")}
+        return "/search" + (f"?{urlencode(kept)}" if kept else "")
+
+    def live(self, run_id: str) -> str:
+        """What a recording run's page polls."""
+        return f"/api/run/{quote(run_id, safe='')}/live"
+
 
 def _safe_name(text: str) -> str:
     """A file name for any episode id: readable part plus a short hash, so distinct ids never collide."""

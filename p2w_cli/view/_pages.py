@@ -10,12 +10,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from p2w_cli.view._episode import EpisodePage, episode_page
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
-from p2w_cli.view._queries import PAGE_SIZE, EpisodeFilter, RunCache, RunPage, RunRow, run_page, run_row
+from p2w_cli.view._queries import (
+    PAGE_SIZE,
+    EpisodeFilter,
+    RunCache,
+    RunLive,
+    RunPage,
+    RunRead,
+    RunRow,
+    run_live,
+    run_page,
+    run_row,
+)
+from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
+from p2w_cli.view._usage import RunUsage, UsageScan
 from p2w_runtime.domain import RunInfo, list_runs, match_run
 from p2w_runtime.store import EventStore
 from replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
@@ -79,6 +93,31 @@ class Comparison:
     b_local: bool
 
 
+T = TypeVar("T")
+
+
+class LogKept(Generic[T]):
+    """Values derived from a run (its usage, query texts, plots), each kept under a key with the log's event count
+    it was made at (as ``RunCache``): read again only after an append; the least recently used dropped beyond
+    ``size``. A value kept under end 0 is one that stays valid as the log grows (a ``UsageScan`` catches up)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.entries: dict[str, tuple[int, T]] = {}
+
+    def get(self, key: str, end: int) -> T | None:
+        kept = self.entries.pop(key, None)
+        if kept is None or kept[0] != end:
+            return None
+        self.entries[key] = kept
+        return kept[1]
+
+    def put(self, key: str, end: int, value: T) -> None:
+        self.entries[key] = (end, value)
+        while len(self.entries) > self.size:
+            self.entries.pop(next(iter(self.entries)))
+
+
 class ViewQueries:
     """The viewer's reads over its stores; every route, HTML or JSON, asks these."""
 
@@ -86,6 +125,12 @@ class ViewQueries:
         self.state = state
         self.index = RunIndex()
         self.reads = RunCache()
+        self.usages: LogKept[RunUsage] = LogKept()
+        self.scans: LogKept[UsageScan] = LogKept()
+        """Each run's usage scan, kept across log ends (it catches up with what was appended)."""
+        self.texts: LogKept[dict[str, str]] = LogKept()
+        self.plots: LogKept[bytes] = LogKept()
+        """Drawn plots by ``RUN/NAME``: matplotlib takes 0.5 s for the usage chart of 1,000 episodes."""
 
     async def runs(self) -> list[RunRow]:
         store = self.state.store()
@@ -95,7 +140,44 @@ class ViewQueries:
     async def run(self, ref: str, wanted: EpisodeFilter, page: int) -> RunPage:
         store = self.state.store()
         end, info = await self.index.find(store, ref)
-        return run_page(await self.reads.get(store, info, end), wanted, page, PAGE_SIZE)
+        read = await self.reads.get(store, info, end)
+        return run_page(read, wanted, page, PAGE_SIZE, await self._usage(store, read, end))
+
+    async def usage(self, ref: str) -> RunUsage:
+        """The run's time, tokens and cost per counted episode (the run page's chart and columns)."""
+        store = self.state.store()
+        end, info = await self.index.find(store, ref)
+        return await self._usage(store, await self.reads.get(store, info, end), end)
+
+    async def _usage(self, store: EventStore, read: RunRead, end: int) -> RunUsage:
+        run_id = read.info.run_id
+        kept = self.usages.get(run_id, end)
+        if kept is not None:
+            return kept
+        scan = self.scans.get(run_id, 0) or UsageScan(run_id)
+        await scan.catch_up(store)
+        self.scans.put(run_id, 0, scan)
+        usage = scan.usage(read.info, {row.ref.stream: row.index for row in read.rows.values()})
+        self.usages.put(run_id, end, usage)
+        return usage
+
+    async def live(self, ref: str) -> RunLive:
+        """What a recording run's page polls: one ``count()`` while nothing was appended."""
+        _, info = await self.index.find(self.state.store(), ref)
+        return run_live(info)
+
+    async def search(self, wanted: SearchQuery, page: int) -> SearchPage:
+        """Every run's counted episodes whose task, query, answer or labels hold the words of ``wanted``."""
+        store = self.state.store()
+        end, infos = await self.index.runs(store)
+        runs = []
+        for info in infos:
+            texts = self.texts.get(info.run_id, end)
+            if texts is None:
+                texts = await query_texts(store, info.run_id)
+                self.texts.put(info.run_id, end, texts)
+            runs.append((await self.reads.get(store, info, end), texts))
+        return search(runs, wanted, page, PAGE_SIZE)
 
     async def episode(self, ref: str, episode_id: str) -> EpisodePage:
         store = self.state.store()
@@ -107,7 +189,13 @@ class ViewQueries:
     async def plot(self, ref: str, name: str) -> bytes:
         store = self.state.store()
         end, info = await self.index.find(store, ref)
-        return plot_png(await self.reads.get(store, info, end), name)
+        key = f"{info.run_id}/{name}"
+        png = self.plots.get(key, end)
+        if png is None:
+            read = await self.reads.get(store, info, end)
+            png = plot_png(read, name, await self._usage(store, read, end) if name == "usage" else None)
+            self.plots.put(key, end, png)
+        return png
 
     async def compare(self, a_text: str, b_text: str, judge: str = "") -> Comparison:
         """Runs ``a_text`` and ``b_text`` (``RUN`` or ``FILE.db:RUN``) by ``judge``'s existing judgments."""

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from p2w_cli.view._order import ordered
 from p2w_cli.view._problems import BadRequest, known
+from p2w_cli.view._usage import EpisodeUsage, RunUsage, RunUsageSummary
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord, read_classifications
@@ -71,6 +73,9 @@ class EpisodeFilter:
     judge: str = ""
     end: str = ""
     """An end reason, ``unfinished``, or empty (any)."""
+    sort: str = ""
+    """A key of ``SORT_KEYS`` (by ``judge`` for a metric), or empty: recording order."""
+    descending: bool = False
 
     def keeps(self, row: EpisodeRow) -> bool:
         if self.level is not None and row.ref.level != self.level:
@@ -86,6 +91,26 @@ class EpisodeFilter:
             wanted = {"yes": True, "no": False, "unjudged": None}.get(self.success, won)
             return won is wanted
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class RunLive:
+    """A run's state as its page polls it: while ``recording`` (no ``run.finished`` yet) the page reloads when
+    ``token`` changes (an episode started or finished, the run finished) and stops polling once it finishes."""
+
+    run_id: str
+    status: str
+    """``recording`` or how the run finished (``completed``, ``interrupted``, ``failed``)."""
+    recording: bool
+    episodes: int
+    attempts: int
+    token: str
+
+
+def run_live(info: RunInfo) -> RunLive:
+    status = info.finished.status if info.finished is not None else "recording"
+    token = f"{info.attempts}.{info.episodes}.{status}"
+    return RunLive(info.run_id, status, info.finished is None, info.episodes, info.attempts, token)
 
 
 @dataclass(slots=True)
@@ -106,6 +131,11 @@ class RunPage:
     page: int = 1
     pages: int = 1
     shown: list[EpisodeRow] = field(default_factory=list)
+    usage: RunUsageSummary | None = None
+    """The run's time, tokens and cost (the per-episode series: ``/api/run/RUN/usage``)."""
+    shown_usage: list[EpisodeUsage | None] = field(default_factory=list)
+    """The usage of each ``shown`` episode, in order."""
+    live: RunLive | None = None
 
 
 @dataclass(slots=True)
@@ -201,7 +231,7 @@ class RunCache:
         return read.judgments
 
 
-def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> RunPage:
+def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int, usage: RunUsage | None = None) -> RunPage:
     rows = list(read.rows.values())
     judges = sorted({j for row in rows for j in row.judgments})
     levels = sorted({r.ref.level for r in rows if r.ref.level is not None})
@@ -210,10 +240,12 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> 
     _check(wanted, read.info.label, {"level": levels, "website": websites, "label": labels, "judge": judges})
     if not wanted.judge and judges:
         wanted = replace(wanted, judge=judges[0])
-    kept = [row for row in rows if wanted.keeps(row)]
+    by_stream = usage.by_stream() if usage is not None else {}
+    kept = ordered([row for row in rows if wanted.keeps(row)], wanted.sort, wanted.descending, wanted.judge, by_stream)
     pages = max(1, -(-len(kept) // per_page))
     if not 1 <= page <= pages:
         raise BadRequest("Bad filter", f"?page={page}: run {read.info.label!r} has {pages} page(s) of episodes here")
+    shown = kept[(page - 1) * per_page : page * per_page]
     return RunPage(
         info=read.info,
         filter=wanted,
@@ -228,7 +260,10 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> 
         classifiers=sorted({r.classification.classifier_id for r in read.classifications}),
         page=page,
         pages=pages,
-        shown=kept[(page - 1) * per_page : page * per_page],
+        shown=shown,
+        usage=usage.summary if usage is not None else None,
+        shown_usage=[by_stream.get(row.ref.stream) for row in shown],
+        live=run_live(read.info),
     )
 
 

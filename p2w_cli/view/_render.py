@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from p2w_cli.view._filters import END_REASONS
+from p2w_cli.view._order import SORT_KEYS
 from replay.metrics import TITLES, signed
 from replay.metrics import figure as metric
 
@@ -39,6 +40,22 @@ def money(value: float | None) -> str:
     return "-" if value is None else f"${value:.4f}"
 
 
+def count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def duration(seconds: float | None) -> str:
+    """``8.4 s``, ``3 m 05 s``, ``2 h 04 m``: a time as a reader compares it."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} m {secs:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} m"
+
+
 def pretty(value: Any) -> str:
     """JSON for the page, indented; the template escapes it."""
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
@@ -52,6 +69,15 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(metric=metric, signed=signed, figure=figure, money=money, pretty=pretty, safe_href=safe_href)
-    env.globals.update(titles=TITLES, end_reasons=END_REASONS)
+    env.filters.update(
+        metric=metric,
+        signed=signed,
+        figure=figure,
+        money=money,
+        count=count,
+        duration=duration,
+        pretty=pretty,
+        safe_href=safe_href,
+    )
+    env.globals.update(titles=TITLES, end_reasons=END_REASONS, sort_keys=SORT_KEYS)
     return env

@@ -4,8 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
-from schemas import LlmCall
+
+class TokenCounts(Protocol):
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+
+
+class CallUsage(Protocol):
+    """What the fold reads of a call: an ``LlmCall`` payload, or a reader's lighter record of one (the viewer
+    decodes only these fields of a run's thousands of calls)."""
+
+    @property
+    def response(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def usage(self) -> TokenCounts | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
 
 
 @dataclass(slots=True)
@@ -26,13 +46,13 @@ class UsageTotals:
     unpriced_calls: int = 0
 
     @classmethod
-    def of(cls, calls: Iterable[LlmCall]) -> UsageTotals:
+    def of(cls, calls: Iterable[CallUsage]) -> UsageTotals:
         totals = cls()
         for call in calls:
             totals.add(call)
         return totals
 
-    def add(self, call: LlmCall) -> None:
+    def add(self, call: CallUsage) -> None:
         self.attempts += 1
         if call.error is not None:
             self.failed_attempts += 1

@@ -1,4 +1,5 @@
-// p2w-rt view: table filter and sort, and evidence links that highlight the events they cite.
+// p2w-rt view: table filter and sort, evidence links that highlight the events they cite, and the live reload
+// of a run still being recorded.
 "use strict";
 
 function highlight(ids) {
@@ -27,7 +28,35 @@ document.addEventListener("click", (event) => {
   history.replaceState(null, "", "#ev-" + link.dataset.ev);
 });
 
+const LIVE_EVERY_MS = 2000;
+
+// A run page with no run.finished yet polls the run's state and reloads when it changed (an episode started or
+// finished, the run finished); the reloaded page of a finished run has no #live, so the polling stops there.
+function pollLive(marker) {
+  const check = async () => {
+    try {
+      const response = await fetch(marker.dataset.poll, { cache: "no-store" });
+      if (response.ok) {
+        const state = await response.json();
+        if (state.token !== marker.dataset.token) {
+          location.reload();
+          return;
+        }
+        marker.classList.remove("unreachable");
+      } else {
+        marker.classList.add("unreachable");
+      }
+    } catch (error) {
+      marker.classList.add("unreachable");
+    }
+    setTimeout(check, LIVE_EVERY_MS);
+  };
+  setTimeout(check, LIVE_EVERY_MS);
+}
+
 window.addEventListener("DOMContentLoaded", () => {
+  const live = document.getElementById("live");
+  if (live && live.dataset.poll) pollLive(live);
   if (location.hash.startsWith("#ev-")) highlight([location.hash.slice(4)]);
   for (const input of document.querySelectorAll("input.filter")) {
     const table = document.getElementById(input.dataset.table);
