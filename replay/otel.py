@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from p2w_runtime.domain import RunInfo, episodes_of
+from p2w_runtime.domain.trajectory import ProjectionError
 from p2w_runtime.store import EventStore
 from replay.classify import ClassificationRecord, current_classifications
 from replay.judges import JudgmentRecord, current_judgments
@@ -215,7 +216,8 @@ class _Episode:
         self.prev = at
         self.tokens = [0, 0]
         payload = started.decode_payload()
-        assert isinstance(payload, EpisodeStarted)
+        if not isinstance(payload, EpisodeStarted):
+            raise ProjectionError(f"stream {stream}: first event is {started.type}, not episode.started")
         self.persona = payload.persona
         self.root.attributes = {
             "gen_ai.operation.name": "invoke_agent",
