@@ -11,7 +11,7 @@ import click
 
 from p2w_cli._common import echo_json, fail_as_one_line, open_db, run, terminal_progress
 from p2w_cli.render.terminal import safe
-from p2w_runtime.errors import clip
+from p2w_runtime.errors import UserError, clip
 
 if TYPE_CHECKING:
     from p2w_runtime.store import BundleSummary, VerifyReport
@@ -102,14 +102,22 @@ def _count(n: int, noun: str) -> str:
 
 @click.command("export")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="The bundle file, or a folder.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(path_type=Path), help="The bundle or trace file, or a folder."
+)
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["bundle", "parquet"]),
+    type=click.Choice(["bundle", "parquet", "otel"]),
     default="bundle",
     show_default=True,
-    help="bundle: one run, events + blobs, importable; parquet: tables of every RUN for analysis (OUTPUT a folder).",
+    help="bundle: one run, events + blobs, importable; parquet: tables of every RUN for analysis (OUTPUT a folder); "
+    "otel: every RUN as OpenTelemetry traces (OTLP JSON lines, GenAI conventions), a trace per episode.",
+)
+@click.option(
+    "--no-content",
+    is_flag=True,
+    help="otel: leave out prompts, responses and retrieved entries (gen_ai.input/output.messages).",
 )
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option(
@@ -122,18 +130,25 @@ def export_cmd(
     run_refs: tuple[str, ...],
     output: Path,
     fmt: str,
+    no_content: bool,
     force: bool,
     sign_key: Path | None,
     as_json: bool,
 ) -> None:
-    """Write a run (events + blobs) to a portable single-file bundle, optionally signed; or runs as Parquet tables."""
+    """Write a run (events + blobs) to a portable single-file bundle, optionally signed; or runs as Parquet tables,
+    or as OpenTelemetry traces."""
     from p2w_runtime.domain import find_run
     from p2w_runtime.store import export_bundle, load_private_key
 
+    if sign_key is not None and fmt != "bundle":
+        raise click.UsageError(f"--sign is for bundles; {fmt} output is not signed")
+    if no_content and fmt != "otel":
+        raise click.UsageError("--no-content is for --format otel")
     if fmt == "parquet":
-        if sign_key is not None:
-            raise click.UsageError("--sign is for bundles; Parquet tables are not signed")
         _export_parquet(ctx, run_refs, output, force=force, as_json=as_json)
+        return
+    if fmt == "otel":
+        _export_otel(ctx, run_refs, output, force=force, content=not no_content, as_json=as_json)
         return
     if len(run_refs) != 1:
         raise click.UsageError("a bundle holds one run; name one RUN (or use --format parquet)")
@@ -172,6 +187,49 @@ def _export_parquet(ctx: click.Context, run_refs: tuple[str, ...], folder: Path,
         return
     tables = ", ".join(f"{name} {n}" for name, n in s.rows.items())
     click.echo(safe(f"exported {s.runs} run(s) as Parquet to {folder}: {tables} rows"))
+
+
+class TraceFileError(UserError):
+    """The OpenTelemetry trace file cannot be written."""
+
+
+def _export_otel(
+    ctx: click.Context, run_refs: tuple[str, ...], path: Path, *, force: bool, content: bool, as_json: bool
+) -> None:
+    """One OTLP JSON ``TracesData`` per episode and line (the OTLP file exporter's JSON Lines), every run found
+    before anything is written, the file written whole or not at all."""
+    import orjson
+
+    from p2w_runtime.domain import find_run
+    from p2w_runtime.files import check_output, partial_path, publish
+    from replay.otel import otel_traces, span_count
+
+    async def _export() -> Any:
+        check_output(path, force=force, what="the trace file", error=TraceFileError)
+        async with open_db(ctx) as store:
+            runs = [await find_run(store, ref) for ref in run_refs]
+            partial = partial_path(path)
+            traces = spans = 0
+            try:
+                with partial.open("wb") as out:
+                    for found in runs:
+                        async for data in otel_traces(store, found, content=content):
+                            out.write(orjson.dumps(data) + b"\n")
+                            traces, spans = traces + 1, spans + span_count(data)
+                publish(partial, path, force=force, error=TraceFileError)
+            except OSError as exc:
+                raise TraceFileError(f"{path}: cannot write the trace file ({exc.strerror})") from None
+            finally:
+                partial.unlink(missing_ok=True)
+            return runs, traces, spans
+
+    runs, traces, spans = run(_export())
+    if as_json:
+        named = [{"run_id": r.run_id, "label": r.label} for r in runs]
+        echo_json({"runs": named, "traces": traces, "spans": spans, "path": str(path)})
+        return
+    names = ", ".join(f"{r.label} ({r.run_id})" for r in runs)
+    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans -> {path}"))
 
 
 @click.command("import")

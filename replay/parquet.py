@@ -20,7 +20,7 @@ from p2w_runtime.domain import RunInfo, find_run, under
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from replay.classify import read_classifications
+from replay.classify import current_classifications
 from replay.judges import current_judgments
 from schemas import LlmCall
 
@@ -185,13 +185,10 @@ async def _run_rows(store: EventStore, run: RunInfo, rows: dict[str, list[dict[s
 
 
 async def _current_labels(store: EventStore, run_id: str) -> dict[str, dict[str, list[str]]]:
-    """Per episode stream, the latest successful classification's labels by classifier, of the episode as it is."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
+    """Per episode stream, the current classification's labels by classifier."""
     labels: dict[str, dict[str, list[str]]] = {}
-    for record in await read_classifications(store, run_id):
-        c = record.classification
-        if c.status == "ok" and heads.get(c.episode_stream) == c.trajectory_hash:
-            labels.setdefault(c.episode_stream, {})[c.classifier_id] = [label.label for label in c.labels]
+    for (stream, classifier), record in (await current_classifications(store, run_id)).items():
+        labels.setdefault(stream, {})[classifier] = [label.label for label in record.classification.labels]
     return labels
 
 

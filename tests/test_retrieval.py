@@ -299,3 +299,26 @@ def test_concurrent_builders_of_one_bank_leave_a_valid_cache(embedder, entries, 
     folder = only_folder(tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == sorted([EMBEDDINGS_FILE, INDEX_FILE, MANIFEST_FILE])
     assert HistoryIndex.open(bank, embedder, tmp_path).encoded_count == 0
+
+
+def test_a_query_is_encoded_once_per_text_and_a_batch_serves_later_searches(embedder, entries, warm_cache, monkeypatch):
+    index = HistoryIndex.open(entries, embedder, warm_cache)
+    texts = ["vegan ramen", "hotel in Chicago", "running shoes"]
+    embedder.forget_queries()
+    single = {t: embedder.encode([t])[0] for t in texts}  # what a search encoded before the cache
+    calls: list[list[str]] = []
+    encode = embedder.encode
+    monkeypatch.setattr(embedder, "encode", lambda batch, progress=None: calls.append(list(batch)) or encode(batch))
+    assert embedder.prepare_queries([*texts, texts[0], "  "]) == 3 and calls == [texts]  # one call, each text once
+    assert embedder.prepare_queries(texts) == 0 and len(calls) == 1
+    for text in texts:
+        np.testing.assert_allclose(index.encode_query(text), single[text], atol=1e-6)  # batched: same vector
+        assert [h.entry_id for h in index.search(text)] == [h.entry_id for h in index.search_vector(single[text])]
+    assert len(calls) == 1  # every search above was served from the cache
+    fresh = index.encode_query("purple yoga mat")
+    assert calls[-1] == ["purple yoga mat"] and index.encode_query("purple yoga mat") is fresh
+    with pytest.raises(ValueError):
+        fresh[0] = 1.0  # cached vectors are read-only: no caller can change another's query
+    embedder.forget_queries()
+    index.encode_query("vegan ramen")
+    assert calls[-1] == ["vegan ramen"]

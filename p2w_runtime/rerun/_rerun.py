@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from p2w_runtime.agent import ROLE_PARAMS, AgentConfig, Episode
-from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks
+from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks, under
 from p2w_runtime.errors import UserError
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._environment import RecordedEnvironment
@@ -96,6 +96,8 @@ async def rerun(
         )
     report = RerunReport(run)
     started = time.perf_counter()
+    if retriever is not None:
+        await asyncio.to_thread(retriever.embedder.prepare_queries, await recorded_queries(store, refs))
     with tempfile.TemporaryDirectory(prefix="p2w-rerun-") as tmp:
         async with (
             open_store(Path(tmp) / "rerun.db") as scratch,
@@ -149,6 +151,18 @@ async def rerun_episode(
     again = await load_episode(scratch, episode.stream)
     mismatch = first_mismatch(source.events, again.events, divergence.first)
     return EpisodeRerun(ref.stream, ref.task_id, mismatch, source, again)
+
+
+async def recorded_queries(store: EventStore, refs: list[EpisodeRef]) -> list[str]:
+    """The history queries the episodes asked when recorded: today's code asks the same ones unless it changed, so
+    the rerun encodes them in one batch before it starts (a query it asks anew is encoded when asked)."""
+    streams = {ref.stream for ref in refs}
+    queries: list[str] = []
+    for run_id in {ref.run_id for ref in refs}:
+        async for stored in store.read_all(stream_prefix=under(run_id), types=["history.query"]):
+            if stored.stream in streams and isinstance(query := stored.payload.get("query"), str):
+                queries.append(query)
+    return queries
 
 
 def agent_config(run: RunInfo) -> AgentConfig:

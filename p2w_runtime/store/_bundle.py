@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import zstandard
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from p2w_runtime.files import check_output, partial_path, publish
 from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
 from p2w_runtime.store._bundle_lines import BUNDLE_FORMAT, BUNDLE_VERSION, MAX_LINE_BYTES, BundleError, line, records
 from p2w_runtime.store._event_store import EventStore
@@ -63,13 +63,13 @@ async def export_bundle(
     The bundle is written to a temporary file beside ``path`` and moved into place when complete, so an
     interrupted export leaves no partial bundle; an existing ``path`` is replaced only with ``force``.
     """
-    _check_target(path, force=force)
+    check_output(path, force=force, what="the bundle file", error=BundleError)
     referenced: set[str] = set()
     count = 0
     async for event in read_tree(store, root):
         referenced.update(event.blobs)
         count += 1
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial = partial_path(path)
     try:
         raw = partial.open("wb")
     except OSError as exc:
@@ -100,37 +100,13 @@ async def export_bundle(
             signature = sign(signing_key, digest.hexdigest()) if signing_key is not None else None
             if signature is not None:
                 out.write(line({"signature": signature.to_record()}))
-        _publish(partial, path, force=force)
+        publish(partial, path, force=force, error=BundleError)
     except OSError as exc:
         raise BundleError(f"{path}: cannot write the bundle ({exc.strerror})") from None
     finally:
         partial.unlink(missing_ok=True)
     signed_by = fingerprint(signature.public_key) if signature is not None else None
     return BundleSummary(root, label, count, len(referenced), signed_by=signed_by)
-
-
-def _check_target(path: Path, *, force: bool) -> None:
-    if path.is_dir():
-        raise BundleError(f"{path}: is a directory; -o names the bundle file")
-    if path.exists() and not force:
-        raise BundleError(f"{path}: already exists (--force replaces it)")
-    if not path.parent.is_dir():
-        raise BundleError(f"{path}: folder {path.parent} does not exist")
-
-
-def _publish(partial: Path, path: Path, *, force: bool) -> None:
-    """Move the finished bundle into place; without ``force``, a file that appeared meanwhile is kept."""
-    if force:
-        os.replace(partial, path)
-        return
-    try:
-        os.link(partial, path)  # fails if path exists: no check-then-write race with a second export
-    except FileExistsError:
-        raise BundleError(f"{path}: already exists (--force replaces it)") from None
-    except OSError:  # a file system without hard links: check, then rename (a short race is back)
-        if path.exists():
-            raise BundleError(f"{path}: already exists (--force replaces it)") from None
-        os.replace(partial, path)
 
 
 async def import_bundle(

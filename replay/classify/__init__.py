@@ -8,7 +8,12 @@ from replay.classify._history_use import Target, history_use, targets
 from replay.classify._labels import HISTORY_RETRIEVAL_FAILURE
 from replay.classify._llm import LlmClassifier
 from replay.classify._plot import plot_summary
-from replay.classify._records import ClassificationRecord, classification_stream, read_classifications
+from replay.classify._records import (
+    ClassificationRecord,
+    classification_stream,
+    current_classifications,
+    read_classifications,
+)
 from replay.classify._redundant import RedundancySettings, redundant_access
 from replay.classify._registry import CLASSIFIERS, ClassifyAborted, ClassifyOutcome, ClassifySummary
 from replay.classify._rules import RulesClassifier
@@ -34,6 +39,7 @@ __all__ = [
     "applied_constraints",
     "classification_stream",
     "classify_runs",
+    "current_classifications",
     "hallucination",
     "history_use",
     "targets",

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from p2w_runtime.collector import collector_frozen
 from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.llm import LlmBadResponse, LlmError
@@ -51,7 +52,8 @@ async def run_pass(
     summary = family.summary(run_id, producers)
     retry = retry_failed or family.retries_failures
     work = ProducerPass(store, run_id, producers, family, summary, llm, force, retry, on_outcome)
-    await work.run(concurrency)
+    with collector_frozen():
+        await work.run(concurrency)
     log.info(f"{family.kind}.pass.done", run_id=run_id, new=summary.new, cached=summary.cached, failed=summary.failed)
     return summary
 

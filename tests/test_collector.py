@@ -1,0 +1,38 @@
+"""The collector helpers: a paused collector and a frozen heap are handed back as they were found."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from p2w_runtime.collector import collector_frozen, collector_paused
+
+
+def test_a_frozen_block_leaves_what_was_alive_out_of_collections_and_hands_it_back() -> None:
+    gc.unfreeze()
+    alive = [[] for _ in range(1000)]  # tracked objects that exist before the block
+    with collector_frozen():
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(alive)
+        with collector_frozen():  # nested (or a second pass in the process): one freeze, not a second
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() == frozen  # still frozen until the outer block ends
+        made = [[] for _ in range(10)]
+        assert all(gc.is_tracked(m) for m in made) and gc.get_freeze_count() == frozen  # new objects are scanned
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError), collector_frozen():
+        raise RuntimeError("a failing pass")
+    assert gc.get_freeze_count() == 0 and alive
+
+
+def test_a_paused_collector_is_restored_as_found() -> None:
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner block found it paused and leaves it so
+    assert gc.isenabled()
+    with collector_paused(False):
+        assert gc.isenabled()
