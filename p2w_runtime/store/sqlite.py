@@ -6,6 +6,7 @@ import asyncio
 import os
 import sqlite3
 import struct
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -134,8 +135,8 @@ class _WriterSession(Session):
 
     Only inside a transaction that holds the write lock (``BEGIN IMMEDIATE``): in WAL mode its reads never wait
     and its writes and ``COMMIT`` wait for nobody (``synchronous=NORMAL``: no fsync at commit), so a statement
-    takes microseconds. Waiting for the lock is what can take long, and that is done in a worker thread
-    (``SqliteEventStore._writing``). docs/design/store.md, "Appends".
+    takes microseconds. Waiting for the lock is what can take long, and that sleeps on the loop
+    (``SqliteEventStore._begin``). docs/design/store.md, "Appends".
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -208,21 +209,28 @@ class SqliteEventStore(SqlEventStore):
         if self._writer is None:
             assert self._path is not None  # a writable store is opened on a path
             conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout=0")  # never wait on the event loop's thread
+            conn.execute("PRAGMA busy_timeout=0")  # never wait on the event loop's thread: _begin retries
             conn.execute("PRAGMA synchronous=NORMAL")
             self._writer = conn
         return self._writer
 
-    @staticmethod
-    async def _begin(conn: sqlite3.Connection) -> None:
-        """Take the write lock: at once when it is free (nearly always), else wait for it in a worker thread, up to
-        the busy timeout, as another writer (task or process) commits."""
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                raise
-            await asyncio.to_thread(_begin_waiting, conn)
+    async def _begin(self, conn: sqlite3.Connection) -> None:
+        """Take the write lock: at once when it is free (nearly always); else retry, sleeping on the event loop as
+        SQLite's own busy handler sleeps (1 ms growing to 25 ms), until the busy timeout, while another writer
+        (task or process) commits. Nothing is open while it sleeps, so a cancelled writer leaves nothing behind."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.001
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.025)
 
     async def close(self) -> None:
         if self._writer is not None:
@@ -237,14 +245,6 @@ class SqliteEventStore(SqlEventStore):
 
     def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
         return sqlite_insert(table).on_conflict_do_nothing()
-
-
-def _begin_waiting(conn: sqlite3.Connection) -> None:
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    finally:
-        conn.execute("PRAGMA busy_timeout=0")
 
 
 def writable(path: Path) -> bool:
