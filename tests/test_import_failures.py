@@ -292,9 +292,11 @@ async def test_an_interrupted_import_is_resumed_under_the_same_label(tmp_path: P
 
     again = await run_import(store, AGENTOCCAM)
     assert again.imported == [] and len(again.already) == 3 and again.episodes == 3
-    # the two episodes imported now are sealed as written; the one the killed import left unsealed, by run.finished
-    types = [e.type for e in await events_of(store, full.run_id)]
-    assert types == ["run.started", "episode.sealed", "episode.sealed", "run.finished"]
+    # the two episodes imported now are sealed as written, together (one transaction); the one the killed import
+    # left unsealed, by run.finished
+    run_events = await events_of(store, full.run_id)
+    assert [e.type for e in run_events] == ["run.started", "episode.sealed", "run.finished"]
+    assert [s.stream.split("/")[1] for s in run_events[1].payload.seals] == ["Mina_Okafor_A2", "Theo_Lindqvist_A1"]
 
 
 async def test_a_finished_run_does_not_take_new_files_and_labels_do_not_cross_formats(store: EventStore) -> None:

@@ -41,7 +41,10 @@ async def test_agentoccam_examples_become_one_run_with_one_episode_per_file(stor
     assert (report.bad, report.already, report.resumed, report.episodes) == ([], [], False, 3)
 
     run = await events_of(store, report.run_id)
-    assert [e.type for e in run] == ["run.started", *["episode.sealed"] * 3, "run.finished"]  # each episode sealed
+    # the three files went in one transaction (BATCH_EVENTS), so one seal covers the three episodes
+    assert [e.type for e in run] == ["run.started", "episode.sealed", "run.finished"]
+    sealed = {seal.stream: seal.events for seal in run[1].payload.seals}
+    assert sealed == {f"{report.run_id}/{task}": n for task, n in zip(report.imported, (26, 17, 20), strict=True)}
     started, finished = run[0].payload, run[-1].payload
     tasks = load_tasks(EXAMPLES.tasks_dir)
     assert (started.source, started.import_format, started.agent) == ("imported", AGENTOCCAM, "agentoccam")

@@ -1,9 +1,10 @@
 """``import_trajectories``: files written by the Persona2Web runners -> one run of episodes in the store.
 
 Every file is validated before anything is written, so without ``skip_bad`` a bad file
-leaves the store untouched. Each episode is then appended in one transaction, and a run
-whose import was interrupted (no ``run.finished``) is continued by importing again with
-the same label: finished episodes are skipped, the rest written, then the run finished.
+leaves the store untouched. The episodes are then appended several files at a time, each
+batch in one transaction (an episode is never split across two), and a run whose import was
+interrupted (no ``run.finished``) is continued by importing again with the same label:
+finished episodes are skipped, the rest written, then the run finished.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ from p2w_runtime.store import ClaimHolder, EventStore, hold_claims
 from schemas import NewEvent, Scheme, uuid7
 
 log = structlog.get_logger()
+
+BATCH_EVENTS = 2000
+"""An import transaction takes whole episodes until it holds this many events: a transaction's fixed cost (the
+write lock, the log's end, the commit, the seal's second append) is paid once per batch instead of once per file
+(docs/design/store.md, "Imports"), and a kill still leaves only whole episodes."""
 
 Format = Literal["p2w-agentoccam", "p2w-browser-use"]
 Progress = Callable[[str, int, int], None]
@@ -273,6 +279,46 @@ async def _finished_episodes(store: EventStore, run_id: str) -> set[str]:
     return done
 
 
+async def _write_episodes(
+    store: EventStore,
+    planner: _Planner,
+    planned: Sequence[_Planned],
+    report: ImportReport,
+    progress: Progress | None,
+    on_episode: Callable[[str, NewEvent], None],
+) -> None:
+    """Append the planned episodes, whole episodes of up to ``BATCH_EVENTS`` events per transaction."""
+    batch: list[tuple[_Planned, list[NewEvent]]] = []
+    size = written = 0
+
+    async def write() -> None:
+        nonlocal size, written
+        await append_sealed(store, [event for _, events in batch for event in events])
+        for item, events in batch:
+            task_id = item.task.task_id
+            on_episode(task_id, events[-1])  # its episode.finished: the CLI's line per written episode
+            report.imported.append(task_id)
+            if planner.notes.get(task_id):
+                report.notes[task_id] = planner.notes[task_id]
+            if item.crash:
+                report.crashed.append(task_id)
+            log.info("import.episode", run_id=report.run_id, task_id=task_id, events=len(events), file=str(item.path))
+            written += 1
+            if progress:
+                progress("writing", written, len(planned))
+        batch.clear()
+        size = 0
+
+    for item in planned:
+        events = planner.build(item)
+        batch.append((item, events))
+        size += len(events)
+        if size >= BATCH_EVENTS:
+            await write()
+    if batch:
+        await write()
+
+
 async def import_trajectories(store: EventStore, paths: Sequence[Path], *, label: str, **options: Any) -> ImportReport:
     """``_import_trajectories`` with the label claimed: a second import under the same label (another process)
     waits until this one is done, then resumes into the same run instead of writing its episodes twice."""
@@ -383,17 +429,6 @@ async def _import_trajectories(
             dataset=carried.files,
         )
         await store.append([started], carried.blobs)
-    for i, item in enumerate(planned):
-        events = planner.build(item)
-        await append_sealed(store, events)
-        on_episode(item.task.task_id, events[-1])  # its episode.finished: the CLI's line per written episode
-        report.imported.append(item.task.task_id)
-        if planner.notes.get(item.task.task_id):
-            report.notes[item.task.task_id] = planner.notes[item.task.task_id]
-        if item.crash:
-            report.crashed.append(item.task.task_id)
-        log.info("import.episode", run_id=run_id, task_id=item.task.task_id, events=len(events), file=str(item.path))
-        if progress:
-            progress("writing", i + 1, len(planned))
+    await _write_episodes(store, planner, planned, report, progress, on_episode)
     report.episodes = (await close_run(store, run_id)).episodes
     return report

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import struct
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -128,12 +130,40 @@ class _AiosqliteSession(Session):
         await self._conn.executemany(sql, rows)
 
 
-class SqliteEventStore(SqlEventStore):
-    """SQLite through aiosqlite. Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
+class _WriterSession(Session):
+    """The writer's own ``sqlite3`` connection, used on the event loop's thread: no thread hand-off per statement.
 
-    def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
+    Only inside a transaction that holds the write lock (``BEGIN IMMEDIATE``): in WAL mode its reads never wait
+    and its writes and ``COMMIT`` wait for nobody (``synchronous=NORMAL``: no fsync at commit), so a statement
+    takes microseconds. Waiting for the lock is what can take long, and that sleeps on the loop
+    (``SqliteEventStore._begin``). docs/design/store.md, "Appends".
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._conn.execute(sql, params).fetchall()
+
+    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._conn.executemany(sql, rows)
+
+    async def insert_events(self, sql: str, rows: Iterable[Sequence[Any]], count: int) -> None:
+        self._conn.executemany(sql, rows)  # consumes the sealing generator as it inserts
+
+
+class SqliteEventStore(SqlEventStore):
+    """SQLite through aiosqlite for reads; writes on one ``sqlite3`` connection of this store's own (see
+    ``_WriterSession``). Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
+
+    def __init__(self, engine: Any, label: str, *, read_only: bool, path: Path | None = None) -> None:
         super().__init__(engine, label)
         self.read_only = read_only
+        self._path = path
+        self._writer: sqlite3.Connection | None = None
+        self._writer_lock = asyncio.Lock()
+        """The writer connection runs one transaction at a time; this process's tasks queue here, others on the
+        database's lock."""
 
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -155,14 +185,58 @@ class SqliteEventStore(SqlEventStore):
     async def _writing(self) -> AsyncIterator[Session]:
         if self.read_only:
             raise ReadOnlyStore(f"{self.label}: opened read-only (the file, its folder or its medium is read-only)")
-        async with self._driver() as conn:
-            await conn.execute("BEGIN IMMEDIATE")  # waits up to the busy timeout for another writer
+        async with self._writer_lock:
+            conn = self._writer_connection()
             try:
-                yield _AiosqliteSession(conn)
-            except BaseException:
-                await conn.rollback()
-                raise
-            await conn.commit()
+                await self._begin(conn)
+                try:
+                    yield _WriterSession(conn)
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+            except sqlite3.IntegrityError as exc:
+                raise IntegrityError(str(exc)) from exc
+            except sqlite3.DatabaseError as exc:
+                if conn.in_transaction:
+                    conn.rollback()
+                error = _unreadable(self.label, exc)
+                if error is None:
+                    raise
+                raise error from exc
+
+    def _writer_connection(self) -> sqlite3.Connection:
+        if self._writer is None:
+            assert self._path is not None  # a writable store is opened on a path
+            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout=0")  # never wait on the event loop's thread: _begin retries
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._writer = conn
+        return self._writer
+
+    async def _begin(self, conn: sqlite3.Connection) -> None:
+        """Take the write lock: at once when it is free (nearly always); else retry, sleeping on the event loop as
+        SQLite's own busy handler sleeps (1 ms growing to 25 ms), until the busy timeout, while another writer
+        (task or process) commits. Nothing is open while it sleeps, so a cancelled writer leaves nothing behind."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.001
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.025)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        await super().close()
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[Session]:
@@ -225,7 +299,7 @@ async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool 
     def _name_the_file(context: Any) -> Exception | None:
         return _unreadable(path, context.original_exception)
 
-    recorder = SqliteEventStore(engine, label=str(path), read_only=read_only)
+    recorder = SqliteEventStore(engine, label=str(path), read_only=read_only, path=path)
     try:
         async with engine.connect() as conn:
             await conn.execution_options(p2w_immediate=not read_only)

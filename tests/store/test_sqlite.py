@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -73,4 +74,50 @@ async def test_reopening_keeps_events_and_continues_chains(tmp_path: Path) -> No
         assert second.seq == 2
         assert await store.count() == (2, 1)
     finally:
+        await store.close()
+
+
+async def test_an_append_waits_for_another_processs_write_lock_without_blocking_the_event_loop(tmp_path: Path) -> None:
+    """The writer's statements run on the loop's thread; only waiting for a held lock goes to a worker thread."""
+    path = tmp_path / "p2w.db"
+    await _filled(path)
+    store = await connect_store(path, create=False)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+        appending = asyncio.create_task(store.append([observation("r1", 2)]))
+        ticks = 0
+        while ticks < 20:  # the loop keeps running while the append waits
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not appending.done()
+        holder.execute("COMMIT")
+        (second,) = await asyncio.wait_for(appending, 30)
+        assert (second.seq, second.position) == (2, 2)
+    finally:
+        holder.close()
+        await store.close()
+
+
+async def test_an_append_cancelled_while_waiting_for_the_lock_leaves_no_transaction_behind(tmp_path: Path) -> None:
+    path = tmp_path / "p2w.db"
+    await _filled(path)
+    store = await connect_store(path, create=False)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        appending = asyncio.create_task(store.append([observation("r1", 2)]))
+        await asyncio.sleep(0.2)
+        appending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await appending
+        holder.execute("COMMIT")
+        # the next append on the same store takes the lock afresh and continues the chain where it was
+        (second,) = await store.append([observation("r1", 2)])
+        assert (second.seq, second.position) == (2, 2)
+        assert await store.count() == (2, 1)
+        holder.execute("BEGIN IMMEDIATE")  # and the store holds no lock: another writer gets it at once
+        holder.execute("COMMIT")
+    finally:
+        holder.close()
         await store.close()

@@ -1,0 +1,147 @@
+"""Per-step appends: the store against eventsourcing's SQLite recorder on the same events, in one run.
+
+One episode of N steps as the agent writes them (``bench_episode_writer.plan``: an observation, the planner's
+``llm.call`` and rationale, an action, every third step a history access; ~5 events a step), built beforehand on
+both sides. The store's side is what the agent does with them: the episode grammar admits each event
+(``EpisodeWriter.extend``), ``flush`` once per step, so each step is one transaction that reads the end of the
+log, seals each event (canonical JSON, sha256 chain) and commits.
+
+eventsourcing's side (``SQLiteApplicationRecorder.insert_events``, one call per step) gets the same events already
+sealed: the stream as ``originator_id``, seq as version, type as topic, the canonical payload JSON as state. It
+neither hashes nor checks a grammar. Both use WAL with ``synchronous=NORMAL`` (the store's setting; eventsourcing
+leaves SQLite's FULL, which fsyncs every commit: that figure is printed too, for reference).
+
+Figures are wall and process CPU time, the median of ``--rounds`` alternated rounds, each in a new file.
+eventsourcing is not a dependency of p2w-rt: ``pip install eventsourcing`` into the benchmark's environment.
+
+Usage: python benchmarks/bench_appends.py [--steps 2000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_episode_writer import STREAM, Planned, plan  # noqa: E402
+
+from p2w_runtime.domain import EpisodeWriter  # noqa: E402
+from p2w_runtime.store import open_store  # noqa: E402
+from schemas import NewEvent, Observation, StoredEvent  # noqa: E402
+
+Timed = tuple[float, float]
+"""Wall and CPU seconds."""
+
+
+def steps_of(planned: list[Planned]) -> list[list[Planned]]:
+    """The plan cut before each observation: one list per agent step (the episode's start joins the first)."""
+    steps: list[list[Planned]] = [[]]
+    for item in planned:
+        if isinstance(item[0], Observation) and steps[-1] and any(isinstance(p, Observation) for p, _ in steps[-1]):
+            steps.append([])
+        steps[-1].append(item)
+    return steps
+
+
+def new_events(steps: list[list[Planned]]) -> list[list[NewEvent]]:
+    """The steps' events, built as the agent builds them (ids, causes), before any clock starts."""
+    built: list[NewEvent] = []
+    out: list[list[NewEvent]] = []
+    for step in steps:
+        out.append([])
+        for payload, cause in step:
+            causation = built[cause].event_id if cause is not None else None
+            built.append(NewEvent(stream=STREAM, payload=payload, causation_id=causation))
+            out[-1].append(built[-1])
+    return out
+
+
+async def p2w_round(steps: list[list[NewEvent]], db: Path) -> tuple[Timed, list[StoredEvent]]:
+    async with open_store(db) as store:
+        writer = EpisodeWriter(STREAM, store)
+        wall, cpu = time.perf_counter(), time.process_time()
+        for step in steps:
+            writer.extend(step)  # the grammar checks each event
+            await writer.flush()
+        await writer.settle()
+        timed = time.perf_counter() - wall, time.process_time() - cpu
+        events = [event async for event in store.read_stream(STREAM)]
+    return timed, events
+
+
+def eventsourcing_round(sealed: list[list[StoredEvent]], db: Path, *, synchronous: str | None) -> Timed:
+    from eventsourcing.persistence import StoredEvent as EsEvent
+    from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteConnectionPool, SQLiteDatastore
+
+    create: Callable[..., object] = SQLiteConnectionPool._create_connection
+
+    def tuned(pool: SQLiteConnectionPool) -> object:
+        connection = create(pool)
+        if synchronous is not None:
+            connection._sqlite_conn.execute(f"PRAGMA synchronous={synchronous}")  # type: ignore[attr-defined]
+        return connection
+
+    SQLiteConnectionPool._create_connection = tuned  # type: ignore[method-assign]
+    try:
+        datastore = SQLiteDatastore(str(db), originator_id_type="text")
+        recorder = SQLiteApplicationRecorder(datastore)
+        recorder.create_table()
+        batches = [
+            [EsEvent(e.stream, e.seq, e.type, e.payload_json.encode()) for e in step] for step in sealed
+        ]  # built before the clock starts: the store's events were built before its clock too
+        wall, cpu = time.perf_counter(), time.process_time()
+        for batch in batches:
+            recorder.insert_events(batch)
+        timed = time.perf_counter() - wall, time.process_time() - cpu
+        datastore.close()
+    finally:
+        SQLiteConnectionPool._create_connection = create  # type: ignore[method-assign]
+    return timed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    steps = new_events(steps_of(plan(args.steps)))
+    n_events = sum(len(step) for step in steps)
+    ours: list[Timed] = []
+    theirs: list[Timed] = []
+    theirs_full: list[Timed] = []
+    gc.freeze()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.rounds):
+            timed, events = asyncio.run(p2w_round(steps, Path(tmp) / f"p2w{i}.db"))
+            ours.append(timed)
+            by_id = {e.event_id: e for e in events}
+            cut = iter(events)
+            sealed = [[next(cut) for _ in step] for step in steps]
+            assert len(by_id) == n_events
+            theirs.append(eventsourcing_round(sealed, Path(tmp) / f"es{i}.db", synchronous="NORMAL"))
+            theirs_full.append(eventsourcing_round(sealed, Path(tmp) / f"esf{i}.db", synchronous=None))
+    print(f"load {os.getloadavg()[0]:.2f}; {args.steps} steps, {n_events} events, {n_events / len(steps):.1f} a step")
+
+    def show(name: str, runs: list[Timed]) -> Timed:
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        print(f"{name:46s} {wall / len(steps) * 1e6:8.0f} us/step wall {cpu / len(steps) * 1e6:8.0f} us/step CPU")
+        return wall, cpu
+
+    mine = show("p2w-rt store (grammar + chain), 1 txn a step", ours)
+    base = show("eventsourcing SQLite recorder, NORMAL", theirs)
+    show("eventsourcing SQLite recorder, FULL (default)", theirs_full)
+    print(f"store / eventsourcing: wall {mine[0] / base[0]:.2f}x, CPU {mine[1] / base[1]:.2f}x (<= 1.00x: as fast)")
+
+
+if __name__ == "__main__":
+    main()

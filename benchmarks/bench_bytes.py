@@ -1,0 +1,220 @@
+"""Bytes per step: the store's events against an Inspect-style log of the same content, and two compact layouts.
+
+The bundled example runs (``p2w_runtime/demo/examples/runs/*.p2w``, recorded by the agent: observations,
+``llm.call``s, rationales, actions, history accesses) are imported into a new SQLite store. A step is an
+``action`` event. Blobs (page dumps, screenshots) are left out of every figure: they are content-addressed and
+zstd-compressed already, and an Inspect log would carry them as attachments the same way.
+
+- **store today**: the ``events`` table and its three indexes (``dbstat``, after ``VACUUM``).
+- **payload JSON**: the canonical payload text alone, uncompressed (what a runner's own JSON roughly holds).
+- **Inspect-style .eval** (the baseline): Inspect's ``.eval`` is a zip of JSON members compressed with deflate
+  (``header.json``, one ``samples/<id>_epoch_<n>.json`` per sample). ``inspect_ai`` is not installed; the
+  benchmark writes the same content that way with ``zipfile`` (``ZIP_DEFLATED``, zlib level 6, as Inspect's
+  writer): the run stream as the header, one member per episode with each event's id, type, time, cause and
+  payload. No hashes: Inspect has none.
+- **compact rows**: what the same events take with binary hashes (32-byte BLOB, ``prev_hash`` not stored: it is the
+  previous row's ``hash``), stream and type names interned (integer ids into a ``streams`` / ``types`` table),
+  event ids as 16-byte UUIDs and times as integers: a real SQLite table with the same indexes, measured the same
+  way. Payloads stay JSON text, so SQL on them keeps working.
+- **sealed segments**: each sealed stream as one row of zstd-compressed canonical JSON lines of its events
+  (envelope and payload, no hashes) and the stream's head hash; every event's hash is recomputed from the text
+  when read (the seal in the run's stream commits to the head, so a changed byte still fails ``verify``).
+  Level 3 without and with a dictionary trained on the database's own streams (its bytes counted once).
+
+Also times ``verify`` of the imported store against decoding every segment and recomputing its chain.
+
+``--source import`` measures instead the 450 Browser-Use runner files of ``bench_import.py`` imported as one run
+(10 steps each; the shape the issue's 2,370 B a step came from: short payloads, where the envelope dominates).
+
+Usage: python benchmarks/bench_bytes.py [--source examples|import]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+import uuid
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+
+import orjson
+import structlog
+import zstandard
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import bench_import  # noqa: E402
+
+from p2w_runtime.importers import import_trajectories  # noqa: E402
+from p2w_runtime.store import EventStore, import_bundle, open_store, verify_store  # noqa: E402
+from schemas import GENESIS_HASH, StoredEvent  # noqa: E402
+
+RUNS = Path(__file__).resolve().parents[1] / "p2w_runtime" / "demo" / "examples" / "runs"
+
+
+def table_bytes(db: Path, tables: tuple[str, ...]) -> int:
+    with sqlite3.connect(db) as conn:
+        conn.execute("VACUUM")
+        names = [row[0] for row in conn.execute("SELECT name, tbl_name FROM sqlite_master") if row[1] in tables]
+        marks = ",".join("?" * len(names))
+        return conn.execute(f"SELECT sum(pgsize) FROM dbstat WHERE name IN ({marks})", names).fetchone()[0] or 0
+
+
+def inspect_style(events: list[StoredEvent]) -> int:
+    """The events as Inspect ``.eval`` files, one per run: a deflated zip of JSON, the run's own stream as the
+    header, an episode per sample. Streams outside runs (derived passes) go in as one more file."""
+    by_run: dict[str, dict[str, list[dict[str, object]]]] = defaultdict(lambda: defaultdict(list))
+    for e in events:
+        by_run[e.stream.split("/", 1)[0]][e.stream].append(
+            {"uuid": e.event_id, "event": e.type, "timestamp": e.recorded_at, "cause": e.causation_id,
+             "data": orjson.Fragment(e.payload_json)}
+        )  # fmt: skip
+    total = 0
+    for streams in by_run.values():
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zipped:
+            for stream, items in sorted(streams.items()):
+                name = "header.json" if "/" not in stream else f"samples/{stream.split('/', 1)[1]}_epoch_1.json"
+                zipped.writestr(name, orjson.dumps({"id": stream, "events": items}))
+        total += len(out.getvalue())
+    return total
+
+
+def _uuid_bytes(value: str | None) -> bytes | None:
+    if value is None:
+        return None
+    try:
+        return uuid.UUID(value).bytes
+    except ValueError:
+        return value.encode()
+
+
+def compact_rows(events: list[StoredEvent], db: Path) -> int:
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE streams (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE types (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE events (position INTEGER PRIMARY KEY, event_id BLOB NOT NULL UNIQUE,"
+        " stream_id INTEGER NOT NULL, seq INTEGER NOT NULL, type_id INTEGER NOT NULL, schema_version INTEGER NOT NULL,"
+        " recorded_at INTEGER NOT NULL, causation_id BLOB, payload TEXT NOT NULL, blobs TEXT, hash BLOB NOT NULL,"
+        " UNIQUE (stream_id, seq));"
+        "CREATE INDEX ix_events_type ON events (type_id);"
+    )
+    streams: dict[str, int] = {}
+    types: dict[str, int] = {}
+    rows = []
+    for e in events:
+        sid = streams.setdefault(e.stream, len(streams) + 1)
+        tid = types.setdefault(e.type, len(types) + 1)
+        micros = int(time.mktime(time.strptime(e.recorded_at[:19], "%Y-%m-%dT%H:%M:%S")) * 1_000_000)
+        blobs = orjson.dumps(e.blobs).decode() if e.blobs else None
+        rows.append((e.position, _uuid_bytes(e.event_id), sid, e.seq, tid, e.schema_version, micros,
+                     _uuid_bytes(e.causation_id), e.payload_json, blobs, bytes.fromhex(e.hash)))  # fmt: skip
+    conn.executemany("INSERT INTO streams VALUES (?, ?)", [(i, n) for n, i in streams.items()])
+    conn.executemany("INSERT INTO types VALUES (?, ?)", [(i, n) for n, i in types.items()])
+    conn.executemany(f"INSERT INTO events VALUES ({','.join('?' * 11)})", rows)
+    conn.commit()
+    conn.close()
+    return table_bytes(db, ("streams", "types", "events"))
+
+
+def segment_text(events: list[StoredEvent]) -> bytes:
+    """A stream's events as JSON lines of everything its hashes are computed over, except the hashes."""
+    return b"\n".join(
+        orjson.dumps([e.event_id, e.type, e.schema_version, e.recorded_at, e.causation_id,
+                      orjson.Fragment(e.payload_json), e.blobs])
+        for e in events
+    )  # fmt: skip
+
+
+def decode_and_check(stream: str, data: bytes, head: str, decompress: zstandard.ZstdDecompressor) -> int:
+    """Rebuild a segment's events and recompute their chain: what ``verify`` and readers would do."""
+    prev = GENESIS_HASH
+    lines = decompress.decompress(data).split(b"\n")
+    for seq, line in enumerate(lines, 1):
+        event_id, type_, version, recorded_at, cause, payload, blobs = orjson.loads(line)
+        event = StoredEvent(event_id, stream, seq, None, type_, version, recorded_at, cause,
+                            orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode(), blobs, prev, "")  # fmt: skip
+        prev = event.compute_hash()
+    if prev != head:
+        raise AssertionError(f"{stream}: recomputed head differs")
+    return len(lines)
+
+
+async def fill(store: EventStore, source: str, tmp: Path) -> None:
+    if source == "examples":
+        for bundle in sorted(RUNS.glob("*.p2w")):
+            await import_bundle(store, bundle)
+        return
+    history, trajectories, _ = bench_import.write_inputs(tmp)
+    await import_trajectories(
+        store, sorted(trajectories.glob("*.json")), fmt="p2w-browser-use", tasks_dir=bench_import.TASKS,
+        history_dir=history, label="bytes",
+    )  # fmt: skip
+
+
+async def measure(tmp: Path, source: str) -> None:
+    db = tmp / "store.db"
+    async with open_store(db) as store:
+        await fill(store, source, tmp)
+        events = [e async for e in store.read_all()]
+        started = time.perf_counter()
+        assert (await verify_store(store)).ok
+        verify_s = time.perf_counter() - started
+    steps = sum(1 for e in events if e.type == "action")
+    store_bytes = table_bytes(db, ("events",))
+    payload = sum(len(e.payload_json.encode()) for e in events)
+    inspect = inspect_style(events)
+    rows = compact_rows(events, tmp / "rows.db")
+
+    streams: dict[str, list[StoredEvent]] = defaultdict(list)
+    for e in events:
+        streams[e.stream].append(e)
+    texts = {s: segment_text(es) for s, es in streams.items()}
+    plain = {s: zstandard.ZstdCompressor(level=3).compress(t) for s, t in texts.items()}
+    samples = [line for t in texts.values() for line in t.split(b"\n")]
+    trained = zstandard.train_dictionary(16_384, samples)
+    with_dict = {s: zstandard.ZstdCompressor(level=3, dict_data=trained).compress(t) for s, t in texts.items()}
+    per_row = 32 + 16  # the head hash, the stream id and seq range
+    seg_plain = sum(len(d) + per_row for d in plain.values())
+    seg_dict = sum(len(d) + per_row for d in with_dict.values()) + len(trained.as_bytes())
+    started = time.perf_counter()
+    decompress = zstandard.ZstdDecompressor(dict_data=trained)
+    checked = sum(decode_and_check(s, d, streams[s][-1].hash, decompress) for s, d in with_dict.items())
+    decode_s = time.perf_counter() - started
+    assert checked == len(events)
+
+    print(f"load {os.getloadavg()[0]:.2f}; {source}: {len(events)} events, {steps} steps, {len(streams)} streams")
+    print(f"{'layout':58s} {'B/step':>7s} {'vs .eval':>8s}")
+    for name, size in [
+        ("store today (events table + indexes)", store_bytes),
+        ("payload JSON alone, uncompressed", payload),
+        ("Inspect-style .eval (zip of JSON, deflate): baseline", inspect),
+        ("compact rows (binary hashes, interned names, + indexes)", rows),
+        ("sealed segments, zstd 3", seg_plain),
+        ("sealed segments, zstd 3 + trained dictionary (counted)", seg_dict),
+    ]:
+        print(f"{name:58s} {size / steps:7.0f} {size / inspect:7.2f}x")
+    print(f"verify of the store: {len(events) / verify_s:9.0f} events/s")
+    print(f"segments decoded + chain recomputed: {len(events) / decode_s:9.0f} events/s "
+          f"({verify_s / decode_s:.2f}x verify's rate)")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--source", choices=["examples", "import"], default="examples")
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))  # no line per imported episode
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(measure(Path(tmp), args.source))
+
+
+if __name__ == "__main__":
+    main()
