@@ -62,7 +62,12 @@ def view_cmd(
 
         if export_dir is not None:
             raise click.UsageError("--annotator labels in the served viewer; a static export has no form to post")
-        annotator = check_annotator("--annotator", annotator)
+        from p2w_runtime.errors import UserError
+
+        try:
+            annotator = check_annotator("--annotator", annotator)
+        except UserError as exc:
+            raise click.UsageError(str(exc)) from None
     if export_dir is not None:
         _export(db, run_refs, export_dir)
         return

@@ -34,6 +34,8 @@ class CallDiff:
     there: str | None
     lines: list[tuple[str, str]]
     """(kind, text) of a unified diff: ``+`` (only in the other run), ``-`` (only here), `` `` (both), ``@``."""
+    responses: tuple[str | None, str | None] = (None, None)
+    """What each call answered (here, there): the same prompt with another answer is a model's doing."""
 
     @property
     def same(self) -> bool:
@@ -111,5 +113,6 @@ async def prompt_diff(
                 n=CONTEXT_LINES,
             )
             shown = [("@" if n < 2 or line[:1] == "@" else line[:1] or " ", line) for n, line in enumerate(lines)]
-            diffs.append(CallDiff(role, i + 1, left[0] if left else None, right[0] if right else None, shown))
+            answers = (left[1].response if left else None, right[1].response if right else None)
+            diffs.append(CallDiff(role, i + 1, left[0] if left else None, right[0] if right else None, shown, answers))
     return PromptDiff(other, refs[0].episode_id, divergence, diffs)

@@ -27,8 +27,17 @@ document.addEventListener("click", (event) => {
   history.replaceState(null, "", "#ev-" + link.dataset.ev);
 });
 
+function openTarget() {
+  // a permalink to an LLM call (#llm-N-K) sits in its <details>' summary: open the call it names
+  const target = location.hash.startsWith("#llm-") ? document.getElementById(location.hash.slice(1)) : null;
+  const call = target && target.closest("details");
+  if (call) call.open = true;
+}
+window.addEventListener("hashchange", openTarget);
+
 window.addEventListener("DOMContentLoaded", () => {
   if (location.hash.startsWith("#ev-")) highlight([location.hash.slice(4)]);
+  openTarget();
   for (const input of document.querySelectorAll("input.filter")) {
     const table = document.getElementById(input.dataset.table);
     input.addEventListener("input", () => {
