@@ -116,8 +116,8 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         token (a page of another site cannot post here); a bad field is a 400 naming it."""
         if annotating is None:
             raise Forbidden("this viewer is read-only: start it with p2w-rt view --annotator NAME to label episodes")
-        origin = request.headers.get("origin")
-        if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+        origin = request.headers.get("origin")  # "null" from the viewer's own no-referrer pages: the token decides
+        if origin not in (None, "null") and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
             raise Forbidden(f"a label form posted from {origin[:80]!r}, not from this viewer")
         form = parse_form(await request.body())
         if not hmac.compare_digest(form.get("token", [""])[0], annotating.token):
