@@ -116,7 +116,8 @@ def main() -> None:
             asyncio.run(build(db, "hundred", FULL_PAGE))
             asyncio.run(build(db, "long", args.steps))
             print(
-                f"built {SHORT_STEPS}-, {FULL_PAGE}- and {args.steps}-step episodes in {time.perf_counter() - started:.0f}s"
+                f"built {SHORT_STEPS}-, {FULL_PAGE}- and {args.steps}-step episodes "
+                f"in {time.perf_counter() - started:.0f}s"
             )
         print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
         base = serve(db)
