@@ -111,7 +111,8 @@ def test_a_step_permalink_on_another_page_redirects_there_and_bad_pages_are_400(
     assert status == 302 and headers["location"].endswith(f"{EPISODE}?page=2")
     status, headers, _ = _get_raw(long_url + f"api/{EPISODE}?step=201")
     assert status == 302 and headers["location"].endswith(f"api/{EPISODE}?page=3"), "the JSON twin stays JSON"
-    for query, named in (("page=4", "?page=4"), ("page=0", "?page=0"), ("step=x", "?step=&#39;x&#39;"), ("page=", "?page")):
+    bad = (("page=4", "?page=4"), ("page=0", "?page=0"), ("step=x", "?step=&#39;x&#39;"), ("page=", "?page"))
+    for query, named in bad:
         status, _, body = fetch(long_url + f"{EPISODE}?{query}")
         assert status == 400 and named in body.decode(), (query, body[:300])
     html = _html(long_url + f"{EPISODE}?page=2")
@@ -186,7 +187,8 @@ async def _diverging_runs(db: Path) -> None:
                         ordinal=0,
                     )
                 )
-                b.action(step, "click" if step == 1 else action, str(step), *(["x", "0"] if action == "type" and step == 2 else []))
+                typed = ["x", "0"] if action == "type" and step == 2 else []
+                b.action(step, "click" if step == 1 else action, str(step), *typed)
             b.finish("answered", "ok", steps=2)
             await store.append([run_started(run_id, label)])
             await store.append(*b.writer.take())
