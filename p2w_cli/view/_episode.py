@@ -214,7 +214,7 @@ async def episode_page(
             trajectory.hash = shape.head.last_hash
             boundary = await store.read_event(stream, hi)
             after = boundary.decode().recorded_at if boundary is not None else None
-        events = [shape.started, *body, *tail]
+        events = [shape.started, *body, *(tail if page == pages else [])]  # the end is shown on the last page
     final = trajectory.final_state
     har = await har_summary(store, final.har) if final and final.har else None
     judged = [
