@@ -239,6 +239,8 @@ def test_labels_posted_from_the_episode_page_are_what_agree_reads(demo: Path, tm
             ([*good[:1], ("p_web", "1"), ("p_web", "0")], "same", 400, "form field &#39;p_web&#39; is given 2"),
             ([("token", "forged"), *good[1:]], "same", 403, "token"),
             (good, "http://evil.example", 403, "evil.example"),
+            ([*good, ("note", "x" * 100_000)], "same", 400, "more than a label form"),
+            ([*good, ("note", "hi")], "same", 400, "form field &#39;note&#39; is not a field"),
         ):
             got = _post(target, fields, origin)
             assert got[0] == status and says in got[2], (fields, got[0], got[2][-600:])

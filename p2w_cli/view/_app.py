@@ -20,7 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from p2w_cli.view._annotate import Annotating, parse_form
+from p2w_cli.view._annotate import FORM_BYTES, Annotating, parse_form
 from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
 from p2w_cli.view._episode import EpisodePage, UnknownEpisode, page_of_step
 from p2w_cli.view._filters import parse_filter
@@ -119,7 +119,12 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         origin = request.headers.get("origin")  # "null" from the viewer's own no-referrer pages: the token decides
         if origin not in (None, "null") and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
             raise Forbidden(f"a label form posted from {origin[:80]!r}, not from this viewer")
-        form = parse_form(await request.body())
+        body = b""
+        async for chunk in request.stream():  # read no more than a label form holds (parse_form refuses more)
+            body += chunk
+            if len(body) > FORM_BYTES:
+                break
+        form = parse_form(body)
         if not hmac.compare_digest(form.get("token", [""])[0], annotating.token):
             raise Forbidden("the label form's token is not this viewer's: reload the episode page and label again")
         run_id, episode_id = request.path_params["run_id"], request.path_params["episode_id"]
