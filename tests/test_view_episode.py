@@ -328,3 +328,25 @@ def test_the_range_search_passes_over_steps_without_a_number_and_an_unfinished_e
             assert await episode_shape(store, "01imp-run/nothing") is None
 
     asyncio.run(check())
+
+
+def test_a_bad_price_file_stops_the_viewer_in_one_line_before_it_serves(demo: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from view_support import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "P2W_PRICES": str(tmp_path / "missing.json")}
+    result = subprocess.run(
+        [sys.executable, "-c", "from cli import main; main()", "view", "--db", str(demo), "--port", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode != 0 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"error: cannot read price file {tmp_path / 'missing.json'}: No such file or directory"
+    ]

@@ -75,7 +75,10 @@ def view_cmd(
         raise click.UsageError("RUN... is only for --export; the viewer serves every run of --db")
 
     async def _check() -> None:  # a missing or foreign database fails here, in one line, before anything binds
+        from p2w_runtime.llm import PriceTable
         from p2w_runtime.store import open_store
+
+        PriceTable.default()  # the episode pages price calls with it: a bad $P2W_PRICES file is named now
 
         for path in (db, *others):
             async with open_store(path, create=False):
