@@ -247,7 +247,11 @@ def test_labels_posted_from_the_episode_page_are_what_agree_reads(demo: Path, tm
         assert event_count(db) == before, "a refused form records nothing"
         status, headers, _ = _post(target, good)
         assert status == 303 and headers["location"].endswith(f"{page}?labelled=written#label-form")
-        assert "Saved as a judgment by human:ana" in _html(url + f"{page}?labelled=written")
+        saved = _html(url + f"{page}?labelled=written")
+        assert "Saved as a judgment by human:ana" in saved
+        assert '<option value="1.0" selected>' in saved and 'placeholder="0–1" value="0.5">' in saved
+        assert 'value="max_steps" checked' in saved, "the form shows what is recorded"
+        assert 'value="error" checked' not in saved
         written = event_count(db)
         again = _post(target, good)
         assert again[0] == 303 and again[1]["location"].endswith("labelled=already#label-form")
