@@ -16,6 +16,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 from view_support import (
+    FAILED_ATTEMPT_STEP,
     HOSTILE,
     LONG_TASK,
     TRUTH_ENTRY,
@@ -136,6 +137,13 @@ def test_each_step_shows_its_time_tokens_and_cost_and_an_unknown_price_is_said_s
     assert "price unknown (house-model-7b)" in step_102 and "$0.0000" not in step_102
     assert f"${priced:.4f}" in html[html.index('id="step-101"') : html.index('id="step-102"')]
     assert "this page: 100 LLM calls, 110000 tokens" in html
+    last = _json(long_url + f"api/{EPISODE}?page=3")
+    failed = next(s for s in last["steps"] if s["number"] == FAILED_ATTEMPT_STEP)
+    assert len(failed["llm_calls"]) == 2 and failed["unpriced"] == [], "an attempt with no answer is not unpriced"
+    assert failed["cost"] == pytest.approx(priced) and failed["llm_calls"][0]["cost"] is None
+    html = _html(long_url + f"{EPISODE}?page=3")
+    box = html[html.index(f'id="step-{FAILED_ATTEMPT_STEP}"') : html.index(f'id="step-{FAILED_ATTEMPT_STEP + 1}"')]
+    assert "no answer" in box and "price unknown" not in box and "timeout" in box
 
 
 def test_retrieved_entries_stating_the_tasks_ground_truth_are_marked(long_url: str) -> None:

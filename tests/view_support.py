@@ -160,6 +160,8 @@ async def build_simple_run(db: Path, label: str, *, episodes: int) -> None:
 
 LONG_RUN = "01long-run"
 LONG_TASK = "Long_Persona_A1"
+FAILED_ATTEMPT_STEP = 221
+"""The long episode's step with a failed LLM attempt (no answer, a model with no price) before the answered call."""
 TRUTH_ENTRY = "bought running shoes size 10 at shop.example"
 """A retrieved entry of the long episode that states two ground-truth values (its website and a preference)."""
 
@@ -167,7 +169,8 @@ TRUTH_ENTRY = "bought running shoes size 10 at shop.example"
 async def build_long_episode(db: Path, steps: int, *, label: str = "long", run_id: str = LONG_RUN) -> dict[str, int]:
     """One episode of ``steps`` steps (observation, planner call, reasoning, action each), written a chunk at a time
     as a recorder would, with a history access at step 150 whose first hit states the ground truth. Odd steps'
-    calls use a priced model (gpt-4o-mini), even steps' one the price table does not know. Returns where things are:
+    calls use a priced model (gpt-4o-mini), even steps' one the price table does not know; step 221 has a failed
+    attempt first (``FAILED_ATTEMPT_STEP``). Returns where things are:
     the step of the history access."""
     from replay.synthetic import EpisodeBuilder
     from schemas import GroundTruth, LlmCall, LlmUsage, MemoryEntry
@@ -180,6 +183,19 @@ async def build_long_episode(db: Path, steps: int, *, label: str = "long", run_i
         for step in range(1, steps + 1):
             b.observation(step, f"https://shop.example/p/{step}", title=f"page {step}")
             model = "gpt-4o-mini" if step % 2 else "house-model-7b"
+            if step == FAILED_ATTEMPT_STEP:  # an attempt that got no answer, before the one that did
+                b.writer.add(
+                    LlmCall(
+                        role="planner",
+                        model="mystery-model",
+                        step=step,
+                        messages=[{"role": "user", "content": f"page {step}"}],
+                        error="timeout",
+                        latency_s=0.2,
+                        fingerprint=f"{step:064x}",
+                        ordinal=0,
+                    )
+                )
             b.writer.add(
                 LlmCall(
                     role="planner",

@@ -74,7 +74,8 @@ class ShownCall:
     anchor: str
     """``llm-STEP-K``: the K-th call of the step (``llm-pre-K`` before the first step), a permalink."""
     cost: float | None
-    """The recorded cost, else the price table's; None when the model has no price (or no usage was recorded)."""
+    """The recorded cost, else the price table's; None when the model has no price, no usage was recorded, or the
+    attempt got no answer (``call.response`` is None: not priced, as ``UsageTotals`` counts calls)."""
 
 
 Item = ShownObservation | HistoryAccess | RationaleRecord | ActionRecord | ShownCall
@@ -326,12 +327,14 @@ def _steps(t: Trajectory, events: list[Event], prices: PriceTable, after: dateti
         if isinstance(event.payload, LlmCall):
             c = event.payload
             step = at(c.step)
-            cost = _call_cost(c, prices)
+            cost = _call_cost(c, prices) if c.response is not None else None
             shown_call = ShownCall(event.event_id, c, f"llm-{step.anchor[5:]}-{len(step.llm_calls) + 1}", cost)
             step.llm_calls.append(shown_call)
             step.tokens += c.usage.total_tokens if c.usage else 0
             step.latency += c.latency_s
-            if cost is None:
+            if c.response is None:  # a failed attempt: nothing answered, nothing priced (as ``UsageTotals`` counts)
+                pass
+            elif cost is None:
                 step.unpriced = sorted({*step.unpriced, c.model})
             else:
                 step.cost += cost
