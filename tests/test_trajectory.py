@@ -237,3 +237,21 @@ def test_decode_payload_types_the_payload_as_its_envelope_says() -> None:
     unknown = replace(stored, type="no.such")
     with pytest.raises(ValueError, match="unknown event type 'no.such'"):
         unknown.decode_payload()
+
+
+def test_a_slice_of_an_episode_projects_its_own_steps_and_checks_its_chain() -> None:
+    from p2w_runtime.domain.trajectory import project_slice
+
+    b = EpisodeBuilder("01slice-run", "Slice_Persona_A1", query="q")
+    for step in range(1, 6):
+        b.observation(step, f"https://shop.example/{step}")
+        b.planner(step, f"reason {step}")
+        b.action(step, "click", str(step))
+    b.finish("answered", "a", steps=5)
+    events = [e.decode() for e in b.sealed()]
+    started, steps_3_4 = events[0], events[7:13]  # 3 events a step after episode.started
+    t = project_slice(started, steps_3_4)
+    assert t.steps == [3, 4] and t.task_id == "Slice_Persona_A1" and t.event_count == 7
+    assert t.hash == steps_3_4[-1].hash and t.end is None
+    with pytest.raises(ProjectionError, match="does not follow"):
+        project_slice(started, steps_3_4[:2] + steps_3_4[3:])  # one event missing inside the slice

@@ -156,3 +156,73 @@ async def build_simple_run(db: Path, label: str, *, episodes: int) -> None:
             b.finish("answered", f"answer {i}", final_url=f"https://shop.example/{i}", steps=1)
             await store.append(b.events, b.blobs)
         await store.append([run_finished(run_id, episodes)])
+
+
+LONG_RUN = "01long-run"
+LONG_TASK = "Long_Persona_A1"
+FAILED_ATTEMPT_STEP = 221
+"""The long episode's step with a failed LLM attempt (no answer, a model with no price) before the answered call."""
+TRUTH_ENTRY = "bought running shoes size 10 at shop.example"
+"""A retrieved entry of the long episode that states two ground-truth values (its website and a preference)."""
+
+
+async def build_long_episode(db: Path, steps: int, *, label: str = "long", run_id: str = LONG_RUN) -> dict[str, int]:
+    """One episode of ``steps`` steps (observation, planner call, reasoning, action each), written a chunk at a time
+    as a recorder would, with a history access at step 150 whose first hit states the ground truth. Odd steps'
+    calls use a priced model (gpt-4o-mini), even steps' one the price table does not know; step 221 has a failed
+    attempt first (``FAILED_ATTEMPT_STEP``). Returns where things are:
+    the step of the history access."""
+    from replay.synthetic import EpisodeBuilder
+    from schemas import GroundTruth, LlmCall, LlmUsage, MemoryEntry
+
+    truth = GroundTruth(website="shop.example", websites=["shop.example"], preferences=["size 10"])
+    b = EpisodeBuilder(run_id, LONG_TASK, query="buy my usual running shoes", ground_truth=truth, level=1)
+    history_step = min(150, steps)
+    async with open_store(db) as store:
+        await store.append([run_started(run_id, label)])
+        for step in range(1, steps + 1):
+            b.observation(step, f"https://shop.example/p/{step}", title=f"page {step}")
+            model = "gpt-4o-mini" if step % 2 else "house-model-7b"
+            if step == FAILED_ATTEMPT_STEP:  # an attempt that got no answer, before the one that did
+                b.writer.add(
+                    LlmCall(
+                        role="planner",
+                        model="mystery-model",
+                        step=step,
+                        messages=[{"role": "user", "content": f"page {step}"}],
+                        error="timeout",
+                        latency_s=0.2,
+                        fingerprint=f"{step:064x}",
+                        ordinal=0,
+                    )
+                )
+            b.writer.add(
+                LlmCall(
+                    role="planner",
+                    model=model,
+                    step=step,
+                    messages=[{"role": "system", "content": "plan"}, {"role": "user", "content": f"page {step}"}],
+                    response=f"click [{step}]",
+                    usage=LlmUsage(prompt_tokens=1000, completion_tokens=100, total_tokens=1100),
+                    latency_s=0.5,
+                    fingerprint=f"{step:064x}",
+                    ordinal=0,
+                )
+            )
+            b.planner(step, f"reasoning of step {step}")
+            if step == history_step:
+                q = b.history_query("what shoes does the user buy", step=step)
+                entries = [
+                    MemoryEntry(timestamp="2024-01-01", type="purchase", object=TRUTH_ENTRY, website="shop.example"),
+                    MemoryEntry(timestamp="2024-02-01", type="visit", object="read a blog", website="blog.example"),
+                ]
+                b.retrieval(q, "what shoes does the user buy", entries, step=step)
+            b.action(step, "click", str(step))
+            if step % 500 == 0:
+                await store.append(*b.writer.take())
+        b.action(steps, "stop", "done")
+        b.final_state("https://shop.example/done", None, title="done")
+        b.finish("answered", "done", final_url="https://shop.example/done", steps=steps)
+        await store.append(*b.writer.take())
+        await store.append([run_finished(run_id, 1)])
+    return {"history_step": history_step}

@@ -7,6 +7,8 @@ in an ``<iframe sandbox>`` without ``allow-scripts``, so nothing recorded ever r
 
 from __future__ import annotations
 
+import hmac
+import secrets
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -14,12 +16,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from p2w_cli.view._annotate import FORM_BYTES, Annotating, parse_form
 from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
-from p2w_cli.view._episode import UnknownEpisode
+from p2w_cli.view._episode import EpisodePage, UnknownEpisode, page_of_step
 from p2w_cli.view._filters import parse_filter, parse_search
 from p2w_cli.view._json import as_json
 from p2w_cli.view._links import ServerLinks
@@ -41,10 +44,13 @@ SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-refe
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
 
 
-def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
-    """The viewer over ``db`` (and ``others`` for comparisons), opened at startup, never written. Each page has
-    a JSON twin under ``/api/`` built by the same query (``ViewQueries``, kept in ``app.state.queries``)."""
+def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None = None) -> Starlette:
+    """The viewer over ``db`` (and ``others`` for comparisons), opened at startup, never written unless
+    ``annotator`` is given: then the episode page offers a label form whose posts are recorded as that person's
+    labels (``import-labels``' path). Each page has a JSON twin under ``/api/`` built by the same query
+    (``ViewQueries``, kept in ``app.state.queries``)."""
     state = ViewState(Path(db), tuple(Path(o) for o in others))
+    annotating = Annotating(annotator, secrets.token_urlsafe(32)) if annotator else None
     queries = ViewQueries(state)
     env = environment()
     links = ServerLinks()
@@ -93,14 +99,50 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
 
     async def api_search(request: Request) -> Response:
         return data(await queries.search(*parse_search(request.query_params)))
+    async def episode_query(request: Request) -> EpisodePage | Response:
+        """The page asked for, or, for ``?step=N``, a redirect to the page that shows step N (the fragment the
+        link carries, ``#step-N`` or ``#llm-N-K``, is kept by the browser)."""
+        run_id, episode_id = request.path_params["run_id"], request.path_params["episode_id"]
+        q = request.query_params
+        against = q.get("against", "")
+        if "step" in q:
+            number = _whole("step", q["step"], 0)
+            target = request.url.remove_query_params("step").include_query_params(page=page_of_step(number))
+            return RedirectResponse(str(target), 302)
+        return await queries.episode(run_id, episode_id, _whole("page", q.get("page", "1"), 1), against)
 
     async def episode(request: Request) -> Response:
-        return page(
-            "episode.html", p=await queries.episode(request.path_params["run_id"], request.path_params["episode_id"])
-        )
+        found = await episode_query(request)
+        if isinstance(found, Response):
+            return found
+        labelled = request.query_params.get("labelled")
+        return page("episode.html", p=found, annotate=annotating, labelled=labelled)
 
     async def api_episode(request: Request) -> Response:
-        return data(await queries.episode(request.path_params["run_id"], request.path_params["episode_id"]))
+        found = await episode_query(request)
+        return found if isinstance(found, Response) else data(found)
+
+    async def label(request: Request) -> Response:
+        """The label form's post: refused without ``--annotator``, from another origin, or without this server's
+        token (a page of another site cannot post here); a bad field is a 400 naming it."""
+        if annotating is None:
+            raise Forbidden("this viewer is read-only: start it with p2w-rt view --annotator NAME to label episodes")
+        origin = request.headers.get("origin")  # "null" from the viewer's own no-referrer pages: the token decides
+        if origin not in (None, "null") and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+            raise Forbidden(f"a label form posted from {origin[:80]!r}, not from this viewer")
+        body = b""
+        async for chunk in request.stream():  # read no more than a label form holds (parse_form refuses more)
+            body += chunk
+            if len(body) > FORM_BYTES:
+                break
+        form = parse_form(body)
+        if not hmac.compare_digest(form.get("token", [""])[0], annotating.token):
+            raise Forbidden("the label form's token is not this viewer's: reload the episode page and label again")
+        run_id, episode_id = request.path_params["run_id"], request.path_params["episode_id"]
+        summary = await queries.label(run_id, episode_id, form, annotating.annotator)
+        back = _whole("page", form.get("page", ["1"])[0], 1)
+        done = "written" if summary.written else "already"
+        return RedirectResponse(links.episode(run_id, episode_id, page=back, labelled=done) + "#label-form", 303)
 
     async def compare(request: Request) -> Response:
         q = request.query_params
@@ -161,6 +203,7 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
             Route("/dom/{sha}", dom),
             Route("/compare", compare),
             Route("/search", search),
+            Route("/label/{run_id}/{episode_id:path}", label, methods=["POST"]),
             Route("/api/runs", api_runs),
             Route("/api/run/{run_id}", api_run),
             Route("/api/run/{run_id}/usage", api_usage),
@@ -186,3 +229,14 @@ def create_app(db: Path, *, others: Sequence[Path] = ()) -> Starlette:
     )
     app.state.queries = queries
     return app
+
+
+def _whole(name: str, text: str, least: int) -> int:
+    """A query parameter that must be a whole number of at least ``least``; else a 400 naming it."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadRequest("Bad parameter", f"?{name}={text[:40]!r}: not a whole number") from None
+    if value < least:
+        raise BadRequest("Bad parameter", f"?{name}={value}: must be at least {least}")
+    return value

@@ -35,6 +35,12 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
     type=click.Path(file_okay=False, path_type=Path),
     help="Write the pages of RUN... as static HTML into this folder instead of serving.",
 )
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    help="Offer a label form on each episode page; what you submit is recorded as the judgment human:NAME "
+    "(as p2w-rt import-labels records it, for p2w-rt agree --human). Without it the viewer is read-only.",
+)
 @click.pass_context
 def view_cmd(
     ctx: click.Context,
@@ -45,11 +51,23 @@ def view_cmd(
     open_browser: bool,
     others: tuple[Path, ...],
     export_dir: Path | None,
+    annotator: str | None,
 ) -> None:
-    """Browse runs, episodes, judgments and comparisons in a web browser (read-only)."""
+    """Browse runs, episodes, judgments and comparisons in a web browser (read-only unless --annotator)."""
     db = view_db or db_path(ctx)
     if not isinstance(db, Path):
         raise click.UsageError("view reads SQLite files; export the runs (p2w-rt export) and import them into one")
+    if annotator is not None:
+        from replay.agreement import check_annotator
+
+        if export_dir is not None:
+            raise click.UsageError("--annotator labels in the served viewer; a static export has no form to post")
+        from p2w_runtime.errors import UserError
+
+        try:
+            annotator = check_annotator("--annotator", annotator)
+        except UserError as exc:
+            raise click.UsageError(str(exc)) from None
     if export_dir is not None:
         _export(db, run_refs, export_dir)
         return
@@ -57,14 +75,17 @@ def view_cmd(
         raise click.UsageError("RUN... is only for --export; the viewer serves every run of --db")
 
     async def _check() -> None:  # a missing or foreign database fails here, in one line, before anything binds
+        from p2w_runtime.llm import PriceTable
         from p2w_runtime.store import open_store
+
+        PriceTable.default()  # the episode pages price calls with it: a bad $P2W_PRICES file is named now
 
         for path in (db, *others):
             async with open_store(path, create=False):
                 pass
 
     run(_check())
-    _serve(db, others, host, port, open_browser)
+    _serve(db, others, host, port, open_browser, annotator)
 
 
 def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
@@ -84,7 +105,9 @@ def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
     click.echo(f"wrote {summary.pages} pages and {summary.blobs} blobs to {folder}; open {folder / 'index.html'}")
 
 
-def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browser: bool) -> None:
+def _serve(
+    db: Path, others: tuple[Path, ...], host: str, port: int, open_browser: bool, annotator: str | None
+) -> None:
     import socket
     import sys
     import threading
@@ -111,5 +134,7 @@ def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browse
     click.echo(f"p2w-rt view: {db} at {url}  (Ctrl-C to stop)", err=False)
     if open_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
-    config = uvicorn.Config(create_app(db, others=others), log_level="warning", lifespan="on")
+    if annotator:
+        click.echo(f"labels submitted on episode pages are recorded in {db} as human:{annotator}", err=True)
+    config = uvicorn.Config(create_app(db, others=others, annotator=annotator), log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])

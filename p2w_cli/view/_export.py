@@ -86,8 +86,14 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
         judgments = await read_judgments(store, info.run_id)
         for row in p.shown:
             ep = await episode_page(store, info, row.episode_id, judgments, read.classifications)
-            write(links.episode(info.run_id, row.episode_id), "episode.html", p=ep)
+            write(links.episode(info.run_id, row.episode_id), "episode.html", p=ep, annotate=None, labelled=None)
             pages += 1
+            for n in range(2, ep.pages + 1):  # a long episode: every page of its steps, as the server pages it
+                more = await episode_page(store, info, row.episode_id, judgments, read.classifications, page=n)
+                write(
+                    links.episode(info.run_id, row.episode_id, n), "episode.html", p=more, annotate=None, labelled=None
+                )
+                pages += 1
     problems: list[str] = []
     for run_id, name in sorted(links.plots):
         try:

@@ -23,8 +23,19 @@ class ServerLinks:
         kept = {k: v for k, v in query.items() if v not in (None, "")}
         return f"/run/{quote(run_id, safe='')}" + (f"?{urlencode(kept)}" if kept else "")
 
-    def episode(self, run_id: str, episode_id: str) -> str:
-        return f"/run/{quote(run_id, safe='')}/episode/{quote(episode_id, safe='')}"
+    def episode(self, run_id: str, episode_id: str, **query: object) -> str:
+        """``page`` (1 is left out), ``against``, ``step``: the episode page's parameters."""
+        kept = {k: v for k, v in query.items() if v not in (None, "") and not (k == "page" and v == 1)}
+        path = f"/run/{quote(run_id, safe='')}/episode/{quote(episode_id, safe='')}"
+        return path + (f"?{urlencode(kept)}" if kept else "")
+
+    def step(self, run_id: str, episode_id: str, number: int | None, page: int) -> str:
+        """A step's permalink without its fragment: ``?step=N`` finds its page whatever the page size."""
+        return self.episode(run_id, episode_id, step=number) if number is not None else self.episode(run_id, episode_id)
+
+    def label(self, run_id: str, episode_id: str) -> str:
+        """Where the episode page's label form posts (``view --annotator``)."""
+        return f"/label/{quote(run_id, safe='')}/{quote(episode_id, safe='')}"
 
     def blob(self, sha: str, ext: str = "txt") -> str:
         return f"/blob/{sha}"
@@ -75,8 +86,13 @@ class ExportLinks:
     def run(self, run_id: str, **query: object) -> str:
         return f"run-{_safe_name(run_id)}.html" if run_id in self.run_ids else "index.html"
 
-    def episode(self, run_id: str, episode_id: str) -> str:
-        return f"episode-{_safe_name(run_id + '/' + episode_id)}.html"
+    def episode(self, run_id: str, episode_id: str, page: int = 1, **query: object) -> str:
+        """Page ``page`` of the episode; the server's other parameters (``against``) have no file."""
+        suffix = f"-p{page}" if page != 1 else ""
+        return f"episode-{_safe_name(run_id + '/' + episode_id)}{suffix}.html"
+
+    def step(self, run_id: str, episode_id: str, number: int | None, page: int) -> str:
+        return self.episode(run_id, episode_id, page)
 
     def blob(self, sha: str, ext: str = "txt") -> str:
         """``ext`` names the file, so a browser opening it from disk knows its type."""

@@ -7,14 +7,16 @@ store again; nothing here appends.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from p2w_cli.view._annotate import labels_from_form
 from p2w_cli.view._episode import EpisodePage, episode_page
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
+from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
 from p2w_cli.view._queries import (
     PAGE_SIZE,
     EpisodeFilter,
@@ -30,8 +32,12 @@ from p2w_cli.view._queries import (
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
 from p2w_cli.view._usage import RunUsage, UsageScan
-from p2w_runtime.domain import RunInfo, list_runs, match_run
+from p2w_runtime.domain import RunInfo, episodes_of, list_runs, match_run
+from p2w_runtime.domain.trajectory import load_trajectory
+from p2w_runtime.errors import UserError
+from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
+from replay.agreement import ImportSummary, record_labels
 from replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
 from replay.judges import JUDGES
 
@@ -131,6 +137,8 @@ class ViewQueries:
         self.texts: LogKept[dict[str, str]] = LogKept()
         self.plots: LogKept[bytes] = LogKept()
         """Drawn plots by ``RUN/NAME``: matplotlib takes 0.5 s for the usage chart of 1,000 episodes."""
+        self.prices = PriceTable.default()
+        """Prices calls recorded without a cost (the built-in table, extended by ``$P2W_PRICES``)."""
 
     async def runs(self) -> list[RunRow]:
         store = self.state.store()
@@ -179,12 +187,41 @@ class ViewQueries:
             runs.append((await self.reads.get(store, info, end), texts))
         return search(runs, wanted, page, PAGE_SIZE)
 
-    async def episode(self, ref: str, episode_id: str) -> EpisodePage:
+    async def episode(self, ref: str, episode_id: str, page: int = 1, against: str = "") -> EpisodePage:
+        """One page of an episode's steps; with ``against`` (``RUN`` or ``FILE.db:RUN``), the prompt diff against
+        that run's episode of the same task at their first divergent step."""
         store = self.state.store()
         end, info = await self.index.find(store, ref)
         judgments = await self.reads.judgments(store, info, end)
         classifications = (await self.reads.get(store, info, end)).classifications
-        return await episode_page(store, info, episode_id, judgments, classifications)
+        p = await episode_page(store, info, episode_id, judgments, classifications, page=page, prices=self.prices)
+        if against:
+            other = parse_ref(against, self.state.db)
+            if not isinstance(other.db, Path):
+                raise BadRequest("Not a SQLite file", f"?against={against}: the viewer compares runs of SQLite files")
+            other_store = self.state.store_for(other.db)
+            _, other_info = await self.index.find(other_store, other.run)
+            whole = await load_trajectory(store, p.trajectory.stream)
+            try:
+                p.prompt_diff = await prompt_diff(store, whole, other_store, other_info, against)
+            except NoCounterpart as exc:
+                raise BadRequest("Nothing to diff against", f"?against={against}: {exc}") from None
+        return p
+
+    async def label(
+        self, ref: str, episode_id: str, form: Mapping[str, Sequence[str]], annotator: str
+    ) -> ImportSummary:
+        """Record a person's labels of one counted episode through ``import-labels``' path (``record_labels``)."""
+        store = self.state.store()
+        _, info = await self.index.find(store, ref)
+        found = [e for e in await episodes_of(store, info.run_id) if e.episode_id == episode_id]
+        if not found:
+            raise BadRequest("Cannot label", f"run {info.label} has no counted episode {episode_id!r} to label")
+        labels = labels_from_form(form, info.run_id, found[0].task_id, annotator)
+        try:
+            return await record_labels(store, labels)
+        except UserError as exc:
+            raise BadRequest("Cannot label", str(exc)) from None
 
     async def plot(self, ref: str, name: str) -> bytes:
         store = self.state.store()

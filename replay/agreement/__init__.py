@@ -5,8 +5,8 @@ from __future__ import annotations
 from p2w_runtime.domain import find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from replay.agreement._labels import import_labels
-from replay.agreement._raters import current_records, human_selectors, items, rater
+from replay.agreement._labels import ImportSummary, Label, check_annotator, import_labels, label_of, record_labels
+from replay.agreement._raters import HUMAN_PREFIX, current_records, human_selectors, items, rater
 from replay.agreement._report import AgreementReport, PairReport, agreement
 from replay.agreement._stats import (
     BOOTSTRAP_SAMPLES,
@@ -45,16 +45,22 @@ __all__ = [
     "BOOTSTRAP_SAMPLES",
     "AgreementReport",
     "Estimate",
+    "HUMAN_PREFIX",
+    "ImportSummary",
+    "Label",
     "PairReport",
     "accuracy",
     "agree",
     "agreement",
     "alpha",
     "bootstrap",
+    "check_annotator",
     "cohen_kappa",
     "import_labels",
     "items",
+    "label_of",
     "pair_agreement",
     "pearson",
+    "record_labels",
     "spearman",
 ]

@@ -16,6 +16,7 @@ import json
 import math
 import unicodedata
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,21 +116,32 @@ def _text(where: str, name: str, raw: object) -> str:
     return text
 
 
+def label_of(where: str, row: Mapping[str, object]) -> Label:
+    """One label checked: each field present and non-empty, the label numeric and within ``max``. A row of a
+    file and a field of the viewer's label form (``p2w-rt view --annotator``) go through here alike."""
+    for name in FIELDS:
+        if row.get(name) is None or str(row[name]) == "":
+            raise UserError(f"{where}: field {name!r} is missing or empty")
+        if str(row[name]).strip() == "":
+            raise UserError(f"{where}: field {name!r} is only whitespace ({clip(row[name])!r})")
+    text = {name: _text(where, name, row[name]) for name in ("run", "task", "point", "annotator")}
+    value = _number(where, "label", row["label"])
+    top = _number(where, "max", row["max"]) if row.get("max") not in (None, "") else 1.0
+    if top <= 0 or not 0 <= value <= top:
+        raise UserError(f"{where}: field 'label': {value} is outside 0..{top}")
+    return Label(where, text["run"], text["task"], text["point"], value, top, text["annotator"])
+
+
+def check_annotator(where: str, name: str) -> str:
+    """An annotator name as a label file may give it (one printable line, no ``@``), or ``UserError``."""
+    if not name.strip():
+        raise UserError(f"{where}: the annotator name is empty")
+    return _text(where, "annotator", name)
+
+
 def parse_labels(path: Path) -> list[Label]:
-    """Every label of the file, checked: each field present and non-empty, labels numeric, within ``max``."""
-    labels = []
-    for where, row in _rows(path):
-        for name in FIELDS:
-            if row.get(name) is None or str(row[name]) == "":
-                raise UserError(f"{where}: field {name!r} is missing or empty")
-            if str(row[name]).strip() == "":
-                raise UserError(f"{where}: field {name!r} is only whitespace ({clip(row[name])!r})")
-        text = {name: _text(where, name, row[name]) for name in ("run", "task", "point", "annotator")}
-        value = _number(where, "label", row["label"])
-        top = _number(where, "max", row["max"]) if row.get("max") not in (None, "") else 1.0
-        if top <= 0 or not 0 <= value <= top:
-            raise UserError(f"{where}: field 'label': {value} is outside 0..{top}")
-        labels.append(Label(where, text["run"], text["task"], text["point"], value, top, text["annotator"]))
+    """Every label of the file, checked (``label_of``)."""
+    labels = [label_of(where, row) for where, row in _rows(path)]
     if not labels:
         raise UserError(f"{path}: no labels")
     return labels
@@ -151,8 +163,14 @@ def _judgment(episode: EpisodeRef, annotator: str, labels: list[Label]) -> Judgm
 
 
 async def import_labels(store: EventStore, path: Path) -> ImportSummary:
-    """Check every label against the store (run, counted episode, no contradicting duplicate), then append."""
-    labels = parse_labels(path)
+    """The labels of the file at ``path``, recorded (``record_labels``)."""
+    return await record_labels(store, parse_labels(path))
+
+
+async def record_labels(store: EventStore, labels: Sequence[Label]) -> ImportSummary:
+    """Check every label against the store (run, counted episode, no contradicting duplicate), then append one
+    judgment per (episode, annotator); labels already recorded the same way write nothing. The one writing path
+    of human labels: ``import-labels`` and the viewer's label form both end here."""
     by_run: dict[str, dict[tuple[str, str], list[Label]]] = defaultdict(lambda: defaultdict(list))
     episodes: dict[str, dict[str, EpisodeRef]] = {}
     found: dict[str, RunInfo] = {}

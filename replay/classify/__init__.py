@@ -5,7 +5,7 @@ from replay.classify._base import Classifier, ErrorLabels, UnknownClassifier, na
 from replay.classify._command import ClassifyOptions, classify_runs, outcome_json
 from replay.classify._hallucination import Constraint, applied_constraints, hallucination
 from replay.classify._history_use import Target, history_use, targets
-from replay.classify._labels import HISTORY_RETRIEVAL_FAILURE
+from replay.classify._labels import ALL_LABELS, HISTORY_RETRIEVAL_FAILURE
 from replay.classify._llm import LlmClassifier
 from replay.classify._plot import plot_summary
 from replay.classify._records import (
@@ -18,8 +18,10 @@ from replay.classify._redundant import RedundancySettings, redundant_access
 from replay.classify._registry import CLASSIFIERS, ClassifyAborted, ClassifyOutcome, ClassifySummary
 from replay.classify._rules import RulesClassifier
 from replay.classify._summary import ErrorSummary, summarize
+from replay.classify._texts import entry_text
 
 __all__ = [
+    "ALL_LABELS",
     "CLASSIFIERS",
     "HISTORY_RETRIEVAL_FAILURE",
     "ClassificationRecord",
@@ -40,6 +42,7 @@ __all__ = [
     "classification_stream",
     "classify_runs",
     "current_classifications",
+    "entry_text",
     "hallucination",
     "history_use",
     "targets",

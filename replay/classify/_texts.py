@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
-from p2w_runtime.domain.trajectory import ActionRecord, HistoryAccess, Trajectory
+from p2w_runtime.domain.trajectory import ActionRecord, HistoryAccess, RetrievedEntry, Trajectory
 
 ACTION_TEXT_ARGS: dict[str, slice] = {
     "type": slice(1, 2),
@@ -48,14 +48,18 @@ def event_order(t: Trajectory) -> dict[str, int]:
     return order
 
 
+def entry_text(entry: RetrievedEntry) -> str:
+    """A retrieved entry as the rules search it: its key text, with its website when it has one."""
+    return f"{entry.key_text()} ({entry.website})" if entry.website else entry.key_text()
+
+
 def memory_texts(t: Trajectory, order: dict[str, int]) -> list[Text]:
     """Every retrieved entry (with its website) and memory answer, in the order the agent got them."""
     found: list[Text] = []
     for access in t.history:
         for retrieval in access.retrievals:
             for hit in retrieval.hits:
-                entry = hit.entry
-                text = f"{entry.key_text()} ({entry.website})" if entry.website else entry.key_text()
+                text = entry_text(hit.entry)
                 where = f"retrieved entry #{hit.entry_id} (rank {hit.rank})"
                 found.append(Text(retrieval.event_id, text, where, order.get(retrieval.event_id, 0)))
         for answer in access.answers:

@@ -2,7 +2,7 @@
 
 from replay.diff._align import Divergence
 from replay.diff._command import diff_refs
-from replay.diff._diff import RunDiff, TaskDiff, diff_runs
+from replay.diff._diff import RunDiff, TaskDiff, diff_runs, episode_divergence
 from replay.diff._refs import open_runs, parse_ref
 from replay.diff._runs import DEFAULT_JUDGE, MissingJudgments, RunData, StepAction, load_run_data
 
@@ -16,6 +16,7 @@ __all__ = [
     "TaskDiff",
     "diff_refs",
     "diff_runs",
+    "episode_divergence",
     "load_run_data",
     "open_runs",
     "parse_ref",

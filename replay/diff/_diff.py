@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from p2w_runtime.domain.trajectory import Trajectory
 from replay.diff._align import Divergence, first_divergence, jaccard
-from replay.diff._runs import EpisodeData, RunData
+from replay.diff._runs import EpisodeData, RunData, episode_data
 from replay.diff._stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap
 from replay.metrics import METRICS, json_figure
 
@@ -160,6 +161,12 @@ def _fork_step(a: EpisodeData, b: EpisodeData) -> int | None:
         if fork is not None and fork.source_stream == source.stream:
             return fork.at_step
     return None
+
+
+def episode_divergence(a: Trajectory, b: Trajectory) -> Divergence | None:
+    """Where two episodes of one task part ways, as ``diff_runs`` finds it for each task (from a fork's step on)."""
+    ea, eb = episode_data(a, None, None), episode_data(b, None, None)
+    return first_divergence(ea.actions, eb.actions, after_fork_step=_fork_step(ea, eb))
 
 
 def _mean(values: list[float]) -> float | None:

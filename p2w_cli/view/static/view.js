@@ -53,11 +53,19 @@ function pollLive(marker) {
   };
   setTimeout(check, LIVE_EVERY_MS);
 }
+function openTarget() {
+  // a permalink to an LLM call (#llm-N-K) sits in its <details>' summary: open the call it names
+  const target = location.hash.startsWith("#llm-") ? document.getElementById(location.hash.slice(1)) : null;
+  const call = target && target.closest("details");
+  if (call) call.open = true;
+}
+window.addEventListener("hashchange", openTarget);
 
 window.addEventListener("DOMContentLoaded", () => {
   const live = document.getElementById("live");
   if (live && live.dataset.poll) pollLive(live);
   if (location.hash.startsWith("#ev-")) highlight([location.hash.slice(4)]);
+  openTarget();
   for (const input of document.querySelectorAll("input.filter")) {
     const table = document.getElementById(input.dataset.table);
     input.addEventListener("input", () => {

@@ -16,7 +16,7 @@ from p2w_runtime.domain.trajectory._model import (
     RetrievedEntry,
     Trajectory,
 )
-from p2w_runtime.domain.trajectory._project import ProjectionError, project
+from p2w_runtime.domain.trajectory._project import ProjectionError, project, project_slice
 
 __all__ = [
     "ActionCommand",
@@ -36,4 +36,5 @@ __all__ = [
     "load_trajectories",
     "load_trajectory",
     "project",
+    "project_slice",
 ]

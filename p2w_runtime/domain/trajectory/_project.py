@@ -220,3 +220,20 @@ def project(events: Iterable[Event]) -> Trajectory:
     if fold.trajectory is None:
         raise ProjectionError("no events: an episode starts with episode.started")
     return fold.trajectory
+
+
+def project_slice(started: Event, events: Iterable[Event]) -> Trajectory:
+    """A contiguous part of one episode folded as ``project`` folds the whole: ``started`` (its first event), then
+    ``events`` from any seq on, the chain checked from the first of them. What it counts (records, LLM calls and
+    cost, ``event_count``) is the slice's, and ``records[0]`` is the slice's first event: a reader that shows one
+    page of a long episode projects only that page (the viewer, docs/design/view.md)."""
+    fold = _Fold()
+    fold.apply(started, started.payload)
+    t = fold.trajectory
+    assert t is not None
+    first = True
+    for event in events:
+        if first:
+            t.hash, first = event.prev_hash, False
+        fold.apply(event, event.payload)
+    return t

@@ -1,0 +1,111 @@
+"""The episode page in headless Chromium: a permalink to an LLM call on another page lands there with the call open,
+the step box pages, the compare page's divergent step opens the prompt diff, and a label form submitted in the
+browser is recorded. Each page is screenshotted into the test's output folder (or ``$P2W_VIEW_SHOTS``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+from view_support import LONG_TASK, build_long_episode, demo_db, event_count, serving
+
+from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return demo_db(tmp_path_factory.getbasetemp())[0]
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = Path(os.environ.get("P2W_VIEW_SHOTS") or tmp_path_factory.mktemp("episode-screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def long_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("long-browser")
+    asyncio.run(build_long_episode(folder / "long.db", 250))
+    with serving(folder / "long.db", cwd=folder) as url:
+        yield url
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(
+            executable_path=find_chromium(None, bundled=p.chromium.executable_path), args=list(LAUNCH_ARGS)
+        )
+        yield launched
+        await launched.close()
+
+
+async def _in_view(page: Page, selector: str) -> bool:
+    return await page.eval_on_selector(
+        selector, "el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }"
+    )
+
+
+async def test_an_llm_call_permalink_on_another_page_opens_that_page_at_the_call(
+    browser: Browser, long_url: str, shots: Path
+) -> None:
+    page = await browser.new_page(viewport={"width": 1400, "height": 900})
+    await page.goto(long_url + f"run/long/episode/{LONG_TASK}?step=150#llm-150-1")
+    await page.wait_for_url(re.compile(r"\?page=2#llm-150-1$"))
+    assert await page.eval_on_selector("#llm-150-1", "a => a.closest('details').open"), "the call it names is open"
+    assert await _in_view(page, "#llm-150-1") and await page.is_visible("#llm-150-1")
+    assert await page.get_attribute("#llm-150-1", "href") == f"/run/01long-run/episode/{LONG_TASK}?step=150#llm-150-1"
+    await page.screenshot(path=shots / "episode-permalink.png")
+    await page.fill("nav.pager input[name=step]", "230")
+    await page.click("nav.pager button")
+    await page.wait_for_url(re.compile(r"\?page=3$"))
+    assert await page.is_visible("#step-230") and not await page.is_visible("#step-150")
+    await page.click('nav.pager a[rel="prev"]')
+    await page.wait_for_url(re.compile(r"\?page=2$"))
+    assert await page.locator("section.step").count() == 100
+
+
+async def test_the_compare_pages_divergent_step_opens_the_prompt_diff(
+    browser: Browser, demo: Path, shots: Path
+) -> None:
+    page = await browser.new_page(viewport={"width": 1400, "height": 900})
+    with serving(demo, cwd=demo.parent) as url:
+        await page.goto(url + "compare?a=earlier&b=later")
+        row = page.locator("tr.task-row", has_text="Tomas_Reyes_B1")
+        await row.locator('a[href*="against=later"]').click()
+        await page.wait_for_url(re.compile(r"Tomas_Reyes_B1\?against=later#prompt-diff$"))
+        assert await _in_view(page, "#prompt-diff h2")
+        assert await page.locator("#prompt-diff pre.diff span.dadd").count() > 5, "the generator call only in later"
+        await page.screenshot(path=shots / "episode-prompt-diff.png")
+        await page.click("#prompt-diff p a")
+        assert await page.evaluate("location.hash") == "#step-1"
+
+
+async def test_a_label_form_submitted_in_the_browser_is_recorded(
+    browser: Browser, demo: Path, tmp_path: Path, shots: Path
+) -> None:
+    db = tmp_path / "labels.db"
+    shutil.copy(demo, db)
+    page = await browser.new_page(viewport={"width": 1400, "height": 900})
+    with serving(db, "--annotator", "ana", cwd=tmp_path) as url:
+        await page.goto(url + "run/earlier/episode/Lena_Fischer_B1")
+        before = event_count(db)
+        await page.select_option("select[name=p_web]", "1.0")
+        await page.fill("input[name=p_pref]", "0.5")
+        await page.check("input[value=history_utilization_failure]")
+        await page.click(".label-form button[type=submit]")
+        await page.wait_for_selector(".label-form .saved")
+        assert "labelled=written" in page.url
+        assert await page.locator(".judgment h3", has_text="human:ana").count() == 1
+        await page.screenshot(path=shots / "episode-labels.png")
+    assert event_count(db) == before + 2, "one judgment and the seal that covers it"
