@@ -11,42 +11,42 @@ from pathlib import Path
 
 import click
 
-from p2w_cli import (
-    AppContext,
-    MainGroup,
-    ModelLoadNotice,
-    StoreLocation,
-    agree_cmd,
-    classify_cmd,
-    demo_cmd,
-    diff_cmd,
-    export_cmd,
-    fail_as_one_line,
-    fork_cmd,
-    history,
-    import_cmd,
-    import_curation_cmd,
-    import_labels_cmd,
-    import_trajectories_cmd,
-    metrics_cmd,
-    record_cmd,
-    replay_cmd,
-    rerun_cmd,
-    runs,
-    schema,
-    show,
-    sites,
-    stats_cmd,
-    verify,
-    view_cmd,
-    wants_help,
+from p2w_cli import AppContext, MainGroup, ModelLoadNotice, StoreLocation, fail_as_one_line, wants_help
+
+COMMANDS = {
+    "runs": "p2w_cli.runs:runs",
+    "show": "p2w_cli.runs:show",
+    "verify": "p2w_cli.integrity:verify",
+    "export": "p2w_cli.integrity:export_cmd",
+    "import": "p2w_cli.integrity:import_cmd",
+    "schema": "p2w_cli.schema:schema",
+    "history": "p2w_cli.history:history",
+    "import-trajectories": "p2w_cli.import_trajectories:import_trajectories_cmd",
+    "replay": "p2w_cli.replay:replay_cmd",
+    "rerun": "p2w_cli.rerun:rerun_cmd",
+    "fork": "p2w_cli.fork:fork_cmd",
+    "metrics": "p2w_cli.replay:metrics_cmd",
+    "classify": "p2w_cli.classify:classify_cmd",
+    "diff": "p2w_cli.diff:diff_cmd",
+    "stats": "p2w_cli.diff:stats_cmd",
+    "record": "p2w_cli.record:record_cmd",
+    "sites": "p2w_cli.sites:sites",
+    "demo": "p2w_cli.demo:demo_cmd",
+    "demo-model": "p2w_cli.demo_model:demo_model",
+    "view": "p2w_cli.view:view_cmd",
+    "migrate": "p2w_cli.migrate:migrate_cmd",
+    "agree": "p2w_cli.agree:agree_cmd",
+    "import-labels": "p2w_cli.agree:import_labels_cmd",
+    "import-curation": "p2w_cli.agenticshop:import_curation_cmd",
+    "attach-dataset": "p2w_cli.attach_dataset:attach_dataset_cmd",
+}
+"""Every command, as ``module:attribute``: ``MainGroup`` imports a command's module when the command line names it
+(or ``--help`` lists them all), so ``runs`` loads only ``p2w_cli.runs`` (docs/design/startup.md)."""
+
+
+@click.group(
+    cls=MainGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
 )
-from p2w_cli.attach_dataset import attach_dataset_cmd
-from p2w_cli.demo_model import demo_model
-from p2w_cli.migrate import migrate_cmd
-
-
-@click.group(cls=MainGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.option(
     "--db",
     envvar="P2W_DB",
@@ -74,30 +74,3 @@ def main(ctx: click.Context, db: Path | str, log_file: Path | None, verbose: int
         db=db, log_file=fail_as_one_line(lambda: configure_logging(verbose=verbose, log_file=log_file))
     )
     ModelLoadNotice.install()
-
-
-main.add_command(runs)
-main.add_command(show)
-main.add_command(verify)
-main.add_command(export_cmd)
-main.add_command(import_cmd)
-main.add_command(schema)
-main.add_command(history)
-main.add_command(import_trajectories_cmd)
-main.add_command(replay_cmd)
-main.add_command(rerun_cmd)
-main.add_command(fork_cmd)
-main.add_command(metrics_cmd)
-main.add_command(classify_cmd)
-main.add_command(diff_cmd)
-main.add_command(stats_cmd)
-main.add_command(record_cmd)
-main.add_command(sites)
-main.add_command(demo_cmd)
-main.add_command(demo_model)
-main.add_command(view_cmd)
-main.add_command(migrate_cmd)
-main.add_command(agree_cmd)
-main.add_command(import_labels_cmd)
-main.add_command(import_curation_cmd)
-main.add_command(attach_dataset_cmd)

@@ -3,9 +3,16 @@
 A command a researcher types many times a day should answer at once; what it costs before it does anything is the
 imports. Each command runs as a fresh subprocess, N times; the figure is the best run (least noise on a shared
 machine), CPU being user+sys of the child (``resource.getrusage(RUSAGE_CHILDREN)`` deltas). ``runs`` and ``show``
-read a small SQLite store built once by importing the bundled ``earlier`` example run.
+read a small SQLite store built once by importing the bundled ``earlier`` example run. Each command runs once
+first with bytecode writing on (``PYTHONDONTWRITEBYTECODE`` removed), so that what is timed is an installed
+command's start, not Python compiling our modules again on every run.
 
-Usage: python benchmarks/bench_startup.py [-n 7] [--db PATH (kept, reused when it exists)]
+``--before DIR`` times every command also with ``PYTHONPATH=DIR`` (an export of another commit, e.g.
+``git archive COMMIT | tar -x -C DIR``), alternating with this tree's run by run so that both see the same load.
+The ``floor`` line is ``import sqlalchemy.ext.asyncio`` alone: the store's async engine, which any command that
+reads the store imports (docs/design/startup.md).
+
+Usage: python benchmarks/bench_startup.py [-n 7] [--db PATH (kept, reused when it exists)] [--before DIR]
 """
 
 from __future__ import annotations
@@ -23,20 +30,28 @@ from p2w_runtime.demo.examples import example_run_bundles
 
 CLI = str(Path(sys.executable).with_name("p2w-rt"))
 RUN = "earlier"
+HERE = Path(__file__).resolve().parent.parent
 
 
-def measure(command: list[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
-    """(best CPU seconds, best wall seconds) of ``command`` over ``repeat`` fresh processes."""
-    cpu: list[float] = []
-    wall: list[float] = []
+def once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one fresh process of ``command``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def measure(command: list[str], envs: list[dict[str, str]], repeat: int) -> list[tuple[float, float]]:
+    """(best CPU, best wall) of ``command`` under each of ``envs``, alternating between them run by run."""
+    for env in envs:
+        once(command, env)  # writes the bytecode, warms the file cache
+    runs: list[list[tuple[float, float]]] = [[] for _ in envs]
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wall.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-    return min(cpu), min(wall)
+        for i, env in enumerate(envs):
+            runs[i].append(once(command, env))
+    return [(min(cpu for cpu, _ in r), min(wall for _, wall in r)) for r in runs]
 
 
 def build(db: Path, env: dict[str, str]) -> None:
@@ -48,18 +63,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", "--repeat", type=int, default=7)
     parser.add_argument("--db", type=Path)
+    parser.add_argument("--before", type=Path, help="a tree of another commit, timed alternately with this one")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         db = args.db or Path(scratch) / "startup.db"
-        env = {**os.environ, "P2W_LOG_FILE": str(Path(scratch) / "p2w.log")}
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env = {**base, "P2W_LOG_FILE": str(Path(scratch) / "p2w.log"), "PYTHONPATH": str(HERE)}
+        envs = [env] if args.before is None else [env, {**env, "PYTHONPATH": str(args.before.resolve())}]
         if not db.exists():
             build(db, env)
-        base_cpu, base_wall = measure([sys.executable, "-c", "pass"], env, args.repeat)
-        print(f"best of {args.repeat}; baseline python -c pass: cpu {base_cpu:.3f} s, wall {base_wall:.3f} s")
-        print(f"{'command':<16} {'cpu s':>7} {'x base':>7} {'wall s':>7} {'x base':>7}")
-        for name, tail in (("--help", ["--help"]), ("runs", ["runs"]), (f"show {RUN}", ["show", RUN])):
-            cpu, wall = measure([CLI, "--db", str(db), *tail], env, args.repeat)
-            print(f"{name:<16} {cpu:>7.3f} {cpu / base_cpu:>7.1f} {wall:>7.3f} {wall / base_wall:>7.1f}")
+        [(base_cpu, base_wall)] = measure([sys.executable, "-c", "pass"], [env], args.repeat)
+        load = os.getloadavg()[0]
+        print(
+            f"best of {args.repeat}; load average {load:.1f}; "
+            f"python -c pass: cpu {base_cpu:.3f} s, wall {base_wall:.3f} s"
+        )
+        header = f"{'command':<16} {'cpu s':>7} {'x pass':>7} {'wall s':>7} {'x pass':>7}"
+        print(header + ("" if args.before is None else f"   {'before':>7} {'x pass':>7} {'wall s':>7}"))
+        commands = [("--help", ["--help"]), ("runs", ["runs"]), (f"show {RUN}", ["show", RUN])]
+        for name, tail in commands:
+            results = measure([CLI, "--db", str(db), *tail], envs, args.repeat)
+            (cpu, wall), earlier = results[0], results[1:]
+            line = f"{name:<16} {cpu:>7.3f} {cpu / base_cpu:>7.1f} {wall:>7.3f} {wall / base_wall:>7.1f}"
+            for b_cpu, b_wall in earlier:
+                line += f"   {b_cpu:>7.3f} {b_cpu / base_cpu:>7.1f} {b_wall:>7.3f}"
+            print(line)
+        [(cpu, wall)] = measure([sys.executable, "-c", "import sqlalchemy.ext.asyncio"], [env], args.repeat)
+        print(f"{'floor':<16} {cpu:>7.3f} {cpu / base_cpu:>7.1f} {wall:>7.3f} {wall / base_wall:>7.1f}")
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -7,14 +7,17 @@ print with ``console`` / ``echo_json`` (recorded text through ``p2w_cli.render.t
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import logging
 import sys
 import time
 import unicodedata
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import AbstractAsyncContextManager, contextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,6 +35,18 @@ FC = TypeVar("FC", bound=Callable[..., Any])
 console = terminal_console()
 STARTED = time.monotonic()
 """When the CLI began (``cli`` imports this module first): the wait a command reports counts from here."""
+_GC_THRESHOLDS = gc.get_threshold()
+atexit.register(gc.freeze)
+"""Start-up allocates hundreds of thousands of objects that live as long as the process (modules, classes), and
+each full collection walks all of them: with the default thresholds, collecting took a quarter of ``runs``' CPU,
+about half of it in the collection Python makes at exit. While a command starts (``MainGroup.main`` until
+``started_up``), a full collection waits for 1,000 younger ones instead of 10 (young cycles are collected as
+usual); at exit, every object is frozen out of the last collection (docs/design/startup.md)."""
+
+
+def started_up() -> None:
+    """The command's start-up is over (its store is open): the collector runs as usual for the work itself."""
+    gc.set_threshold(*_GC_THRESHOLDS)
 
 
 def waited() -> float:
@@ -129,7 +144,31 @@ def fail_as_one_line(work: Callable[[], T]) -> T:
 
 
 class MainGroup(click.Group):
-    """The root group; it keeps its command line so that ``wants_help`` can see a subcommand's ``--help``."""
+    """The root group; it keeps its command line so that ``wants_help`` can see a subcommand's ``--help``, and
+    imports a command's module (``lazy``: name -> ``module:attribute``) only when the command is asked for: the
+    command modules together cost more to import than ``runs`` needs in all (docs/design/startup.md)."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            command = getattr(import_module(module), attribute)
+            assert isinstance(command, click.Command) and command.name == cmd_name, self.lazy[cmd_name]
+            self.add_command(command)
+        return self.commands.get(cmd_name)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        gc.set_threshold(_GC_THRESHOLDS[0], _GC_THRESHOLDS[1], 1000)  # see _GC_THRESHOLDS
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            started_up()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta[_ARGS] = tuple(args)
@@ -144,11 +183,14 @@ def wants_help(ctx: click.Context) -> bool:
     return any(arg in ctx.help_option_names for arg in ctx.meta.get(_ARGS, ()))
 
 
-def open_db(ctx: click.Context, *, create: bool = False) -> AbstractAsyncContextManager[EventStore]:
+@asynccontextmanager
+async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[EventStore]:
     """The store named by ``--db``; ``create`` only for commands that write a new run."""
     from p2w_runtime.store import open_store
 
-    return open_store(db_path(ctx), create=create)
+    async with open_store(db_path(ctx), create=create) as store:
+        started_up()
+        yield store
 
 
 def echo_json(value: Any) -> None:

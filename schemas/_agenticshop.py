@@ -29,7 +29,7 @@ RESULTS_JUDGED = 3
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Checklist(_Record):
@@ -61,7 +61,7 @@ class UserContext(_Record):
 class ShopProfile(_Record):
     """One AgenticShop user: the situation and query an agent gets, and the checklist its products are judged on."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     user: str = Field(min_length=1)
     category: str = ""
@@ -89,7 +89,7 @@ class ShopProfile(_Record):
 
 
 class CuratedProduct(_Record):
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     product_name: str = ""
     product_url: str = Field(min_length=1)
@@ -99,7 +99,7 @@ class CuratedProduct(_Record):
 class CurationResult(_Record):
     """One user's curated products, as the reference's curation scripts write them."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     user: str = Field(min_length=1)
     search_results: list[CuratedProduct] = Field(default_factory=list)

@@ -15,7 +15,7 @@ KNOWN_ENTRY_TYPES = ("web search", "web visit", "purchase", "booking", "review a
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def entry_key_text(type_: str, object_: str) -> str:
@@ -29,7 +29,7 @@ class MemoryEntry(_Record):
     Extra keys some banks carry are kept, not rejected: the four fields are what p2w-rt reads.
     """
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     timestamp: str = Field(min_length=1)
     type: str = Field(min_length=1)
@@ -61,7 +61,7 @@ class GroundTruth(_Record):
 class TaskFile(BaseModel):
     """A Persona2Web task file exactly as the public runners publish it."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     sites: list[str]
     task_id: str

@@ -11,7 +11,7 @@ from schemas._payload_base import Payload
 
 
 class Evidence(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     event_ids: list[str] = Field(default_factory=list)
     text: str = ""
@@ -36,7 +36,7 @@ class Judgment(Payload):
 
 
 class ErrorLabel(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     label: str
     explanation: str
@@ -59,7 +59,7 @@ class ErrorClassified(Payload):
 class TargetRecall(BaseModel):
     """One ground-truth value (website, preference, location) and whether each retrieval surfaced it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str
     stated_in_query: bool

@@ -14,11 +14,16 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from schemas._canonical import canonical_json, event_hash, format_timestamp
+from schemas._payload_base import Payload
 from schemas._payloads import PAYLOAD_TYPES, AnyPayload
 from schemas._upcast import upcast
 
-PAYLOAD_ADAPTER: TypeAdapter[AnyPayload] = TypeAdapter(AnyPayload)
-CURRENT_VERSIONS: dict[str, int] = {cls.model_fields["type"].default: cls.SCHEMA_VERSION for cls in PAYLOAD_TYPES}
+PAYLOAD_ADAPTER: TypeAdapter[AnyPayload] = TypeAdapter(AnyPayload, config=ConfigDict(defer_build=True))
+"""Every payload model, built on first use like each model (``defer_build``): a reader that validates a few types
+builds only theirs, which is most of what ``runs`` and ``show`` used to spend importing this package
+(docs/design/startup.md)."""
+PAYLOAD_MODELS: dict[str, type[Payload]] = {cls.model_fields["type"].default: cls for cls in PAYLOAD_TYPES}
+CURRENT_VERSIONS: dict[str, int] = {name: cls.SCHEMA_VERSION for name, cls in PAYLOAD_MODELS.items()}
 
 _uuid_lock = threading.Lock()
 _last_uuid_ms = 0
@@ -49,7 +54,7 @@ def utc_now() -> datetime:
 class NewEvent(BaseModel):
     """An event a writer wants appended; the store assigns ``seq``, ``position`` and the hashes."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     event_id: str = Field(default_factory=uuid7)
     stream: str = Field(min_length=1)
@@ -243,8 +248,8 @@ def decode_payload(event_id: str, type_: str, version: int, payload_json: str) -
     if target is None:
         raise ValueError(f"unknown event type {type_!r} (event {event_id})")
     if version == target:
-        try:
-            payload = PAYLOAD_ADAPTER.validator.validate_json(payload_json)  # no TypeAdapter wrapper
+        try:  # the type's own model, not the union: only its schema is built, and no wrapper is called
+            payload: AnyPayload | None = PAYLOAD_MODELS[type_].__pydantic_validator__.validate_json(payload_json)
         except ValidationError:
             payload = None  # the general path below raises the error, for the payload as the envelope types it
         if payload is not None and payload.type == type_:
@@ -283,7 +288,7 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
 class Event(BaseModel):
     """A decoded event: the envelope with a typed, current-version payload."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     event_id: str
     stream: str

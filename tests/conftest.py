@@ -50,7 +50,9 @@ SLOW_MODULES = frozenset(
         "test_browser", "test_browser_units", "test_concurrency", "test_episode_seals", "test_input_refusals",
         "test_intent_recorded", "test_layering", "test_record", "test_record_curation", "test_record_failures",
         "test_rerun", "test_resume", "test_sample_agent", "test_secrets", "test_user_errors", "test_webarena_ported",
-        "test_webarena_stylesheets", "test_workers",
+        "test_webarena_stylesheets", "test_workers", "test_webarena_parity",
+        # rerun and fork (Chromium and the embedder) from a run's own files
+        "test_dataset", "test_example_runs", "test_portable_run", "test_progress_lines",
         # the sentence-transformers embedder, loaded and run
         "test_producer_keys", "test_retrieval", "test_retrieval_cf", "test_retrieval_cli", "test_retrieval_history",
         "test_sample",
@@ -65,6 +67,9 @@ SLOW_TESTS = frozenset(
         "test_demo.py::test_demo_record_records_the_sample_tasks_and_judges_them_with_the_llm",  # Chromium
         "test_terminal_output.py::test_a_real_process_writing_to_a_pipe_is_not_cut_at_80_columns",
         "test_agree_cli.py::test_llm_against_rules",
+        "test_startup_imports.py::test_a_command_loading_a_model_says_so_on_a_terminal",  # the embedder's loader
+        "test_webarena_evaluators.py::test_program_html_on_the_recorded_final_dom",  # Chromium
+        "test_webarena_evaluators.py::test_program_html_that_cannot_run_offline_is_said_so",  # Chromium
     }
 )
 """Modules and tests that are ``slow`` besides those marked in their module (the slowest of a `--durations` run):

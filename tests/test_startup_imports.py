@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
+import click
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from cli import COMMANDS, main
 from p2w_runtime.demo.examples import example_run_bundles
 
 HEAVY = (
@@ -37,6 +38,10 @@ HEAVY = (
 )
 STORE = ("sqlalchemy", "sqlmodel", "aiosqlite", "schemas")
 """What reading the SQLite store takes; ``--help`` needs none of it."""
+LISTING_NEEDS_NONE = ("structlog", "platformdirs", "msgspec", "p2w_runtime.data", "replay", "p2w_cli.view")
+"""Loaded by other commands, not by ``runs`` and ``show RUN``: the log's structlog is imported when something logs,
+the dataset readers when a run's files are attached or carried (docs/design/startup.md)."""
+OTHER_COMMANDS = ("p2w_cli.integrity", "p2w_cli.record", "p2w_cli.history", "p2w_cli.replay", "p2w_cli.demo")
 
 _REPORT = """
 import json, sys
@@ -48,7 +53,7 @@ except SystemExit as exit:
 else:
     code = 0
 with open(sys.argv[1], "w") as out:
-    json.dump({"code": code, "modules": sorted({name.split(".")[0] for name in sys.modules})}, out)
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
 """
 
 
@@ -63,7 +68,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _loaded(tmp_path: Path, *args: str) -> tuple[set[str], str]:
-    """(top-level modules in ``sys.modules`` when the command ended, its stdout); the command must succeed."""
+    """(modules in ``sys.modules`` when the command ended, each with the packages above it; its stdout); the command
+    must succeed."""
     report = tmp_path / "modules.json"
     env = {**os.environ, "P2W_LOG_FILE": str(tmp_path / "p2w.log")}
     done = subprocess.run(
@@ -72,7 +78,8 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[set[str], str]:
     assert done.returncode == 0, done.stderr
     seen = json.loads(report.read_text())
     assert seen["code"] in (0, None), done.stderr
-    return set(seen["modules"]), done.stdout
+    modules = set(seen["modules"])
+    return modules | {name.split(".")[0] for name in modules}, done.stdout
 
 
 def test_help_loads_neither_the_store_nor_any_heavy_library(tmp_path: Path) -> None:
@@ -85,20 +92,80 @@ def test_runs_reads_sqlite_without_the_heavy_libraries(tmp_path: Path, db: Path)
     modules, out = _loaded(tmp_path, "--db", str(db), "runs")
     assert "earlier" in out and "completed" in out
     assert set(STORE) <= modules  # the check sees what a command does load
-    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+    assert {"p2w_cli.runs", "p2w_runtime.domain", "p2w_runtime.store.sqlite"} <= modules
+    unwanted = {*HEAVY, *LISTING_NEEDS_NONE, *OTHER_COMMANDS}
+    assert not modules & unwanted, sorted(modules & unwanted)
 
 
 def test_show_lists_a_run_without_the_heavy_libraries(tmp_path: Path, db: Path) -> None:
     modules, out = _loaded(tmp_path, "--db", str(db), "show", "earlier")
     assert "Lena_Fischer_A1" in out and "answered" in out
     assert set(STORE) <= modules
-    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+    unwanted = {*HEAVY, *LISTING_NEEDS_NONE, *OTHER_COMMANDS}
+    assert not modules & unwanted, sorted(modules & unwanted)
+
+
+def test_the_listing_builds_only_the_payload_models_it_validates(tmp_path: Path, db: Path) -> None:
+    """Payload models are built on first use (``defer_build``): after ``show RUN`` only the four event types of
+    the listing have a validator; the union of every payload (``PAYLOAD_ADAPTER``) was never built."""
+    report = tmp_path / "built.json"
+    probe = _REPORT.replace(
+        "import cli\n", "import cli\nfrom schemas._envelope import PAYLOAD_ADAPTER, PAYLOAD_MODELS\n"
+    ).replace(
+        '"modules": sorted(sys.modules)',
+        '"modules": sorted(n for n, m in PAYLOAD_MODELS.items() if m.__pydantic_complete__),'
+        ' "union": PAYLOAD_ADAPTER.pydantic_complete',
+    )
+    env = {**os.environ, "P2W_LOG_FILE": str(tmp_path / "p2w.log")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(report), "--db", str(db), "show", "earlier"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(report.read_text())
+    assert seen["code"] in (0, None) and "Lena_Fischer_A1" in done.stdout
+    assert set(seen["modules"]) <= {"run.started", "run.finished", "episode.started", "episode.finished"}, seen
+    assert "episode.finished" in seen["modules"] and seen["union"] is False
 
 
 def test_subcommand_help_loads_no_store(tmp_path: Path, db: Path) -> None:
     modules, out = _loaded(tmp_path, "--db", str(db), "show", "--help")
     assert "RUN" in out
-    assert not modules & {*HEAVY, *STORE}, sorted(modules & {*HEAVY, *STORE})
+    assert not modules & {*HEAVY, *STORE, *OTHER_COMMANDS}, sorted(modules & {*HEAVY, *STORE, *OTHER_COMMANDS})
+
+
+def test_commands_load_on_demand_and_help_lists_every_one() -> None:
+    """``cli.COMMANDS`` names each command's module; the group's help imports them all to list them, and an
+    unknown command is click's usual error."""
+    listed = CliRunner().invoke(main, ["--help"])
+    assert listed.exit_code == 0
+    for name in COMMANDS:
+        assert f"\n  {name} " in listed.output, name
+    assert main.get_command(click.Context(main), "no-such") is None
+    unknown = CliRunner().invoke(main, ["no-such"])
+    assert unknown.exit_code == 2 and "No such command 'no-such'" in unknown.output
+
+
+def test_structlog_is_set_up_when_first_imported_after_the_log_is(tmp_path: Path) -> None:
+    """``configure_logging`` imports no structlog; a standard-library record, then a structlog one logged after
+    structlog is first imported, both land in the JSON file, redacted, and on stderr, never on stdout (where an
+    unconfigured structlog prints)."""
+    log = tmp_path / "p2w.jsonl"
+    code = (
+        "import logging, sys; from pathlib import Path; from p2w_runtime.logs import configure_logging\n"
+        f"configure_logging(log_file=Path({str(log)!r}))\n"
+        "assert 'structlog' not in sys.modules\n"
+        "logging.getLogger('plain').warning('first Authorization: Bearer abcdefgh12345')\n"
+        "import structlog\n"
+        "structlog.get_logger('late').warning('second', url='https://user:hunter2secret@example.test/x')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    first, second = (json.loads(line) for line in log.read_text().splitlines())
+    assert first["event"] == "first Authorization: ***" and first["level"] == "warning"
+    assert second["event"] == "second" and second["logger"] == "late" and second["url"] == "https://***@example.test/x"
+    assert "hunter2secret" not in done.stderr and "second" in done.stderr and "first" in done.stderr
 
 
 def test_a_command_loading_a_model_says_so_on_a_terminal(tmp_path: Path) -> None:

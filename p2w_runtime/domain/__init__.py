@@ -7,18 +7,9 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 (docs/design/episode-grammar.md).
 """
 
-from p2w_runtime.domain._attach import Attached, attach_dataset
-from p2w_runtime.domain._dataset import (
-    CarriedDataset,
-    carried_files,
-    carry_dataset,
-    derived_dataset,
-    folder_names,
-    inherited_config,
-    other_dataset_config,
-    run_banks,
-    run_tasks,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
 from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
@@ -46,6 +37,35 @@ from p2w_runtime.domain._streams import (
     under,
 )
 from p2w_runtime.domain._writer import EpisodeWriter
+
+if TYPE_CHECKING:
+    from p2w_runtime.domain._attach import Attached, attach_dataset
+    from p2w_runtime.domain._dataset import (
+        CarriedDataset,
+        carried_files,
+        carry_dataset,
+        derived_dataset,
+        folder_names,
+        inherited_config,
+        other_dataset_config,
+        run_banks,
+        run_tasks,
+    )
+
+_DATASET = {
+    "Attached": "_attach",
+    "attach_dataset": "_attach",
+    **dict.fromkeys(
+        (
+            "CarriedDataset", "carried_files", "carry_dataset", "derived_dataset", "folder_names", "inherited_config",
+            "other_dataset_config", "run_banks", "run_tasks",
+        ),
+        "_dataset",
+    ),
+}  # fmt: skip
+"""The dataset side of a run (attaching, carrying its files), loaded on first use: it reads dataset files through
+``p2w_runtime.data``, whose models cost more to import than ``runs`` and ``show`` spend in all
+(docs/design/startup.md)."""
 
 __all__ = [
     "abort_unfinished",
@@ -91,3 +111,12 @@ __all__ = [
     "run_started",
     "under",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _DATASET.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
