@@ -92,7 +92,12 @@ def test_every_step_is_in_grammar_order_and_the_key_is_nowhere(recorded: tuple[P
             for ref in await episodes_of(store, run.run_id):
                 grammar = EpisodeGrammar(ref.stream)
                 async for stored in store.read_stream(ref.stream):
-                    again = NewEvent(event_id=stored.event_id, stream=ref.stream, payload=stored.payload, causation_id=stored.causation_id)
+                    again = NewEvent(
+                        event_id=stored.event_id,
+                        stream=ref.stream,
+                        payload=stored.payload,
+                        causation_id=stored.causation_id,
+                    )
                     grammar.admit(again)
                     checked += 1
             return checked
@@ -137,7 +142,19 @@ def test_a_scheme_browser_use_does_not_record_is_refused_before_anything_is_writ
     db = tmp_path / "refused.db"
     refused = CliRunner().invoke(
         main,
-        ["--db", str(db), "record", "--agent", "browser-use", "--scheme", "pre-execution", "--model", "m", "--limit", "1"],
+        [
+            "--db",
+            str(db),
+            "record",
+            "--agent",
+            "browser-use",
+            "--scheme",
+            "pre-execution",
+            "--model",
+            "m",
+            "--limit",
+            "1",
+        ],
     )
     assert refused.exit_code != 0
     assert "pre-execution" in refused.output and "Traceback" not in refused.output

@@ -61,7 +61,9 @@ class BrowserUseSampleScript:
         questions = [check["website_query"], *(p["query"] for p in check["preferences"])]
         pending = [q for q in questions if q not in asked]
         if offered and task.level > 0 and pending:
-            return _reply("The task depends on the user's habits; I ask their history.", {"memory_access": {"query": pending[0]}})
+            return _reply(
+                "The task depends on the user's habits; I ask their history.", {"memory_access": {"query": pending[0]}}
+            )
         target = check["target_url"]
         here = _TAB.findall(user)
         url = here[0] if here else ""

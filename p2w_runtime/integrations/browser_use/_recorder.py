@@ -120,12 +120,12 @@ class StepRecorder:
             call = action.model_dump(exclude_unset=True, mode="json")
             name, params = next(iter(call.items())) if call else ("(empty)", {})
             result = item.result[index] if index < len(item.result) else None
-            error = result.error if result is not None else "not executed: an earlier action ended the step"
+            failed = result.error if result is not None else "not executed: an earlier action ended the step"
             await self.episode.action(
                 json.dumps(call, ensure_ascii=False, sort_keys=True),
                 ParsedAction(name=NAMES.get(name, name), args=_args(params)),
-                status="invalid" if error else "executed",
-                error=error[:2000] if error else None,
+                status="invalid" if failed else "executed",
+                error=failed[:2000] if failed else None,
             )
 
 

@@ -50,7 +50,9 @@ async def record_browser_use(
     check_version()
     scheme = request.config.scheme
     if scheme == "pre-execution":
-        raise UserError("--agent browser-use records --scheme no-history or on-demand (pre-execution is the own agent's)")
+        raise UserError(
+            "--agent browser-use records --scheme no-history or on-demand (pre-execution is the own agent's)"
+        )
     if request.worker:
         raise UserError("--agent browser-use records with --concurrency, not --worker")
     dataset = load_tasks(request.tasks_dir)
@@ -75,7 +77,11 @@ async def record_browser_use(
         tasks=tasks,
         scheme=scheme,
         dataset_id=dataset.dataset_id,
-        config={"browser_use": BROWSER_USE_VERSION, "max_steps": request.config.max_steps, "base_url": request.base_url},
+        config={
+            "browser_use": BROWSER_USE_VERSION,
+            "max_steps": request.config.max_steps,
+            "base_url": request.base_url,
+        },
         resume=resume,
         carried=carried,
     )
@@ -143,7 +149,7 @@ async def record_episode(
             tools: Tools[Any] = Tools()
             if retriever is not None:
                 memory_tools(tools, episode, retriever, client, model)
-            agent = Agent(
+            agent: Agent[Any, Any] = Agent(
                 task=task.intent,
                 llm=recorded_chat(client, model, steps.observe_step),
                 browser_session=session,
@@ -203,6 +209,3 @@ async def _attached_page(session: Any) -> AsyncIterator[Page]:
 def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:
     if progress is not None:
         progress(state)
-
-
-
