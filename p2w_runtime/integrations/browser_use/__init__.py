@@ -14,13 +14,21 @@ from p2w_runtime.integrations.browser_use._recorder import (
     rationale_text,
     recorded_chat,
 )
-from p2w_runtime.integrations.browser_use._run import AGENT, record_browser_use, record_episode
+from p2w_runtime.integrations.browser_use._run import (
+    AGENT,
+    AGENT_SETTINGS,
+    browser_session,
+    record_browser_use,
+    record_episode,
+)
 
 __all__ = [
     "AGENT",
+    "AGENT_SETTINGS",
     "BROWSER_USE_VERSION",
     "MEMORY_ACTION",
     "StepRecorder",
+    "browser_session",
     "check_version",
     "memory_tools",
     "rationale_text",

@@ -116,6 +116,41 @@ async def record_browser_use(
     return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), outcomes)
 
 
+AGENT_SETTINGS: dict[str, Any] = {
+    "use_vision": False,
+    "use_judge": False,
+    "enable_planning": False,
+    "calculate_cost": False,
+    "directly_open_url": False,
+    "enable_signal_handler": False,
+    "message_compaction": False,
+    "max_failures": 3,
+}
+"""How every recorded Browser-Use agent runs: text observations (the scripted model reads no images), no
+judge/planning/compaction calls of its own (they would be model calls outside Persona2Web's loop), no signal
+handler (Ctrl-C is ``record``'s, which closes the episode as aborted)."""
+
+
+def browser_session(chromium: str, chromium_args: list[str], profile_dir: str) -> Any:
+    """A Browser-Use session on p2w-rt's Chromium (``find_chromium``), headless, no extensions fetched, with the
+    recorder's launch arguments and the demo sites' resolver rules."""
+    for name, value in _QUIET.items():
+        os.environ.setdefault(name, value)
+    from browser_use import BrowserProfile, BrowserSession
+
+    profile = BrowserProfile(
+        executable_path=chromium,
+        headless=True,
+        args=[*LAUNCH_ARGS, *chromium_args],
+        user_data_dir=profile_dir,
+        enable_default_extensions=False,
+        keep_alive=True,
+        highlight_elements=False,
+        dom_highlight_elements=False,
+    )
+    return BrowserSession(browser_profile=profile)
+
+
 async def record_episode(
     run: Recording,
     task: Task,
@@ -126,26 +161,16 @@ async def record_episode(
     chromium: str,
     chromium_args: list[str],
     max_steps: int,
+    recorder: type[StepRecorder] = StepRecorder,
 ) -> EpisodeOutcome:
-    """One Browser-Use attempt at ``task``, recorded from its first step to its final page."""
-    for name, value in _QUIET.items():
-        os.environ.setdefault(name, value)
-    from browser_use import Agent, BrowserProfile, BrowserSession, Tools
-
+    """One Browser-Use attempt at ``task``, recorded from its first step to its final page (``recorder``: the
+    hooks' class, a subclass to time them in ``benchmarks/bench_browser_use.py``)."""
     with tempfile.TemporaryDirectory(prefix="p2w-browser-use-") as profile_dir:
-        profile = BrowserProfile(
-            executable_path=chromium,
-            headless=True,
-            args=[*LAUNCH_ARGS, *chromium_args],
-            user_data_dir=profile_dir,
-            enable_default_extensions=False,
-            keep_alive=True,
-            highlight_elements=False,
-            dom_highlight_elements=False,
-        )
-        session = BrowserSession(browser_profile=profile)
+        session = browser_session(chromium, chromium_args, profile_dir)
+        from browser_use import Agent, Tools
+
         async with run.episode(task) as episode:
-            steps = StepRecorder(episode)
+            steps = recorder(episode)
             tools: Tools[Any] = Tools()
             if retriever is not None:
                 memory_tools(tools, episode, retriever, client, model)
@@ -157,14 +182,7 @@ async def record_episode(
                 register_new_step_callback=steps.on_model_output,
                 initial_actions=[{"navigate": {"url": task.start_url, "new_tab": False}}],
                 extend_system_message=_HISTORY_NOTE if retriever is not None else None,
-                use_vision=False,
-                use_judge=False,
-                enable_planning=False,
-                calculate_cost=False,
-                directly_open_url=False,
-                enable_signal_handler=False,
-                message_compaction=False,
-                max_failures=3,
+                **AGENT_SETTINGS,
             )
             steps.agent = agent
             try:
