@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from playwright.async_api import async_playwright
 
 from p2w_runtime.browser import find_chromium
 from p2w_runtime.data import Task, load_tasks
@@ -85,6 +86,32 @@ async def unrecorded(task: Task, base_url: str, chromium: str, args: list[str]) 
     return len(history.history)
 
 
+async def measure(
+    rounds: int, tasks: list[Task], base_url: str, chromium: str, args: list[str]
+) -> dict[str, list[float]]:
+    """Seconds per step of each episode, unrecorded and recorded, alternating task by task."""
+    walls: dict[str, list[float]] = {"unrecorded": [], "recorded": []}
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="bench")
+    with tempfile.TemporaryDirectory() as folder:
+        async with open_store(Path(folder) / "bench.db") as store, async_playwright() as attach:
+            for round_no in range(rounds):
+                for task in tasks:
+                    started = time.perf_counter()
+                    steps = await unrecorded(task, base_url, chromium, args)
+                    walls["unrecorded"].append((time.perf_counter() - started) / steps)
+                    label = f"r{round_no}-{task.task_id}"
+                    async with await open_run(
+                        store, label=label, agent="browser-use", model=MODEL, tasks=[task]
+                    ) as run:
+                        started = time.perf_counter()
+                        outcome = await record_episode(
+                            run, task, client=client, model=MODEL, retriever=None, chromium=chromium,
+                            chromium_args=args, max_steps=10, attach=attach, recorder=TimedSteps,
+                        )  # fmt: skip
+                        walls["recorded"].append((time.perf_counter() - started) / outcome.steps)
+    return walls
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -92,30 +119,12 @@ async def main() -> None:
     options = parser.parse_args()
     dataset = load_tasks(sample_tasks_dir())
     tasks = [t for t in dataset if t.level == 0][: options.tasks]
-    chromium = find_chromium()
     sites = await start_sites(0)
-    walls: dict[str, list[float]] = {"unrecorded": [], "recorded": []}
     try:
-        args = [host_resolver_rules(sites.port)]
-        with ScriptedLlm() as model, tempfile.TemporaryDirectory() as folder:
+        with ScriptedLlm() as model:
             model.handle_with(BrowserUseSampleScript(dataset, sample_checks()))
-            client = openai.AsyncOpenAI(base_url=model.base_url, api_key="bench")
-            async with open_store(Path(folder) / "bench.db") as store:
-                for round_no in range(options.rounds):
-                    for task in tasks:
-                        started = time.perf_counter()
-                        steps = await unrecorded(task, model.base_url, chromium, args)
-                        walls["unrecorded"].append((time.perf_counter() - started) / steps)
-                        run = await open_run(
-                            store, label=f"r{round_no}-{task.task_id}", agent="browser-use", model=MODEL, tasks=[task]
-                        )
-                        async with run:
-                            started = time.perf_counter()
-                            outcome = await record_episode(
-                                run, task, client=client, model=MODEL, retriever=None, chromium=chromium,
-                                chromium_args=args, max_steps=10, recorder=TimedSteps,
-                            )  # fmt: skip
-                            walls["recorded"].append((time.perf_counter() - started) / outcome.steps)
+            args = [host_resolver_rules(sites.port)]
+            walls = await measure(options.rounds, tasks, model.base_url, find_chromium(), args)
     finally:
         await sites.stop()
     hooks_per_step = sum(TimedSteps.spent) / TimedSteps.steps

@@ -159,3 +159,17 @@ def test_a_scheme_browser_use_does_not_record_is_refused_before_anything_is_writ
     assert refused.exit_code != 0
     assert "pre-execution" in refused.output and "Traceback" not in refused.output
     assert not db.exists()
+
+
+def test_a_resume_of_the_finished_run_keeps_its_episodes_and_records_none(
+    recorded: tuple[Path, str], model: ScriptedLlm
+) -> None:
+    db, _ = recorded
+    again = CliRunner().invoke(
+        main,
+        ["--db", str(db), "record", "--agent", "browser-use", "--resume", "bu", "--base-url", model.base_url],
+    )
+    assert again.exit_code == 0, again.output
+    assert "0 episodes, 4 kept from before" in again.output
+    shown = CliRunner().invoke(main, ["--db", str(db), "show", "bu"])
+    assert shown.output.count("answered") == 4

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import openai
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page, Playwright, async_playwright
 
 from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
 from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
@@ -93,7 +93,7 @@ async def record_browser_use(
     state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
     gate = asyncio.Semaphore(request.concurrency)
     outcomes: list[EpisodeOutcome] = []
-    async with run, hosting.serving(todo) as chromium_args:
+    async with run, hosting.serving(todo) as chromium_args, async_playwright() as attach:
         chromium = find_chromium(request.chromium)
 
         async def one(task: Any) -> None:
@@ -104,6 +104,7 @@ async def record_browser_use(
                     outcome = await record_episode(
                         run, task, client=client, model=model, retriever=retriever,
                         chromium=chromium, chromium_args=chromium_args, max_steps=request.config.max_steps,
+                        attach=attach,
                     )  # fmt: skip
                 finally:
                     state.running -= 1
@@ -161,10 +162,12 @@ async def record_episode(
     chromium: str,
     chromium_args: list[str],
     max_steps: int,
+    attach: Playwright,
     recorder: type[StepRecorder] = StepRecorder,
 ) -> EpisodeOutcome:
-    """One Browser-Use attempt at ``task``, recorded from its first step to its final page (``recorder``: the
-    hooks' class, a subclass to time them in ``benchmarks/bench_browser_use.py``)."""
+    """One Browser-Use attempt at ``task``, recorded from its first step to its final page, which ``attach`` (one
+    Playwright driver for the run) reads over CDP. ``recorder``: the hooks' class (``benchmarks/bench_browser_use.py``
+    times them in a subclass)."""
     with tempfile.TemporaryDirectory(prefix="p2w-browser-use-") as profile_dir:
         session = browser_session(chromium, chromium_args, profile_dir)
         from browser_use import Agent, Tools
@@ -187,7 +190,7 @@ async def record_episode(
             steps.agent = agent
             try:
                 history = await agent.run(max_steps=max_steps, on_step_end=steps.on_step_end)
-                async with _attached_page(session) as page:
+                async with _attached_page(session, attach) as page:
                     await episode.final_state(page)
                 answer = history.final_result()
                 reason: EndReason = "answered" if history.is_done() else "max_steps"
@@ -210,18 +213,17 @@ _HISTORY_NOTE = (
 
 
 @contextlib.asynccontextmanager
-async def _attached_page(session: Any) -> AsyncIterator[Page]:
+async def _attached_page(session: Any, attach: Playwright) -> AsyncIterator[Page]:
     """The page Browser-Use ended on, as a Playwright ``Page`` attached to the same Chromium over CDP."""
     url = await session.get_current_page_url()
-    async with async_playwright() as pw:
-        browser = await pw.chromium.connect_over_cdp(session.cdp_url)
-        try:
-            pages = [p for context in browser.contexts for p in context.pages]
-            if not pages:
-                raise UserError("browser-use left no page open to record the final state of")
-            yield next((p for p in reversed(pages) if p.url == url), pages[-1])
-        finally:
-            await browser.close()
+    browser = await attach.chromium.connect_over_cdp(session.cdp_url)
+    try:
+        pages = [p for context in browser.contexts for p in context.pages]
+        if not pages:
+            raise UserError("browser-use left no page open to record the final state of")
+        yield next((p for p in reversed(pages) if p.url == url), pages[-1])
+    finally:
+        await browser.close()
 
 
 def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:
