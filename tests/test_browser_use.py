@@ -138,26 +138,22 @@ def test_the_viewer_shows_a_browser_use_episode(recorded: tuple[Path, str], tmp_
         assert b"memory_access" in page and b"where I buy groceries" in page
 
 
-def test_a_scheme_browser_use_does_not_record_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--scheme", "pre-execution"], "pre-execution"),
+        (["--har"], "--har"),
+        (["--worker", "--label", "w"], "--worker"),
+    ],
+)
+def test_what_browser_use_does_not_record_is_refused_before_anything_is_written(
+    tmp_path: Path, options: list[str], named: str
+) -> None:
     db = tmp_path / "refused.db"
-    refused = CliRunner().invoke(
-        main,
-        [
-            "--db",
-            str(db),
-            "record",
-            "--agent",
-            "browser-use",
-            "--scheme",
-            "pre-execution",
-            "--model",
-            "m",
-            "--limit",
-            "1",
-        ],
-    )
+    command = ["--db", str(db), "record", "--agent", "browser-use", "--model", "m", "--limit", "1", *options]
+    refused = CliRunner().invoke(main, command)
     assert refused.exit_code != 0
-    assert "pre-execution" in refused.output and "Traceback" not in refused.output
+    assert named in refused.output and "Traceback" not in refused.output
     assert not db.exists()
 
 

@@ -55,6 +55,10 @@ async def record_browser_use(
         )
     if request.worker:
         raise UserError("--agent browser-use records with --concurrency, not --worker")
+    if request.profiles is not None or request.config.har_bodies or request.config.capture_links:
+        raise UserError(
+            "--agent browser-use records Persona2Web tasks (--tasks), without --profiles, --har or --capture-links"
+        )
     dataset = load_tasks(request.tasks_dir)
     label, model, resume = request.label, request.model, request.resume is not None
     if request.resume is not None:
