@@ -55,6 +55,7 @@ def _events(db: Path, task: str) -> list[dict[str, Any]]:
 def test_browser_use_records_each_step_it_saw_thought_asked_and_did(recorded: tuple[Path, str]) -> None:
     db, output = recorded
     assert "4 episodes; 4 answered" in output
+    tokens = int(output.split("4 answered; ", 1)[1].split(" tokens", 1)[0])
     events = _events(db, "Lena_Fischer_A2")
     types = [e["type"] for e in events]
     assert types[0] == "episode.started" and types[-2:] == ["final_state", "episode.finished"]
@@ -66,6 +67,7 @@ def test_browser_use_records_each_step_it_saw_thought_asked_and_did(recorded: tu
     assert {c["role"] for c in calls} == {"planner", "generator"}
     planner = [c for c in calls if c["role"] == "planner"]
     assert len(planner) == len(observations)  # one Browser-Use model call per step, in its step
+    assert 0 < sum(c["usage"]["total_tokens"] for c in calls) < tokens  # the run's total counts every episode
     assert [c["step"] for c in planner] == [o["step"] for o in observations]
     assert '"memory_access"' in planner[0]["response"]  # its structured output, recorded as the model said it
     queries = [e["query"] for e in events if e["type"] == "history.query"]

@@ -115,6 +115,7 @@ async def record_browser_use(
                 outcomes.append(outcome)
                 state.done += 1
                 state.failed += outcome.end_reason in {"error", "blocked"}
+                state.tokens += outcome.tokens
                 _notify(progress, state)
 
         await asyncio.gather(*(one(task) for task in todo))
@@ -206,7 +207,7 @@ async def record_episode(
                     await session.kill()
         return EpisodeOutcome(
             episode.stream, task.task_id, finished.end_reason, finished.answer, finished.steps,
-            cost_usd=finished.cost_usd, detail=finished.detail,
+            episode.tokens, finished.cost_usd, finished.detail,
         )  # fmt: skip
 
 
