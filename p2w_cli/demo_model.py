@@ -3,9 +3,10 @@ LLM judges can be tried without a key.
 
 It is a script, not a model. Agent calls (planner, generator, pre-execution, rewrite) get the answers the project's
 sample agent scripts for the bundled sample tasks (``p2w_runtime.testing.sample_agent``, what the example runs
-were recorded with); any other task is refused with an HTTP 400 naming it. Structured calls (judges, the LLM
-classifier) get an answer built from the JSON schema they send: every score its highest allowed value, empty
-evidence lists, and text saying it is scripted. Token usage is estimated (4 characters a token).
+were recorded with), Browser-Use's planner calls the same in its structured format (``browser_use_script``); any
+other task is refused with an HTTP 400 naming it. Structured calls (judges, the LLM classifier) get an answer built
+from the JSON schema they send: every score its highest allowed value, empty evidence lists, and text saying it is
+scripted. Token usage is estimated (4 characters a token).
 """
 
 from __future__ import annotations
@@ -60,15 +61,20 @@ class DemoModelScript:
     def __init__(self) -> None:
         from p2w_runtime.data import load_tasks
         from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
-        from p2w_runtime.testing.sample_agent import SampleAgentScript
+        from p2w_runtime.testing.browser_use_script import BrowserUseSampleScript
 
-        self._agent = SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks())
+        self._agent = BrowserUseSampleScript(load_tasks(sample_tasks_dir()), sample_checks())
 
     def __call__(self, request: dict[str, Any]) -> Any:
         from p2w_runtime.testing import HttpError, Text
+        from p2w_runtime.testing.browser_use_script import is_browser_use
 
         response_format = request.get("response_format")
-        if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        if (
+            isinstance(response_format, dict)
+            and response_format.get("type") == "json_schema"
+            and not is_browser_use(request)
+        ):
             schema = response_format.get("json_schema", {}).get("schema", {})
             return Text(json.dumps(schema_answer(schema)))
         try:

@@ -103,6 +103,14 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
 
 @click.command("record")
 @click.option(
+    "--agent",
+    type=click.Choice(["own", "browser-use"]),
+    default="own",
+    show_default=True,
+    help="own: p2w-rt's personalized agent. browser-use: Browser-Use's Agent, recorded live (the browser-use extra; "
+    "schemes no-history and on-demand, no --worker).",
+)
+@click.option(
     "--tasks",
     "tasks_dir",
     default="sample",
@@ -190,6 +198,7 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
 @click.pass_context
 def record_cmd(
     ctx: click.Context,
+    agent: str,
     tasks_dir: str,
     history_dir: str,
     profiles: Path | None,
@@ -294,6 +303,10 @@ def record_cmd(
             try:
                 async with open_db(ctx, create=True) as store:
                     try:
+                        if agent == "browser-use":
+                            from p2w_runtime.integrations.browser_use import record_browser_use
+
+                            return await record_browser_use(store, request, on_progress, hosting=DemoHosting())
                         return await record(store, request, on_progress, hosting=DemoHosting())
                     except UserError:  # e.g. a Chromium that will not start: found before any event
                         empty = fresh and not await store.list_streams()

@@ -25,5 +25,8 @@ fi
 python -m pip install -q --upgrade pip
 # CPU build first: anything depending on torch would otherwise pull a multi-GB CUDA build.
 python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e ".[dev]"
+python -m pip install -q -e ".[dev,browser-use]"
+# Browser-Use without its lockfile pins (they would downgrade click below what the CLI's typing needs, and pydantic,
+# rich, anyio, pillow): its runtime needs come from the extra above. docs/design/browser-use.md.
+python -m pip install -q --no-deps "browser-use==0.13.14"
 echo "setup: ok ($(python --version), $(command -v chromium || echo /usr/bin/chromium))"

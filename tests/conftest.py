@@ -47,7 +47,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 SLOW_MODULES = frozenset(
     {
         # real headless Chromium (recording, forking, the browser layer, the viewer's pages)
-        "test_browser", "test_browser_units", "test_concurrency", "test_episode_seals", "test_input_refusals",
+        "test_browser", "test_browser_units", "test_browser_use", "test_concurrency", "test_episode_seals",
+        "test_input_refusals",
         "test_intent_recorded", "test_layering", "test_record", "test_record_curation", "test_record_failures",
         "test_rerun", "test_resume", "test_sample_agent", "test_secrets", "test_user_errors", "test_webarena_ported",
         "test_webarena_stylesheets", "test_workers", "test_webarena_parity",

@@ -6,7 +6,16 @@ Everything an episode sees, asks, retrieves, reasons and does is appended to the
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._environment import SeamDiverged
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
-from p2w_runtime.agent._record import ROLE_PARAMS, SiteHosting, StartsAt, hosted_browser, record
+from p2w_runtime.agent._record import (
+    ROLE_PARAMS,
+    RecordSummary,
+    SiteHosting,
+    StartsAt,
+    hosted_browser,
+    record,
+    select_tasks,
+)
+from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._run import RunProgress
 from p2w_runtime.agent._worker import finish_run
@@ -18,10 +27,13 @@ __all__ = [
     "Episode",
     "EpisodeOutcome",
     "RecordRequest",
+    "RecordSummary",
     "RunProgress",
     "SiteHosting",
     "StartsAt",
     "finish_run",
     "hosted_browser",
+    "parse_generator",
     "record",
+    "select_tasks",
 ]

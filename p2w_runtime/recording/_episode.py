@@ -73,6 +73,8 @@ class EpisodeRecorder:
         self._retrieval: str | None = None
         self._final_url: str | None = None
         self._costs: list[float] = []
+        self.tokens = 0
+        """Tokens of the model calls recorded so far (their ``usage``), for an agent's progress line."""
         self._on_end = on_end
         self._loop: asyncio.AbstractEventLoop | None = None
         self._token: contextvars.Token[EpisodeRecorder | None] | None = None
@@ -294,6 +296,8 @@ class EpisodeRecorder:
 
     def _stage(self, call: LlmCall) -> None:
         self.writer.add(call)
+        if call.usage is not None:
+            self.tokens += call.usage.total_tokens
         if call.cost_usd is not None:
             self._costs.append(call.cost_usd)
 

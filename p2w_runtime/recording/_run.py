@@ -14,6 +14,7 @@ from typing import Any
 
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import (
+    CarriedDataset,
     Provenance,
     RunInfo,
     TaskLike,
@@ -101,10 +102,12 @@ async def open_run(
     dataset_id: str | None = None,
     config: dict[str, Any] | None = None,
     resume: bool = False,
+    carried: CarriedDataset | None = None,
 ) -> Recording:
     """Start run ``label`` of ``agent`` on ``tasks`` (a Persona2Web ``TaskSet``, or any tasks with their ids), or
     with ``resume=True`` continue the run that holds the label; ``UserError`` when the label is taken and
-    ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or task set."""
+    ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or task set. A new run
+    stores ``carried`` (task files and memory banks, ``carry_dataset``) beside its start, so judges need no folder."""
     listed = list(tasks)
     if not listed:
         raise UserError(f"run {label!r}: no tasks to record")
@@ -119,9 +122,16 @@ async def open_run(
         run_id = uuid7()
         run_config = {**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"}
         started = run_started(
-            run_id, label=label, agent=agent, model=model, scheme=scheme, provenance=provenance, config=run_config
+            run_id,
+            label=label,
+            agent=agent,
+            model=model,
+            scheme=scheme,
+            provenance=provenance,
+            config=run_config,
+            dataset=carried.files if carried else None,
         )
-        await store.append([started])
+        await store.append([started], carried.blobs if carried else None)
         return Recording(store, run_id, label, scheme, listed, Counter(), set())
     if not resume:
         raise UserError(

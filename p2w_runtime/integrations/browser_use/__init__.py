@@ -1,0 +1,38 @@
+"""Browser-Use (``browser_use.Agent``) recorded live through the recording API (docs/design/browser-use.md).
+
+``record_browser_use`` is ``p2w-rt record --agent browser-use``; ``StepRecorder``, ``recorded_chat`` and
+``memory_tools`` are the pieces for recording a Browser-Use agent of one's own. Browser-Use itself is imported only
+when an episode starts, so this package loads without it.
+"""
+
+from p2w_runtime.integrations.browser_use._recorder import (
+    BROWSER_USE_VERSION,
+    MEMORY_ACTION,
+    StepRecorder,
+    check_version,
+    memory_tools,
+    rationale_text,
+    recorded_chat,
+)
+from p2w_runtime.integrations.browser_use._run import (
+    AGENT,
+    AGENT_SETTINGS,
+    browser_session,
+    record_browser_use,
+    record_episode,
+)
+
+__all__ = [
+    "AGENT",
+    "AGENT_SETTINGS",
+    "BROWSER_USE_VERSION",
+    "MEMORY_ACTION",
+    "StepRecorder",
+    "browser_session",
+    "check_version",
+    "memory_tools",
+    "rationale_text",
+    "record_browser_use",
+    "record_episode",
+    "recorded_chat",
+]

@@ -1,0 +1,236 @@
+"""`record --agent browser-use`: Persona2Web tasks run by ``browser_use.Agent`` in Chromium, recorded live.
+
+The same task selection (folder, ``--level``, ``--task``, ``--limit``), schemes ``no-history`` and ``on-demand``
+(the history as the ``memory_access`` action), ``--concurrency`` and ``--resume`` as the own agent; each episode
+drives its own Chromium (the one p2w-rt finds, Debian's /usr/bin/chromium here) over CDP, and Playwright attaches
+to that same browser at the end for the final state the own agent records (DOM with typed values, AX tree,
+full-page screenshot, stylesheets).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import openai
+from playwright.async_api import Page, Playwright, async_playwright
+
+from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
+from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
+from p2w_runtime.data import Task, load_tasks
+from p2w_runtime.domain import carry_dataset, find_run
+from p2w_runtime.errors import UserError
+from p2w_runtime.integrations.browser_use._recorder import (
+    BROWSER_USE_VERSION,
+    MEMORY_ACTION,
+    StepRecorder,
+    check_version,
+    memory_tools,
+    recorded_chat,
+)
+from p2w_runtime.recording import Recording, open_run
+from p2w_runtime.retrieval import HistoryRetriever, load_embedder
+from p2w_runtime.store import EventStore
+from schemas import EndReason
+
+AGENT = "browser-use"
+ProgressCallback = Callable[[RunProgress], None]
+_QUIET = {"ANONYMIZED_TELEMETRY": "false", "BROWSER_USE_CLOUD_SYNC": "false", "BROWSER_USE_SETUP_LOGGING": "false"}
+"""No telemetry, no cloud, no logging set-up of its own: Browser-Use reads these when it is imported."""
+
+
+async def record_browser_use(
+    store: EventStore, request: RecordRequest, progress: ProgressCallback | None = None, *, hosting: SiteHosting
+) -> RecordSummary:
+    """Record (or continue ``request.resume``) one Browser-Use run; user errors come before any browsing."""
+    check_version()
+    scheme = request.config.scheme
+    if scheme == "pre-execution":
+        raise UserError(
+            "--agent browser-use records --scheme no-history or on-demand (pre-execution is the own agent's)"
+        )
+    if request.worker:
+        raise UserError("--agent browser-use records with --concurrency, not --worker")
+    if request.profiles is not None or request.config.har_bodies or request.config.capture_links:
+        raise UserError(
+            "--agent browser-use records Persona2Web tasks (--tasks), without --profiles, --har or --capture-links"
+        )
+    dataset = load_tasks(request.tasks_dir)
+    label, model, resume = request.label, request.model, request.resume is not None
+    if request.resume is not None:
+        found = await find_run(store, request.resume)
+        label, model, scheme = found.label, found.started.backbone_model, found.started.scheme or "no-history"
+        tasks = [dataset.get(t) for t in found.started.config.get("tasks", [])]
+    else:
+        tasks = select_tasks(dataset, request)
+    label = label or f"{scheme}-{AGENT}-{model}"
+    retriever = None
+    if scheme != "no-history":
+        embedder = await asyncio.to_thread(load_embedder, request.embedder)
+        retriever = HistoryRetriever(request.history_dir, embedder, request.cache_dir)
+    carried = carry_dataset(dataset, tasks, request.history_dir) if not resume else None
+    run = await open_run(
+        store,
+        label=label,
+        agent=AGENT,
+        model=model,
+        tasks=tasks,
+        scheme=scheme,
+        dataset_id=dataset.dataset_id,
+        config={
+            "browser_use": BROWSER_USE_VERSION,
+            "max_steps": request.config.max_steps,
+            "base_url": request.base_url,
+        },
+        resume=resume,
+        carried=carried,
+    )
+    client = openai.AsyncOpenAI(
+        base_url=request.base_url, api_key=request.api_key or "unset", max_retries=request.retry.max_retries,
+        timeout=request.llm_timeout_s,
+    )  # fmt: skip
+    todo = run.todo()
+    state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
+    gate = asyncio.Semaphore(request.concurrency)
+    outcomes: list[EpisodeOutcome] = []
+    async with run, hosting.serving(todo) as chromium_args, async_playwright() as attach:
+        chromium = find_chromium(request.chromium)
+
+        async def one(task: Any) -> None:
+            async with gate:
+                state.running += 1
+                _notify(progress, state)
+                try:
+                    outcome = await record_episode(
+                        run, task, client=client, model=model, retriever=retriever,
+                        chromium=chromium, chromium_args=chromium_args, max_steps=request.config.max_steps,
+                        attach=attach,
+                    )  # fmt: skip
+                finally:
+                    state.running -= 1
+                outcomes.append(outcome)
+                state.done += 1
+                state.failed += outcome.end_reason in {"error", "blocked"}
+                state.tokens += outcome.tokens
+                _notify(progress, state)
+
+        await asyncio.gather(*(one(task) for task in todo))
+    return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), outcomes)
+
+
+AGENT_SETTINGS: dict[str, Any] = {
+    "use_vision": False,
+    "use_judge": False,
+    "enable_planning": False,
+    "calculate_cost": False,
+    "directly_open_url": False,
+    "enable_signal_handler": False,
+    "message_compaction": False,
+    "max_failures": 3,
+}
+"""How every recorded Browser-Use agent runs: text observations (the scripted model reads no images), no
+judge/planning/compaction calls of its own (they would be model calls outside Persona2Web's loop), no signal
+handler (Ctrl-C is ``record``'s, which closes the episode as aborted)."""
+
+
+def browser_session(chromium: str, chromium_args: list[str], profile_dir: str) -> Any:
+    """A Browser-Use session on p2w-rt's Chromium (``find_chromium``), headless, no extensions fetched, with the
+    recorder's launch arguments and the demo sites' resolver rules."""
+    for name, value in _QUIET.items():
+        os.environ.setdefault(name, value)
+    from browser_use import BrowserProfile, BrowserSession
+
+    profile = BrowserProfile(
+        executable_path=chromium,
+        headless=True,
+        args=[*LAUNCH_ARGS, *chromium_args],
+        user_data_dir=profile_dir,
+        enable_default_extensions=False,
+        keep_alive=True,
+        highlight_elements=False,
+        dom_highlight_elements=False,
+    )
+    return BrowserSession(browser_profile=profile)
+
+
+async def record_episode(
+    run: Recording,
+    task: Task,
+    *,
+    client: openai.AsyncOpenAI,
+    model: str,
+    retriever: HistoryRetriever | None,
+    chromium: str,
+    chromium_args: list[str],
+    max_steps: int,
+    attach: Playwright,
+    recorder: type[StepRecorder] = StepRecorder,
+) -> EpisodeOutcome:
+    """One Browser-Use attempt at ``task``, recorded from its first step to its final page, which ``attach`` (one
+    Playwright driver for the run) reads over CDP. ``recorder``: the hooks' class (``benchmarks/bench_browser_use.py``
+    times them in a subclass)."""
+    with tempfile.TemporaryDirectory(prefix="p2w-browser-use-") as profile_dir:
+        session = browser_session(chromium, chromium_args, profile_dir)
+        from browser_use import Agent, Tools
+
+        async with run.episode(task) as episode:
+            steps = recorder(episode)
+            tools: Tools[Any] = Tools()
+            if retriever is not None:
+                memory_tools(tools, episode, retriever, client, model)
+            agent: Agent[Any, Any] = Agent(
+                task=task.intent,
+                llm=recorded_chat(client, model, steps.observe_step),
+                browser_session=session,
+                tools=tools,
+                register_new_step_callback=steps.on_model_output,
+                initial_actions=[{"navigate": {"url": task.start_url, "new_tab": False}}],
+                extend_system_message=_HISTORY_NOTE if retriever is not None else None,
+                **AGENT_SETTINGS,
+            )
+            steps.agent = agent
+            try:
+                history = await agent.run(max_steps=max_steps, on_step_end=steps.on_step_end)
+                async with _attached_page(session, attach) as page:
+                    await episode.final_state(page)
+                answer = history.final_result()
+                reason: EndReason = "answered" if history.is_done() else "max_steps"
+                if history.is_done() and not history.is_successful() and not answer:
+                    reason = "error"
+                finished = await episode.end(reason, answer)
+            finally:
+                with contextlib.suppress(Exception):
+                    await session.kill()
+        return EpisodeOutcome(
+            episode.stream, task.task_id, finished.end_reason, finished.answer, finished.steps,
+            episode.tokens, finished.cost_usd, finished.detail,
+        )  # fmt: skip
+
+
+_HISTORY_NOTE = (
+    f"The user's browsing and purchase history can be asked with the `{MEMORY_ACTION}` action. When the task depends "
+    "on the user's habits or preferences (which site they use, sizes, brands, diet, budget), ask it before choosing."
+)
+
+
+@contextlib.asynccontextmanager
+async def _attached_page(session: Any, attach: Playwright) -> AsyncIterator[Page]:
+    """The page Browser-Use ended on, as a Playwright ``Page`` attached to the same Chromium over CDP."""
+    url = await session.get_current_page_url()
+    browser = await attach.chromium.connect_over_cdp(session.cdp_url)
+    try:
+        pages = [p for context in browser.contexts for p in context.pages]
+        if not pages:
+            raise UserError("browser-use left no page open to record the final state of")
+        yield next((p for p in reversed(pages) if p.url == url), pages[-1])
+    finally:
+        await browser.close()
+
+
+def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:
+    if progress is not None:
+        progress(state)
