@@ -45,6 +45,7 @@ from p2w_runtime.domain._streams import (
     run_of,
     under,
 )
+from p2w_runtime.domain._summaries import check_summaries, rebuild_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "TaskLike",
     "append_sealed",
     "attempt_id",
+    "check_summaries",
     "counted",
     "episode_of",
     "episode_seals",
@@ -88,6 +90,7 @@ __all__ = [
     "episode_stream",
     "episodes_of",
     "run_of",
+    "rebuild_summaries",
     "run_started",
     "under",
 ]
