@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 from p2w_runtime.domain._streams import episode_of, run_of
 from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, episode_summaries
-from schemas import EpisodeFinished, EpisodeStarted
+from schemas import EpisodeFinished
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore
+
 
 @dataclass(frozen=True, slots=True)
 class EpisodeRef:
@@ -74,8 +75,6 @@ async def episodes_of(store: EventStore, run_id: str | None = None, *, every_att
     """
     refs: list[EpisodeRef] = []
     for attempt in await episode_summaries(store, run_id):
-        started = attempt.started.decode_payload()
-        assert isinstance(started, EpisodeStarted)
         if attempt.finished is not None:
             finished = attempt.finished.decode_payload()
             assert isinstance(finished, EpisodeFinished)
@@ -83,6 +82,6 @@ async def episodes_of(store: EventStore, run_id: str | None = None, *, every_att
         else:
             finished = None
             found = await store.stream_head(attempt.stream)
-            head = found.last_hash if found is not None else attempt.started.hash
-        refs.append(EpisodeRef(attempt.stream, started.task_id, started.level, started.scheme, head, finished))
+            head = found.last_hash if found is not None else ""
+        refs.append(EpisodeRef(attempt.stream, attempt.task_id, attempt.level, attempt.scheme, head, finished))
     return refs if every_attempt else counted(refs)

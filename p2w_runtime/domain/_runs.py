@@ -48,9 +48,7 @@ async def list_runs(store: EventStore) -> list[RunInfo]:
         assert isinstance(started, RunStarted)
         finished = summary.finished.decode_payload() if summary.finished is not None else None
         assert finished is None or isinstance(finished, RunFinished)
-        runs.append(
-            RunInfo(summary.run_id, started, summary.recorded_at, finished, summary.episodes, summary.attempts)
-        )
+        runs.append(RunInfo(summary.run_id, started, summary.recorded_at, finished, summary.episodes, summary.attempts))
     return runs
 
 

@@ -12,14 +12,14 @@ fold of the whole log (``p2w-rt verify``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from p2w_runtime.domain._streams import run_of
 from p2w_runtime.store import ReadOnlyStore, Summary
-from schemas import ChainedEvent, StoredEvent
+from schemas import ChainedEvent, EpisodeStarted, StoredEvent
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore
@@ -38,26 +38,26 @@ the mark is read by position (the primary key), which costs only the events appe
 
 @dataclass(frozen=True, slots=True)
 class EpisodeSummary:
-    """An attempt as its summary row holds it: its ``episode.started`` and its first ``episode.finished``."""
+    """An attempt as its summary row holds it: what a listing shows of its ``episode.started`` (task, level,
+    scheme) and its first ``episode.finished`` whole (the stored event: its payload is decoded by the reader)."""
 
     stream: str
     position: int
-    started: ChainedEvent
-    finished: ChainedEvent | None
-    end_reason: str | None
+    task_id: str
+    level: int | None
+    scheme: str | None
+    finished: ChainedEvent | None = None
+    end_reason: str | None = None
 
     def row(self) -> Summary:
-        body = {"started": list(self.started), "finished": _listed(self.finished), "end": self.end_reason}
+        body = [self.task_id, self.level, self.scheme, _listed(self.finished), self.end_reason]
         return Summary(EPISODES, self.stream, run_of(self.stream), self.position, orjson.dumps(body).decode())
 
     @classmethod
     def of(cls, row: Summary) -> EpisodeSummary:
-        body = orjson.loads(row.body)
-        finished = body["finished"]
-        return cls(
-            row.key, row.ordinal, ChainedEvent(*body["started"]), ChainedEvent(*finished) if finished else None,
-            body["end"],
-        )  # fmt: skip
+        task_id, level, scheme, finished, end_reason = orjson.loads(row.body)
+        ended = ChainedEvent(*finished) if finished else None
+        return cls(row.key, row.ordinal, task_id, level, scheme, ended, end_reason)
 
 
 @dataclass(slots=True)
@@ -102,12 +102,8 @@ def counts(attempts: Iterable[EpisodeSummary]) -> tuple[int, int]:
     for attempt in attempts:
         n += 1
         if attempt.end_reason is not None and attempt.end_reason not in NOT_AN_OUTCOME:
-            tasks.add(_task_of(attempt.started))
+            tasks.add(attempt.task_id)
     return len(tasks), n
-
-
-def _task_of(started: ChainedEvent) -> str:
-    return str(orjson.loads(started.payload_json)["task_id"])
 
 
 @dataclass(slots=True)
@@ -133,8 +129,11 @@ async def _fold(store: EventStore, since: int, end: int, *, whole: bool) -> Fold
             break
         kind = stored.type
         if kind == "episode.started":
+            started = stored.decode_payload()
+            assert isinstance(started, EpisodeStarted)
+            position = stored.position or 0
             fold.episodes[stored.stream] = EpisodeSummary(
-                stored.stream, stored.position or 0, ChainedEvent.of(stored), None, None
+                stored.stream, position, started.task_id, started.level, started.scheme
             )
         elif kind == "episode.finished":
             if stored.stream in fold.episodes:
@@ -160,9 +159,7 @@ def _finish(episodes: dict[str, EpisodeSummary], stored: StoredEvent) -> None:
     current = episodes[stored.stream]
     if current.finished is None:
         reason = orjson.loads(stored.payload_json).get("end_reason")
-        episodes[stored.stream] = EpisodeSummary(
-            current.stream, current.position, current.started, ChainedEvent.of(stored), reason
-        )
+        episodes[stored.stream] = replace(current, finished=ChainedEvent.of(stored), end_reason=reason)
 
 
 async def _continue_stored(
