@@ -255,30 +255,35 @@ async def rebuild_summaries(store: EventStore) -> int:
     return len(current.fold.rows())
 
 
-async def check_summaries(store: EventStore) -> list[str]:
-    """Where the stored summary rows disagree with a fold of the whole log (one line each; none when they agree).
+async def check_summaries(store: EventStore, run_id: str | None = None) -> list[tuple[str, str]]:
+    """Where the stored summary rows (of run ``run_id``, or all) disagree with a fold of the whole log: (the run
+    or episode stream, what is wrong) for each row changed, missing or naming nothing; none when they agree.
 
-    The stored rows are brought up to date first, as any reader would; a row changed, missing or extra is named.
+    The stored rows are brought up to date first, as any reader would, so what is checked is what readers see.
     """
     if await store.summary_mark(MODEL) is None:
-        return []  # nothing stored to disagree (a read-only file from before summaries)
+        return []  # nothing stored to disagree with (a read-only file from before summaries)
     await bring_up_to_date(store)
-    end = await store.log_end()
-    truth = await _fold(store, 0, end, whole=True)
+    mark = await store.summary_mark(MODEL) or 0
+    truth = await _fold(store, 0, mark, whole=True)
     _count_all(truth)
-    problems: list[str] = []
-    for kind, expected in ((EPISODES, {e.row().key: e.row() for e in truth.episodes.values()}),
-                           (RUNS, {r.row().key: r.row() for r in truth.runs.values()})):  # fmt: skip
-        stored = {row.key: row for row in await store.read_summaries(kind)}
+    problems: list[tuple[str, str]] = []
+    expected = {
+        EPISODES: {e.stream: e.row() for e in truth.episodes.values()},
+        RUNS: {r.run_id: r.row() for r in truth.runs.values()},
+    }
+    for kind, want_rows in expected.items():
         name = "episode" if kind == EPISODES else "run"
-        for key in sorted(expected.keys() | stored.keys()):
-            want, have = expected.get(key), stored.get(key)
+        stored = {row.key: row for row in await store.read_summaries(kind, group=run_id if kind == EPISODES else None)}
+        keys = want_rows.keys() | stored.keys()
+        for key in sorted(k for k in keys if run_id is None or (run_of(k) if kind == EPISODES else k) == run_id):
+            want, have = want_rows.get(key), stored.get(key)
             if have is None:
-                problems.append(f"summary of {name} {key} is missing (p2w-rt verify --rebuild-summaries)")
+                problems.append((key, f"the {name} summary is missing (p2w-rt verify --rebuild-summaries)"))
             elif want is None:
-                problems.append(f"summary of {name} {key} names nothing in the log")
-            elif _body(want) != _body(have) or want.ordinal != have.ordinal or want.group != have.group:
-                problems.append(f"summary of {name} {key} disagrees with the log")
+                problems.append((key, f"a {name} summary names nothing in the log (p2w-rt verify --rebuild-summaries)"))
+            elif (_body(want), want.ordinal, want.group) != (_body(have), have.ordinal, have.group):
+                problems.append((key, f"the {name} summary disagrees with the log (p2w-rt verify --rebuild-summaries)"))
     return problems
 
 
