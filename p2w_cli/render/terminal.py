@@ -22,7 +22,6 @@ from collections.abc import Iterable, Sequence
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from p2w_runtime.errors import clip
@@ -92,6 +91,8 @@ def print_table(console: Console, headers: Sequence[str], rows: Sequence[Sequenc
     cells. When the natural width does not fit the console (a narrow terminal) rich lays it out, wrapping cells."""
     widths = [max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     if sum(widths) + 3 * len(widths) + 1 > console.width or any("\n" in c for r in rows for c in r):
+        from rich.table import Table  # only then: commands start without it (docs/design/startup.md)
+
         table = Table(*headers)
         for row in rows:
             table.add_row(*(Text(c) for c in row))
