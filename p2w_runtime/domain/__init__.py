@@ -21,7 +21,7 @@ from p2w_runtime.domain._dataset import (
 )
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
-from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._runs import (
     RunInfo,
     UnknownRun,
@@ -45,7 +45,7 @@ from p2w_runtime.domain._streams import (
     run_of,
     under,
 )
-from p2w_runtime.domain._summaries import check_summaries, rebuild_summaries
+from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, check_summaries, rebuild_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 
 __all__ = [

@@ -6,9 +6,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._seal import append_sealed
-from p2w_runtime.domain._summaries import run_summaries
+from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, run_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.store import EventStore, LabelTaken, StoreError, seal_streams
 from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted
