@@ -10,7 +10,8 @@ a final state), appended one episode per transaction, then judged once with ``ru
 
 Growth: each figure's ratio between sizes against the ratio of episodes. "linear" when 10x the episodes costs at
 most ~12x (per-episode work constant), "bounded" when it grows far less (the page shows 100 rows whatever the run
-size), "SUPERLINEAR" otherwise. Then the crowded store: the 10,000-episode run beside ``--others`` runs of 1,000
+size), "SUPERLINEAR" otherwise. The commands' figures are taken less the start-up of ``p2w-rt runs`` on an empty
+store (measured in the same run), which no run size changes. Then the crowded store: the 10,000-episode run beside ``--others`` runs of 1,000
 episodes, and ``show RUN`` and the warm run page there against the run alone (target: within 1.2x).
 
 Usage: python benchmarks/bench_scale.py [--sizes 100,1000,10000] [--dir DIR (stores kept and reused)]
@@ -61,6 +62,11 @@ async def build_run(db: Path, label: str, episodes: int, steps: int) -> tuple[st
     return run_id, appended, replayed
 
 
+async def _create(db: Path) -> None:
+    async with open_store(db):
+        pass
+
+
 def cli(db: Path, *args: str) -> float:
     """Wall seconds of ``p2w-rt --db DB ARGS`` in a fresh process."""
     command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), *args]
@@ -95,7 +101,7 @@ def run_page(db: Path, run_id: str, repeat: int) -> float:
 
 
 def growth(small: float, big: float, factor: float) -> str:
-    ratio = big / small
+    ratio = max(big, 1e-3) / max(small, 1e-3)
     verdict = "bounded" if ratio < factor / 3 else "linear" if ratio <= factor * 1.2 else "SUPERLINEAR"
     return f"{ratio:6.1f}x ({verdict})"
 
@@ -123,6 +129,10 @@ def main() -> None:
         ids[size] = run_id
         rows[size] = {"append": float(appended), "bytes": db.stat().st_size, "first replay": float(replayed)}
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    empty = folder / "empty.db"
+    asyncio.run(_create(empty))
+    startup = best_cli(empty, args.repeat, "runs")
+    print(f"start-up (p2w-rt runs, empty store): {startup:.3f}s, taken off the commands' growth")
     for size in sizes:
         db = folder / f"scale-{size}.db"
         cli(db, "runs")  # the first command after building brings the store's summaries up to date
@@ -138,7 +148,8 @@ def main() -> None:
         factor = big / small
         print(f"{small:,} -> {big:,} episodes ({factor:.0f}x):")
         for n in names:
-            print(f"  {n:18} {growth(rows[small][n], rows[big][n], factor)}")
+            less = startup if n in ("metrics", "show RUN") else 0.0
+            print(f"  {n:18} {growth(rows[small][n] - less, rows[big][n] - less, factor)}")
     if args.others:
         largest = sizes[-1]
         crowd, meta = folder / f"crowd-{largest}.db", folder / f"crowd-{largest}.txt"
