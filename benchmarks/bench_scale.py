@@ -11,8 +11,9 @@ a final state), appended one episode per transaction, then judged once with ``ru
 Growth: each figure's ratio between sizes against the ratio of episodes. "linear" when 10x the episodes costs at
 most ~12x (per-episode work constant), "bounded" when it grows far less (the page shows 100 rows whatever the run
 size), "SUPERLINEAR" otherwise. The commands' figures are taken less the start-up of ``p2w-rt runs`` on an empty
-store (measured in the same run), which no run size changes. Then the crowded store: the 10,000-episode run beside ``--others`` runs of 1,000
-episodes, and ``show RUN`` and the warm run page there against the run alone (target: within 1.2x).
+store (measured in the same run), which no run size changes. Then the crowded store: the 10,000-episode run
+beside ``--others`` runs of 1,000 episodes, and ``show RUN`` and the warm run page there against the run alone
+(target: within 1.2x).
 
 Usage: python benchmarks/bench_scale.py [--sizes 100,1000,10000] [--dir DIR (stores kept and reused)]
 """
