@@ -65,31 +65,40 @@ def _command(db: Path, *args: str) -> tuple[list[str], dict[str, str]]:
     return command, {**os.environ, "P2W_LOG_FILE": str(db.with_suffix(".log"))}
 
 
-def _peak(stderr: str) -> int:
-    return int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr).group(1))  # type: ignore[union-attr]
+def _peak(stderr: str) -> tuple[int, float]:
+    """(peak RSS in kB, CPU seconds) as ``/usr/bin/time -v`` reports them."""
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr).group(1))  # type: ignore[union-attr]
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", stderr))
+    return peak, cpu
 
 
-def measure(db: Path, *args: str) -> tuple[float, int, str]:
-    """(seconds, peak RSS in kB, stdout) of ``p2w-rt ARGS`` run to its end in a fresh process."""
+Measured = tuple[float, float, int, str]
+"""Wall seconds, CPU seconds, peak RSS in kB, stdout."""
+
+
+def measure(db: Path, *args: str) -> Measured:
+    """``p2w-rt ARGS`` run to its end in a fresh process."""
     command, env = _command(db, *args)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
-    return time.perf_counter() - started, _peak(done.stderr), done.stdout
+    return time.perf_counter() - started, *reversed(_peak(done.stderr)), done.stdout  # type: ignore[return-value]
 
 
-def first_screen(db: Path, *args: str) -> tuple[float, int, str]:
-    """(seconds to the first ``SCREEN`` lines, peak RSS in kB until then, those lines) of ``p2w-rt ARGS``, stopped
-    there as a pager that quits stops it (the whole command when it prints fewer lines)."""
+def first_screen(db: Path, *args: str) -> Measured:
+    """``p2w-rt ARGS`` to its first ``SCREEN`` lines (wall and CPU seconds, peak RSS until then), stopped there as a
+    pager that quits stops it (the whole command when it prints fewer lines)."""
     command, env = _command(db, *args)
     started = time.perf_counter()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as child:
         assert child.stdout is not None
         lines = [line for _, line in zip(range(SCREEN), child.stdout, strict=False)]
         seconds = time.perf_counter() - started
-        pid = int(subprocess.run(["pgrep", "-P", str(child.pid)], capture_output=True, text=True).stdout.split()[0])
-        os.kill(pid, signal.SIGTERM)  # the command, not /usr/bin/time, which then reports its peak
+        found = subprocess.run(["pgrep", "-P", str(child.pid)], capture_output=True, text=True).stdout.split()
+        if found:
+            os.kill(int(found[0]), signal.SIGTERM)  # the command, not /usr/bin/time, which then reports its peak
         _, stderr = child.communicate()
-    return seconds, _peak(stderr), "".join(lines)
+    peak, cpu = _peak(stderr)
+    return seconds, cpu, peak, "".join(lines)
 
 
 def main() -> None:
@@ -115,14 +124,15 @@ def main() -> None:
     ]  # fmt: skip
     if args.full:
         cases.append(("show RUN TASK, to the end", measure, ("show", "short", task), ("show", "long", task)))
-    print(f"{'command':36} {SHORT:>6}-step episode   {args.steps:>7}-step episode   ratio (time, RSS)")
+    print(f"{'':36} {SHORT:>6}-step episode          {args.steps:>7}-step episode          ratio")
+    print(f"{'command':36} {'wall':>7} {'CPU':>7} {'RSS':>7}   {'wall':>8} {'CPU':>7} {'RSS':>7}   wall, CPU, RSS")
     for name, how, short, long in cases:
-        s_time, s_peak, _ = how(db, *short)
-        l_time, l_peak, out = how(db, *long)
+        s_time, s_cpu, s_peak, _ = how(db, *short)
+        l_time, l_cpu, l_peak, out = how(db, *long)
         assert task in out or "max_steps" in out, out
         print(
-            f"{name:36} {s_time:6.2f} s {s_peak / 1024:5.0f} MB   {l_time:8.2f} s {l_peak / 1024:6.0f} MB   "
-            f"{l_time / s_time:5.2f}x, {l_peak / s_peak:4.2f}x"
+            f"{name:36} {s_time:6.2f}s {s_cpu:6.2f}s {s_peak / 1024:4.0f} MB   {l_time:7.2f}s {l_cpu:6.2f}s "
+            f"{l_peak / 1024:4.0f} MB   {l_time / s_time:.2f}x, {l_cpu / s_cpu:.2f}x, {l_peak / s_peak:.2f}x"
         )
 
 
