@@ -152,11 +152,8 @@ def _show_episode(
     ctx: click.Context, run_ref: str, task_id: str, as_json: bool, from_step: int | None, steps: int | None
 ) -> None:
     """One episode's timeline (or its events as JSON lines), streamed from the store a chunk at a time."""
-    from p2w_cli.render.judging import format_judgment  # imports the openai client: only here, not in the listing
     from p2w_runtime.domain import EPISODE_TYPES, counted, episodes_of, find_run
     from p2w_runtime.domain.trajectory import EPISODE_CHUNK, EpisodeChunks
-    from replay.classify import read_classifications
-    from replay.judges import episode_judgments
     from replay.timeline import GIST_WIDTH, timeline_rows
 
     async def _show() -> None:
@@ -164,10 +161,6 @@ def _show_episode(
             info = await find_run(store, run_ref)
             attempts = await episodes_of(store, info.run_id, every_attempt=True)
             stream = _episode_stream(info, task_id, attempts, counted(attempts))
-            derived: list[Any] = list(await episode_judgments(store, stream))
-            derived.extend(
-                r for r in await read_classifications(store, info.run_id) if r.classification.episode_stream == stream
-            )
             episode = await EpisodeChunks.open(store, stream)
             after = 0 if from_step is None else await episode.seq_of_step(from_step) - 1
             until = None if steps is None else await episode.seq_of_step((from_step or 1) + steps) - 1
@@ -194,6 +187,16 @@ def _show_episode(
                     f"; more: --from-step {(from_step or 1) + steps}" if steps and shown_to < episode.last_seq else ""
                 )
                 console.print(cell(f"events {after + 1}-{shown_to} of {episode.last_seq}{more}"))
+            # the judgments and errors after the timeline: reading them imports the judges and the openai client
+            # (~1 s of CPU), which the first screen of a long episode need not wait for
+            from p2w_cli.render.judging import format_judgment
+            from replay.classify import read_classifications
+            from replay.judges import episode_judgments
+
+            derived: list[Any] = list(await episode_judgments(store, stream))
+            derived.extend(
+                r for r in await read_classifications(store, info.run_id) if r.classification.episode_stream == stream
+            )
             for record in derived:
                 _print_derived(record, format_judgment)
 
