@@ -19,7 +19,7 @@ import orjson
 
 from p2w_runtime.domain._streams import run_of
 from p2w_runtime.store import ReadOnlyStore, Summary
-from schemas import ChainedEvent, EpisodeStarted, StoredEvent
+from schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore
@@ -158,8 +158,9 @@ def _finish(episodes: dict[str, EpisodeSummary], stored: StoredEvent) -> None:
     """The first ``episode.finished`` of an attempt is its end (a stream has one; an imported log is not trusted)."""
     current = episodes[stored.stream]
     if current.finished is None:
-        reason = orjson.loads(stored.payload_json).get("end_reason")
-        episodes[stored.stream] = replace(current, finished=ChainedEvent.of(stored), end_reason=reason)
+        finished = stored.decode_payload()  # upcast like every reader of it
+        assert isinstance(finished, EpisodeFinished)
+        episodes[stored.stream] = replace(current, finished=ChainedEvent.of(stored), end_reason=finished.end_reason)
 
 
 async def _continue_stored(
