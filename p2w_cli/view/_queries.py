@@ -19,6 +19,9 @@ from schemas import EpisodeFinished
 PAGE_SIZE = 100
 """Episodes per run page: a 1,000-episode run renders in ten pages."""
 SUCCESS_VALUES = ("", "yes", "no", "unjudged")
+KEPT_FILTERS = 16
+"""Filters of a run whose rows a ``RunRead`` keeps (the oldest asked goes first): a viewer open for days is not a
+list per URL ever typed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +244,8 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int) -> 
         wanted = replace(wanted, judge=judges[0])
     kept = read.kept.get(wanted)
     if kept is None:
+        if len(read.kept) >= KEPT_FILTERS:
+            read.kept.pop(next(iter(read.kept)))
         kept = read.kept[wanted] = [row for row in read.rows.values() if wanted.keeps(row)]
     pages = max(1, -(-len(kept) // per_page))
     if not 1 <= page <= pages:
