@@ -212,6 +212,8 @@ async def bring_up_to_date(store: EventStore) -> Current:
     """
     mark = await store.summary_mark(MODEL)
     end = await store.log_end()
+    if mark is not None and mark > end:
+        mark = await _log_shrank(store)
     if mark is not None and mark >= end:
         return Current(True, Fold())
     whole = not mark
@@ -226,6 +228,18 @@ async def bring_up_to_date(store: EventStore) -> Current:
     except ReadOnlyStore:
         pass
     return Current(True, fold)
+
+
+async def _log_shrank(store: EventStore) -> int | None:
+    """The log ends before the rows' mark: events were deleted behind the store's back (the triggers dropped; what
+    ``verify``'s seals are for). The rows may name what is gone, so they are dropped and built again from the log
+    as it is (a read-only store folds it in memory): the listings show what the log holds, and ``verify`` judges
+    the deletion by the seals."""
+    try:
+        await store.clear_summaries(MODEL, [RUNS, EPISODES])
+    except ReadOnlyStore:
+        return None
+    return 0
 
 
 async def episode_summaries(store: EventStore, run_id: str | None = None) -> list[EpisodeSummary]:
