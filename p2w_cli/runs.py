@@ -170,14 +170,16 @@ def _show_episode(
                         break
                     echo_json(stored.decode().model_dump(mode="json"))
                 return
-            _print_run_header(info)
             rows = (
                 [str(r.seq), "-" if r.step is None else str(r.step), safe(r.type), safe(r.gist)]
                 async for r in timeline_rows(episode, after_seq=after, until_seq=until)
             )
-            if episode.last_seq <= EPISODE_CHUNK:  # short: laid out to its content, as it always was
-                print_table(console, TIMELINE_HEADERS, [r async for r in rows])
+            if episode.last_seq <= EPISODE_CHUNK:  # short: read whole (a broken chain prints nothing but its error),
+                table = [r async for r in rows]  # laid out to its content, as it always was
+                _print_run_header(info)
+                print_table(console, TIMELINE_HEADERS, table)
             else:  # long: columns as wide as any row can be, printed as the rows come
+                _print_run_header(info)
                 digits = len(str(episode.last_seq))
                 widths = [max(3, digits), max(4, digits), max(map(len, EPISODE_TYPES)), GIST_WIDTH]
                 await _print_streamed(TIMELINE_HEADERS, rows, widths)
