@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -155,3 +156,28 @@ async def test_a_read_only_reader_of_stale_rows_sees_the_log_as_it_is(tmp_path: 
     async with open_store(db) as store:
         assert [e.task_id for e in await episodes_of(store, run_id)] == ["t1", "t2"]
         assert await check_summaries(store) == []
+
+
+def test_rows_of_events_deleted_behind_the_stores_back_are_rebuilt_from_what_the_log_holds(tmp_path: Path) -> None:
+    db = tmp_path / "p2w.db"
+    run_id = uuid7()
+
+    async def build() -> None:
+        async with open_store(db) as store:
+            await store.append([run_started(run_id, "r")])
+            for task in ("t1", "t2"):
+                await store.append(_episode(run_id, task, "answered").events)
+            assert [(r.episodes, r.attempts) for r in await list_runs(store)] == [(2, 2)]
+
+    asyncio.run(build())
+    with sqlite3.connect(db) as conn:  # what only someone rewriting the file can do
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+            conn.execute(f"DROP TRIGGER {name}")
+        conn.execute("DELETE FROM events WHERE stream = ?", (f"{run_id}/t2",))
+
+    async def listed() -> tuple[list[tuple[int, int]], list[tuple[str, str]]]:
+        async with open_store(db) as store:
+            runs = [(r.episodes, r.attempts) for r in await list_runs(store)]
+            return runs, await check_summaries(store)
+
+    assert asyncio.run(listed()) == ([(1, 1)], [])
