@@ -22,20 +22,31 @@ if TYPE_CHECKING:
 @click.option("--head", is_flag=True, help="Print the run's head digest, to publish with its results.")
 @click.option("--expect", metavar="DIGEST", help="Fail unless the run's head digest is DIGEST (from --head).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option(
+    "--rebuild-summaries", is_flag=True, help="First drop the run and episode summaries and build them from the log."
+)
 @click.pass_context
-def verify(ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool) -> None:
+def verify(
+    ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool, rebuild_summaries: bool
+) -> None:
     """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store); count, per
-    run, the events no seal covers yet (an episode being recorded)."""
-    from p2w_runtime.domain import find_run
-    from p2w_runtime.store import head_digest, same_digest, verify_store
+    run, the events no seal covers yet (an episode being recorded); check the run and episode summaries the
+    listings read against the log."""
+    from p2w_runtime.domain import check_summaries, find_run
+    from p2w_runtime.domain import rebuild_summaries as rebuild
+    from p2w_runtime.store import Problem, head_digest, same_digest, verify_store
 
     if (head or expect) and not run_ref:
         raise click.UsageError("--head and --expect need a RUN")
 
     async def _verify() -> Any:
         async with open_db(ctx) as store:
+            if rebuild_summaries:
+                await rebuild(store)
             run_id = (await find_run(store, run_ref)).run_id if run_ref else None
             report = await verify_store(store, run_id)
+            for where, reason in await check_summaries(store, run_id):
+                report.problems.append(Problem(where, None, None, reason))
             return report, run_id, (await head_digest(store, run_id) if run_id else None)
 
     report, run_id, digest = run(_verify())

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from p2w_cli._common import console, db_path, echo_json, open_db, run
 from p2w_cli.progress import show_progress
-from p2w_cli.render.terminal import cell, markup
+from p2w_cli.render.terminal import cell, markup, print_rows, print_table, safe
 
 if TYPE_CHECKING:
     from p2w_runtime.domain import EpisodeRef, RunInfo
@@ -69,57 +70,72 @@ ANSWER_WIDTH = 60
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.argument("task_id", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the decoded events as JSON lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print the decoded events as JSON lines, streamed.")
+@click.option(
+    "--from-step", type=click.IntRange(min=1), help="With TASK: start at this step (events before it are skipped)."
+)
+@click.option("--steps", type=click.IntRange(min=1), help="With TASK: show this many steps (default: to the end).")
 @click.pass_context
-def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -> None:
-    """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors."""
-    from rich.table import Table
+def show(
+    ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool, from_step: int | None, steps: int | None
+) -> None:
+    """Show a run's episodes, or one episode's timeline (step, event type, gist) with its judgments and errors.
 
+    A timeline is read and printed a chunk of events at a time, so the first lines of a 200,000-step episode
+    come at once (pipe it to a pager) and memory stays bounded; --from-step and --steps show a window of it."""
+    if task_id is None:
+        if from_step is not None or steps is not None:
+            raise click.UsageError("--from-step and --steps need a TASK")
+        _show_listing(ctx, run_ref, as_json)
+    else:
+        _show_episode(ctx, run_ref, task_id, as_json, from_step, steps)
+
+
+def _show_listing(ctx: click.Context, run_ref: str, as_json: bool) -> None:
     from p2w_runtime.domain import counted, episode_of, episodes_of, find_run
 
-    if task_id is not None:  # the listing needs none of these; importing them (the openai client) takes seconds
-        from p2w_cli.render.judging import format_judgment
-        from p2w_runtime.domain.trajectory import load_trajectory
-        from replay.classify import read_classifications
-        from replay.judges import episode_judgments
-        from replay.timeline import timeline
-
-    derived: list[Any] = []
     left_out: list[str] = []
 
-    async def _load() -> tuple[Any, list[Any]]:
+    async def _load() -> tuple[RunInfo, list[EpisodeRef]]:
         async with open_db(ctx) as store:
             info = await find_run(store, run_ref)
             attempts = await episodes_of(store, info.run_id, every_attempt=True)
             episodes = counted(attempts)
-            if task_id is None:
-                shown = {ref.stream for ref in episodes}
-                left_out.extend(
-                    f"{episode_of(ref.stream)} ({ref.end_reason or 'unfinished'})"
-                    for ref in attempts
-                    if ref.stream not in shown
-                )
-                return info, episodes
-            stream = _episode_stream(info, task_id, attempts, episodes)
-            derived.extend(await episode_judgments(store, stream))
-            derived.extend(
-                r for r in await read_classifications(store, info.run_id) if r.classification.episode_stream == stream
+            shown = {ref.stream for ref in episodes}
+            left_out.extend(
+                f"{episode_of(ref.stream)} ({ref.end_reason or 'unfinished'})"
+                for ref in attempts
+                if ref.stream not in shown
             )
-            if as_json:  # the events themselves
-                return info, [e.decode() async for e in store.read_stream(stream)]
-            return info, timeline(await load_trajectory(store, stream))
+            return info, episodes
 
     info, items = run(_load())
     if as_json:
-        if task_id is None:
-            for ref in items:
-                echo_json(
-                    {"stream": ref.stream, "task_id": ref.task_id, "level": ref.level, "end_reason": ref.end_reason}
-                )
-        else:
-            for event in items:
-                echo_json(event.model_dump(mode="json"))
+        for ref in items:
+            echo_json({"stream": ref.stream, "task_id": ref.task_id, "level": ref.level, "end_reason": ref.end_reason})
         return
+    from p2w_cli.render.terminal import clip
+
+    _print_run_header(info)
+    rows = []
+    for ref in items:
+        end = ref.finished
+        assert end is not None  # only finished attempts count
+        rows.append(
+            [
+                safe(ref.task_id),
+                str(ref.level),
+                safe(end.end_reason),
+                str(end.steps),
+                safe(clip(end.answer or "", ANSWER_WIDTH)),
+            ]
+        )
+    print_table(console, ["task", "level", "end", "steps", "answer"], rows)
+    if left_out:
+        console.print(cell(f"not counted (a later attempt or none finished): {', '.join(left_out)}"))
+
+
+def _print_run_header(info: RunInfo) -> None:
     console.print(
         f"[bold]{markup(info.label)}[/] "
         + markup(
@@ -127,40 +143,93 @@ def show(ctx: click.Context, run_ref: str, task_id: str | None, as_json: bool) -
             f"{info.started.scheme or '-'}  ({info.started.source})"
         )
     )
-    if task_id is None:
-        from p2w_cli.render.terminal import clip
 
-        table = Table("task", "level", "end", "steps", "answer")
-        for ref in items:
-            end = ref.finished
-            assert end is not None  # only finished attempts count
-            table.add_row(
-                cell(ref.task_id),
-                str(ref.level),
-                cell(end.end_reason),
-                str(end.steps),
-                cell(clip(end.answer or "", ANSWER_WIDTH)),
+
+TIMELINE_HEADERS = ["seq", "step", "event", "gist"]
+
+
+def _show_episode(
+    ctx: click.Context, run_ref: str, task_id: str, as_json: bool, from_step: int | None, steps: int | None
+) -> None:
+    """One episode's timeline (or its events as JSON lines), streamed from the store a chunk at a time."""
+    from p2w_runtime.domain import EPISODE_TYPES, counted, episodes_of, find_run
+    from p2w_runtime.domain.trajectory import EPISODE_CHUNK, EpisodeChunks
+    from replay.timeline import GIST_WIDTH, timeline_rows
+
+    async def _show() -> None:
+        async with open_db(ctx) as store:
+            info = await find_run(store, run_ref)
+            attempts = await episodes_of(store, info.run_id, every_attempt=True)
+            stream = _episode_stream(info, task_id, attempts, counted(attempts))
+            episode = await EpisodeChunks.open(store, stream)
+            after = 0 if from_step is None else await episode.seq_of_step(from_step) - 1
+            until = None if steps is None else await episode.seq_of_step((from_step or 1) + steps) - 1
+            if as_json:
+                async for stored in store.read_stream(stream, after_seq=after):
+                    if until is not None and stored.seq > until:
+                        break
+                    echo_json(stored.decode().model_dump(mode="json"))
+                return
+            rows = (
+                [str(r.seq), "-" if r.step is None else str(r.step), safe(r.type), safe(r.gist)]
+                async for r in timeline_rows(episode, after_seq=after, until_seq=until)
             )
-    else:
-        table = Table("seq", "step", "event", "gist")
-        for row in items:
-            table.add_row(str(row.seq), "-" if row.step is None else str(row.step), cell(row.type), cell(row.gist))
-    console.print(table)
-    if left_out:
-        console.print(cell(f"not counted (a later attempt or none finished): {', '.join(left_out)}"))
-    for record in derived:
-        if hasattr(record, "judgment"):
-            console.print(format_judgment(record.judgment, event_id=record.event_id))
-        else:
-            c = record.classification
-            console.print(
-                f"[bold]{markup(c.classifier_id)} v{c.classifier_version}[/]  "
-                + markup(f"{c.task_id}: " + (", ".join(label.label for label in c.labels) or "no errors"))
+            if episode.last_seq <= EPISODE_CHUNK:  # short: read whole (a broken chain prints nothing but its error),
+                table = [r async for r in rows]  # laid out to its content, as it always was
+                _print_run_header(info)
+                print_table(console, TIMELINE_HEADERS, table)
+            else:  # long: columns as wide as any row can be, printed as the rows come
+                _print_run_header(info)
+                digits = len(str(episode.last_seq))
+                widths = [max(3, digits), max(4, digits), max(map(len, EPISODE_TYPES)), GIST_WIDTH]
+                await _print_streamed(TIMELINE_HEADERS, rows, widths)
+            shown_to = episode.last_seq if until is None else min(until, episode.last_seq)
+            if after > 0 or shown_to < episode.last_seq:
+                more = (
+                    f"; more: --from-step {(from_step or 1) + steps}" if steps and shown_to < episode.last_seq else ""
+                )
+                console.print(cell(f"events {after + 1}-{shown_to} of {episode.last_seq}{more}"))
+            # the judgments and errors after the timeline: reading them imports the judges and the openai client
+            # (~1 s of CPU), which the first screen of a long episode need not wait for
+            from p2w_cli.render.judging import format_judgment
+            from replay.classify import read_classifications
+            from replay.judges import episode_judgments
+
+            derived: list[Any] = list(await episode_judgments(store, stream))
+            derived.extend(
+                r for r in await read_classifications(store, info.run_id) if r.classification.episode_stream == stream
             )
-            for label in c.labels:
-                events = label.evidence.event_ids
-                cited = f"  (events {', '.join(events)})" if events else ""
-                console.print(cell(f"  {label.label}: {label.explanation}{cited}"))
+            for record in derived:
+                _print_derived(record, format_judgment)
+
+    run(_show())
+
+
+async def _print_streamed(headers: list[str], rows: AsyncIterator[list[str]], widths: list[int]) -> None:
+    """``print_rows`` over rows read from the store as they are printed: a page of rows at a time."""
+    page: list[list[str]] = []
+    first = True
+    async for row in rows:
+        page.append(row)
+        if len(page) >= 200:
+            print_rows(console, headers, page, widths, header=first, bottom=False)
+            page, first = [], False
+    print_rows(console, headers, page, widths, header=first, bottom=True)
+
+
+def _print_derived(record: Any, format_judgment: Any) -> None:
+    if hasattr(record, "judgment"):
+        console.print(format_judgment(record.judgment, event_id=record.event_id))
+        return
+    c = record.classification
+    console.print(
+        f"[bold]{markup(c.classifier_id)} v{c.classifier_version}[/]  "
+        + markup(f"{c.task_id}: " + (", ".join(label.label for label in c.labels) or "no errors"))
+    )
+    for label in c.labels:
+        events = label.evidence.event_ids
+        cited = f"  (events {', '.join(events)})" if events else ""
+        console.print(cell(f"  {label.label}: {label.explanation}{cited}"))
 
 
 def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:

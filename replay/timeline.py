@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from p2w_runtime.domain.trajectory import (
     ActionRecord,
     CaptureRecord,
+    EpisodeChunks,
     EpisodeRecord,
     FinalStateRecord,
     FinishedRecord,
@@ -68,12 +70,27 @@ def gist(record: EpisodeRecord) -> str:
 
 def timeline(t: Trajectory) -> list[TimelineRow]:
     """Every event of the episode, ``episode.started`` first (seq 1), each after it from ``t.records``."""
-    rows = [
-        TimelineRow(
-            1, None, "episode.started", f"{t.task_id} (level {t.level}) {_clip(t.query, 120)}", t.started_event_id
-        )
-    ]
-    for seq, record in enumerate(t.records, start=2):
-        step = getattr(record, "step", None)
-        rows.append(TimelineRow(seq, step, record.EVENT_TYPE, gist(record), record.event_id))
-    return rows
+    return [started_row(t), *(row(seq, record) for seq, record in enumerate(t.records, start=2))]
+
+
+def started_row(t: Trajectory) -> TimelineRow:
+    """The timeline's first line, ``episode.started``: the task, its level and its query."""
+    return TimelineRow(
+        1, None, "episode.started", f"{t.task_id} (level {t.level}) {_clip(t.query, 120)}", t.started_event_id
+    )
+
+
+def row(seq: int, record: EpisodeRecord) -> TimelineRow:
+    """The timeline line of the event at ``seq``."""
+    return TimelineRow(seq, getattr(record, "step", None), record.EVENT_TYPE, gist(record), record.event_id)
+
+
+async def timeline_rows(
+    episode: EpisodeChunks, *, after_seq: int = 0, until_seq: int | None = None
+) -> AsyncIterator[TimelineRow]:
+    """The timeline of the events ``after_seq < seq <= until_seq``, a chunk of the store at a time (bounded
+    memory, whatever the episode's length): the same lines ``timeline`` gives for those seqs."""
+    if after_seq < 1 and (until_seq is None or until_seq >= 1):
+        yield started_row(episode.header)
+    async for seq, record in episode.records(after_seq, until_seq):
+        yield row(seq, record)

@@ -17,7 +17,9 @@ text changes or the print fails), and control characters reach the terminal. So:
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Sequence
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
@@ -46,4 +48,57 @@ def terminal_console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=PIPE_WIDTH if piped else None)
 
 
-__all__ = ["PIPE_WIDTH", "cell", "clip", "markup", "safe", "terminal_console"]
+def print_rows(
+    console: Console,
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    widths: Sequence[int],
+    *,
+    header: bool = True,
+    bottom: bool = True,
+) -> None:
+    """Rows of plain cells (already ``safe``) as the lines of the table ``print_table`` draws, each column ``widths``
+    wide: written as they come, a few hundred at a time, so a table of any length starts at once and is never
+    held whole (``show RUN TASK`` on a 200,000-step episode). The header and top edge come first unless ``header``
+    is False, the bottom edge last unless ``bottom`` is False: a table printed a page at a time is one table.
+    Rich lays out a table cell by cell (2.8 ms a row measured in ``show RUN``); these are string joins."""
+    top = "┏" + "┳".join("━" * (w + 2) for w in widths) + "┓"
+    rule = "┡" + "╇".join("━" * (w + 2) for w in widths) + "┩"
+    if header:
+        names = Text("┃")
+        for name, w in zip(headers, widths, strict=True):
+            names.append(" ")
+            names.append(name, style="table.header")
+            names.append(" " * (w - cell_len(name)) + " ┃")
+        console.print(top, markup=False, highlight=False)
+        console.print(names)
+        console.print(rule, markup=False, highlight=False)
+    lines: list[str] = []
+    for row in rows:
+        lines.append("│ " + " │ ".join(c + " " * (w - cell_len(c)) for c, w in zip(row, widths, strict=True)) + " │")
+        if len(lines) >= 500:
+            console.file.write("\n".join(lines) + "\n")
+            lines.clear()
+    if bottom:
+        lines.append("└" + "┴".join("─" * (w + 2) for w in widths) + "┘")
+    if lines:
+        console.file.write("\n".join(lines) + "\n")
+    console.file.flush()
+
+
+def print_table(console: Console, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A table of plain cells (already ``safe``), as rich draws it (``Table(*headers)``), in time linear in its
+    cells. When the natural width does not fit the console (a narrow terminal) rich lays it out, wrapping cells."""
+    widths = [max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    if sum(widths) + 3 * len(widths) + 1 > console.width or any("\n" in c for r in rows for c in r):
+        from rich.table import Table  # only then: commands start without it (docs/design/startup.md)
+
+        table = Table(*headers)
+        for row in rows:
+            table.add_row(*(Text(c) for c in row))
+        console.print(table)
+        return
+    print_rows(console, headers, rows, widths)
+
+
+__all__ = ["PIPE_WIDTH", "cell", "clip", "markup", "print_rows", "print_table", "safe", "terminal_console"]

@@ -21,6 +21,9 @@ from schemas import EpisodeFinished
 PAGE_SIZE = 100
 """Episodes per run page: a 1,000-episode run renders in ten pages."""
 SUCCESS_VALUES = ("", "yes", "no", "unjudged")
+KEPT_FILTERS = 16
+"""Filters of a run whose rows a ``RunRead`` keeps (the oldest asked goes first): a viewer open for days is not a
+list per URL ever typed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +40,8 @@ class RunRow:
 
 
 def run_row(read: RunRead) -> RunRow:
-    return RunRow(read.info, aggregate(read.scores, by=("judge",)) if read.scores else [])
+    read.facets = read.facets or RunFacets.of(read)
+    return RunRow(read.info, read.facets.metrics)
 
 
 @dataclass(slots=True)
@@ -149,6 +153,37 @@ class RunRead:
     scores: list[EpisodeScore]
     judgments: list[JudgmentRecord] | None = None
     """Every judgment of the run (stale ones too), read when an episode page first needs them."""
+    facets: RunFacets | None = None
+    """What every page of the run shows whatever its filter, computed by its first page (``run_page``)."""
+    kept: dict[EpisodeFilter, list[EpisodeRow]] = field(default_factory=dict)
+    """The rows each filter asked so far keeps: the next page of a filter is a slice."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacets:
+    """A run's filter choices and metric tables: the same for every page of it, so built once per ``RunRead``
+    (a warm page then costs its 100 rows, not the run's 10,000: docs/design/summaries.md)."""
+
+    judges: list[str]
+    levels: list[int]
+    websites: list[str]
+    labels: list[str]
+    metrics: list[MetricRow]
+    metrics_by_level: list[MetricRow]
+    classifiers: list[str]
+
+    @classmethod
+    def of(cls, read: RunRead) -> RunFacets:
+        rows = read.rows.values()
+        return cls(
+            judges=sorted({j for row in rows for j in row.judgments}),
+            levels=sorted({r.ref.level for r in rows if r.ref.level is not None}),
+            websites=sorted({r.website for r in rows if r.website}),
+            labels=sorted({label for r in rows for label in r.labels}),
+            metrics=aggregate(read.scores, by=("judge",)) if read.scores else [],
+            metrics_by_level=aggregate(read.scores, by=("judge", "level")) if read.scores else [],
+            classifiers=sorted({r.classification.classifier_id for r in read.classifications}),
+        )
 
 
 async def read_run(store: EventStore, info: RunInfo) -> RunRead:
@@ -208,7 +243,7 @@ def current_classifications(
 
 
 class RunCache:
-    """``RunRead``s kept while the store is unchanged: ``end`` is the log's event count when the caller found
+    """``RunRead``s kept while the store is unchanged: ``end`` is the log's last position when the caller found
     the run (``RunIndex``); the log is append-only, so a page after a new append reads again, any other page is
     served from memory. The least recently read runs go first beyond ``size``."""
 
@@ -232,16 +267,18 @@ class RunCache:
 
 
 def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int, usage: RunUsage | None = None) -> RunPage:
-    rows = list(read.rows.values())
-    judges = sorted({j for row in rows for j in row.judgments})
-    levels = sorted({r.ref.level for r in rows if r.ref.level is not None})
-    websites = sorted({r.website for r in rows if r.website})
-    labels = sorted({label for r in rows for label in r.labels})
+    facets = read.facets = read.facets or RunFacets.of(read)
+    judges, levels, websites, labels = facets.judges, facets.levels, facets.websites, facets.labels
     _check(wanted, read.info.label, {"level": levels, "website": websites, "label": labels, "judge": judges})
     if not wanted.judge and judges:
         wanted = replace(wanted, judge=judges[0])
     by_stream = usage.by_stream() if usage is not None else {}
-    kept = ordered([row for row in rows if wanted.keeps(row)], wanted.sort, wanted.descending, wanted.judge, by_stream)
+    kept = read.kept.get(wanted)  # a read is of one log end, and so is its usage: the order is kept with it
+    if kept is None:
+        if len(read.kept) >= KEPT_FILTERS:
+            read.kept.pop(next(iter(read.kept)))
+        rows = [row for row in read.rows.values() if wanted.keeps(row)]
+        kept = read.kept[wanted] = ordered(rows, wanted.sort, wanted.descending, wanted.judge, by_stream)
     pages = max(1, -(-len(kept) // per_page))
     if not 1 <= page <= pages:
         raise BadRequest("Bad filter", f"?page={page}: run {read.info.label!r} has {pages} page(s) of episodes here")
@@ -250,14 +287,14 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int, usa
         info=read.info,
         filter=wanted,
         matched=len(kept),
-        total=len(rows),
+        total=len(read.rows),
         judges=judges,
         levels=levels,
         websites=websites,
         labels=labels,
-        metrics=aggregate(read.scores, by=("judge",)) if read.scores else [],
-        metrics_by_level=aggregate(read.scores, by=("judge", "level")) if read.scores else [],
-        classifiers=sorted({r.classification.classifier_id for r in read.classifications}),
+        metrics=facets.metrics,
+        metrics_by_level=facets.metrics_by_level,
+        classifiers=facets.classifiers,
         page=page,
         pages=pages,
         shown=shown,

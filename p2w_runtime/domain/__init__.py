@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
-from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._runs import (
     RunInfo,
     UnknownRun,
@@ -36,6 +36,7 @@ from p2w_runtime.domain._streams import (
     run_of,
     under,
 )
+from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, check_summaries, rebuild_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 
 if TYPE_CHECKING:
@@ -101,6 +102,7 @@ __all__ = [
     "TaskLike",
     "append_sealed",
     "attempt_id",
+    "check_summaries",
     "counted",
     "episode_of",
     "episode_seals",
@@ -108,6 +110,7 @@ __all__ = [
     "episode_stream",
     "episodes_of",
     "run_of",
+    "rebuild_summaries",
     "run_started",
     "under",
 ]

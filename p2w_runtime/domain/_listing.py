@@ -12,14 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from p2w_runtime.domain._streams import episode_of, run_of, under
-from schemas import EpisodeFinished, EpisodeStarted
+from p2w_runtime.domain._streams import episode_of, run_of
+from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, episode_summaries
+from schemas import EpisodeFinished
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore
-
-NOT_AN_OUTCOME = frozenset({"aborted"})
-"""End reasons that say the recorder stopped, not how the agent did: such an attempt never counts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,30 +70,18 @@ async def episodes_of(store: EventStore, run_id: str | None = None, *, every_att
     """The episodes of run ``run_id`` (of every run without it) in start order: the counted ones (``counted``),
     or with ``every_attempt`` every attempt, aborted and unfinished ones included.
 
-    Three small reads, never an episode's steps: ``episode.finished`` and ``episode.started`` events, then
-    stream heads.
+    Reads the run's summary rows (``_summaries.py``), never an episode's steps nor another run's rows; an
+    unfinished attempt's head is read from its stream (its last event is not a summary event).
     """
-    prefix = under(run_id) if run_id is not None else None
-    ends: dict[str, EpisodeFinished] = {}
-    async for stored in store.read_all(stream_prefix=prefix, types=["episode.finished"]):
-        finished = stored.decode_payload()
-        assert isinstance(finished, EpisodeFinished)
-        ends.setdefault(stored.stream, finished)
-    starts = [stored async for stored in store.read_all(stream_prefix=prefix, types=["episode.started"])]
-    # heads last: every stream seen above has one by now, though other writers (workers) keep appending
-    heads = {head.stream: head.last_hash for head in await store.list_streams(prefix=prefix)}
     refs: list[EpisodeRef] = []
-    for stored in starts:
-        started = stored.decode_payload()
-        assert isinstance(started, EpisodeStarted)
-        refs.append(
-            EpisodeRef(
-                stored.stream,
-                started.task_id,
-                started.level,
-                started.scheme,
-                heads[stored.stream],
-                ends.get(stored.stream),
-            )
-        )
+    for attempt in await episode_summaries(store, run_id):
+        if attempt.finished is not None:
+            finished = attempt.finished.decode_payload()
+            assert isinstance(finished, EpisodeFinished)
+            head = attempt.finished.hash
+        else:
+            finished = None
+            found = await store.stream_head(attempt.stream)
+            head = found.last_hash if found is not None else ""
+        refs.append(EpisodeRef(attempt.stream, attempt.task_id, attempt.level, attempt.scheme, head, finished))
     return refs if every_attempt else counted(refs)

@@ -6,8 +6,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.domain._listing import NOT_AN_OUTCOME, EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._seal import append_sealed
+from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, run_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.store import EventStore, LabelTaken, StoreError, seal_streams
 from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted
@@ -40,24 +41,15 @@ class RunInfo:
 
 
 async def list_runs(store: EventStore) -> list[RunInfo]:
-    """Every run, oldest first. Reads only run-level events and stream heads."""
-    started: dict[str, tuple[RunStarted, str]] = {}
-    async for stored in store.read_all(types=["run.started"]):
-        payload = stored.decode().payload
-        assert isinstance(payload, RunStarted)
-        started[stored.stream] = (payload, stored.recorded_at)
-    finished: dict[str, RunFinished] = {}
-    async for stored in store.read_all(types=["run.finished"]):
-        payload = stored.decode().payload
-        assert isinstance(payload, RunFinished)
-        finished[stored.stream] = payload
-    attempts = await episodes_of(store, every_attempt=True)
-    episode_counts = Counter(ref.run_id for ref in counted(attempts))
-    attempt_counts = Counter(ref.run_id for ref in attempts)
-    return [
-        RunInfo(run_id, run, at, finished.get(run_id), episode_counts[run_id], attempt_counts[run_id])
-        for run_id, (run, at) in started.items()
-    ]
+    """Every run, oldest first, from the runs' summary rows (``_summaries.py``): no run's episodes are read."""
+    runs: list[RunInfo] = []
+    for summary in await run_summaries(store):
+        started = summary.started.decode_payload()
+        assert isinstance(started, RunStarted)
+        finished = summary.finished.decode_payload() if summary.finished is not None else None
+        assert finished is None or isinstance(finished, RunFinished)
+        runs.append(RunInfo(summary.run_id, started, summary.recorded_at, finished, summary.episodes, summary.attempts))
+    return runs
 
 
 async def find_run(store: EventStore, ref: str) -> RunInfo:

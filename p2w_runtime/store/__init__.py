@@ -26,6 +26,8 @@ if TYPE_CHECKING:
         StoreError,
         StoreUnavailable,
         StreamHead,
+        Summary,
+        SummaryRows,
         WorkItem,
     )
     from p2w_runtime.store._migrate import MigrateSummary, migrate_store
@@ -59,6 +61,8 @@ _LAZY = {
     "StoreError": "_event_store",
     "StoreUnavailable": "_event_store",
     "StreamHead": "_event_store",
+    "Summary": "_event_store",
+    "SummaryRows": "_event_store",
     "WorkItem": "_event_store",
     "MigrateSummary": "_migrate",
     "migrate_store": "_migrate",
@@ -159,6 +163,8 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "StreamHead",
+    "Summary",
+    "SummaryRows",
     "connect_store",
     "open_store",
     "this_process",

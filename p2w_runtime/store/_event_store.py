@@ -119,6 +119,11 @@ class EventLog(ABC):
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
         """Every stream (optionally under ``prefix``) with its head, sorted by name."""
 
+    @abstractmethod
+    async def log_end(self) -> int:
+        """The last position of the log (0 when empty): one index lookup, however large the log. Events are never
+        deleted and every append moves it, so it names the log's state (what a cache of a read checks)."""
+
 
 class BlobStore(ABC):
     """Content-addressed blobs (sha256 of the raw bytes); written only beside the events that reference them."""
@@ -130,6 +135,46 @@ class BlobStore(ABC):
     @abstractmethod
     def blob_hashes(self) -> AsyncIterator[str]:
         """Every stored blob hash (for integrity checks)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A row of a read model kept beside the log: ``kind`` and ``key`` name it, ``group`` and ``ordinal`` say which
+    rows a view reads together and in what order, ``body`` is its owner's JSON text (the store never reads it)."""
+
+    kind: str
+    key: str
+    group: str
+    ordinal: int
+    body: str
+
+
+class SummaryRows(ABC):
+    """Read models kept beside the log, current to a log position (a *mark*), so a view reads the rows it shows
+    instead of scanning events. They are not facts: their owner folds the events after the mark into them, any
+    process may bring them up to date, and they can be rebuilt from the log at any time (docs/design/summaries.md).
+    """
+
+    @abstractmethod
+    async def summary_mark(self, model: str) -> int | None:
+        """The position ``model``'s rows are current to (0: none yet), or None when this store cannot keep them
+        (opened read-only on a file written before they existed): the owner then folds the whole log itself."""
+
+    @abstractmethod
+    async def read_summaries(
+        self, kind: str, *, group: str | None = None, keys: Sequence[str] | None = None
+    ) -> list[Summary]:
+        """The rows of ``kind`` (of one ``group``, or with one of ``keys``), by ``(group, ordinal, key)``."""
+
+    @abstractmethod
+    async def write_summaries(self, model: str, rows: Sequence[Summary], *, since: int, until: int) -> bool:
+        """Replace ``rows`` (by kind and key) and move ``model``'s mark from ``since`` to ``until``, in one
+        transaction, only if the mark is still ``since``; False, with nothing written, when another process moved it
+        first. ``ReadOnlyStore`` on a read-only store."""
+
+    @abstractmethod
+    async def clear_summaries(self, model: str, kinds: Sequence[str]) -> None:
+        """Delete the rows of ``kinds`` and ``model``'s mark: the next read rebuilds them from the whole log."""
 
 
 class RunCoordination(ABC):
@@ -169,8 +214,8 @@ class RunCoordination(ABC):
         """Every work item of ``run_id``, by task id."""
 
 
-class EventStore(EventLog, BlobStore, RunCoordination):
-    """One database holding all three: what commands open (``open_store``) and backends implement."""
+class EventStore(EventLog, BlobStore, SummaryRows, RunCoordination):
+    """One database holding all four: what commands open (``open_store``) and backends implement."""
 
     label: str
     """Names the store in messages (a file path, a database URL without its password)."""

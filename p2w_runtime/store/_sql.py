@@ -26,6 +26,7 @@ from p2w_runtime.store._rows import (
 )
 from p2w_runtime.store._sql_append import SqlAppending
 from p2w_runtime.store._sql_base import ID_CHUNK, Compiled
+from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
 from schemas import ChainedEvent, StoredEvent
 
@@ -39,7 +40,7 @@ _STREAM, _SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name
 _Read = TypeVar("_Read")
 
 
-class SqlEventStore(SqlAppending, SqlWorkQueue):
+class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
     """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens."""
 
     async def stream_head(self, stream: str) -> StreamHead | None:

@@ -82,3 +82,30 @@ class WorkItemRow(SQLModel, table=True):
     pid: int | None = None
     lease_until: float = 0.0
     done: bool = False
+
+
+class SummaryRow(SQLModel, table=True):
+    """A row of a read model kept beside the log (``read_summaries``): what a view lists without scanning events.
+
+    Not a fact: rebuilt from the log whenever asked (``clear_summaries``), so rows are replaced and no append-only
+    trigger guards them. ``body`` is the owner's JSON text; the store never reads it (docs/design/summaries.md).
+    """
+
+    __tablename__ = "summaries"
+    __table_args__ = (Index("ix_summaries_group", "kind", "grp", "ordinal"),)
+
+    kind: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    grp: str
+    ordinal: int
+    body: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class SummaryMarkRow(SQLModel, table=True):
+    """The log position a read model's rows are current to: its owner reads the events after it, and only a
+    writer that found the mark where it read it may move it (``write_summaries``)."""
+
+    __tablename__ = "summary_marks"
+
+    model: str = Field(primary_key=True)
+    position: int

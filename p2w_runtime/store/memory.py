@@ -20,7 +20,7 @@ from typing import NamedTuple
 from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._claims import ClaimHolder
-from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, WorkItem
+from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, Summary, WorkItem
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
 from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 
@@ -88,6 +88,8 @@ class MemoryEventStore(EventStore):
         self._claims: dict[str, ClaimHolder] = {}
         self._work: dict[str, dict[str, WorkItem]] = {}
         """Each run's work items by task id."""
+        self._summaries: dict[tuple[str, str], Summary] = {}
+        self._marks: dict[str, int] = {}
 
     # -- appending ------------------------------------------------------------------------------
     async def append(self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None) -> list[StoredEvent]:
@@ -250,6 +252,38 @@ class MemoryEventStore(EventStore):
 
     async def count(self) -> tuple[int, int]:
         return len(self._rows), len(self._blobs)
+
+    async def log_end(self) -> int:
+        return len(self._rows)
+
+    # -- summaries ------------------------------------------------------------------------------
+    async def summary_mark(self, model: str) -> int | None:
+        return self._marks.get(model, 0)
+
+    async def read_summaries(
+        self, kind: str, *, group: str | None = None, keys: Sequence[str] | None = None
+    ) -> list[Summary]:
+        with self._lock:
+            if keys is not None:
+                found = [row for key in set(keys) if (row := self._summaries.get((kind, key))) is not None]
+            else:
+                found = [row for row in self._summaries.values() if row.kind == kind]
+        rows = [row for row in found if group is None or row.group == group]
+        return sorted(rows, key=lambda s: (s.group, s.ordinal, s.key))
+
+    async def write_summaries(self, model: str, rows: Sequence[Summary], *, since: int, until: int) -> bool:
+        with self._lock:
+            if self._marks.get(model, 0) != since:
+                return False
+            self._summaries.update(((row.kind, row.key), row) for row in rows)
+            self._marks[model] = until
+        return True
+
+    async def clear_summaries(self, model: str, kinds: Sequence[str]) -> None:
+        with self._lock:
+            for key in [k for k in self._summaries if k[0] in kinds]:
+                del self._summaries[key]
+            self._marks.pop(model, None)
 
     async def close(self) -> None:
         """Nothing to release: the contents live as long as the object."""

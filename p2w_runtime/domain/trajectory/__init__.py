@@ -1,6 +1,6 @@
 """Trajectories: the read model judges and classifiers work on, projected from an episode's events."""
 
-from p2w_runtime.domain.trajectory._load import load_trajectories, load_trajectory
+from p2w_runtime.domain.trajectory._load import EPISODE_CHUNK, EpisodeChunks, load_trajectories, load_trajectory
 from p2w_runtime.domain.trajectory._model import (
     ActionCommand,
     ActionRecord,
@@ -22,6 +22,8 @@ __all__ = [
     "ActionCommand",
     "ActionRecord",
     "CaptureRecord",
+    "EPISODE_CHUNK",
+    "EpisodeChunks",
     "EpisodeRecord",
     "FinalStateRecord",
     "FinishedRecord",

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+
+import orjson
 
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.domain import episodes_of
-from p2w_runtime.domain.trajectory._model import Trajectory
+from p2w_runtime.domain.trajectory._model import EpisodeRecord, Trajectory
 from p2w_runtime.domain.trajectory._project import ProjectionError, _Fold
 from p2w_runtime.store import EventStore
+from schemas import StoredEvent
 
 LOAD_CHUNK = 25
 """Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""
@@ -50,3 +53,81 @@ async def load_trajectories(
             if trajectory is None:
                 raise ProjectionError(f"no episode stream {stream!r}")
             yield trajectory
+
+
+EPISODE_CHUNK = 1000
+"""Events of one episode folded, yielded and dropped together by ``EpisodeChunks``: what its memory is bounded by."""
+
+
+class EpisodeChunks:
+    """One episode read a chunk of events at a time, each event as its trajectory record: what a reader of a very
+    long episode (``show RUN TASK`` on 200,000 steps) holds is a chunk, never the episode.
+
+    ``header`` is the trajectory of ``episode.started`` alone (task, level, query); ``records(after_seq)``
+    yields ``(seq, record)`` from there on, reading ``EPISODE_CHUNK`` events per page of the store and checking
+    each event's chain link, from the stored event before the first one read. A record placed by the fold's
+    cross-event state (a retrieval's history access) is the same record; the access itself is the chunk's.
+    """
+
+    def __init__(self, store: EventStore, first: StoredEvent, header: Trajectory, last_seq: int) -> None:
+        self.store = store
+        self.stream = first.stream
+        self._first = first
+        self.header = header
+        self.last_seq = last_seq
+        """The stream's last seq when it was opened (a running episode may have more by now)."""
+
+    @classmethod
+    async def open(cls, store: EventStore, stream: str) -> EpisodeChunks:
+        """``ProjectionError`` when ``stream`` holds no episode."""
+        first, head = await store.read_event(stream, 1), await store.stream_head(stream)
+        if first is None or head is None:
+            raise ProjectionError(f"no episode stream {stream!r}")
+        fold = _Fold()
+        fold.apply_stored(first)
+        assert fold.trajectory is not None
+        return cls(store, first, fold.trajectory, head.last_seq)
+
+    async def records(
+        self, after_seq: int = 1, until_seq: int | None = None
+    ) -> AsyncIterator[tuple[int, EpisodeRecord]]:
+        """The records of the events ``after_seq < seq <= until_seq`` (to the stream's end without it), in order."""
+        after_seq = max(after_seq, 1)
+        before = await self.store.read_event(self.stream, after_seq)
+        if before is None:
+            return
+        fold = _Fold()
+        fold.apply_stored(self._first)
+        t = fold.trajectory
+        assert t is not None
+        t.hash = before.hash  # the chain continues from the event before the window
+        async for stored in self.store.read_stream(self.stream, after_seq=after_seq):
+            if until_seq is not None and stored.seq > until_seq:
+                break
+            fold.apply_stored(stored)
+            yield stored.seq, t.records[-1]
+            if len(t.records) >= EPISODE_CHUNK:
+                fold.forget()
+
+    async def seq_of_step(self, step: int) -> int:
+        """The seq of the first event of step ``step`` or later (past the end: the last seq + 1), by bisecting the
+        stream on its events' steps: a few rows read, wherever the step lies. Events without a step (history
+        accesses before the first step, the end) belong with the step before them."""
+        low, high = 2, self.last_seq + 1
+        while low < high:
+            middle = (low + high) // 2
+            if (await self._step_at(middle)) >= step:
+                high = middle
+            else:
+                low = middle + 1
+        return low
+
+    async def _step_at(self, seq: int) -> int:
+        """The step of the event at ``seq``, or of the nearest event before it that has one (0 if none)."""
+        while seq > 1:
+            stored = await self.store.read_event(self.stream, seq)
+            found = orjson.loads(stored.payload_json).get("step") if stored is not None else None
+            if isinstance(found, int):
+                return found
+            seq -= 1
+        return 0

@@ -76,6 +76,16 @@ class _Fold:
             self._apply(event, payload, t)
         self._advance(event, t)
 
+    def forget(self) -> None:
+        """Drop what the events folded so far left in the trajectory (their records were read), keeping its
+        header and chain position: how ``EpisodeChunks`` reads an episode of any length in bounded memory."""
+        t = self.trajectory
+        if t is not None:
+            for kept in (t.records, t.observations, t.history, t.planner_rationales, t.actions, t.calls, t.captures):
+                kept.clear()
+            t.timeline.clear()
+        self._by_event.clear()
+
     def _follow(self, event: Envelope, t: Trajectory) -> None:
         if event.stream != t.stream:
             raise ProjectionError(f"event {event.event_id} belongs to {event.stream}, not {t.stream}")

@@ -20,9 +20,10 @@ from p2w_runtime.store.contract.coordination import CoordinationContract
 from p2w_runtime.store.contract.events import EventLogContract
 from p2w_runtime.store.contract.imports import ImportContract
 from p2w_runtime.store.contract.sql import SqlStoreHooks
+from p2w_runtime.store.contract.summaries import SummariesContract
 
 
-class EventStoreContract(EventLogContract, BlobStoreContract, ImportContract, CoordinationContract):
+class EventStoreContract(EventLogContract, BlobStoreContract, ImportContract, SummariesContract, CoordinationContract):
     """Every capability of ``EventStore``: the class a backend's tests subclass."""
 
 
@@ -33,5 +34,6 @@ __all__ = [
     "EventStoreContract",
     "ImportContract",
     "SqlStoreHooks",
+    "SummariesContract",
     "StoreFixture",
 ]

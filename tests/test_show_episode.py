@@ -1,0 +1,130 @@
+"""``show RUN TASK`` reads an episode a chunk of events at a time and prints its timeline as it reads
+(``EpisodeChunks``): the lines are those of the whole-episode timeline, a window of steps is a window of them, and
+``--json`` streams the events as before. ``benchmarks/bench_show.py`` measures a 200,000-step episode."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+from rich.table import Table
+
+import p2w_runtime.domain.trajectory as trajectory_package
+from cli import main
+from p2w_cli.render.terminal import PIPE_WIDTH, cell
+from p2w_runtime.domain.trajectory import EpisodeChunks, _load, load_trajectory
+from p2w_runtime.store import open_store
+from replay.synthetic import EpisodeBuilder, run_finished, run_started
+from replay.timeline import TimelineRow, timeline, timeline_rows
+from schemas import uuid7
+
+STEPS = 12
+
+
+async def _build(db: Path) -> str:
+    run_id = uuid7()
+    b = EpisodeBuilder(run_id, "Ann_Lee_A1", query="find the usual chinos", level=1)
+    q = b.history_query("what size?", phase="pre-execution")
+    b.retrieval(q, "what size?", [])
+    for step in range(1, STEPS + 1):
+        b.observation(step, f"https://shop.example/p/{step}", title=f"page [{step}]")
+        b.planner(step, f"step {step}: look further")
+        b.action(step, "click", str(step))
+    b.final_state("https://shop.example/p/12")
+    b.finish("max_steps", answer="none", steps=STEPS)
+    async with open_store(db) as store:
+        await store.append([run_started(run_id, "long"), *b.events, run_finished(run_id, 1)], b.blobs)
+    return b.stream
+
+
+async def _timeline(db: Path, stream: str) -> list[TimelineRow]:
+    async with open_store(db) as store:
+        return timeline(await load_trajectory(store, stream))
+
+
+def _rows(stdout: str) -> list[list[str]]:
+    """The cells of each body line of the printed timeline table."""
+    return [[c.strip() for c in line.strip("│").split("│")] for line in stdout.splitlines() if line.startswith("│")]
+
+
+def _cells(rows: list[TimelineRow]) -> list[list[str]]:
+    return [[str(r.seq), "-" if r.step is None else str(r.step), r.type, r.gist] for r in rows]
+
+
+def _show(db: Path, *args: str) -> str:
+    result = CliRunner().invoke(main, ["--db", str(db), "show", "long", "Ann_Lee_A1", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.fixture
+def episode(tmp_path: Path) -> tuple[Path, str, list[TimelineRow]]:
+    db = tmp_path / "p2w.db"
+    stream = asyncio.run(_build(db))
+    return db, stream, asyncio.run(_timeline(db, stream))
+
+
+def test_a_short_episode_prints_the_table_it_always_did(episode: tuple[Path, str, list[TimelineRow]]) -> None:
+    db, _, rows = episode
+    table = Table("seq", "step", "event", "gist")
+    for r in rows:
+        table.add_row(str(r.seq), "-" if r.step is None else str(r.step), cell(r.type), cell(r.gist))
+    drawn = io.StringIO()
+    Console(file=drawn, width=PIPE_WIDTH, highlight=False, soft_wrap=True).print(table)
+    out = _show(db)
+    assert drawn.getvalue() in out
+    assert "events " not in out  # the whole episode: no window line
+
+
+def test_a_long_episode_is_streamed_a_chunk_at_a_time_with_the_same_lines(
+    episode: tuple[Path, str, list[TimelineRow]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, stream, rows = episode
+    monkeypatch.setattr(trajectory_package, "EPISODE_CHUNK", 5)  # what the command reads as "long"
+    monkeypatch.setattr(_load, "EPISODE_CHUNK", 5)  # what a chunk holds before it is dropped
+    out = _show(db)
+    assert _rows(out) == _cells(rows)
+    widths = {len(line) for line in out.splitlines() if line[:1] in "┏┃┡│└"}
+    assert len(widths) == 1  # one table, its columns aligned across chunks
+
+    async def chunked() -> list[TimelineRow]:
+        async with open_store(db) as store:
+            return [r async for r in timeline_rows(await EpisodeChunks.open(store, stream))]
+
+    assert asyncio.run(chunked()) == rows
+
+
+def test_a_window_of_steps_shows_those_steps_and_says_where_the_rest_is(
+    episode: tuple[Path, str, list[TimelineRow]],
+) -> None:
+    db, _, rows = episode
+    out = _show(db, "--from-step", "3", "--steps", "2")
+    window = [r for r in rows if r.step in (3, 4)]
+    assert _rows(out) == _cells(window)
+    assert f"events {window[0].seq}-{window[-1].seq} of {rows[-1].seq}; more: --from-step 5" in out
+    last = _show(db, "--from-step", str(STEPS))
+    assert _rows(last) == _cells([r for r in rows if r.seq >= window[0].seq + 3 * (STEPS - 3)])
+    assert _rows(last)[-1][2] == "episode.finished"  # the events after the last step belong to it
+    assert _rows(_show(db, "--steps", "1")) == _cells([r for r in rows if r.step in (None, 1) and r.seq < 10])
+    beyond = _show(db, "--from-step", "99")
+    assert _rows(beyond) == [] and f"events {rows[-1].seq + 1}-{rows[-1].seq} of {rows[-1].seq}" in beyond
+
+
+def test_json_streams_every_event_or_the_window(episode: tuple[Path, str, list[TimelineRow]]) -> None:
+    db, _, rows = episode
+    events = [json.loads(line) for line in _show(db, "--json").splitlines()]
+    assert [e["seq"] for e in events] == [r.seq for r in rows]
+    assert events[0]["type"] == "episode.started" and events[-1]["payload"]["end_reason"] == "max_steps"
+    window = [json.loads(line) for line in _show(db, "--json", "--from-step", "2", "--steps", "1").splitlines()]
+    assert [e["payload"]["step"] for e in window] == [2, 2, 2]
+
+
+def test_a_window_needs_a_task(episode: tuple[Path, str, list[TimelineRow]]) -> None:
+    db, _, _ = episode
+    result = CliRunner().invoke(main, ["--db", str(db), "show", "long", "--steps", "5"])
+    assert result.exit_code == 2 and "--from-step and --steps need a TASK" in result.output
