@@ -169,9 +169,15 @@ def test_a_recomputed_event_is_named_as_a_broken_seal(examples_db: Path) -> None
         )
     result = invoke(examples_db, "verify", "ex")
     assert result.exit_code == 1
-    broken = problems(result)
-    assert len(broken) == 2, broken  # the episode's own seal and run.finished's both name it
+    found = problems(result)
+    broken = [p for p in found if "seal broken" in p]
+    assert len(broken) == 2, found  # the episode's own seal and run.finished's both name it
     assert all(f"stream {row[1]} seq {row[2]}: seal broken" in p for p in broken)
+    # and the episode's summary row (written before the forgery) no longer agrees with the forged log
+    assert [p for p in found if "seal broken" not in p] == [
+        p for p in found if f"{row[1]}: the episode summary disagrees with the log" in p
+    ]
+    assert len(found) == 3, found
     assert any("sealed by run.finished" in p for p in broken) and any("sealed by episode.sealed" in p for p in broken)
 
 
@@ -240,8 +246,12 @@ def test_deleting_run_finished_is_named_by_the_pass_seals_after_it(db: Path) -> 
     assert left == 1 + 24, "run.started and an episode.sealed per episode"
     result = invoke(db, "verify", "earlier")
     assert result.exit_code == 1
-    assert all(f"stream {run} seq {left}: stream truncated: {left} events" in p for p in problems(result))
-    assert len(problems(result)) == 2  # sealed by the judging and by the classifying pass
+    found = problems(result)
+    truncated = [p for p in found if f"stream {run} seq {left}: stream truncated: {left} events" in p]
+    assert len(truncated) == 2, found  # sealed by the judging and by the classifying pass
+    # the run's summary row (it saw run.finished) no longer agrees with the log: the only other problem named
+    assert all("summary disagrees with the log" in p for p in found if p not in truncated), found
+    assert any(f"{run}: the run summary disagrees with the log" in p for p in found), found
 
 
 def test_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
