@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import pytest
 
 from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
 
 _INTERRUPTED: list[str] = []
 
@@ -125,3 +130,26 @@ def postgres_server() -> Iterator[PostgresServer]:
     """One PostgreSQL server for the whole session (initdb in a temporary folder, 127.0.0.1, a free port)."""
     with PostgresServer() as server:
         yield server
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A real headless Chromium (Debian's, else Playwright's own) for the viewer's browser tests."""
+    from playwright.async_api import async_playwright
+
+    from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
+
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(
+            executable_path=find_chromium(None, bundled=p.chromium.executable_path), args=list(LAUNCH_ARGS)
+        )
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where a browser test saves its screenshots: ``$P2W_VIEW_SHOTS`` to keep them, else a temporary folder."""
+    folder = Path(os.environ.get("P2W_VIEW_SHOTS") or tmp_path_factory.mktemp("view-screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -5,18 +5,15 @@ the test's output folder (or ``$P2W_VIEW_SHOTS``) so a person can look."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 from view_support import build_hostile_store, cli, demo_db, serving
-
-from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
 
 pytestmark = pytest.mark.slow
 
@@ -32,22 +29,6 @@ def demo_url(demo: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
         yield url
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = Path(os.environ.get("P2W_VIEW_SHOTS") or tmp_path_factory.mktemp("view-screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    print(f"viewer screenshots in {folder}")
-    return folder
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(
-            executable_path=find_chromium(None, bundled=p.chromium.executable_path), args=list(LAUNCH_ARGS)
-        )
-        yield launched
-        await launched.close()
 
 
 async def _page(browser: Browser) -> tuple[Page, list[str]]:

@@ -8,14 +8,12 @@ import asyncio
 import os
 import re
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 from view_support import LONG_TASK, build_long_episode, demo_db, event_count, serving
-
-from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
 
 pytestmark = pytest.mark.slow
 
@@ -39,15 +37,6 @@ def long_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serving(folder / "long.db", cwd=folder) as url:
         yield url
 
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(
-            executable_path=find_chromium(None, bundled=p.chromium.executable_path), args=list(LAUNCH_ARGS)
-        )
-        yield launched
-        await launched.close()
 
 
 async def _in_view(page: Page, selector: str) -> bool:

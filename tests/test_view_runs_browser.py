@@ -5,15 +5,13 @@ through the recording API, then stops once the run finishes. Screenshots go to t
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 from view_support import demo_db, serving
 
-from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
 from p2w_runtime.recording import Recording, open_run
 from p2w_runtime.store import open_store
 from tests.recording_tasks import Sketch
@@ -28,21 +26,6 @@ def demo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = Path(os.environ.get("P2W_VIEW_SHOTS") or tmp_path_factory.mktemp("view-screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(
-            executable_path=find_chromium(None, bundled=p.chromium.executable_path), args=list(LAUNCH_ARGS)
-        )
-        yield launched
-        await launched.close()
 
 
 async def _page(browser: Browser) -> Page:
