@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 @click.pass_context
 def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
     """List the runs in the store."""
-    from rich.table import Table
-
     if progress_of is not None:
         show_progress(ctx, progress_of, as_json=as_json)
         return
@@ -51,16 +49,23 @@ def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
                 }
             )
         return
-    table = Table("run id", "label", "source", "agent", "model", "scheme", "episodes", "status", "recorded at")
-    for r in found:
-        table.add_row(
-            *map(cell, (r.run_id, r.label, r.started.source, r.started.agent, r.started.backbone_model)),
-            cell(r.started.scheme or "-"),
+    if not found:
+        console.print(cell(f"no runs in {db_path(ctx)}"))
+        return
+    rows = [
+        [
+            *map(safe, (r.run_id, r.label, r.started.source, r.started.agent, r.started.backbone_model)),
+            safe(r.started.scheme or "-"),
             str(r.episodes),
-            cell(r.status),
-            cell(r.recorded_at[:19]),
-        )
-    console.print(table if found else cell(f"no runs in {db_path(ctx)}"))
+            safe(r.status),
+            safe(r.recorded_at[:19]),
+        ]
+        for r in found
+    ]
+    print_table(console, RUNS_HEADERS, rows)  # rich's table drawn without rich.table (docs/design/startup.md)
+
+
+RUNS_HEADERS = ["run id", "label", "source", "agent", "model", "scheme", "episodes", "status", "recorded at"]
 
 
 ANSWER_WIDTH = 60

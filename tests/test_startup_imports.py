@@ -7,6 +7,8 @@ measures those). The store the listing reads is the bundled ``earlier`` example 
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import os
 import pty
@@ -18,8 +20,12 @@ from typing import BinaryIO
 import click
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from cli import COMMANDS, main
+from p2w_cli.render.terminal import print_table
 from p2w_runtime.demo.examples import example_run_bundles
 
 HEAVY = (
@@ -38,9 +44,12 @@ HEAVY = (
 )
 STORE = ("sqlalchemy", "sqlmodel", "aiosqlite", "schemas")
 """What reading the SQLite store takes; ``--help`` needs none of it."""
-LISTING_NEEDS_NONE = ("structlog", "platformdirs", "msgspec", "p2w_runtime.data", "replay", "p2w_cli.view")
+LISTING_NEEDS_NONE = (
+    "structlog", "platformdirs", "msgspec", "p2w_runtime.data", "replay", "p2w_cli.view", "rich.table",
+)  # fmt: skip
 """Loaded by other commands, not by ``runs`` and ``show RUN``: the log's structlog is imported when something logs,
-the dataset readers when a run's files are attached or carried (docs/design/startup.md)."""
+the dataset readers when a run's files are attached or carried, rich's table layout only for a table too wide for
+the terminal (``print_table`` draws the rest; docs/design/startup.md)."""
 OTHER_COMMANDS = ("p2w_cli.integrity", "p2w_cli.record", "p2w_cli.history", "p2w_cli.replay", "p2w_cli.demo")
 
 _REPORT = """
@@ -93,7 +102,7 @@ def test_runs_reads_sqlite_without_the_heavy_libraries(tmp_path: Path, db: Path)
     assert "earlier" in out and "completed" in out
     assert set(STORE) <= modules  # the check sees what a command does load
     assert {"p2w_cli.runs", "p2w_runtime.domain", "p2w_runtime.store.sqlite"} <= modules
-    unwanted = {*HEAVY, *LISTING_NEEDS_NONE, *OTHER_COMMANDS}
+    unwanted = {*HEAVY, *LISTING_NEEDS_NONE, *OTHER_COMMANDS, "rich._emoji_codes"}  # no markup printed: no emoji
     assert not modules & unwanted, sorted(modules & unwanted)
 
 
@@ -103,6 +112,47 @@ def test_show_lists_a_run_without_the_heavy_libraries(tmp_path: Path, db: Path) 
     assert set(STORE) <= modules
     unwanted = {*HEAVY, *LISTING_NEEDS_NONE, *OTHER_COMMANDS}
     assert not modules & unwanted, sorted(modules & unwanted)
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+def test_print_table_draws_what_rich_table_draws(terminal: bool) -> None:
+    """``runs`` and ``show RUN`` print with ``print_table`` instead of importing ``rich.table``: the same bytes,
+    colour escapes included, for wide characters and text that looks like markup or an emoji code; a table wider
+    than the console is rich's own."""
+    headers = ["run id", "label", "episodes", "recorded at"]
+    rows = [
+        ["01a2345b", "[red]not markup[/]", "24", "2026-12-02T01:25:19"],
+        ["01a2345c", "東京 :smile: café", "3", "-"],
+    ]
+    for width in (200, 40):
+        drawn, expected = (
+            Console(
+                file=io.StringIO(), force_terminal=terminal, color_system="truecolor" if terminal else None, width=width
+            )
+            for _ in range(2)
+        )
+        print_table(drawn, headers, rows)
+        table = Table(*headers)
+        for row in rows:
+            table.add_row(*(Text(c) for c in row))
+        expected.print(table)
+        assert drawn.file.getvalue() == expected.file.getvalue(), width  # type: ignore[attr-defined]
+
+
+async def _listed_with(db: Path) -> tuple[list[str], list[str]]:
+    from p2w_runtime.domain import list_runs
+    from p2w_runtime.store import open_store
+
+    async with open_store(db) as store:
+        runs = await list_runs(store)
+        compiled = [n for n in ("_insert_events", "_insert_summary", "_blob_sql") if n in vars(store)]
+        return [r.label for r in runs], compiled
+
+
+def test_a_store_compiles_a_statement_when_first_used(db: Path) -> None:
+    """Opening a store compiles none of its statements; a listing compiles the two it runs, not the writers'."""
+    labels, compiled = asyncio.run(_listed_with(db))
+    assert labels == ["earlier"] and compiled == []
 
 
 def test_the_listing_builds_only_the_payload_models_it_validates(tmp_path: Path, db: Path) -> None:

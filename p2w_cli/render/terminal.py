@@ -66,13 +66,14 @@ def print_rows(
     rule = "┡" + "╇".join("━" * (w + 2) for w in widths) + "┩"
     if header:
         names = Text("┃")
-        for name, w in zip(headers, widths, strict=True):
-            names.append(" ")
-            names.append(name, style="table.header")
-            names.append(" " * (w - cell_len(name)) + " ┃")
-        console.print(top, markup=False, highlight=False)
+        for name, w in zip(headers, widths, strict=True):  # styled as rich styles a header cell, padding and all
+            names.append(" ", style="table.header")
+            names.append(name + " " * (w - cell_len(name)), style="table.header")
+            names.append(" ", style="table.header")
+            names.append("┃")
+        console.print(top, markup=False, emoji=False, highlight=False)
         console.print(names)
-        console.print(rule, markup=False, highlight=False)
+        console.print(rule, markup=False, emoji=False, highlight=False)
     lines: list[str] = []
     for row in rows:
         lines.append("│ " + " │ ".join(c + " " * (w - cell_len(c)) for c, w in zip(row, widths, strict=True)) + " │")

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import Dialect, bindparam, func, insert, select
@@ -70,35 +71,59 @@ class SqlStoreBase(EventStore):
     def __init__(self, engine: AsyncEngine, label: str) -> None:
         self.engine = engine
         self.label = label
-        dialect = engine.dialect
-        self._max_position = Compiled.of(select(func.max(EVENTS.c.position)), dialect)
-        self._head_sql = Compiled.of(
-            select(EVENTS.c.seq, EVENTS.c.hash, EVENTS.c.type)
-            .where(EVENTS.c.stream == bindparam("stream"))
-            .order_by(EVENTS.c.seq.desc())
-            .limit(1),
-            dialect,
-        )
-        self._event_sql = Compiled.of(
-            select(*EVENT_COLUMNS).where(EVENTS.c.stream == bindparam("stream"), EVENTS.c.seq == bindparam("seq")),
-            dialect,
-        )
-        self._blob_sql = Compiled.of(
-            select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == bindparam("sha256")), dialect
-        )
-        self._insert_events = Compiled.of(insert(EVENTS), dialect).sql
-        self._insert_blobs = Compiled.of(self._insert_ignoring_duplicates(BLOBS), dialect).sql
-        self._insert_label = Compiled.of(self._insert_ignoring_duplicates(RUN_LABELS), dialect).sql
-        self._insert_work = Compiled.of(self._insert_ignoring_duplicates(WORK_ITEMS), dialect).sql
-        self._label_holder = Compiled.of(
-            select(RUN_LABELS.c.run_id).where(RUN_LABELS.c.label == bindparam("label")), dialect
-        )
         self._stored_blobs: set[str] = set()
         """Blob hashes known to be committed: blobs are never deleted, so these need no compressing again."""
         self._log_end: LogEnd | None = None
         """Where this writer's last commit left the log (``_log_end.py``)."""
         self._log_end_current = False
         """Whether the last write found ``_log_end`` still current, so the next ``append`` may trust it unread."""
+
+    # -- statements, each compiled on first use: a listing runs two of them (docs/design/startup.md) -------------
+    def _compiled(self, statement: ClauseElement) -> Compiled:
+        return Compiled.of(statement, self.engine.dialect)
+
+    @cached_property
+    def _max_position(self) -> Compiled:
+        return self._compiled(select(func.max(EVENTS.c.position)))
+
+    @cached_property
+    def _head_sql(self) -> Compiled:
+        return self._compiled(
+            select(EVENTS.c.seq, EVENTS.c.hash, EVENTS.c.type)
+            .where(EVENTS.c.stream == bindparam("stream"))
+            .order_by(EVENTS.c.seq.desc())
+            .limit(1)
+        )
+
+    @cached_property
+    def _event_sql(self) -> Compiled:
+        return self._compiled(
+            select(*EVENT_COLUMNS).where(EVENTS.c.stream == bindparam("stream"), EVENTS.c.seq == bindparam("seq"))
+        )
+
+    @cached_property
+    def _blob_sql(self) -> Compiled:
+        return self._compiled(select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == bindparam("sha256")))
+
+    @cached_property
+    def _insert_events(self) -> str:
+        return self._compiled(insert(EVENTS)).sql
+
+    @cached_property
+    def _insert_blobs(self) -> str:
+        return self._compiled(self._insert_ignoring_duplicates(BLOBS)).sql
+
+    @cached_property
+    def _insert_label(self) -> str:
+        return self._compiled(self._insert_ignoring_duplicates(RUN_LABELS)).sql
+
+    @cached_property
+    def _insert_work(self) -> str:
+        return self._compiled(self._insert_ignoring_duplicates(WORK_ITEMS)).sql
+
+    @cached_property
+    def _label_holder(self) -> Compiled:
+        return self._compiled(select(RUN_LABELS.c.run_id).where(RUN_LABELS.c.label == bindparam("label")))
 
     # -- backend hooks -------------------------------------------------------------------------
     @abstractmethod

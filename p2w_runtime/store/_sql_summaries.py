@@ -8,12 +8,12 @@ run the same code.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 from sqlalchemy import delete, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from p2w_runtime.store._event_store import StoreError, Summary
-from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, SqlStoreBase
+from p2w_runtime.store._sql_base import ID_CHUNK, SqlStoreBase
 from p2w_runtime.store._tables import SummaryMarkRow, SummaryRow
 
 SUMMARIES = SummaryRow.metadata.tables[SummaryRow.__tablename__]
@@ -25,9 +25,9 @@ _ORDER = (SUMMARIES.c.grp, SUMMARIES.c.ordinal, SUMMARIES.c.key)
 class SqlSummaries(SqlStoreBase):
     """``SummaryRows`` for every SQL backend."""
 
-    def __init__(self, engine: AsyncEngine, label: str) -> None:
-        super().__init__(engine, label)
-        self._insert_summary = Compiled.of(insert(SUMMARIES), engine.dialect).sql
+    @cached_property
+    def _insert_summary(self) -> str:
+        return self._compiled(insert(SUMMARIES)).sql
 
     async def log_end(self) -> int:
         async with self._reading() as session:
