@@ -284,10 +284,6 @@ def _truth_marks(t: Trajectory) -> tuple[dict[str, list[str]], list[str]]:
     return marks, [target.name for target in wanted]
 
 
-def _call_cost(call: LlmCall, prices: PriceTable) -> float | None:
-    return call.cost_usd if call.cost_usd is not None else prices.cost(call.model, call.usage)
-
-
 def _steps(t: Trajectory, events: list[Event], prices: PriceTable, after: datetime | None) -> list[Step]:
     """Group the trajectory by step number; history asked before the first step (pre-execution) is step None,
     shown first. ``events`` are the ones ``t`` was projected from, for what it leaves out; ``after`` is the time of
@@ -327,7 +323,7 @@ def _steps(t: Trajectory, events: list[Event], prices: PriceTable, after: dateti
         if isinstance(event.payload, LlmCall):
             c = event.payload
             step = at(c.step)
-            cost = _call_cost(c, prices) if c.response is not None else None
+            cost = prices.call_cost(c)
             shown_call = ShownCall(event.event_id, c, f"llm-{step.anchor[5:]}-{len(step.llm_calls) + 1}", cost)
             step.llm_calls.append(shown_call)
             step.tokens += c.usage.total_tokens if c.usage else 0

@@ -22,7 +22,7 @@ import msgspec
 from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.llm import PriceTable, UsageTotals
 from p2w_runtime.store import EventStore
-from schemas import CURRENT_VERSIONS, LlmCall, LlmUsage, StoredEvent
+from schemas import CURRENT_VERSIONS, LlmCall, StoredEvent
 
 USAGE_TYPES = ("episode.started", "episode.finished", "llm.call")
 
@@ -103,13 +103,11 @@ class _Fold:
     """Models of answered calls neither recorded with a cost nor in the price table."""
 
     def add(self, call: _Call, prices: PriceTable) -> None:
-        if call.cost_usd is None and call.response is not None and call.usage is not None:
-            used = LlmUsage(prompt_tokens=call.usage.prompt_tokens, completion_tokens=call.usage.completion_tokens)
-            cost = prices.cost(call.model, used)
-            if cost is not None:
-                call = msgspec.structs.replace(call, cost_usd=cost)
-                self.table_priced += 1
-        if call.cost_usd is None and call.response is not None:
+        cost = prices.call_cost(call)
+        if call.cost_usd is None and cost is not None:
+            call = msgspec.structs.replace(call, cost_usd=cost)
+            self.table_priced += 1
+        if cost is None and call.response is not None:
             self.unpriced.add(call.model)
         self.totals.add(call)
         self.latency += call.latency_s

@@ -14,13 +14,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 from p2w_runtime.llm._errors import LlmConfigError
-from schemas import LlmUsage
 
 PRICES_ENV = "P2W_PRICES"
 _SNAPSHOT_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|latest)$")
 """Dated snapshots (``gpt-4o-2024-08-06``) cost what their family costs; other variants are not guessed."""
+
+
+class Tokens(Protocol):
+    """What pricing reads of a call's usage (``LlmUsage``, or the fields a reader decoded alone)."""
+
+    @property
+    def prompt_tokens(self) -> int: ...
+
+    @property
+    def completion_tokens(self) -> int: ...
+
+
+class PricedCall(Protocol):
+    """What pricing reads of an ``llm.call`` (the payload model, or the fields a reader decoded alone)."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def usage(self) -> Tokens | None: ...
+
+    @property
+    def response(self) -> str | None: ...
+
+    @property
+    def cost_usd(self) -> float | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +54,7 @@ class ModelPrice:
     input_per_1k: float
     output_per_1k: float
 
-    def cost(self, usage: LlmUsage) -> float:
+    def cost(self, usage: Tokens) -> float:
         return usage.prompt_tokens / 1000 * self.input_per_1k + usage.completion_tokens / 1000 * self.output_per_1k
 
 
@@ -77,9 +103,17 @@ class PriceTable:
                 return self._prices[family]
         return None
 
-    def cost(self, model: str, usage: LlmUsage | None) -> float | None:
+    def cost(self, model: str, usage: Tokens | None) -> float | None:
         price = self.price(model)
         return price.cost(usage) if price is not None and usage is not None else None
+
+    def call_cost(self, call: PricedCall) -> float | None:
+        """What a recorded call cost: its recorded cost, else this table's price of its tokens; None for an attempt
+        that got no answer (nothing was spent, as ``UsageTotals`` counts) or a model without a price. The one rule
+        the viewer's step, episode and run figures price by."""
+        if call.response is None:
+            return None
+        return call.cost_usd if call.cost_usd is not None else self.cost(call.model, call.usage)
 
 
 def _parse(data: object, source: str) -> dict[str, ModelPrice]:
