@@ -39,8 +39,16 @@ from schemas import EndReason
 
 AGENT = "browser-use"
 ProgressCallback = Callable[[RunProgress], None]
-_QUIET = {"ANONYMIZED_TELEMETRY": "false", "BROWSER_USE_CLOUD_SYNC": "false", "BROWSER_USE_SETUP_LOGGING": "false"}
-"""No telemetry, no cloud, no logging set-up of its own: Browser-Use reads these when it is imported."""
+_QUIET = {
+    "ANONYMIZED_TELEMETRY": "false",
+    "BROWSER_USE_CLOUD_SYNC": "false",
+    "BROWSER_USE_SETUP_LOGGING": "false",
+    "TIMEOUT_BrowserStartEvent": "120",
+    "TIMEOUT_BrowserLaunchEvent": "120",
+}
+"""No telemetry, no cloud, no logging set-up of its own: Browser-Use reads these when it is imported. Starting
+Chromium may take 120 s, not Browser-Use's 30: on a loaded 2-core machine (a CI run) its start once took longer and
+failed the whole run. A value the user set wins."""
 
 
 async def record_browser_use(
