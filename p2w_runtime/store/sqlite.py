@@ -23,6 +23,7 @@ from sqlmodel import SQLModel
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
+from schemas import NewEvent, StoredEvent
 
 BUSY_TIMEOUT_MS = 60_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -152,6 +153,10 @@ class _WriterSession(Session):
         self._conn.executemany(sql, rows)  # consumes the sealing generator as it inserts
 
 
+class _WouldWait(Exception):
+    """Raised instead of waiting for SQLite's lock during ``append_now``: nothing was begun."""
+
+
 class SqliteEventStore(SqlEventStore):
     """SQLite through aiosqlite for reads; writes on one ``sqlite3`` connection of this store's own (see
     ``_WriterSession``). Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
@@ -164,6 +169,8 @@ class SqliteEventStore(SqlEventStore):
         self._writer_lock = asyncio.Lock()
         """The writer connection runs one transaction at a time; this process's tasks queue here, others on the
         database's lock."""
+        self._may_wait = True
+        """False while ``append_now`` runs: ``_begin`` then raises ``_WouldWait`` instead of sleeping."""
 
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -180,6 +187,28 @@ class SqliteEventStore(SqlEventStore):
             if error is None:
                 raise
             raise error from exc
+
+    def append_now(self, events: Sequence[NewEvent]) -> list[StoredEvent] | None:
+        """``append`` run to its end right here, when it can be: this process's writer is idle and SQLite's lock is
+        free on the first try. Without blobs to compress, ``append`` never suspends then (every statement is a
+        plain ``sqlite3`` call on this thread), so its coroutine is driven by hand, without a task or a turn of the
+        event loop. If it would wait, for the lock or anything else, it is closed before writing anything
+        (``_begin`` raises ``_WouldWait``, or whatever suspended is thrown out of) and None is returned."""
+        if self.read_only or self._writer_lock.locked():
+            return None
+        appending = self.append(events)
+        self._may_wait = False
+        try:
+            appending.send(None)
+        except StopIteration as done:
+            stored: list[StoredEvent] = done.value
+            return stored
+        except _WouldWait:
+            return None
+        finally:
+            self._may_wait = True
+        appending.close()  # it suspended before its transaction (this process's queue for the writer): nothing written
+        return None
 
     @asynccontextmanager
     async def _writing(self) -> AsyncIterator[Session]:
@@ -227,6 +256,8 @@ class SqliteEventStore(SqlEventStore):
             except sqlite3.OperationalError as exc:
                 if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                     raise
+                if not self._may_wait:
+                    raise _WouldWait from exc
                 if time.monotonic() >= deadline:
                     raise
             await asyncio.sleep(pause)
