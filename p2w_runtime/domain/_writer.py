@@ -24,8 +24,9 @@ class EpisodeWriter:
     A write that has to wait (for the database's lock, blob compression, the network) runs while the agent
     observes and plans the next step, and ``settle`` waits for it: the episode settles before the browser acts
     again and before it ends, so a step is stored before anything it led to happens on a website
-    (docs/design/recording.md). One write is in flight at a time, so the stream keeps its order. Event ids are assigned when an event is added, so a later event of the same
-    step can name an earlier one as its cause before either is stored.
+    (docs/design/recording.md). One write is in flight at a time, so the stream keeps its order. Event ids are
+    assigned when an event is added, so a later event of the same step can name an earlier one as its cause
+    before either is stored.
     """
 
     def __init__(
