@@ -28,9 +28,9 @@ def canonical_json(value: Any) -> bytes:
 def format_timestamp(moment: datetime) -> str:
     """UTC ISO-8601 with microseconds and a ``Z``; one spelling for hashing.
 
-    A UTC moment (every ``utc_now``) is formatted from its fields with ``%``, half the cost of ``isoformat`` (which
-    asks the time zone for its offset) and a third of ``strftime``, for the same bytes; years before 1000 keep
-    ``strftime``, whose ``%Y`` padding differs between platforms. Every appended event passes here.
+    A UTC moment (every ``utc_now``) is formatted from its fields with ``%``: the same bytes as ``isoformat`` at
+    ~60 % of its cost (it asks the time zone for its offset), itself cheaper than ``strftime``. Years before 1000
+    keep ``strftime``, whose ``%Y`` padding differs between platforms. Every appended event passes here.
     """
     if moment.tzinfo is UTC and moment.year >= 1000:
         m = moment

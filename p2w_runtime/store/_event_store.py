@@ -79,7 +79,7 @@ class EventLog(ABC):
         """``append(events)`` done at once, on the caller's stack, when this store can do it without waiting for
         anything (a lock, a thread, the network); None, with nothing written, when it cannot: the caller then
         awaits ``append``. Spares a writer that appends every step a task per step (docs/design/store.md,
-        "Fourth round"). A store that always waits (or has no such path) keeps this default."""
+        "Appends, fourth round"). A store that always waits (or has no such path) keeps this default."""
         return None
 
     @abstractmethod

@@ -192,8 +192,9 @@ class SqliteEventStore(SqlEventStore):
         """``append`` run to its end right here, when it can be: this process's writer is idle and SQLite's lock is
         free on the first try. Without blobs to compress, ``append`` never suspends then (every statement is a
         plain ``sqlite3`` call on this thread), so its coroutine is driven by hand, without a task or a turn of the
-        event loop. If it would wait, for the lock or anything else, it is closed before writing anything
-        (``_begin`` raises ``_WouldWait``, or whatever suspended is thrown out of) and None is returned."""
+        event loop. If it would wait, it stops before its transaction begins and None is returned: ``_begin`` raises
+        ``_WouldWait`` when SQLite's lock is taken, and a coroutine that suspends anyway (queued behind another task
+        of this process for the writer) is closed where it waits."""
         if self.read_only or self._writer_lock.locked():
             return None
         appending = self.append(events)
