@@ -153,6 +153,55 @@ class _WriterSession(Session):
         self._conn.executemany(sql, rows)  # consumes the sealing generator as it inserts
 
 
+class _WriteTransaction:
+    """``SqliteEventStore._writing``: this process's writer, ``BEGIN IMMEDIATE``, then ``COMMIT`` on a clean exit and
+    ``ROLLBACK`` otherwise, driver errors as the store's. A class, not an ``asynccontextmanager``: that is an async
+    generator per transaction, which the event loop registers and forgets, 2.4 % of a per-step append's samples
+    (docs/design/store.md, "Appends, fourth round")."""
+
+    __slots__ = ("_conn", "_store")
+
+    def __init__(self, store: SqliteEventStore) -> None:
+        self._store = store
+
+    async def __aenter__(self) -> Session:
+        store = self._store
+        if store.read_only:
+            raise ReadOnlyStore(f"{store.label}: opened read-only (the file, its folder or its medium is read-only)")
+        await store._writer_lock.acquire()
+        try:
+            self._conn = conn = store._writer_connection()
+            try:
+                await store._begin(conn)
+            except sqlite3.DatabaseError as exc:
+                error = store._driver_error(conn, exc)
+                if error is None:
+                    raise
+                raise error from exc
+        except BaseException:
+            store._writer_lock.release()
+            raise
+        return _WriterSession(conn)
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        store, conn = self._store, self._conn
+        try:
+            if exc is None:
+                try:
+                    conn.commit()
+                except sqlite3.DatabaseError as failed:
+                    error = store._driver_error(conn, failed)
+                    if error is None:
+                        raise
+                    raise error from failed
+            else:
+                conn.rollback()
+                if isinstance(exc, sqlite3.DatabaseError) and (error := store._driver_error(conn, exc)) is not None:
+                    raise error from exc
+        finally:
+            store._writer_lock.release()
+
+
 class _WouldWait(Exception):
     """Raised instead of waiting for SQLite's lock during ``append_now``: nothing was begun."""
 
@@ -211,29 +260,17 @@ class SqliteEventStore(SqlEventStore):
         appending.close()  # it suspended before its transaction (this process's queue for the writer): nothing written
         return None
 
-    @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[Session]:
-        if self.read_only:
-            raise ReadOnlyStore(f"{self.label}: opened read-only (the file, its folder or its medium is read-only)")
-        async with self._writer_lock:
-            conn = self._writer_connection()
-            try:
-                await self._begin(conn)
-                try:
-                    yield _WriterSession(conn)
-                except BaseException:
-                    conn.rollback()
-                    raise
-                conn.commit()
-            except sqlite3.IntegrityError as exc:
-                raise IntegrityError(str(exc)) from exc
-            except sqlite3.DatabaseError as exc:
-                if conn.in_transaction:
-                    conn.rollback()
-                error = _unreadable(self.label, exc)
-                if error is None:
-                    raise
-                raise error from exc
+    def _writing(self) -> _WriteTransaction:
+        return _WriteTransaction(self)
+
+    def _driver_error(self, conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> StoreError | None:
+        """What a driver error in a write transaction becomes, after rolling the transaction back; None: re-raised
+        as it is (a bug of ours)."""
+        if conn.in_transaction:
+            conn.rollback()
+        if isinstance(exc, sqlite3.IntegrityError):
+            return IntegrityError(str(exc))
+        return _unreadable(self.label, exc)
 
     def _writer_connection(self) -> sqlite3.Connection:
         if self._writer is None:
