@@ -24,6 +24,9 @@ class Appender(Protocol):
         self, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None
     ) -> Sequence[StoredEvent]: ...
 
+    def append_now(self, events: Sequence[NewEvent]) -> Sequence[StoredEvent] | None:
+        """``append`` at once when the store can do it without waiting, else None (``EventLog.append_now``)."""
+
 
 def episode_seals(stored: Sequence[StoredEvent]) -> list[NewEvent]:
     """One ``episode.sealed`` per run for the episode streams that ``stored`` (one append's result) finished.

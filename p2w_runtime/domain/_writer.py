@@ -13,19 +13,20 @@ import asyncio
 from collections.abc import Iterable
 
 from p2w_runtime.domain._grammar import EpisodeGrammar
-from p2w_runtime.domain._seal import Appender, append_sealed
+from p2w_runtime.domain._seal import Appender, append_sealed, episode_seals
 from p2w_runtime.domain._streams import episode_stream
 from schemas import AnyPayload, LlmCall, NewEvent, blob_hash
 
 
 class EpisodeWriter:
-    """Stages one episode stream's events in grammar order; ``flush`` stores them behind the caller.
+    """Stages one episode stream's events in grammar order; ``flush`` stores them, behind the caller if need be.
 
-    The write runs while the agent observes and plans the next step, and ``settle`` waits for it: the
-    episode settles before the browser acts again and before it ends, so a step is stored before anything
-    it led to happens on a website (docs/design/recording.md). One write is in flight at a time, so the
-    stream keeps its order. Event ids are assigned when an event is added, so a later event of the same
-    step can name an earlier one as its cause before either is stored.
+    A write that has to wait (for the database's lock, blob compression, the network) runs while the agent
+    observes and plans the next step, and ``settle`` waits for it: the episode settles before the browser acts
+    again and before it ends, so a step is stored before anything it led to happens on a website
+    (docs/design/recording.md). One write is in flight at a time, so the stream keeps its order. Event ids are
+    assigned when an event is added, so a later event of the same step can name an earlier one as its cause
+    before either is stored.
     """
 
     def __init__(
@@ -38,6 +39,8 @@ class EpisodeWriter:
         """Staged since the last ``take`` / ``flush``, in order."""
         self.blobs: dict[str, bytes] = {}
         self._writing: asyncio.Task[object] | None = None
+        self._failed: Exception | None = None
+        """A write done at once in ``flush`` that failed: raised by the next ``flush`` or ``settle``."""
 
     @classmethod
     def of(cls, run_id: str, episode_id: str, store: Appender | None = None) -> EpisodeWriter:
@@ -83,17 +86,34 @@ class EpisodeWriter:
         self.add(call)
 
     async def flush(self) -> None:
-        """Start storing what was staged, once the previous write is done; a failed write raises here."""
+        """Store what was staged, once the previous write is done; a failed write raises here.
+
+        A write the store can do without waiting (``append_now``: an idle SQLite writer, no blobs) is done right
+        here, sparing a task and a turn of the event loop per step; it would have run on this thread at the
+        caller's next await anyway. Any other write runs behind the caller in a task. Either way its failure is
+        raised by the next ``flush`` or ``settle``.
+        """
         await self.settle()
         if not self.events and not self.blobs:
             return
         if self.store is None:
             raise RuntimeError(f"episode writer for {self.stream} has no store to flush to")
         events, blobs = self.take()
-        self._writing = asyncio.create_task(append_sealed(self.store, events, blobs))
+        try:
+            stored = None if blobs else self.store.append_now(events)
+        except Exception as exc:
+            self._failed = exc
+            return
+        if stored is None:
+            self._writing = asyncio.create_task(append_sealed(self.store, events, blobs))
+        elif seals := episode_seals(stored):
+            self._writing = asyncio.create_task(self.store.append(seals))
 
     async def settle(self) -> None:
         """Wait until everything flushed is stored; a failed write raises here."""
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
         writing, self._writing = self._writing, None
         if writing is not None:
             await writing

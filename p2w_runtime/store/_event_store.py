@@ -75,6 +75,13 @@ class EventLog(ABC):
         must be in ``blobs`` or already stored. All or nothing.
         """
 
+    def append_now(self, events: Sequence[NewEvent]) -> list[StoredEvent] | None:
+        """``append(events)`` done at once, on the caller's stack, when this store can do it without waiting for
+        anything (a lock, a thread, the network); None, with nothing written, when it cannot: the caller then
+        awaits ``append``. Spares a writer that appends every step a task per step (docs/design/store.md,
+        "Appends, fourth round"). A store that always waits (or has no such path) keeps this default."""
+        return None
+
     @abstractmethod
     async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
         """Insert events that already carry seq and hashes (bundle import), in one transaction.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from sqlalchemy import select
@@ -69,7 +70,7 @@ class SqlAppending(SqlStoreBase):
             await self._hold_labels(session, labels)
             return len(events), _sealed_rows(events, position, heads, sealed)
 
-        with collector_paused(len(events) >= GC_PAUSE_EVENTS):
+        with collector_paused() if len(events) >= GC_PAUSE_EVENTS else nullcontext():
             await self._write(blobs, seal, refused="append refused", optimistic=self.optimistic_appends)
         return sealed
 
@@ -231,6 +232,8 @@ class SqlAppending(SqlStoreBase):
 
     async def _check_blobs_present(self, session: Session, referenced: set[str], given: set[str]) -> None:
         """Every blob the events reference is in this append (``given``) or stored already."""
+        if not referenced:
+            return
         wanted = sorted(referenced - given - self._stored_blobs)
         present: set[str] = set()
         for i in range(0, len(wanted), ID_CHUNK):

@@ -23,6 +23,7 @@ from sqlmodel import SQLModel
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
+from schemas import NewEvent, StoredEvent
 
 BUSY_TIMEOUT_MS = 60_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -152,6 +153,59 @@ class _WriterSession(Session):
         self._conn.executemany(sql, rows)  # consumes the sealing generator as it inserts
 
 
+class _WriteTransaction:
+    """``SqliteEventStore._writing``: this process's writer, ``BEGIN IMMEDIATE``, then ``COMMIT`` on a clean exit and
+    ``ROLLBACK`` otherwise, driver errors as the store's. A class, not an ``asynccontextmanager``: that is an async
+    generator per transaction, which the event loop registers and forgets, 2.4 % of a per-step append's samples
+    (docs/design/store.md, "Appends, fourth round")."""
+
+    __slots__ = ("_conn", "_store")
+
+    def __init__(self, store: SqliteEventStore) -> None:
+        self._store = store
+
+    async def __aenter__(self) -> Session:
+        store = self._store
+        if store.read_only:
+            raise ReadOnlyStore(f"{store.label}: opened read-only (the file, its folder or its medium is read-only)")
+        await store._writer_lock.acquire()
+        try:
+            self._conn = conn = store._writer_connection()
+            try:
+                await store._begin(conn)
+            except sqlite3.DatabaseError as exc:
+                error = store._driver_error(conn, exc)
+                if error is None:
+                    raise
+                raise error from exc
+        except BaseException:
+            store._writer_lock.release()
+            raise
+        return _WriterSession(conn)
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        store, conn = self._store, self._conn
+        try:
+            if exc is None:
+                try:
+                    conn.commit()
+                except sqlite3.DatabaseError as failed:
+                    error = store._driver_error(conn, failed)
+                    if error is None:
+                        raise
+                    raise error from failed
+            else:
+                conn.rollback()
+                if isinstance(exc, sqlite3.DatabaseError) and (error := store._driver_error(conn, exc)) is not None:
+                    raise error from exc
+        finally:
+            store._writer_lock.release()
+
+
+class _WouldWait(Exception):
+    """Raised instead of waiting for SQLite's lock during ``append_now``: nothing was begun."""
+
+
 class SqliteEventStore(SqlEventStore):
     """SQLite through aiosqlite for reads; writes on one ``sqlite3`` connection of this store's own (see
     ``_WriterSession``). Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
@@ -164,6 +218,8 @@ class SqliteEventStore(SqlEventStore):
         self._writer_lock = asyncio.Lock()
         """The writer connection runs one transaction at a time; this process's tasks queue here, others on the
         database's lock."""
+        self._may_wait = True
+        """False while ``append_now`` runs: ``_begin`` then raises ``_WouldWait`` instead of sleeping."""
 
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -181,29 +237,40 @@ class SqliteEventStore(SqlEventStore):
                 raise
             raise error from exc
 
-    @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[Session]:
-        if self.read_only:
-            raise ReadOnlyStore(f"{self.label}: opened read-only (the file, its folder or its medium is read-only)")
-        async with self._writer_lock:
-            conn = self._writer_connection()
-            try:
-                await self._begin(conn)
-                try:
-                    yield _WriterSession(conn)
-                except BaseException:
-                    conn.rollback()
-                    raise
-                conn.commit()
-            except sqlite3.IntegrityError as exc:
-                raise IntegrityError(str(exc)) from exc
-            except sqlite3.DatabaseError as exc:
-                if conn.in_transaction:
-                    conn.rollback()
-                error = _unreadable(self.label, exc)
-                if error is None:
-                    raise
-                raise error from exc
+    def append_now(self, events: Sequence[NewEvent]) -> list[StoredEvent] | None:
+        """``append`` run to its end right here, when it can be: this process's writer is idle and SQLite's lock is
+        free on the first try. Without blobs to compress, ``append`` never suspends then (every statement is a
+        plain ``sqlite3`` call on this thread), so its coroutine is driven by hand, without a task or a turn of the
+        event loop. If it would wait, it stops before its transaction begins and None is returned: ``_begin`` raises
+        ``_WouldWait`` when SQLite's lock is taken, and a coroutine that suspends anyway (queued behind another task
+        of this process for the writer) is closed where it waits."""
+        if self.read_only or self._writer_lock.locked():
+            return None
+        appending = self.append(events)
+        self._may_wait = False
+        try:
+            appending.send(None)
+        except StopIteration as done:
+            stored: list[StoredEvent] = done.value
+            return stored
+        except _WouldWait:
+            return None
+        finally:
+            self._may_wait = True
+        appending.close()  # it suspended before its transaction (this process's queue for the writer): nothing written
+        return None
+
+    def _writing(self) -> _WriteTransaction:
+        return _WriteTransaction(self)
+
+    def _driver_error(self, conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> StoreError | None:
+        """What a driver error in a write transaction becomes, after rolling the transaction back; None: re-raised
+        as it is (a bug of ours)."""
+        if conn.in_transaction:
+            conn.rollback()
+        if isinstance(exc, sqlite3.IntegrityError):
+            return IntegrityError(str(exc))
+        return _unreadable(self.label, exc)
 
     def _writer_connection(self) -> sqlite3.Connection:
         if self._writer is None:
@@ -227,6 +294,8 @@ class SqliteEventStore(SqlEventStore):
             except sqlite3.OperationalError as exc:
                 if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                     raise
+                if not self._may_wait:
+                    raise _WouldWait from exc
                 if time.monotonic() >= deadline:
                     raise
             await asyncio.sleep(pause)

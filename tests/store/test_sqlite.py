@@ -121,3 +121,38 @@ async def test_an_append_cancelled_while_waiting_for_the_lock_leaves_no_transact
     finally:
         holder.close()
         await store.close()
+
+
+def _count(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        count: int = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    return count
+
+
+async def test_append_now_writes_at_once_or_not_at_all(tmp_path: Path) -> None:
+    """An idle writer appends on the caller's stack; while another writer holds the lock, or this process's writer is
+    busy, it writes nothing and says so (None), leaving no transaction open."""
+    path = tmp_path / "p2w.db"
+    await _filled(path)
+    store = await connect_store(path, create=False)
+    assert isinstance(store, SqliteEventStore)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        stored = store.append_now([observation("r1", 2)])
+        assert stored is not None and [(e.seq, e.position) for e in stored] == [(2, 2)]
+        assert _count(path) == 2  # committed before anything was awaited
+        holder.execute("BEGIN IMMEDIATE")
+        assert store.append_now([observation("r1", 3)]) is None
+        appending = asyncio.create_task(store.append([observation("r1", 3)]))
+        await asyncio.sleep(0.05)  # it holds this process's writer, waiting for the lock
+        holder.execute("COMMIT")
+        assert store.append_now([observation("r1", 4)]) is None
+        (third,) = await asyncio.wait_for(appending, 30)
+        assert (third.seq, _count(path)) == (3, 3)
+        holder.execute("BEGIN IMMEDIATE")  # the store holds no lock
+        holder.execute("COMMIT")
+        stored = store.append_now([observation("r1", 4)])
+        assert stored is not None and [(e.seq, e.position) for e in stored] == [(4, 4)]
+    finally:
+        holder.close()
+        await store.close()
