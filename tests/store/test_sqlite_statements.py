@@ -37,7 +37,7 @@ def test_the_statements_compiled_ahead_are_what_sqlalchemy_compiles_now(tmp_path
     """Fails after a table or a ``FIXED`` statement changed until ``python -m p2w_runtime.store._precompile`` is
     run: the file must say what it is generated from."""
     assert asyncio.run(_compiled_by(tmp_path / "new.db")) == STATEMENTS
-    assert TABLES == set(EVENTS.metadata.tables)
+    assert set(EVENTS.metadata.tables) == TABLES
     assert _precompile.TARGET.read_text() == _precompile.source()
 
 
