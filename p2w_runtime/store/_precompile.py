@@ -58,4 +58,3 @@ def source() -> str:
 
 if __name__ == "__main__":
     TARGET.write_text(source())
-    print(f"wrote {TARGET}")

@@ -136,7 +136,7 @@ class SqlStoreBase(EventStore):
         """What statements are compiled for (the engine's dialect)."""
         return self.engine.dialect
 
-    # -- statements, each compiled on first use: a listing runs two of them (docs/design/startup.md) -------------
+    # -- statements, each compiled on first use unless compiled ahead (docs/design/startup.md) -----------------
     def _compiled(self, statement: ClauseElement) -> Compiled:
         return Compiled.of(statement, self.dialect)
 
