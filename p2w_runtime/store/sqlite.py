@@ -12,6 +12,7 @@ import asyncio
 import os
 import sqlite3
 import struct
+import threading
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -197,9 +198,12 @@ class SqliteEventStore(SqlEventStore):
         """A reading connection, set up as the engine sets up each of its own (``_prepare``)."""
         database, uri = _database(self._path, read_only=self.read_only)
         opening = aiosqlite.connect(database, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        opening._thread.daemon = True  # as SQLAlchemy's adapter does: an unclosed store never holds the exit up
+        # as SQLAlchemy's adapter does, for aiosqlite before 0.22 (a Thread) and after: an unclosed store never
+        # holds the interpreter's exit up
+        worker = opening if isinstance(opening, threading.Thread) else opening._thread
+        worker.daemon = True
         conn = await opening
-        try:
+        try:  # on the connection's own thread, as the engine's "connect" listener runs
             await conn._execute(_prepare, conn._conn, read_only=self.read_only, create=self._create)
         except BaseException:
             await conn.close()
