@@ -9,8 +9,9 @@ command's start, not Python compiling our modules again on every run.
 
 ``--before DIR`` times every command also with ``PYTHONPATH=DIR`` (an export of another commit, e.g.
 ``git archive COMMIT | tar -x -C DIR``), alternating with this tree's run by run so that both see the same load.
-The ``floor`` line is ``import sqlalchemy.ext.asyncio`` alone: the store's async engine, which any command that
-reads the store imports; ``store floor`` is the whole SQLite store module (``STORE_FLOOR``; docs/design/startup.md).
+The ``floor`` line is ``import sqlalchemy.ext.asyncio`` alone: the store's async engine, which a command imports when
+it sets a store up or runs a statement not compiled ahead (a listing does neither since the fourth round);
+``store floor`` is the whole SQLite store module (``STORE_FLOOR``; docs/design/startup.md).
 
 Usage: python benchmarks/bench_startup.py [-n 7] [--db PATH (kept, reused when it exists)] [--before DIR]
 """
@@ -32,8 +33,9 @@ CLI = str(Path(sys.executable).with_name("p2w-rt"))
 STORE_FLOOR = (
     "import atexit, gc; atexit.register(gc.freeze); gc.set_threshold(700, 10, 1000); import p2w_runtime.store.sqlite"
 )
-"""Importing the SQLite store (SQLAlchemy's async engine, SQLModel's tables, the event models) with the collector
-set as a command sets it while it starts: what ``runs`` and ``show`` cost before they import anything else."""
+"""Importing the SQLite store (aiosqlite, the event models; SQLAlchemy and the tables load on first use) with the
+collector set as a command sets it while it starts: what ``runs`` and ``show`` cost before they import anything
+else."""
 RUN = "earlier"
 HERE = Path(__file__).resolve().parent.parent
 

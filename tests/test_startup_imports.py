@@ -43,13 +43,16 @@ HEAVY = (
     "openai",
 )
 STORE = ("sqlalchemy", "sqlmodel", "aiosqlite", "schemas")
-"""What reading the SQLite store takes; ``--help`` needs none of it."""
+"""What the SQLite store is made of; ``--help`` needs none of it."""
+LISTING_NEEDS = ("aiosqlite", "schemas", "p2w_cli.runs", "p2w_runtime.domain", "p2w_runtime.store.sqlite")
 LISTING_NEEDS_NONE = (
     "structlog", "platformdirs", "msgspec", "p2w_runtime.data", "replay", "p2w_cli.view", "rich.table",
+    "sqlalchemy", "sqlmodel", "p2w_runtime.store._tables",
 )  # fmt: skip
 """Loaded by other commands, not by ``runs`` and ``show RUN``: the log's structlog is imported when something logs,
 the dataset readers when a run's files are attached or carried, rich's table layout only for a table too wide for
-the terminal (``print_table`` draws the rest; docs/design/startup.md)."""
+the terminal (``print_table`` draws the rest), SQLAlchemy, SQLModel and the tables when a statement not compiled
+ahead is first run or a store is set up (``_sqlite_statements.py``; docs/design/startup.md)."""
 OTHER_COMMANDS = ("p2w_cli.integrity", "p2w_cli.record", "p2w_cli.history", "p2w_cli.replay", "p2w_cli.demo")
 
 _REPORT = """
@@ -100,8 +103,7 @@ def test_help_loads_neither_the_store_nor_any_heavy_library(tmp_path: Path) -> N
 def test_runs_reads_sqlite_without_the_heavy_libraries(tmp_path: Path, db: Path) -> None:
     modules, out = _loaded(tmp_path, "--db", str(db), "runs")
     assert "earlier" in out and "completed" in out
-    assert set(STORE) <= modules  # the check sees what a command does load
-    assert {"p2w_cli.runs", "p2w_runtime.domain", "p2w_runtime.store.sqlite"} <= modules
+    assert set(LISTING_NEEDS) <= modules  # the check sees what a command does load
     unwanted = {*HEAVY, *LISTING_NEEDS_NONE, *OTHER_COMMANDS, "rich._emoji_codes"}  # no markup printed: no emoji
     assert not modules & unwanted, sorted(modules & unwanted)
 
@@ -109,7 +111,7 @@ def test_runs_reads_sqlite_without_the_heavy_libraries(tmp_path: Path, db: Path)
 def test_show_lists_a_run_without_the_heavy_libraries(tmp_path: Path, db: Path) -> None:
     modules, out = _loaded(tmp_path, "--db", str(db), "show", "earlier")
     assert "Lena_Fischer_A1" in out and "answered" in out
-    assert set(STORE) <= modules
+    assert set(LISTING_NEEDS) <= modules
     unwanted = {*HEAVY, *LISTING_NEEDS_NONE, *OTHER_COMMANDS}
     assert not modules & unwanted, sorted(modules & unwanted)
 
@@ -145,12 +147,13 @@ async def _listed_with(db: Path) -> tuple[list[str], list[str]]:
 
     async with open_store(db) as store:
         runs = await list_runs(store)
-        compiled = [n for n in ("_insert_events", "_insert_summary", "_blob_sql") if n in vars(store)]
-        return [r.label for r in runs], compiled
+        compiled = [n for n in ("_insert_events", "_insert_blobs", "_work_sql") if n in vars(store)]
+        return [r.label for r in runs], compiled + list(vars(store)["_compiled_here"])
 
 
 def test_a_store_compiles_a_statement_when_first_used(db: Path) -> None:
-    """Opening a store compiles none of its statements; a listing compiles the two it runs, not the writers'."""
+    """Opening a store compiles none of its statements, and a SQLite store's listing runs them compiled ahead
+    (``_sqlite_statements.py``): nothing is compiled, the writers' statements included."""
     labels, compiled = asyncio.run(_listed_with(db))
     assert labels == ["earlier"] and compiled == []
 

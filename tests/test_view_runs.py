@@ -384,9 +384,14 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         assert live["recording"] is True and live["status"] == "recording" and live["episodes"] == 1
         html = get_html(url + "run/live")
         assert f'data-token="{live["token"]}"' in html and 'data-poll="/api/run/' in html
-        assert '<span class="status status-recording"' in get_html(url)
+        listing = get_html(url)
+        assert '<span class="status status-recording"' in listing
+        _, runs_live = get_json(url + "api/runs/live")
+        assert runs_live["recording"] == [live["run_id"]] and live["token"] in runs_live["token"]
+        assert f'data-token="{runs_live["token"]}"' in listing and 'data-poll="/api/runs/live"' in listing
         before = event_count(db)
         for path in (
+            "api/runs/live",
             "api/run/live/live",
             "run/live?sort=failures",
             "api/run/live/usage",
@@ -406,6 +411,7 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         assert done["recording"] is False and done["status"] == "completed" and done["episodes"] == 3
         html = get_html(url + "run/live")
         assert 'id="live"' not in html and "data-poll" not in html and ">completed</span>" in html
+        assert get_json(url + "api/runs/live")[1]["recording"] == [] and "data-poll" not in get_html(url)
         assert get_json(url + "api/run/live/usage")[1]["summary"]["episodes"]["prompt_tokens"] == 600
 
 

@@ -139,3 +139,49 @@ async def test_a_run_being_recorded_reloads_as_episodes_finish_and_stops_when_it
             polls.clear()
             await page.wait_for_timeout(5_000)  # two and a half poll intervals
             assert polls == [], "a finished run's page polls no more"
+
+
+async def _runs_column(page: Page, index: int) -> list[str]:
+    """The texts of column ``index`` of the runs table, one per run (no run is judged: one row each)."""
+    cells = page.locator(f"#runs-table tbody tr td:nth-child({index})")
+    return [text.strip() for text in await cells.all_text_contents()]
+
+
+async def test_the_runs_list_reloads_while_a_run_is_recorded_and_stops_when_none_is(
+    browser: Browser, tmp_path: Path, shots: Path
+) -> None:
+    db = tmp_path / "live.db"
+    tasks = [Sketch(f"T{i}", f"task {i}") for i in range(1, 3)]
+    async with open_store(db) as store:
+        first = await open_run(store, label="first", agent="mine", model="m", tasks=tasks)
+        await _episode(first, "T1")
+        with serving(db, cwd=tmp_path) as url:
+            page = await _page(browser)
+            polls: list[str] = []
+            page.on("request", lambda request: polls.append(request.url) if request.url.endswith("/live") else None)
+            await page.goto(url)
+            assert await page.locator("#live").is_visible()
+            assert await _runs_column(page, 8) == ["recording"] and await _runs_column(page, 7) == ["1"]
+            await _episode(first, "T2")  # appended while the list is open
+            await expect(page.locator("#runs-table tbody tr td:nth-child(7)")).to_have_text(["2"], timeout=60_000)
+            assert polls and all(p.endswith("/api/runs/live") for p in polls), polls
+
+            second = await open_run(store, label="second", agent="mine", model="m", tasks=tasks)  # a run starts
+            await expect(page.locator("#runs-table tbody tr")).to_have_count(2, timeout=60_000)
+            await page.screenshot(path=shots / "runs-recording.png")
+            await first.close()  # one run finished, the other still recording: the list keeps polling
+            await expect(page.locator("#runs-table tbody tr td:nth-child(8)")).to_have_text(
+                ["completed", "recording"], timeout=60_000
+            )
+            assert await page.locator("#live").is_visible()
+
+            await _episode(second, "T1")
+            await second.close()
+            await expect(page.locator("#runs-table tbody tr td:nth-child(8)")).to_have_text(
+                ["completed", "completed"], timeout=60_000
+            )
+            assert await _runs_column(page, 7) == ["2", "1"]
+            assert await page.locator("#live").count() == 0
+            polls.clear()
+            await page.wait_for_timeout(5_000)  # two and a half poll intervals
+            assert polls == [], "a list with no run recording polls no more"

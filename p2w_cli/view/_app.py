@@ -29,6 +29,7 @@ from p2w_cli.view._links import ServerLinks
 from p2w_cli.view._pages import Forbidden, ViewQueries, ViewState
 from p2w_cli.view._plots import NoPlot
 from p2w_cli.view._problems import BadRequest
+from p2w_cli.view._queries import runs_live
 from p2w_cli.view._render import STATIC, environment
 from p2w_runtime.domain import UnknownRun
 from p2w_runtime.store import open_store
@@ -77,7 +78,8 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         return page("error.html", status, heading=heading, message=message)
 
     async def runs(request: Request) -> Response:
-        return page("runs.html", rows=await queries.runs())
+        rows = await queries.runs()
+        return page("runs.html", rows=rows, live=runs_live([row.info for row in rows]))  # the state the rows show
 
     async def api_runs(request: Request) -> Response:
         return data(await queries.runs())
@@ -93,6 +95,9 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
 
     async def api_live(request: Request) -> Response:
         return data(await queries.live(request.path_params["run_id"]))
+
+    async def api_runs_live(request: Request) -> Response:
+        return data(await queries.runs_live())
 
     async def search(request: Request) -> Response:
         return page("search.html", s=await queries.search(*parse_search(request.query_params)))
@@ -205,6 +210,7 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
             Route("/search", search),
             Route("/label/{run_id}/{episode_id:path}", label, methods=["POST"]),
             Route("/api/runs", api_runs),
+            Route("/api/runs/live", api_runs_live),
             Route("/api/run/{run_id}", api_run),
             Route("/api/run/{run_id}/usage", api_usage),
             Route("/api/run/{run_id}/live", api_live),

@@ -60,6 +60,10 @@ class ServerLinks:
         """What a recording run's page polls."""
         return f"/api/run/{quote(run_id, safe='')}/live"
 
+    def runs_live(self) -> str:
+        """What the runs page polls while a listed run is recording."""
+        return "/api/runs/live"
+
 
 def _safe_name(text: str) -> str:
     """A file name for any episode id: readable part plus a short hash, so distinct ids never collide."""

@@ -25,9 +25,11 @@ from p2w_cli.view._queries import (
     RunPage,
     RunRead,
     RunRow,
+    RunsLive,
     run_live,
     run_page,
     run_row,
+    runs_live,
 )
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
@@ -175,6 +177,11 @@ class ViewQueries:
         """What a recording run's page polls: one ``count()`` while nothing was appended."""
         _, info = await self.index.find(self.state.store(), ref)
         return run_live(info)
+
+    async def runs_live(self) -> RunsLive:
+        """What the runs page polls while a listed run is recording: one log-end lookup while nothing was appended."""
+        _, infos = await self.index.runs(self.state.store())
+        return runs_live(infos)
 
     async def search(self, wanted: SearchQuery, page: int) -> SearchPage:
         """Every run's counted episodes whose task, query, answer or labels hold the words of ``wanted``."""

@@ -117,6 +117,23 @@ def run_live(info: RunInfo) -> RunLive:
     return RunLive(info.run_id, status, info.finished is None, info.episodes, info.attempts, token)
 
 
+@dataclass(frozen=True, slots=True)
+class RunsLive:
+    """The runs list's state as its page polls it, the run page's ``RunLive`` for every listed run: while any is
+    ``recording`` the page reloads when ``token`` changes (a run started, an episode of one started or finished, a
+    run finished) and stops polling once none is recording."""
+
+    recording: list[str]
+    """The ids of the runs without ``run.finished``."""
+    token: str
+
+
+def runs_live(infos: Sequence[RunInfo]) -> RunsLive:
+    lives = [run_live(info) for info in infos]
+    token = " ".join(f"{live.run_id}:{live.token}" for live in lives)
+    return RunsLive([live.run_id for live in lives if live.recording], token)
+
+
 @dataclass(slots=True)
 class RunPage:
     info: RunInfo

@@ -123,7 +123,7 @@ async def _fold(store: EventStore, since: int, end: int, *, whole: bool) -> Fold
     fold = Fold()
     late_ends: list[StoredEvent] = []
     late_runs: list[StoredEvent] = []
-    types = SUMMARY_TYPES if whole or end - since > BY_TYPE_GAP else None
+    types = SUMMARY_TYPES if end - since > BY_TYPE_GAP else None  # a first build of a small store by position too
     async for stored in store.read_all(after_position=since, types=types):
         if stored.position is not None and stored.position > end:
             break

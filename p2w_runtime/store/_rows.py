@@ -10,25 +10,7 @@ import orjson
 import zstandard
 
 from p2w_runtime.store._event_store import IntegrityError
-from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow, WorkItemRow
-from schemas import ChainedEvent, StoredEvent, blob_hash, canonical_json
-
-# SQLModel's ``__table__`` is untyped; the metadata's tables are ``Table``s.
-EVENTS = EventRow.metadata.tables[EventRow.__tablename__]
-BLOBS = BlobRow.metadata.tables[BlobRow.__tablename__]
-RUN_LABELS = RunLabelRow.metadata.tables[RunLabelRow.__tablename__]
-CLAIMS = ClaimRow.metadata.tables[ClaimRow.__tablename__]
-WORK_ITEMS = WorkItemRow.metadata.tables[WorkItemRow.__tablename__]
-EVENT_COLUMNS = tuple(
-    EVENTS.c[name]
-    for name in (
-        "event_id", "stream", "seq", "position", "type", "schema_version", "recorded_at",
-        "causation_id", "payload", "blobs", "prev_hash", "hash",
-    )
-)  # fmt: skip
-"""The columns readers select, in the order ``row_to_event`` unpacks them."""
-CHAINED_COLUMNS = tuple(EVENTS.c["payload" if name == "payload_json" else name] for name in ChainedEvent._fields)
-"""The columns ``read_chained`` selects: a row of them is a ``ChainedEvent``'s fields, in order."""
+from schemas import StoredEvent, blob_hash, canonical_json
 
 _codecs = threading.local()
 """zstd (de)compressor objects are not thread-safe; blobs are compressed in worker threads, so one per thread."""
@@ -47,7 +29,7 @@ def _decompressor() -> zstandard.ZstdDecompressor:
 
 
 def row_to_event(row: Any) -> StoredEvent:
-    """A row selected with ``EVENT_COLUMNS`` as the stored event it holds (the payload stays text until used)."""
+    """A row selected with ``_core.EVENT_COLUMNS`` as the stored event it holds (the payload stays text until used)."""
     event_id, stream, seq, position, type_, version, recorded_at, causation_id, payload, blobs, prev, hash_ = row
     try:
         blob_list = [] if blobs == "[]" else orjson.loads(blobs)
@@ -59,7 +41,7 @@ def row_to_event(row: Any) -> StoredEvent:
 
 
 def event_to_row(event: StoredEvent, position: int) -> tuple[Any, ...]:
-    """The values of an events row, in the table's column order (``insert(EVENTS)`` compiles to that)."""
+    """The values of an events row, in the table's column order (``insert(core.EVENTS)`` compiles to that)."""
     return (
         position, event.event_id, event.stream, event.seq, event.type, event.schema_version, event.recorded_at,
         event.causation_id, event.payload_json, canonical_json(event.blobs).decode() if event.blobs else "[]",

@@ -9,35 +9,40 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import BindParameter, Select, and_, bindparam, delete, func, insert, or_, select
-
+from p2w_runtime.store import _core as core
 from p2w_runtime.store._claims import ClaimHolder
+from p2w_runtime.store._core import EVENT_FIELDS, OnFirstUse
 from p2w_runtime.store._event_store import StreamHead
-from p2w_runtime.store._rows import (
-    BLOBS,
-    CHAINED_COLUMNS,
-    CLAIMS,
-    EVENT_COLUMNS,
-    EVENTS,
-    decompress_blob,
-    row_to_event,
-)
+from p2w_runtime.store._rows import decompress_blob, row_to_event
 from p2w_runtime.store._sql_append import SqlAppending
-from p2w_runtime.store._sql_base import ID_CHUNK, Compiled
+from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, fixed
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
 from schemas import ChainedEvent, StoredEvent
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy import BindParameter, ClauseElement, Select
+else:
+    sa = OnFirstUse("sqlalchemy")
 
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""
 STREAMS_PAGE = 5
 """``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page has
 a fixed cost besides its rows (docs/design/projection.md)."""
-_STREAM, _SEQ, _POSITION = ([c.name for c in EVENT_COLUMNS].index(name) for name in ("stream", "seq", "position"))
+_STREAM, _SEQ, _POSITION = (EVENT_FIELDS.index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""
 _Read = TypeVar("_Read")
+
+
+@fixed
+def _events_after() -> ClauseElement:
+    e = core.EVENTS.c
+    after = sa.select(*core.EVENT_COLUMNS).where(e.position > sa.bindparam("after"))
+    return after.order_by(e.position).limit(sa.bindparam("limit"))
 
 
 class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
@@ -53,41 +58,40 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
         return row_to_event(rows[0]) if rows else None
 
     def read_stream(self, stream: str, *, after_seq: int = 0) -> AsyncIterator[StoredEvent]:
-        page = (
-            select(*EVENT_COLUMNS)
-            .where(EVENTS.c.stream == stream, EVENTS.c.seq > bindparam("after", value=0))
-            .order_by(EVENTS.c.seq)
-        )
+        e = core.EVENTS.c
+        page = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > sa.bindparam("after", value=0))
+        page = page.order_by(e.seq)
         return self._pages(page, after_seq, _SEQ)
 
     def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
         """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq) with ``STREAMS_PAGE`` pages: reading a
         run's episodes one query each cost more than decoding them (docs/design/projection.md)."""
-        pages = self._streams_pages(streams, EVENT_COLUMNS)
+        pages = self._streams_pages(streams, core.EVENT_COLUMNS)
         after = lambda row: {"after_stream": row[_STREAM], "after": row[_SEQ]}  # noqa: E731
         return self._paged(pages, PAGE_SIZE * STREAMS_PAGE, {}, after, row_to_event)
 
     def read_chained(self, streams: Sequence[str]) -> AsyncIterator[ChainedEvent]:
         """``read_streams`` selecting only a ``ChainedEvent``'s columns, each row made one in a step."""
-        pages = self._streams_pages(streams, CHAINED_COLUMNS)
+        pages = self._streams_pages(streams, core.CHAINED_COLUMNS)
         after = lambda row: {"after_stream": row[0], "after": row[1]}  # noqa: E731  (stream, seq) come first
         return self._paged(pages, PAGE_SIZE * STREAMS_PAGE, {}, after, partial(tuple.__new__, ChainedEvent))
 
     def _streams_pages(self, streams: Sequence[str], columns: Sequence[Any]) -> list[Compiled]:
         names = sorted(set(streams))
-        after_stream: BindParameter[str] = bindparam("after_stream", value="")
-        after: BindParameter[int] = bindparam("after", value=0)
+        after_stream: BindParameter[str] = sa.bindparam("after_stream", value="")
+        after: BindParameter[int] = sa.bindparam("after", value=0)
+        e = core.EVENTS.c
         return [
             Compiled.of(
-                select(*columns)
+                sa.select(*columns)
                 .where(
-                    EVENTS.c.stream.in_(names[i : i + ID_CHUNK]),
+                    e.stream.in_(names[i : i + ID_CHUNK]),
                     # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
-                    or_(after_stream < EVENTS.c.stream, and_(after_stream == EVENTS.c.stream, EVENTS.c.seq > after)),
+                    sa.or_(after_stream < e.stream, sa.and_(after_stream == e.stream, e.seq > after)),
                 )
-                .order_by(EVENTS.c.stream, EVENTS.c.seq)
+                .order_by(e.stream, e.seq)
                 .limit(PAGE_SIZE * STREAMS_PAGE),
-                self.engine.dialect,
+                self.dialect,
             )
             for i in range(0, len(names), ID_CHUNK)
         ]
@@ -95,16 +99,22 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
     ) -> AsyncIterator[StoredEvent]:
-        page = select(*EVENT_COLUMNS).where(EVENTS.c.position > bindparam("after", value=0))
+        if stream_prefix is None and not types:  # what brings summaries up to date: compiled ahead
+            limit = PAGE_SIZE
+            after = lambda row: {"after": row[_POSITION], "limit": limit}  # noqa: E731
+            start = {"after": after_position, "limit": limit}
+            return self._paged([self._statement("events_after")], limit, start, after, row_to_event)
+        e = core.EVENTS.c
+        page = sa.select(*core.EVENT_COLUMNS).where(e.position > sa.bindparam("after", value=0))
         if stream_prefix is not None:
-            page = page.where(EVENTS.c.stream.startswith(stream_prefix, autoescape=True))
+            page = page.where(e.stream.startswith(stream_prefix, autoescape=True))
         if types:
-            page = page.where(EVENTS.c.type.in_(list(types)))
-        return self._pages(page.order_by(EVENTS.c.position), after_position, _POSITION)
+            page = page.where(e.type.in_(list(types)))
+        return self._pages(page.order_by(e.position), after_position, _POSITION)
 
     def _pages(self, query: Select[Any], after: int, key: int) -> AsyncIterator[StoredEvent]:
         """Events of ``query`` after the key ``after`` (the value at index ``key`` of a selected row), paged."""
-        page = Compiled.of(query.limit(PAGE_SIZE), self.engine.dialect)
+        page = Compiled.of(query.limit(PAGE_SIZE), self.dialect)
         return self._paged([page], PAGE_SIZE, {"after": after}, lambda row: {"after": row[key]}, row_to_event)
 
     async def _paged(
@@ -142,14 +152,15 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
             return await session.fetch(page.sql, page.params(**after))
 
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
-        heads = select(EVENTS.c.stream, func.max(EVENTS.c.seq).label("seq")).group_by(EVENTS.c.stream)
+        e = core.EVENTS.c
+        heads = sa.select(e.stream, sa.func.max(e.seq).label("seq")).group_by(e.stream)
         if prefix is not None:
-            heads = heads.where(EVENTS.c.stream.startswith(prefix, autoescape=True))
+            heads = heads.where(e.stream.startswith(prefix, autoescape=True))
         last = heads.subquery()
         query = (
-            select(EVENTS.c.stream, EVENTS.c.seq, EVENTS.c.hash, EVENTS.c.type)
-            .join(last, (EVENTS.c.stream == last.c.stream) & (EVENTS.c.seq == last.c.seq))
-            .order_by(EVENTS.c.stream)
+            sa.select(e.stream, e.seq, e.hash, e.type)
+            .join(last, (e.stream == last.c.stream) & (e.seq == last.c.seq))
+            .order_by(e.stream)
         )
         async with self._reading() as session:
             return [StreamHead(*row) for row in await self._fetch_once(session, query)]
@@ -163,11 +174,11 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
 
     async def blob_hashes(self) -> AsyncIterator[str]:
         page = Compiled.of(
-            select(BLOBS.c.sha256)
-            .where(BLOBS.c.sha256 > bindparam("after", value=""))
-            .order_by(BLOBS.c.sha256)
+            sa.select(core.BLOBS.c.sha256)
+            .where(core.BLOBS.c.sha256 > sa.bindparam("after", value=""))
+            .order_by(core.BLOBS.c.sha256)
             .limit(PAGE_SIZE),
-            self.engine.dialect,
+            self.dialect,
         )
         after = ""
         while True:
@@ -180,15 +191,16 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
             after = rows[-1][0]
 
     async def count(self) -> tuple[int, int]:
-        events = select(func.count()).select_from(EVENTS).scalar_subquery()
-        blobs = select(func.count()).select_from(BLOBS).scalar_subquery()
+        events = sa.select(sa.func.count()).select_from(core.EVENTS).scalar_subquery()
+        blobs = sa.select(sa.func.count()).select_from(core.BLOBS).scalar_subquery()
         async with self._reading() as session:
-            ((n_events, n_blobs),) = await self._fetch_once(session, select(events, blobs))
+            ((n_events, n_blobs),) = await self._fetch_once(session, sa.select(events, blobs))
         return n_events, n_blobs
 
     # -- claims --------------------------------------------------------------------------------
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
-        holder_of = select(CLAIMS.c.owner, CLAIMS.c.host, CLAIMS.c.pid, CLAIMS.c.claimed_at).where(CLAIMS.c.key == key)
+        c = core.CLAIMS.c
+        holder_of = sa.select(c.owner, c.host, c.pid, c.claimed_at).where(c.key == key)
         async with self._writing() as session:
             rows = await self._fetch_once(session, holder_of)
             if rows:
@@ -197,14 +209,15 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
                     return None
                 if not holder.is_stale(time.time()):
                     return holder
-                await self._fetch_once(session, delete(CLAIMS).where(CLAIMS.c.key == key))
+                await self._fetch_once(session, sa.delete(core.CLAIMS).where(core.CLAIMS.c.key == key))
             claim = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
-            await self._fetch_once(session, insert(CLAIMS).values(**claim))
+            await self._fetch_once(session, sa.insert(core.CLAIMS).values(**claim))
         return None
 
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         async with self._writing() as session:
-            await self._fetch_once(session, delete(CLAIMS).where(CLAIMS.c.key == key, CLAIMS.c.owner == me.owner))
+            claims = core.CLAIMS
+            await self._fetch_once(session, sa.delete(claims).where(claims.c.key == key, claims.c.owner == me.owner))
 
     async def close(self) -> None:
         await self.engine.dispose()

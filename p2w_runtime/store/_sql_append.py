@@ -11,18 +11,23 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
-from typing import Any
-
-from sqlalchemy import select
+from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.redaction import seal_redacted
+from p2w_runtime.store import _core as core
 from p2w_runtime.store._chain import check_continues
+from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
-from p2w_runtime.store._rows import BLOBS, EVENTS, compress_blobs, event_to_row
+from p2w_runtime.store._rows import compress_blobs, event_to_row
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase
 from schemas import NewEvent, RunStarted, StoredEvent
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+else:
+    sa = OnFirstUse("sqlalchemy")
 
 BLOBS_PER_THREAD = 16
 """A batch with fewer blobs is compressed on one worker thread; a thread hand-off costs more than it saves."""
@@ -226,7 +231,8 @@ class SqlAppending(SqlStoreBase):
     async def _stored_hashes(self, session: Session, event_ids: list[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         for i in range(0, len(event_ids), ID_CHUNK):
-            query = select(EVENTS.c.event_id, EVENTS.c.hash).where(EVENTS.c.event_id.in_(event_ids[i : i + ID_CHUNK]))
+            e = core.EVENTS.c
+            query = sa.select(e.event_id, e.hash).where(e.event_id.in_(event_ids[i : i + ID_CHUNK]))
             found.update(await self._fetch_once(session, query))
         return found
 
@@ -237,7 +243,8 @@ class SqlAppending(SqlStoreBase):
         wanted = sorted(referenced - given - self._stored_blobs)
         present: set[str] = set()
         for i in range(0, len(wanted), ID_CHUNK):
-            query = select(BLOBS.c.sha256).where(BLOBS.c.sha256.in_(wanted[i : i + ID_CHUNK]))
+            b = core.BLOBS.c
+            query = sa.select(b.sha256).where(b.sha256.in_(wanted[i : i + ID_CHUNK]))
             present.update(row[0] for row in await self._fetch_once(session, query))
         missing = set(wanted) - present
         if missing:

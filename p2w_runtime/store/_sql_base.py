@@ -1,7 +1,8 @@
 """What every SQL backend's store is built on: one driver connection per transaction (``Session``), statements
 compiled once per dialect (``Compiled``), and the hooks a backend supplies.
 
-Statements are SQLAlchemy Core over the SQLModel tables, compiled once for the backend's dialect; the
+Statements are SQLAlchemy Core over the SQLModel tables, compiled once for the backend's dialect (or ahead of
+time: a backend's ``precompiled`` statements, by name of ``FIXED``, need no SQLAlchemy at all); the
 hot paths (append, import, reading pages) run them on the driver connection through a ``Session``, one
 driver call per statement. Going through SQLAlchemy's async adaptation costs three to four thread
 hand-offs per statement, which made a five-event append take 2-3 ms instead of 0.6 ms
@@ -11,20 +12,24 @@ hand-offs per statement, which made a five-event append take 2-3 ms instead of 0
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from sqlalchemy import Dialect, bindparam, func, insert, select
-from sqlalchemy.ext.asyncio import AsyncEngine
-from sqlalchemy.sql import ClauseElement
-from sqlalchemy.sql.compiler import SQLCompiler
-
+from p2w_runtime.store import _core as core
+from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import EventStore, StreamHead
 from p2w_runtime.store._log_end import LogEnd
-from p2w_runtime.store._rows import BLOBS, EVENT_COLUMNS, EVENTS, RUN_LABELS, WORK_ITEMS
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy import Dialect
+    from sqlalchemy.ext.asyncio import AsyncEngine
+    from sqlalchemy.sql import ClauseElement
+else:
+    sa = OnFirstUse("sqlalchemy")
 
 ID_CHUNK = 500
 """Values per ``IN (...)`` list: well under every backend's bound-parameter limit."""
@@ -58,19 +63,67 @@ class Compiled:
     @classmethod
     def of(cls, statement: ClauseElement, dialect: Dialect) -> Compiled:
         compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
-        assert isinstance(compiled, SQLCompiler)  # statements, not DDL: they carry positional parameter order
+        assert isinstance(
+            compiled, sa.sql.compiler.SQLCompiler
+        )  # statements, not DDL: they carry positional parameter order
         return cls(str(compiled), tuple(compiled.positiontup or ()), dict(compiled.params))
 
     def params(self, **values: Any) -> tuple[Any, ...]:
         return tuple(values[n] if n in values else self.defaults[n] for n in self.names)
 
 
+FIXED: dict[str, Callable[[], ClauseElement]] = {}
+"""The statements every SQL store runs as they are (values are bound parameters), by name: a backend may ship them
+compiled (``SqlStoreBase.precompiled``), and ``_precompile.py`` compiles them for SQLite."""
+
+
+def fixed(build: Callable[[], ClauseElement]) -> Callable[[], ClauseElement]:
+    """Register ``build`` in ``FIXED`` under its name (without the leading underscore)."""
+    FIXED[build.__name__.lstrip("_")] = build
+    return build
+
+
+@fixed
+def _max_position() -> ClauseElement:
+    return sa.select(sa.func.max(core.EVENTS.c.position))
+
+
+@fixed
+def _head() -> ClauseElement:
+    e = core.EVENTS.c
+    return sa.select(e.seq, e.hash, e.type).where(e.stream == sa.bindparam("stream")).order_by(e.seq.desc()).limit(1)
+
+
+@fixed
+def _event() -> ClauseElement:
+    e = core.EVENTS.c
+    return sa.select(*core.EVENT_COLUMNS).where(e.stream == sa.bindparam("stream"), e.seq == sa.bindparam("seq"))
+
+
+@fixed
+def _blob() -> ClauseElement:
+    b = core.BLOBS.c
+    return sa.select(b.codec, b.data).where(b.sha256 == sa.bindparam("sha256"))
+
+
+@fixed
+def _label_holder() -> ClauseElement:
+    return sa.select(core.RUN_LABELS.c.run_id).where(core.RUN_LABELS.c.label == sa.bindparam("label"))
+
+
 class SqlStoreBase(EventStore):
     """An event store over a SQLAlchemy async engine; backends supply sessions and the blob upsert."""
 
-    def __init__(self, engine: AsyncEngine, label: str) -> None:
-        self.engine = engine
+    engine: AsyncEngine
+    precompiled: ClassVar[Mapping[str, Compiled]] = {}
+    """``FIXED`` statements compiled ahead for this backend's dialect: running them imports no SQLAlchemy."""
+
+    def __init__(self, engine: AsyncEngine | None, label: str) -> None:
+        if engine is not None:
+            self.engine = engine  # a backend that makes its engine when first needed passes None (SQLite)
         self.label = label
+        self._compiled_here: dict[str, Compiled] = {}
+        """``FIXED`` statements this store compiled (those not ``precompiled``)."""
         self._stored_blobs: set[str] = set()
         """Blob hashes known to be committed: blobs are never deleted, so these need no compressing again."""
         self._log_end: LogEnd | None = None
@@ -78,52 +131,57 @@ class SqlStoreBase(EventStore):
         self._log_end_current = False
         """Whether the last write found ``_log_end`` still current, so the next ``append`` may trust it unread."""
 
-    # -- statements, each compiled on first use: a listing runs two of them (docs/design/startup.md) -------------
+    @property
+    def dialect(self) -> Dialect:
+        """What statements are compiled for (the engine's dialect)."""
+        return self.engine.dialect
+
+    # -- statements, each compiled on first use unless compiled ahead (docs/design/startup.md) -----------------
     def _compiled(self, statement: ClauseElement) -> Compiled:
-        return Compiled.of(statement, self.engine.dialect)
+        return Compiled.of(statement, self.dialect)
+
+    def _statement(self, name: str) -> Compiled:
+        """A ``FIXED`` statement: compiled ahead for this backend, else compiled on its first use here."""
+        found = self.precompiled.get(name) or self._compiled_here.get(name)
+        if found is None:
+            found = self._compiled_here[name] = self._compiled(FIXED[name]())
+        return found
 
     @cached_property
     def _max_position(self) -> Compiled:
-        return self._compiled(select(func.max(EVENTS.c.position)))
+        return self._statement("max_position")
 
     @cached_property
     def _head_sql(self) -> Compiled:
-        return self._compiled(
-            select(EVENTS.c.seq, EVENTS.c.hash, EVENTS.c.type)
-            .where(EVENTS.c.stream == bindparam("stream"))
-            .order_by(EVENTS.c.seq.desc())
-            .limit(1)
-        )
+        return self._statement("head")
 
     @cached_property
     def _event_sql(self) -> Compiled:
-        return self._compiled(
-            select(*EVENT_COLUMNS).where(EVENTS.c.stream == bindparam("stream"), EVENTS.c.seq == bindparam("seq"))
-        )
+        return self._statement("event")
 
     @cached_property
     def _blob_sql(self) -> Compiled:
-        return self._compiled(select(BLOBS.c.codec, BLOBS.c.data).where(BLOBS.c.sha256 == bindparam("sha256")))
+        return self._statement("blob")
 
     @cached_property
     def _insert_events(self) -> str:
-        return self._compiled(insert(EVENTS)).sql
+        return self._compiled(sa.insert(core.EVENTS)).sql
 
     @cached_property
     def _insert_blobs(self) -> str:
-        return self._compiled(self._insert_ignoring_duplicates(BLOBS)).sql
+        return self._compiled(self._insert_ignoring_duplicates(core.BLOBS)).sql
 
     @cached_property
     def _insert_label(self) -> str:
-        return self._compiled(self._insert_ignoring_duplicates(RUN_LABELS)).sql
+        return self._compiled(self._insert_ignoring_duplicates(core.RUN_LABELS)).sql
 
     @cached_property
     def _insert_work(self) -> str:
-        return self._compiled(self._insert_ignoring_duplicates(WORK_ITEMS)).sql
+        return self._compiled(self._insert_ignoring_duplicates(core.WORK_ITEMS)).sql
 
     @cached_property
     def _label_holder(self) -> Compiled:
-        return self._compiled(select(RUN_LABELS.c.run_id).where(RUN_LABELS.c.label == bindparam("label")))
+        return self._statement("label_holder")
 
     # -- backend hooks -------------------------------------------------------------------------
     @abstractmethod
@@ -152,7 +210,7 @@ class SqlStoreBase(EventStore):
 
     async def _fetch_once(self, session: Session, statement: ClauseElement) -> list[tuple[Any, ...]]:
         """Run a statement whose values are part of it (an ``IN`` list): compiled for this one call."""
-        compiled = Compiled.of(statement, self.engine.dialect)
+        compiled = Compiled.of(statement, self.dialect)
         return await session.fetch(compiled.sql, compiled.params())
 
     async def _head(self, session: Session, stream: str) -> StreamHead | None:

@@ -2,42 +2,84 @@
 
 The store keeps rows and a mark; what they mean is their owner's (the domain's run and episode summaries,
 docs/design/summaries.md). The statements are SQLAlchemy Core over the SQLModel tables, so SQLite and PostgreSQL
-run the same code.
+run the same code; a listing's (``summary_mark``, ``summaries``, ``summaries_of_group``) are ``FIXED``, so a backend
+can run them compiled ahead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, insert, select, update
-
+from p2w_runtime.store import _core as core
+from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StoreError, Summary
-from p2w_runtime.store._sql_base import ID_CHUNK, SqlStoreBase
-from p2w_runtime.store._tables import SummaryMarkRow, SummaryRow
+from p2w_runtime.store._sql_base import ID_CHUNK, SqlStoreBase, fixed
 
-SUMMARIES = SummaryRow.metadata.tables[SummaryRow.__tablename__]
-MARKS = SummaryMarkRow.metadata.tables[SummaryMarkRow.__tablename__]
-_COLUMNS = (SUMMARIES.c.kind, SUMMARIES.c.key, SUMMARIES.c.grp, SUMMARIES.c.ordinal, SUMMARIES.c.body)
-_ORDER = (SUMMARIES.c.grp, SUMMARIES.c.ordinal, SUMMARIES.c.key)
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy import ClauseElement, Select
+else:
+    sa = OnFirstUse("sqlalchemy")
+
+
+def _summary_rows() -> Select[Any]:
+    s = core.SUMMARIES.c
+    return sa.select(s.kind, s.key, s.grp, s.ordinal, s.body)
+
+
+@fixed
+def _summary_mark() -> ClauseElement:
+    return sa.select(core.MARKS.c.position).where(core.MARKS.c.model == sa.bindparam("model"))
+
+
+@fixed
+def _insert_summary() -> ClauseElement:
+    return sa.insert(core.SUMMARIES)
+
+
+@fixed
+def _delete_summary() -> ClauseElement:
+    s = core.SUMMARIES.c
+    return sa.delete(core.SUMMARIES).where(s.kind == sa.bindparam("kind"), s.key == sa.bindparam("key"))
+
+
+@fixed
+def _insert_mark() -> ClauseElement:
+    return sa.insert(core.MARKS)
+
+
+@fixed
+def _move_mark() -> ClauseElement:
+    marks = core.MARKS
+    return sa.update(marks).where(marks.c.model == sa.bindparam("model")).values(position=sa.bindparam("until"))
+
+
+@fixed
+def _summaries() -> ClauseElement:
+    s = core.SUMMARIES.c
+    return _summary_rows().where(s.kind == sa.bindparam("kind")).order_by(s.grp, s.ordinal, s.key)
+
+
+@fixed
+def _summaries_of_group() -> ClauseElement:
+    s = core.SUMMARIES.c
+    of_group = _summary_rows().where(s.kind == sa.bindparam("kind"), s.grp == sa.bindparam("grp"))
+    return of_group.order_by(s.grp, s.ordinal, s.key)
 
 
 class SqlSummaries(SqlStoreBase):
     """``SummaryRows`` for every SQL backend."""
-
-    @cached_property
-    def _insert_summary(self) -> str:
-        return self._compiled(insert(SUMMARIES)).sql
 
     async def log_end(self) -> int:
         async with self._reading() as session:
             return await self._position(session)
 
     async def summary_mark(self, model: str) -> int | None:
-        query = select(MARKS.c.position).where(MARKS.c.model == model)
+        query = self._statement("summary_mark")
         try:
             async with self._reading() as session:
-                rows = await self._fetch_once(session, query)
+                rows = await session.fetch(query.sql, query.params(model=model))
         except StoreError:
             if getattr(self, "read_only", False):
                 return None  # a file written before the tables existed, opened read-only: nothing can create them
@@ -47,48 +89,44 @@ class SqlSummaries(SqlStoreBase):
     async def read_summaries(
         self, kind: str, *, group: str | None = None, keys: Sequence[str] | None = None
     ) -> list[Summary]:
-        base = select(*_COLUMNS).where(SUMMARIES.c.kind == kind)
+        if keys is None:  # a listing: one statement, compiled ahead
+            query = self._statement("summaries" if group is None else "summaries_of_group")
+            async with self._reading() as session:
+                rows = await session.fetch(query.sql, query.params(kind=kind, grp=group))
+            return [Summary(*row) for row in rows]
+        s = core.SUMMARIES.c
+        base = _summary_rows().where(s.kind == kind)
         if group is not None:
-            base = base.where(SUMMARIES.c.grp == group)
-        if keys is None:
-            queries = [base.order_by(*_ORDER)]
-        else:
-            wanted = sorted(set(keys))
-            queries = [
-                base.where(SUMMARIES.c.key.in_(wanted[i : i + ID_CHUNK])) for i in range(0, len(wanted), ID_CHUNK)
-            ]
+            base = base.where(s.grp == group)
+        wanted = sorted(set(keys))
         found: list[Summary] = []
         async with self._reading() as session:
-            for query in queries:
-                found.extend(Summary(*row) for row in await self._fetch_once(session, query))
-        if keys is not None:
-            found.sort(key=lambda s: (s.group, s.ordinal, s.key))
+            for i in range(0, len(wanted), ID_CHUNK):
+                chunk = base.where(s.key.in_(wanted[i : i + ID_CHUNK]))
+                found.extend(Summary(*row) for row in await self._fetch_once(session, chunk))
+        found.sort(key=lambda row: (row.group, row.ordinal, row.key))
         return found
 
     async def write_summaries(self, model: str, rows: Sequence[Summary], *, since: int, until: int) -> bool:
+        """Statements compiled ahead only: the first listing after a recording brings the rows up to date."""
+        read_mark = self._statement("summary_mark")
         async with self._writing() as session:
-            mark = await self._fetch_once(session, select(MARKS.c.position).where(MARKS.c.model == model))
+            mark = await session.fetch(read_mark.sql, read_mark.params(model=model))
             if (mark[0][0] if mark else 0) != since:
                 return False
-            by_kind: dict[str, list[str]] = {}
-            for row in rows:
-                by_kind.setdefault(row.kind, []).append(row.key)
-            for kind, keys in by_kind.items():
-                for i in range(0, len(keys), ID_CHUNK):
-                    chunk = keys[i : i + ID_CHUNK]
-                    stale = delete(SUMMARIES).where(SUMMARIES.c.kind == kind, SUMMARIES.c.key.in_(chunk))
-                    await self._fetch_once(session, stale)
             if rows:
+                stale = self._statement("delete_summary")
+                await session.execute_many(stale.sql, [stale.params(kind=r.kind, key=r.key) for r in rows])
+                insert = self._statement("insert_summary")
                 await session.execute_many(
-                    self._insert_summary, [(r.kind, r.key, r.group, r.ordinal, r.body) for r in rows]
+                    insert.sql,
+                    [insert.params(kind=r.kind, key=r.key, grp=r.group, ordinal=r.ordinal, body=r.body) for r in rows],
                 )
-            if mark:
-                await self._fetch_once(session, update(MARKS).where(MARKS.c.model == model).values(position=until))
-            else:
-                await self._fetch_once(session, insert(MARKS).values(model=model, position=until))
+            moved = self._statement("move_mark" if mark else "insert_mark")
+            await session.fetch(moved.sql, moved.params(model=model, until=until, position=until))
         return True
 
     async def clear_summaries(self, model: str, kinds: Sequence[str]) -> None:
         async with self._writing() as session:
-            await self._fetch_once(session, delete(SUMMARIES).where(SUMMARIES.c.kind.in_(list(kinds))))
-            await self._fetch_once(session, delete(MARKS).where(MARKS.c.model == model))
+            await self._fetch_once(session, sa.delete(core.SUMMARIES).where(core.SUMMARIES.c.kind.in_(list(kinds))))
+            await self._fetch_once(session, sa.delete(core.MARKS).where(core.MARKS.c.model == model))

@@ -11,16 +11,20 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from sqlalchemy import ColumnElement, Dialect, and_, bindparam, or_, select, update
-from sqlalchemy.sql.dml import Update
-
+from p2w_runtime.store import _core as core
 from p2w_runtime.store._claims import ClaimHolder
+from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import WorkItem
-from p2w_runtime.store._rows import WORK_ITEMS
 from p2w_runtime.store._sql_base import Compiled, SqlStoreBase
 
-W = WORK_ITEMS.c
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy import ColumnElement, Dialect
+    from sqlalchemy.sql.dml import Update
+else:
+    sa = OnFirstUse("sqlalchemy")
 
 
 class SqlWorkQueue(SqlStoreBase):
@@ -54,10 +58,11 @@ class SqlWorkQueue(SqlStoreBase):
             await session.fetch(release.sql, release.params(run=run_id, task=task_id, mine=me.owner))
 
     async def work_items(self, run_id: str) -> list[WorkItem]:
+        w = core.WORK_ITEMS.c
         query = (
-            select(W.task_id, W.owner, W.host, W.pid, W.lease_until, W.done)
-            .where(W.run_id == run_id)
-            .order_by(W.task_id)
+            sa.select(w.task_id, w.owner, w.host, w.pid, w.lease_until, w.done)
+            .where(w.run_id == run_id)
+            .order_by(w.task_id)
         )
         async with self._reading() as session:
             rows = await self._fetch_once(session, query)
@@ -65,49 +70,53 @@ class SqlWorkQueue(SqlStoreBase):
 
     @cached_property
     def _work_sql(self) -> _WorkStatements:
-        return _WorkStatements(self.engine.dialect)
+        return _WorkStatements(self.dialect)
 
 
 class _WorkStatements:
     """The queue's statements for one dialect, each ``RETURNING`` the task it changed (SQLite 3.35+, PostgreSQL)."""
 
     def __init__(self, dialect: Dialect) -> None:
+        w = core.WORK_ITEMS.c
         free = (
-            select(W.task_id)
+            sa.select(w.task_id)
             .where(
-                W.run_id == bindparam("run"),
-                W.done.is_(False),
-                or_(W.owner.is_(None), W.lease_until < bindparam("now")),
+                w.run_id == sa.bindparam("run"),
+                w.done.is_(False),
+                sa.or_(w.owner.is_(None), w.lease_until < sa.bindparam("now")),
             )
-            .order_by(W.task_id)
+            .order_by(w.task_id)
             .limit(1)
             .with_for_update(skip_locked=True)
             .scalar_subquery()
         )
         self.claim = self._of(
-            update(WORK_ITEMS)
-            .where(W.run_id == bindparam("run"), W.task_id == free)
+            sa.update(core.WORK_ITEMS)
+            .where(w.run_id == sa.bindparam("run"), w.task_id == free)
             .values(
-                owner=bindparam("w_owner"),
-                host=bindparam("w_host"),
-                pid=bindparam("w_pid"),
-                lease_until=bindparam("until"),
+                owner=sa.bindparam("w_owner"),
+                host=sa.bindparam("w_host"),
+                pid=sa.bindparam("w_pid"),
+                lease_until=sa.bindparam("until"),
             ),
             dialect,
         )
-        self.renew = self._of(update(WORK_ITEMS).where(_mine()).values(lease_until=bindparam("until")), dialect)
-        self.finish = self._of(update(WORK_ITEMS).where(_mine()).values(done=True), dialect)
+        self.renew = self._of(
+            sa.update(core.WORK_ITEMS).where(_mine()).values(lease_until=sa.bindparam("until")), dialect
+        )
+        self.finish = self._of(sa.update(core.WORK_ITEMS).where(_mine()).values(done=True), dialect)
         self.release = self._of(
-            update(WORK_ITEMS)
-            .where(_mine(), W.done.is_(False))
+            sa.update(core.WORK_ITEMS)
+            .where(_mine(), w.done.is_(False))
             .values(owner=None, host=None, pid=None, lease_until=0.0),
             dialect,
         )
 
     @staticmethod
     def _of(statement: Update, dialect: Dialect) -> Compiled:
-        return Compiled.of(statement.returning(W.task_id), dialect)
+        return Compiled.of(statement.returning(core.WORK_ITEMS.c.task_id), dialect)
 
 
 def _mine() -> ColumnElement[bool]:
-    return and_(W.run_id == bindparam("run"), W.task_id == bindparam("task"), W.owner == bindparam("mine"))
+    w = core.WORK_ITEMS.c
+    return sa.and_(w.run_id == sa.bindparam("run"), w.task_id == sa.bindparam("task"), w.owner == sa.bindparam("mine"))

@@ -28,10 +28,10 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.util import greenlet_spawn
 from sqlmodel import SQLModel
 
+from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
 from p2w_runtime.store._location import URL_PATTERN
 from p2w_runtime.store._log_end import LogMoved
-from p2w_runtime.store._rows import EVENTS
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
 

@@ -1,4 +1,10 @@
-"""The embedded SQLite backend (aiosqlite): WAL, busy timeout, append-only triggers."""
+"""The embedded SQLite backend (aiosqlite): WAL, busy timeout, append-only triggers.
+
+Opening a store that is already set up, and reading it with the statements compiled ahead
+(``_sqlite_statements.py``), imports no SQLAlchemy: a listing (``runs``, ``show RUN``) never does. The engine,
+SQLAlchemy and the SQLModel tables load when a store must be set up (``create_all``) or a statement is first
+compiled (docs/design/startup.md, fourth round).
+"""
 
 from __future__ import annotations
 
@@ -6,24 +12,26 @@ import asyncio
 import os
 import sqlite3
 import struct
+import threading
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import aiosqlite
-from sqlalchemy import event, text
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.sql import ClauseElement
-from sqlmodel import SQLModel
 
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
+from p2w_runtime.store._sqlite_statements import STATEMENTS, TABLES
 from schemas import NewEvent, StoredEvent
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+    from sqlalchemy.sql import ClauseElement
 
 BUSY_TIMEOUT_MS = 60_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -47,6 +55,13 @@ _APPEND_ONLY_TRIGGERS = [
     "CREATE TRIGGER IF NOT EXISTS blobs_keep_first BEFORE INSERT ON blobs "
     "WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
 ]
+
+
+def _trigger_name(ddl: str) -> str:
+    return ddl.split()[5]  # CREATE TRIGGER IF NOT EXISTS <name>
+
+
+_TRIGGER_NAMES = frozenset(map(_trigger_name, _APPEND_ONLY_TRIGGERS))
 
 
 def check_sqlite_file(path: Path, *, create: bool) -> None:
@@ -208,12 +223,20 @@ class _WouldWait(Exception):
 
 class SqliteEventStore(SqlEventStore):
     """SQLite through aiosqlite for reads; writes on one ``sqlite3`` connection of this store's own (see
-    ``_WriterSession``). Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL)."""
+    ``_WriterSession``). Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL).
 
-    def __init__(self, engine: Any, label: str, *, read_only: bool, path: Path | None = None) -> None:
-        super().__init__(engine, label)
+    Reading connections are kept for the next reader (``_driver``), as an engine's pool would keep them; the
+    SQLAlchemy engine itself is made only when something needs it (``engine``)."""
+
+    precompiled = STATEMENTS
+
+    def __init__(self, label: str, *, path: Path, read_only: bool, create: bool) -> None:
+        super().__init__(None, label)
         self.read_only = read_only
         self._path = path
+        self._create = create
+        self._idle: list[aiosqlite.Connection] = []
+        """Open reading connections no reader holds."""
         self._writer: sqlite3.Connection | None = None
         self._writer_lock = asyncio.Lock()
         """The writer connection runs one transaction at a time; this process's tasks queue here, others on the
@@ -221,21 +244,49 @@ class SqliteEventStore(SqlEventStore):
         self._may_wait = True
         """False while ``append_now`` runs: ``_begin`` then raises ``_WouldWait`` instead of sleeping."""
 
+    @cached_property
+    def engine(self) -> AsyncEngine:  # type: ignore[override]  # made on first use, not passed in
+        """The SQLAlchemy engine: for setting the store up (``create_all``), and the dialect statements are compiled
+        for. Reading and writing use the driver connections directly (``_driver``, ``_writer_connection``)."""
+        return _engine(self._path, read_only=self.read_only, create=self._create)
+
+    async def _connect(self) -> aiosqlite.Connection:
+        """A reading connection, set up as the engine sets up each of its own (``_prepare``)."""
+        database, uri = _database(self._path, read_only=self.read_only)
+        opening = aiosqlite.connect(database, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        # as SQLAlchemy's adapter does, for aiosqlite before 0.22 (a Thread) and after: an unclosed store never
+        # holds the interpreter's exit up
+        worker = opening if isinstance(opening, threading.Thread) else opening._thread
+        worker.daemon = True
+        conn = await opening
+        try:  # on the connection's own thread, as the engine's "connect" listener runs
+            await conn._execute(_prepare, conn._conn, read_only=self.read_only, create=self._create)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A pooled connection's aiosqlite object; its driver errors become the store's."""
+        """A kept reading connection (or a new one); its driver errors become the store's. A connection that
+        raised a driver error is closed, not kept."""
+        conn: aiosqlite.Connection | None = None
         try:
-            async with self.engine.connect() as conn:
-                driver = (await conn.get_raw_connection()).driver_connection
-                assert driver is not None  # a pooled connection that is open always has one
-                yield driver
+            conn = self._idle.pop() if self._idle else await self._connect()
+            yield conn
         except sqlite3.IntegrityError as exc:
             raise IntegrityError(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                await conn.close()
+                conn = None
             error = _unreadable(self.label, exc)
             if error is None:
                 raise
             raise error from exc
+        finally:
+            if conn is not None:
+                self._idle.append(conn)
 
     def append_now(self, events: Sequence[NewEvent]) -> list[StoredEvent] | None:
         """``append`` run to its end right here, when it can be: this process's writer is idle and SQLite's lock is
@@ -274,7 +325,6 @@ class SqliteEventStore(SqlEventStore):
 
     def _writer_connection(self) -> sqlite3.Connection:
         if self._writer is None:
-            assert self._path is not None  # a writable store is opened on a path
             conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout=0")  # never wait on the event loop's thread: _begin retries
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -305,7 +355,11 @@ class SqliteEventStore(SqlEventStore):
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        await super().close()
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await conn.close()
+        if "engine" in vars(self):
+            await self.engine.dispose()
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[Session]:
@@ -313,7 +367,45 @@ class SqliteEventStore(SqlEventStore):
             yield _AiosqliteSession(conn)
 
     def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
-        return sqlite_insert(table).on_conflict_do_nothing()
+        from sqlalchemy.dialects.sqlite import insert
+
+        return insert(table).on_conflict_do_nothing()
+
+    async def _ready(self) -> bool:
+        """Whether the file is a store that needs nothing created (every table and trigger there: what
+        ``_set_up`` would find), read on a reading connection without SQLAlchemy. A file that is no store of ours
+        is refused."""
+        async with self._reading() as session:
+            rows = await session.fetch("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger')")
+        tables = {name for kind, name in rows if kind == "table"}
+        if not _may_become_ours(tables, create=self._create and not self.read_only):
+            raise StoreError(f"{self.label}: a SQLite database, but not a p2w-rt event store")
+        triggers = {name for kind, name in rows if kind == "trigger"}
+        return self.read_only or (tables >= TABLES and triggers >= _TRIGGER_NAMES)
+
+    async def _set_up(self) -> None:
+        """Create what is missing (tables, triggers, the labels of a database older than them) in one
+        transaction that holds the write lock, through the engine: two processes setting up one new file do it
+        once."""
+        from sqlalchemy import text
+
+        from p2w_runtime.store._core import EVENTS  # the tables, declared on their metadata
+
+        async with self.engine.connect() as conn:
+            await conn.execution_options(p2w_immediate=True)
+            async with conn.begin():
+                tables = {r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
+                if not _may_become_ours(tables, create=self._create):
+                    raise StoreError(f"{self.label}: a SQLite database, but not a p2w-rt event store")
+                await conn.run_sync(EVENTS.metadata.create_all)
+                triggers = {
+                    r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='trigger'"))
+                }
+                for ddl in _APPEND_ONLY_TRIGGERS:
+                    if _trigger_name(ddl) not in triggers:  # no DDL (no write) when they are all there
+                        await conn.execute(text(ddl))
+                if "run_labels" not in tables:
+                    await conn.execute(text(_BACKFILL_LABELS))
 
 
 def writable(path: Path) -> bool:
@@ -324,40 +416,62 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def _url(path: Path, *, read_only: bool) -> str:
-    """The engine URL. Read-only is SQLite's ``mode=ro``; in a folder where the WAL's shared-memory file cannot
-    be created and no WAL is left to read, ``immutable=1`` (nothing can change the file from there either)."""
+def _database(path: Path, *, read_only: bool) -> tuple[str, bool]:
+    """What the driver opens, and whether it is a URI. Read-only is SQLite's ``mode=ro``; in a folder where the
+    WAL's shared-memory file cannot be created and no WAL is left to read, ``immutable=1`` (nothing can change the
+    file from there either)."""
     if not read_only:
-        return f"sqlite+aiosqlite:///{path}"
+        return str(path), False
     query = "mode=ro"
     wal = path.with_name(path.name + "-wal")
     if not os.access(path.parent, os.W_OK) and not (wal.exists() and wal.stat().st_size > 0):
         query += "&immutable=1"
-    return f"sqlite+aiosqlite:///file:{quote(str(path.resolve()))}?{query}&uri=true"
+    return f"file:{quote(str(path.resolve()))}?{query}", True
+
+
+def _url(path: Path, *, read_only: bool) -> str:
+    """The engine's URL for the database ``_database`` names."""
+    database, uri = _database(path, read_only=read_only)
+    return f"sqlite+aiosqlite:///{database}" + ("&uri=true" if uri else "")
 
 
 async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool = False) -> SqliteEventStore:
     """Open (and, if ``create``, initialise) a SQLite event store, checking the file first.
 
     ``read_only`` (or an existing file this process cannot write) opens it with SQLite's ``mode=ro``: nothing
-    is created, migrated or switched to WAL, and any write raises ``ReadOnlyStore``.
+    is created, migrated or switched to WAL, and any write raises ``ReadOnlyStore``. A store with every table and
+    trigger in place opens without SQLAlchemy (``_ready``); anything missing is created through it (``_set_up``).
     """
     path = Path(path)
     check_sqlite_file(path, create=create)
     read_only = read_only or (path.exists() and path.stat().st_size > 0 and not writable(path))
-    url = _url(path, read_only=read_only)
-    engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    store = SqliteEventStore(str(path), path=path, read_only=read_only, create=create)
+    try:
+        if not await store._ready():
+            await store._set_up()
+    except StoreError:
+        await store.close()
+        raise
+    except Exception as exc:
+        await store.close()
+        cause = getattr(exc, "orig", exc)
+        if isinstance(cause, sqlite3.DatabaseError) or isinstance(exc, sqlite3.DatabaseError):
+            raise StoreError(f"{path}: unreadable database ({cause})") from exc
+        raise
+    return store
+
+
+def _engine(path: Path, *, read_only: bool, create: bool) -> AsyncEngine:
+    """The SQLAlchemy engine of the store at ``path``: each connection set up by ``_prepare``, ``BEGIN IMMEDIATE``
+    when asked (``p2w_immediate``), driver errors naming the file."""
+    from sqlalchemy import event
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(_url(path, read_only=read_only), connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        # WAL is persistent: never switch a foreign file, nor one opened read-only
-        if not read_only and _may_become_ours(_tables(cursor), create=create):
-            cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.close()
+        _prepare(dbapi_connection, read_only=read_only, create=create)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
@@ -368,31 +482,17 @@ async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool 
     def _name_the_file(context: Any) -> Exception | None:
         return _unreadable(path, context.original_exception)
 
-    recorder = SqliteEventStore(engine, label=str(path), read_only=read_only, path=path)
-    try:
-        async with engine.connect() as conn:
-            await conn.execution_options(p2w_immediate=not read_only)
-            async with conn.begin():
-                tables = {r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
-                if not _may_become_ours(tables, create=create and not read_only):
-                    raise StoreError(f"{path}: a SQLite database, but not a p2w-rt event store")
-                if not read_only:
-                    await conn.run_sync(SQLModel.metadata.create_all)
-                    triggers = {
-                        r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='trigger'"))
-                    }
-                    for ddl in _APPEND_ONLY_TRIGGERS:
-                        if ddl.split()[5] not in triggers:  # no DDL (no write) when they are all there
-                            await conn.execute(text(ddl))
-                    if "run_labels" not in tables:
-                        await conn.execute(text(_BACKFILL_LABELS))
-    except StoreError:
-        await engine.dispose()
-        raise
-    except Exception as exc:
-        await engine.dispose()
-        cause = getattr(exc, "orig", exc)
-        if isinstance(cause, sqlite3.DatabaseError) or isinstance(exc, sqlite3.DatabaseError):
-            raise StoreError(f"{path}: unreadable database ({cause})") from exc
-        raise
-    return recorder
+    return engine
+
+
+def _prepare(dbapi_connection: Any, *, read_only: bool, create: bool) -> None:
+    """Set up a new connection (the engine's, or a reading one): we issue BEGIN ourselves, wait for locks, and
+    switch a file that is ours to WAL."""
+    dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    # WAL is persistent: never switch a foreign file, nor one opened read-only
+    if not read_only and _may_become_ours(_tables(cursor), create=create):
+        cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()

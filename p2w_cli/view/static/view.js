@@ -31,7 +31,8 @@ document.addEventListener("click", (event) => {
 const LIVE_EVERY_MS = 2000;
 
 // A run page with no run.finished yet polls the run's state and reloads when it changed (an episode started or
-// finished, the run finished); the reloaded page of a finished run has no #live, so the polling stops there.
+// finished, the run finished); the reloaded page of a finished run has no #live, so the polling stops there. The
+// runs page does the same while any listed run is recording.
 function pollLive(marker) {
   const check = async () => {
     try {

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from p2w_runtime.store import EventStore, _sql
-from p2w_runtime.store._rows import BLOBS
+from p2w_runtime.store._core import BLOBS
 
 
 class SqlStoreHooks:

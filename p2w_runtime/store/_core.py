@@ -1,0 +1,68 @@
+"""SQLAlchemy Core and the SQLModel tables, imported when a statement is first built, not when the store is.
+
+Importing SQLAlchemy (its ORM comes with SQLModel) and declaring the tables was half of what ``p2w-rt runs``
+executed (1,000 M of 1,970 M instructions); a SQLite store that runs only statements compiled ahead
+(``_sqlite_statements.py``: a listing) never imports them (docs/design/startup.md, fourth round). The store's
+modules reach SQLAlchemy through an ``OnFirstUse`` (``sa.select``) and the tables through this module's attributes
+(``core.EVENTS``), both resolved at first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from schemas import ChainedEvent
+
+if TYPE_CHECKING:
+    from sqlalchemy import Column, Table
+
+    EVENTS: Table
+    BLOBS: Table
+    RUN_LABELS: Table
+    CLAIMS: Table
+    WORK_ITEMS: Table
+    SUMMARIES: Table
+    MARKS: Table
+    EVENT_COLUMNS: tuple[Column[Any], ...]
+    """The columns readers select, in the order ``row_to_event`` unpacks them (``EVENT_FIELDS``)."""
+    CHAINED_COLUMNS: tuple[Column[Any], ...]
+    """The columns ``read_chained`` selects: a row of them is a ``ChainedEvent``'s fields, in order."""
+
+EVENT_FIELDS = (
+    "event_id", "stream", "seq", "position", "type", "schema_version", "recorded_at", "causation_id", "payload",
+    "blobs", "prev_hash", "hash",
+)  # fmt: skip
+"""The names of ``EVENT_COLUMNS``, known without the tables."""
+CHAINED_FIELDS = tuple("payload" if name == "payload_json" else name for name in ChainedEvent._fields)
+"""The names of ``CHAINED_COLUMNS``: ``ChainedEvent``'s fields, its ``payload_json`` being the ``payload`` column."""
+_TABLES = {
+    "EVENTS": "events", "BLOBS": "blobs", "RUN_LABELS": "run_labels", "CLAIMS": "claims", "WORK_ITEMS": "work_items",
+    "SUMMARIES": "summaries", "MARKS": "summary_marks",
+}  # fmt: skip
+
+
+class OnFirstUse:
+    """A module imported when an attribute is first asked of it (``sa = OnFirstUse("sqlalchemy")``; ``sa.select``)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        value = getattr(import_module(self._name), attribute)
+        setattr(self, attribute, value)  # found in the instance from now on: __getattr__ is not called again
+        return value
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _TABLES and name not in ("EVENT_COLUMNS", "CHAINED_COLUMNS"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from p2w_runtime.store._tables import EventRow  # declares every table of the metadata
+
+    tables = EventRow.metadata.tables  # SQLModel's ``__table__`` is untyped; the metadata's tables are ``Table``s
+    handles: dict[str, Any] = {handle: tables[table] for handle, table in _TABLES.items()}
+    events = handles["EVENTS"]
+    handles["EVENT_COLUMNS"] = tuple(events.c[field] for field in EVENT_FIELDS)
+    handles["CHAINED_COLUMNS"] = tuple(events.c[field] for field in CHAINED_FIELDS)
+    globals().update(handles)
+    return handles[name]
