@@ -10,7 +10,7 @@ import orjson
 import zstandard
 
 from p2w_runtime.store._event_store import IntegrityError
-from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow, WorkItemRow
+from p2w_runtime.store._tables import BlobRow, ClaimRow, EventRow, RunLabelRow, SegmentRow, WorkItemRow
 from schemas import ChainedEvent, StoredEvent, blob_hash, canonical_json
 
 # SQLModel's ``__table__`` is untyped; the metadata's tables are ``Table``s.
@@ -19,6 +19,7 @@ BLOBS = BlobRow.metadata.tables[BlobRow.__tablename__]
 RUN_LABELS = RunLabelRow.metadata.tables[RunLabelRow.__tablename__]
 CLAIMS = ClaimRow.metadata.tables[ClaimRow.__tablename__]
 WORK_ITEMS = WorkItemRow.metadata.tables[WorkItemRow.__tablename__]
+SEGMENTS = SegmentRow.metadata.tables[SegmentRow.__tablename__]
 EVENT_COLUMNS = tuple(
     EVENTS.c[name]
     for name in (

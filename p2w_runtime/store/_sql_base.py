@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import Dialect, bindparam, func, insert, select
+from sqlalchemy import BindParameter, Dialect, bindparam, func, insert, select, union_all
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from p2w_runtime.store._event_store import EventStore, StreamHead
 from p2w_runtime.store._log_end import LogEnd
-from p2w_runtime.store._rows import BLOBS, EVENT_COLUMNS, EVENTS, RUN_LABELS, WORK_ITEMS
+from p2w_runtime.store._rows import BLOBS, EVENT_COLUMNS, EVENTS, RUN_LABELS, SEGMENTS, WORK_ITEMS
 
 ID_CHUNK = 500
 """Values per ``IN (...)`` list: well under every backend's bound-parameter limit."""
@@ -77,6 +77,8 @@ class SqlStoreBase(EventStore):
         """Where this writer's last commit left the log (``_log_end.py``)."""
         self._log_end_current = False
         """Whether the last write found ``_log_end`` still current, so the next ``append`` may trust it unread."""
+        self.has_segments = True
+        """Whether the database has the ``segments`` table: not a file of the earlier schema opened read-only."""
 
     # -- statements, each compiled on first use: a listing runs two of them (docs/design/startup.md) -------------
     def _compiled(self, statement: ClauseElement) -> Compiled:
@@ -84,16 +86,22 @@ class SqlStoreBase(EventStore):
 
     @cached_property
     def _max_position(self) -> Compiled:
-        return self._compiled(select(func.max(EVENTS.c.position)))
+        last = select(func.max(EVENTS.c.position))
+        if self.has_segments:
+            return self._compiled(last.add_columns(select(func.max(SEGMENTS.c.last_position)).scalar_subquery()))
+        return self._compiled(last)
 
     @cached_property
     def _head_sql(self) -> Compiled:
-        return self._compiled(
-            select(EVENTS.c.seq, EVENTS.c.hash, EVENTS.c.type)
-            .where(EVENTS.c.stream == bindparam("stream"))
-            .order_by(EVENTS.c.seq.desc())
-            .limit(1)
-        )
+        """The last row of a stream and its last segment: the head is whichever has the higher seq."""
+        stream: BindParameter[str] = bindparam("stream")
+        row = select(EVENTS.c.seq, EVENTS.c.hash, EVENTS.c.type).where(EVENTS.c.stream == stream)
+        row = row.order_by(EVENTS.c.seq.desc()).limit(1)
+        if not self.has_segments:
+            return self._compiled(row)
+        segment = select(SEGMENTS.c.last_seq, SEGMENTS.c.head_hash, SEGMENTS.c.last_type)
+        segment = segment.where(SEGMENTS.c.stream == stream).order_by(SEGMENTS.c.last_seq.desc()).limit(1)
+        return self._compiled(union_all(row.subquery().select(), segment.subquery().select()))
 
     @cached_property
     def _event_sql(self) -> Compiled:
@@ -108,6 +116,10 @@ class SqlStoreBase(EventStore):
     @cached_property
     def _insert_events(self) -> str:
         return self._compiled(insert(EVENTS)).sql
+
+    @cached_property
+    def _insert_segments(self) -> str:
+        return self._compiled(insert(SEGMENTS)).sql
 
     @cached_property
     def _insert_blobs(self) -> str:
@@ -148,7 +160,7 @@ class SqlStoreBase(EventStore):
 
     # -- shared by writing and reading -----------------------------------------------------------
     async def _position(self, session: Session) -> int:
-        return (await session.fetch(self._max_position.sql))[0][0] or 0
+        return max(position or 0 for position in (await session.fetch(self._max_position.sql))[0])
 
     async def _fetch_once(self, session: Session, statement: ClauseElement) -> list[tuple[Any, ...]]:
         """Run a statement whose values are part of it (an ``IN`` list): compiled for this one call."""
@@ -157,4 +169,4 @@ class SqlStoreBase(EventStore):
 
     async def _head(self, session: Session, stream: str) -> StreamHead | None:
         rows = await session.fetch(self._head_sql.sql, self._head_sql.params(stream=stream))
-        return StreamHead(stream, *rows[0]) if rows else None
+        return StreamHead(stream, *max(rows)) if rows else None

@@ -30,7 +30,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _APPEND_ONLY_TRIGGERS = [
     f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
     f"BEGIN SELECT RAISE(ABORT, '{table} are append-only: {verb} refused'); END"
-    for table in ("events", "blobs")
+    for table in ("events", "blobs", "segments")
     for verb in ("UPDATE", "DELETE")
 ] + [
     # INSERT OR REPLACE (and REPLACE INTO) delete the conflicting row without firing DELETE triggers, so an
@@ -43,6 +43,12 @@ _APPEND_ONLY_TRIGGERS = [
     "OR EXISTS (SELECT 1 FROM events WHERE stream = NEW.stream AND seq = NEW.seq) "
     "BEGIN SELECT RAISE(ABORT, "
     "'events are append-only: an event with this position, event_id or stream seq exists (no REPLACE)'); END",
+    "CREATE TRIGGER IF NOT EXISTS segments_no_replace BEFORE INSERT ON segments "
+    "WHEN EXISTS (SELECT 1 FROM segments WHERE first_position = NEW.first_position) "
+    "OR EXISTS (SELECT 1 FROM segments WHERE last_position = NEW.last_position) "
+    "OR EXISTS (SELECT 1 FROM segments WHERE stream = NEW.stream AND last_seq = NEW.last_seq) "
+    "BEGIN SELECT RAISE(ABORT, "
+    "'segments are append-only: a segment with this position or stream seq exists (no REPLACE)'); END",
     "CREATE TRIGGER IF NOT EXISTS blobs_keep_first BEFORE INSERT ON blobs "
     "WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
 ]
@@ -307,6 +313,7 @@ async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool 
                 tables = {r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
                 if not _may_become_ours(tables, create=create and not read_only):
                     raise StoreError(f"{path}: a SQLite database, but not a p2w-rt event store")
+                recorder.has_segments = not read_only or "segments" in tables  # a writer adds the table below
                 if not read_only:
                     await conn.run_sync(SQLModel.metadata.create_all)
                     triggers = {
