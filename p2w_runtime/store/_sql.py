@@ -67,6 +67,8 @@ STREAMS_PAGE = 5
 """``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page has
 a fixed cost besides its rows (docs/design/projection.md)."""
 _Read = TypeVar("_Read")
+
+
 class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
     """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens.
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
 import pytest
 import zstandard
+from click.testing import CliRunner
 
+from cli import main
 from p2w_runtime.store import connect_store, open_store, verify_store
 from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
 from p2w_runtime.store.contract.builders import collect, observation, rationale
@@ -119,3 +122,20 @@ async def test_a_file_without_the_segments_table_opened_read_only_reads_its_rows
         assert await collect(store.read_all()) == written + more
     finally:
         await store.close()
+
+
+def test_a_deleted_segment_is_named_by_the_seals_of_its_run(tmp_path: Path) -> None:
+    """An imported episode is a segment: deleting it (its first event is a row) leaves a stream its seals name."""
+    path = tmp_path / "ex.db"
+    result = CliRunner().invoke(
+        main,
+        ["--db", str(path), "import-trajectories", "--examples", "--format", "p2w-agentoccam", "--label", "ex"],
+    )
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(path) as raw:
+        raw.execute("DROP TRIGGER segments_no_delete")
+        (stream, first_seq) = raw.execute("SELECT stream, first_seq FROM segments LIMIT 1").fetchone()
+        raw.execute("DELETE FROM segments WHERE stream = ?", (stream,))
+    problems = asyncio.run(_problems(path))
+    assert first_seq == 2
+    assert any(p.startswith(f"stream {stream} seq 1") and "sealed by run.finished" in p for p in problems), problems
