@@ -31,6 +31,7 @@ selects both (``UNION ALL``); ``data`` follows in a column of its own."""
 
 
 def segment_columns(columns: Sequence[Any]) -> list[Any]:
+    """What a segments row selects in place of events ``columns``: its fields where they fit, typed NULLs elsewhere."""
     segments = core.SEGMENTS.c
     return [
         segments[_SEGMENT_PLACES[c.name]] if c.name in _SEGMENT_PLACES else sa.cast(sa.null(), c.type) for c in columns
