@@ -5,7 +5,11 @@ The bundled example runs (``p2w_runtime/demo/examples/runs/*.p2w``, recorded by 
 ``action`` event. Blobs (page dumps, screenshots) are left out of every figure: they are content-addressed and
 zstd-compressed already, and an Inspect log would carry them as attachments the same way.
 
-- **store today**: the ``events`` table and its three indexes (``dbstat``, after ``VACUUM``).
+- **store as rows**: every event a row (how the store wrote before segments; the benchmark sets
+  ``SEGMENT_MIN_EVENTS`` out of reach): the ``events`` table and its three indexes (``dbstat``, after ``VACUUM``).
+- **store as it writes now**: the same import into a new file, whole episodes stored as segments: ``events`` and
+  ``segments`` with their indexes; and the row store after ``migrate`` into a new file (how an existing database
+  is compacted).
 - **payload JSON**: the canonical payload text alone, uncompressed (what a runner's own JSON roughly holds).
 - **Inspect-style .eval** (the baseline): Inspect's ``.eval`` is a zip of JSON members compressed with deflate
   (``header.json``, one ``samples/<id>_epoch_<n>.json`` per sample). ``inspect_ai`` is not installed; the
@@ -21,7 +25,9 @@ zstd-compressed already, and an Inspect log would carry them as attachments the 
   when read (the seal in the run's stream commits to the head, so a changed byte still fails ``verify``).
   Level 3 without and with a dictionary trained on the database's own streams (its bytes counted once).
 
-Also times ``verify`` of the imported store against decoding every segment and recomputing its chain.
+Also times ``verify`` of the imported store against decoding every segment and recomputing its chain, and the
+trade-off segments make: ``read_all``, the projection (``load_trajectories`` of every counted episode) and
+``verify`` on the row store and on the segmented store of the same content, in events/s (best of three).
 
 ``--source import`` measures instead the 450 Browser-Use runner files of ``bench_import.py`` imported as one run
 (10 steps each; the shape the issue's 2,370 B a step came from: short payloads, where the envelope dominates).
@@ -36,12 +42,15 @@ import asyncio
 import io
 import os
 import sqlite3
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
 import zipfile
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import orjson
@@ -52,11 +61,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_import  # noqa: E402
 
+from p2w_runtime.domain import episodes_of, list_runs  # noqa: E402
+from p2w_runtime.domain.trajectory import load_trajectories  # noqa: E402
 from p2w_runtime.importers import import_trajectories  # noqa: E402
-from p2w_runtime.store import EventStore, import_bundle, open_store, verify_store  # noqa: E402
+from p2w_runtime.store import EventStore, _segments, import_bundle, migrate_store, open_store, verify_store  # noqa: E402
 from schemas import GENESIS_HASH, StoredEvent  # noqa: E402
 
 RUNS = Path(__file__).resolve().parents[1] / "p2w_runtime" / "demo" / "examples" / "runs"
+ROUNDS = 5
 
 
 def table_bytes(db: Path, tables: tuple[str, ...]) -> int:
@@ -160,16 +172,73 @@ async def fill(store: EventStore, source: str, tmp: Path) -> None:
     )  # fmt: skip
 
 
+async def filled(db: Path, source: str, tmp: Path, *, segments: bool) -> None:
+    """``db`` with the source imported: whole episodes as segments, as the store writes, or every event a row."""
+    kept = _segments.SEGMENT_MIN_EVENTS
+    _segments.SEGMENT_MIN_EVENTS = kept if segments else 10**9
+    try:
+        (tmp / db.stem).mkdir()
+        async with open_store(db) as store:
+            await fill(store, source, tmp / db.stem)
+    finally:
+        _segments.SEGMENT_MIN_EVENTS = kept
+
+
+async def _best(repeat: int, work: Callable[[], Awaitable[int]]) -> tuple[int, float]:
+    """How many events ``work`` handles, and its best time over ``repeat`` runs."""
+    best = float("inf")
+    count = 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        count = await work()
+        best = min(best, time.perf_counter() - started)
+    return count, best
+
+
+async def speeds(db: Path, repeat: int = 3) -> dict[str, float]:
+    """Events/s of ``read_all``, the projection of every counted episode, and ``verify``, on the store in ``db``."""
+    async with open_store(db, create=False) as store:
+
+        async def read_all() -> int:
+            return sum([1 async for _ in store.read_all()])
+
+        async def project() -> int:
+            events = 0
+            for run in await list_runs(store):
+                streams = [ref.stream for ref in await episodes_of(store, run.run_id)]
+                heads = {head.stream: head.last_seq for head in await store.list_streams(f"{run.run_id}/")}
+                events += sum(heads[stream] for stream in streams)
+                async for _trajectory in load_trajectories(store, run.run_id, streams=streams):
+                    pass
+            return events
+
+        async def verify() -> int:
+            report = await verify_store(store)
+            assert report.ok, report.problems[:3]
+            return report.events
+
+        figures = {}
+        for name, work in (("read_all", read_all), ("projection", project), ("verify", verify)):
+            count, seconds = await _best(repeat, work)
+            figures[name] = count / seconds
+        return figures
+
+
 async def measure(tmp: Path, source: str) -> None:
-    db = tmp / "store.db"
+    db, row_db, migrated_db = tmp / "store.db", tmp / "rows_store.db", tmp / "migrated.db"
+    await filled(row_db, source, tmp, segments=False)
+    await filled(db, source, tmp, segments=True)
+    async with open_store(row_db, create=False) as rows_store, open_store(migrated_db) as migrated:
+        await migrate_store(rows_store, migrated)
     async with open_store(db) as store:
-        await fill(store, source, tmp)
         events = [e async for e in store.read_all()]
         started = time.perf_counter()
         assert (await verify_store(store)).ok
         verify_s = time.perf_counter() - started
     steps = sum(1 for e in events if e.type == "action")
-    store_bytes = table_bytes(db, ("events",))
+    store_bytes = table_bytes(row_db, ("events",))
+    segmented_bytes = table_bytes(db, ("events", "segments"))
+    migrated_bytes = table_bytes(migrated_db, ("events", "segments"))
     payload = sum(len(e.payload_json.encode()) for e in events)
     inspect = inspect_style(events)
     rows = compact_rows(events, tmp / "rows.db")
@@ -194,7 +263,9 @@ async def measure(tmp: Path, source: str) -> None:
     print(f"load {os.getloadavg()[0]:.2f}; {source}: {len(events)} events, {steps} steps, {len(streams)} streams")
     print(f"{'layout':58s} {'B/step':>7s} {'vs .eval':>8s}")
     for name, size in [
-        ("store today (events table + indexes)", store_bytes),
+        ("store as rows (events table + indexes)", store_bytes),
+        ("store as it writes now (events + segments + indexes)", segmented_bytes),
+        ("the row store after migrate into a new file", migrated_bytes),
         ("payload JSON alone, uncompressed", payload),
         ("Inspect-style .eval (zip of JSON, deflate): baseline", inspect),
         ("compact rows (binary hashes, interned names, + indexes)", rows),
@@ -205,12 +276,28 @@ async def measure(tmp: Path, source: str) -> None:
     print(f"verify of the store: {len(events) / verify_s:9.0f} events/s")
     print(f"segments decoded + chain recomputed: {len(events) / decode_s:9.0f} events/s "
           f"({verify_s / decode_s:.2f}x verify's rate)")  # fmt: skip
+    runs: dict[str, list[dict[str, float]]] = {"rows": [], "segments": []}
+    for _ in range(ROUNDS):  # each in a new process, alternated: nothing one leaves behind slows the other
+        for layout, path in (("rows", row_db), ("segments", db)):
+            measured = subprocess.run(
+                [sys.executable, __file__, "--speeds", str(path)], check=True, capture_output=True, text=True
+            )
+            runs[layout].append(orjson.loads(measured.stdout.splitlines()[-1]))
+    print(f"{f'events/s (median of {ROUNDS} processes)':36s} {'rows':>9s} {'segments':>9s} {'ratio':>6s}")
+    for name in runs["rows"][0]:
+        as_rows = statistics.median(r[name] for r in runs["rows"])
+        as_segments = statistics.median(r[name] for r in runs["segments"])
+        print(f"{name:36s} {as_rows:9.0f} {as_segments:9.0f} {as_segments / as_rows:5.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", choices=["examples", "import"], default="examples")
+    parser.add_argument("--speeds", type=Path, help=argparse.SUPPRESS)  # one store's speeds, as a JSON line
     args = parser.parse_args()
+    if args.speeds:
+        print(orjson.dumps(asyncio.run(speeds(args.speeds))).decode())
+        return
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))  # no line per imported episode
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(measure(Path(tmp), args.source))

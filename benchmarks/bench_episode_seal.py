@@ -24,9 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from p2w_runtime.domain import EpisodeWriter, Provenance, attempt_id, episode_seals, episode_started, run_started
-from p2w_runtime.store import connect_store
+from p2w_runtime.store import _segments, connect_store
 from replay.synthetic import SketchTask
 from schemas import Action, EpisodeFinished, FinalState, LlmCall, NewEvent, Observation, ParsedAction, Rationale
+
+_segments.SEGMENT_MIN_EVENTS = 10**9
+"""The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""
 
 TASK = SketchTask("Ann_Lee_A1", "find the usual chinos", "https://www.bing.com/", 1, None)
 AX_BYTES = 6_000

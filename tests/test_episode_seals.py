@@ -8,6 +8,7 @@ one SQLite file), real Chromium on the demo sites, the scripted LLM, tampering w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ from p2w_runtime.agent import finish_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import append_sealed
+from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from schemas import uuid7
@@ -97,8 +99,23 @@ def last_sealed(db: Path, run_id: str) -> str:
 
 
 def episode_streams(db: Path, run_id: str) -> list[str]:
-    return [s for (s,) in rows(db, "SELECT stream FROM events WHERE type='episode.started' AND stream LIKE ? || '/%' "
-                                   "ORDER BY position", run_id)]  # fmt: skip
+    """Through the store: an imported episode is a segment, not rows (docs/design/store.md, "Segments")."""
+
+    async def started() -> list[str]:
+        async with open_store(db, create=False, read_only=True) as store:
+            return [e.stream async for e in store.read_all(stream_prefix=f"{run_id}/", types=["episode.started"])]
+
+    return asyncio.run(started())
+
+
+def stream_head(db: Path, stream: str) -> tuple[int, str]:
+    async def head() -> tuple[int, str]:
+        async with open_store(db, create=False, read_only=True) as store:
+            found = await store.stream_head(stream)
+            assert found is not None
+            return found.last_seq, found.last_hash
+
+    return asyncio.run(head())
 
 
 def run_of(db: Path) -> str:
@@ -316,7 +333,7 @@ def test_an_imported_run_seals_each_episode_as_it_is_written(tmp_path: Path) -> 
     attempts = episode_streams(db, run_id)
     assert len(attempts) == 3 and sealed_streams(db, run_id) == Counter(dict.fromkeys(attempts, 1))
     for stream in attempts:
-        ((seq, head),) = rows(db, "SELECT seq, hash FROM events WHERE stream = ? ORDER BY seq DESC LIMIT 1", stream)
+        seq, head = stream_head(db, stream)
         seals = [json.loads(p)["seals"] for (p,) in rows(db, "SELECT payload FROM events WHERE type='episode.sealed'")]
         assert {"stream": stream, "events": seq, "head_hash": head} in [s for batch in seals for s in batch]
     _, report = verified(db)

@@ -29,7 +29,7 @@ from p2w_runtime.rerun._record_as import _key, _record_key
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedIndex
 from p2w_runtime.retrieval import SearchHit
-from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, import_bundle, open_store
+from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, _segments, import_bundle, open_store
 from schemas import (
     Action,
     AnyPayload,
@@ -145,9 +145,12 @@ async def test_a_stream_that_is_not_an_episode_is_refused_in_one_line() -> None:
             await load_episode(store, "run/none")
 
 
-def test_an_episode_with_a_missing_event_is_refused_in_one_line_by_show_and_rerun(tmp_path: Path) -> None:
+def test_an_episode_with_a_missing_event_is_refused_in_one_line_by_show_and_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The projection checks the chain, so a row deleted behind the store's back is named, not replayed over."""
     db = tmp_path / "p2w.db"
+    monkeypatch.setattr(_segments, "SEGMENT_MIN_EVENTS", 10**9)  # every event a row, so that one can be deleted
 
     async def imported() -> tuple[str, str, str]:
         async with open_store(db) as store:

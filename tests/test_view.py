@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from stored_support import stored_events
 from view_support import build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch, serving
 
 from p2w_cli.view.app import PAGE_CSP
@@ -116,13 +117,9 @@ def test_unknown_run_episode_and_blob_are_404_pages_that_say_what_is_missing(dem
 def test_a_corrupt_blob_is_a_clear_page_and_the_episode_still_opens(demo: tuple[Path, str], tmp_path: Path) -> None:
     db = tmp_path / "corrupt.db"
     shutil.copy(demo[0], db)
+    final = next(e for e in stored_events(db, types=["final_state"]) if e.payload.get("screenshot"))
+    sha, stream = final.payload["screenshot"], final.stream
     with sqlite3.connect(db) as conn:
-        sha = conn.execute(
-            "SELECT json_extract(payload, '$.screenshot') FROM events WHERE type='final_state' LIMIT 1"
-        ).fetchone()[0]
-        stream = conn.execute(
-            "SELECT stream FROM events WHERE type='final_state' AND json_extract(payload, '$.screenshot') = ?", (sha,)
-        ).fetchone()[0]
         conn.execute("DROP TRIGGER blobs_no_update")  # what a failing disk does, without asking
         conn.execute("UPDATE blobs SET data = x'28b52ffd0000deadbeef' WHERE sha256 = ?", (sha,))
     run_id, episode_id = stream.split("/", 1)

@@ -7,7 +7,6 @@ import asyncio
 import json
 import re
 import shutil
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from stored_support import rewrite_in_segment, run_of_label
 from view_support import build_simple_run, demo_db, fetch
 
 from p2w_cli.view.app import create_app
@@ -214,12 +214,9 @@ def test_the_end_filter_keeps_the_episodes_that_ended_so(demo_url: str) -> None:
 def test_an_unexpected_failure_is_a_500_page_in_one_line_without_a_traceback(demo: Path, tmp_path: Path) -> None:
     db = tmp_path / "damaged.db"
     shutil.copy(demo, db)
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP TRIGGER events_no_update")  # a damaged file, as a failing disk leaves it
-        conn.execute(
-            "UPDATE events SET payload = '{\"step\": \"not a number\"}' WHERE type = 'action' AND stream = "
-            "(SELECT stream FROM events WHERE stream LIKE '%/Tomas_Reyes_B1' LIMIT 1)"
-        )
+    stream = f"{run_of_label(db, 'earlier')}/Tomas_Reyes_B1"
+    damaged = '{"step": "not a number"}'  # a damaged file, as a failing disk leaves it (the episodes are segments)
+    assert rewrite_in_segment(db, stream, lambda e: damaged if e.type == "action" else None) > 0
     with serving_app(db) as (url, _):
         status, body = get_json(url + "api/run/earlier/episode/Tomas_Reyes_B1")
         assert status == 500 and body["error"] == "Viewer error" and "\n" not in body["message"]

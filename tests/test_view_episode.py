@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import pytest
+from stored_support import run_of_label, stored_events
 from view_support import (
     FAILED_ATTEMPT_STEP,
     HOSTILE,
@@ -158,15 +159,11 @@ def test_retrieved_entries_stating_the_tasks_ground_truth_are_marked(long_url: s
 
 
 def test_a_short_episode_is_one_page_with_every_event_as_before(demo: Path) -> None:
-    import sqlite3
-
     with serving(demo, cwd=demo.parent) as url:
         page = _json(url + "api/run/earlier/episode/Lena_Fischer_B1")
         status, headers, _ = _get_raw(url + "run/earlier/episode/Lena_Fischer_B1?step=3")
     assert page["pages"] == 1 and page["totals_of"] == "episode" and page["page"] == 1
-    with sqlite3.connect(demo) as conn:
-        stream = conn.execute("SELECT stream FROM events WHERE stream LIKE '%/Lena_Fischer_B1'").fetchone()[0]
-        stored = {r[0] for r in conn.execute("SELECT event_id FROM events WHERE stream = ?", (stream,))}
+    stored = {e.event_id for e in stored_events(demo, prefix=f"{run_of_label(demo, 'earlier')}/Lena_Fischer_B1")}
     assert set(page["event_ids"]) == stored, "a one-page episode reads its whole stream"
     assert page["trajectory"]["event_count"] == len(stored)
     assert status == 302 and headers["location"].endswith("?page=1")

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
+from stored_support import run_of_label, stored_events
 from test_view_api import get_html, get_json, serving_app
 from view_support import HOSTILE, build_hostile_store, build_simple_run, demo_db, event_count, fetch
 
@@ -337,15 +338,8 @@ def test_usage_sums_each_episodes_calls_and_prices_unpriced_ones_by_the_table(
 
 def test_the_demos_usage_matches_its_recorded_calls(demo: Path, demo_url: str) -> None:
     _, usage = get_json(demo_url + "api/run/earlier/usage")
-    with sqlite3.connect(demo) as conn:
-        run_id = conn.execute(
-            "SELECT stream FROM events WHERE type = 'run.started' AND payload LIKE '%\"earlier\"%'"
-        ).fetchone()[0]
-        tokens = conn.execute(
-            "SELECT sum(json_extract(payload, '$.usage.total_tokens')), count(*) FROM events "
-            "WHERE type = 'llm.call' AND stream LIKE ?",
-            (run_id + "/%",),
-        ).fetchone()
+    calls = stored_events(demo, prefix=f"{run_of_label(demo, 'earlier')}/", types=["llm.call"])
+    tokens = (sum((e.payload.get("usage") or {}).get("total_tokens") or 0 for e in calls), len(calls))
     assert usage["summary"]["episodes"]["tokens"] == tokens[0] and usage["summary"]["episodes"]["attempts"] == tokens[1]
     assert len(usage["episodes"]) == 24 and [e["index"] for e in usage["episodes"]] == list(range(24))
     assert sum(e["usage"]["tokens"] for e in usage["episodes"]) == tokens[0]

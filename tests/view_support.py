@@ -141,7 +141,8 @@ def event_count(db: Path) -> int:
     import sqlite3
 
     with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM events").fetchone()[0]  # and the imported episodes' segments
+        return rows + conn.execute("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM segments").fetchone()[0]
 
 
 async def build_simple_run(db: Path, label: str, *, episodes: int) -> None:

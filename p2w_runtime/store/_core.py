@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     WORK_ITEMS: Table
     SUMMARIES: Table
     MARKS: Table
+    SEGMENTS: Table
     EVENT_COLUMNS: tuple[Column[Any], ...]
     """The columns readers select, in the order ``row_to_event`` unpacks them (``EVENT_FIELDS``)."""
     CHAINED_COLUMNS: tuple[Column[Any], ...]
@@ -38,7 +39,7 @@ CHAINED_FIELDS = tuple("payload" if name == "payload_json" else name for name in
 """The names of ``CHAINED_COLUMNS``: ``ChainedEvent``'s fields, its ``payload_json`` being the ``payload`` column."""
 _TABLES = {
     "EVENTS": "events", "BLOBS": "blobs", "RUN_LABELS": "run_labels", "CLAIMS": "claims", "WORK_ITEMS": "work_items",
-    "SUMMARIES": "summaries", "MARKS": "summary_marks",
+    "SUMMARIES": "summaries", "MARKS": "summary_marks", "SEGMENTS": "segments",
 }  # fmt: skip
 
 

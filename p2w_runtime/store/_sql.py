@@ -1,6 +1,7 @@
 """The SQL event store every SQL backend subclasses: reading pages, blobs, counts and claims.
 
-Appending lives in ``_sql_append.py``, the sessions and compiled statements in ``_sql_base.py``.
+Appending lives in ``_sql_append.py``, the sessions and compiled statements in ``_sql_base.py``, how a page of rows
+and segments is merged in ``_sql_pages.py``.
 """
 
 from __future__ import annotations
@@ -13,18 +14,33 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._claims import ClaimHolder
-from p2w_runtime.store._core import EVENT_FIELDS, OnFirstUse
+from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._rows import decompress_blob, row_to_event
 from p2w_runtime.store._sql_append import SqlAppending
 from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, fixed
+from p2w_runtime.store._sql_pages import (
+    AT_EVENT,
+    BY_CHAINED,
+    BY_POSITION,
+    BY_SEQ,
+    BY_STREAM_SEQ,
+    Order,
+    decoded,
+    in_order,
+    segment_chained,
+    segment_stored,
+    segments_per_page,
+    with_segments,
+    without_segments,
+)
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
 from schemas import ChainedEvent, StoredEvent
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-    from sqlalchemy import BindParameter, ClauseElement, Select
+    from sqlalchemy import BindParameter, ClauseElement, ColumnElement, Select
 else:
     sa = OnFirstUse("sqlalchemy")
 
@@ -33,116 +49,195 @@ PAGE_SIZE = 1000
 STREAMS_PAGE = 5
 """``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page has
 a fixed cost besides its rows (docs/design/projection.md)."""
-_STREAM, _SEQ, _POSITION = (EVENT_FIELDS.index(name) for name in ("stream", "seq", "position"))
-"""Where a selected row holds the key the next page starts after."""
 _Read = TypeVar("_Read")
+
+
+def _event_rows() -> Select[Any]:
+    e = core.EVENTS.c
+    return sa.select(*core.EVENT_COLUMNS).where(e.stream == sa.bindparam("stream"), e.seq == sa.bindparam("seq"))
+
+
+@fixed
+def _event() -> ClauseElement:
+    return without_segments(_event_rows())
+
+
+@fixed
+def _event_with_segments() -> ClauseElement:
+    s = core.SEGMENTS.c
+    stream: BindParameter[str] = sa.bindparam("stream")
+    seq: BindParameter[int] = sa.bindparam("seq")
+    return with_segments(_event_rows(), (s.stream == stream, s.first_seq <= seq, s.last_seq >= seq), 1)
+
+
+def _all_after(segments: bool) -> ClauseElement:
+    """A page of ``read_all`` without filters (what brings summaries up to date): compiled ahead."""
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    rows = sa.select(*core.EVENT_COLUMNS).where(core.EVENTS.c.position > after).order_by(core.EVENTS.c.position)
+    segments_after = (core.SEGMENTS.c.last_position > after,)
+    return _page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments)
 
 
 @fixed
 def _events_after() -> ClauseElement:
-    e = core.EVENTS.c
-    after = sa.select(*core.EVENT_COLUMNS).where(e.position > sa.bindparam("after"))
-    return after.order_by(e.position).limit(sa.bindparam("limit"))
+    return _all_after(segments=False)
+
+
+@fixed
+def _events_after_with_segments() -> ClauseElement:
+    return _all_after(segments=True)
+
+
+def _page_of(
+    rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any, segments_too: bool
+) -> ClauseElement:
+    """A page: up to ``:limit`` rows and the next ``:segment_limit`` segments, in one statement, ordered on the
+    columns named ``by`` (a segment by its first event): a ``UNION`` of ordered parts has no order of its own."""
+    rows = rows.limit(sa.bindparam("limit", value=0))
+    if not segments_too:
+        return without_segments(rows)
+    query = with_segments(rows, segments, sa.bindparam("segment_limit", value=0), *order)
+    return query.order_by(*(query.selected_columns[name] for name in by))
 
 
 class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
-    """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens."""
+    """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens.
+
+    Every read sees events in rows and in segments alike (``_segments.py``): one statement selects a page of rows
+    and the segments overlapping it (one snapshot), and ``_merged`` hands both out in order, each segment decoded
+    once per page (docs/design/store.md, "Segments").
+    """
 
     async def stream_head(self, stream: str) -> StreamHead | None:
         async with self._reading() as session:
             return await self._head(session, stream)
 
     async def read_event(self, stream: str, seq: int) -> StoredEvent | None:
+        event = self._with_segments("event")
         async with self._reading() as session:
-            rows = await session.fetch(self._event_sql.sql, self._event_sql.params(stream=stream, seq=seq))
-        return row_to_event(rows[0]) if rows else None
+            found = await session.fetch(event.sql, event.params(stream=stream, seq=seq))
+        for row in found:
+            if row[-1] is None:
+                return row_to_event(row[:-1])
+            return next(e for e in decoded(row, AT_EVENT) if e.seq == seq)
+        return None
 
     def read_stream(self, stream: str, *, after_seq: int = 0) -> AsyncIterator[StoredEvent]:
-        e = core.EVENTS.c
-        page = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > sa.bindparam("after", value=0))
-        page = page.order_by(e.seq)
-        return self._pages(page, after_seq, _SEQ)
+        after: BindParameter[int] = sa.bindparam("after", value=0)
+        e, s = core.EVENTS.c, core.SEGMENTS.c
+        rows = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > after).order_by(e.seq)
+        page = self._page(rows, ("seq",), (s.stream == stream, s.last_seq > after), s.last_seq)
+        return self._merged([page], PAGE_SIZE, BY_SEQ, (after_seq,), row_to_event, segment_stored)
 
     def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
         """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq) with ``STREAMS_PAGE`` pages: reading a
         run's episodes one query each cost more than decoding them (docs/design/projection.md)."""
         pages = self._streams_pages(streams, core.EVENT_COLUMNS)
-        after = lambda row: {"after_stream": row[_STREAM], "after": row[_SEQ]}  # noqa: E731
-        return self._paged(pages, PAGE_SIZE * STREAMS_PAGE, {}, after, row_to_event)
+        return self._merged(pages, PAGE_SIZE * STREAMS_PAGE, BY_STREAM_SEQ, ("", 0), row_to_event, segment_stored)
 
     def read_chained(self, streams: Sequence[str]) -> AsyncIterator[ChainedEvent]:
         """``read_streams`` selecting only a ``ChainedEvent``'s columns, each row made one in a step."""
         pages = self._streams_pages(streams, core.CHAINED_COLUMNS)
-        after = lambda row: {"after_stream": row[0], "after": row[1]}  # noqa: E731  (stream, seq) come first
-        return self._paged(pages, PAGE_SIZE * STREAMS_PAGE, {}, after, partial(tuple.__new__, ChainedEvent))
+        make = partial(tuple.__new__, ChainedEvent)
+        return self._merged(pages, PAGE_SIZE * STREAMS_PAGE, BY_CHAINED, ("", 0), make, segment_chained)
 
     def _streams_pages(self, streams: Sequence[str], columns: Sequence[Any]) -> list[Compiled]:
         names = sorted(set(streams))
         after_stream: BindParameter[str] = sa.bindparam("after_stream", value="")
         after: BindParameter[int] = sa.bindparam("after", value=0)
-        e = core.EVENTS.c
-        return [
-            Compiled.of(
+        e, s = core.EVENTS.c, core.SEGMENTS.c
+        pages = []
+        for i in range(0, len(names), ID_CHUNK):
+            chunk = names[i : i + ID_CHUNK]
+            rows = (
                 sa.select(*columns)
                 .where(
-                    e.stream.in_(names[i : i + ID_CHUNK]),
+                    e.stream.in_(chunk),
                     # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
                     sa.or_(after_stream < e.stream, sa.and_(after_stream == e.stream, e.seq > after)),
                 )
                 .order_by(e.stream, e.seq)
-                .limit(PAGE_SIZE * STREAMS_PAGE),
-                self.dialect,
             )
-            for i in range(0, len(names), ID_CHUNK)
-        ]
+            segments = (
+                s.stream.in_(chunk),
+                sa.or_(after_stream < s.stream, sa.and_(after_stream == s.stream, s.last_seq > after)),
+            )
+            pages.append(self._page(rows, ("stream", "seq"), segments, s.stream, s.last_seq))
+        return pages
 
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
     ) -> AsyncIterator[StoredEvent]:
         if stream_prefix is None and not types:  # what brings summaries up to date: compiled ahead
-            limit = PAGE_SIZE
-            after = lambda row: {"after": row[_POSITION], "limit": limit}  # noqa: E731
-            start = {"after": after_position, "limit": limit}
-            return self._paged([self._statement("events_after")], limit, start, after, row_to_event)
-        e = core.EVENTS.c
-        page = sa.select(*core.EVENT_COLUMNS).where(e.position > sa.bindparam("after", value=0))
+            page = self._with_segments("events_after")
+            return self._merged([page], PAGE_SIZE, BY_POSITION, (after_position,), row_to_event, segment_stored)
+        after: BindParameter[int] = sa.bindparam("after", value=0)
+        e, s = core.EVENTS.c, core.SEGMENTS.c
+        rows = sa.select(*core.EVENT_COLUMNS).where(e.position > after)
+        segments: list[ColumnElement[bool]] = [s.last_position > after]
         if stream_prefix is not None:
-            page = page.where(e.stream.startswith(stream_prefix, autoescape=True))
+            rows = rows.where(e.stream.startswith(stream_prefix, autoescape=True))
+            segments.append(s.stream.startswith(stream_prefix, autoescape=True))
+        make_segment = segment_stored
         if types:
-            page = page.where(e.type.in_(list(types)))
-        return self._pages(page.order_by(e.position), after_position, _POSITION)
+            rows = rows.where(e.type.in_(list(types)))
+            wanted = frozenset(types)
+            make_segment = lambda row: [e for e in decoded(row, AT_EVENT) if e.type in wanted]  # noqa: E731
+        page = self._page(rows.order_by(e.position), ("position",), segments, s.last_position)
+        return self._merged([page], PAGE_SIZE, BY_POSITION, (after_position,), row_to_event, make_segment)
 
-    def _pages(self, query: Select[Any], after: int, key: int) -> AsyncIterator[StoredEvent]:
-        """Events of ``query`` after the key ``after`` (the value at index ``key`` of a selected row), paged."""
-        page = Compiled.of(query.limit(PAGE_SIZE), self.dialect)
-        return self._paged([page], PAGE_SIZE, {"after": after}, lambda row: {"after": row[key]}, row_to_event)
+    def _page(
+        self, rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any
+    ) -> Compiled:
+        """``_page_of`` compiled for this store: with its segments unless the database has none."""
+        return self._compiled(_page_of(rows, by, segments, *order, segments_too=self.has_segments))
 
-    async def _paged(
+    async def _merged(
         self,
         pages: Sequence[Compiled],
         size: int,
-        after: dict[str, Any],
-        next_after: Callable[[tuple[Any, ...]], dict[str, Any]],
+        order: Order,
+        start: tuple[Any, ...],
         make: Callable[[tuple[Any, ...]], _Read],
+        make_segment: Callable[[tuple[Any, ...]], list[_Read]],
     ) -> AsyncIterator[_Read]:
-        """The events of each statement of ``pages`` in turn, ``size`` rows at a time, each page one short read (a
-        slow consumer never holds a snapshot open); a page starts after the keys ``next_after`` takes from the
-        last row of the one before, the first after ``after``; ``make`` turns a row into what is yielded.
+        """The events of each statement of ``pages`` in turn, a page at a time (a slow consumer never holds a
+        snapshot open): up to ``size`` rows, ``make`` turning each into what is yielded, and segments, each
+        ``make_segment`` turning into its events, merged in ``order``; the first page after the key ``start``.
 
-        The next page is fetched while this one is handed out, so the driver's thread reads while this one
-        builds events (docs/design/store.md, "Third round").
+        A page is complete up to the key of its last row, if it holds ``size`` of them, and of its last segment, if
+        it holds as many as were asked for: the next page starts after the lower of the two. The next page is fetched
+        while this one is handed out, so the driver's thread reads while this one builds events (docs/design/store.md,
+        "Third round").
         """
+        per_page = segments_per_page(size)
+        limits = {"limit": size, "segment_limit": per_page}
         for page in pages:
-            fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(self._fetch_page(page, after))
+            after = start
+            fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(
+                self._fetch_page(page, {**limits, **order.params(after)})
+            )
             try:
                 while fetching is not None:
-                    rows = await fetching
+                    found = await fetching
                     fetching = None
-                    if len(rows) == size:
-                        fetching = asyncio.create_task(self._fetch_page(page, next_after(rows[-1])))
+                    rows = [row for row in found if row[-1] is None]
+                    segments = [row for row in found if row[-1] is not None] if len(rows) < len(found) else []
+                    bound = order.row_key(rows[-1]) if len(rows) == size else None
+                    if len(segments) == per_page:
+                        last = order.segment_key(segments[-1])
+                        bound = last if bound is None or last < bound else bound
+                    if bound is not None:
+                        fetching = asyncio.create_task(self._fetch_page(page, {**limits, **order.params(bound)}))
                         await asyncio.sleep(0)  # let it reach the driver's thread before this page is handed out
-                    for row in rows:
-                        yield make(row)
+                    if not segments:
+                        for row in rows:
+                            yield make(row[:-1])
+                    else:
+                        for _, item in in_order(rows, segments, order, after, bound, make, make_segment):
+                            yield item
+                    if bound is not None:
+                        after = bound
             finally:
                 if fetching is not None:
                     fetching.cancel()
@@ -152,18 +247,25 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
             return await session.fetch(page.sql, page.params(**after))
 
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
-        e = core.EVENTS.c
-        heads = sa.select(e.stream, sa.func.max(e.seq).label("seq")).group_by(e.stream)
-        if prefix is not None:
-            heads = heads.where(e.stream.startswith(prefix, autoescape=True))
-        last = heads.subquery()
-        query = (
-            sa.select(e.stream, e.seq, e.hash, e.type)
-            .join(last, (e.stream == last.c.stream) & (e.seq == last.c.seq))
-            .order_by(e.stream)
-        )
+        found: dict[str, StreamHead] = {}
+        e, s = core.EVENTS.c, core.SEGMENTS.c
+        tables = [(e.stream, e.seq, e.hash, e.type)]
+        if self.has_segments:
+            tables.append((s.stream, s.last_seq, s.head_hash, s.last_type))
         async with self._reading() as session:
-            return [StreamHead(*row) for row in await self._fetch_once(session, query)]
+            for stream, seq, hash_, type_ in tables:
+                heads = sa.select(stream, sa.func.max(seq).label("seq")).group_by(stream)
+                if prefix is not None:
+                    heads = heads.where(stream.startswith(prefix, autoescape=True))
+                last = heads.subquery()
+                query = sa.select(stream, seq, hash_, type_).join(
+                    last, (stream == last.c[stream.name]) & (seq == last.c.seq)
+                )
+                for row in await self._fetch_once(session, query):
+                    head = StreamHead(*row)
+                    if head.stream not in found or found[head.stream].last_seq < head.last_seq:
+                        found[head.stream] = head
+        return [found[stream] for stream in sorted(found)]
 
     async def get_blob(self, sha256: str) -> bytes:
         async with self._reading() as session:
@@ -193,9 +295,14 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
     async def count(self) -> tuple[int, int]:
         events = sa.select(sa.func.count()).select_from(core.EVENTS).scalar_subquery()
         blobs = sa.select(sa.func.count()).select_from(core.BLOBS).scalar_subquery()
+        counts = [events, blobs]
+        if self.has_segments:
+            s = core.SEGMENTS.c
+            held = sa.func.coalesce(sa.func.sum(s.last_seq - s.first_seq + 1), 0)
+            counts.append(sa.select(held).scalar_subquery())
         async with self._reading() as session:
-            ((n_events, n_blobs),) = await self._fetch_once(session, sa.select(events, blobs))
-        return n_events, n_blobs
+            ((n_events, n_blobs, *in_segments),) = await self._fetch_once(session, sa.select(*counts))
+        return n_events + sum(int(n) for n in in_segments), n_blobs
 
     # -- claims --------------------------------------------------------------------------------
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:

@@ -21,6 +21,7 @@ from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
 from p2w_runtime.store._rows import compress_blobs, event_to_row
+from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase
 from schemas import NewEvent, RunStarted, StoredEvent
 
@@ -37,8 +38,9 @@ GC_PAUSE_EVENTS = 64
 """A batch this large is sealed with the cyclic collector paused: the sealed events it keeps alive would otherwise
 set off full collections over the whole heap mid-append (docs/design/postgres.md, third round)."""
 
-_Rows = tuple[int, Iterable[tuple[Any, ...]]]
-"""How many events rows an append writes, and the rows (a list, or a generator sealing them as they are consumed)."""
+_Rows = tuple[int, Iterable[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""How many events an append writes, the events rows (a list, or a generator sealing them as they are consumed),
+and the segments rows holding the rest (``_segments.py``)."""
 
 
 class SqlAppending(SqlStoreBase):
@@ -65,7 +67,8 @@ class SqlAppending(SqlStoreBase):
                 referenced.update(hashes)
             if isinstance(payload, RunStarted):
                 labels.append((payload.label, new.stream))
-        if not blobs and not labels and await self._append_alone(events, streams, referenced, sealed):
+        runs = self._segment_runs([new.stream for new in events])
+        if not blobs and not labels and not runs and await self._append_alone(events, streams, referenced, sealed):
             return sealed
 
         async def seal(session: Session, position: int, heads: Heads[Session]) -> _Rows:
@@ -73,11 +76,28 @@ class SqlAppending(SqlStoreBase):
             await self._check_blobs_present(session, referenced, set(blobs))
             await heads.load(session, streams)
             await self._hold_labels(session, labels)
-            return len(events), _sealed_rows(events, position, heads, sealed)
+            if not runs:
+                return len(events), _sealed_rows(events, position, heads, sealed), []
+            rows = list(_sealed_rows(events, position, heads, sealed))
+            await self._check_ids_new(session, [e.event_id for e in sealed])
+            return len(events), *_split(sealed, rows, runs)
 
         with collector_paused() if len(events) >= GC_PAUSE_EVENTS else nullcontext():
-            await self._write(blobs, seal, refused="append refused", optimistic=self.optimistic_appends)
+            # a write with segments reads the end of the log: another writer's segment leaves no row to collide with
+            optimistic = self.optimistic_appends and not runs
+            await self._write(blobs, seal, refused="append refused", optimistic=optimistic)
         return sealed
+
+    def _segment_runs(self, streams: list[str]) -> list[tuple[int, int]]:
+        return segment_runs(streams) if self.has_segments else []
+
+    async def _check_ids_new(self, session: Session, event_ids: list[str]) -> None:
+        """No event id twice in a write or already in a row: what ``events``' unique index checks for rows, for a
+        write some of whose events go into segments (ids inside earlier segments are not indexed)."""
+        if len(set(event_ids)) < len(event_ids):
+            raise IntegrityError("an event id appears twice in one append")
+        for event_id in await self._stored_hashes(session, event_ids):
+            raise IntegrityError(f"event id {event_id} is already stored")
 
     async def _append_alone(
         self, events: Sequence[NewEvent], streams: Iterable[str], referenced: set[str], sealed: list[StoredEvent]
@@ -122,13 +142,16 @@ class SqlAppending(SqlStoreBase):
 
         async def check(session: Session, position: int, heads: Heads[Session]) -> _Rows:
             existing = await self._stored_hashes(session, [e.event_id for e in events])
+            if self.has_segments:
+                unseen = [e for e in events if e.event_id not in existing]
+                existing.update(await self._segment_hashes(session, heads, unseen))
             for event in events:
                 if existing.get(event.event_id, event.hash) != event.hash:
                     raise IntegrityError(
                         f"event {event.event_id} (stream {event.stream}, seq {event.seq}) is already stored "
                         f"with different content"
                     )
-            fresh = [e for e in events if e.event_id not in existing]
+            fresh = by_stream([e for e in events if e.event_id not in existing])
             await self._check_blobs_present(session, {h for e in fresh for h in e.blobs}, set(blobs))
             rows = []
             for event in fresh:
@@ -137,7 +160,7 @@ class SqlAppending(SqlStoreBase):
                 position += 1
                 rows.append(event_to_row(event, position))
             await self._hold_labels(session, [(_label(e), e.stream) for e in fresh if e.type == RUN])
-            return len(rows), rows
+            return len(rows), *_split(fresh, rows, self._segment_runs([e.stream for e in fresh]))
 
         # never optimistic: a stale head would fail the chain check above instead of colliding
         return await self._write(blobs, check, refused="import refused", optimistic=False)
@@ -165,13 +188,16 @@ class SqlAppending(SqlStoreBase):
                 try:
                     async with self._writing() as session:
                         position, heads = await self._log_start(session, optimistic=optimistic)
-                        count, rows = await event_rows(session, position, heads)
+                        count, rows, segments = await event_rows(session, position, heads)
                         if compressing is not None:
                             blob_rows = await compressing
                             if blob_rows:
                                 await session.execute_many(self._insert_blobs, blob_rows)
                         if count:
-                            await session.insert_events(self._insert_events, rows, count)
+                            # rows first: a collision there (``LogMoved``) is what an optimistic write retries on
+                            await session.insert_events(self._insert_events, rows, count - _events_in(segments))
+                        if segments:
+                            await session.execute_many(self._insert_segments, segments)
                     break
                 except LogMoved:
                     if not optimistic:
@@ -236,6 +262,26 @@ class SqlAppending(SqlStoreBase):
             found.update(await self._fetch_once(session, query))
         return found
 
+    async def _segment_hashes(
+        self, session: Session, heads: Heads[Session], events: Sequence[StoredEvent]
+    ) -> dict[str, str]:
+        """Of imported ``events`` not found in rows, those stored in segments, with their stored hash: an event at or
+        below its stream's head whose stored event at that seq has its id."""
+        wanted: dict[str, dict[int, str]] = {}
+        for event in events:
+            if event.seq <= (await heads.get(session, event.stream))[0]:
+                wanted.setdefault(event.stream, {})[event.seq] = event.event_id
+        found: dict[str, str] = {}
+        s = core.SEGMENTS.c
+        columns = [s[name] for name in _SEGMENT_ARGS]
+        for stream, seqs in wanted.items():
+            query = sa.select(*columns).where(s.stream == stream, s.last_seq >= min(seqs), s.first_seq <= max(seqs))
+            for row in await self._fetch_once(session, query):
+                for stored in segment_events(*row):
+                    if seqs.get(stored.seq) == stored.event_id:
+                        found[stored.event_id] = stored.hash
+        return found
+
     async def _check_blobs_present(self, session: Session, referenced: set[str], given: set[str]) -> None:
         """Every blob the events reference is in this append (``given``) or stored already."""
         if not referenced:
@@ -266,6 +312,29 @@ def _sealed_rows(
         heads.advance(stored)
         sealed.append(stored)
         yield event_to_row(stored, position)
+
+
+def _split(events: Sequence[StoredEvent], rows: list[tuple[Any, ...]], runs: list[tuple[int, int]]) -> tuple[
+    list[tuple[Any, ...]], list[tuple[Any, ...]]
+]:  # fmt: skip
+    """The events rows of a write's events outside ``runs``, and a segments row for each run (``rows[i]`` is the
+    events row of ``events[i]``; its first value is the position)."""
+    if not runs:
+        return rows, []
+    kept, segments, at = [], [], 0
+    for start, end in runs:
+        kept += rows[at:start]
+        segments.append(segment_row(events[start:end], rows[start][0]))
+        at = end
+    return kept + rows[at:], segments
+
+
+def _events_in(segments: list[tuple[Any, ...]]) -> int:
+    return sum(row[1] - row[0] + 1 for row in segments)  # last_position - first_position + 1
+
+
+_SEGMENT_ARGS = ("stream", "first_seq", "last_seq", "first_position", "prev_hash", "head_hash", "codec", "data")
+"""The segments columns ``segment_events`` takes, in its order."""
 
 
 async def _joined(parts: list[asyncio.Future[list[Any]]]) -> list[Any]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._core import OnFirstUse
@@ -25,11 +25,13 @@ from p2w_runtime.store._log_end import LogEnd
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-    from sqlalchemy import Dialect
+    from sqlalchemy import Dialect, Select
     from sqlalchemy.ext.asyncio import AsyncEngine
     from sqlalchemy.sql import ClauseElement
 else:
     sa = OnFirstUse("sqlalchemy")
+
+_Build = TypeVar("_Build", bound="Callable[[], ClauseElement]")
 
 ID_CHUNK = 500
 """Values per ``IN (...)`` list: well under every backend's bound-parameter limit."""
@@ -77,21 +79,36 @@ FIXED: dict[str, Callable[[], ClauseElement]] = {}
 compiled (``SqlStoreBase.precompiled``), and ``_precompile.py`` compiles them for SQLite."""
 
 
-def fixed(build: Callable[[], ClauseElement]) -> Callable[[], ClauseElement]:
+def fixed(build: _Build) -> _Build:
     """Register ``build`` in ``FIXED`` under its name (without the leading underscore)."""
     FIXED[build.__name__.lstrip("_")] = build
     return build
 
 
 @fixed
-def _max_position() -> ClauseElement:
+def _max_position() -> Select[Any]:
     return sa.select(sa.func.max(core.EVENTS.c.position))
 
 
 @fixed
-def _head() -> ClauseElement:
+def _head() -> Select[Any]:
     e = core.EVENTS.c
     return sa.select(e.seq, e.hash, e.type).where(e.stream == sa.bindparam("stream")).order_by(e.seq.desc()).limit(1)
+
+
+@fixed
+def _max_position_with_segments() -> ClauseElement:
+    last_segment = sa.select(sa.func.max(core.SEGMENTS.c.last_position)).scalar_subquery()
+    return _max_position().add_columns(last_segment)
+
+
+@fixed
+def _head_with_segments() -> ClauseElement:
+    """The last row of a stream and its last segment: the head is whichever has the higher seq."""
+    s = core.SEGMENTS.c
+    segment = sa.select(s.last_seq, s.head_hash, s.last_type).where(s.stream == sa.bindparam("stream"))
+    segment = segment.order_by(s.last_seq.desc()).limit(1)
+    return sa.union_all(_head().subquery().select(), segment.subquery().select())
 
 
 @fixed
@@ -130,6 +147,8 @@ class SqlStoreBase(EventStore):
         """Where this writer's last commit left the log (``_log_end.py``)."""
         self._log_end_current = False
         """Whether the last write found ``_log_end`` still current, so the next ``append`` may trust it unread."""
+        self.has_segments = True
+        """Whether the database has the ``segments`` table: not a file of the earlier schema opened read-only."""
 
     @property
     def dialect(self) -> Dialect:
@@ -149,11 +168,16 @@ class SqlStoreBase(EventStore):
 
     @cached_property
     def _max_position(self) -> Compiled:
-        return self._statement("max_position")
+        return self._with_segments("max_position")
 
     @cached_property
     def _head_sql(self) -> Compiled:
-        return self._statement("head")
+        return self._with_segments("head")
+
+    def _with_segments(self, name: str) -> Compiled:
+        """The ``FIXED`` statement ``name`` that reads rows and segments alike, or rows alone in a database of the
+        earlier schema opened read-only (no ``segments`` table, and none can be added)."""
+        return self._statement(f"{name}_with_segments" if self.has_segments else name)
 
     @cached_property
     def _event_sql(self) -> Compiled:
@@ -166,6 +190,10 @@ class SqlStoreBase(EventStore):
     @cached_property
     def _insert_events(self) -> str:
         return self._compiled(sa.insert(core.EVENTS)).sql
+
+    @cached_property
+    def _insert_segments(self) -> str:
+        return self._compiled(sa.insert(core.SEGMENTS)).sql
 
     @cached_property
     def _insert_blobs(self) -> str:
@@ -206,7 +234,7 @@ class SqlStoreBase(EventStore):
 
     # -- shared by writing and reading -----------------------------------------------------------
     async def _position(self, session: Session) -> int:
-        return (await session.fetch(self._max_position.sql))[0][0] or 0
+        return max(position or 0 for position in (await session.fetch(self._max_position.sql))[0])
 
     async def _fetch_once(self, session: Session, statement: ClauseElement) -> list[tuple[Any, ...]]:
         """Run a statement whose values are part of it (an ``IN`` list): compiled for this one call."""
@@ -215,4 +243,4 @@ class SqlStoreBase(EventStore):
 
     async def _head(self, session: Session, stream: str) -> StreamHead | None:
         rows = await session.fetch(self._head_sql.sql, self._head_sql.params(stream=stream))
-        return StreamHead(stream, *rows[0]) if rows else None
+        return StreamHead(stream, *max(rows)) if rows else None

@@ -10,6 +10,7 @@ TABLES: frozenset[str] = frozenset({
     'claims',
     'events',
     'run_labels',
+    'segments',
     'summaries',
     'summary_marks',
     'work_items',
@@ -30,21 +31,72 @@ STATEMENTS: dict[str, Compiled] = {
     'event': Compiled(
         'SELECT events.event_id, events.stream, events.seq, events.position, events.type, '
         'events.schema_version, events.recorded_at, events.causation_id, events.payload, '
-        'events.blobs, events.prev_hash, events.hash \n'
+        'events.blobs, events.prev_hash, events.hash, CAST(NULL AS BLOB) AS data \n'
         'FROM events \n'
         'WHERE events.stream = ? AND events.seq = ?',
         ('stream', 'seq'),
         {'stream': None, 'seq': None},
     ),
+    'event_with_segments': Compiled(
+        'SELECT anon_1.event_id, anon_1.stream, anon_1.seq, anon_1.position, anon_1.type, '
+        'anon_1.schema_version, anon_1.recorded_at, anon_1.causation_id, anon_1.payload, '
+        'anon_1.blobs, anon_1.prev_hash, anon_1.hash, anon_1.data \n'
+        'FROM (SELECT events.event_id AS event_id, events.stream AS stream, events.seq AS seq, '
+        'events.position AS position, events.type AS type, events.schema_version AS schema_version,'
+        ' events.recorded_at AS recorded_at, events.causation_id AS causation_id, events.payload AS'
+        ' payload, events.blobs AS blobs, events.prev_hash AS prev_hash, events.hash AS hash, '
+        'CAST(NULL AS BLOB) AS data \n'
+        'FROM events \n'
+        'WHERE events.stream = ? AND events.seq = ?) AS anon_1 UNION ALL SELECT anon_3.anon_2, '
+        'anon_3.stream, anon_3.first_seq, anon_3.first_position, anon_3.codec, anon_3.last_seq, '
+        'anon_3.anon_2 AS anon_2_1, anon_3.anon_2 AS anon_2_2, anon_3.anon_2 AS anon_2_3, '
+        'anon_3.anon_2 AS anon_2_4, anon_3.prev_hash, anon_3.head_hash, anon_3.data \n'
+        'FROM (SELECT CAST(NULL AS VARCHAR) AS anon_2, segments.stream AS stream, '
+        'segments.first_seq AS first_seq, segments.first_position AS first_position, segments.codec'
+        ' AS codec, segments.last_seq AS last_seq, CAST(NULL AS VARCHAR) AS anon__1, CAST(NULL AS '
+        'VARCHAR) AS anon__2, CAST(NULL AS TEXT) AS anon__3, CAST(NULL AS TEXT) AS anon__4, '
+        'segments.prev_hash AS prev_hash, segments.head_hash AS head_hash, segments.data AS data \n'
+        'FROM segments \n'
+        'WHERE segments.stream = ? AND segments.first_seq <= ? AND segments.last_seq >= ?\n'
+        ' LIMIT ? OFFSET ?) AS anon_3',
+        ('stream', 'seq', 'stream', 'seq', 'seq', 'param_1', 'param_2'),
+        {'stream': None, 'seq': None, 'param_1': 1, 'param_2': 0},
+    ),
     'events_after': Compiled(
         'SELECT events.event_id, events.stream, events.seq, events.position, events.type, '
         'events.schema_version, events.recorded_at, events.causation_id, events.payload, '
-        'events.blobs, events.prev_hash, events.hash \n'
+        'events.blobs, events.prev_hash, events.hash, CAST(NULL AS BLOB) AS data \n'
         'FROM events \n'
         'WHERE events.position > ? ORDER BY events.position\n'
         ' LIMIT ? OFFSET ?',
         ('after', 'limit', 'param_1'),
-        {'after': None, 'limit': None, 'param_1': 0},
+        {'after': 0, 'limit': 0, 'param_1': 0},
+    ),
+    'events_after_with_segments': Compiled(
+        'SELECT anon_1.event_id, anon_1.stream, anon_1.seq, anon_1.position, anon_1.type, '
+        'anon_1.schema_version, anon_1.recorded_at, anon_1.causation_id, anon_1.payload, '
+        'anon_1.blobs, anon_1.prev_hash, anon_1.hash, anon_1.data \n'
+        'FROM (SELECT events.event_id AS event_id, events.stream AS stream, events.seq AS seq, '
+        'events.position AS position, events.type AS type, events.schema_version AS schema_version,'
+        ' events.recorded_at AS recorded_at, events.causation_id AS causation_id, events.payload AS'
+        ' payload, events.blobs AS blobs, events.prev_hash AS prev_hash, events.hash AS hash, '
+        'CAST(NULL AS BLOB) AS data \n'
+        'FROM events \n'
+        'WHERE events.position > ? ORDER BY events.position\n'
+        ' LIMIT ? OFFSET ?) AS anon_1 UNION ALL SELECT anon_3.anon_2, anon_3.stream, '
+        'anon_3.first_seq, anon_3.first_position, anon_3.codec, anon_3.last_seq, anon_3.anon_2 AS '
+        'anon_2_1, anon_3.anon_2 AS anon_2_2, anon_3.anon_2 AS anon_2_3, anon_3.anon_2 AS anon_2_4,'
+        ' anon_3.prev_hash, anon_3.head_hash, anon_3.data \n'
+        'FROM (SELECT CAST(NULL AS VARCHAR) AS anon_2, segments.stream AS stream, '
+        'segments.first_seq AS first_seq, segments.first_position AS first_position, segments.codec'
+        ' AS codec, segments.last_seq AS last_seq, CAST(NULL AS VARCHAR) AS anon__1, CAST(NULL AS '
+        'VARCHAR) AS anon__2, CAST(NULL AS TEXT) AS anon__3, CAST(NULL AS TEXT) AS anon__4, '
+        'segments.prev_hash AS prev_hash, segments.head_hash AS head_hash, segments.data AS data \n'
+        'FROM segments \n'
+        'WHERE segments.last_position > ? ORDER BY segments.last_position\n'
+        ' LIMIT ? OFFSET ?) AS anon_3 ORDER BY position',
+        ('after', 'limit', 'param_1', 'after', 'segment_limit', 'param_2'),
+        {'after': 0, 'limit': 0, 'param_1': 0, 'segment_limit': 0, 'param_2': 0},
     ),
     'head': Compiled(
         'SELECT events.seq, events.hash, events.type \n'
@@ -53,6 +105,21 @@ STATEMENTS: dict[str, Compiled] = {
         ' LIMIT ? OFFSET ?',
         ('stream', 'param_1', 'param_2'),
         {'stream': None, 'param_1': 1, 'param_2': 0},
+    ),
+    'head_with_segments': Compiled(
+        'SELECT anon_1.seq, anon_1.hash, anon_1.type \n'
+        'FROM (SELECT events.seq AS seq, events.hash AS hash, events.type AS type \n'
+        'FROM events \n'
+        'WHERE events.stream = ? ORDER BY events.seq DESC\n'
+        ' LIMIT ? OFFSET ?) AS anon_1 UNION ALL SELECT anon_2.last_seq, anon_2.head_hash, '
+        'anon_2.last_type \n'
+        'FROM (SELECT segments.last_seq AS last_seq, segments.head_hash AS head_hash, '
+        'segments.last_type AS last_type \n'
+        'FROM segments \n'
+        'WHERE segments.stream = ? ORDER BY segments.last_seq DESC\n'
+        ' LIMIT ? OFFSET ?) AS anon_2',
+        ('stream', 'param_1', 'param_2', 'stream', 'param_3', 'param_4'),
+        {'stream': None, 'param_1': 1, 'param_2': 0, 'param_3': 1, 'param_4': 0},
     ),
     'insert_mark': Compiled(
         'INSERT INTO summary_marks (model, position) VALUES (?, ?)',
@@ -73,6 +140,13 @@ STATEMENTS: dict[str, Compiled] = {
     ),
     'max_position': Compiled(
         'SELECT max(events.position) AS max_1 \n'
+        'FROM events',
+        (),
+        {},
+    ),
+    'max_position_with_segments': Compiled(
+        'SELECT max(events.position) AS max_1, (SELECT max(segments.last_position) AS max_2 \n'
+        'FROM segments) AS anon_1 \n'
         'FROM events',
         (),
         {},

@@ -109,3 +109,31 @@ class SummaryMarkRow(SQLModel, table=True):
 
     model: str = Field(primary_key=True)
     position: int
+
+
+class SegmentRow(SQLModel, table=True):
+    """A run of one stream's events written together, stored as one compressed row instead of one row each.
+
+    Events ``first_seq..last_seq`` of ``stream`` at positions ``first_position..last_position`` (both contiguous).
+    ``data`` is the events' stored form (``_segments.py``), zstd-compressed; each event's hash is recomputed from it
+    when read, except the last one's, which is ``head_hash``: a changed byte anywhere breaks that link and fails
+    ``verify``. Written instead of rows, never made from rows already stored (docs/design/store.md, "Segments").
+    """
+
+    __tablename__ = "segments"
+    __table_args__ = (
+        UniqueConstraint("stream", "last_seq", name="uq_segments_stream_last_seq"),
+        Index("ix_segments_last_position", "last_position", unique=True),
+    )
+
+    first_position: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    last_position: int
+    stream: str
+    first_seq: int
+    last_seq: int
+    prev_hash: str
+    """The ``prev_hash`` of its first event: the link to what precedes the segment in its stream."""
+    head_hash: str
+    last_type: str
+    codec: str
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

@@ -12,6 +12,7 @@ from p2w_runtime.errors import clip
 from p2w_runtime.store._chain import MODIFIED, chain_link
 from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
+from p2w_runtime.store._segments import CorruptSegment
 from p2w_runtime.store._tree import read_tree, tree_root
 from schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
 
@@ -79,21 +80,25 @@ async def verify_store(store: EventStore, root: str | None = None) -> VerifyRepo
     seals: list[tuple[StoredEvent, list[StreamSeal]]] = []
     sealed_to: dict[str, int] = {}
     """Stream -> how many of its events the seals seen so far cover."""
-    async for event in store.read_all() if root is None else read_tree(store, root):
-        report.events += 1
-        if event.type == "run.started" and tree_root(event.stream) == event.stream:
-            runs.add(event.stream)
-        elif event.type in SEAL_EVENT_TYPES:
-            _collect_seal(event, seals, report, sealed_to)
-        link = chain_link(*heads.get(event.stream, (0, GENESIS_HASH)), event)
-        if link.unlinked is not None:
-            report.problems.append(Problem(event.stream, event.seq, event.event_id, link.unlinked))
-        if link.modified:
-            report.problems.append(Problem(event.stream, event.seq, event.event_id, MODIFIED))
-        elif (invalid := event.payload_problem()) is not None:
-            report.problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
-        heads[event.stream] = (event.seq, event.hash)
-        referenced.update(event.blobs)
+    try:
+        async for event in store.read_all() if root is None else read_tree(store, root):
+            report.events += 1
+            if event.type == "run.started" and tree_root(event.stream) == event.stream:
+                runs.add(event.stream)
+            elif event.type in SEAL_EVENT_TYPES:
+                _collect_seal(event, seals, report, sealed_to)
+            link = chain_link(*heads.get(event.stream, (0, GENESIS_HASH)), event)
+            if link.unlinked is not None:
+                report.problems.append(Problem(event.stream, event.seq, event.event_id, link.unlinked))
+            if link.modified:
+                report.problems.append(Problem(event.stream, event.seq, event.event_id, MODIFIED))
+            elif (invalid := event.payload_problem()) is not None:
+                report.problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
+            heads[event.stream] = (event.seq, event.hash)
+            referenced.update(event.blobs)
+    except CorruptSegment as exc:  # nothing after it can be read in order: the report ends here
+        report.problems.append(Problem(exc.stream, exc.first_seq, None, str(exc)))
+        return report
     report.streams = len(heads)
     for sealing, entries in seals:
         for entry in entries:

@@ -22,6 +22,7 @@ from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, Summary, WorkItem
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
+from p2w_runtime.store._segments import by_stream
 from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 
 PAGE_SIZE = 1000
@@ -124,7 +125,7 @@ class MemoryEventStore(EventStore):
                             f"event {event.event_id} (stream {event.stream}, seq {event.seq}) is already stored "
                             f"with different content"
                         )
-                fresh = [e for e in events if e.event_id not in self._hashes]
+                fresh = by_stream([e for e in events if e.event_id not in self._hashes])  # in SQL's order
                 self._check_blobs_present({sha for e in fresh for sha in e.blobs}, blobs)
                 rows = self._continuing(fresh)
                 labels = self._new_labels((_label(e), e.stream) for e in fresh if e.type == "run.started")

@@ -7,7 +7,7 @@ as with SQLite's ``BEGIN IMMEDIATE`` (docs/design/postgres.md has the measuremen
 A writer that trusts the end of the log it last committed skips those reads, and a small batch then goes in
 as one statement that takes the lock itself; rows that collide with another writer's newer ones are refused
 by the primary key or ``(stream, seq)`` and the append is done again from a fresh read (``_log_end.py``).
-Triggers refuse UPDATE, DELETE and TRUNCATE on ``events`` and ``blobs``.
+Triggers refuse UPDATE, DELETE and TRUNCATE on ``events``, ``segments`` and ``blobs``.
 """
 
 from __future__ import annotations
@@ -47,16 +47,16 @@ _APPEND_ONLY = [
     *(
         f"CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
         f"FOR EACH ROW EXECUTE FUNCTION p2w_append_only()"
-        for table in ("events", "blobs")
+        for table in ("events", "blobs", "segments")
     ),
     *(
         f"CREATE OR REPLACE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION p2w_append_only()"
-        for table in ("events", "blobs")
+        for table in ("events", "blobs", "segments")
     ),
 ]
 """``INSERT ... ON CONFLICT DO UPDATE`` runs the UPDATE trigger, so no upsert can rewrite an event either."""
-_TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs") for kind in ("append_only", "no_truncate")}
+_TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs", "segments") for kind in ("append_only", "no_truncate")}
 COPY_ROWS = 64
 """Event batches at least this large go in by binary COPY (measured in docs/design/postgres.md)."""
 IDLE_IN_TRANSACTION_S = float(os.environ.get("P2W_PG_IDLE_IN_TRANSACTION_S", "30"))
@@ -259,6 +259,7 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
             if ours != {"events", "blobs"} and (ours or read_only or not create):
                 why = "a partial p2w-rt event store" if ours else "no p2w-rt event store here"
                 raise StoreError(f"{label}: {why} (record or import a run first)")
+            store.has_segments = not read_only or "segments" in present  # a writer adds the table below
             triggers = {r[0] for r in await conn.execute(text("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"))}
             if not read_only and not (present >= set(SQLModel.metadata.tables) and triggers >= _TRIGGERS):
                 await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})

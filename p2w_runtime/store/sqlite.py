@@ -39,7 +39,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _APPEND_ONLY_TRIGGERS = [
     f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
     f"BEGIN SELECT RAISE(ABORT, '{table} are append-only: {verb} refused'); END"
-    for table in ("events", "blobs")
+    for table in ("events", "blobs", "segments")
     for verb in ("UPDATE", "DELETE")
 ] + [
     # INSERT OR REPLACE (and REPLACE INTO) delete the conflicting row without firing DELETE triggers, so an
@@ -52,6 +52,12 @@ _APPEND_ONLY_TRIGGERS = [
     "OR EXISTS (SELECT 1 FROM events WHERE stream = NEW.stream AND seq = NEW.seq) "
     "BEGIN SELECT RAISE(ABORT, "
     "'events are append-only: an event with this position, event_id or stream seq exists (no REPLACE)'); END",
+    "CREATE TRIGGER IF NOT EXISTS segments_no_replace BEFORE INSERT ON segments "
+    "WHEN EXISTS (SELECT 1 FROM segments WHERE first_position = NEW.first_position) "
+    "OR EXISTS (SELECT 1 FROM segments WHERE last_position = NEW.last_position) "
+    "OR EXISTS (SELECT 1 FROM segments WHERE stream = NEW.stream AND last_seq = NEW.last_seq) "
+    "BEGIN SELECT RAISE(ABORT, "
+    "'segments are append-only: a segment with this position or stream seq exists (no REPLACE)'); END",
     "CREATE TRIGGER IF NOT EXISTS blobs_keep_first BEFORE INSERT ON blobs "
     "WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
 ]
@@ -380,6 +386,7 @@ class SqliteEventStore(SqlEventStore):
         tables = {name for kind, name in rows if kind == "table"}
         if not _may_become_ours(tables, create=self._create and not self.read_only):
             raise StoreError(f"{self.label}: a SQLite database, but not a p2w-rt event store")
+        self.has_segments = not self.read_only or "segments" in tables  # a writer adds the table (``_set_up``)
         triggers = {name for kind, name in rows if kind == "trigger"}
         return self.read_only or (tables >= TABLES and triggers >= _TRIGGER_NAMES)
 

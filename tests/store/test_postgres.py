@@ -10,6 +10,7 @@ import asyncpg
 import pytest
 
 from p2w_runtime.store import EventStore, IntegrityError, StoreError, connect_store
+from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
 from p2w_runtime.store.postgres import COPY_ROWS, WRITE_LOCK, PostgresEventStore, shown_url
@@ -196,6 +197,29 @@ async def test_a_writer_whose_kept_end_of_the_log_is_stale_collides_and_appends_
         await a.append([rationale("a-only", 1)])
         assert a._log_end_current
         await _chain_is_whole(a, 3 * size + 5)
+
+
+async def test_a_writer_whose_kept_end_is_stale_collides_with_the_first_row_of_another_writers_segment(
+    postgres_server: PostgresServer,
+) -> None:
+    """B appends a whole stream: a row, then a segment. A, trusting its kept end, collides with that row (a write's
+    first event is always one, docs/design/store.md "Segments") and appends again after it."""
+    url = postgres_server.fresh_database()
+    async with await connect_store(url) as a, await connect_store(url) as b:
+        assert isinstance(a, PostgresEventStore)
+        for step in range(2):
+            await a.append([observation("a-only", step)])
+        assert a._log_end_current
+        whole = await b.append([observation("b-whole", k) for k in range(SEGMENT_MIN_EVENTS + 4)])
+        appended = await a.append([observation("a-only", 2)])
+        assert appended[0].position == whole[-1].position + 1 and not a._log_end_current
+        raw = await asyncpg.connect(url)
+        try:
+            assert await raw.fetchval("SELECT count(*) FROM segments") == 1
+            assert await raw.fetchval("SELECT count(*) FROM events WHERE stream = 'b-whole'") == 1
+        finally:
+            await raw.close()
+        await _chain_is_whole(a, 3 + len(whole))
 
 
 async def test_an_append_cancelled_while_waiting_for_the_write_lock_leaves_nothing_open(

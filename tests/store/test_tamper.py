@@ -5,6 +5,10 @@ refused by the database or named by ``verify``.
 The database is the demo's (two runs imported from the bundled recordings, judged with rubric-rules,
 classified), so the judging and classifying passes sealed it; the examples imported with
 ``import-trajectories`` carry a ``run.finished`` seal.
+
+The matrix edits events rows, so its databases are written with every event a row: an import would otherwise
+store each episode as a segment (docs/design/store.md, "Segments"), whose tampering
+``tests/store/test_sqlite_segments.py`` covers.
 """
 
 from __future__ import annotations
@@ -13,18 +17,27 @@ import asyncio
 import json
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from cli import main
+from p2w_runtime.store import _segments
 
 TRIGGERS = ("events_no_update", "events_no_delete", "blobs_no_update", "blobs_no_delete")
 
 
 def invoke(db: Path, *args: str) -> Result:
     return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rows_only() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_segments, "SEGMENT_MIN_EVENTS", 10**9)
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,14 @@ from p2w_runtime.store.contract.blobs import BlobStoreContract
 from p2w_runtime.store.contract.coordination import CoordinationContract
 from p2w_runtime.store.contract.events import EventLogContract
 from p2w_runtime.store.contract.imports import ImportContract
+from p2w_runtime.store.contract.segments import SegmentsContract
 from p2w_runtime.store.contract.sql import SqlStoreHooks
 from p2w_runtime.store.contract.summaries import SummariesContract
 
 
-class EventStoreContract(EventLogContract, BlobStoreContract, ImportContract, SummariesContract, CoordinationContract):
+class EventStoreContract(
+    EventLogContract, BlobStoreContract, ImportContract, SegmentsContract, SummariesContract, CoordinationContract
+):
     """Every capability of ``EventStore``: the class a backend's tests subclass."""
 
 
@@ -33,6 +36,7 @@ __all__ = [
     "EventLogContract",
     "EventStoreContract",
     "ImportContract",
+    "SegmentsContract",
     "SqlStoreHooks",
     "SummariesContract",
     "StoreFixture",

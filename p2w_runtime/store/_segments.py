@@ -1,0 +1,155 @@
+"""Segments: a run of one stream's events written together, stored as one compressed row (docs/design/store.md,
+"Segments").
+
+A short event's row is mostly envelope (ids, hashes, names, indexes); compressed one by one it stays so. Compressed
+together, the events of an episode take about what an Inspect ``.eval`` log takes for the same content. A segment
+stores each event's envelope and its payload text exactly as hashed, plus the ``prev_hash`` of its first event and
+the hash of its last one: the hashes in between are recomputed when it is read, so a changed byte anywhere breaks
+the last link, which ``verify`` checks like any other.
+
+Written only where a whole run of a stream's events arrives in one write (imports, bundle import, ``migrate``); the
+recorder's per-step appends are a few events and stay rows, so SQL on runs being recorded keeps working.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+import zstandard
+
+from p2w_runtime.store._event_store import StoreError
+from schemas import StoredEvent
+
+SEGMENT_MIN_EVENTS = 16
+"""A write stores a run of at least this many consecutive events of one stream as a segment. A recorded step is
+about five events and stays rows; an imported episode (about 40) becomes one segment (measured in
+docs/design/store.md, "Segments")."""
+CODEC = "zstd-jsonl"
+"""Each event as a JSON array of its envelope fields ending with its payload's length, a newline, the payload text
+as hashed and a newline; the whole zstd-compressed (level 3, with a content checksum)."""
+
+_codecs = threading.local()
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    if not hasattr(_codecs, "compressor"):
+        _codecs.compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    return _codecs.compressor
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    if not hasattr(_codecs, "decompressor"):
+        _codecs.decompressor = zstandard.ZstdDecompressor()
+    return _codecs.decompressor
+
+
+class CorruptSegment(StoreError):
+    """A segment's bytes no longer decode (a changed byte fails zstd's checksum): ``verify`` reports its stream."""
+
+    def __init__(self, stream: str, first_seq: int, last_seq: int, why: str) -> None:
+        super().__init__(f"stream {stream} seq {first_seq}-{last_seq}: segment unreadable ({why})")
+        self.stream = stream
+        self.first_seq = first_seq
+
+
+def segment_runs(streams: Sequence[str]) -> list[tuple[int, int]]:
+    """The ``[start, end)`` index ranges of a write's events to store as segments: runs of at least
+    ``SEGMENT_MIN_EVENTS`` consecutive events of one stream.
+
+    The write's first event is always a row: an optimistic writer (PostgreSQL) learns that another appended after
+    its last look by colliding with the row at the next position, so that position must be a row's.
+    """
+    runs = []
+    i, n = 1, len(streams)
+    while i < n:
+        j = i + 1
+        while j < n and streams[j] == streams[i]:
+            j += 1
+        if j - i >= SEGMENT_MIN_EVENTS:
+            runs.append((i, j))
+        i = j
+    return runs
+
+
+def by_stream(events: Sequence[StoredEvent]) -> list[StoredEvent]:
+    """An import's events with the events of each stream that has at least ``SEGMENT_MIN_EVENTS`` of them gathered at
+    its first event's place, everything else in its order.
+
+    A recording interleaves the episodes it runs at once, step by step, and only a stream's events written together
+    make a segment. Positions are the store's own (a bundle carries none); what readers rely on is kept: each
+    stream's order, the order streams start in, and the order of every event of the smaller streams.
+    """
+    counts = Counter(event.stream for event in events)
+    whole = {stream for stream, count in counts.items() if count >= SEGMENT_MIN_EVENTS}
+    if not whole:
+        return list(events)
+    gathered: dict[str, list[StoredEvent]] = {}
+    ordered: list[StoredEvent | list[StoredEvent]] = []
+    for event in events:
+        if event.stream not in whole:
+            ordered.append(event)
+        elif event.stream in gathered:
+            gathered[event.stream].append(event)
+        else:
+            ordered.append(gathered.setdefault(event.stream, [event]))
+    return [e for item in ordered for e in (item if isinstance(item, list) else (item,))]
+
+
+def segment_row(events: Sequence[StoredEvent], first_position: int) -> tuple[Any, ...]:
+    """The values of a segments row holding ``events`` (one stream's, consecutive), in the table's column order."""
+    parts: list[bytes] = []
+    for e in events:
+        payload = e.payload_json.encode()
+        head = [e.event_id, e.type, e.schema_version, e.recorded_at, e.causation_id, e.blobs, len(payload)]
+        parts += (orjson.dumps(head), b"\n", payload, b"\n")
+    first, last = events[0], events[-1]
+    return (
+        first_position, first_position + len(events) - 1, first.stream, first.seq, last.seq, first.prev_hash,
+        last.hash, last.type, CODEC, _compressor().compress(b"".join(parts)),
+    )  # fmt: skip
+
+
+def segment_events(
+    stream: str, first_seq: int, last_seq: int, first_position: int, prev_hash: str, head_hash: str, codec: str,
+    data: bytes,
+) -> list[StoredEvent]:  # fmt: skip
+    """The stored events of a segment, each hash recomputed from its content but the last, which is ``head_hash``."""
+    if codec != CODEC:
+        raise CorruptSegment(stream, first_seq, last_seq, f"unknown codec {codec!r}")
+    try:
+        text = _decompressor().decompress(data)
+        events = []
+        at, seq, position = 0, first_seq, first_position
+        while at < len(text):
+            newline = text.index(b"\n", at)
+            event_id, type_, version, recorded_at, causation_id, blobs, size = orjson.loads(text[at:newline])
+            at = newline + 2 + size
+            payload = text[newline + 1 : at - 1].decode()
+            event = StoredEvent(
+                event_id,
+                stream,
+                seq,
+                position,
+                type_,
+                version,
+                recorded_at,
+                causation_id,
+                payload,
+                blobs,
+                prev_hash,
+                "",
+            )
+            prev_hash = event.hash = event.compute_hash()
+            events.append(event)
+            seq += 1
+            position += 1
+    except (zstandard.ZstdError, ValueError, TypeError) as exc:
+        raise CorruptSegment(stream, first_seq, last_seq, str(exc)) from exc
+    if seq != last_seq + 1:
+        raise CorruptSegment(stream, first_seq, last_seq, f"holds {seq - first_seq} events")
+    events[-1].hash = head_hash
+    return events

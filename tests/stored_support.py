@@ -1,0 +1,53 @@
+"""What a test reads or damages in a database file whose imported episodes are segments, not rows.
+
+Raw SQL on ``events`` sees a recording's steps; an imported episode (the demo's runs, ``import-trajectories``) is one
+row of ``segments`` (docs/design/store.md, "Segments"). Tests that look up expected values read the events through
+the store instead, and tests that damage an event as a failing disk would rewrite it inside its segment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from p2w_runtime.store import open_store
+from p2w_runtime.store._segments import segment_events, segment_row
+from schemas import StoredEvent
+
+_SEGMENT = "stream, first_seq, last_seq, first_position, prev_hash, head_hash, codec, data"
+
+
+def stored_events(db: Path, *, prefix: str | None = None, types: list[str] | None = None) -> list[StoredEvent]:
+    """The database's events in position order, rows and segments alike (opened read-only)."""
+
+    async def read() -> list[StoredEvent]:
+        async with open_store(db, create=False, read_only=True) as store:
+            return [e async for e in store.read_all(stream_prefix=prefix, types=types)]
+
+    return asyncio.run(read())
+
+
+def run_of_label(db: Path, label: str) -> str:
+    """The id of the run labelled ``label``."""
+    (run_id,) = [e.stream for e in stored_events(db, types=["run.started"]) if e.payload["label"] == label]
+    return run_id
+
+
+def rewrite_in_segment(db: Path, stream: str, change: Callable[[StoredEvent], str | None]) -> int:
+    """Replace the payload text of the events of ``stream``'s segments for which ``change`` gives one, keeping the
+    stored head hash (what an edit of the file does), with the append-only trigger dropped; how many changed."""
+    changed = 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TRIGGER IF EXISTS segments_no_update")
+        for row in conn.execute(f"SELECT {_SEGMENT} FROM segments WHERE stream = ?", (stream,)).fetchall():
+            events = segment_events(*row)
+            for event in events:
+                payload = change(event)
+                if payload is not None:
+                    event.payload_json = payload
+                    changed += 1
+            data = segment_row(events, row[3])[-1]
+            conn.execute("UPDATE segments SET data = ? WHERE first_position = ?", (data, row[3]))
+    return changed
