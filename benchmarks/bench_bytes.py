@@ -27,7 +27,9 @@ zstd-compressed already, and an Inspect log would carry them as attachments the 
 
 Also times ``verify`` of the imported store against decoding every segment and recomputing its chain, and the
 trade-off segments make: ``read_all``, the projection (``load_trajectories`` of every counted episode) and
-``verify`` on the row store and on the segmented store of the same content, in events/s (best of three).
+``verify`` on the row store and on the segmented store of the same content, in events/s (best of three), the two
+alternated in this process, median of five rounds (docs/design/store.md, "Segments", on what once made one process
+read the segments 3-10x slower).
 
 ``--source import`` measures instead the 450 Browser-Use runner files of ``bench_import.py`` imported as one run
 (10 steps each; the shape the issue's 2,370 B a step came from: short payloads, where the envelope dominates).
@@ -39,11 +41,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import io
 import os
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_import  # noqa: E402
 
+from p2w_runtime.collector import collector_frozen  # noqa: E402
 from p2w_runtime.domain import episodes_of, list_runs  # noqa: E402
 from p2w_runtime.domain.trajectory import load_trajectories  # noqa: E402
 from p2w_runtime.importers import import_trajectories  # noqa: E402
@@ -196,7 +199,9 @@ async def _best(repeat: int, work: Callable[[], Awaitable[int]]) -> tuple[int, f
 
 
 async def speeds(db: Path, repeat: int = 3) -> dict[str, float]:
-    """Events/s of ``read_all``, the projection of every counted episode, and ``verify``, on the store in ``db``."""
+    """Events/s of ``read_all``, the projection of every counted episode, and ``verify``, on the store in ``db``,
+    with what the process held before out of the collector's scans (``collector_frozen``): the events this benchmark
+    keeps made a full collection cost ~130 ms, and whether one fell in a timed read decided its figure."""
     async with open_store(db, create=False) as store:
 
         async def read_all() -> int:
@@ -219,7 +224,9 @@ async def speeds(db: Path, repeat: int = 3) -> dict[str, float]:
 
         figures = {}
         for name, work in (("read_all", read_all), ("projection", project), ("verify", verify)):
-            count, seconds = await _best(repeat, work)
+            gc.collect()
+            with collector_frozen():
+                count, seconds = await _best(repeat, work)
             figures[name] = count / seconds
         return figures
 
@@ -277,13 +284,10 @@ async def measure(tmp: Path, source: str) -> None:
     print(f"segments decoded + chain recomputed: {len(events) / decode_s:9.0f} events/s "
           f"({verify_s / decode_s:.2f}x verify's rate)")  # fmt: skip
     runs: dict[str, list[dict[str, float]]] = {"rows": [], "segments": []}
-    for _ in range(ROUNDS):  # each in a new process, alternated: nothing one leaves behind slows the other
+    for _ in range(ROUNDS):  # alternated in this process
         for layout, path in (("rows", row_db), ("segments", db)):
-            measured = subprocess.run(
-                [sys.executable, __file__, "--speeds", str(path)], check=True, capture_output=True, text=True
-            )
-            runs[layout].append(orjson.loads(measured.stdout.splitlines()[-1]))
-    print(f"{f'events/s (median of {ROUNDS} processes)':36s} {'rows':>9s} {'segments':>9s} {'ratio':>6s}")
+            runs[layout].append(await speeds(path))
+    print(f"{f'events/s (median of {ROUNDS} rounds)':36s} {'rows':>9s} {'segments':>9s} {'ratio':>6s}")
     for name in runs["rows"][0]:
         as_rows = statistics.median(r[name] for r in runs["rows"])
         as_segments = statistics.median(r[name] for r in runs["segments"])
@@ -293,11 +297,7 @@ async def measure(tmp: Path, source: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", choices=["examples", "import"], default="examples")
-    parser.add_argument("--speeds", type=Path, help=argparse.SUPPRESS)  # one store's speeds, as a JSON line
     args = parser.parse_args()
-    if args.speeds:
-        print(orjson.dumps(asyncio.run(speeds(args.speeds))).decode())
-        return
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))  # no line per imported episode
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(measure(Path(tmp), args.source))

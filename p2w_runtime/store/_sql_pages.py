@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._core import CHAINED_FIELDS, EVENT_FIELDS, OnFirstUse
-from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS, segment_events
+from p2w_runtime.store._segments import segment_events
 from schemas import ChainedEvent, StoredEvent
 
 if TYPE_CHECKING:
@@ -21,6 +21,11 @@ else:
 STREAM, SEQ, POSITION = (EVENT_FIELDS.index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""
 _Read = TypeVar("_Read")
+EVENTS_PER_SEGMENT = 16
+"""The fewest events a segment holds (``SEGMENT_MIN_EVENTS`` as the store writes): a page selects ``size`` rows and
+``size // EVENTS_PER_SEGMENT`` segments. A value of the reads' own: tests and benchmarks raise ``SEGMENT_MIN_EVENTS``
+to write rows only, and a copy of it taken while raised made every page of a process one segment, ~450 statements
+where 8 do (docs/design/store.md, "Segments")."""
 
 _SEGMENT_PLACES = {
     "stream": "stream", "seq": "first_seq", "position": "first_position", "schema_version": "last_seq",
@@ -55,7 +60,7 @@ def with_segments(
 
 def segments_per_page(size: int) -> int:
     """Segments a page selects beside ``size`` rows: about as many events again."""
-    return max(1, size // SEGMENT_MIN_EVENTS)
+    return max(1, size // EVENTS_PER_SEGMENT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +149,14 @@ def in_order(
     make: Callable[[tuple[Any, ...]], _Read],
     make_segment: Callable[[tuple[Any, ...]], list[_Read]],
 ) -> list[tuple[tuple[Any, ...], _Read]]:
-    """A page's rows and its segments' events after ``after`` and up to ``bound`` (None: all), by key."""
+    """A page's rows and its segments' events after ``after`` and up to ``bound`` (None: all), by key.
+
+    A segment past the bound is left undecoded: the next page selects it again. No row's key and no other segment's
+    last key falls inside a segment's range, so a segment lies wholly on one side of the bound."""
     items = [(order.row_key(row), make(row[:-1])) for row in rows]
     for segment in segments:
+        if bound is not None and order.segment_key(segment) > bound:
+            continue
         items += [(key, event) for event in make_segment(segment) if (key := order.key(event)) > after]
     if bound is not None:
         items = [item for item in items if item[0] <= bound]

@@ -1,0 +1,97 @@
+"""How many statements and decodes a read of segments takes: a page selects ``size // 16`` segments beside its rows,
+whatever the write threshold was when the store's modules were imported (docs/design/store.md, "Segments")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2w_runtime.store import _sql, _sql_pages, open_store
+from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
+from p2w_runtime.store._sql_pages import EVENTS_PER_SEGMENT
+from p2w_runtime.store.contract.builders import observation
+
+ROOT = Path(__file__).resolve().parents[2]
+SEGMENTS = 10
+"""Streams of 17 events appended at once: ten segments (the write's first event a row)."""
+
+
+def _counting(calls: list[object], call: Callable[..., Any]) -> Callable[..., Any]:
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return call(*args)
+
+    return counted
+
+
+async def test_a_read_takes_a_statement_per_page_and_decodes_each_segment_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """72 rows, then the segments: read_all's first page is bound by its 64th row, before the 4 segments it
+    selected, which are left to the next page undecoded."""
+    assert EVENTS_PER_SEGMENT == SEGMENT_MIN_EVENTS
+    monkeypatch.setattr(_sql, "PAGE_SIZE", 64)  # 4 segments a page of read_all, 20 of read_streams
+    decodes: list[object] = []
+    monkeypatch.setattr(_sql_pages, "segment_events", _counting(decodes, _sql_pages.segment_events))
+    async with open_store(tmp_path / "p2w.db") as store:
+        written = [e for k in range(9) for e in await store.append([observation("steps", k) for _ in range(8)])]
+        written += await store.append([observation(f"s{n:02d}", k) for n in range(SEGMENTS) for k in range(17)])
+        statements: list[object] = []
+        store._fetch_page = _counting(statements, store._fetch_page)  # type: ignore[attr-defined]
+
+        read: Callable[[], Awaitable[list[Any]]]
+        for read, expected, pages in (
+            (lambda: _all(store.read_all()), written, 4),  # 64 rows; 8 rows, 4 segments; 4; 2
+            (
+                lambda: _all(store.read_streams(sorted({e.stream for e in written}))),
+                sorted(written, key=lambda e: (e.stream, e.seq)),
+                1,
+            ),
+        ):
+            statements.clear()
+            decodes.clear()
+            assert await read() == expected
+            assert (len(statements), len(decodes)) == (pages, SEGMENTS)
+
+
+async def _all(events: Any) -> list[Any]:
+    return [e async for e in events]
+
+
+def test_pages_do_not_follow_a_write_threshold_raised_while_the_store_was_imported(tmp_path: Path) -> None:
+    """What ``bench_bytes`` did: its row store, written with ``SEGMENT_MIN_EVENTS`` raised, was the process's first
+    store, so the reads' modules were imported then; a page held one segment for the rest of the process."""
+    script = textwrap.dedent(f"""
+        import asyncio
+        from p2w_runtime.store import _segments, open_store
+
+        async def main():
+            _segments.SEGMENT_MIN_EVENTS = 10**9
+            from p2w_runtime.store.contract.builders import observation  # imports the reads' modules while raised
+            async with open_store({str(tmp_path / "rows.db")!r}) as rows:
+                await rows.append([observation("rows", k) for k in range(17)])
+            _segments.SEGMENT_MIN_EVENTS = 16
+            from p2w_runtime.store import _sql  # imported by the first store opened, above
+
+            _sql.PAGE_SIZE = 64
+            async with open_store({str(tmp_path / "segments.db")!r}) as store:
+                await store.append([observation(f"s{{n}}", k) for n in range({SEGMENTS}) for k in range(17)])
+                statements = []
+                fetch = store._fetch_page
+                store._fetch_page = lambda *args: statements.append(args) or fetch(*args)
+                assert len([e async for e in store.read_all()]) == {SEGMENTS * 17}
+                print(len(statements))
+
+        asyncio.run(main())
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3"]
