@@ -17,7 +17,9 @@ from p2w_runtime.integrations.browser_use._recorder import (
 from p2w_runtime.integrations.browser_use._run import (
     AGENT,
     AGENT_SETTINGS,
+    CancelledInside,
     browser_session,
+    not_cancelled_inside,
     record_browser_use,
     record_episode,
 )
@@ -26,11 +28,13 @@ __all__ = [
     "AGENT",
     "AGENT_SETTINGS",
     "BROWSER_USE_VERSION",
+    "CancelledInside",
     "MEMORY_ACTION",
     "StepRecorder",
     "browser_session",
     "check_version",
     "memory_tools",
+    "not_cancelled_inside",
     "rationale_text",
     "record_browser_use",
     "record_episode",

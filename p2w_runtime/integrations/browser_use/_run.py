@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import openai
 from playwright.async_api import Page, Playwright, async_playwright
@@ -38,6 +38,7 @@ from p2w_runtime.store import EventStore
 from schemas import EndReason
 
 AGENT = "browser-use"
+_T = TypeVar("_T")
 ProgressCallback = Callable[[RunProgress], None]
 _QUIET = {
     "ANONYMIZED_TELEMETRY": "false",
@@ -202,7 +203,7 @@ async def record_episode(
             )
             steps.agent = agent
             try:
-                history = await agent.run(max_steps=max_steps, on_step_end=steps.on_step_end)
+                history = await not_cancelled_inside(agent.run(max_steps=max_steps, on_step_end=steps.on_step_end))
                 async with _attached_page(session, attach) as page:
                     await episode.final_state(page)
                 answer = history.final_result()
@@ -210,6 +211,8 @@ async def record_episode(
                 if history.is_done() and not history.is_successful() and not answer:
                     reason = "error"
                 finished = await episode.end(reason, answer)
+            except CancelledInside as failed:
+                finished = await episode.end("error", detail=str(failed))
             finally:
                 with contextlib.suppress(Exception):
                     await session.kill()
@@ -217,6 +220,27 @@ async def record_episode(
             episode.stream, task.task_id, finished.end_reason, finished.answer, finished.steps,
             episode.tokens, finished.cost_usd, finished.detail,
         )  # fmt: skip
+
+
+class CancelledInside(Exception):
+    """Browser-Use cancelled work of its own (an event handler of its bus, a parent event's timeout) and the
+    cancellation reached its caller: the episode failed, the recording was not stopped."""
+
+
+async def not_cancelled_inside(work: Awaitable[_T]) -> _T:
+    """``work``, with a ``CancelledError`` that did not come from cancelling this task raised as ``CancelledInside``.
+
+    A cancellation is a ``BaseException``: left as it is, Browser-Use's own (seen once under load, its browser start
+    interrupted while another episode ran) ended the episode as ``aborted`` and stopped the whole run. Only this
+    task's cancellation (Ctrl-C, the run stopping: ``Task.cancelling()``) stays one.
+    """
+    try:
+        return await work
+    except asyncio.CancelledError as cancelled:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise
+        raise CancelledInside(f"browser-use cancelled its own work: {cancelled or 'CancelledError'}") from cancelled
 
 
 _HISTORY_NOTE = (
