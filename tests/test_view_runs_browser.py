@@ -32,6 +32,14 @@ async def _page(browser: Browser) -> Page:
     return await browser.new_page(viewport={"width": 1400, "height": 900})
 
 
+async def _polling_page(browser: Browser) -> tuple[Page, list[str]]:
+    """A page, and the URLs of the live polls it makes, as it makes them."""
+    page = await _page(browser)
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url) if request.url.endswith("/live") else None)
+    return page, polls
+
+
 async def _column(page: Page, title: str) -> list[str]:
     """The texts of the episode table's column headed ``title``."""
     return await page.evaluate(
@@ -119,9 +127,7 @@ async def test_a_run_being_recorded_reloads_as_episodes_finish_and_stops_when_it
         run = await open_run(store, label="live", agent="mine", model="m", tasks=tasks)
         await _episode(run, "T1")
         with serving(db, cwd=tmp_path) as url:
-            page = await _page(browser)
-            polls: list[str] = []
-            page.on("request", lambda request: polls.append(request.url) if request.url.endswith("/live") else None)
+            page, polls = await _polling_page(browser)
             await page.goto(url + "run/live")
             assert await page.text_content("#run-status") == "recording"
             assert await page.locator("#live").is_visible()
@@ -156,9 +162,7 @@ async def test_the_runs_list_reloads_while_a_run_is_recorded_and_stops_when_none
         first = await open_run(store, label="first", agent="mine", model="m", tasks=tasks)
         await _episode(first, "T1")
         with serving(db, cwd=tmp_path) as url:
-            page = await _page(browser)
-            polls: list[str] = []
-            page.on("request", lambda request: polls.append(request.url) if request.url.endswith("/live") else None)
+            page, polls = await _polling_page(browser)
             await page.goto(url)
             assert await page.locator("#live").is_visible()
             assert await _runs_column(page, 8) == ["recording"] and await _runs_column(page, 7) == ["1"]
