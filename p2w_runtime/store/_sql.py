@@ -70,22 +70,22 @@ def _event_with_segments() -> ClauseElement:
     return with_segments(_event_rows(), (s.stream == stream, s.first_seq <= seq, s.last_seq >= seq), 1)
 
 
-def _all_after(segments: bool) -> ClauseElement:
+def _all_after(*, segments_too: bool) -> ClauseElement:
     """A page of ``read_all`` without filters (what brings summaries up to date): compiled ahead."""
     after: BindParameter[int] = sa.bindparam("after", value=0)
     rows = sa.select(*core.EVENT_COLUMNS).where(core.EVENTS.c.position > after).order_by(core.EVENTS.c.position)
     segments_after = (core.SEGMENTS.c.last_position > after,)
-    return _page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments)
+    return _page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments_too)
 
 
 @fixed
 def _events_after() -> ClauseElement:
-    return _all_after(segments=False)
+    return _all_after(segments_too=False)
 
 
 @fixed
 def _events_after_with_segments() -> ClauseElement:
-    return _all_after(segments=True)
+    return _all_after(segments_too=True)
 
 
 def _page_of(
