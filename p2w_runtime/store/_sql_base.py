@@ -80,8 +80,12 @@ compiled (``SqlStoreBase.precompiled``), and ``_precompile.py`` compiles them fo
 
 
 def fixed(build: _Build) -> _Build:
-    """Register ``build`` in ``FIXED`` under its name (without the leading underscore)."""
-    FIXED[build.__name__.lstrip("_")] = build
+    """Register ``build`` in ``FIXED`` under its name (without the leading underscore); a name registered twice is
+    refused, since the later one would silently replace the statement the earlier module meant."""
+    name = build.__name__.lstrip("_")
+    if name in FIXED:
+        raise ValueError(f"FIXED statement {name!r} is registered twice")
+    FIXED[name] = build
     return build
 
 
@@ -109,12 +113,6 @@ def _head_with_segments() -> ClauseElement:
     segment = sa.select(s.last_seq, s.head_hash, s.last_type).where(s.stream == sa.bindparam("stream"))
     segment = segment.order_by(s.last_seq.desc()).limit(1)
     return sa.union_all(_head().subquery().select(), segment.subquery().select())
-
-
-@fixed
-def _event() -> ClauseElement:
-    e = core.EVENTS.c
-    return sa.select(*core.EVENT_COLUMNS).where(e.stream == sa.bindparam("stream"), e.seq == sa.bindparam("seq"))
 
 
 @fixed
@@ -178,10 +176,6 @@ class SqlStoreBase(EventStore):
         """The ``FIXED`` statement ``name`` that reads rows and segments alike, or rows alone in a database of the
         earlier schema opened read-only (no ``segments`` table, and none can be added)."""
         return self._statement(f"{name}_with_segments" if self.has_segments else name)
-
-    @cached_property
-    def _event_sql(self) -> Compiled:
-        return self._statement("event")
 
     @cached_property
     def _blob_sql(self) -> Compiled:
