@@ -249,7 +249,7 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
                         for row in rows:
                             yield make(row[:-1])
                     else:
-                        for _, item in in_order(rows, segments, order, after, bound, make, make_segment):
+                        for item in in_order(rows, segments, order, after, bound, make, make_segment):
                             yield item
                     if bound is not None:
                         after = bound
