@@ -30,6 +30,17 @@ if TYPE_CHECKING:
     CHAINED_COLUMNS: tuple[Column[Any], ...]
     """The columns ``read_chained`` selects: a row of them is a ``ChainedEvent``'s fields, in order."""
 
+TYPE_INDEXED = ("run.started", "run.finished", "episode.started", "episode.finished")
+"""The event types SQLite indexes by type (``ix_events_lifecycle``): a few an episode, read by type across the whole
+store (the summaries' first build, the viewer's search). A step's types are not indexed: their index entries made
+~40 % of a per-step append's SQLite work, and their typed reads are a run's (docs/design/store.md, "Appends, fifth
+round")."""
+TYPE_INDEXED_SQL = "({})".format(" OR ".join(f"type = '{t}'" for t in TYPE_INDEXED))
+"""The partial index's condition. A query may use the index only if its own WHERE holds this very term (SQLite's
+rule for partial indexes), so a typed read of these types adds it as written. Equalities, not ``type IN (...)``:
+SQLite evaluates a list of more than two values through a temporary b-tree it builds again for every row inserted,
+which cost more than the index saved."""
+
 EVENT_FIELDS = (
     "event_id", "stream", "seq", "position", "type", "schema_version", "recorded_at", "causation_id", "payload",
     "blobs", "prev_hash", "hash",

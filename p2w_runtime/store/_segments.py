@@ -28,6 +28,10 @@ SEGMENT_MIN_EVENTS = 16
 """A write stores a run of at least this many consecutive events of one stream as a segment. A recorded step is
 about five events and stays rows; an imported episode (about 40) becomes one segment (measured in
 docs/design/store.md, "Segments")."""
+SEGMENT_MAX_EVENTS = 512
+"""A segment holds at most this many events: a read of any of them decodes the segment whole, so a 200,000-step
+episode written in one batch is ~800 segments, and a page of its timeline decodes one or two (docs/design/store.md,
+"Segments: long streams")."""
 CODEC = "zstd-jsonl"
 """Each event as a JSON array of its envelope fields ending with its payload's length, a newline, the payload text
 as hashed and a newline; the whole zstd-compressed (level 3, with a content checksum)."""
@@ -58,7 +62,7 @@ class CorruptSegment(StoreError):
 
 def segment_runs(streams: Sequence[str]) -> list[tuple[int, int]]:
     """The ``[start, end)`` index ranges of a write's events to store as segments: runs of at least
-    ``SEGMENT_MIN_EVENTS`` consecutive events of one stream.
+    ``SEGMENT_MIN_EVENTS`` consecutive events of one stream, cut every ``SEGMENT_MAX_EVENTS``.
 
     The write's first event is always a row: an optimistic writer (PostgreSQL) learns that another appended after
     its last look by colliding with the row at the next position, so that position must be a row's.
@@ -70,7 +74,8 @@ def segment_runs(streams: Sequence[str]) -> list[tuple[int, int]]:
         while j < n and streams[j] == streams[i]:
             j += 1
         if j - i >= SEGMENT_MIN_EVENTS:
-            runs.append((i, j))
+            cuts = range(i, j, SEGMENT_MAX_EVENTS)
+            runs += [(start, min(start + SEGMENT_MAX_EVENTS, j)) for start in cuts if j - start >= SEGMENT_MIN_EVENTS]
         i = j
     return runs
 

@@ -100,6 +100,29 @@ def _page_of(
     return query.order_by(*(query.selected_columns[name] for name in by))
 
 
+def _all_page(
+    types: Sequence[str] | None, prefix: str | None
+) -> tuple[Select[Any], tuple[str, ...], list[ColumnElement[bool]], Any]:
+    """A page of ``read_all`` with filters, as ``_page`` takes it: rows of ``types`` (none: every type) in streams
+    under ``prefix`` (none: every stream), and the segments that may hold such events.
+
+    On SQLite only the lifecycle types have an index (``TYPE_INDEXED``); other typed reads walk the log by position
+    from ``after``, as an untyped read does (docs/design/store.md, "Appends, fifth round").
+    """
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    e, s = core.EVENTS.c, core.SEGMENTS.c
+    rows = sa.select(*core.EVENT_COLUMNS).where(e.position > after)
+    segments: list[ColumnElement[bool]] = [s.last_position > after]
+    if prefix is not None:
+        rows = rows.where(e.stream.startswith(prefix, autoescape=True))
+        segments.append(s.stream.startswith(prefix, autoescape=True))
+    if types:
+        rows = rows.where(e.type.in_(list(types)))
+        if set(types) <= set(core.TYPE_INDEXED):
+            rows = rows.where(sa.text(core.TYPE_INDEXED_SQL))  # what lets SQLite use its partial index
+    return rows.order_by(e.position), ("position",), segments, s.last_position
+
+
 class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
     """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens.
 
@@ -171,19 +194,11 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
         if stream_prefix is None and not types:  # what brings summaries up to date: compiled ahead
             page = self._with_segments("events_after")
             return self._merged([page], PAGE_SIZE, BY_POSITION, (after_position,), row_to_event, segment_stored)
-        after: BindParameter[int] = sa.bindparam("after", value=0)
-        e, s = core.EVENTS.c, core.SEGMENTS.c
-        rows = sa.select(*core.EVENT_COLUMNS).where(e.position > after)
-        segments: list[ColumnElement[bool]] = [s.last_position > after]
-        if stream_prefix is not None:
-            rows = rows.where(e.stream.startswith(stream_prefix, autoescape=True))
-            segments.append(s.stream.startswith(stream_prefix, autoescape=True))
         make_segment = segment_stored
         if types:
-            rows = rows.where(e.type.in_(list(types)))
             wanted = frozenset(types)
             make_segment = lambda row: [e for e in decoded(row, AT_EVENT) if e.type in wanted]  # noqa: E731
-        page = self._page(rows.order_by(e.position), ("position",), segments, s.last_position)
+        page = self._page(*_all_page(types, stream_prefix))
         return self._merged([page], PAGE_SIZE, BY_POSITION, (after_position,), row_to_event, make_segment)
 
     def _page(
@@ -234,7 +249,7 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
                         for row in rows:
                             yield make(row[:-1])
                     else:
-                        for _, item in in_order(rows, segments, order, after, bound, make, make_segment):
+                        for item in in_order(rows, segments, order, after, bound, make, make_segment):
                             yield item
                     if bound is not None:
                         after = bound

@@ -3,7 +3,7 @@ each read orders by, and a page's rows and segments' events merged in order (doc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -148,17 +148,22 @@ def in_order(
     bound: tuple[Any, ...] | None,
     make: Callable[[tuple[Any, ...]], _Read],
     make_segment: Callable[[tuple[Any, ...]], list[_Read]],
-) -> list[tuple[tuple[Any, ...], _Read]]:
+) -> Iterator[_Read]:
     """A page's rows and its segments' events after ``after`` and up to ``bound`` (None: all), by key.
 
-    A segment past the bound is left undecoded: the next page selects it again. No row's key and no other segment's
-    last key falls inside a segment's range, so a segment lies wholly on one side of the bound."""
-    items = [(order.row_key(row), make(row[:-1])) for row in rows]
-    for segment in segments:
-        if bound is not None and order.segment_key(segment) > bound:
+    No row's key and no other segment's last key falls inside a segment's range, so a segment lies wholly on one side
+    of the bound and of each row: rows and segments are put in order by a row's key and a segment's last key, and a
+    segment is decoded only when its turn comes. A reader that stops early (a first screen, a page of a timeline)
+    decodes only the segments it reached; one past the bound is left to the next page, which selects it again."""
+    units = [(order.row_key(row), False, i) for i, row in enumerate(rows)]
+    units += [(order.segment_key(segment), True, i) for i, segment in enumerate(segments)]
+    units.sort(key=lambda unit: (unit[0], unit[1]))
+    for key, is_segment, i in units:
+        if bound is not None and key > bound:
+            return
+        if not is_segment:
+            yield make(rows[i][:-1])
             continue
-        items += [(key, event) for event in make_segment(segment) if (key := order.key(event)) > after]
-    if bound is not None:
-        items = [item for item in items if item[0] <= bound]
-    items.sort(key=lambda item: item[0])
-    return items
+        for event in make_segment(segments[i]):
+            if order.key(event) > after:
+                yield event

@@ -12,7 +12,9 @@ class EventRow(SQLModel, table=True):
     __tablename__ = "events"
     __table_args__ = (
         UniqueConstraint("stream", "seq", name="uq_events_stream_seq"),
-        Index("ix_events_type", "type"),
+        # PostgreSQL indexes every type; SQLite only the lifecycle types, as a partial index it adds itself
+        # (``sqlite.py``, ``_INDEXES``): SQLAlchemy would not drop the full index from a database made before.
+        Index("ix_events_type", "type").ddl_if(dialect="postgresql"),
     )
 
     position: int | None = Field(default=None, primary_key=True)

@@ -26,6 +26,14 @@ import aiosqlite
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
+from p2w_runtime.store._sqlite_schema import (
+    BACKFILL_LABELS,
+    INDEXES,
+    TRIGGER_NAMES,
+    indexes_current,
+    may_become_ours,
+    missing_triggers,
+)
 from p2w_runtime.store._sqlite_statements import STATEMENTS, TABLES
 from schemas import NewEvent, StoredEvent
 
@@ -35,39 +43,6 @@ if TYPE_CHECKING:
 
 BUSY_TIMEOUT_MS = 60_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
-
-_APPEND_ONLY_TRIGGERS = [
-    f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
-    f"BEGIN SELECT RAISE(ABORT, '{table} are append-only: {verb} refused'); END"
-    for table in ("events", "blobs", "segments")
-    for verb in ("UPDATE", "DELETE")
-] + [
-    # INSERT OR REPLACE (and REPLACE INTO) delete the conflicting row without firing DELETE triggers, so an
-    # insert that would meet an existing event is refused before conflict resolution. Three lookups, each on
-    # its own index. An existing blob is kept and the insert skipped: content addressing means a second copy
-    # of a hash has nothing to add, and our own inserts race other writers on the same blobs.
-    "CREATE TRIGGER IF NOT EXISTS events_no_replace BEFORE INSERT ON events "
-    "WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position) "
-    "OR EXISTS (SELECT 1 FROM events WHERE event_id = NEW.event_id) "
-    "OR EXISTS (SELECT 1 FROM events WHERE stream = NEW.stream AND seq = NEW.seq) "
-    "BEGIN SELECT RAISE(ABORT, "
-    "'events are append-only: an event with this position, event_id or stream seq exists (no REPLACE)'); END",
-    "CREATE TRIGGER IF NOT EXISTS segments_no_replace BEFORE INSERT ON segments "
-    "WHEN EXISTS (SELECT 1 FROM segments WHERE first_position = NEW.first_position) "
-    "OR EXISTS (SELECT 1 FROM segments WHERE last_position = NEW.last_position) "
-    "OR EXISTS (SELECT 1 FROM segments WHERE stream = NEW.stream AND last_seq = NEW.last_seq) "
-    "BEGIN SELECT RAISE(ABORT, "
-    "'segments are append-only: a segment with this position or stream seq exists (no REPLACE)'); END",
-    "CREATE TRIGGER IF NOT EXISTS blobs_keep_first BEFORE INSERT ON blobs "
-    "WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
-]
-
-
-def _trigger_name(ddl: str) -> str:
-    return ddl.split()[5]  # CREATE TRIGGER IF NOT EXISTS <name>
-
-
-_TRIGGER_NAMES = frozenset(map(_trigger_name, _APPEND_ONLY_TRIGGERS))
 
 
 def check_sqlite_file(path: Path, *, create: bool) -> None:
@@ -105,22 +80,6 @@ def check_sqlite_file(path: Path, *, create: bool) -> None:
     recoverable = wal.exists() and wal.stat().st_size > 0
     if valid_for == change_counter and size < page_size * page_count and not recoverable:
         raise StoreError(f"{path}: database file is truncated ({size} of {page_size * page_count} bytes)")
-
-
-EVENT_TABLES = frozenset({"events", "blobs"})
-
-_BACKFILL_LABELS = (
-    "INSERT INTO run_labels (label, run_id) SELECT json_extract(payload, '$.label'), stream FROM events "
-    "WHERE type = 'run.started' ORDER BY position ON CONFLICT DO NOTHING"
-)
-"""A database made before labels were unique gets its labels once: the oldest run keeps a duplicated label
-(its later namesakes still load and are still found by id); only new runs are refused a taken label."""
-
-
-def _may_become_ours(tables: set[str], *, create: bool) -> bool:
-    """Only a file that already holds the event tables, or (when creating) holds no table at all, is ours to
-    initialise or switch to WAL: a foreign SQLite file is refused untouched."""
-    return tables >= EVENT_TABLES or (create and not tables)
 
 
 def _tables(cursor: Any) -> set[str]:
@@ -378,20 +337,23 @@ class SqliteEventStore(SqlEventStore):
         return insert(table).on_conflict_do_nothing()
 
     async def _ready(self) -> bool:
-        """Whether the file is a store that needs nothing created (every table and trigger there: what
-        ``_set_up`` would find), read on a reading connection without SQLAlchemy. A file that is no store of ours
+        """Whether the file is a store that needs nothing created or changed (every table, trigger and index as
+        ``_set_up`` would leave them), read on a reading connection without SQLAlchemy. A file that is no store of ours
         is refused."""
         async with self._reading() as session:
-            rows = await session.fetch("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger')")
+            rows = await session.fetch(
+                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger', 'index')"
+            )
         tables = {name for kind, name in rows if kind == "table"}
-        if not _may_become_ours(tables, create=self._create and not self.read_only):
+        if not may_become_ours(tables, create=self._create and not self.read_only):
             raise StoreError(f"{self.label}: a SQLite database, but not a p2w-rt event store")
         self.has_segments = not self.read_only or "segments" in tables  # a writer adds the table (``_set_up``)
         triggers = {name for kind, name in rows if kind == "trigger"}
-        return self.read_only or (tables >= TABLES and triggers >= _TRIGGER_NAMES)
+        indexes = {name for kind, name in rows if kind == "index"}
+        return self.read_only or (tables >= TABLES and triggers >= TRIGGER_NAMES and indexes_current(indexes))
 
     async def _set_up(self) -> None:
-        """Create what is missing (tables, triggers, the labels of a database older than them) in one
+        """Create what is missing (tables, triggers, the type index, the labels of a database older than them) in one
         transaction that holds the write lock, through the engine: two processes setting up one new file do it
         once."""
         from sqlalchemy import text
@@ -402,17 +364,16 @@ class SqliteEventStore(SqlEventStore):
             await conn.execution_options(p2w_immediate=True)
             async with conn.begin():
                 tables = {r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'"))}
-                if not _may_become_ours(tables, create=self._create):
+                if not may_become_ours(tables, create=self._create):
                     raise StoreError(f"{self.label}: a SQLite database, but not a p2w-rt event store")
                 await conn.run_sync(EVENTS.metadata.create_all)
                 triggers = {
                     r[0] for r in await conn.execute(text("SELECT name FROM sqlite_master WHERE type='trigger'"))
                 }
-                for ddl in _APPEND_ONLY_TRIGGERS:
-                    if _trigger_name(ddl) not in triggers:  # no DDL (no write) when they are all there
-                        await conn.execute(text(ddl))
+                for ddl in [*missing_triggers(triggers), *INDEXES]:  # IF [NOT] EXISTS: no write when in place
+                    await conn.execute(text(ddl))
                 if "run_labels" not in tables:
-                    await conn.execute(text(_BACKFILL_LABELS))
+                    await conn.execute(text(BACKFILL_LABELS))
 
 
 def writable(path: Path) -> bool:
@@ -499,7 +460,7 @@ def _prepare(dbapi_connection: Any, *, read_only: bool, create: bool) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     # WAL is persistent: never switch a foreign file, nor one opened read-only
-    if not read_only and _may_become_ours(_tables(cursor), create=create):
+    if not read_only and may_become_ours(_tables(cursor), create=create):
         cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()

@@ -312,3 +312,18 @@ async def test_a_pooled_connection_killed_by_the_server_fails_one_append_and_is_
         (event,) = await store.append([observation("r1", 3)])
         assert (event.seq, event.position) == (4, 4)
         await _chain_is_whole(store, 4)
+
+
+async def test_every_type_stays_indexed_on_postgres(postgres_server: PostgresServer) -> None:
+    """PostgreSQL keeps the index of every type that SQLite narrowed to the lifecycle types (``ddl_if``): appends
+    there are round trips, not index pages, and its typed reads of a step's types keep their index."""
+    url = postgres_server.fresh_database()
+    await _filled(url)
+    raw = await asyncpg.connect(url)
+    try:
+        indexes = {
+            r["indexname"] for r in await raw.fetch("SELECT indexname FROM pg_indexes WHERE tablename = 'events'")
+        }
+        assert "ix_events_type" in indexes and "ix_events_lifecycle" not in indexes
+    finally:
+        await raw.close()

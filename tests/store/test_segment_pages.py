@@ -4,6 +4,7 @@ whatever the write threshold was when the store's modules were imported (docs/de
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from p2w_runtime.store import _sql, _sql_pages, open_store
-from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
+from p2w_runtime.store._segments import SEGMENT_MAX_EVENTS, SEGMENT_MIN_EVENTS
 from p2w_runtime.store._sql_pages import EVENTS_PER_SEGMENT
 from p2w_runtime.store.contract.builders import observation
 
@@ -95,3 +96,31 @@ def test_pages_do_not_follow_a_write_threshold_raised_while_the_store_was_import
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["3"]
+
+
+async def test_a_long_stream_is_cut_into_segments_and_a_read_decodes_only_those_it_reaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2,000-event stream appended at once: a row, then segments of at most ``SEGMENT_MAX_EVENTS`` (the last 15
+    events too few for one of their own). Its first screen decodes the first segment only; a whole read, each once."""
+    decodes: list[object] = []
+    monkeypatch.setattr(_sql_pages, "segment_events", _counting(decodes, _sql_pages.segment_events))
+    async with open_store(tmp_path / "p2w.db") as store:
+        written = await store.append([observation("long", k) for k in range(1 + 3 * SEGMENT_MAX_EVENTS + 15)])
+        counted = await store.count()
+        events = store.read_stream("long")
+        first = [await anext(events) for _ in range(10)]
+        await events.aclose()  # type: ignore[attr-defined]
+        assert first == written[:10]
+        assert len(decodes) == 1
+        decodes.clear()
+        assert await _all(store.read_stream("long")) == written
+        assert (
+            await _all(store.read_stream("long", after_seq=SEGMENT_MAX_EVENTS + 7)) == written[SEGMENT_MAX_EVENTS + 7 :]
+        )
+    assert len(decodes) == 3 + 2
+    assert counted[0] == len(written)
+    with sqlite3.connect(tmp_path / "p2w.db") as raw:
+        lengths = [n for (n,) in raw.execute("SELECT last_seq - first_seq + 1 FROM segments ORDER BY first_seq")]
+        assert lengths == [SEGMENT_MAX_EVENTS] * 3
+        assert raw.execute("SELECT count(*) FROM events").fetchone() == (1 + 15,)

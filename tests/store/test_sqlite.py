@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from p2w_runtime.domain._summaries import SUMMARY_TYPES
 from p2w_runtime.store import EventStore, connect_store
+from p2w_runtime.store._core import TYPE_INDEXED, TYPE_INDEXED_SQL
+from p2w_runtime.store._sql import _all_page
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import observation, page_text
 from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteEventStore
@@ -156,3 +159,55 @@ async def test_append_now_writes_at_once_or_not_at_all(tmp_path: Path) -> None:
     finally:
         holder.close()
         await store.close()
+
+
+def _indexes(path: Path) -> dict[str, str]:
+    with sqlite3.connect(path) as raw:
+        rows = raw.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
+        return {name: sql for name, sql in rows if sql is not None}  # an automatic index has no SQL
+
+
+async def test_only_the_lifecycle_types_are_indexed_and_typed_reads_of_them_use_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "p2w.db"
+    await _filled(path)
+    assert set(_indexes(path)) == {"ix_events_lifecycle"}
+    assert TYPE_INDEXED_SQL in _indexes(path)["ix_events_lifecycle"]
+    # every type read by type across the store is in the partial index: the summaries' build, the viewer's search
+    assert {*SUMMARY_TYPES, "episode.started"} <= set(TYPE_INDEXED)
+    store = await connect_store(path)
+    try:
+        assert isinstance(store, SqliteEventStore)
+        with sqlite3.connect(path) as raw:
+
+            def plan(types: tuple[str, ...], prefix: str | None) -> str:
+                page = store._page(*_all_page(types, prefix))
+                params = page.params(after=0, limit=10, segment_limit=1)
+                return " | ".join(row[-1] for row in raw.execute(f"EXPLAIN QUERY PLAN {page.sql}", params))
+
+            assert "USING INDEX ix_events_lifecycle" in plan(SUMMARY_TYPES, None)
+            assert "USING INDEX ix_events_lifecycle" in plan(("episode.started",), "run/")
+            # a step's types walk the log by position from where the read starts, never a scan of the whole table
+            assert "USING INTEGER PRIMARY KEY (rowid>?)" in plan(("llm.call", "episode.started"), "run/")
+    finally:
+        await store.close()
+
+
+async def test_a_writer_swaps_the_earlier_type_index_and_a_reader_leaves_it(tmp_path: Path) -> None:
+    path = tmp_path / "p2w.db"
+    await _filled(path)
+    with sqlite3.connect(path) as raw:  # the schema before: every type indexed
+        raw.execute("DROP INDEX ix_events_lifecycle")
+        raw.execute("CREATE INDEX ix_events_type ON events (type)")
+    read_only = await connect_store(path, read_only=True)
+    try:
+        assert [e.type async for e in read_only.read_all(types=["observation"])] == ["observation"]
+    finally:
+        await read_only.close()
+    assert set(_indexes(path)) == {"ix_events_type"}
+    writer = await connect_store(path)
+    try:
+        await writer.append([observation("r1", 2)])
+        assert [e.seq async for e in writer.read_all(stream_prefix="r1", types=["observation"])] == [1, 2]
+    finally:
+        await writer.close()
+    assert set(_indexes(path)) == {"ix_events_lifecycle"}
