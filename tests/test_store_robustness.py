@@ -87,6 +87,37 @@ async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothin
     assert a_start < b_end and b_start < a_end, "the two writers were never appending at the same time"
 
 
+async def test_two_processes_opening_a_file_of_the_earlier_schema_at_once_swap_its_type_index_once(
+    tmp_path: Path,
+) -> None:
+    """A file whose ``events`` index every type (the schema before ``ix_events_lifecycle``): two writers open it at
+    the same moment, each finds the swap to make, one makes it under the write lock, and both append."""
+    db = tmp_path / "old.db"
+    async with open_store(db) as store:
+        await store.append([NewEvent(stream="before", payload=Rationale(step=1, source="planner", text="x"))])
+    with closing(sqlite3.connect(db)) as raw, raw:
+        raw.execute("DROP INDEX ix_events_lifecycle")
+        raw.execute("CREATE INDEX ix_events_type ON events (type)")
+    appends = 30
+    fork = multiprocessing.get_context("fork")
+    gate = fork.Barrier(2)
+    spans = fork.Queue()
+    children = [fork.Process(target=_append_in_child, args=(db, name, appends, gate, spans)) for name in ("a", "b")]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(timeout=120)
+        assert child.exitcode == 0
+    with closing(sqlite3.connect(db)) as raw:
+        indexes = {
+            name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        }
+    assert {"ix_events_lifecycle", "ix_events_type"} & indexes == {"ix_events_lifecycle"}
+    async with open_store(db, create=False) as store:
+        assert (await store.count())[0] == 1 + 2 * appends * 3
+        assert (await verify_store(store)).ok
+
+
 # -- kill -9 in the middle of a large import ------------------------------------------------------
 REPO = Path(__file__).resolve().parents[1]
 TASKS = REPO / "tests" / "data" / "persona2web" / "tasks"
