@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,7 @@ def unreadable(path: Path | str, cause: BaseException) -> StoreError | None:
 
 
 class WouldWait(Exception):
-    """Raised instead of waiting for SQLite's lock while the writer may not wait (``without_waiting``): nothing was
-    begun."""
+    """Raised instead of waiting for SQLite's lock while the writer may not wait (``may_wait``): nothing was begun."""
 
 
 class SqliteWriter:
@@ -47,21 +45,14 @@ class SqliteWriter:
         self.read_only = read_only
         self._conn: sqlite3.Connection | None = None
         self.lock = asyncio.Lock()
-        self._may_wait = True
+        self.may_wait = True
+        """False: a transaction that finds SQLite's lock taken raises ``WouldWait`` instead of sleeping
+        (``SqliteEventStore.append_now``)."""
 
     @property
     def busy(self) -> bool:
         """Whether a transaction of this process holds the writer or waits for it."""
         return self.lock.locked()
-
-    @contextmanager
-    def without_waiting(self) -> Iterator[None]:
-        """Within: a transaction that finds SQLite's lock taken raises ``WouldWait`` instead of sleeping."""
-        self._may_wait = False
-        try:
-            yield
-        finally:
-            self._may_wait = True
 
     def transaction(self) -> WriteTransaction:
         return WriteTransaction(self)
@@ -87,7 +78,7 @@ class SqliteWriter:
             except sqlite3.OperationalError as exc:
                 if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                     raise
-                if not self._may_wait:
+                if not self.may_wait:
                     raise WouldWait from exc
                 if time.monotonic() >= deadline:
                     raise

@@ -172,14 +172,16 @@ class SqliteEventStore(SqlEventStore):
         if self.read_only or self._writer.busy:
             return None
         appending = self.append(events)
+        self._writer.may_wait = False
         try:
-            with self._writer.without_waiting():
-                appending.send(None)
+            appending.send(None)
         except StopIteration as done:
             stored: list[StoredEvent] = done.value
             return stored
         except WouldWait:
             return None
+        finally:
+            self._writer.may_wait = True
         appending.close()  # it suspended before its transaction (this process's queue for the writer): nothing written
         return None
 
