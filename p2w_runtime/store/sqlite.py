@@ -1,4 +1,6 @@
-"""The embedded SQLite backend (aiosqlite): WAL, busy timeout, append-only triggers.
+"""The embedded SQLite backend: the file checked before it is opened, WAL, busy timeout, reading connections
+(aiosqlite), setting a file up. What it adds to the tables is in ``_sqlite_schema.py``, its writer in
+``_sqlite_writer.py``.
 
 Opening a store that is already set up, and reading it with the statements compiled ahead
 (``_sqlite_statements.py``), imports no SQLAlchemy: a listing (``runs``, ``show RUN``) never does. The engine,
@@ -8,13 +10,11 @@ compiled (docs/design/startup.md, fourth round).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sqlite3
 import struct
 import threading
-import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import cached_property
 from pathlib import Path
@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import aiosqlite
 
-from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError
+from p2w_runtime.store._event_store import IntegrityError, StoreError
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
 from p2w_runtime.store._sqlite_schema import (
@@ -35,13 +35,13 @@ from p2w_runtime.store._sqlite_schema import (
     missing_triggers,
 )
 from p2w_runtime.store._sqlite_statements import STATEMENTS, TABLES
+from p2w_runtime.store._sqlite_writer import BUSY_TIMEOUT_MS, SqliteWriter, WouldWait, WriteTransaction, unreadable
 from schemas import NewEvent, StoredEvent
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
     from sqlalchemy.sql import ClauseElement
 
-BUSY_TIMEOUT_MS = 60_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -87,17 +87,6 @@ def _tables(cursor: Any) -> set[str]:
     return {row[0] for row in cursor.fetchall()}
 
 
-_OUR_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)
-"""Driver errors that stay errors: refused appends (handled by the recorder) and malformed SQL."""
-
-
-def _unreadable(path: Path | str, cause: BaseException) -> StoreError | None:
-    """A corrupt, locked or unwritable file is the user's to fix: one message naming it, no traceback."""
-    if isinstance(cause, sqlite3.DatabaseError) and not isinstance(cause, _OUR_BUGS):
-        return StoreError(f"{path}: unreadable database ({cause})")
-    return None
-
-
 class _AiosqliteSession(Session):
     """One aiosqlite call per statement: each is a single hand-off to the connection's thread."""
 
@@ -111,84 +100,9 @@ class _AiosqliteSession(Session):
         await self._conn.executemany(sql, rows)
 
 
-class _WriterSession(Session):
-    """The writer's own ``sqlite3`` connection, used on the event loop's thread: no thread hand-off per statement.
-
-    Only inside a transaction that holds the write lock (``BEGIN IMMEDIATE``): in WAL mode its reads never wait
-    and its writes and ``COMMIT`` wait for nobody (``synchronous=NORMAL``: no fsync at commit), so a statement
-    takes microseconds. Waiting for the lock is what can take long, and that sleeps on the loop
-    (``SqliteEventStore._begin``). docs/design/store.md, "Appends".
-    """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._conn.execute(sql, params).fetchall()
-
-    async def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._conn.executemany(sql, rows)
-
-    async def insert_events(self, sql: str, rows: Iterable[Sequence[Any]], count: int) -> None:
-        self._conn.executemany(sql, rows)  # consumes the sealing generator as it inserts
-
-
-class _WriteTransaction:
-    """``SqliteEventStore._writing``: this process's writer, ``BEGIN IMMEDIATE``, then ``COMMIT`` on a clean exit and
-    ``ROLLBACK`` otherwise, driver errors as the store's. A class, not an ``asynccontextmanager``: that is an async
-    generator per transaction, which the event loop registers and forgets, 2.4 % of a per-step append's samples
-    (docs/design/store.md, "Appends, fourth round")."""
-
-    __slots__ = ("_conn", "_store")
-
-    def __init__(self, store: SqliteEventStore) -> None:
-        self._store = store
-
-    async def __aenter__(self) -> Session:
-        store = self._store
-        if store.read_only:
-            raise ReadOnlyStore(f"{store.label}: opened read-only (the file, its folder or its medium is read-only)")
-        await store._writer_lock.acquire()
-        try:
-            self._conn = conn = store._writer_connection()
-            try:
-                await store._begin(conn)
-            except sqlite3.DatabaseError as exc:
-                error = store._driver_error(conn, exc)
-                if error is None:
-                    raise
-                raise error from exc
-        except BaseException:
-            store._writer_lock.release()
-            raise
-        return _WriterSession(conn)
-
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
-        store, conn = self._store, self._conn
-        try:
-            if exc is None:
-                try:
-                    conn.commit()
-                except sqlite3.DatabaseError as failed:
-                    error = store._driver_error(conn, failed)
-                    if error is None:
-                        raise
-                    raise error from failed
-            else:
-                conn.rollback()
-                if isinstance(exc, sqlite3.DatabaseError) and (error := store._driver_error(conn, exc)) is not None:
-                    raise error from exc
-        finally:
-            store._writer_lock.release()
-
-
-class _WouldWait(Exception):
-    """Raised instead of waiting for SQLite's lock during ``append_now``: nothing was begun."""
-
-
 class SqliteEventStore(SqlEventStore):
     """SQLite through aiosqlite for reads; writes on one ``sqlite3`` connection of this store's own (see
-    ``_WriterSession``). Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL).
+    ``SqliteWriter``). Writers serialise on BEGIN IMMEDIATE; readers never block them (WAL).
 
     Reading connections are kept for the next reader (``_driver``), as an engine's pool would keep them; the
     SQLAlchemy engine itself is made only when something needs it (``engine``)."""
@@ -202,17 +116,12 @@ class SqliteEventStore(SqlEventStore):
         self._create = create
         self._idle: list[aiosqlite.Connection] = []
         """Open reading connections no reader holds."""
-        self._writer: sqlite3.Connection | None = None
-        self._writer_lock = asyncio.Lock()
-        """The writer connection runs one transaction at a time; this process's tasks queue here, others on the
-        database's lock."""
-        self._may_wait = True
-        """False while ``append_now`` runs: ``_begin`` then raises ``_WouldWait`` instead of sleeping."""
+        self._writer = SqliteWriter(path, label, read_only=read_only)
 
     @cached_property
     def engine(self) -> AsyncEngine:  # type: ignore[override]  # made on first use, not passed in
         """The SQLAlchemy engine: for setting the store up (``create_all``), and the dialect statements are compiled
-        for. Reading and writing use the driver connections directly (``_driver``, ``_writer_connection``)."""
+        for. Reading and writing use the driver connections directly (``_driver``, ``SqliteWriter``)."""
         return _engine(self._path, read_only=self.read_only, create=self._create)
 
     async def _connect(self) -> aiosqlite.Connection:
@@ -245,7 +154,7 @@ class SqliteEventStore(SqlEventStore):
             if conn is not None:
                 await conn.close()
                 conn = None
-            error = _unreadable(self.label, exc)
+            error = unreadable(self.label, exc)
             if error is None:
                 raise
             raise error from exc
@@ -257,69 +166,30 @@ class SqliteEventStore(SqlEventStore):
         """``append`` run to its end right here, when it can be: this process's writer is idle and SQLite's lock is
         free on the first try. Without blobs to compress, ``append`` never suspends then (every statement is a
         plain ``sqlite3`` call on this thread), so its coroutine is driven by hand, without a task or a turn of the
-        event loop. If it would wait, it stops before its transaction begins and None is returned: ``_begin`` raises
-        ``_WouldWait`` when SQLite's lock is taken, and a coroutine that suspends anyway (queued behind another task
+        event loop. If it would wait, it stops before its transaction begins and None is returned: the writer raises
+        ``WouldWait`` when SQLite's lock is taken, and a coroutine that suspends anyway (queued behind another task
         of this process for the writer) is closed where it waits."""
-        if self.read_only or self._writer_lock.locked():
+        if self.read_only or self._writer.busy:
             return None
         appending = self.append(events)
-        self._may_wait = False
+        self._writer.may_wait = False
         try:
             appending.send(None)
         except StopIteration as done:
             stored: list[StoredEvent] = done.value
             return stored
-        except _WouldWait:
+        except WouldWait:
             return None
         finally:
-            self._may_wait = True
+            self._writer.may_wait = True
         appending.close()  # it suspended before its transaction (this process's queue for the writer): nothing written
         return None
 
-    def _writing(self) -> _WriteTransaction:
-        return _WriteTransaction(self)
-
-    def _driver_error(self, conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> StoreError | None:
-        """What a driver error in a write transaction becomes, after rolling the transaction back; None: re-raised
-        as it is (a bug of ours)."""
-        if conn.in_transaction:
-            conn.rollback()
-        if isinstance(exc, sqlite3.IntegrityError):
-            return IntegrityError(str(exc))
-        return _unreadable(self.label, exc)
-
-    def _writer_connection(self) -> sqlite3.Connection:
-        if self._writer is None:
-            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout=0")  # never wait on the event loop's thread: _begin retries
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._writer = conn
-        return self._writer
-
-    async def _begin(self, conn: sqlite3.Connection) -> None:
-        """Take the write lock: at once when it is free (nearly always); else retry, sleeping on the event loop as
-        SQLite's own busy handler sleeps (1 ms growing to 25 ms), until the busy timeout, while another writer
-        (task or process) commits. Nothing is open while it sleeps, so a cancelled writer leaves nothing behind."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        pause = 0.001
-        while True:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                    raise
-                if not self._may_wait:
-                    raise _WouldWait from exc
-                if time.monotonic() >= deadline:
-                    raise
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.025)
+    def _writing(self) -> WriteTransaction:
+        return self._writer.transaction()
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        self._writer.close()
         idle, self._idle = self._idle, []
         for conn in idle:
             await conn.close()
@@ -448,7 +318,7 @@ def _engine(path: Path, *, read_only: bool, create: bool) -> AsyncEngine:
 
     @event.listens_for(engine.sync_engine, "handle_error")
     def _name_the_file(context: Any) -> Exception | None:
-        return _unreadable(path, context.original_exception)
+        return unreadable(path, context.original_exception)
 
     return engine
 
