@@ -27,7 +27,7 @@ from schemas import NewEvent, Observation, Rationale
 def _append_in_child(db: Path, name: str, appends: int, gate: Barrier, spans: multiprocessing.Queue) -> None:
     async def append() -> None:
         store = await connect_store(db)
-        gate.wait()  # both connected: the appends below race each other
+        gate.wait(timeout=60)  # both connected: the appends below race each other (a child that failed: no hang)
         started = time.monotonic()
         try:
             for i in range(appends):
@@ -46,9 +46,9 @@ def _append_in_child(db: Path, name: str, appends: int, gate: Barrier, spans: mu
     asyncio.run(append())
 
 
-async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothing(tmp_path: Path) -> None:
-    db = tmp_path / "shared.db"  # does not exist yet: both processes create it at the same moment
-    appends = 150
+def _append_in_two_children(db: Path, appends: int) -> multiprocessing.Queue:
+    """Children "a" and "b" appending ``appends`` times each to ``db`` at once (``_append_in_child``); each has
+    exited cleanly. The queue holds their appending spans."""
     fork = multiprocessing.get_context("fork")
     gate = fork.Barrier(2)
     spans = fork.Queue()
@@ -58,6 +58,13 @@ async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothin
     for child in children:
         child.join(timeout=120)
         assert child.exitcode == 0
+    return spans
+
+
+async def test_two_processes_appending_to_one_new_file_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"  # does not exist yet: both processes create it at the same moment
+    appends = 150
+    spans = _append_in_two_children(db, appends)
     store = await connect_store(db, create=False)
     try:
         events = [e async for e in store.read_all()]
@@ -99,15 +106,7 @@ async def test_two_processes_opening_a_file_of_the_earlier_schema_at_once_swap_i
         raw.execute("DROP INDEX ix_events_lifecycle")
         raw.execute("CREATE INDEX ix_events_type ON events (type)")
     appends = 30
-    fork = multiprocessing.get_context("fork")
-    gate = fork.Barrier(2)
-    spans = fork.Queue()
-    children = [fork.Process(target=_append_in_child, args=(db, name, appends, gate, spans)) for name in ("a", "b")]
-    for child in children:
-        child.start()
-    for child in children:
-        child.join(timeout=120)
-        assert child.exitcode == 0
+    _append_in_two_children(db, appends)
     with closing(sqlite3.connect(db)) as raw:
         indexes = {
             name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
