@@ -34,9 +34,11 @@ APPEND_ONLY_TRIGGERS = [
 """The triggers that keep ``events``, ``blobs`` and ``segments`` append-only against any writer, ours or not."""
 
 TYPE_INDEX = "ix_events_lifecycle"
+_EVERY_TYPE_INDEX = "ix_events_type"
+"""The index of every type that files made before ``TYPE_INDEX`` have (and PostgreSQL keeps)."""
 INDEXES = [
     f"CREATE INDEX IF NOT EXISTS {TYPE_INDEX} ON events (type) WHERE {TYPE_INDEXED_SQL}",
-    "DROP INDEX IF EXISTS ix_events_type",
+    f"DROP INDEX IF EXISTS {_EVERY_TYPE_INDEX}",
 ]
 """The type index of ``events``: the lifecycle types only (``TYPE_INDEXED``), in place of the index of every type
 that databases made before it have (docs/design/store.md, "Appends, fifth round")."""
@@ -56,7 +58,7 @@ def missing_triggers(present: set[str]) -> list[str]:
 
 def indexes_current(present: set[str]) -> bool:
     """Whether the index names ``present`` on the file are today's (the partial type index, not the full one)."""
-    return TYPE_INDEX in present and "ix_events_type" not in present
+    return TYPE_INDEX in present and _EVERY_TYPE_INDEX not in present
 
 
 EVENT_TABLES = frozenset({"events", "blobs"})

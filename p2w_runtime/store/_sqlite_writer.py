@@ -31,6 +31,29 @@ def unreadable(path: Path | str, cause: BaseException) -> StoreError | None:
     return None
 
 
+class BusyBackoff:
+    """SQLite's own busy handler's schedule, for a lock SQLite will not wait for itself: 1 ms growing to 25 ms between
+    tries, up to the busy timeout. ``pause`` says how long to wait after a failed try, or re-raises what failed."""
+
+    __slots__ = ("_deadline", "_pause")
+
+    def __init__(self) -> None:
+        self._deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        self._pause = 0.001
+
+    def pause(self, failed: sqlite3.OperationalError) -> float:
+        """Seconds to wait before trying again; ``failed`` raised when it is not a lock taken, or time is up."""
+        if not is_busy(failed) or time.monotonic() >= self._deadline:
+            raise failed
+        pause, self._pause = self._pause, min(self._pause * 2, 0.025)
+        return pause
+
+
+def is_busy(failed: sqlite3.OperationalError) -> bool:
+    """Whether ``failed`` says a lock is held by another connection."""
+    return failed.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 class WouldWait(Exception):
     """Raised instead of waiting for SQLite's lock while the writer may not wait (``may_wait``): nothing was begun."""
 
@@ -69,21 +92,16 @@ class SqliteWriter:
         """Take the write lock: at once when it is free (nearly always); else retry, sleeping on the event loop as
         SQLite's own busy handler sleeps (1 ms growing to 25 ms), until the busy timeout, while another writer
         (task or process) commits. Nothing is open while it sleeps, so a cancelled writer leaves nothing behind."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        pause = 0.001
+        backoff = BusyBackoff()
         while True:
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                    raise
-                if not self.may_wait:
+                if not self.may_wait and is_busy(exc):
                     raise WouldWait from exc
-                if time.monotonic() >= deadline:
-                    raise
+                pause = backoff.pause(exc)
             await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.025)
 
     def driver_error(self, conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> StoreError | None:
         """What a driver error in a write transaction becomes, after rolling the transaction back; None: re-raised

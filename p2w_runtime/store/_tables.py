@@ -13,7 +13,7 @@ class EventRow(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("stream", "seq", name="uq_events_stream_seq"),
         # PostgreSQL indexes every type; SQLite only the lifecycle types, as a partial index it adds itself
-        # (``sqlite.py``, ``_INDEXES``): SQLAlchemy would not drop the full index from a database made before.
+        # (``_sqlite_schema.py``, ``INDEXES``): SQLAlchemy would not drop the full index from a database made before.
         Index("ix_events_type", "type").ddl_if(dialect="postgresql"),
     )
 

@@ -36,7 +36,14 @@ from p2w_runtime.store._sqlite_schema import (
     missing_triggers,
 )
 from p2w_runtime.store._sqlite_statements import STATEMENTS, TABLES
-from p2w_runtime.store._sqlite_writer import BUSY_TIMEOUT_MS, SqliteWriter, WouldWait, WriteTransaction, unreadable
+from p2w_runtime.store._sqlite_writer import (
+    BUSY_TIMEOUT_MS,
+    BusyBackoff,
+    SqliteWriter,
+    WouldWait,
+    WriteTransaction,
+    unreadable,
+)
 from schemas import NewEvent, StoredEvent
 
 if TYPE_CHECKING:
@@ -340,11 +347,10 @@ def _prepare(dbapi_connection: Any, *, read_only: bool, create: bool) -> None:
 def _switch_to_wal(cursor: Any) -> None:
     """Put the file in WAL mode unless it is already. The switch takes an exclusive lock, and two processes making
     one new file at once may each hold the shared lock the other waits behind: SQLite then refuses one at once,
-    without its busy handler, "database is locked". That one waits as the busy handler would (1 ms growing to 25 ms,
-    up to the busy timeout) and looks again (``test_two_processes_appending_to_one_new_file...``: 2 failures in 15
+    without its busy handler, "database is locked". That one waits as the busy handler would (``BusyBackoff``) and
+    looks again (``test_two_processes_appending_to_one_new_file...``: 2 failures in 15
     runs before)."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    pause = 0.001
+    backoff = BusyBackoff()
     while True:
         try:
             cursor.execute("PRAGMA journal_mode")  # the engine's cursor returns nothing from execute
@@ -352,7 +358,5 @@ def _switch_to_wal(cursor: Any) -> None:
                 cursor.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or time.monotonic() >= deadline:
-                raise
+            pause = backoff.pause(exc)
         time.sleep(pause)  # on the driver's thread, or the engine's set-up of a new file
-        pause = min(pause * 2, 0.025)
