@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.agent import ROLE_PARAMS, AgentConfig, Episode
+from p2w_runtime.agent import AGENT_NAME, ROLE_PARAMS, AgentConfig, Episode
 from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks, under
 from p2w_runtime.errors import UserError
 from p2w_runtime.rerun._compare import first_mismatch
@@ -171,15 +171,29 @@ def agent_config(run: RunInfo) -> AgentConfig:
     return AgentConfig(**{k: v for k, v in recorded.items() if k in AgentConfig.__dataclass_fields__})
 
 
-async def recorded_run(store: EventStore, run_ref: str, verb: str) -> RunInfo:
-    """The run ``run_ref``; imported runs are refused, having no recorded LLM calls to answer the agent."""
+async def recorded_run(store: EventStore, run_ref: str, verb: str, *, own_agent: bool = True) -> RunInfo:
+    """The run ``run_ref``; imported runs are refused, having no recorded LLM calls to answer the agent, and so
+    (``own_agent``) are runs another agent recorded: only the agent that recorded a run re-executes it."""
     run = await find_run(store, run_ref)
     if run.started.source != "recorded":
         raise UserError(
             f"run {run.label!r} was imported ({run.started.import_format or 'unknown format'}), not recorded: "
             f"it has no recorded LLM calls to {verb} against"
         )
+    if own_agent and run.started.agent != AGENT_NAME:
+        raise UserError(recorded_by(run, verb))
     return run
+
+
+def recorded_by(run: RunInfo, verb: str) -> str:
+    """One line: which agent recorded ``run`` and how to re-execute it, since p2w-rt's agent would be the wrong one."""
+    how = f"p2w-rt rerun {run.label} --exec CMD"
+    if verb == "fork":
+        how = f"p2w-rt fork {run.label} TASK --at-step K --exec CMD"
+    return (
+        f"run {run.label!r} was recorded by agent {run.started.agent!r}, not by p2w-rt's agent, and only the agent "
+        f"that recorded a run re-executes it: {how}, CMD being the command that starts that agent"
+    )
 
 
 def select_episodes(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, ...]) -> list[EpisodeRef]:
