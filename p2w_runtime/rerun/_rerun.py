@@ -187,12 +187,10 @@ async def recorded_run(store: EventStore, run_ref: str, verb: str, *, own_agent:
 
 def recorded_by(run: RunInfo, verb: str) -> str:
     """One line: which agent recorded ``run`` and how to re-execute it, since p2w-rt's agent would be the wrong one."""
-    how = f"p2w-rt rerun {run.label} --exec CMD"
-    if verb == "fork":
-        how = f"p2w-rt fork {run.label} TASK --at-step K --exec CMD"
     return (
-        f"run {run.label!r} was recorded by agent {run.started.agent!r}, not by p2w-rt's agent, and only the agent "
-        f"that recorded a run re-executes it: {how}, CMD being the command that starts that agent"
+        f"run {run.label!r} was recorded by agent {run.started.agent!r}, not by p2w-rt's agent, which {verb} would "
+        f"run: only the agent that recorded a run re-executes it, with p2w-rt rerun {run.label} --exec CMD "
+        "(CMD: the command that starts that agent)"
     )
 
 
