@@ -19,10 +19,13 @@ from click.testing import CliRunner
 from cli import main
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.exec import EpisodeReplay, ReplayEndpoint
+from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
+from p2w_runtime.recording import open_run
 from p2w_runtime.rerun import load_episode
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
-from schemas import LlmCall
+from schemas import LlmCall, ParsedAction
+from tests.recording_tasks import TASKS
 
 pytestmark = pytest.mark.slow  # Chromium, and the embedder once while recording
 
@@ -133,3 +136,21 @@ async def test_the_endpoint_answers_the_recorded_call_in_every_wire_format(recor
             assert response.output_text == first.response
             with pytest.raises(openai.BadRequestError, match=r"not in the recording .*messages\[0\]\.content"):
                 await client.chat.completions.create(model=first.model, messages=[{"role": "user", "content": "hi"}])
+
+
+def test_a_browser_use_run_is_refused_in_one_line_saying_why(tmp_path: Path) -> None:
+    db = tmp_path / "bu.db"
+
+    async def recorded_by_browser_use() -> None:
+        async with open_store(db) as store, await open_run(
+            store, label="bu", agent=BROWSER_USE, model="m", tasks=TASKS[:1]
+        ) as run, run.episode(TASKS[0]) as episode:  # fmt: skip
+            await episode.observe(url="http://shop.example/")
+            await episode.action("done [penne]", ParsedAction(name="done", args=["penne"]))
+            await episode.end("answered", "penne")
+
+    asyncio.run(recorded_by_browser_use())
+    for args in (["rerun", "bu"], ["fork", "bu", "T1", "--at-step", "1"]):
+        done = CliRunner().invoke(main, ["--db", str(db), *args])
+        assert done.exit_code != 0 and len(done.output.strip().splitlines()) == 1, done.output
+        assert "recorded by agent 'browser-use'" in done.output and "tab ids" in done.output

@@ -18,6 +18,7 @@ from typing import Any
 from p2w_runtime.agent import AGENT_NAME, ROLE_PARAMS, AgentConfig, Episode
 from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks, under
 from p2w_runtime.errors import UserError
+from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._environment import RecordedEnvironment
 from p2w_runtime.rerun._llm import RecordedLlm
@@ -186,7 +187,16 @@ async def recorded_run(store: EventStore, run_ref: str, verb: str, *, own_agent:
 
 
 def recorded_by(run: RunInfo, verb: str) -> str:
-    """One line: which agent recorded ``run`` and how to re-execute it, since p2w-rt's agent would be the wrong one."""
+    """One line: which agent recorded ``run`` and how to re-execute it, since p2w-rt's agent would be the wrong one.
+
+    Browser-Use cannot be answered from its recording by fingerprint: its prompts carry the day's date and
+    Chromium's tab ids, which differ on every run (docs/design/replay.md)."""
+    if run.started.agent == BROWSER_USE:
+        return (
+            f"run {run.label!r} was recorded by agent 'browser-use' (record --agent browser-use), not by p2w-rt's "
+            f"agent, which {verb} would run: re-executing Browser-Use from its recording is not supported, its "
+            "prompts carry the date and Chromium's tab ids, which no recorded call answers"
+        )
     return (
         f"run {run.label!r} was recorded by agent {run.started.agent!r}, not by p2w-rt's agent, which {verb} would "
         f"run: only the agent that recorded a run re-executes it, with p2w-rt rerun {run.label} --exec CMD "
