@@ -57,9 +57,10 @@ def rerun_cmd(
     if command is not None:
         if record_as or recorded_retrieval or history_dir:
             raise click.UsageError(
-                "--exec re-executes an outside agent: no --record-as, --recorded-retrieval, --history"
+                "--exec serves the recording as it is: no --record-as, --recorded-retrieval, --history"
             )
-        _rerun_exec(ctx, run_ref, task_ids, command, as_json)
+        _rerun_exec(ctx, run_ref, task_ids, command, as_json)  # exits
+        return
     from p2w_runtime.rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
     options = RerunOptions(

@@ -100,6 +100,26 @@ def test_one_word_of_the_prompt_changed_is_named_at_its_step(recorded: Path, tmp
     assert code == 1 and f"  {TASK}: step 2: prompt changed" in text
 
 
+def test_an_action_parsed_otherwise_is_named_at_its_step_with_the_agent_ending_normally(
+    recorded: Path, tmp_path: Path
+) -> None:
+    changed = tmp_path / "split_agent.py"
+    source = EXAMPLE.read_text()
+    assert source.count("args=[arg]") == 1
+    changed.write_text(source.replace("args=[arg]", 'args=arg.split("+")'))  # only step 2's URL has a '+'
+    code, output = rerun(recorded, changed, "--json")
+    assert code == 1, output
+    (episode,) = json.loads(output)["episodes"]
+    assert episode["exit_code"] == 0  # the prompts are the same: every call is answered, the agent ends as before
+    mismatch = episode["mismatch"]
+    assert mismatch["step"] == 2 and mismatch["kind"] == "action differs"
+    assert (
+        mismatch["recorded"]
+        == mismatch["reexecuted"]
+        == ("goto [http://basket.p2w.test/search?q=gluten-free+organic+penne] (executed)")
+    )  # the raw text is the same; the parsed arguments differ
+
+
 def test_rerun_and_fork_without_exec_name_the_agent_that_recorded_the_run(recorded: Path) -> None:
     cli = CliRunner()
     for args in (["rerun", "mine"], ["fork", "mine", TASK, "--at-step", "2"]):
@@ -109,6 +129,8 @@ def test_rerun_and_fork_without_exec_name_the_agent_that_recorded_the_run(record
         assert len(lines) == 1, done.output
         assert "recorded by agent 'replayable-example'" in lines[0] and "--exec CMD" in lines[0]
         assert "Traceback" not in done.output
+    mixed = cli.invoke(main, ["--db", str(recorded), "rerun", "mine", "--exec", "true", "--record-as", "again"])
+    assert mixed.exit_code == 2 and "--exec serves the recording as it is" in mixed.output
 
 
 async def test_the_endpoint_answers_the_recorded_call_in_every_wire_format(recorded: Path) -> None:
@@ -136,6 +158,9 @@ async def test_the_endpoint_answers_the_recorded_call_in_every_wire_format(recor
             assert response.output_text == first.response
             with pytest.raises(openai.BadRequestError, match=r"not in the recording .*messages\[0\]\.content"):
                 await client.chat.completions.create(model=first.model, messages=[{"role": "user", "content": "hi"}])
+            mismatch = endpoint.episode.mismatch()  # nothing handed back: compared by the calls made
+            assert mismatch is not None and mismatch.kind == "prompt changed"
+            assert mismatch.step == source.answered[1].step and "messages[0].content" in (mismatch.reexecuted or "")
 
 
 def test_a_browser_use_run_is_refused_in_one_line_saying_why(tmp_path: Path) -> None:
