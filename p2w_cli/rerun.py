@@ -34,6 +34,14 @@ if TYPE_CHECKING:
     help="Re-execute the agent that recorded RUN: CMD (through the shell) once per episode, its model calls and "
     "history retrievals served from the recording (docs/design/replay.md).",
 )
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="With --exec: seconds an agent may take per episode before it is killed (the episode then differs).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
 @click.pass_context
 def rerun_cmd(
@@ -46,6 +54,7 @@ def rerun_cmd(
     record_as: str | None,
     cache_dir: Path | None,
     command: str | None,
+    timeout_s: float,
     as_json: bool,
 ) -> None:
     """Re-execute RUN's episodes (or TASKs) against their recording; exit 0 only when every one is identical.
@@ -59,7 +68,7 @@ def rerun_cmd(
             raise click.UsageError(
                 "--exec serves the recording as it is: no --record-as, --recorded-retrieval, --history"
             )
-        _rerun_exec(ctx, run_ref, task_ids, command, as_json)  # exits
+        _rerun_exec(ctx, run_ref, task_ids, command, timeout_s, as_json)  # exits
         return
     from p2w_runtime.rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
@@ -113,14 +122,17 @@ def _echo_episode(task_id: str, m: Mismatch | None) -> None:
     if m is None:
         click.echo(safe(f"  {task_id}: identical"))
         return
-    click.echo(safe(f"  {task_id}: step {m.step}: {m.kind}"))
+    at = f"step {m.step}: " if m.step is not None else ""
+    click.echo(safe(f"  {task_id}: {at}{m.kind}"))
     click.echo(safe(f"      recorded:    {m.recorded}"))
     click.echo(safe(f"      re-executed: {m.reexecuted}"))
     for line in (m.diff or "").splitlines():
         click.echo("      " + safe(line))
 
 
-def _rerun_exec(ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], command: str, as_json: bool) -> None:
+def _rerun_exec(
+    ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], command: str, timeout_s: float, as_json: bool
+) -> None:
     """``--exec``: the recording agent's command, once per episode, against the replay endpoint."""
     from p2w_runtime.exec import ExecEpisode, ExecReport, rerun_exec
 
@@ -132,7 +144,7 @@ def _rerun_exec(ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], com
                     m = episode.mismatch
                     say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
 
-                return await rerun_exec(store, run_ref, command, task_ids, progress=told)
+                return await rerun_exec(store, run_ref, command, task_ids, timeout_s=timeout_s, progress=told)
 
     report = run(_go())
     if as_json:

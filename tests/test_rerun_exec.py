@@ -120,6 +120,13 @@ def test_an_action_parsed_otherwise_is_named_at_its_step_with_the_agent_ending_n
     )  # the raw text is the same; the parsed arguments differ
 
 
+def test_an_agent_that_hangs_is_killed_at_the_timeout_and_its_episode_differs(recorded: Path) -> None:
+    done = CliRunner().invoke(main, ["--db", str(recorded), "rerun", "mine", "--exec", "sleep 60", "--timeout", "1"])
+    assert done.exit_code == 1, done.output
+    assert f"  {TASK}: ends earlier" in done.stdout
+    assert "the agent was killed at its timeout" in done.stdout
+
+
 def test_rerun_and_fork_without_exec_name_the_agent_that_recorded_the_run(recorded: Path) -> None:
     cli = CliRunner()
     for args in (["rerun", "mine"], ["fork", "mine", TASK, "--at-step", "2"]):
