@@ -120,6 +120,24 @@ def test_an_action_parsed_otherwise_is_named_at_its_step_with_the_agent_ending_n
     )  # the raw text is the same; the parsed arguments differ
 
 
+def test_another_history_query_is_refused_to_the_agent_and_named(recorded: Path, tmp_path: Path) -> None:
+    changed = tmp_path / "asks_otherwise.py"
+    source = EXAMPLE.read_text()
+    assert source.count("episode.retrieve(bank, arg)") == 1
+    changed.write_text(source.replace("episode.retrieve(bank, arg)", 'episode.retrieve(bank, arg + " please")'))
+    code, output = rerun(recorded, changed, "--json")
+    assert code == 1, output
+    (episode,) = json.loads(output)["episodes"]
+    assert episode["exit_code"] != 0  # ReplayDiverged ended its episode block, then the agent
+    assert episode["mismatch"] == {
+        "step": 1,
+        "kind": "history query differs",
+        "recorded": "my dietary restrictions",
+        "reexecuted": "my dietary restrictions please",
+        "diff": None,
+    }
+
+
 def test_an_agent_that_hangs_is_killed_at_the_timeout_and_its_episode_differs(recorded: Path) -> None:
     done = CliRunner().invoke(main, ["--db", str(recorded), "rerun", "mine", "--exec", "sleep 60", "--timeout", "1"])
     assert done.exit_code == 1, done.output

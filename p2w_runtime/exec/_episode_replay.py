@@ -36,6 +36,9 @@ class Answer:
 
 
 class EpisodeReplay:
+    """Serves one recorded episode to the re-executed agent and keeps what it did: the first request the recording
+    could not answer, the calls it answered, and the episode the agent handed back."""
+
     def __init__(self, source: RecordedEpisode) -> None:
         self.source = source
         self.seam: Mismatch | None = None

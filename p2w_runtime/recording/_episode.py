@@ -208,7 +208,7 @@ class EpisodeRecorder:
         ``retriever`` may be a function making it, called only when a search is made: a re-execution by p2w-rt makes
         none, the recorded hits answer (``ReplayDiverged`` when the query is not the recorded one)."""
         if self.replay is not None:
-            recorded, found = await self.replay.retrieval(query, self._at())
+            recorded, found = await self.replay.retrieval(query)
             await self.history(query, recorded, phase=phase, reason=reason, **found)
             return [SearchHit(hit.entry_id, hit.rank, hit.score or 0.0, hit.entry) for hit in recorded]
         if not isinstance(retriever, HistoryRetriever):

@@ -55,9 +55,9 @@ class ReplayLink:
         answer.raise_for_status()
         return answer.json()
 
-    async def retrieval(self, query: str, step: int | None) -> tuple[list[RetrievalHit], dict[str, Any]]:
+    async def retrieval(self, query: str) -> tuple[list[RetrievalHit], dict[str, Any]]:
         """The recorded retrieval answering ``query`` next: its hits, and model id, index hash, k and threshold."""
-        found = await self._post("/p2w/retrieve", {"query": query, "step": step})
+        found = await self._post("/p2w/retrieve", {"query": query})
         hits = [RetrievalHit.model_validate(hit) for hit in found.pop("hits")]
         return hits, found
 
