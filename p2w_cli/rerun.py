@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +12,9 @@ from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.progress import bar_or_lines
 from p2w_cli.render.terminal import safe
+
+if TYPE_CHECKING:
+    from p2w_runtime.rerun import Mismatch
 
 
 @click.command("rerun")
@@ -23,6 +27,21 @@ from p2w_cli.render.terminal import safe
 )
 @click.option("--record-as", "record_as", type=RUN_LABEL, help="Write the re-executed episodes as a new run.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@click.option(
+    "--exec",
+    "command",
+    metavar="CMD",
+    help="Re-execute the agent that recorded RUN: CMD (through the shell) once per episode, its model calls and "
+    "history retrievals served from the recording (docs/design/replay.md).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="With --exec: seconds an agent may take per episode before it is killed (the episode then differs).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
 @click.pass_context
 def rerun_cmd(
@@ -34,13 +53,23 @@ def rerun_cmd(
     recorded_retrieval: bool,
     record_as: str | None,
     cache_dir: Path | None,
+    command: str | None,
+    timeout_s: float,
     as_json: bool,
 ) -> None:
     """Re-execute RUN's episodes (or TASKs) against their recording; exit 0 only when every one is identical.
 
     Observations come from the recorded events, LLM answers from the recorded calls with the same fingerprint
     and ordinal; the first decision that differs (prompt, action, history query, hits, end) is reported.
+    A run another agent recorded is re-executed by that agent: --exec CMD.
     """
+    if command is not None:
+        if record_as or recorded_retrieval or history_dir:
+            raise click.UsageError(
+                "--exec serves the recording as it is: no --record-as, --recorded-retrieval, --history"
+            )
+        _rerun_exec(ctx, run_ref, task_ids, command, timeout_s, as_json)  # exits
+        return
     from p2w_runtime.rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
     options = RerunOptions(
@@ -83,15 +112,64 @@ def rerun_cmd(
             )
         )
         for episode in report.episodes:
-            m = episode.mismatch
-            if m is None:
-                click.echo(safe(f"  {episode.task_id}: identical"))
-                continue
-            click.echo(safe(f"  {episode.task_id}: step {m.step}: {m.kind}"))
-            click.echo(safe(f"      recorded:    {m.recorded}"))
-            click.echo(safe(f"      re-executed: {m.reexecuted}"))
-            for line in (m.diff or "").splitlines():
-                click.echo("      " + safe(line))
+            _echo_episode(episode.task_id, episode.mismatch)
         if report.recorded_run_id:
             click.echo(safe(f"recorded as {options.record_as} ({report.recorded_run_id})"))
+    sys.exit(0 if report.identical else 1)
+
+
+def _echo_episode(task_id: str, m: Mismatch | None) -> None:
+    if m is None:
+        click.echo(safe(f"  {task_id}: identical"))
+        return
+    at = f"step {m.step}: " if m.step is not None else ""
+    click.echo(safe(f"  {task_id}: {at}{m.kind}"))
+    click.echo(safe(f"      recorded:    {m.recorded}"))
+    click.echo(safe(f"      re-executed: {m.reexecuted}"))
+    for line in (m.diff or "").splitlines():
+        click.echo("      " + safe(line))
+
+
+def _rerun_exec(
+    ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], command: str, timeout_s: float, as_json: bool
+) -> None:
+    """``--exec``: the recording agent's command, once per episode, against the replay endpoint."""
+    from p2w_runtime.exec import ExecEpisode, ExecReport, rerun_exec
+
+    async def _go() -> ExecReport:
+        async with open_db(ctx, create=False) as store:
+            with bar_or_lines("re-executing") as say:
+
+                def told(episode: ExecEpisode) -> None:
+                    m = episode.mismatch
+                    say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
+
+                return await rerun_exec(store, run_ref, command, task_ids, timeout_s=timeout_s, progress=told)
+
+    report = run(_go())
+    if as_json:
+        echo_json(
+            {
+                "run_id": report.run.run_id,
+                "label": report.run.label,
+                "agent": report.run.started.agent,
+                "command": report.command,
+                "identical": report.identical,
+                "episodes": [e.as_dict() for e in report.episodes],
+            }
+        )
+    else:
+        same = sum(e.identical for e in report.episodes)
+        click.echo(
+            safe(
+                f"rerun of {report.run.label} ({report.run.run_id}) by {report.run.started.agent} through "
+                f"`{report.command}`: {len(report.episodes)} episodes, {same} identical, "
+                f"{len(report.episodes) - same} differ ({waited():.2f} s)"
+            )
+        )
+        for episode in report.episodes:
+            _echo_episode(episode.task_id, episode.mismatch)
+            if not episode.identical and episode.returncode != 0:
+                ended = "was killed at its timeout" if episode.returncode is None else f"exited {episode.returncode}"
+                click.echo(safe(f"      the agent {ended}: {episode.stderr_tail}"))
     sys.exit(0 if report.identical else 1)

@@ -17,10 +17,11 @@ from p2w_runtime.agent._record import (
 )
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent._request import RecordRequest
-from p2w_runtime.agent._run import RunProgress
+from p2w_runtime.agent._run import AGENT_NAME, RunProgress
 from p2w_runtime.agent._worker import finish_run
 
 __all__ = [
+    "AGENT_NAME",
     "ROLE_PARAMS",
     "AgentConfig",
     "SeamDiverged",

@@ -20,6 +20,7 @@ like p2w-rt's own client; ``served(client, RecordedCalls...)`` answers them agai
 from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.recording._episode import EpisodeRecorder, current_episode
 from p2w_runtime.recording._instrument import instrument
+from p2w_runtime.recording._replay import REPLAY_ENV, ReplayDiverged
 from p2w_runtime.recording._run import Recording, open_run
 from p2w_runtime.recording._served import RecordedCalls, served
 from p2w_runtime.recording._transport import ROLE_HEADER
@@ -34,4 +35,7 @@ __all__ = [
     "instrument",
     "open_run",
     "served",
+    # replay mode (p2w-rt rerun --exec)
+    "REPLAY_ENV",
+    "ReplayDiverged",
 ]

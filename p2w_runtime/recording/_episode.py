@@ -19,6 +19,7 @@ from playwright.async_api import Page
 from p2w_runtime.domain import NOT_AN_OUTCOME, EpisodeWriter, TaskLike, episode_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._page import final_of, view_of
+from p2w_runtime.recording._replay import ReplayLink
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit, retrieval_events
 from p2w_runtime.store import EventStore
 from schemas import (
@@ -60,8 +61,11 @@ class EpisodeRecorder:
         *,
         scheme: Scheme | None,
         on_end: OnEnd | None = None,
+        replay: ReplayLink | None = None,
     ) -> None:
         self.task = task
+        self.store = store
+        self.replay = replay
         self.episode_id = episode_id
         self.scheme = scheme
         self.writer = EpisodeWriter.of(run_id, episode_id, store)
@@ -104,6 +108,8 @@ class EpisodeRecorder:
             else:
                 await self.end("error", detail="the agent left the episode without ending it (end() not called)")
         await self.writer.settle()
+        if self.replay is not None:
+            await self.replay.hand_back(self.store, self.stream)
 
     async def settle(self) -> None:
         """Wait until every step recorded so far is stored."""
@@ -189,7 +195,7 @@ class EpisodeRecorder:
 
     async def retrieve(
         self,
-        retriever: HistoryRetriever,
+        retriever: HistoryRetriever | Callable[[], HistoryRetriever],
         query: str,
         *,
         persona: str | None = None,
@@ -198,7 +204,15 @@ class EpisodeRecorder:
         phase: Phase = "on-demand",
         reason: str | None = None,
     ) -> list[SearchHit]:
-        """Ask p2w-rt's retriever about the task's persona (or ``persona``) and record the query and its hits."""
+        """Ask p2w-rt's retriever about the task's persona (or ``persona``) and record the query and its hits;
+        ``retriever`` may be a function making it, called only when a search is made: a re-execution by p2w-rt makes
+        none, the recorded hits answer (``ReplayDiverged`` when the query is not the recorded one)."""
+        if self.replay is not None:
+            recorded, found = await self.replay.retrieval(query)
+            await self.history(query, recorded, phase=phase, reason=reason, **found)
+            return [SearchHit(hit.entry_id, hit.rank, hit.score or 0.0, hit.entry) for hit in recorded]
+        if not isinstance(retriever, HistoryRetriever):
+            retriever = await asyncio.to_thread(retriever)
         index = await asyncio.to_thread(retriever.index, persona or self.task.persona)
         hits = await asyncio.to_thread(index.search, query, k, threshold)
         _, answered = retrieval_events(self.writer, query, hits, index, k, threshold, self._at(), phase, reason)

@@ -9,6 +9,7 @@ import openai
 
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording._episode import EpisodeRecorder
+from p2w_runtime.recording._replay import replay_url
 from p2w_runtime.recording._transport import AsyncRecordingTransport, CallRecorder, RecordingTransport
 from p2w_runtime.redaction import add_secret, add_url_credentials
 from schemas import LlmRole
@@ -43,8 +44,11 @@ def instrument(
     ``episode``, or, without it, into the episode open in the calling task (``async with run.episode(...)``).
 
     Calls are recorded as ``role`` unless a call says otherwise (header ``x-p2w-role``); calls made while no
-    episode is open pass unrecorded. The key is registered for redaction and never written.
+    episode is open pass unrecorded. The key is registered for redaction and never written. Under
+    ``p2w-rt rerun --exec`` (``P2W_REPLAY``) the copy asks p2w-rt's replay endpoint, which answers from the recording.
     """
+    if (url := replay_url()) is not None:
+        client = client.copy(base_url=f"{url.rstrip('/')}/v1")
     add_secret(client.api_key if isinstance(client.api_key, str) else None)
     add_url_credentials(str(client.base_url))
     calls = CallRecorder(role, episode, prices)

@@ -28,7 +28,8 @@ from p2w_runtime.domain import (
 )
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
-from p2w_runtime.store import EventStore
+from p2w_runtime.recording._replay import ReplayLink, replay_url, replayed_task
+from p2w_runtime.store import EventStore, MemoryEventStore
 from schemas import RunFinished, Scheme, canonical_json, uuid7
 
 
@@ -47,8 +48,11 @@ class Recording:
         tasks: Sequence[TaskLike],
         tries: Counter[str],
         done: set[str],
+        replay: ReplayLink | None = None,
     ) -> None:
         self.store = store
+        self.replay = replay
+        """Set when p2w-rt re-executes the agent (``P2W_REPLAY``): the store is then one in memory."""
         self.run_id = run_id
         self.label = label
         self.scheme = scheme
@@ -70,7 +74,9 @@ class Recording:
             raise UserError(f"run {self.label!r}: task {name!r} is not one of its {len(self.tasks)} tasks")
         self._tries[found.task_id] += 1
         episode_id = attempt_id(found.task_id, self._tries[found.task_id])
-        return EpisodeRecorder(self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self._ended)
+        return EpisodeRecorder(
+            self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self._ended, replay=self.replay
+        )
 
     def _ended(self, task_id: str, cost_usd: float | None, counts: bool) -> None:
         if counts:
@@ -107,8 +113,16 @@ async def open_run(
     """Start run ``label`` of ``agent`` on ``tasks`` (a Persona2Web ``TaskSet``, or any tasks with their ids), or
     with ``resume=True`` continue the run that holds the label; ``UserError`` when the label is taken and
     ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or task set. A new run
-    stores ``carried`` (task files and memory banks, ``carry_dataset``) beside its start, so judges need no folder."""
+    stores ``carried`` (task files and memory banks, ``carry_dataset``) beside its start, so judges need no folder.
+    Under ``p2w-rt rerun --exec`` (``P2W_REPLAY`` set) ``store`` is left alone: see ``_replay.py``."""
     listed = list(tasks)
+    replay = None
+    if (url := replay_url()) is not None:  # re-executed by p2w-rt: nothing is written, one task is to do
+        store, resume, replay = MemoryEventStore(), False, ReplayLink(url)
+        task_id = replayed_task()
+        listed = [task for task in listed if task.task_id == task_id]
+        if not listed:
+            raise UserError(f"run {label!r}: the re-executed task {task_id!r} is not one of the agent's tasks")
     if not listed:
         raise UserError(f"run {label!r}: no tasks to record")
     ids = [task.task_id for task in listed]
@@ -132,7 +146,7 @@ async def open_run(
             dataset=carried.files if carried else None,
         )
         await store.append([started], carried.blobs if carried else None)
-        return Recording(store, run_id, label, scheme, listed, Counter(), set())
+        return Recording(store, run_id, label, scheme, listed, Counter(), set(), replay)
     if not resume:
         raise UserError(
             f"run {label!r} already exists ({existing.status}, {existing.episodes} of "

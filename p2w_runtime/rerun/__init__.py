@@ -4,10 +4,13 @@ The agent's own loop runs with the recording as its environment and its LLM; the
 from the recorded one is reported (docs/design/rerun.md).
 """
 
+from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._fork import ForkRequest, ForkSummary, fork
 from p2w_runtime.rerun._har import har_has_bodies
+from p2w_runtime.rerun._llm import prompt_changed, recorded_completion
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
-from p2w_runtime.rerun._rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
+from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
+from p2w_runtime.rerun._rerun import EpisodeRerun, RerunOptions, RerunReport, recorded_run, rerun, select_episodes
 
 __all__ = [
     "EpisodeRerun",
@@ -20,4 +23,12 @@ __all__ = [
     "RerunOptions",
     "RerunReport",
     "rerun",
+    # re-executing another agent from its recording (p2w_runtime.exec)
+    "RecordedEpisode",
+    "first_mismatch",
+    "load_episode",
+    "prompt_changed",
+    "recorded_completion",
+    "recorded_run",
+    "select_episodes",
 ]

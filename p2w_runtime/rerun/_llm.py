@@ -64,24 +64,30 @@ class RecordedLlm(LlmClient):
     async def _changed(
         self, key: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int
     ) -> Mismatch:
-        """The request has no recording: diff it against the recorded call made at the same point."""
         assert self.episode is not None
-        before = self.episode.answered[position] if position < len(self.episode.answered) else None
-        step = before.step if before is not None else None
-        now = render_request(messages, params)
-        was = render_request(*await self.episode.request(before)) if before is not None else ""
-        diff = "".join(
-            difflib.unified_diff(
-                was.splitlines(keepends=True), now.splitlines(keepends=True), "recorded", "re-executed", n=2
-            )
+        return await prompt_changed(self.episode, key, messages, params, position)
+
+
+async def prompt_changed(
+    episode: RecordedEpisode, key: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int
+) -> Mismatch:
+    """A request with no recording: diffed against the recorded call made at the same point (``position``-th)."""
+    before = episode.answered[position] if position < len(episode.answered) else None
+    step = before.step if before is not None else None
+    now = render_request(messages, params)
+    was = render_request(*await episode.request(before)) if before is not None else ""
+    diff = "".join(
+        difflib.unified_diff(
+            was.splitlines(keepends=True), now.splitlines(keepends=True), "recorded", "re-executed", n=2
         )
-        return Mismatch(
-            step,
-            "prompt changed",
-            _summary(before) if before is not None else None,
-            f"request {key[:12]} (no recorded call has this fingerprint)",
-            diff,
-        )
+    )
+    return Mismatch(
+        step,
+        "prompt changed",
+        _summary(before) if before is not None else None,
+        f"request {key[:12]} (no recorded call has this fingerprint)",
+        diff,
+    )
 
 
 def render_request(messages: list[dict[str, Any]], params: Mapping[str, Any]) -> str:

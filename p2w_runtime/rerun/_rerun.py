@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.agent import ROLE_PARAMS, AgentConfig, Episode
+from p2w_runtime.agent import AGENT_NAME, ROLE_PARAMS, AgentConfig, Episode
 from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks, under
 from p2w_runtime.errors import UserError
+from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._environment import RecordedEnvironment
 from p2w_runtime.rerun._llm import RecordedLlm
@@ -171,15 +172,36 @@ def agent_config(run: RunInfo) -> AgentConfig:
     return AgentConfig(**{k: v for k, v in recorded.items() if k in AgentConfig.__dataclass_fields__})
 
 
-async def recorded_run(store: EventStore, run_ref: str, verb: str) -> RunInfo:
-    """The run ``run_ref``; imported runs are refused, having no recorded LLM calls to answer the agent."""
+async def recorded_run(store: EventStore, run_ref: str, verb: str, *, own_agent: bool = True) -> RunInfo:
+    """The run ``run_ref``; imported runs are refused, having no recorded LLM calls to answer the agent, and so
+    (``own_agent``) are runs another agent recorded: only the agent that recorded a run re-executes it."""
     run = await find_run(store, run_ref)
     if run.started.source != "recorded":
         raise UserError(
             f"run {run.label!r} was imported ({run.started.import_format or 'unknown format'}), not recorded: "
             f"it has no recorded LLM calls to {verb} against"
         )
+    if own_agent and run.started.agent != AGENT_NAME:
+        raise UserError(recorded_by(run, verb))
     return run
+
+
+def recorded_by(run: RunInfo, verb: str) -> str:
+    """One line: which agent recorded ``run`` and how to re-execute it, since p2w-rt's agent would be the wrong one.
+
+    Browser-Use cannot be answered from its recording by fingerprint: its prompts carry the day's date and
+    Chromium's tab ids, which differ on every run (docs/design/replay.md)."""
+    if run.started.agent == BROWSER_USE:
+        return (
+            f"run {run.label!r} was recorded by agent 'browser-use' (record --agent browser-use), not by p2w-rt's "
+            f"agent, which {verb} would run: re-executing Browser-Use from its recording is not supported, its "
+            "prompts carry the date and Chromium's tab ids, which no recorded call answers"
+        )
+    return (
+        f"run {run.label!r} was recorded by agent {run.started.agent!r}, not by p2w-rt's agent, which {verb} would "
+        f"run: only the agent that recorded a run re-executes it, with p2w-rt rerun {run.label} --exec CMD "
+        "(CMD: the command that starts that agent)"
+    )
 
 
 def select_episodes(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, ...]) -> list[EpisodeRef]:

@@ -1,0 +1,157 @@
+"""One recorded episode served to a re-executed agent, and what that agent did compared with the recording.
+
+Model calls are answered as ``rerun`` answers the own agent: by fingerprint and ordinal among this episode's calls
+with that fingerprint, a call whose every recorded attempt failed failing again. A request the recording does not
+hold is the divergence: it is diffed against the recorded call made at the same point, and refused with an error
+naming the first field that differs. History queries are answered with the recorded hits, in order. The agent's
+would-be events (handed back by the recording API in replay mode) are compared decision by decision with the
+recorded ones (``first_mismatch``, the comparison of ``rerun``); an agent that hands back nothing is compared by
+the model calls it made.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+
+from p2w_runtime.domain.trajectory import EpisodeRecord, LlmCallRecord, Trajectory, project
+from p2w_runtime.llm import Api, fingerprint, read_request, render_answer
+from p2w_runtime.rerun import Mismatch, RecordedEpisode, first_mismatch, prompt_changed, recorded_completion
+from schemas import Event, LlmRole
+
+_ROLES: dict[str | None, LlmRole] = {"planner": "planner", "generator": "generator"}
+"""The roles a call may name (``x-p2w-role``) when the agent hands back no events of its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An HTTP answer of the endpoint: status, content type, body."""
+
+    status: int
+    content_type: str
+    body: str
+
+
+class EpisodeReplay:
+    """Serves one recorded episode to the re-executed agent and keeps what it did: the first request the recording
+    could not answer, the calls it answered, and the episode the agent handed back."""
+
+    def __init__(self, source: RecordedEpisode) -> None:
+        self.source = source
+        self.seam: Mismatch | None = None
+        """The first request the recording could not answer (a changed prompt, another history query)."""
+        self.calls: list[LlmCallRecord] = []
+        """The calls answered, as records: compared when the agent hands back no events."""
+        self.handed_back: Trajectory | None = None
+        self._seen: Counter[str] = Counter()
+        self._asked = 0
+        self._retrievals = 0
+        self._serial = itertools.count(1)
+
+    # -- serving ---------------------------------------------------------------------------------------
+
+    async def call(self, api: Api, body: dict[str, Any], role: str | None) -> Answer:
+        """The recorded answer to a model call, rendered as asked (chat or responses, streamed or not), or a 400
+        naming the first field that differs from the recorded call (the non-determinism error)."""
+        wire = read_request(api, body)
+        key = fingerprint(wire.model, wire.messages, wire.params)
+        ordinal, position = self._seen[key], self._asked
+        self._seen[key] += 1
+        self._asked += 1
+        attempts = self.source.attempts.get((key, ordinal))
+        if not attempts:
+            found = await self._changed(key, wire.model, wire.messages, wire.params, position)
+            return refusal(400, f"not in the recording (diverged at step {found.step}): {found.reexecuted}")
+        answered = next((a for a in attempts if a.answered), None)
+        if answered is None:  # every recorded attempt failed: fail the same way
+            return refusal(400, f"the recorded call failed: {attempts[-1].error or 'no answer recorded'}")
+        chosen = _ROLES.get(role, answered.role)
+        self.calls.append(LlmCallRecord("", chosen, wire.model, key, ordinal, answered.step, answered.response))
+        completion = recorded_completion(answered)
+        content_type, text = render_answer(api, completion, wire.model, wire.stream, next(self._serial))
+        return Answer(200, content_type, text)
+
+    async def _changed(
+        self, key: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int
+    ) -> Mismatch:
+        found = await prompt_changed(self.source, key, messages, params, position)
+        answered = self.source.answered
+        if position < len(answered):
+            was_messages, was_params = await self.source.request(answered[position])
+            was = {"model": answered[position].model, "messages": was_messages, "params": was_params}
+            field = first_field(was, {"model": model, "messages": messages, "params": params})
+            found = replace(found, reexecuted=f"request {key[:12]}: {field}")
+        return self._diverged(found)
+
+    def retrieval(self, query: str) -> dict[str, Any] | Mismatch:
+        """The next recorded retrieval when it answered ``query``: hits, model id, index hash, k, threshold."""
+        recorded = self.source.retrievals
+        was = recorded[self._retrievals] if self._retrievals < len(recorded) else None
+        if was is None or was.query != query:
+            shown = was.query if was is not None else "no further history query"
+            step = was.step if was is not None else None
+            return self._diverged(Mismatch(step, "history query differs", shown, query))
+        self._retrievals += 1
+        hits = [{"entry_id": h.entry_id, "rank": h.rank, "score": h.score, "entry": _entry(h.entry)} for h in was.hits]
+        return {
+            "hits": hits,
+            "model_id": was.model_id,
+            "index_hash": was.index_hash,
+            "k": was.k,
+            "threshold": was.threshold,
+        }
+
+    def hand_back(self, events: list[dict[str, Any]]) -> None:
+        """The episode as the agent would have recorded it."""
+        self.handed_back = project(Event.model_validate(event) for event in events)
+
+    def _diverged(self, mismatch: Mismatch) -> Mismatch:
+        if self.seam is None:
+            self.seam = mismatch
+        return mismatch
+
+    # -- comparing -------------------------------------------------------------------------------------
+
+    def mismatch(self) -> Mismatch | None:
+        """The first decision of the re-executed agent that differs from the recording, or None."""
+        if self.handed_back is not None:
+            return first_mismatch(self.source.events, self.handed_back.records, self.seam)
+        recorded: list[EpisodeRecord] = [c for c in self.source.trajectory.calls if c.answered]
+        return first_mismatch(recorded, list(self.calls), self.seam)
+
+
+def refusal(status: int, message: str) -> Answer:
+    """An OpenAI-style error body, which the SDK raises as ``openai.BadRequestError`` (not retried)."""
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": "not_recorded"}}
+    return Answer(status, "application/json", json.dumps(body))
+
+
+def first_field(was: Any, now: Any, path: str = "") -> str:
+    """Where two request bodies first differ, as ``messages[0].content: recorded '...', now '...'``."""
+    if isinstance(was, dict) and isinstance(now, dict):
+        for name in [*was, *(k for k in now if k not in was)]:
+            if was.get(name) != now.get(name):
+                return first_field(was.get(name), now.get(name), f"{path}.{name}" if path else name)
+    if isinstance(was, list) and isinstance(now, list):
+        for index, (a, b) in enumerate(zip(was, now, strict=False)):
+            if a != b:
+                return first_field(a, b, f"{path}[{index}]")
+        if len(was) != len(now):
+            return f"{path}: recorded {len(was)} items, now {len(now)}"
+    if isinstance(was, str) and isinstance(now, str):
+        was, now = _around_first_difference(was, now)
+    return f"{path}: recorded {was!r}, now {now!r}"
+
+
+def _around_first_difference(was: str, now: str, width: int = 30) -> tuple[str, str]:
+    at = next((i for i, (a, b) in enumerate(zip(was, now, strict=False)) if a != b), min(len(was), len(now)))
+    start = max(0, at - width)
+    lead = "..." if start else ""
+    return lead + was[start : at + width], lead + now[start : at + width]
+
+
+def _entry(entry: Any) -> dict[str, str]:
+    return {"timestamp": entry.timestamp, "type": entry.type, "object": entry.object, "website": entry.website}
