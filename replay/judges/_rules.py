@@ -131,7 +131,7 @@ class _RulesJudge(Judge[SiteConfig]):
 
 class RubricRulesJudge(_RulesJudge):
     id = "rubric-rules"
-    version = "4"
+    version = "5"
     description = "Persona2Web rubric (P_web, P_pref with location, Intent, SR) from the structured events, no LLM"
 
     def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
@@ -147,7 +147,7 @@ class RubricRulesJudge(_RulesJudge):
 
 class ActionWiseRulesJudge(_RulesJudge):
     id = "action-wise-rules"
-    version = "4"
+    version = "5"
     description = (
         "Action-wise baseline: utilization and intent from the actions of all steps (no history, no reasoning)"
     )
@@ -163,7 +163,7 @@ class ActionWiseRulesJudge(_RulesJudge):
 
 class OutcomeBasedRulesJudge(_RulesJudge):
     id = "outcome-based-rules"
-    version = "4"
+    version = "5"
     description = "Outcome-based baseline: utilization and intent from the final action, its reasoning and final page"
 
     def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
