@@ -31,8 +31,10 @@ _UPPER_AFTER = re.compile(r"^\s*(?:[a-z]+\s+)?(?:or (?:less|lower|under|below|fe
 _RANGE_NEXT = re.compile(r"^\s*(?:[a-z]+\s+)?(?:-|to|and)\s*\$?\s*\d")
 _BETWEEN = re.compile(r"\bbetween\s*$")
 
-OPPOSITE_OF_UPPER = frozenset(stem(w) for w in ("over", "above", "more", "greater", "least", "min", "minimum"))
-OPPOSITE_OF_LOWER = frozenset(stem(w) for w in ("under", "below", "less", "fewer", "max", "maximum", "most", "up"))
+_TEXT_LOWER = frozenset(stem(w) for w in ("over", "above", "more", "greater", "least", "min", "minimum"))
+_TEXT_UPPER = frozenset(stem(w) for w in ("under", "below", "less", "fewer", "max", "maximum", "most", "up"))
+_NEGATIONS = frozenset({"no", "not"})
+_MORE = stem("more")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +52,12 @@ class Bound:
         return not (self.high is not None and (x > self.high or (self.strict and x == self.high)))
 
     def opposed_by(self, before: tuple[str, ...]) -> bool:
-        """Whether the words before a text's number state a comparison the other way."""
-        opposite = OPPOSITE_OF_UPPER if self.low is None else OPPOSITE_OF_LOWER if self.high is None else frozenset()
-        return any(w in opposite for w in before)
+        """Whether the words (tokens) before a text's number state a comparison the other way (``no more than``
+        is an upper limit)."""
+        negated = any(w in _NEGATIONS for w in before)
+        lower = any(w in _TEXT_LOWER for w in before) and not negated
+        upper = any(w in _TEXT_UPPER for w in before) or (negated and _MORE in before)
+        return (self.low is None and lower) or (self.high is None and upper)
 
 
 def as_number(token: str) -> float:

@@ -190,7 +190,7 @@ def _take_bound(alt: Alternative, left: dict[Anchor, int], tokens: Tokens, pos: 
     if unit is None:
         return []
     x = as_number(tokens.words[pos])
-    before = tokens.words[max(0, pos - 2) : pos]
+    before = tokens.words[max(0, pos - 3) : pos]
     for key, bound in alt.bounds.items():
         if left.get(key, 0) > 0 and bound.unit == unit and bound.holds(x) and not bound.opposed_by(before):
             taken = [k for k, b in alt.bounds.items() if b is bound and left.get(k, 0) > 0]
@@ -226,8 +226,10 @@ def _best_window(alt: Alternative, tokens: Tokens, bounded: bool = False) -> tup
                     got_anchors += 1
                     last = pos
                     unit_word = alt.unit_words.get(key)
-                    implied = (units[pos] or "")[:1] == "~" and key[1] == _unit(units[pos])
-                    if implied and unit_word is not None and left_words.get(unit_word, 0) > 0:
+                    # an implied unit (``for 4``) or another word for it (``2 people`` for ``2 guests``)
+                    spelled = pos + 1 < len(words) and words[pos + 1] == unit_word and units[pos] == key[1]
+                    same = key[1] is not None and key[1] == _unit(units[pos]) and not spelled
+                    if same and unit_word is not None and left_words.get(unit_word, 0) > 0:
                         left_words[unit_word] -= 1
                         got_words += 1
             elif left_words.get(token, 0) > 0:
