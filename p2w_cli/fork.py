@@ -80,7 +80,7 @@ def fork_cmd(
     summary = run(_fork())
     o = summary.outcome
     if (say := piped_lines()) is not None:  # the one episode has ended: its line, like record's
-        say(f"{task_id}: {o.end_reason}, {o.steps} steps, {o.tokens} tokens")
+        say(f"{task_id}: {o.end_reason}, {o.steps} steps, {o.tokens} tokens spent ({summary.served_tokens} served)")
     if as_json:
         echo_json(
             {
@@ -93,6 +93,7 @@ def fork_cmd(
                 "answer": o.answer,
                 "steps": o.steps,
                 "tokens": o.tokens,
+                "served_tokens": summary.served_tokens,
                 "detail": o.detail,
             }
         )
@@ -101,7 +102,8 @@ def fork_cmd(
             safe(
                 f"forked {summary.source_stream} at step {summary.at_step} into {summary.label} ({summary.run_id}), "
                 f"restored by {summary.restore}: "
-                f"{o.end_reason} after {o.steps} steps, {o.tokens} tokens"
+                f"{o.end_reason} after {o.steps} steps, {o.tokens} tokens spent "
+                f"({summary.served_tokens} more served from the recording for steps before {summary.at_step})"
                 + (f"; {o.detail}" if o.detail else "")
                 + f" ({waited():.2f} s)"
             )

@@ -29,6 +29,7 @@ from schemas._envelope import (
 from schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas, generated_schemas
 from schemas._payload_base import (
     FAILURE_END_REASONS,
+    NOT_CARRIED_OUT,
     BlobHash,
     EndReason,
     LlmRole,
@@ -85,6 +86,7 @@ __all__ = [
     "UserContext",
     "CURRENT_VERSIONS",
     "FAILURE_END_REASONS",
+    "NOT_CARRIED_OUT",
     "GENESIS_HASH",
     "JSON_DIR",
     "KNOWN_ENTRY_TYPES",

@@ -24,6 +24,10 @@ EndReason = Literal[
 FAILURE_END_REASONS: frozenset[str] = frozenset(
     {"max_steps", "parse_failures", "repeated_action", "blocked", "error", "aborted", "early_stop"}
 )
+NOT_CARRIED_OUT = "not carried out"
+"""How the ``error`` of a ``blocked`` action starts when the runner logged the action but never executed it (the
+step AgentOccam logs past its step limit; a Browser-Use step that failed and re-wrote the previous output). Any
+other ``blocked`` action was refused by the browser (a final confirmation). Judges tell the two apart by it."""
 LlmRole = Literal["planner", "generator", "judge", "classifier"]
 
 

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from cli import main
 from p2w_runtime.data import load_profiles
-from replay.agenticshop import missing_target
+from replay.agenticshop import missing_target, target_brand
 
 DATA = Path(__file__).parent / "data" / "agenticshop"
-NO_ITEM = "no target brand: no target_brand in the profile and no 'Brand is …' item in its checklist"
-NO_SINGLE = "no target brand: the checklist's 'Brand is …' items name no single brand ('one of', 'not')"
+NO_ITEM = "no target brand: no target_brand in the profile and no checklist item naming a brand ('Brand is …')"
+NO_SINGLE = "no target brand: the checklist's brand items name no single brand ('one of', 'not', 'X or Y')"
 NO_TYPE = "no product type: seed_product_type is null (open-ended curation)"
 NEW_BALANCE = "AELDDK2E3MWFFRD7MW6PMOB65FRA"
 """The one shipped user with a target brand: "Brand is New Balance"."""
@@ -25,13 +25,19 @@ def test_what_each_shipped_profile_lacks_for_a_hit_ratio() -> None:
     profiles = load_profiles(DATA)
     causes = Counter(missing_target(p) for p in profiles)
     assert causes == {
-        NO_ITEM: 24,  # brand_preferences say "Product is from ...", "Manufacturer listed as ...": no "Brand is"
-        NO_SINGLE: 5,  # "Brand is one of: ..." (x4) and "Brand is not a recognized luxury label ..."
+        NO_ITEM: 11,  # brand items describe the brand ("a heritage, craft ... label", "RAM MOUNTS as the manufacturer")
+        NO_SINGLE: 14,  # "Brand is one of: ...", "Brand is not ...", "Seagate or Western Digital", "Jag Jeans, ..."
         f"{NO_ITEM}; {NO_TYPE}": 5,  # only the open-ended users lack the type
-        "": 1,
+        "": 5,
     }
-    computable = [p.task_id for p in profiles if not missing_target(p)]
-    assert computable == [f"clothing-{NEW_BALANCE}"]
+    computable = [(p.task_id.split("-")[0], target_brand(p)) for p in profiles if not missing_target(p)]
+    assert sorted(computable) == [
+        ("clothing", "Easy Spirit"),  # "Product is from Easy Spirit or explicitly listed as the same ... line"
+        ("clothing", "New Balance"),  # "Brand is New Balance"
+        ("electronics", "Dentsing"),  # "Product brand is explicitly listed as Dentsing on the product page ..."
+        ("electronics", "Lorex"),  # "Brand listed as Lorex"
+        ("home", "Classic Magnets Made with Pride in the USA"),  # 'Product brand field exactly matches "..."'
+    ]
     negated = {p.task_id: missing_target(p) for p in profiles}["clothing-AGZMKHWSCB3UXDGFUPFRZSL4EAWQ"]
     assert negated == NO_SINGLE  # "Brand is not ..." names no target brand
 
@@ -71,7 +77,7 @@ def test_metrics_name_the_users_the_hit_ratio_is_over(tmp_path: Path) -> None:
     curate(tmp_path, db, "open")
     code, out, err = invoke(db, "replay", "clothing", "--judge", "hit-ratio", "--profiles", str(DATA))
     assert code == 1  # a user without a target is a failed judgment, never a hit ratio of 0
-    assert f"2 results failed with: {NO_ITEM}\n" in err and f"2 results failed with: {NO_SINGLE}\n" in err
+    assert f"3 results failed with: {NO_SINGLE}\n" in err and NO_ITEM not in err  # Easy Spirit is read now
     assert "open-ended" not in out + err and f"clothing-{NEW_BALANCE}  hit-ratio  hit_ratio=1.000" in out
     code, _, err = invoke(db, "replay", "open", "--judge", "hit-ratio", "--profiles", str(DATA))
     assert code == 1 and f"5 results failed with: {NO_ITEM}; {NO_TYPE}\n" in err
@@ -81,10 +87,10 @@ def test_metrics_name_the_users_the_hit_ratio_is_over(tmp_path: Path) -> None:
     users = {r["user"]: (r["hit_ratio"], r["not_computed"]) for r in rows if r["table"] == "hit_ratio"}
     assert len(users) == 10
     assert users[f"clothing-{NEW_BALANCE}"] == (1.0, "")
-    assert users["clothing-AEODBPA3DIR3J5BLOQQUCB2KZYQQ"] == (None, NO_ITEM)
+    assert users["clothing-AEODBPA3DIR3J5BLOQQUCB2KZYQQ"] == (0.0, "")  # "Product is from Easy Spirit": no page
     assert users["clothing-AGJNR6VGW35EPGBETUQ4VYJUOGGA"] == (None, NO_SINGLE)
     assert users["open-AFXF3EGQTQDXMRLDWFU7UBFQZB7Q"] == (None, f"{NO_ITEM}; {NO_TYPE}")
     overall = next(r for r in rows if r["table"] == "by_variant" and r["variant"] == "all")
-    assert (overall["users"], overall["hit_users"], overall["hit_ratio"]) == (10, 1, 1.0)
+    assert (overall["users"], overall["hit_users"], overall["hit_ratio"]) == (10, 2, 0.5)
     code, out, _ = invoke(db, "metrics", "clothing", "--judge", "hit-ratio", "--format", "md")
     assert "hit ratio per user" in out and f"| clothing-{NEW_BALANCE} | categorical | 1.0" in out

@@ -168,15 +168,21 @@ async def test_rules_classifier_and_judge_on_the_real_text(store: EventStore) ->
     # typed "wireless headphones 4 / 6 / 8": query variants, no preference the agent applied
     assert "personalization_hallucination" not in labels["Lena_Fischer_A1"]
     assert set(labels["Lena_Fischer_A1"]) == {"history_retrieval_failure", "max_steps"}
-    # "Bought ... in a medium" was retrieved: size M is not a retrieval failure; the rating and budget are
+    # "Bought ... in a medium" was retrieved, and so were "four and a half stars and up" and "less than sixty
+    # dollars" (numbers in words, issue 41): only the location is a retrieval failure
     missed = labels["Priya_Raman_A1"]["history_retrieval_failure"].explanation
-    assert "size M" not in missed and "'4.5 stars or higher'" in missed
+    assert missed.startswith("location 'Austin, TX 78701' never appear(s)") and "preference" not in missed
 
     await run_pass(JUDGES, store, report.run_id, [make_judge("rubric-rules", PassSettings())])
     judged = [e for e in await events_of(store, f"{report.run_id}/judgments") if e.type == "judgment"]
     priya = next(j.payload for j in judged if j.payload.episode_stream.endswith("/Priya_Raman_A1"))
     assert (priya.points["pref.1.retrieval"], priya.points["pref.1.utilization"]) == (2.5, 2.5)  # size M
     assert "in a medium" in priya.evidence["pref.1.retrieval"].text
+    # the rating and the budget, written in words in the history, and met by the 4.6-star, $54 pair she chose
+    assert [priya.points[f"pref.{i}.{k}"] for i in (2, 3) for k in ("retrieval", "utilization")] == [2.5] * 4
+    assert priya.metrics["p_pref"] == 0.75  # was 0.25: only size M was read
+    applied = (priya.evidence["pref.2.utilization"].text, priya.evidence["pref.3.utilization"].text)
+    assert applied == ("4.6 stars", "$54")
     tomas = next(j.payload for j in judged if j.payload.episode_stream.endswith("/Tomas_Reyes_A1"))
     assert tomas.points["location.utilization"] == 0.0, (
         "the objective restated as a plan is not the agent applying Denver"

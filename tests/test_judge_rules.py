@@ -121,7 +121,8 @@ def test_clean_episode_earns_every_point_with_evidence() -> None:
         ({"site_in_memory": False}, expect(web__retrieval=0)),
         ({"visit_site": False}, expect(web__utilization=0)),
         ({"size_in_memory": False}, expect(pref__1__retrieval=0)),
-        ({"type_size": False}, expect(pref__1__utilization=0)),
+        # typing "slim chinos" applies none of the values its reasoning ("filtering to at most $70") states
+        ({"type_size": False}, expect(pref__1__utilization=0, pref__2__utilization=0)),
         ({"budget_in_memory": False}, expect(pref__2__retrieval=0)),
         ({"budget_in_reasoning": False}, expect(pref__2__utilization=0)),
         ({"city_in_memory": False}, expect(location__retrieval=0)),

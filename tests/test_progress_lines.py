@@ -77,7 +77,7 @@ def test_fork_says_its_episode_when_it_ends(db: Path) -> None:
         forked = invoke(db, "fork", "src", TASKS[0], "--at-step", "6", "--base-url", llm.base_url, "--label", "f6")
     assert forked.exit_code == 0, forked.output
     (line,) = told(forked)
-    assert re.fullmatch(rf"\[1\] {TASKS[0]}: answered, 11 steps, [1-9]\d* tokens", line), line
+    assert re.fullmatch(rf"\[1\] {TASKS[0]}: answered, 11 steps, [1-9]\d* tokens spent \([1-9]\d* served\)", line), line
 
 
 def test_import_says_each_written_episode_with_its_end_reason_and_steps(tmp_path: Path) -> None:

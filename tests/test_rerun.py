@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -204,6 +205,14 @@ def test_fork_restores_the_page_of_step_k_and_continues_live(db: Path) -> None:
     assert "restored by replay-actions" in forked.output, "the source kept no HAR bodies: actions are re-played"
     assert len(live_steps) == 6, "steps 1-5 were answered from the recording, 6 to 11 live"
     events = timeline(db, "f6", TASKS[0])
+    spent, served = map(int, re.findall(r"(\d+) tokens spent \((\d+) more served from the recording", forked.output)[0])
+
+    def tokens(calls: list[dict]) -> int:
+        return sum(c["payload"]["usage"]["total_tokens"] for c in calls if c["payload"].get("usage"))
+
+    calls = [e for e in events if e["type"] == "llm.call"]
+    prefix = [e for e in source if e["type"] == "llm.call" and e["payload"]["step"] < 6]
+    assert served == tokens(prefix) > 0 and spent == tokens(calls) - served > 0, "a fork counts only what it spent"
     started = events[0]
     assert started["payload"]["fork"] == {
         "source_stream": source[0]["stream"],

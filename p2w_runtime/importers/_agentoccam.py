@@ -31,7 +31,7 @@ from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_agentoccam
 from p2w_runtime.importers._read import validated
-from schemas import EndReason, ParsedAction
+from schemas import NOT_CARRIED_OUT, EndReason, ParsedAction
 
 FORMAT = "p2w-agentoccam"
 AGENT = "agentoccam"
@@ -199,7 +199,7 @@ def _why(runner: RunnerLog) -> str:
 def _status(slot: Slot, runner: RunnerLog) -> dict[str, Any]:
     if slot.executed:
         return {"status": "executed"}
-    return {"status": "blocked", "error": f"not carried out: {_why(runner)}"}
+    return {"status": "blocked", "error": f"{NOT_CARRIED_OUT}: {_why(runner)}"}
 
 
 def _url_at(slots: Sequence[Slot], steps: Sequence[_Step]) -> str | None:

@@ -32,6 +32,8 @@ class RunnerLog:
     task_ids: tuple[str, ...] = ()
     num_actions: Mapping[str, int] = field(default_factory=dict)
     """Task id -> ``num_actions`` of its ``summary.csv`` row (the last row wins: a resume appends)."""
+    success: Mapping[str, bool | None] = field(default_factory=dict)
+    """Task id -> the agent's own success flag, from Browser-Use's ``_summary.json`` (``history.is_successful()``)."""
 
 
 def _config(path: Path) -> tuple[int | None, list[str]]:

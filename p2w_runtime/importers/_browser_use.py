@@ -6,8 +6,11 @@ memory_answer}``; the runner prepends pre-execution memory steps with ``url: nul
 observation or reason. Navigation steps ``{step, url, step_type: "navigation", reason, actions:
 [{action, element_index?, text?, url?, query?}]}``; a step without model output has neither
 ``reason`` nor ``actions``. The task id is only in the file name. A ``done`` action carries the
-answer; the runner writes no stop texts of its own, so a file without ``done`` ended at the step
-limit or after the agent's consecutive failures, which the file does not tell apart.
+answer; its ``success`` flag is not in the step (the runner keeps only ``text``, ``url``, ``query`` of an
+action) but in ``_summary.json`` (``success: false`` is kept in the end's detail). A step whose model call failed
+repeats the previous step's output (``_failed_steps``): not carried out. A file without ``done`` whose last
+``max_failures`` (3) steps failed stopped on consecutive failures (``error``); otherwise at the step limit, which the
+file does not state (``no_answer``).
 
 Crash record (``{task}.error.json``): ``{task_file, experiment_id, error}``, written instead of a
 trajectory when the task raised. Summary (``_summary.json``): a list of such records and of
@@ -24,10 +27,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from p2w_runtime.importers._actions import map_browser_use_action
+from p2w_runtime.importers._agentoccam_log import RunnerLog
 from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_browser_use
 from p2w_runtime.importers._read import validated
+from schemas import NOT_CARRIED_OUT
 
 FORMAT = "p2w-browser-use"
 AGENT = "browser-use"
@@ -84,6 +89,8 @@ class SummaryRecord(BaseModel):
     model: str | None = None
     scheme: Literal["on-demand", "pre-execution", "no-history"] | None = None
     error: str | None = None
+    success: bool | None = None
+    """``history.is_successful()``: the ``success`` of the agent's last ``done`` (None without one)."""
 
 
 _CRASH = TypeAdapter(CrashRecord)
@@ -115,11 +122,56 @@ def objective(file: BrowserUseFile) -> str | None:
     return None
 
 
-def emit(file: BrowserUseFile, builder: ImportedEpisode, *, phase: str, captcha: bool, runner: object = None) -> None:
+MAX_FAILURES = 3
+"""``Agent(max_failures=3)``, the default the runner keeps: the run stops after this many failed steps in a row."""
+
+
+def _output(record: _NavigationStep) -> tuple[Any, ...] | None:
+    """A navigation step's model output as the file records it (None: no model output)."""
+    if not record.reason and not record.actions:
+        return None
+    return record.reason, tuple(tuple(sorted(a.model_dump(exclude_none=True).items())) for a in record.actions)
+
+
+def _failed_steps(file: BrowserUseFile) -> set[int]:
+    """Navigation steps whose model call failed: the runner writes the previous step's output again.
+
+    ``Agent.step`` keeps ``state.last_model_output`` when ``_get_next_action`` raises (it clears it only on a memory
+    step), and ``_finalize`` logs the step with it (``browser_use/agent/service.py``, around line 1019): the step
+    repeats, word for word, the output of the navigation step before it, with no memory step between. Nothing of it
+    ran. A model repeating itself exactly would read the same; the runner's files hold no other trace of the failure.
+    """
+    failed: set[int] = set()
+    previous: tuple[Any, ...] | None = None
+    for record in file:
+        if isinstance(record, _MemoryStep):
+            previous = None
+            continue
+        output = _output(record)
+        if output is not None and output == previous:
+            failed.add(record.step)
+        previous = output
+    return failed
+
+
+def _trailing(file: BrowserUseFile, failed: set[int]) -> int:
+    """How many of the last navigation steps failed in a row."""
+    count = 0
+    for record in reversed([r for r in file if isinstance(r, _NavigationStep)]):
+        if record.step not in failed:
+            break
+        count += 1
+    return count
+
+
+def emit(
+    file: BrowserUseFile, builder: ImportedEpisode, *, phase: str, captcha: bool, runner: RunnerLog | None = None
+) -> None:
     answer: str | None = None
     done = False
     final_url: str | None = None
     last_step = 0
+    failed = _failed_steps(file)
     for i, record in enumerate(file):
         step = record.step
         last_step = max(last_step, step)
@@ -139,6 +191,15 @@ def emit(file: BrowserUseFile, builder: ImportedEpisode, *, phase: str, captcha:
             continue
         if record.url is not None:
             builder.observation(step=step, url=record.url)
+        if step in failed:
+            why = f"{NOT_CARRIED_OUT}: the step's model call failed; the runner wrote the previous step's output again"
+            for action in record.actions:
+                raw = action.model_dump(exclude_none=True)
+                parsed = map_browser_use_action(raw)
+                raw_text = json.dumps(raw, ensure_ascii=False)
+                builder.action(step=step, raw=raw_text, parsed=parsed, status="blocked", error=why)
+            builder.notes.append(f"step {step} repeats step {step - 1}'s output: its model call failed, not run")
+            continue
         if record.reason:
             builder.rationale(step=step, text=record.reason)
         for action in record.actions:
@@ -147,10 +208,16 @@ def emit(file: BrowserUseFile, builder: ImportedEpisode, *, phase: str, captcha:
             builder.action(step=step, raw=json.dumps(raw, ensure_ascii=False), parsed=parsed)
             if parsed.name == "stop":
                 done, answer = True, parsed.args[0]
+    own = runner.success.get(builder.task_id) if runner is not None else None
+    trailing = _trailing(file, failed)
     if captcha:
         builder.finished(end_reason="blocked", answer=None, final_url=final_url, steps=last_step, detail=answer)
     elif done:
-        builder.finished(end_reason="answered", answer=answer, final_url=final_url, steps=last_step)
+        detail = "the agent's done reported success: false (_summary.json)" if own is False else None
+        builder.finished(end_reason="answered", answer=answer, final_url=final_url, steps=last_step, detail=detail)
+    elif trailing >= MAX_FAILURES:
+        detail = f"stopped after {trailing} consecutive failed steps (Agent max_failures {MAX_FAILURES})"
+        builder.finished(end_reason="error", answer=None, final_url=final_url, steps=last_step, detail=detail)
     else:
         builder.finished(
             end_reason="no_answer", answer=None, final_url=final_url, steps=last_step, detail="no done action"

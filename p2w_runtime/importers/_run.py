@@ -10,7 +10,7 @@ finished episodes are skipped, the rest written, then the run finished.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -133,9 +133,10 @@ def _phase(scheme: Scheme | None) -> str:
 
 
 def _summary_model(
-    reader: _Reader, layout: Layout, report: ImportReport
+    reader: _Reader, layout: Layout, report: ImportReport, self_reported: dict[str, bool | None]
 ) -> tuple[_RunModel, Scheme | None, dict[str, Any]]:
-    """Model and scheme from ``_summary.json`` (exact, where file names hold only a squeezed tag)."""
+    """Model and scheme from ``_summary.json`` (exact, where file names hold only a squeezed tag); each task's own
+    success flag into ``self_reported``."""
     records: list[tuple[Path, _browser_use.SummaryRecord]] = []
     for path in layout.summaries:
         try:
@@ -143,6 +144,7 @@ def _summary_model(
         except TrajectoryImportError as exc:
             report.bad.append(exc)
     ran = [(path, r) for path, r in records if r.error is None]
+    self_reported.update({Path(r.task_file).stem: r.success for _, r in ran})
     if not ran:
         return _RunModel(), None, {}
     first_path, first = ran[0]
@@ -367,7 +369,8 @@ async def _import_trajectories(
         )
     run_id = existing.run_id if existing else uuid7()
     report = ImportReport(run_id=run_id, label=label, format=fmt, resumed=existing is not None)
-    run_model, summary_scheme, summary = _summary_model(reader, layout, report)
+    self_reported: dict[str, bool | None] = {}
+    run_model, summary_scheme, summary = _summary_model(reader, layout, report, self_reported)
     if model:
         run_model = _RunModel(name=model, given=True)
     elif existing is not None:
@@ -376,7 +379,7 @@ async def _import_trajectories(
     planner = _Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)
     planner.scheme = existing.started.scheme if existing else (scheme or summary_scheme)
     try:
-        planner.runner = read_runner_log(layout.runner_configs, layout.csv_summaries)
+        planner.runner = replace(read_runner_log(layout.runner_configs, layout.csv_summaries), success=self_reported)
     except TrajectoryImportError as exc:
         report.bad.append(exc)
     checks: list[tuple[Path, Callable[[], _Planned | str | None]]] = [

@@ -29,7 +29,7 @@ from p2w_runtime.domain import (
     run_started,
 )
 from p2w_runtime.errors import UserError
-from p2w_runtime.llm import PriceTable, RetryPolicy
+from p2w_runtime.llm import PriceTable, RetryPolicy, UsageTotals
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
 from p2w_runtime.rerun._har import Restore, choose_restore, recorded_har, routed_from_har
 from p2w_runtime.rerun._mismatch import Divergence
@@ -69,6 +69,8 @@ class ForkSummary:
     at_step: int
     restore: Restore
     outcome: EpisodeOutcome
+    """Its ``tokens`` and ``cost_usd`` count only what the fork spent: the served prefix is ``served_tokens``."""
+    served_tokens: int = 0
 
 
 async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | None = None) -> ForkSummary:
@@ -157,8 +159,17 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
                 fork=ForkPoint(source_stream=ref.stream, at_step=request.at_step, source_event_id=at),
             )
             outcome = await episode.run()
+    outcome = _spent(outcome, llm.served)
     await close_run(store, run_id, cost_usd=outcome.cost_usd)
-    return ForkSummary(run_id, label, ref.stream, request.at_step, restore_by, outcome)
+    return ForkSummary(run_id, label, ref.stream, request.at_step, restore_by, outcome, llm.served.total_tokens)
+
+
+def _spent(outcome: EpisodeOutcome, served: UsageTotals) -> EpisodeOutcome:
+    """The outcome's totals without the recorded answers served for the steps before K (nothing was spent on them)."""
+    cost = outcome.cost_usd
+    if cost is not None:
+        cost = max(0.0, cost - served.priced_cost_usd)
+    return replace(outcome, tokens=outcome.tokens - served.total_tokens, cost_usd=cost)
 
 
 async def restore(tab: EpisodeBrowser, source: RecordedEpisode, at_step: int, har: bytes | None = None) -> None:

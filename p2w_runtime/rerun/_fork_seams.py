@@ -19,7 +19,7 @@ from p2w_runtime.browser import (
     FinalStateData,
     ObservationData,
 )
-from p2w_runtime.llm import Completion, LlmClient
+from p2w_runtime.llm import Completion, LlmClient, UsageTotals
 from p2w_runtime.rerun._environment import RecordedTab
 from p2w_runtime.rerun._llm import recorded_completion
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
@@ -102,6 +102,8 @@ class ForkLlm(LlmClient):
         self.source = source
         self.divergence = divergence
         self._asked = 0
+        self.served = UsageTotals()
+        """The prefix's recorded answers served back: tokens the fork did not spend."""
         self._role: LlmRole | None = None
         self._step: int | None = None
 
@@ -129,4 +131,5 @@ class ForkLlm(LlmClient):
             raise self.divergence.raise_(
                 Mismatch(self._step, "prompt changed", shown, f"{self._role} call at step {self._step}")
             )
+        self.served.add(call)
         return recorded_completion(call)

@@ -4,7 +4,7 @@ A plugin of the ``judge`` family (``AGENTICSHOP``; its settings: ``ShopSettings`
 """
 
 from replay.agenticshop._extract import extract_by_rules
-from replay.agenticshop._judges import SHOP_JUDGES, missing_target
+from replay.agenticshop._judges import SHOP_JUDGES, missing_target, target_brand
 from replay.agenticshop._pages import attribute, read_page
 from replay.agenticshop._plugin import AGENTICSHOP
 from replay.agenticshop._settings import ShopSettings
@@ -17,6 +17,7 @@ __all__ = [
     "attribute",
     "extract_by_rules",
     "missing_target",
+    "target_brand",
     "read_page",
     "shop_tables",
 ]

@@ -11,6 +11,7 @@ Point keys start with the checklist dimension (``brand_preferences.0.1``: produc
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
@@ -156,21 +157,52 @@ class AttributionJudge(_ShopJudge[ShopConfig]):
         return verdict
 
 
-def _brand(profile: ShopProfile) -> str:
-    """The target brand: a profile's ``target_brand``, else the first checklist item naming one brand, "Brand is X"
-    (not "Brand is one of: ..." nor "Brand is not ...")."""
+_BRAND_ITEM = re.compile(
+    r"^(?:(?:product |listing )?brand(?: name| field)?|manufacturer)"
+    r"(?: is(?: (?:explicitly|clearly))?(?: (?:listed|identified|named) as)?|(?: (?:explicitly|clearly))?"
+    r" (?:listed|identified|named) as| exactly matches)"
+    r" (?P<rest>.+)$|^product is from (?P<source>.+)$",
+    re.IGNORECASE,
+)
+"""A checklist item that names the brand: "Brand is X", "Brand listed as X", "Product is from X", "Product brand is
+explicitly listed as X on the product page", "Product brand field exactly matches "X"", "Manufacturer listed as X"."""
+_NAME_END = re.compile(r",|;|\.(?:\s|$)|\s\(|\s(?:on|in|as|at|for|with|and|only|if|when|from|by)\s", re.IGNORECASE)
+_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+
+
+def _named_brand(item: str) -> str | None:
+    """The one brand a checklist item names, or None: none named (a description, "one of", "not"), or several."""
+    match = _BRAND_ITEM.match(item.strip())
+    if match is None:
+        return None
+    rest = (match.group("rest") or match.group("source")).strip()
+    quoted = re.match(r'^["\u201c](.+?)["\u201d]', rest)
+    if quoted:
+        return quoted.group(1).strip()
+    if re.match(r"(?i)(?:one of|not|a|an|the|any)\b", rest) or ":" in rest:
+        return None
+    first, *others = _OR.split(rest, maxsplit=1)
+    name = _NAME_END.split(first, maxsplit=1)[0].strip()
+    if others and others[0][:1].isupper() or "," in first.split(" on ")[0] or not name[:1].isupper():
+        return None  # "Seagate or Western Digital", "Jag Jeans, Signature by Levi Strauss": no single brand
+    return name
+
+
+def target_brand(profile: ShopProfile) -> str:
+    """The target brand: a profile's ``target_brand``, else the first checklist item naming one brand (``_BRAND_ITEM``:
+    "Brand is X", "Brand listed as X", "Product is from X"; not "Brand is one of: ..." nor "Brand is not ...")."""
     extra = (profile.model_extra or {}).get("target_brand")
     if extra:
         return str(extra)
     for item in profile.check_list.brand_preferences:
-        low = item.lower()
-        if low.startswith("brand is ") and " one of" not in low and not low.startswith("brand is not "):
-            return item[len("brand is ") :].strip().rstrip(".")
+        brand = _named_brand(item)
+        if brand:
+            return brand
     return ""
 
 
-NO_BRAND_ITEM = "no target brand: no target_brand in the profile and no 'Brand is …' item in its checklist"
-NO_SINGLE_BRAND = "no target brand: the checklist's 'Brand is …' items name no single brand ('one of', 'not')"
+NO_BRAND_ITEM = "no target brand: no target_brand in the profile and no checklist item naming a brand ('Brand is …')"
+NO_SINGLE_BRAND = "no target brand: the checklist's brand items name no single brand ('one of', 'not', 'X or Y')"
 NO_TYPE = "no product type: seed_product_type is null (open-ended curation)"
 
 
@@ -178,8 +210,8 @@ def missing_target(profile: ShopProfile) -> str:
     """What the hit ratio lacks for this user, "" when nothing. Said per cause and without the user's id, so a
     replay summary counts each cause once; ``metrics`` lists the users by id."""
     missing = []
-    if not _brand(profile):
-        said = any(i.lower().startswith("brand is ") for i in profile.check_list.brand_preferences)
+    if not target_brand(profile):
+        said = any(_BRAND_ITEM.match(i.strip()) for i in profile.check_list.brand_preferences)
         missing.append(NO_SINGLE_BRAND if said else NO_BRAND_ITEM)
     if not profile.seed_product_type:
         missing.append(NO_TYPE)
@@ -192,7 +224,7 @@ def _words(text: str) -> set[str]:
 
 class HitRatioJudge(_ShopJudge[ShopConfig]):
     id = "hit-ratio"
-    version = "2"
+    version = "3"
     description = "AgenticShop hit ratio (rules): the product matches the target brand and product type"
 
     def configure(self, settings: PassSettings) -> ShopConfig:
@@ -203,7 +235,7 @@ class HitRatioJudge(_ShopJudge[ShopConfig]):
         missing = missing_target(profile)
         if missing:
             raise JudgeError(missing)
-        brand, kind = _brand(profile), profile.seed_product_type or ""
+        brand, kind = target_brand(profile), profile.seed_product_type or ""
         verdict = Scorecard()
         pages = await self.pages(trajectory, ctx)
         for p in pages:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from p2w_runtime.domain.trajectory import Trajectory
 from replay.classify._labels import HISTORY_RETRIEVAL_FAILURE, HISTORY_UTILIZATION_FAILURE
 from replay.classify._texts import Text, applied_texts, event_order, memory_texts, page_urls
-from replay.judges import JudgeError, SiteLists, rubric_targets
+from replay.judges import JudgeError, SiteLists, reasoned_steps, rubric_targets
 from replay.matching import compile_value, find_value, mentions_site, on_site
 from schemas import ErrorLabel, Evidence
 
@@ -31,14 +31,16 @@ class Target:
     in_text: Finder
     hosts: tuple[str, ...] = ()
     """Set for the website: it is applied by being on it, a value by appearing in what the agent did."""
+    applied_in: Finder | None = None
+    """Where the value counts as applied (a number within its limit too, as ``rubric-rules`` reads it)."""
 
 
-def _value_finder(values: Sequence[str]) -> Finder:
+def _value_finder(values: Sequence[str], *, bounded: bool = False) -> Finder:
     patterns = [compile_value(v) for v in values]
 
     def find(text: str) -> str | None:
         for pattern in patterns:
-            match = find_value(pattern, text)
+            match = find_value(pattern, text, bounded=bounded)
             if match is not None:
                 return match.snippet
         return None
@@ -61,10 +63,24 @@ def targets(t: Trajectory, settings: SiteLists) -> list[Target] | None:
     except JudgeError:
         return None
     found = [Target(f"website {' / '.join(rubric.websites)}", _site_finder(rubric.hosts), rubric.hosts)]
-    found += [Target(f"preference {value!r}", _value_finder([value])) for value in rubric.preferences]
+    found += [
+        Target(f"preference {value!r}", _value_finder([value]), applied_in=_value_finder([value], bounded=True))
+        for value in rubric.preferences
+    ]
     if rubric.location is not None:
-        found.append(Target(f"location {rubric.location.raw!r}", _value_finder(rubric.location_values)))
+        values = rubric.location_values
+        found.append(
+            Target(
+                f"location {rubric.location.raw!r}",
+                _value_finder(values),
+                applied_in=_value_finder(values, bounded=True),
+            )
+        )
     return found
+
+
+def _values(t: Trajectory, settings: SiteLists) -> tuple[str, ...]:
+    return rubric_targets(t, settings).values
 
 
 def _first(target: Target, texts: Sequence[Text]) -> tuple[Text, str] | None:
@@ -82,7 +98,7 @@ def history_use(t: Trajectory, settings: SiteLists) -> list[ErrorLabel]:
         return []
     order = event_order(t)
     memory = memory_texts(t, order)
-    applied = applied_texts(t, order)
+    applied = applied_texts(t, order, reasoned_steps(t, _values(t, settings)))
     pages = page_urls(t, order)
     missing: list[Target] = []
     unused: list[tuple[Target, Text, str]] = []
@@ -96,7 +112,8 @@ def history_use(t: Trajectory, settings: SiteLists) -> list[ErrorLabel]:
         if target.hosts:
             used = any(page.order > where.order and on_site(page.text, target.hosts) for page in pages)
         else:
-            used = any(a.order > where.order and target.in_text(a.text) is not None for a in applied)
+            applied_in = target.applied_in or target.in_text
+            used = any(a.order > where.order and applied_in(a.text) is not None for a in applied)
         if not used:
             unused.append((target, where, snippet))
     labels: list[ErrorLabel] = []

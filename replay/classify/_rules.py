@@ -19,7 +19,7 @@ class RulesConfig(SiteConfig):
 
 class RulesClassifier(Classifier[RulesConfig]):
     id = "rules"
-    version = "2"
+    version = "3"
     description = "Persona2Web error types and navigation end reasons from the structured events, no LLM"
 
     def __init__(self, settings: PassSettings | None = None, redundancy: RedundancySettings | None = None) -> None:

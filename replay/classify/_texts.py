@@ -85,8 +85,9 @@ def page_urls(t: Trajectory, order: dict[str, int]) -> list[Text]:
     return [Text(event_id, url, "page URL", order.get(event_id, 0)) for event_id, url in t.urls if url]
 
 
-def applied_texts(t: Trajectory, order: dict[str, int]) -> list[Text]:
-    """Where a value counts as applied: action arguments, URLs the agent brought about, planner reasoning, answer."""
+def applied_texts(t: Trajectory, order: dict[str, int], reasoned: set[int]) -> list[Text]:
+    """Where a value counts as applied: action arguments, URLs the agent brought about, the planner reasoning of the
+    ``reasoned`` steps (``replay.judges.reasoned_steps``: a step whose action acts on the plan it states), answer."""
     found = [text for action in t.actions for text in action_args(action, order)]
     found += [
         Text(u.event_id, unquote_plus(u.text), u.where, u.order) for u in page_urls(t, order) if u.text != t.start_url
@@ -94,6 +95,7 @@ def applied_texts(t: Trajectory, order: dict[str, int]) -> list[Text]:
     found += [
         Text(r.event_id, r.text, f"planner reasoning at step {r.step}", order.get(r.event_id, 0))
         for r in t.planner_rationales
+        if r.step in reasoned
     ]
     if t.answer and t.finished_event_id:
         found.append(Text(t.finished_event_id, t.answer, "final answer", order.get(t.finished_event_id, 0)))

@@ -3,6 +3,7 @@ each judge an id and a version, chosen with ``--judge ID``. Other benchmarks add
 (``replay.webarena``, ``replay.agenticshop``); see docs/design/judges.md."""
 
 from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, LlmConfig, Scorecard, llm_fields
+from replay.judges._candidates import reasoned_steps
 from replay.judges._command import ReplayOptions
 from replay.judges._estimate import JudgeEstimate, estimate_replay
 from replay.judges._family import JUDGES, JudgeOutcome, ReplayAborted, ReplaySummary, make_judge
@@ -69,6 +70,7 @@ __all__ = [
     "read_judgments",
     "render_full",
     "rubric_metrics",
+    "reasoned_steps",
     "rubric_targets",
     "site_fields",
     "site_settings",

@@ -7,11 +7,12 @@ retrieving a value is not applying it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 from urllib.parse import unquote_plus
 
 from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
+from replay.matching import find_value
 
 TEXT_ARGS: dict[str, slice] = {
     "type": slice(1, 2),
@@ -65,7 +66,7 @@ def action_texts(action: ActionRecord) -> Iterator[Candidate]:
         return
     args = parsed.args[TEXT_ARGS.get(parsed.name, slice(0, None))]
     for arg in args:
-        if not arg or arg.isdigit():
+        if not arg or (arg.isdigit() and parsed.name != "type"):  # a typed number is text (a ZIP), not an element id
             continue
         text = _decoded(arg) if parsed.name == "goto" else arg
         yield Candidate(action.event_id, text, "{} argument at step {}", (parsed.name, action.step))
@@ -83,14 +84,38 @@ def _answer(t: Trajectory) -> Iterator[Candidate]:
         yield Candidate(t.finished_event_id, t.answer, "final answer")
 
 
-def applied_candidates(t: Trajectory) -> Iterator[Candidate]:
-    """Full view (rubric): action arguments, page URLs, planner reasoning for browser actions, the final answer."""
-    browser_steps = {a.step for a in t.actions if a.is_browser_action}
+def reasoned_steps(t: Trajectory, values: Sequence[str]) -> set[int]:
+    """Steps whose planner reasoning counts as applying a value: those whose action acts on the plan it states.
+
+    Persona2Web's rubric credits a value "applied in the agent's reasoning or actions ... stated as a constraint it
+    acts on". What the agent applied decides. A step whose action carries text (typed, searched, selected, a URL
+    opened) acts on its plan when that text, or the page it led to, applies at least one expected value (``values``:
+    the preferences and the location); one applying none contradicts the plan it states (the plan lists "34x30, 4
+    stars and up, below $50", the action is ``goto .../search?q=slim+chinos``), and its reasoning earns nothing. A
+    press (``click``, ``press``), a scroll, going back or ``stop`` carry no text to contradict it: there the wording
+    is the evidence.
+    """
+    next_url = {o.step - 1: o.url for o in t.observations}
+    reasoned = set()
+    for a in t.actions:
+        if not a.is_browser_action:
+            continue
+        if a.name in TEXT_ARGS and a.name != "stop":
+            texts = [c.text for c in action_texts(a)] + [_decoded(next_url.get(a.step, ""))]
+            if not any(find_value(v, text, bounded=True) for v in values for text in texts):
+                continue
+        reasoned.add(a.step)
+    return reasoned
+
+
+def applied_candidates(t: Trajectory, values: Sequence[str]) -> Iterator[Candidate]:
+    """Full view (rubric): action arguments, page URLs, the planner reasoning of ``reasoned_steps``, the answer."""
+    reasoned = reasoned_steps(t, values)
     for action in t.actions:
         yield from action_texts(action)
     yield from _page_urls(t, t.urls)
     for rationale in t.planner_rationales:
-        if rationale.step in browser_steps:
+        if rationale.step in reasoned:
             yield Candidate(rationale.event_id, rationale.text, "planner reasoning at step {}", (rationale.step,))
     yield from _answer(t)
 
@@ -103,12 +128,12 @@ def action_view_candidates(t: Trajectory) -> Iterator[Candidate]:
     yield from _answer(t)
 
 
-def outcome_view_candidates(t: Trajectory) -> Iterator[Candidate]:
-    """Outcome view: the final action, the reasoning given for it, the final page and the answer."""
+def outcome_view_candidates(t: Trajectory, values: Sequence[str]) -> Iterator[Candidate]:
+    """Outcome view: the final action, its reasoning (as ``reasoned_steps``), the final page, the answer."""
     final = t.final_action
     if final is not None:
         yield from action_texts(final)
-        for rationale in t.rationales_at(final.step):
+        for rationale in t.rationales_at(final.step) if final.step in reasoned_steps(t, values) else ():
             yield Candidate(
                 rationale.event_id, rationale.text, "reasoning for the final action (step {})", (final.step,)
             )

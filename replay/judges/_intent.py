@@ -70,7 +70,13 @@ class _Episode:
             self.pages.append(Page(last + 1, f.event_id, f.url, f.title, f.ax_tree))
         elif t.final_url and t.finished_event_id:
             self.pages.append(Page(last + 1, t.finished_event_id, t.final_url, "", None))
-        self.browser = [a for a in t.actions if a.is_browser_action and a.name != "stop" and a.status != "invalid"]
+        self.skipped = [a for a in t.actions if a.not_carried_out]
+        """Actions the runner logged but never executed: no attempt, no refusal, said in the note."""
+        self.browser = [
+            a
+            for a in t.actions
+            if a.is_browser_action and a.name != "stop" and a.status != "invalid" and not a.not_carried_out
+        ]
         if view == "outcome":
             self.pages = self.pages[-1:]
             self.browser = self.browser[-1:]
@@ -160,10 +166,21 @@ def intent_points(
         _information(verdict, t, reached_site)
         return
     e = _Episode(t, goal, pages, view)
-    what = _WHAT[goal.kind]
+    _decide(verdict, e, targets)
+    if e.skipped and "intent" in verdict.evidence:
+        evidence = verdict.evidence["intent"]
+        skipped = "; ".join(f"step {a.step} ({a.raw!r}) {a.error}" for a in e.skipped)
+        verdict.evidence["intent"] = evidence.model_copy(update={"note": f"{evidence.note}; not counted: {skipped}"})
+
+
+def _decide(verdict: Scorecard, e: _Episode, targets: RubricTargets) -> None:
+    goal, t = e.goal, e.t
     refused = next((a for a in e.browser if a.status == "blocked"), None)
     if refused is not None:
-        note = f"{goal.kind} goal; constraint violated: the agent pressed a final confirmation at step {refused.step}"
+        note = (
+            f"{goal.kind} goal; constraint violated: the agent pressed a final confirmation at step {refused.step}, "
+            f"refused by the browser ({refused.error or 'blocked'})"
+        )
         _award(verdict, 0.0, [refused.event_id], note, refused.raw)
         return
     if _achieved(verdict, e, targets):
@@ -172,6 +189,7 @@ def intent_points(
         return
     tried = [d for d in map(e.decisive, e.browser) if d is not None]
     did = f"; last attempt: {tried[-1].how}" if tried else "; no decisive action found"
+    what = _WHAT[goal.kind]
     note = f"{goal.kind} goal ('{goal.phrase}'); {what} was not reached in {len(e.pages)} pages{did} ({_source(e)})"
     _award(verdict, 0.0, [tried[-1].action.event_id] if tried else [t.finished_event_id or ""], note)
 

@@ -51,11 +51,15 @@ class Searched:
         self.what = what
 
 
-def value_points(verdict: Scorecard, key: str, values: Sequence[str], searched: Searched, desc: str) -> bool:
-    """Award PREF_POINTS at ``key`` if any of ``values`` is found (the earliest candidate wins); evidence either way."""
+def value_points(
+    verdict: Scorecard, key: str, values: Sequence[str], searched: Searched, desc: str, *, bounded: bool = False
+) -> bool:
+    """Award PREF_POINTS at ``key`` if any of ``values`` is found (the earliest candidate wins); evidence either way.
+
+    ``bounded``: the texts are what the agent applied, where a number within the value's limit meets it."""
     best: tuple[int, ValueMatch] | None = None
     for value in values:
-        found = searched.texts.first(value)
+        found = searched.texts.first(value, bounded=bounded)
         if found is not None and (best is None or found[0] < best[0]):
             best = found
     if best is None:
@@ -106,7 +110,7 @@ def _preference_points(
     for key, values, desc in items:
         if memory_texts is not None:
             value_points(verdict, f"{key}.retrieval", values, memory_texts, desc)
-        value_points(verdict, f"{key}.utilization", values, applied_texts, desc)
+        value_points(verdict, f"{key}.utilization", values, applied_texts, desc, bounded=True)
 
 
 class _RulesJudge(Judge[SiteConfig]):
@@ -131,7 +135,7 @@ class _RulesJudge(Judge[SiteConfig]):
 
 class RubricRulesJudge(_RulesJudge):
     id = "rubric-rules"
-    version = "4"
+    version = "5"
     description = "Persona2Web rubric (P_web, P_pref with location, Intent, SR) from the structured events, no LLM"
 
     def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
@@ -140,14 +144,14 @@ class RubricRulesJudge(_RulesJudge):
         verdict = Scorecard()
         web_retrieval(verdict, targets, memory)
         reached = web_utilization(verdict, targets, t.urls)
-        _preference_points(verdict, targets, list(applied_candidates(t)), memory)
+        _preference_points(verdict, targets, list(applied_candidates(t, targets.values)), memory)
         intent_points(verdict, t, targets, pages or RecordedPages(), "full", reached)
         return self._finish(verdict)
 
 
 class ActionWiseRulesJudge(_RulesJudge):
     id = "action-wise-rules"
-    version = "4"
+    version = "5"
     description = (
         "Action-wise baseline: utilization and intent from the actions of all steps (no history, no reasoning)"
     )
@@ -163,13 +167,13 @@ class ActionWiseRulesJudge(_RulesJudge):
 
 class OutcomeBasedRulesJudge(_RulesJudge):
     id = "outcome-based-rules"
-    version = "4"
+    version = "5"
     description = "Outcome-based baseline: utilization and intent from the final action, its reasoning and final page"
 
     def score(self, t: Trajectory, pages: RecordedPages | None = None) -> Scorecard:
         targets = rubric_targets(t, self.config)
         verdict = Scorecard()
         reached = web_utilization(verdict, targets, t.urls[-1:])
-        _preference_points(verdict, targets, list(outcome_view_candidates(t)), None)
+        _preference_points(verdict, targets, list(outcome_view_candidates(t, targets.values)), None)
         intent_points(verdict, t, targets, pages or RecordedPages(), "outcome", reached)
         return self._finish(verdict)

@@ -41,6 +41,11 @@ class RubricTargets:
             return ()
         return tuple(v for v in (self.location.city, self.location.zip) if v)
 
+    @property
+    def values(self) -> tuple[str, ...]:
+        """Every value P_pref looks for: the preferences and the location's."""
+        return (*self.preferences, *self.location_values)
+
 
 def rubric_targets(trajectory: Trajectory, settings: SiteLists) -> RubricTargets:
     truth = trajectory.ground_truth

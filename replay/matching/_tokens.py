@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 
+from replay.matching._spelled import spell_numbers
+
 # fmt: off
 _CHAR_MAP = str.maketrans({
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
@@ -30,7 +32,8 @@ STOP_WORDS = frozenset({
     "i", "me", "is", "are", "be", "that", "this", "it", "as", "per", "via",
     "under", "over", "below", "above", "max", "maximum", "min", "minimum", "least", "most", "up", "within",
     "than", "less", "more", "only", "budget", "limit", "cap", "price", "priced", "around", "about", "approx",
-    "usd", "dollar", "dollars", "percent",
+    "usd", "dollar", "dollars", "buck", "bucks", "percent", "higher", "lower", "greater", "fewer", "plus", "between",
+    "better", "newer", "cheaper", "so",
 })
 """Words that carry no value of their own: comparison words paraphrase freely (``under $20`` ~ ``max $20``),
 currency and percent words live on as the unit of their number."""
@@ -40,12 +43,7 @@ QUALIFIER_WORDS = frozenset({
 })
 """An ``or`` alternative made only of these widens its neighbour's bound (``Good+ or better``)."""
 
-_SYNONYMS = {
-    "small": "s", "medium": "m", "large": "l",
-    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-    "nine": "9", "ten": "10",
-    "fahrenheit": "f", "celsius": "c",
-}
+_SYNONYMS = {"small": "s", "medium": "m", "large": "l", "fahrenheit": "f", "celsius": "c"}
 
 UNIT_WORDS = frozenset({
     "star", "review", "rating", "ratings", "reviewer", "minute", "min", "hour", "hr", "day", "week", "month",
@@ -53,7 +51,9 @@ UNIT_WORDS = frozenset({
     "gb", "tb", "hz", "count", "ct", "pack", "pod", "player", "hire", "percent",
 })
 """Words that say what a number counts (``50 reviews``); a number followed by one carries it as its unit."""
-_CURRENCY_WORDS = frozenset({"usd", "dollar", "dollars"})
+_CURRENCY_WORDS = frozenset({"usd", "dollar", "dollars", "buck", "bucks"})
+_UNIT_ALIASES = {"rat": "star", "person": "peopl", "guest": "peopl", "diner": "peopl"}
+"""One unit for words that count the same thing: a rating is in stars, a person is one of the people."""
 # fmt: on
 
 _CHAR_PAIRS = tuple((chr(k), v) for k, v in _CHAR_MAP.items())
@@ -61,7 +61,7 @@ _CHAR_PAIRS = tuple((chr(k), v) for k, v in _CHAR_MAP.items())
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _POSSESSIVE = re.compile(r"'s\b")
 _APOSTROPHE = re.compile(r"'")
-_TOKEN = re.compile(r"(\$ ?)?(\d+(?:\.\d+)?(?::\d\d)?)([ +]{0,2}%)?|([a-z]+)")
+TOKEN = re.compile(r"(\$ ?)?(\d+(?:\.\d+)?(?::\d\d)?)([ +]{0,2}%)?|([a-z]+)")
 """A number (with a ``$`` before or a ``%`` after it, kept in the span) or a word."""
 
 
@@ -139,7 +139,7 @@ class Tokens:
     def snippet(self, first: int, last: int, original: str) -> str:
         """The text covering tokens ``first..last`` (a number with its ``$`` / ``%``), from ``original`` when
         normalization kept offsets. Spans are found again here: only matches need them."""
-        spans = [m.span() for m in islice(_TOKEN.finditer(self.text), last + 1)]
+        spans = [m.span() for m in islice(TOKEN.finditer(self.text), last + 1)]
         start, end = spans[first][0], spans[last][1]
         source = original if len(original) == len(self.text) else self.text
         return source[start:end]
@@ -158,7 +158,7 @@ def normalize_uncached(text: str) -> str:
         for char, replacement in _CHAR_PAIRS:
             if char in text:
                 text = text.replace(char, replacement)
-    text = text.lower()
+    text = spell_numbers(text.lower())
     if "," in text:
         text = _THOUSANDS.sub("", text)
     if "'" in text:
@@ -173,7 +173,7 @@ def _unit_word(word: str | None) -> str | None:
         return "$"
     unit = stem(word)
     if unit in _UNIT_STEMS:
-        return "%" if unit == "percent" else unit
+        return "%" if unit == "percent" else _UNIT_ALIASES.get(unit, unit)
     return None
 
 
@@ -188,7 +188,7 @@ def tokenize(text: str) -> Tokens:
 @lru_cache(maxsize=65536)
 def tokenize_normalized(norm: str) -> Tokens:
     """``tokenize`` of a text already passed through ``normalize``."""
-    parts = _TOKEN.findall(norm)
+    parts = TOKEN.findall(norm)
     words: list[str] = []
     units: list[str | None] = []
     for i, (dollar, number, percent, word) in enumerate(parts):
@@ -206,7 +206,25 @@ def tokenize_normalized(norm: str) -> Tokens:
                 _size_after_in(parts, words, i)
             words.append(_WORDS.get(word) or canonical_word(word))
             units.append(None)
+    _units_from_context(words, units)
     return Tokens(norm, tuple(words), tuple(units), frozenset(words))
+
+
+def _units_from_context(words: list[str], units: list[str | None]) -> None:
+    """Units a number's neighbours imply, marked ``~``: ``for 4`` / ``party of 4`` people, ``rated 4.6`` /
+    ``4.6 out of 5`` stars, ``34x30`` a size (``x`` then reads as ``and``). A ``~`` unit is met only by the same
+    unit; against any other value it stands as no unit, as before."""
+    for i, word in enumerate(words):
+        if not word[0].isdigit() or units[i] is not None:
+            continue
+        before, after = words[max(0, i - 2) : i], words[i + 1 : i + 4]
+        if after[:1] == ["x"] and len(after) > 1 and after[1][0].isdigit():
+            words[i + 1] = "and"
+            units[i] = units[i + 2] = "~siz"
+        elif before[-1:] == ["for"] or before == ["parti", "of"]:
+            units[i] = "~peopl"
+        elif before[-1:] == ["rat"] or after == ["out", "of", "5"]:
+            units[i] = "~star"
 
 
 def _size_after_in(parts: list[tuple[str, str, str, str]], words: list[str], i: int) -> None:

@@ -13,7 +13,8 @@ when enough of its anchors and terms occur close together in the text:
   match by scattering.
 A simple disjunction (``Intermediate or Advanced``, no comma or semicolon) matches when any
 alternative does; an alternative made only of qualifiers or stop words (``Good+ or better``,
-``at or below $25``) is dropped: it only widens a bound.
+``4.5 stars or higher``) stays with the one before it: it states that one's bound. Limits
+(``under $60``) are compared as numbers in applied texts (``_bounds.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from replay.matching._bounds import Bound, as_number, value_bounds
 from replay.matching._tokens import (
     Tokens,
     is_number,
@@ -57,6 +59,13 @@ class Alternative:
     """Substrings the normalized text must contain, with how many tokens each stands for (None: no literal)."""
     required_probe: str | None
     """The longest probe of a token every match needs (all anchors, or all words, are required), if any."""
+    bounds: dict[Anchor, Bound]
+    """The anchors the value states as limits (``under $60``): in applied texts a number within them counts."""
+    unit_words: dict[Anchor, str]
+    """The word of an anchor's unit (``4 people`` -> ``peopl``): a number implying that unit (``for 4``) stands for
+    the word too; a stated unit is followed by its word anyway."""
+    required_bounded: str | None
+    """``required_probe`` when limits are compared: a bound's number need not be written."""
 
     @property
     def size(self) -> int:
@@ -79,12 +88,23 @@ class ValueMatch:
     score: float
 
 
+def _unit(unit: str | None) -> str | None:
+    """A value's unit as stated or implied (``~``): a value asks for it either way."""
+    return unit.lstrip("~") if unit else None
+
+
 def _alternative(text: str) -> Alternative | None:
     tokens = tokenize(text)
-    keys = [(w, u) for w, u in zip(tokens.words, tokens.units, strict=True) if not is_stop(w)]
-    keys = keys or list(zip(tokens.words, tokens.units, strict=True))
+    pairs = [(w, _unit(u)) for w, u in zip(tokens.words, tokens.units, strict=True)]
+    keys = [(w, u) for w, u in pairs if not is_stop(w)] or pairs
     if not keys:
         return None
+    unit_words: dict[Anchor, str] = {
+        (w, u): pairs[i + 1][0]
+        for i, (w, u) in enumerate(pairs[:-1])
+        if is_number(w) and u and not is_stop(pairs[i + 1][0]) and not is_number(pairs[i + 1][0])
+    }
+    bounds = {pairs[i]: bound for i, bound in value_bounds(tokens.text).items()}
     anchors: Counter[Anchor] = Counter((w, u) for w, u in keys if is_number(w))
     words = Counter(w for w, _ in keys if not is_number(w))
     n_anchors, n_words = sum(anchors.values()), sum(words.values())
@@ -99,7 +119,10 @@ def _alternative(text: str) -> Alternative | None:
     required = list(numbers) if n_anchors and need_anchors == n_anchors else []
     if need_words == n_words:
         required += list(words)
+    required = [t for t in required if t not in unit_words.values()]
     literal = [p for p in map(probe, required) if p is not None]
+    unbounded = {w for w, _ in bounds}
+    literal_bounded = [p for p in map(probe, (t for t in required if t not in unbounded)) if p is not None]
     return Alternative(
         text,
         anchors,
@@ -109,8 +132,11 @@ def _alternative(text: str) -> Alternative | None:
         2 * (n_anchors + n_words) + 6,
         vocab,
         tuple((probe(w), n) for w, n in numbers.items()),
-        tuple((probe(w), n) for w, n in words.items()),
+        tuple((None if w in unit_words.values() else probe(w), n) for w, n in words.items()),
         max(literal, key=len) if literal else None,
+        bounds,
+        unit_words,
+        max(literal_bounded, key=len) if literal_bounded else None,
     )
 
 
@@ -121,7 +147,9 @@ def _split_alternatives(value: str) -> list[str]:
     merged: list[str] = []
     for part in parts:
         keys = [t for t in tokenize(part).words if not is_stop(t)]
-        if keys and not (merged and all(is_qualifier(t) for t in keys)):
+        if merged and all(is_qualifier(t) for t in keys):
+            merged[-1] = f"{merged[-1]} or {part}"  # "4.5 stars or higher": one value, its bound
+        elif keys:
             merged.append(part)
     return merged or [value]
 
@@ -132,24 +160,55 @@ def compile_value(value: str) -> ValuePattern:
     return ValuePattern(value, tuple(alternatives))
 
 
-def _take_anchor(left: dict[Anchor, int], number: str, unit: str | None) -> bool:
-    """Consume a wanted anchor this number satisfies: same unit first, then a unit-less one, or any if none given."""
+def _take_anchor(left: dict[Anchor, int], number: str, unit: str | None) -> Anchor | None:
+    """Consume a wanted anchor this number satisfies: same unit first, then a unit-less one, or any if none given.
+
+    An implied unit (``~``) is met by the same unit; otherwise it stands as none."""
+    implied = unit is not None and unit[0] == "~"
+    if implied:
+        assert unit is not None
+        same: Anchor = (number, unit[1:])
+        if left.get(same, 0) > 0:
+            left[same] -= 1
+            return same
+        unit = None
     for key in ((number, unit), (number, None)):
         if left.get(key, 0) > 0:
             left[key] -= 1
-            return True
+            return key
     if unit is None:
         for key, count in left.items():
             if key[0] == number and count > 0:
                 left[key] -= 1
-                return True
-    return False
+                return key
+    return None
 
 
-def _best_window(alt: Alternative, tokens: Tokens) -> tuple[int, int, int] | None:
-    """(matched count, first index, last index) of the best window that satisfies ``alt``, if any."""
+def _take_bound(alt: Alternative, left: dict[Anchor, int], tokens: Tokens, pos: int) -> list[Anchor]:
+    """The wanted anchors whose limit this number of an applied text meets (a range's two ends at once)."""
+    unit = _unit(tokens.units[pos])
+    if unit is None:
+        return []
+    x = as_number(tokens.words[pos])
+    before = tokens.words[max(0, pos - 3) : pos]
+    for key, bound in alt.bounds.items():
+        if left.get(key, 0) > 0 and bound.unit == unit and bound.holds(x) and not bound.opposed_by(before):
+            taken = [k for k, b in alt.bounds.items() if b is bound and left.get(k, 0) > 0]
+            for k in taken:
+                left[k] -= 1
+            return taken
+    return []
+
+
+def _best_window(alt: Alternative, tokens: Tokens, bounded: bool = False) -> tuple[int, int, int] | None:
+    """(matched count, first index, last index) of the best window that satisfies ``alt``, if any.
+
+    ``bounded``: a number within a limit the value states counts for it (applied texts only)."""
     words, units = tokens.words, tokens.units
-    positions = [i for i, w in enumerate(words) if w in alt.tokens]
+    limits = {b.unit for b in alt.bounds.values()} if bounded else set()
+    positions = [
+        i for i, w in enumerate(words) if w in alt.tokens or (limits and w[0].isdigit() and _unit(units[i]) in limits)
+    ]
     best: tuple[int, int, int] | None = None
     for j, start in enumerate(positions):
         left_anchors = dict(alt.anchors)
@@ -161,9 +220,18 @@ def _best_window(alt: Alternative, tokens: Tokens) -> tuple[int, int, int] | Non
                 break
             token = words[pos]
             if token[0].isdigit():
-                if _take_anchor(left_anchors, token, units[pos]):
+                key = _take_anchor(left_anchors, token, units[pos])
+                taken = [key] if key is not None else _take_bound(alt, left_anchors, tokens, pos) if limits else []
+                for key in taken:
                     got_anchors += 1
                     last = pos
+                    unit_word = alt.unit_words.get(key)
+                    # an implied unit (``for 4``) or another word for it (``2 people`` for ``2 guests``)
+                    spelled = pos + 1 < len(words) and words[pos + 1] == unit_word and units[pos] == key[1]
+                    same = key[1] is not None and key[1] == _unit(units[pos]) and not spelled
+                    if same and unit_word is not None and left_words.get(unit_word, 0) > 0:
+                        left_words[unit_word] -= 1
+                        got_words += 1
             elif left_words.get(token, 0) > 0:
                 left_words[token] -= 1
                 got_words += 1
@@ -175,12 +243,13 @@ def _best_window(alt: Alternative, tokens: Tokens) -> tuple[int, int, int] | Non
     return best
 
 
-def _could_match(alt: Alternative, norm: str) -> bool:
+def _could_match(alt: Alternative, norm: str, bounded: bool = False) -> bool:
     """A necessary condition, checked with substring searches before any tokenizing (most texts fail it)."""
     if alt.need_anchors:
         found = 0
+        limited = {w for w, _ in alt.bounds} if bounded else set()
         for p, n in alt.anchor_probes:
-            if p is None or p in norm:
+            if p is None or p in norm or p in limited:
                 found += n
         if found < alt.need_anchors:
             return False
@@ -191,30 +260,33 @@ def _could_match(alt: Alternative, norm: str) -> bool:
     return found >= alt.need_words
 
 
-def _enough(alt: Alternative, vocab: frozenset[str]) -> bool:
-    anchors = sum(n for (number, _), n in alt.anchors.items() if number in vocab)
-    words = sum(n for t, n in alt.words.items() if t in vocab)
+def _enough(alt: Alternative, vocab: frozenset[str], bounded: bool) -> bool:
+    anchors = sum(n for key, n in alt.anchors.items() if key[0] in vocab or (bounded and key in alt.bounds))
+    words = sum(n for t, n in alt.words.items() if t in vocab or t in alt.unit_words.values())
     return anchors >= alt.need_anchors and words >= alt.need_words
 
 
-def find_value(value: str | ValuePattern, text: str | None) -> ValueMatch | None:
-    """The best place ``value`` appears in ``text``, or None."""
+def find_value(value: str | ValuePattern, text: str | None, *, bounded: bool = False) -> ValueMatch | None:
+    """The best place ``value`` appears in ``text``, or None.
+
+    ``bounded``: ``text`` is something the agent applied, where a number within a limit the value states meets
+    it (``$54`` applies ``under $60``); elsewhere (what the history returned) the limit itself must be stated."""
     pattern = value if isinstance(value, ValuePattern) else compile_value(value)
     if not text or not pattern.alternatives:
         return None
-    return _match(pattern, text, normalize(text))
+    return _match(pattern, text, normalize(text), bounded)
 
 
-def _match(pattern: ValuePattern, text: str, norm: str) -> ValueMatch | None:
+def _match(pattern: ValuePattern, text: str, norm: str, bounded: bool = False) -> ValueMatch | None:
     best: tuple[float, Alternative, int, int] | None = None
     tokens: Tokens | None = None
     for alt in pattern.alternatives:
-        if not _could_match(alt, norm):
+        if not _could_match(alt, norm, bounded):
             continue
         tokens = tokens or tokenize_normalized(norm)
-        if not _enough(alt, tokens.vocab):
+        if not _enough(alt, tokens.vocab, bounded):
             continue
-        window = _best_window(alt, tokens)
+        window = _best_window(alt, tokens, bounded)
         if window is None:
             continue
         score = window[0] / alt.size
@@ -248,13 +320,13 @@ class TextSet:
     def __len__(self) -> int:
         return len(self.texts)
 
-    def first(self, value: str | ValuePattern) -> tuple[int, ValueMatch] | None:
-        """The first text (by index) where ``value`` appears, and the match."""
+    def first(self, value: str | ValuePattern, *, bounded: bool = False) -> tuple[int, ValueMatch] | None:
+        """The first text (by index) where ``value`` appears, and the match (``bounded``: as ``find_value``)."""
         pattern = value if isinstance(value, ValuePattern) else compile_value(value)
-        alternatives = [a for a in pattern.alternatives if _could_match(a, self.joined)]
+        alternatives = [a for a in pattern.alternatives if _could_match(a, self.joined, bounded)]
         if not alternatives:
             return None
-        required = {a.required_probe for a in alternatives}
+        required = {a.required_bounded if bounded else a.required_probe for a in alternatives}
         indices: Sequence[int] = range(len(self.norms))
         if None not in required:
             if len(required) == 1:
@@ -264,8 +336,8 @@ class TextSet:
                 indices = [i for i, norm in enumerate(self.norms) if any(p in norm for p in required)]  # type: ignore[operator]  # no None
         for index in indices:
             norm = self.norms[index]
-            if any(_could_match(a, norm) for a in alternatives):
-                match = _match(pattern, self.texts[index], norm)
+            if any(_could_match(a, norm, bounded) for a in alternatives):
+                match = _match(pattern, self.texts[index], norm, bounded)
                 if match is not None:
                     return index, match
         return None

@@ -17,7 +17,7 @@ from typing import Annotated, ClassVar, Literal
 
 import msgspec
 
-from schemas import EndReason, ForkPoint, GroundTruth, LlmRole, entry_key_text, render_action
+from schemas import NOT_CARRIED_OUT, EndReason, ForkPoint, GroundTruth, LlmRole, entry_key_text, render_action
 
 NON_BROWSER_ACTIONS = frozenset({"memory_access", "note", "branch", "prune"})
 """Actions that do not act on the page: asking the history, planning, note taking."""
@@ -135,6 +135,11 @@ class ActionRecord(msgspec.Struct, frozen=True, gc=False):
     @property
     def is_browser_action(self) -> bool:
         return self.parsed is not None and self.parsed.name not in NON_BROWSER_ACTIONS
+
+    @property
+    def not_carried_out(self) -> bool:
+        """Logged by the runner but never executed (not a refusal by the site): see ``schemas.NOT_CARRIED_OUT``."""
+        return self.status == "blocked" and (self.error or "").startswith(NOT_CARRIED_OUT)
 
 
 class FinalStateRecord(msgspec.Struct, frozen=True, gc=False):

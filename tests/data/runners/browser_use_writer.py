@@ -51,7 +51,12 @@ class BrowserUseRun:
         return f"{BROWSER_USE_TASKS}/personalization_{self.experiment_id}/{task_name}.json"
 
     def finished(
-        self, task_name: str, steps: list[dict[str, Any]], *, pre: list[dict[str, Any]] | None = None, success: bool
+        self,
+        task_name: str,
+        steps: list[dict[str, Any]],
+        *,
+        pre: list[dict[str, Any]] | None = None,
+        success: bool | None,
     ) -> None:
         path = self.out_dir / browser_use_name(self.scheme, self.model, task_name)
         dump(path, steps)  # Agent.save_trajectory
