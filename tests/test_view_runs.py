@@ -381,7 +381,9 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         listing = get_html(url)
         assert '<span class="status status-recording"' in listing
         _, runs_live = get_json(url + "api/runs/live")
-        assert runs_live["recording"] == [live["run_id"]] and live["token"] in runs_live["token"]
+        assert runs_live["recording"] == [live["run_id"]]
+        assert f"{live['run_id']}:1.1.recording " in runs_live["token"] + " ", "the list's token leaves the end out"
+        assert live["token"].startswith("1.1.recording."), "a recording run's page token moves with the log's end"
         assert f'data-token="{runs_live["token"]}"' in listing and 'data-poll="/api/runs/live"' in listing
         before = event_count(db)
         for path in (
@@ -407,6 +409,39 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         assert 'id="live"' not in html and "data-poll" not in html and ">completed</span>" in html
         assert get_json(url + "api/runs/live")[1]["recording"] == [] and "data-poll" not in get_html(url)
         assert get_json(url + "api/run/live/usage")[1]["summary"]["episodes"]["prompt_tokens"] == 600
+
+
+async def test_an_episode_in_flight_is_listed_with_its_steps_and_tokens_so_far(tmp_path: Path) -> None:
+    db = tmp_path / "flying.db"
+    tasks = [Sketch("T1", "task 1"), Sketch("T2", "task 2")]
+    async with open_store(db) as store:
+        run = await open_run(store, label="flying", agent="mine", model="m", tasks=tasks)
+        async with run.episode("T1") as episode:
+            await episode.observe(url="http://shop.example/", title="Shop")
+            episode.record_call(_call("gpt-4o-mini", 100, 10))
+            await episode.action("click [1]")
+            await episode.settle()
+            with serving_app(db) as (url, _):
+                _, page = get_json(url + "api/run/flying")
+                assert page["total"] == 0 and [f["ref"]["task_id"] for f in page["in_flight"]] == ["T1"]
+                assert page["in_flight"][0]["steps"] == 1 and page["in_flight_usage"][0]["usage"]["tokens"] == 110
+                summary = page["usage"]
+                assert summary["in_flight"]["tokens"] == 110 and summary["other_attempts"]["attempts"] == 0
+                html = get_html(url + "run/flying")
+                assert 'id="in-flight"' in html and "● in flight" in html and "no episode has finished yet" in html
+                _, live = get_json(url + "api/run/flying/live")
+                await episode.observe(url="http://shop.example/2", title="Shop 2")
+                await episode.action("stop [done]")
+                await episode.settle()
+                _, moved = get_json(url + "api/run/flying/live")
+                assert moved["token"] != live["token"], "a step of an episode in flight reloads the page"
+                assert get_json(url + "api/run/flying")[1]["in_flight"][0]["steps"] == 2
+                await episode.end("answered", "done")
+        await run.close()
+    with serving_app(db) as (url, _):
+        _, page = get_json(url + "api/run/flying")
+        assert page["in_flight"] == [] and page["total"] == 1 and page["usage"]["in_flight"]["tokens"] == 0
+        assert 'id="in-flight"' not in get_html(url + "run/flying")
 
 
 def test_recorded_text_in_search_results_is_printed_escaped(tmp_path: Path) -> None:

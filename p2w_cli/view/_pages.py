@@ -169,14 +169,15 @@ class ViewQueries:
         scan = self.scans.get(run_id, 0) or UsageScan(run_id)
         await scan.catch_up(store)
         self.scans.put(run_id, 0, scan)
-        usage = scan.usage(read.info, {row.ref.stream: row.index for row in read.rows.values()})
+        counted = {row.ref.stream: row.index for row in read.rows.values()}
+        usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
         self.usages.put(run_id, end, usage)
         return usage
 
     async def live(self, ref: str) -> RunLive:
         """What a recording run's page polls: one ``count()`` while nothing was appended."""
-        _, info = await self.index.find(self.state.store(), ref)
-        return run_live(info)
+        end, info = await self.index.find(self.state.store(), ref)
+        return run_live(info, end)
 
     async def runs_live(self) -> RunsLive:
         """What the runs page polls while a listed run is recording: one log-end lookup while nothing was appended."""
