@@ -68,6 +68,7 @@ def environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.do"],
     )
     env.filters.update(
         metric=metric,
