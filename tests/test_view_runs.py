@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
@@ -17,7 +18,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 import pytest
 from stored_support import run_of_label, stored_events
 from test_view_api import get_html, get_json, serving_app
-from view_support import HOSTILE, build_hostile_store, build_simple_run, demo_db, event_count, fetch
+from view_support import HOSTILE, build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch
 
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
@@ -442,6 +443,37 @@ async def test_an_episode_in_flight_is_listed_with_its_steps_and_tokens_so_far(t
         _, page = get_json(url + "api/run/flying")
         assert page["in_flight"] == [] and page["total"] == 1 and page["usage"]["in_flight"]["tokens"] == 0
         assert 'id="in-flight"' not in get_html(url + "run/flying")
+
+
+def test_a_runs_headline_is_its_default_judge_with_judged_of_total_not_a_few_human_labels(
+    demo: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "labelled.db"
+    shutil.copy(demo, db)
+    labels = tmp_path / "labels.csv"
+    labels.write_text(
+        "run,task,point,label,annotator\nearlier,Lena_Fischer_B1,success,1,ana\nearlier,Tomas_Reyes_B1,success,1,ana\n"
+    )
+    assert cli("--db", str(db), "import-labels", str(labels), cwd=tmp_path).returncode == 0
+    with serving_app(db) as (url, _):
+        _, rows = get_json(url + "api/runs")
+        earlier = next(r for r in rows if r["info"]["started"]["label"] == "earlier")
+        total = earlier["info"]["episodes"]
+        assert earlier["headline"] == "rubric-rules" and total > 2
+        heads = [(m["group"][0][1], m["judged"], m["episodes"]) for m in earlier["metrics"]]
+        assert heads == [("rubric-rules", total, total), ("human:ana", 2, total)], heads
+        html = get_html(url)
+        row = html[html.index(">earlier</a>") :]
+        assert row.index("rubric-rules") < row.index("human:ana")
+        assert f'<td class="num judged">{total}/{total}</td>' in row and f'<td class="num judged">2/{total}</td>' in row
+        _, chosen = get_json(url + "api/runs?judge=human:ana")
+        assert next(r for r in chosen if r["info"]["started"]["label"] == "earlier")["headline"] == "human:ana"
+        assert "headed by human:ana" in get_html(url + "?judge=human%3Aana")
+        status, _, body = fetch(url + "?judge=nobody")
+        assert status == 400 and b"known: " in body and b"rubric-rules" in body
+        assert fetch(url + "?sort=x")[0] == 400
+        _, page = get_json(url + "api/run/earlier")
+        assert page["filter"]["judge"] == "rubric-rules", "the run page is headed by the default judge too"
 
 
 def test_recorded_text_in_search_results_is_printed_escaped(tmp_path: Path) -> None:

@@ -78,11 +78,13 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         return page("error.html", status, heading=heading, message=message)
 
     async def runs(request: Request) -> Response:
-        rows = await queries.runs()
-        return page("runs.html", rows=rows, live=runs_live([row.info for row in rows]))  # the state the rows show
+        judge = _only(request, "judge")
+        rows = await queries.runs(judge)
+        live = runs_live([row.info for row in rows])  # the state the rows show
+        return page("runs.html", rows=rows, live=live, judge=judge)
 
     async def api_runs(request: Request) -> Response:
-        return data(await queries.runs())
+        return data(await queries.runs(_only(request, "judge")))
 
     async def run(request: Request) -> Response:
         return page("run.html", p=await queries.run(request.path_params["run_id"], *parse_filter(request.query_params)))
@@ -236,6 +238,14 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
     )
     app.state.queries = queries
     return app
+
+
+def _only(request: Request, name: str) -> str:
+    """The one query parameter of a page that takes only ``name`` (empty when not given); any other is a 400."""
+    odd = next((k for k in request.query_params if k != name), None)
+    if odd is not None:
+        raise BadRequest("Bad parameter", f"?{odd[:40]}=: not a parameter of this page (only ?{name}=)")
+    return request.query_params.get(name, "")
 
 
 def _whole(name: str, text: str, least: int) -> int:

@@ -26,6 +26,7 @@ from p2w_cli.view._queries import (
     RunRead,
     RunRow,
     RunsLive,
+    judge_of,
     run_live,
     run_page,
     run_row,
@@ -144,10 +145,15 @@ class ViewQueries:
         self.prices = PriceTable.default()
         """Prices calls recorded without a cost (the built-in table, extended by ``$P2W_PRICES``)."""
 
-    async def runs(self) -> list[RunRow]:
+    async def runs(self, judge: str = "") -> list[RunRow]:
+        """Every run, each headed by ``judge`` (else its default judge: ``headline_judge``)."""
         store = self.state.store()
         end, infos = await self.index.runs(store)
-        return [run_row(await self.reads.get(store, info, end)) for info in infos]
+        rows = [run_row(await self.reads.get(store, info, end), judge) for info in infos]
+        judged = sorted({judge_of(m) for row in rows for m in row.metrics})
+        if judge and judge not in judged:
+            raise BadRequest("Unknown judge", f"?judge={judge!r}: no run is judged by it; known: {known(judged)}")
+        return rows
 
     async def run(self, ref: str, wanted: EpisodeFilter, page: int) -> RunPage:
         store = self.state.store()

@@ -13,7 +13,9 @@ from p2w_cli.view._range import episode_shape
 from p2w_cli.view._usage import EpisodeUsage, RunUsage, RunUsageSummary
 from p2w_runtime.domain import EpisodeRef, RunInfo, counted, episodes_of
 from p2w_runtime.store import EventStore
+from replay.agreement import HUMAN_PREFIX
 from replay.classify import ClassificationRecord, read_classifications
+from replay.diff import DEFAULT_JUDGE
 from replay.judges import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of
 from replay.metrics import EpisodeScore, MetricRow, aggregate
@@ -33,16 +35,43 @@ class RunRow:
 
     info: RunInfo
     metrics: list[MetricRow]
-    """One row per judge that judged the run (current judgments only)."""
+    """One row per judge that judged the run (current judgments only), the headline judge's first."""
+    headline: str = ""
+    """The judge whose figures head the run (``headline_judge``); empty when none judged it."""
 
     @property
     def cost(self) -> float | None:
         return self.info.finished.cost_usd if self.info.finished else None
 
+    @property
+    def shown(self) -> list[MetricRow | None]:
+        """The rows the runs page shows: the headline judge's (None: it did not judge this run), then the others."""
+        if not self.headline:
+            return [None]
+        first = self.metrics[0] if self.metrics and judge_of(self.metrics[0]) == self.headline else None
+        return [first, *(m for m in self.metrics if m is not first)]
 
-def run_row(read: RunRead) -> RunRow:
+
+def headline_judge(judges: Sequence[str], chosen: str = "") -> str:
+    """The judge a run's figures are headed by: the one chosen (``?judge=``), else the default judge
+    (``rubric-rules``) when it judged the run, else the first judge that is not a person: a few human labels are a
+    sample to check judges with, not the run's score. Empty when nothing judged the run."""
+    if chosen:
+        return chosen
+    if DEFAULT_JUDGE in judges:
+        return DEFAULT_JUDGE
+    return next((j for j in judges if not j.startswith(HUMAN_PREFIX)), judges[0] if judges else "")
+
+
+def judge_of(row: MetricRow) -> str:
+    return str(dict(row.group).get("judge", ""))
+
+
+def run_row(read: RunRead, judge: str = "") -> RunRow:
     read.facets = read.facets or RunFacets.of(read)
-    return RunRow(read.info, read.facets.metrics)
+    headline = headline_judge(read.facets.judges, judge)
+    metrics = sorted(read.facets.metrics, key=lambda row: judge_of(row) != headline)
+    return RunRow(read.info, metrics, headline)
 
 
 @dataclass(slots=True)
@@ -163,7 +192,7 @@ def runs_live(infos: Sequence[RunInfo]) -> RunsLive:
 class RunPage:
     info: RunInfo
     filter: EpisodeFilter
-    """The filter applied (its judge, when none was asked for, the first that judged the run)."""
+    """The filter applied (its judge, when none was asked for, the run's ``headline_judge``)."""
     matched: int
     """Episodes the filter keeps; the page shows ``shown`` of them."""
     total: int
@@ -339,7 +368,7 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int, usa
     judges, levels, websites, labels = facets.judges, facets.levels, facets.websites, facets.labels
     _check(wanted, read.info.label, {"level": levels, "website": websites, "label": labels, "judge": judges})
     if not wanted.judge and judges:
-        wanted = replace(wanted, judge=judges[0])
+        wanted = replace(wanted, judge=headline_judge(judges))
     by_stream = usage.by_stream() if usage is not None else {}
     kept = read.kept.get(wanted)  # a read is of one log end, and so is its usage: the order is kept with it
     if kept is None:
