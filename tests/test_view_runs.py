@@ -20,6 +20,7 @@ from stored_support import run_of_label, stored_events
 from test_view_api import get_html, get_json, serving_app
 from view_support import HOSTILE, build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch
 
+from p2w_cli.view._render import shorten
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
@@ -474,6 +475,36 @@ def test_a_runs_headline_is_its_default_judge_with_judged_of_total_not_a_few_hum
         assert fetch(url + "?sort=x")[0] == 400
         _, page = get_json(url + "api/run/earlier")
         assert page["filter"]["judge"] == "rubric-rules", "the run page is headed by the default judge too"
+
+
+def test_long_text_is_cut_at_a_words_end_with_an_ellipsis_and_kept_whole_in_its_title(demo_url: str) -> None:
+    cut = 0
+    for path in ("run/earlier", "search?q=a"):
+        for title, shown in re.findall(r'title="([^"]+)">([^<]*…)<', get_html(demo_url + path)):
+            title, shown = unescape(title), unescape(shown)
+            kept = shown[:-1]
+            assert title.startswith(kept) and len(kept) < len(title), (title, shown)
+            assert not title[len(kept)].isalnum() or not kept[-1].isalnum(), f"cut mid-word: {shown!r}"
+            cut += 1
+    assert cut >= 2, "the demo's answers are longer than a cell"
+    assert shorten("Fremont, Seattle and Portland", 14) == "Fremont…"
+    assert shorten("one to three", 9) == "one to…" and shorten("short", 9) == "short"
+    assert shorten("Supercalifragilistic", 10) == "Supercali…", "one long word is still cut, with the ellipsis"
+
+
+def test_the_end_badge_is_coloured_by_the_verdict_and_error_pages_link_back_to_their_run(demo_url: str) -> None:
+    html = get_html(demo_url + "run/earlier")
+    rows = re.findall(r'class="end end-(\w+) outcome-(\w+)".*?class="ok-(yes|no)"', html, re.S)
+    assert len(rows) > 2 and all(outcome == verdict for _, outcome, verdict in rows), rows
+    assert ("answered", "no", "no") in rows, "a failed episode that answered is not green"
+    failed = get_html(demo_url + "run/earlier/episode/Tomas_Reyes_B1")
+    assert 'class="end end-answered outcome-no"' in failed
+    assert 'class="end end-answered outcome-' in get_html(demo_url + "search?q=Tomas")
+    for path, status in (("run/earlier/episode/nope", 404), ("run/earlier?sort=nope", 400)):
+        code, _, body = fetch(demo_url + path)
+        assert code == status and b'<a href="/run/' in body and b"Back to run earlier</a>" in body, path
+    code, _, body = fetch(demo_url + "run/nope")
+    assert code == 404 and b"Back to run" not in body and b"All runs" in body
 
 
 def test_recorded_text_in_search_results_is_printed_escaped(tmp_path: Path) -> None:

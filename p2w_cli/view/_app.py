@@ -72,10 +72,11 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         headers = {"Content-Security-Policy": API_CSP, **SAFE_HEADERS}
         return Response(as_json(value), status, headers=headers, media_type="application/json")
 
-    def problem(request: Request, status: int, heading: str, message: str) -> Response:
+    async def problem(request: Request, status: int, heading: str, message: str) -> Response:
         if request.url.path.startswith("/api/"):
             return data({"error": heading, "message": message}, status)
-        return page("error.html", status, heading=heading, message=message)
+        back = await queries.run_of_path(request.url.path)  # a bad URL under a run links back to that run
+        return page("error.html", status, heading=heading, message=message, back_run=back)
 
     async def runs(request: Request) -> Response:
         judge = _only(request, "judge")
@@ -175,31 +176,33 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         return Response(data, media_type="text/html; charset=utf-8", headers=headers)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return problem(request, 404, "Not found", str(exc) or f"nothing at {request.url.path}")
+        return await problem(request, 404, "Not found", str(exc) or f"nothing at {request.url.path}")
 
     async def blob_problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, BlobProblem)
         status, heading = (500, "Corrupt blob") if exc.corrupt else (404, "Missing blob")
-        return problem(request, status, heading, str(exc))
+        return await problem(request, status, heading, str(exc))
 
     async def bad_request(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, BadRequest)
-        return problem(request, 400, exc.heading, str(exc))
+        return await problem(request, 400, exc.heading, str(exc))
 
     async def forbidden(request: Request, exc: Exception) -> Response:
-        return problem(request, 403, "Not available", str(exc))
+        return await problem(request, 403, "Not available", str(exc))
 
     async def not_judged(request: Request, exc: Exception) -> Response:
-        return problem(request, 409, "Not judged", str(exc))
+        return await problem(request, 409, "Not judged", str(exc))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)
         heading = "Not found" if status == 404 else f"HTTP {status}"
-        return problem(request, status, heading, f"nothing at {request.url.path}")
+        return await problem(request, status, heading, f"nothing at {request.url.path}")
 
     async def server_error(request: Request, exc: Exception) -> Response:
         """One line for the reader; the traceback goes to the viewer's log (uvicorn), never into a page."""
-        return problem(request, 500, "Viewer error", f"{request.url.path}: the viewer failed ({type(exc).__name__})")
+        return await problem(
+            request, 500, "Viewer error", f"{request.url.path}: the viewer failed ({type(exc).__name__})"
+        )
 
     app = Starlette(
         routes=[

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
+from urllib.parse import unquote
 
 from p2w_cli.view._annotate import labels_from_form
 from p2w_cli.view._episode import EpisodePage, episode_page
@@ -35,7 +36,7 @@ from p2w_cli.view._queries import (
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
 from p2w_cli.view._usage import RunUsage, UsageScan
-from p2w_runtime.domain import RunInfo, episodes_of, list_runs, match_run
+from p2w_runtime.domain import RunInfo, UnknownRun, episodes_of, list_runs, match_run
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
@@ -179,6 +180,18 @@ class ViewQueries:
         usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
         self.usages.put(run_id, end, usage)
         return usage
+
+    async def run_of_path(self, path: str) -> tuple[str, str] | None:
+        """(run id, label) of the run a page's path names (``/run/RUN/...``), for an error page's way back; None
+        when the path names no run of the viewer's store."""
+        parts = path.split("/")
+        if len(parts) < 3 or parts[1] not in ("run", "label") or not parts[2]:
+            return None
+        try:
+            _, info = await self.index.find(self.state.store(), unquote(parts[2]))
+        except UnknownRun:
+            return None
+        return info.run_id, info.label
 
     async def live(self, ref: str) -> RunLive:
         """What a recording run's page polls: one ``count()`` while nothing was appended."""
