@@ -296,6 +296,12 @@ def test_a_viewer_label_and_the_same_label_from_a_csv_give_the_same_agree_output
             fields += [("intent", intent), *(("error", x) for x in errors)]
             assert _post(url + f"label/earlier/{task}", fields)[0] == 303
         card = _html(url + "run/earlier/episode/Tomas_Reyes_B1")
+        side = _json(url + "api/run/earlier/judges/Tomas_Reyes_B1")
+        assert side["raters"] == ["rubric-rules", "human:ana", "classify:rules"], side["raters"]
+        rows = {(r["kind"], r["name"]): [c and c["value"] for c in r["cells"]] for r in side["rows"]}
+        assert rows[("metric", "success")][1] == 1.0 and rows[("error label", "max_steps")][1:] == [1.0, 0.0]
+        assert rows[("error label", "personalization_hallucination")][1] == 1.0
+        assert fetch(url + "run/earlier/judges/nope")[0] == 404 and '/judges/Tomas_Reyes_B1">side by side' in card
     mine = card[card.index("<h3>human:ana") :]
     mine = mine[: mine.index("</div>")]
     assert "<small>labels · ok" in mine and "vlabels" not in mine

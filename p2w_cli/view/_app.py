@@ -131,6 +131,13 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         found = await episode_query(request)
         return found if isinstance(found, Response) else data(found)
 
+    async def judges(request: Request) -> Response:
+        p = await queries.judges(request.path_params["run_id"], request.path_params["episode_id"])
+        return page("judges.html", p=p)
+
+    async def api_judges(request: Request) -> Response:
+        return data(await queries.judges(request.path_params["run_id"], request.path_params["episode_id"]))
+
     async def label(request: Request) -> Response:
         """The label form's post: refused without ``--annotator``, from another origin, or without this server's
         token (a page of another site cannot post here); a bad field is a 400 naming it."""
@@ -209,6 +216,7 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
             Route("/", runs),
             Route("/run/{run_id}", run),
             Route("/run/{run_id}/episode/{episode_id:path}", episode),
+            Route("/run/{run_id}/judges/{episode_id:path}", judges),
             Route("/run/{run_id}/plot/{name}.png", plot),
             Route("/blob/{sha}", blob),
             Route("/dom/{sha}", dom),
@@ -222,6 +230,7 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
             Route("/api/run/{run_id}/live", api_live),
             Route("/api/search", api_search),
             Route("/api/run/{run_id}/episode/{episode_id:path}", api_episode),
+            Route("/api/run/{run_id}/judges/{episode_id:path}", api_judges),
             Route("/api/compare", api_compare),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],

@@ -14,7 +14,8 @@ from typing import Generic, TypeVar
 from urllib.parse import unquote
 
 from p2w_cli.view._annotate import labels_from_form
-from p2w_cli.view._episode import EpisodePage, episode_page
+from p2w_cli.view._episode import EpisodePage, UnknownEpisode, episode_page
+from p2w_cli.view._judges import JudgesPage, judges_page
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
@@ -36,7 +37,7 @@ from p2w_cli.view._queries import (
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
 from p2w_cli.view._usage import RunUsage, UsageScan
-from p2w_runtime.domain import RunInfo, UnknownRun, episodes_of, list_runs, match_run
+from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream, episodes_of, list_runs, match_run
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
@@ -236,6 +237,21 @@ class ViewQueries:
             except NoCounterpart as exc:
                 raise BadRequest("Nothing to diff against", f"?against={against}: {exc}") from None
         return p
+
+    async def judges(self, ref: str, episode_id: str) -> JudgesPage:
+        """Every current judgment and classification of one episode, side by side (``_judges.py``)."""
+        store = self.state.store()
+        end, info = await self.index.find(store, ref)
+        read = await self.reads.get(store, info, end)
+        judgments = await self.reads.judgments(store, info, end)
+        stream = episode_stream(info.run_id, episode_id)
+        head = await store.stream_head(stream)
+        if head is None or not episode_id:
+            raise UnknownEpisode(f"run {info.label} has no episode {episode_id!r}")
+        row = read.rows.get(stream)
+        task = row.ref.task_id if row is not None else episode_id.partition("#")[0]
+        episode = (stream, episode_id, task)
+        return judges_page((info.run_id, info.label), episode, head.last_hash, judgments, read.classifications)
 
     async def label(
         self, ref: str, episode_id: str, form: Mapping[str, Sequence[str]], annotator: str
