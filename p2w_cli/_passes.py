@@ -29,7 +29,9 @@ from replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, es
 
 
 def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:
-    """The bar of a pass over a run's episodes: ``{verb} {run label}``, done / total, cached and failed so far."""
+    """The bar of a pass over a run's episodes: ``{verb} {run label}``, done / total, cached and failed so far. A
+    ``transient`` bar is only for a person watching a terminal: on a pipe or file it is left out (it printed an empty
+    line there)."""
     return Progress(
         TextColumn(f"{verb} {{task.description}}"),
         BarColumn(),
@@ -38,6 +40,7 @@ def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:
         TimeElapsedColumn(),
         console=console,
         transient=transient,
+        disable=transient and not console.is_terminal,
     )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from p2w_cli._common import echo_json, open_db, run
+from p2w_cli.render.words import counted
 from p2w_runtime.terminal import safe
 
 if TYPE_CHECKING:
@@ -68,12 +69,13 @@ def attach_dataset_cmd(
         )
         return
     if not attached.appended:
-        click.echo(safe(f"run {label} already carries its dataset ({len(files.tasks)} task files, "
-                        f"{len(files.banks)} memory banks); nothing appended"))  # fmt: skip
+        click.echo(safe(f"run {label} already carries its dataset ({counted(len(files.tasks), 'task file')}, "
+                        f"{counted(len(files.banks), 'memory bank')}); nothing appended"))  # fmt: skip
         return
     click.echo(
         safe(
-            f"attached to run {label}: {len(files.tasks)} task files, {len(files.banks)} memory banks "
+            f"attached to run {label}: {counted(len(files.tasks), 'task file')}, "
+            f"{counted(len(files.banks), 'memory bank')} "
             f"({attached.banks_checked} matched the index hash of a recorded search)"
         )
     )

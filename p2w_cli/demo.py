@@ -44,6 +44,7 @@ def demo_cmd(
     """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
     from p2w_cli.render.demo import show_demo
     from p2w_runtime.demo.examples import example_run_bundles
+    from p2w_runtime.domain import list_runs
     from p2w_runtime.store import open_store
     from replay.demo import demo_data, import_example_runs, prepare_demo_db, write_report
     from replay.derived import PassSettings
@@ -55,8 +56,13 @@ def demo_cmd(
 
     async def _demo() -> Any:
         async with open_store(db, create=True) as store:
+            there = {info.label for info in await list_runs(store)}
             runs = await import_example_runs(store, example_run_bundles())
-            err.print(cell(f"imported the example runs {', '.join(runs)} into {db}"))
+            new = [label for label in runs if label not in there]
+            if new:
+                err.print(cell(f"imported the example runs {', '.join(new)} into {db}"))
+            else:  # an earlier demo's database: the bundles are imported idempotently, nothing was written
+                err.print(cell(f"the example runs {', '.join(runs)} are already in {db}: nothing imported"))
             llm_settings = factory = None
             if record_first:
                 runs.append(await _record_sample(store, model, base_url, api_key, chromium, err))

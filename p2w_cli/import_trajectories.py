@@ -10,6 +10,7 @@ import click
 from p2w_cli._common import RUN_LABEL, open_db, run, terminal_progress
 from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
+from p2w_cli.render.words import counted
 
 
 @click.command("import-trajectories")
@@ -107,7 +108,8 @@ def import_trajectories_cmd(
 
     report = run(_import())
     verb = "resumed" if report.resumed else "created"
-    click.echo(safe(f"{verb} run {report.run_id} (label {report.label}, {report.format}): {report.episodes} episodes"))
+    episodes = counted(report.episodes, "episode")
+    click.echo(safe(f"{verb} run {report.run_id} (label {report.label}, {report.format}): {episodes}"))
     click.echo(f"imported {len(report.imported)}, already imported {len(report.already)}, bad {len(report.bad)}")
     if report.crashed:
         click.echo(f"crashed tasks (episodes ended 'error'): {', '.join(report.crashed)}")

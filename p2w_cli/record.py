@@ -19,6 +19,7 @@ from rich.console import Console
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
 from p2w_cli.progress import EpisodeLines
 from p2w_cli.render.terminal import safe
+from p2w_cli.render.words import counted
 from p2w_runtime.errors import UserError
 
 
@@ -324,7 +325,7 @@ def record_cmd(
     costs = [o.cost_usd for o in summary.outcomes if o.cost_usd is not None]
     kept = f", {summary.kept} kept from before" if summary.kept else ""
     click.echo(
-        safe(f"recorded {summary.label} ({summary.run_id}): {len(summary.outcomes)} episodes{kept}; ")
+        safe(f"recorded {summary.label} ({summary.run_id}): {counted(len(summary.outcomes), 'episode')}{kept}; ")
         + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         + f"; {tokens} tokens"
         + (f", ${sum(costs):.4f}" if costs else "")

@@ -12,6 +12,7 @@ from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.progress import bar_or_lines
 from p2w_cli.render.terminal import safe
+from p2w_cli.render.words import counted
 
 if TYPE_CHECKING:
     from p2w_runtime.rerun import Mismatch
@@ -107,7 +108,7 @@ def rerun_cmd(
         same = sum(e.identical for e in report.episodes)
         click.echo(
             safe(
-                f"rerun of {report.run.label} ({report.run.run_id}): {len(report.episodes)} episodes, "
+                f"rerun of {report.run.label} ({report.run.run_id}): {counted(len(report.episodes), 'episode')}, "
                 f"{same} identical, {len(report.episodes) - same} differ ({waited():.2f} s)"
             )
         )

@@ -8,7 +8,9 @@ with ``--annotator ana``; the copy gets one more run, ``long``, a 250-step episo
 scripted model has no price, so its calls show "price unknown". Writes ``view-episode-steps.png`` (permalinks,
 per-step figures, ground-truth marks), ``view-episode-prompt-diff.png`` (``?against=later``),
 ``view-episode-labels.png`` (the label form, after saving), ``view-episode-pages.png`` (page 2 of the long
-episode) and ``view-episode-permalink.png`` (the permalink ``?step=150#llm-150-1`` opened: page 2, the call open).
+episode), ``view-episode-permalink.png`` (the permalink ``?step=150#llm-150-1`` opened: page 2, the call open) and
+``view-episode-judges.png`` (judges side by side: the copy's ``earlier`` is judged by ``rubric-llm`` against
+``p2w-rt demo-model serve`` first, and ana labels the episode, so rules, an LLM, a person and the classifier differ).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ async def shoot(url: str, out: Path) -> None:
         await page.screenshot(path=out / "view-episode-prompt-diff.png")
 
         await page.goto(url + "run/earlier/episode/Lena_Fischer_B1")
+        await page.select_option("select[name=success]", "0.0")
         await page.select_option("select[name=p_web]", "1.0")
         await page.fill("input[name=p_pref]", "0.5")
         await page.select_option("select[name=intent]", "0.5")
@@ -68,6 +71,16 @@ async def shoot(url: str, out: Path) -> None:
         await page.wait_for_selector(".label-form .saved")
         await page.screenshot(path=out / "view-episode-labels.png")
 
+        await page.goto(url + "run/earlier/episode/Tomas_Reyes_B1")
+        await page.select_option("select[name=success]", "0.0")
+        await page.select_option("select[name=p_web]", "0.5")
+        await page.check("input[value=personalization_hallucination]")
+        await page.click(".label-form button[type=submit]")
+        await page.wait_for_selector(".label-form .saved")
+        await page.click("a.judges-link")
+        await page.wait_for_selector("#judges")
+        await page.screenshot(path=out / "view-episode-judges.png", full_page=True)
+
         await page.goto(url + "run/long/episode/Bench_Persona_A1?page=2")
         await page.screenshot(path=out / "view-episode-pages.png")
 
@@ -75,6 +88,23 @@ async def shoot(url: str, out: Path) -> None:
         await page.wait_for_url(re.compile(r"page=2"))
         await page.screenshot(path=out / "view-episode-permalink.png")
         await browser.close()
+
+
+def judge_with_the_demo_model(db: Path, folder: Path) -> None:
+    """``earlier`` judged by ``rubric-llm`` against ``p2w-rt demo-model serve`` (its scripted top scores differ from
+    the rules': a judge-against-judge view with something to show)."""
+    served = cli("demo-model", "serve", "--port", "0", cwd=folder)
+    try:
+        assert served.stdout is not None
+        base_url = served.stdout.readline().split()[3].rstrip(",")
+        judged = cli("--db", db.name, "replay", "earlier", "--judge", "rubric-llm", "--base-url", base_url,
+                     "--model", "scripted-model", cwd=folder)  # fmt: skip
+        _, err = judged.communicate(timeout=600)
+        if judged.returncode != 0:
+            sys.exit(f"rubric-llm against the demo model failed: {err[-2000:]}")
+    finally:
+        served.terminate()
+        served.wait(timeout=30)
 
 
 def main() -> None:
@@ -94,6 +124,7 @@ def main() -> None:
         db = folder / "episode-shots.db"
         shutil.copy(demo, db)
         asyncio.run(build(db, "long", 250))
+        judge_with_the_demo_model(db, folder)
         viewer = cli("view", "--db", db.name, "--port", "0", "--annotator", "ana", cwd=folder)  # its name on the pages
         try:
             assert viewer.stdout is not None
@@ -105,7 +136,7 @@ def main() -> None:
         finally:
             viewer.terminate()
             viewer.wait(timeout=30)
-    print(f"wrote view-episode-steps, -prompt-diff, -labels, -pages and -permalink .png to {args.out}")
+    print(f"wrote view-episode-steps, -prompt-diff, -labels, -judges, -pages and -permalink .png to {args.out}")
 
 
 if __name__ == "__main__":

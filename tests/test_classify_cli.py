@@ -182,3 +182,12 @@ def test_show_names_no_empty_event_list_for_a_label_without_evidence_events(tmp_
     assert "history_retrieval_failure:" in shown, shown
     assert "(events )" not in shown
     assert "(events " in shown, "labels with evidence still cite their events"
+
+
+def test_classify_prints_no_blank_lines_on_stderr(db: Path) -> None:
+    for args in (("--summary",), ("--json",), ()):
+        result = CliRunner().invoke(main, ["--db", str(db), "classify", "december", *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        lines = result.stderr.splitlines()
+        assert lines and "" not in [line.strip() for line in lines], (args, result.stderr)
+        assert "december: classified" in result.stderr

@@ -88,8 +88,15 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     diff = CliRunner().invoke(main, ["--db", str(db), "diff", "earlier", "later", "--json"])
     body = json.loads(diff.output)
     assert body["metrics"]["success_rate"]["delta"] > 0 and not body["only_in_a"] and not body["only_in_b"]
+    assert "imported the example runs earlier, later into" in result.output
+    assert "By ambiguity level (1 = partly ambiguous, 2 = most ambiguous)" in result.output, "no level 0 named"
     again = CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False)
     assert again.exit_code == 0, "a second demo reuses the database holding only its own runs"
+    assert (
+        "imported the example" not in again.output
+        and "are already in" in again.output
+        and "nothing imported" in again.output
+    )
     runs = CliRunner().invoke(main, ["--db", str(db), "runs", "--json"])
     assert [json.loads(line)["label"] for line in runs.output.splitlines()] == ["earlier", "later"]
 

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p2w_cli.render.metrics import csv_text, markdown
+from p2w_cli.render.metrics import csv_text, level_title, markdown
+from p2w_cli.render.words import counted
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import MemoryEventStore
 from replay.derived import PassSettings, run_pass
 from replay.judges import JUDGES, current_judgments, make_judge
-from replay.metrics import EpisodeScore, aggregate, collect_scores, level_series, level_ticks, plot_levels
+from replay.metrics import (
+    EpisodeScore,
+    MetricRow,
+    aggregate,
+    collect_scores,
+    level_series,
+    level_ticks,
+    plot_levels,
+)
 from replay.synthetic import EpisodeBuilder, run_finished, run_started
 from schemas import GroundTruth, NewEvent, Observation, uuid7
 
@@ -67,6 +76,10 @@ def test_plot_keeps_series_with_equal_single_points_apart_and_names_only_levels_
     assert len(set(at_two)) == 7 and all(abs(x - 2) <= 0.25 for x in at_two), "seven points, side by side at level 2"
     assert len({s.marker for s in series}) == 7
     assert level_ticks([1, 2]) == ["1", "2\n(most ambiguous)"], "no '0 = explicit' without a level 0"
+    rows = [MetricRow((("judge", "j"), ("level", n)), 1, 1, {}) for n in (1, 2)]
+    assert level_title(rows) == "By ambiguity level (1 = partly ambiguous, 2 = most ambiguous)"
+    assert counted(1, "episode") == "1 episode" and counted(2, "memory bank") == "2 memory banks"
+    assert counted(1, "task file") == "1 task file" and counted(1_000, "episode") == "1,000 episodes"
     assert level_ticks([0, 2]) == ["0\n(explicit)", "2\n(most ambiguous)"]
     assert plot_levels(rows, tmp_path / "seven.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -96,7 +96,7 @@ def test_unchanged_code_reruns_identically_and_appends_nothing(db: Path) -> None
     assert all(e["identical"] and e["mismatch"] is None for e in report["episodes"])
     assert store_size(db) == before[1]
     text = invoke(db, "rerun", LABEL, TASKS[0])
-    assert text.exit_code == 0 and f"{TASKS[0]}: identical" in text.output and "1 episodes, 1 identical" in text.output
+    assert text.exit_code == 0 and f"{TASKS[0]}: identical" in text.output and "1 episode, 1 identical" in text.output
 
 
 def test_pre_execution_run_reruns_identically(db: Path) -> None:

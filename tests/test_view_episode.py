@@ -276,6 +276,64 @@ def test_labels_posted_from_the_episode_page_are_what_agree_reads(demo: Path, tm
     assert "human:ana" in agree.stdout
 
 
+LABELLED = {
+    # task: (success, P_web, P_pref, Intent, error labels seen)
+    "Lena_Fischer_A1": ("1", "1", "1", "1", ()),
+    "Lena_Fischer_B1": ("0", "0.5", "0.5", "0.5", ("history_utilization_failure",)),
+    "Tomas_Reyes_B1": ("1", "0", "0", "0.5", ("personalization_hallucination", "max_steps")),
+    "Priya_Raman_A1": ("0", "1", "0.5", "1", ()),
+}
+
+
+def test_a_viewer_label_and_the_same_label_from_a_csv_give_the_same_agree_output(demo: Path, tmp_path: Path) -> None:
+    by_form, by_file = tmp_path / "form.db", tmp_path / "file.db"
+    shutil.copy(demo, by_form)
+    shutil.copy(demo, by_file)
+    with serving(by_form, "--annotator", "ana", cwd=tmp_path) as url:
+        for task, (success, p_web, p_pref, intent, errors) in LABELLED.items():
+            token = _form_token(_html(url + f"run/earlier/episode/{task}"))
+            fields = [("token", token), ("success", success), ("p_web", p_web), ("p_pref", p_pref)]
+            fields += [("intent", intent), *(("error", x) for x in errors)]
+            assert _post(url + f"label/earlier/{task}", fields)[0] == 303
+        card = _html(url + "run/earlier/episode/Tomas_Reyes_B1")
+        side = _json(url + "api/run/earlier/judges/Tomas_Reyes_B1")
+        assert side["raters"] == ["rubric-rules", "human:ana", "classify:rules"], side["raters"]
+        rows = {(r["kind"], r["name"]): [c and c["value"] for c in r["cells"]] for r in side["rows"]}
+        assert rows[("metric", "success")][1] == 1.0 and rows[("error label", "max_steps")][1:] == [1.0, 0.0]
+        assert rows[("error label", "personalization_hallucination")][1] == 1.0
+        assert fetch(url + "run/earlier/judges/nope")[0] == 404 and '/judges/Tomas_Reyes_B1">side by side' in card
+    mine = card[card.index("<h3>human:ana") :]
+    mine = mine[: mine.index("</div>")]
+    assert "<small>labels · ok" in mine and "vlabels" not in mine
+    assert "success <b>yes</b>" in mine and "0.0/1.0" not in mine and "error." not in mine
+    assert '<span class="label">max_steps</span>' in mine and "(of 11 looked for)" in mine
+    rows = ["run,task,point,label,annotator"]  # the README's import-labels format
+    for task, (success, p_web, p_pref, intent, errors) in LABELLED.items():
+        rows += [f"earlier,{task},{p},{v},ana" for p, v in (("success", success), ("p_web", p_web))]
+        rows += [f"earlier,{task},{p},{v},ana" for p, v in (("p_pref", p_pref), ("intent", intent))]
+        rows += [f"earlier,{task},error.{x},{'yes' if x in errors else 'no'},ana" for x in ALL_LABELS]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("\n".join(rows) + "\n")
+    imported = cli("--db", str(by_file), "import-labels", str(labels), cwd=tmp_path)
+    assert imported.returncode == 0 and "4 judgments written" in imported.stdout, imported.stderr
+    agree = ["agree", "earlier", "--judge", "rubric-rules", "--human"]
+    outputs = []
+    for db in (by_form, by_file):
+        done = cli("--db", str(db), *agree, cwd=tmp_path)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1], "one label model for both routes"
+    text = outputs[0]
+    assert "rubric-rules vs human:ana" in text and "metric:success" in text
+    assert "success verdict changed on" in text
+    assert "human:ana vs classify:rules" in text and "point:error.max_steps" in text
+    assert "rubric-rules vs classify:rules" not in text, "a classifier is compared on error labels only"
+    as_json = json.loads(cli("--db", str(by_form), *agree, "--json", cwd=tmp_path).stdout)
+    pair = next(p for p in as_json["pairs"] if p["b"] == "classify:rules")
+    kappas = {i["item"]: i for i in pair["items"]}
+    assert set(kappas) >= {f"point:error.{x}" for x in ALL_LABELS}, sorted(kappas)
+
+
 def test_the_annotator_name_is_checked_as_a_label_files_and_export_has_no_form(demo: Path, tmp_path: Path) -> None:
     bad = cli("view", "--db", str(demo), "--annotator", "ana@2", cwd=tmp_path)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--annotator: field 'annotator'" in bad.stderr

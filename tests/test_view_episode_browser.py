@@ -38,7 +38,6 @@ def long_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-
 async def _in_view(page: Page, selector: str) -> bool:
     return await page.eval_on_selector(
         selector, "el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }"
@@ -89,12 +88,49 @@ async def test_a_label_form_submitted_in_the_browser_is_recorded(
     with serving(db, "--annotator", "ana", cwd=tmp_path) as url:
         await page.goto(url + "run/earlier/episode/Lena_Fischer_B1")
         before = event_count(db)
+        await page.select_option("select[name=success]", "0.0")
         await page.select_option("select[name=p_web]", "1.0")
         await page.fill("input[name=p_pref]", "0.5")
         await page.check("input[value=history_utilization_failure]")
         await page.click(".label-form button[type=submit]")
         await page.wait_for_selector(".label-form .saved")
         assert "labelled=written" in page.url
-        assert await page.locator(".judgment h3", has_text="human:ana").count() == 1
+        card = page.locator(".judgment", has=page.locator("h3", has_text="human:ana"))
+        assert await card.count() == 1
+        assert "success no" in " ".join((await card.locator(".metrics-line").text_content() or "").split())
+        seen = await card.locator(".error-labels-seen").text_content() or ""
+        assert "history_utilization_failure" in seen and "of 11 looked for" in seen
+        assert await card.locator("table.points tr").count() == 0, "no rows of 0.0/1.0 for the error labels"
         await page.screenshot(path=shots / "episode-labels.png")
-    assert event_count(db) == before + 2, "one judgment and the seal that covers it"
+        after = event_count(db)
+
+        await page.click("a.judges-link")
+        await page.wait_for_url("**/judges/Lena_Fischer_B1")
+        headers = [h.strip() for h in await page.locator("#judges thead th.rater").all_text_contents()]
+        assert [h.split()[0] for h in headers] == ["rubric-rules", "human:ana", "classify:rules"], headers
+        p_web = page.locator("#judges tbody tr", has=page.locator("td.mono", has_text=re.compile("^p_web$")))
+        rules, ana = [x.strip() for x in await p_web.locator("td.judge-cell b").all_text_contents()]
+        assert ana == "1.000" and await p_web.get_attribute("class") == ("agree" if rules == ana else "disagree")
+        success = page.locator("#judges tbody tr", has=page.locator("td.mono", has_text=re.compile("^success$")))
+        verdicts = [x.strip() for x in await success.locator("td.judge-cell b").all_text_contents()]
+        assert verdicts[1] == "no" and await success.get_attribute("class") == (
+            "agree" if verdicts[0] == "no" else "disagree"
+        )
+        assert await page.locator("#judges tbody tr.disagree").count() > 0
+        label = page.locator("#judges tbody tr", has=page.locator("td.mono", has_text="history_utilization_failure"))
+        cells = [" ".join(c.split()) for c in await label.locator("td.judge-cell").all_text_contents()]
+        assert cells[0] == "–" and cells[1].startswith("seen") and cells[2].split()[0] in ("seen", "not"), cells
+        rows = await page.locator("#judges tbody tr").count()
+        await page.check("#only-disagree")
+        shown = await page.locator("#judges tbody tr:visible").count()
+        assert 0 < shown < rows and shown == await page.locator("#judges tbody tr.disagree").count()
+        evidence = page.locator("#judges a.ev-link").first
+        href = await evidence.get_attribute("href") or ""
+        assert re.search(r"/run/[^/]+/episode/Lena_Fischer_B1#ev-", href), href
+        await page.uncheck("#only-disagree")
+        await page.screenshot(path=shots / "episode-judges.png", full_page=True)
+        await evidence.click()
+        await page.wait_for_url("**/episode/Lena_Fischer_B1#ev-*")
+        assert await page.locator(".highlight").count() > 0, "the evidence link lands on its event"
+    assert after == before + 2, "one judgment and the seal that covers it"
+    assert event_count(db) == after, "the side-by-side view reads only"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
@@ -17,8 +18,9 @@ from urllib.parse import parse_qsl, quote, urlsplit
 import pytest
 from stored_support import run_of_label, stored_events
 from test_view_api import get_html, get_json, serving_app
-from view_support import HOSTILE, build_hostile_store, build_simple_run, demo_db, event_count, fetch
+from view_support import HOSTILE, build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch
 
+from p2w_cli.view._render import shorten
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
@@ -381,7 +383,9 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         listing = get_html(url)
         assert '<span class="status status-recording"' in listing
         _, runs_live = get_json(url + "api/runs/live")
-        assert runs_live["recording"] == [live["run_id"]] and live["token"] in runs_live["token"]
+        assert runs_live["recording"] == [live["run_id"]]
+        assert f"{live['run_id']}:1.1.recording " in runs_live["token"] + " ", "the list's token leaves the end out"
+        assert live["token"].startswith("1.1.recording."), "a recording run's page token moves with the log's end"
         assert f'data-token="{runs_live["token"]}"' in listing and 'data-poll="/api/runs/live"' in listing
         before = event_count(db)
         for path in (
@@ -407,6 +411,100 @@ def test_a_recording_run_is_live_until_it_finishes_and_browsing_appends_nothing(
         assert 'id="live"' not in html and "data-poll" not in html and ">completed</span>" in html
         assert get_json(url + "api/runs/live")[1]["recording"] == [] and "data-poll" not in get_html(url)
         assert get_json(url + "api/run/live/usage")[1]["summary"]["episodes"]["prompt_tokens"] == 600
+
+
+async def test_an_episode_in_flight_is_listed_with_its_steps_and_tokens_so_far(tmp_path: Path) -> None:
+    db = tmp_path / "flying.db"
+    tasks = [Sketch("T1", "task 1"), Sketch("T2", "task 2")]
+    async with open_store(db) as store:
+        run = await open_run(store, label="flying", agent="mine", model="m", tasks=tasks)
+        async with run.episode("T1") as episode:
+            await episode.observe(url="http://shop.example/", title="Shop")
+            episode.record_call(_call("gpt-4o-mini", 100, 10))
+            await episode.action("click [1]")
+            await episode.settle()
+            with serving_app(db) as (url, _):
+                _, page = get_json(url + "api/run/flying")
+                assert page["total"] == 0 and [f["ref"]["task_id"] for f in page["in_flight"]] == ["T1"]
+                assert page["in_flight"][0]["steps"] == 1 and page["in_flight_usage"][0]["usage"]["tokens"] == 110
+                summary = page["usage"]
+                assert summary["in_flight"]["tokens"] == 110 and summary["other_attempts"]["attempts"] == 0
+                html = get_html(url + "run/flying")
+                assert 'id="in-flight"' in html and "● in flight" in html and "no episode has finished yet" in html
+                _, live = get_json(url + "api/run/flying/live")
+                await episode.observe(url="http://shop.example/2", title="Shop 2")
+                await episode.action("stop [done]")
+                await episode.settle()
+                _, moved = get_json(url + "api/run/flying/live")
+                assert moved["token"] != live["token"], "a step of an episode in flight reloads the page"
+                assert get_json(url + "api/run/flying")[1]["in_flight"][0]["steps"] == 2
+                await episode.end("answered", "done")
+        await run.close()
+    with serving_app(db) as (url, _):
+        _, page = get_json(url + "api/run/flying")
+        assert page["in_flight"] == [] and page["total"] == 1 and page["usage"]["in_flight"]["tokens"] == 0
+        assert 'id="in-flight"' not in get_html(url + "run/flying")
+
+
+def test_a_runs_headline_is_its_default_judge_with_judged_of_total_not_a_few_human_labels(
+    demo: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "labelled.db"
+    shutil.copy(demo, db)
+    labels = tmp_path / "labels.csv"
+    labels.write_text(
+        "run,task,point,label,annotator\nearlier,Lena_Fischer_B1,success,1,ana\nearlier,Tomas_Reyes_B1,success,1,ana\n"
+    )
+    assert cli("--db", str(db), "import-labels", str(labels), cwd=tmp_path).returncode == 0
+    with serving_app(db) as (url, _):
+        _, rows = get_json(url + "api/runs")
+        earlier = next(r for r in rows if r["info"]["started"]["label"] == "earlier")
+        total = earlier["info"]["episodes"]
+        assert earlier["headline"] == "rubric-rules" and total > 2
+        heads = [(m["group"][0][1], m["judged"], m["episodes"]) for m in earlier["metrics"]]
+        assert heads == [("rubric-rules", total, total), ("human:ana", 2, total)], heads
+        html = get_html(url)
+        row = html[html.index(">earlier</a>") :]
+        assert row.index("rubric-rules") < row.index("human:ana")
+        assert f'<td class="num judged">{total}/{total}</td>' in row and f'<td class="num judged">2/{total}</td>' in row
+        _, chosen = get_json(url + "api/runs?judge=human:ana")
+        assert next(r for r in chosen if r["info"]["started"]["label"] == "earlier")["headline"] == "human:ana"
+        assert "headed by human:ana" in get_html(url + "?judge=human%3Aana")
+        status, _, body = fetch(url + "?judge=nobody")
+        assert status == 400 and b"known: " in body and b"rubric-rules" in body
+        assert fetch(url + "?sort=x")[0] == 400
+        _, page = get_json(url + "api/run/earlier")
+        assert page["filter"]["judge"] == "rubric-rules", "the run page is headed by the default judge too"
+
+
+def test_long_text_is_cut_at_a_words_end_with_an_ellipsis_and_kept_whole_in_its_title(demo_url: str) -> None:
+    cut = 0
+    for path in ("run/earlier", "search?q=a"):
+        for title, shown in re.findall(r'title="([^"]+)">([^<]*…)<', get_html(demo_url + path)):
+            title, shown = unescape(title), unescape(shown)
+            kept = shown[:-1]
+            assert title.startswith(kept) and len(kept) < len(title), (title, shown)
+            assert not title[len(kept)].isalnum() or not kept[-1].isalnum(), f"cut mid-word: {shown!r}"
+            cut += 1
+    assert cut >= 2, "the demo's answers are longer than a cell"
+    assert shorten("Fremont, Seattle and Portland", 14) == "Fremont…"
+    assert shorten("one to three", 9) == "one to…" and shorten("short", 9) == "short"
+    assert shorten("Supercalifragilistic", 10) == "Supercali…", "one long word is still cut, with the ellipsis"
+
+
+def test_the_end_badge_is_coloured_by_the_verdict_and_error_pages_link_back_to_their_run(demo_url: str) -> None:
+    html = get_html(demo_url + "run/earlier")
+    rows = re.findall(r'class="end end-(\w+) outcome-(\w+)".*?class="ok-(yes|no)"', html, re.S)
+    assert len(rows) > 2 and all(outcome == verdict for _, outcome, verdict in rows), rows
+    assert ("answered", "no", "no") in rows, "a failed episode that answered is not green"
+    failed = get_html(demo_url + "run/earlier/episode/Tomas_Reyes_B1")
+    assert 'class="end end-answered outcome-no"' in failed
+    assert 'class="end end-answered outcome-' in get_html(demo_url + "search?q=Tomas")
+    for path, status in (("run/earlier/episode/nope", 404), ("run/earlier?sort=nope", 400)):
+        code, _, body = fetch(demo_url + path)
+        assert code == status and b'<a href="/run/' in body and b"Back to run earlier</a>" in body, path
+    code, _, body = fetch(demo_url + "run/nope")
+    assert code == 404 and b"Back to run" not in body and b"All runs" in body
 
 
 def test_recorded_text_in_search_results_is_printed_escaped(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from p2w_cli.render.terminal import cell, markup
+from p2w_cli.render.words import counted
 from replay.agreement import AgreementReport, Estimate, PairReport
 
 
@@ -31,7 +32,7 @@ def _pair_table(p: PairReport) -> Table:
         "Pearson r",
         "mean A → B (Δ)",
         "changed",
-        title=markup(f"{p.a} vs {p.b}: {p.episodes} shared episodes (95% bootstrap CIs)"),
+        title=markup(f"{p.a} vs {p.b}: {counted(p.episodes, 'shared episode')} (95% bootstrap CIs)"),
         title_justify="left",
     )
     for it in p.items:
@@ -55,7 +56,7 @@ def render(report: AgreementReport, out: Console) -> None:
         out.print(_pair_table(p))
         if p.changed_verdicts:
             tasks = ", ".join(f"{t} ({a:g}→{b:g})" for t, a, b in p.changed_verdicts)
-            out.print(cell(f"success verdict changed on {len(p.changed_verdicts)} episodes: {tasks}"))
+            out.print(cell(f"success verdict changed on {counted(len(p.changed_verdicts), 'episode')}: {tasks}"))
     if report.groups:
         table = Table("item", "units", "Krippendorff α", title="agreement among all annotators", title_justify="left")
         for g in report.groups:
@@ -65,7 +66,7 @@ def render(report: AgreementReport, out: Console) -> None:
         table = Table(
             "item",
             "self-agreement α",
-            title=markup(f"{sc.rater}: {sc.samples} samples on {sc.episodes} episodes"),
+            title=markup(f"{sc.rater}: {counted(sc.samples, 'sample')} on {counted(sc.episodes, 'episode')}"),
             title_justify="left",
         )
         for item, est in sc.alpha.items():

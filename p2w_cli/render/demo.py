@@ -17,7 +17,7 @@ from rich.text import Text
 
 from p2w_cli.render.classify import summary_table
 from p2w_cli.render.diff import render_diff
-from p2w_cli.render.metrics import LEVEL_COLUMNS, rich_table
+from p2w_cli.render.metrics import LEVEL_COLUMNS, level_title, rich_table
 from p2w_cli.render.terminal import PIPE_WIDTH, cell, markup
 from replay.demo import LLM_JUDGE, RULES_JUDGE, DemoData, DemoReport
 from replay.metrics import MetricsReport
@@ -98,8 +98,7 @@ def _metric_tables(report: MetricsReport) -> RenderableType:
     """The tables ``metrics --format table`` prints (the main one, then by level)."""
     tables = [rich_table(report.rows, "Table 5 layout: means over judged episodes")]
     if report.level_rows:
-        title = "By ambiguity level (0 = explicit, 2 = most ambiguous)"
-        tables.append(rich_table(report.level_rows, title, LEVEL_COLUMNS))
+        tables.append(rich_table(report.level_rows, level_title(report.level_rows), LEVEL_COLUMNS))
     return Group(*tables)
 
 

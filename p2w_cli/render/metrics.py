@@ -65,13 +65,24 @@ def json_lines(rows: Sequence[MetricRow], table: str) -> str:
     return "\n".join(json.dumps({"table": table, **row.as_dict()}, ensure_ascii=False) for row in rows)
 
 
+LEVEL_NAMES = {0: "explicit", 1: "partly ambiguous", 2: "most ambiguous"}
+"""Persona2Web's ambiguity levels (level 0 states the website and preferences in the query)."""
+
+
+def level_title(rows: Sequence[MetricRow]) -> str:
+    """The by-level table's title, naming only the levels its rows hold (no "0 = explicit" above levels 1 and 2)."""
+    levels = sorted({v for row in rows for k, v in row.group if k == "level" and isinstance(v, int)})
+    names = ", ".join(f"{n} = {LEVEL_NAMES[n]}" for n in levels if n in LEVEL_NAMES)
+    return f"By ambiguity level ({names})" if names else "By ambiguity level"
+
+
 def show_metrics(report: MetricsReport, fmt: str, out: Console, err: Console) -> None:
     """Print the report as ``fmt`` (table, md, csv, json); hints and the plot's path go to ``err``."""
     rows, level_rows = report.rows, report.level_rows
     if fmt == "table":
         out.print(rich_table(rows, "Table 5 layout: means over judged episodes"))
         if level_rows:
-            out.print(rich_table(level_rows, "By ambiguity level (0 = explicit, 2 = most ambiguous)", LEVEL_COLUMNS))
+            out.print(rich_table(level_rows, level_title(level_rows), LEVEL_COLUMNS))
     elif fmt == "md":
         out.print(markdown(rows), markup=False, highlight=False, soft_wrap=True)
         if level_rows:

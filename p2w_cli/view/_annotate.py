@@ -4,7 +4,8 @@ recorded by ``record_labels``, the one path ``p2w-rt import-labels`` writes thro
 ... --human`` reads them like imported ones: one ``human:NAME`` judgment per episode, the same labels twice
 writing nothing.
 
-The scores are the rubric's figures (Persona2Web, appendix E) as shares: P_web (website retrieval and use, 0 /
+The scores are the verdict (``success``: did the agent do the task, 1 / 0) and the rubric's figures (Persona2Web,
+appendix E) as shares: P_web (website retrieval and use, 0 /
 0.5 / 1), P_pref (preferences and location, 0..1) and Intent (0 / 0.5 / 1, the rubric's 0 / 5 / 10). Each error
 label of the classifiers is a point ``error.LABEL``, 1 when ticked, 0 when not: the form says which errors the
 person saw, and which they looked for and did not see.
@@ -22,6 +23,7 @@ from replay.agreement import Label, label_of
 from replay.classify import ALL_LABELS
 
 SCORES: tuple[tuple[str, str, tuple[float, ...]], ...] = (
+    ("success", "Success", (0.0, 1.0)),
     ("p_web", "P_web", (0.0, 0.5, 1.0)),
     ("p_pref", "P_pref", ()),
     ("intent", "Intent", (0.0, 0.5, 1.0)),

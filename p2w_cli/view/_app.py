@@ -72,17 +72,20 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         headers = {"Content-Security-Policy": API_CSP, **SAFE_HEADERS}
         return Response(as_json(value), status, headers=headers, media_type="application/json")
 
-    def problem(request: Request, status: int, heading: str, message: str) -> Response:
+    async def problem(request: Request, status: int, heading: str, message: str) -> Response:
         if request.url.path.startswith("/api/"):
             return data({"error": heading, "message": message}, status)
-        return page("error.html", status, heading=heading, message=message)
+        back = await queries.run_of_path(request.url.path)  # a bad URL under a run links back to that run
+        return page("error.html", status, heading=heading, message=message, back_run=back)
 
     async def runs(request: Request) -> Response:
-        rows = await queries.runs()
-        return page("runs.html", rows=rows, live=runs_live([row.info for row in rows]))  # the state the rows show
+        judge = _only(request, "judge")
+        rows = await queries.runs(judge)
+        live = runs_live([row.info for row in rows])  # the state the rows show
+        return page("runs.html", rows=rows, live=live, judge=judge)
 
     async def api_runs(request: Request) -> Response:
-        return data(await queries.runs())
+        return data(await queries.runs(_only(request, "judge")))
 
     async def run(request: Request) -> Response:
         return page("run.html", p=await queries.run(request.path_params["run_id"], *parse_filter(request.query_params)))
@@ -104,6 +107,7 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
 
     async def api_search(request: Request) -> Response:
         return data(await queries.search(*parse_search(request.query_params)))
+
     async def episode_query(request: Request) -> EpisodePage | Response:
         """The page asked for, or, for ``?step=N``, a redirect to the page that shows step N (the fragment the
         link carries, ``#step-N`` or ``#llm-N-K``, is kept by the browser)."""
@@ -126,6 +130,13 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
     async def api_episode(request: Request) -> Response:
         found = await episode_query(request)
         return found if isinstance(found, Response) else data(found)
+
+    async def judges(request: Request) -> Response:
+        p = await queries.judges(request.path_params["run_id"], request.path_params["episode_id"])
+        return page("judges.html", p=p)
+
+    async def api_judges(request: Request) -> Response:
+        return data(await queries.judges(request.path_params["run_id"], request.path_params["episode_id"]))
 
     async def label(request: Request) -> Response:
         """The label form's post: refused without ``--annotator``, from another origin, or without this server's
@@ -172,37 +183,40 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         return Response(data, media_type="text/html; charset=utf-8", headers=headers)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return problem(request, 404, "Not found", str(exc) or f"nothing at {request.url.path}")
+        return await problem(request, 404, "Not found", str(exc) or f"nothing at {request.url.path}")
 
     async def blob_problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, BlobProblem)
         status, heading = (500, "Corrupt blob") if exc.corrupt else (404, "Missing blob")
-        return problem(request, status, heading, str(exc))
+        return await problem(request, status, heading, str(exc))
 
     async def bad_request(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, BadRequest)
-        return problem(request, 400, exc.heading, str(exc))
+        return await problem(request, 400, exc.heading, str(exc))
 
     async def forbidden(request: Request, exc: Exception) -> Response:
-        return problem(request, 403, "Not available", str(exc))
+        return await problem(request, 403, "Not available", str(exc))
 
     async def not_judged(request: Request, exc: Exception) -> Response:
-        return problem(request, 409, "Not judged", str(exc))
+        return await problem(request, 409, "Not judged", str(exc))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)
         heading = "Not found" if status == 404 else f"HTTP {status}"
-        return problem(request, status, heading, f"nothing at {request.url.path}")
+        return await problem(request, status, heading, f"nothing at {request.url.path}")
 
     async def server_error(request: Request, exc: Exception) -> Response:
         """One line for the reader; the traceback goes to the viewer's log (uvicorn), never into a page."""
-        return problem(request, 500, "Viewer error", f"{request.url.path}: the viewer failed ({type(exc).__name__})")
+        return await problem(
+            request, 500, "Viewer error", f"{request.url.path}: the viewer failed ({type(exc).__name__})"
+        )
 
     app = Starlette(
         routes=[
             Route("/", runs),
             Route("/run/{run_id}", run),
             Route("/run/{run_id}/episode/{episode_id:path}", episode),
+            Route("/run/{run_id}/judges/{episode_id:path}", judges),
             Route("/run/{run_id}/plot/{name}.png", plot),
             Route("/blob/{sha}", blob),
             Route("/dom/{sha}", dom),
@@ -216,6 +230,7 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
             Route("/api/run/{run_id}/live", api_live),
             Route("/api/search", api_search),
             Route("/api/run/{run_id}/episode/{episode_id:path}", api_episode),
+            Route("/api/run/{run_id}/judges/{episode_id:path}", api_judges),
             Route("/api/compare", api_compare),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
@@ -235,6 +250,14 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
     )
     app.state.queries = queries
     return app
+
+
+def _only(request: Request, name: str) -> str:
+    """The one query parameter of a page that takes only ``name`` (empty when not given); any other is a 400."""
+    odd = next((k for k in request.query_params if k != name), None)
+    if odd is not None:
+        raise BadRequest("Bad parameter", f"?{odd[:40]}=: not a parameter of this page (only ?{name}=)")
+    return request.query_params.get(name, "")
 
 
 def _whole(name: str, text: str, least: int) -> int:

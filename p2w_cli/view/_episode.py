@@ -21,6 +21,7 @@ from typing import Any
 from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._prompt_diff import PromptDiff
+from p2w_cli.view._queries import headline_judge
 from p2w_cli.view._range import episode_shape, first_seq_of_step, read_range
 from p2w_runtime.domain import RunInfo, episode_stream
 from p2w_runtime.domain.trajectory import (
@@ -176,6 +177,15 @@ class EpisodePage:
 
     def step_page(self, step: int | None) -> int:
         return page_of_step(step)
+
+    @property
+    def outcome(self) -> bool | None:
+        """The success verdict of the episode's headline judge (``headline_judge`` of its current judgments), None
+        when unjudged: what the end badge's colour says (an ``answered`` episode can have failed)."""
+        current = {r.judgment.judge_id: r.judgment for r, ok in self.judgments if ok and r.judgment.status == "ok"}
+        chosen = current.get(headline_judge(sorted(current)))
+        value = chosen.metrics.get("success") if chosen is not None else None
+        return None if value is None else value == 1.0
 
 
 async def episode_page(

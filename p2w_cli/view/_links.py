@@ -33,6 +33,10 @@ class ServerLinks:
         """A step's permalink without its fragment: ``?step=N`` finds its page whatever the page size."""
         return self.episode(run_id, episode_id, step=number) if number is not None else self.episode(run_id, episode_id)
 
+    def judges(self, run_id: str, episode_id: str) -> str:
+        """The episode's judges side by side (the server only: the export has no such page)."""
+        return f"/run/{quote(run_id, safe='')}/judges/{quote(episode_id, safe='')}"
+
     def label(self, run_id: str, episode_id: str) -> str:
         """Where the episode page's label form posts (``view --annotator``)."""
         return f"/label/{quote(run_id, safe='')}/{quote(episode_id, safe='')}"

@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
+from urllib.parse import unquote
 
 from p2w_cli.view._annotate import labels_from_form
-from p2w_cli.view._episode import EpisodePage, episode_page
+from p2w_cli.view._episode import EpisodePage, UnknownEpisode, episode_page
+from p2w_cli.view._judges import JudgesPage, judges_page
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
@@ -26,6 +28,7 @@ from p2w_cli.view._queries import (
     RunRead,
     RunRow,
     RunsLive,
+    judge_of,
     run_live,
     run_page,
     run_row,
@@ -34,7 +37,7 @@ from p2w_cli.view._queries import (
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
 from p2w_cli.view._usage import RunUsage, UsageScan
-from p2w_runtime.domain import RunInfo, episodes_of, list_runs, match_run
+from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream, episodes_of, list_runs, match_run
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
@@ -144,10 +147,15 @@ class ViewQueries:
         self.prices = PriceTable.default()
         """Prices calls recorded without a cost (the built-in table, extended by ``$P2W_PRICES``)."""
 
-    async def runs(self) -> list[RunRow]:
+    async def runs(self, judge: str = "") -> list[RunRow]:
+        """Every run, each headed by ``judge`` (else its default judge: ``headline_judge``)."""
         store = self.state.store()
         end, infos = await self.index.runs(store)
-        return [run_row(await self.reads.get(store, info, end)) for info in infos]
+        rows = [run_row(await self.reads.get(store, info, end), judge) for info in infos]
+        judged = sorted({judge_of(m) for row in rows for m in row.metrics})
+        if judge and judge not in judged:
+            raise BadRequest("Unknown judge", f"?judge={judge!r}: no run is judged by it; known: {known(judged)}")
+        return rows
 
     async def run(self, ref: str, wanted: EpisodeFilter, page: int) -> RunPage:
         store = self.state.store()
@@ -169,14 +177,27 @@ class ViewQueries:
         scan = self.scans.get(run_id, 0) or UsageScan(run_id)
         await scan.catch_up(store)
         self.scans.put(run_id, 0, scan)
-        usage = scan.usage(read.info, {row.ref.stream: row.index for row in read.rows.values()})
+        counted = {row.ref.stream: row.index for row in read.rows.values()}
+        usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
         self.usages.put(run_id, end, usage)
         return usage
 
+    async def run_of_path(self, path: str) -> tuple[str, str] | None:
+        """(run id, label) of the run a page's path names (``/run/RUN/...``), for an error page's way back; None
+        when the path names no run of the viewer's store."""
+        parts = path.split("/")
+        if len(parts) < 3 or parts[1] not in ("run", "label") or not parts[2]:
+            return None
+        try:
+            _, info = await self.index.find(self.state.store(), unquote(parts[2]))
+        except UnknownRun:
+            return None
+        return info.run_id, info.label
+
     async def live(self, ref: str) -> RunLive:
         """What a recording run's page polls: one ``count()`` while nothing was appended."""
-        _, info = await self.index.find(self.state.store(), ref)
-        return run_live(info)
+        end, info = await self.index.find(self.state.store(), ref)
+        return run_live(info, end)
 
     async def runs_live(self) -> RunsLive:
         """What the runs page polls while a listed run is recording: one log-end lookup while nothing was appended."""
@@ -216,6 +237,21 @@ class ViewQueries:
             except NoCounterpart as exc:
                 raise BadRequest("Nothing to diff against", f"?against={against}: {exc}") from None
         return p
+
+    async def judges(self, ref: str, episode_id: str) -> JudgesPage:
+        """Every current judgment and classification of one episode, side by side (``_judges.py``)."""
+        store = self.state.store()
+        end, info = await self.index.find(store, ref)
+        read = await self.reads.get(store, info, end)
+        judgments = await self.reads.judgments(store, info, end)
+        stream = episode_stream(info.run_id, episode_id)
+        head = await store.stream_head(stream)
+        if head is None or not episode_id:
+            raise UnknownEpisode(f"run {info.label} has no episode {episode_id!r}")
+        row = read.rows.get(stream)
+        task = row.ref.task_id if row is not None else episode_id.partition("#")[0]
+        episode = (stream, episode_id, task)
+        return judges_page((info.run_id, info.label), episode, head.last_hash, judgments, read.classifications)
 
     async def label(
         self, ref: str, episode_id: str, form: Mapping[str, Sequence[str]], annotator: str

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field, replace
 
 from p2w_cli.view._order import ordered
 from p2w_cli.view._problems import BadRequest, known
+from p2w_cli.view._range import episode_shape
 from p2w_cli.view._usage import EpisodeUsage, RunUsage, RunUsageSummary
-from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of
+from p2w_runtime.domain import EpisodeRef, RunInfo, counted, episodes_of
 from p2w_runtime.store import EventStore
+from replay.agreement import HUMAN_PREFIX
 from replay.classify import ClassificationRecord, read_classifications
+from replay.diff import DEFAULT_JUDGE
 from replay.judges import JudgmentRecord, current_judgments, read_judgments
 from replay.matching import host_of
 from replay.metrics import EpisodeScore, MetricRow, aggregate
@@ -32,16 +35,43 @@ class RunRow:
 
     info: RunInfo
     metrics: list[MetricRow]
-    """One row per judge that judged the run (current judgments only)."""
+    """One row per judge that judged the run (current judgments only), the headline judge's first."""
+    headline: str = ""
+    """The judge whose figures head the run (``headline_judge``); empty when none judged it."""
 
     @property
     def cost(self) -> float | None:
         return self.info.finished.cost_usd if self.info.finished else None
 
+    @property
+    def shown(self) -> list[MetricRow | None]:
+        """The rows the runs page shows: the headline judge's (None: it did not judge this run), then the others."""
+        if not self.headline:
+            return [None]
+        first = self.metrics[0] if self.metrics and judge_of(self.metrics[0]) == self.headline else None
+        return [first, *(m for m in self.metrics if m is not first)]
 
-def run_row(read: RunRead) -> RunRow:
+
+def headline_judge(judges: Sequence[str], chosen: str = "") -> str:
+    """The judge a run's figures are headed by: the one chosen (``?judge=``), else the default judge
+    (``rubric-rules``) when it judged the run, else the first judge that is not a person: a few human labels are a
+    sample to check judges with, not the run's score. Empty when nothing judged the run."""
+    if chosen:
+        return chosen
+    if DEFAULT_JUDGE in judges:
+        return DEFAULT_JUDGE
+    return next((j for j in judges if not j.startswith(HUMAN_PREFIX)), judges[0] if judges else "")
+
+
+def judge_of(row: MetricRow) -> str:
+    return str(dict(row.group).get("judge", ""))
+
+
+def run_row(read: RunRead, judge: str = "") -> RunRow:
     read.facets = read.facets or RunFacets.of(read)
-    return RunRow(read.info, read.facets.metrics)
+    headline = headline_judge(read.facets.judges, judge)
+    metrics = sorted(read.facets.metrics, key=lambda row: judge_of(row) != headline)
+    return RunRow(read.info, metrics, headline)
 
 
 @dataclass(slots=True)
@@ -98,9 +128,28 @@ class EpisodeFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class InFlight:
+    """An attempt of a run being recorded with no ``episode.finished`` yet, the latest of its task: what the run
+    page shows of it while it runs (its steps so far; its tokens are in the run's usage, ``in_flight``)."""
+
+    ref: EpisodeRef
+    steps: int
+    """The step of its last event with one: how far the agent got."""
+    last_event: str
+    """The type of its last event (what it is doing: an ``llm.call``, an ``observation``...)."""
+    last_at: str
+    """When that event was recorded."""
+
+    @property
+    def episode_id(self) -> str:
+        return self.ref.episode_id
+
+
+@dataclass(frozen=True, slots=True)
 class RunLive:
     """A run's state as its page polls it: while ``recording`` (no ``run.finished`` yet) the page reloads when
-    ``token`` changes (an episode started or finished, the run finished) and stops polling once it finishes."""
+    ``token`` changes (anything appended to the store, so an episode in flight shows its steps as they come; the
+    run finished) and stops polling once it finishes."""
 
     run_id: str
     status: str
@@ -111,9 +160,14 @@ class RunLive:
     token: str
 
 
-def run_live(info: RunInfo) -> RunLive:
+def run_live(info: RunInfo, end: int | None = None) -> RunLive:
+    """``end``: the log's last position the page was read at; while the run records it is part of the token, so
+    the next step of an episode in flight reloads the run page (the runs page, which shows no steps, leaves it out).
+    """
     status = info.finished.status if info.finished is not None else "recording"
     token = f"{info.attempts}.{info.episodes}.{status}"
+    if info.finished is None and end is not None:
+        token += f".{end}"
     return RunLive(info.run_id, status, info.finished is None, info.episodes, info.attempts, token)
 
 
@@ -138,7 +192,7 @@ def runs_live(infos: Sequence[RunInfo]) -> RunsLive:
 class RunPage:
     info: RunInfo
     filter: EpisodeFilter
-    """The filter applied (its judge, when none was asked for, the first that judged the run)."""
+    """The filter applied (its judge, when none was asked for, the run's ``headline_judge``)."""
     matched: int
     """Episodes the filter keeps; the page shows ``shown`` of them."""
     total: int
@@ -157,6 +211,10 @@ class RunPage:
     shown_usage: list[EpisodeUsage | None] = field(default_factory=list)
     """The usage of each ``shown`` episode, in order."""
     live: RunLive | None = None
+    in_flight: list[InFlight] = field(default_factory=list)
+    """Episodes being recorded (no ``episode.finished`` yet) while the run records, in start order."""
+    in_flight_usage: list[EpisodeUsage | None] = field(default_factory=list)
+    """Their tokens and cost so far, in the same order."""
 
 
 @dataclass(slots=True)
@@ -174,6 +232,9 @@ class RunRead:
     """What every page of the run shows whatever its filter, computed by its first page (``run_page``)."""
     kept: dict[EpisodeFilter, list[EpisodeRow]] = field(default_factory=dict)
     """The rows each filter asked so far keeps: the next page of a filter is a slice."""
+    in_flight: list[InFlight] = field(default_factory=list)
+    end: int | None = None
+    """The log end this read was made at (``RunCache``): the live token of the page it renders."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,8 +267,8 @@ class RunFacets:
 async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     """One scan per event kind; the scores are built from the same judgments rather than read again by
     ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
-    refs = await episodes_of(store, info.run_id)
-    rows = {ref.stream: _row(ref, i) for i, ref in enumerate(refs)}
+    attempts = await episodes_of(store, info.run_id, every_attempt=True)
+    rows = {ref.stream: _row(ref, i) for i, ref in enumerate(counted(attempts))}
     for (stream, judge), record in (await current_judgments(store, info.run_id)).items():
         if stream in rows:
             rows[stream].judgments[judge] = record
@@ -215,7 +276,25 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     for labelled in current_classifications(classified, rows):
         row = rows[labelled.classification.episode_stream]
         row.labels.extend(x.label for x in labelled.classification.labels if x.label not in row.labels)
-    return RunRead(info, rows, classified, _scores(info, rows.values()))
+    read = RunRead(info, rows, classified, _scores(info, rows.values()))
+    if info.finished is None:
+        read.in_flight = await in_flight(store, attempts)
+    return read
+
+
+async def in_flight(store: EventStore, attempts: Sequence[EpisodeRef]) -> list[InFlight]:
+    """The attempts still being recorded: unfinished, and the latest attempt of their task (an unfinished attempt
+    a later one replaced was left by a recorder that died). Each costs the few single-row reads of its tail."""
+    latest = {ref.task_id: ref for ref in attempts}
+    out = []
+    for ref in attempts:
+        if ref.finished is None and latest[ref.task_id] is ref:
+            shape = await episode_shape(store, ref.stream)
+            if shape is not None:
+                last = await store.read_event(ref.stream, shape.head.last_seq)
+                at = last.recorded_at if last is not None else ""
+                out.append(InFlight(ref, shape.last_step, shape.head.last_type, at))
+    return out
 
 
 def _row(ref: EpisodeRef, index: int) -> EpisodeRow:
@@ -271,6 +350,7 @@ class RunCache:
     async def get(self, store: EventStore, info: RunInfo, end: int) -> RunRead:
         cached = self.entries.pop(info.run_id, None)
         read = cached[1] if cached is not None and cached[0] == end else await read_run(store, info)
+        read.end = end
         self.entries[info.run_id] = (end, read)
         while len(self.entries) > self.size:
             self.entries.pop(next(iter(self.entries)))
@@ -288,7 +368,7 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int, usa
     judges, levels, websites, labels = facets.judges, facets.levels, facets.websites, facets.labels
     _check(wanted, read.info.label, {"level": levels, "website": websites, "label": labels, "judge": judges})
     if not wanted.judge and judges:
-        wanted = replace(wanted, judge=judges[0])
+        wanted = replace(wanted, judge=headline_judge(judges))
     by_stream = usage.by_stream() if usage is not None else {}
     kept = read.kept.get(wanted)  # a read is of one log end, and so is its usage: the order is kept with it
     if kept is None:
@@ -317,7 +397,9 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int, usa
         shown=shown,
         usage=usage.summary if usage is not None else None,
         shown_usage=[by_stream.get(row.ref.stream) for row in shown],
-        live=run_live(read.info),
+        live=run_live(read.info, read.end),
+        in_flight=read.in_flight,
+        in_flight_usage=[usage.in_flight.get(f.ref.stream) if usage is not None else None for f in read.in_flight],
     )
 
 

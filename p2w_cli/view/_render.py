@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from p2w_cli.render.words import counted
 from p2w_cli.view._filters import END_REASONS
 from p2w_cli.view._order import SORT_KEYS
 from replay.metrics import TITLES, signed
@@ -56,6 +57,19 @@ def duration(seconds: float | None) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} m"
 
 
+def shorten(text: str | None, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word's end, with an ellipsis when anything was cut (the
+    pages show the whole text in the cell's ``title``): never "Fremont, Se"."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + "…"
+
+
 def pretty(value: Any) -> str:
     """JSON for the page, indented; the template escapes it."""
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
@@ -68,6 +82,7 @@ def environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.do"],
     )
     env.filters.update(
         metric=metric,
@@ -77,6 +92,8 @@ def environment() -> Environment:
         count=count,
         duration=duration,
         pretty=pretty,
+        shorten=shorten,
+        noun=lambda n, word, plural="": counted(n, word, plural),
         safe_href=safe_href,
     )
     env.globals.update(titles=TITLES, end_reasons=END_REASONS, sort_keys=SORT_KEYS)

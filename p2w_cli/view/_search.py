@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from p2w_cli.view._problems import BadRequest, known
-from p2w_cli.view._queries import EpisodeRow, RunRead
+from p2w_cli.view._queries import EpisodeRow, RunRead, headline_judge
 from p2w_runtime.domain import under
 from p2w_runtime.store import EventStore
 from replay.metrics import episode_figures
@@ -27,7 +27,7 @@ class SearchQuery:
     text: str
     fields: tuple[str, ...] = SEARCH_FIELDS
     judge: str = ""
-    """The judge whose scores the results show; empty: each run's first (as its run page)."""
+    """The judge whose scores the results show; empty: each run's headline judge (as its run page)."""
 
     @property
     def words(self) -> list[str]:
@@ -117,7 +117,7 @@ def search(
     episodes = 0
     for read, texts in runs:
         run_judges = sorted({j for row in read.rows.values() for j in row.judgments})
-        judge = wanted.judge or (run_judges[0] if run_judges else None)
+        judge = wanted.judge or headline_judge(run_judges) or None
         for row in read.rows.values():
             episodes += 1
             text = texts.get(row.ref.stream, "")

@@ -13,7 +13,7 @@ has a price stays unpriced and is counted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -137,12 +137,13 @@ class EpisodeUsage:
 
 @dataclass(slots=True)
 class RunUsageSummary:
-    """The run's totals: its counted episodes, the attempts that do not count (retried, aborted, running), and
-    the derived passes (an LLM judge's or classifier's calls)."""
+    """The run's totals: its counted episodes, the episodes in flight (being recorded), the attempts that do not
+    count (retried, aborted, left unfinished), and the derived passes (an LLM judge's or classifier's calls)."""
 
     episodes: Usage
     seconds: float
     """The counted episodes' times summed."""
+    in_flight: Usage
     other_attempts: Usage
     derived: Usage
     unpriced_models: list[str]
@@ -155,6 +156,8 @@ class RunUsage:
     label: str
     summary: RunUsageSummary
     episodes: list[EpisodeUsage] = field(default_factory=list)
+    in_flight: dict[str, EpisodeUsage] = field(default_factory=dict)
+    """By stream: the usage so far of each episode being recorded (``index`` -1: not on the page's list yet)."""
 
     def by_stream(self) -> dict[str, EpisodeUsage]:
         prefix = under(self.run_id)
@@ -202,37 +205,34 @@ class UsageScan:
                 s.finished_at = stored.recorded_at
                 s.steps = int(stored.payload.get("steps", 0))
 
-    def usage(self, info: RunInfo, counted: Mapping[str, int]) -> RunUsage:
-        """``counted``: the stream of each episode that counts, with its index on the run page."""
+    def usage(self, info: RunInfo, counted: Mapping[str, int], in_flight: Collection[str] = ()) -> RunUsage:
+        """``counted``: the stream of each episode that counts, with its index on the run page; ``in_flight``: the
+        streams of the episodes being recorded (summed apart from attempts that were left or replaced)."""
         prefix = under(info.run_id)
+
+        def of(name: str, s: _Stream, index: int) -> EpisodeUsage:
+            seconds = _seconds(s.started_at, s.finished_at)
+            usage = Usage.of(s.calls)
+            return EpisodeUsage(index, name[len(prefix) :], s.task_id, s.started_at, seconds, s.steps, usage)
+
         episodes = sorted(
-            (
-                EpisodeUsage(
-                    counted[name],
-                    name[len(prefix) :],
-                    s.task_id,
-                    s.started_at,
-                    _seconds(s.started_at, s.finished_at),
-                    s.steps,
-                    Usage.of(s.calls),
-                )
-                for name, s in self.streams.items()
-                if name in counted
-            ),
-            key=lambda e: e.index,
+            (of(name, s, counted[name]) for name, s in self.streams.items() if name in counted), key=lambda e: e.index
         )
-        groups = {"counted": _Fold(), "other": _Fold(), "derived": _Fold()}
+        flying = {name: of(name, s, -1) for name, s in self.streams.items() if name in in_flight}
+        groups = {"counted": _Fold(), "in flight": _Fold(), "other": _Fold(), "derived": _Fold()}
         for name, s in self.streams.items():
-            group = "counted" if name in counted else "other" if s.started_at else "derived"
+            group = "other" if s.started_at else "derived"
+            group = "counted" if name in counted else "in flight" if name in flying else group
             groups[group] = groups[group].merge(s.calls)
         summary = RunUsageSummary(
             episodes=Usage.of(groups["counted"]),
             seconds=sum(e.seconds or 0.0 for e in episodes),
+            in_flight=Usage.of(groups["in flight"]),
             other_attempts=Usage.of(groups["other"]),
             derived=Usage.of(groups["derived"]),
             unpriced_models=sorted(set().union(*(g.unpriced for g in groups.values()))),
         )
-        return RunUsage(info.run_id, info.label, summary, episodes)
+        return RunUsage(info.run_id, info.label, summary, episodes, flying)
 
 
 async def read_usage(store: EventStore, info: RunInfo, counted: Mapping[str, int]) -> RunUsage:

@@ -6,7 +6,18 @@ from p2w_runtime.domain import find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from replay.agreement._labels import ImportSummary, Label, check_annotator, import_labels, label_of, record_labels
-from replay.agreement._raters import HUMAN_PREFIX, current_records, human_selectors, items, rater
+from replay.agreement._raters import (
+    CLASSIFIER_PREFIX,
+    ERROR_POINT,
+    HUMAN_PREFIX,
+    classifier_raters,
+    classifier_selectors,
+    current_records,
+    human_selectors,
+    items,
+    labels_errors,
+    rater,
+)
 from replay.agreement._report import AgreementReport, PairReport, agreement
 from replay.agreement._stats import (
     BOOTSTRAP_SAMPLES,
@@ -24,7 +35,8 @@ from replay.agreement._stats import (
 async def agree(
     store: EventStore, run_ref: str, judges: tuple[str, ...], *, human: bool, samples: int = BOOTSTRAP_SAMPLES
 ) -> AgreementReport:
-    """The agreement report of the named judges (and every human annotator with ``human``) on one run."""
+    """The agreement report of the named judges (``classify:ID`` names a classifier) on one run; with ``human``,
+    every human annotator too, and, when they labelled error labels, every classifier that classified the run."""
     info = await find_run(store, run_ref)
     records = await current_records(store, info.run_id)
     selectors = list(dict.fromkeys(judges))
@@ -33,9 +45,14 @@ async def agree(
         if not humans:
             raise UserError(f"run {info.label} has no human labels (import them with p2w-rt import-labels)")
         selectors += [h for h in humans if h not in selectors]
+        if labels_errors(records):
+            selectors += [c for c in await classifier_selectors(store, info.run_id) if c not in selectors]
     if not selectors:
         raise UserError("name a judge with --judge, or --human for the imported labels")
-    raters = [rater(s, records, info.label) for s in selectors]
+    judged = [s for s in selectors if not s.startswith(CLASSIFIER_PREFIX)]
+    by_name = {r.name: r for r in await classifier_raters(store, info.run_id, selectors, info.label)}
+    by_name.update((s, rater(s, records, info.label)) for s in judged)
+    raters = [by_name[s] for s in selectors]
     if len(raters) < 2 and not any(len(v) > 1 for r in raters for v in r.samples.values()):
         raise UserError(f"{raters[0].name} alone on run {info.label}: name a second --judge, or judge with --samples")
     return agreement(info.label, raters, samples=samples)
@@ -43,6 +60,8 @@ async def agree(
 
 __all__ = [
     "BOOTSTRAP_SAMPLES",
+    "CLASSIFIER_PREFIX",
+    "ERROR_POINT",
     "AgreementReport",
     "Estimate",
     "HUMAN_PREFIX",

@@ -2,7 +2,10 @@
 human annotator) on a run, flattened into comparable items per episode.
 
 Items: each metric (``metric:success``), each rubric point or checklist item as a share of its maximum
-(``point:pref.0``), and each dimension, the points under one key prefix pooled (``dimension:pref``).
+(``point:pref.0``), and each dimension, the points under one key prefix pooled (``dimension:pref``). A human's error
+label is the point ``error.LABEL`` (1 seen, 0 looked for and not seen); a classifier (``classify:ID``) is a rater of
+those points only, 1 for each label its current classification of the episode holds and 0 for every other label it
+looks for, so ``agree`` gives a κ per error label between people and classifiers.
 """
 
 from __future__ import annotations
@@ -13,11 +16,16 @@ from dataclasses import dataclass, field
 from p2w_runtime.domain import under
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore
+from replay.classify import ALL_LABELS, current_classifications
 from replay.judges import JudgmentRecord, read_judgments
 from schemas import Judgment
 
 HUMAN_PREFIX = "human:"
 """Imported human labels are judgments whose judge id is ``human:ANNOTATOR``."""
+CLASSIFIER_PREFIX = "classify:"
+"""``classify:ID`` names classifier ID as a rater of the error-label points."""
+ERROR_POINT = "error."
+"""A label point ``error.LABEL``: the error label LABEL seen (1) or not (0)."""
 
 
 @dataclass(slots=True)
@@ -33,6 +41,10 @@ class Rater:
     @property
     def is_human(self) -> bool:
         return self.name.startswith(HUMAN_PREFIX)
+
+    @property
+    def is_classifier(self) -> bool:
+        return self.name.startswith(CLASSIFIER_PREFIX)
 
 
 def items(j: Judgment) -> dict[str, float]:
@@ -96,3 +108,42 @@ def rater(selector: str, records: list[JudgmentRecord], run_label: str) -> Rater
 def human_selectors(records: list[JudgmentRecord]) -> list[str]:
     """Every annotator who labelled this run, as selectors, in the order their labels arrived."""
     return list(dict.fromkeys(r.judgment.judge_id for r in records if r.judgment.judge_id.startswith(HUMAN_PREFIX)))
+
+
+async def classifier_raters(store: EventStore, run_id: str, selectors: list[str], run_label: str) -> list[Rater]:
+    """The raters ``classify:ID`` of ``selectors``, from the current classifications of the run; an unknown or
+    absent classifier is a ``UserError`` naming the ones that classified the run."""
+    wanted = [s.removeprefix(CLASSIFIER_PREFIX) for s in selectors if s.startswith(CLASSIFIER_PREFIX)]
+    if not wanted:
+        return []
+    current = await current_classifications(store, run_id)
+    out = []
+    for classifier in wanted:
+        chosen = [r.classification for (_, cid), r in current.items() if cid == classifier]
+        if not chosen:
+            have = sorted({CLASSIFIER_PREFIX + cid for _, cid in current})
+            raise UserError(
+                f"run {clip(run_label)} has no current classification by {clip(classifier)}; "
+                f"classified by: {', '.join(have) or 'nothing yet (run p2w-rt classify first)'}"
+            )
+        r = Rater(CLASSIFIER_PREFIX + classifier)
+        for c in chosen:
+            found = {x.label for x in c.labels}
+            r.values[c.episode_stream] = {f"point:{ERROR_POINT}{x}": float(x in found) for x in ALL_LABELS}
+            r.tasks[c.episode_stream] = c.task_id
+            r.samples[c.episode_stream] = [r.values[c.episode_stream]]
+        out.append(r)
+    return out
+
+
+async def classifier_selectors(store: EventStore, run_id: str) -> list[str]:
+    """``classify:ID`` for every classifier with a current classification of the run."""
+    return sorted({CLASSIFIER_PREFIX + cid for _, cid in await current_classifications(store, run_id)})
+
+
+def labels_errors(records: list[JudgmentRecord]) -> bool:
+    """Whether any human judgment holds an error-label point (the viewer's form always does; a file may)."""
+    return any(
+        r.judgment.judge_id.startswith(HUMAN_PREFIX) and any(k.startswith(ERROR_POINT) for k in r.judgment.points)
+        for r in records
+    )

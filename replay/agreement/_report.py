@@ -122,7 +122,9 @@ def agreement(run: str, raters: list[Rater], *, samples: int = BOOTSTRAP_SAMPLES
     """Every pair of raters compared; α among the humans when several labelled; self-consistency per rater."""
     report = AgreementReport(run)
     for a, b in itertools.combinations(raters, 2):
-        report.pairs.append(compare(a, b, samples=samples))
+        pair = compare(a, b, samples=samples)
+        if pair.items or not (a.is_classifier or b.is_classifier):  # a classifier shares only error labels
+            report.pairs.append(pair)
     humans = [r for r in raters if r.is_human]
     if len(humans) >= 3:  # with two, the pair above already is their agreement
         report.groups = group(humans, samples=samples)

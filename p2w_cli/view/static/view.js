@@ -67,6 +67,12 @@ window.addEventListener("DOMContentLoaded", () => {
   if (live && live.dataset.poll) pollLive(live);
   if (location.hash.startsWith("#ev-")) highlight([location.hash.slice(4)]);
   openTarget();
+  const onlyDisagree = document.getElementById("only-disagree");
+  if (onlyDisagree) {
+    onlyDisagree.addEventListener("change", () => {
+      document.getElementById(onlyDisagree.dataset.table).classList.toggle("only-disagree", onlyDisagree.checked);
+    });
+  }
   for (const input of document.querySelectorAll("input.filter")) {
     const table = document.getElementById(input.dataset.table);
     input.addEventListener("input", () => {
