@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,7 +119,10 @@ def _count(n: int, noun: str) -> str:
 @click.command("export")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option(
-    "-o", "--output", required=True, type=click.Path(path_type=Path), help="The bundle or trace file, or a folder."
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="The bundle or trace file, or a folder (otel: optional with --otlp-endpoint).",
 )
 @click.option(
     "--format",
@@ -130,6 +138,19 @@ def _count(n: int, noun: str) -> str:
     is_flag=True,
     help="otel: leave out prompts, responses and retrieved entries (gen_ai.input/output.messages).",
 )
+@click.option(
+    "--encoding",
+    type=click.Choice(["json", "protobuf"]),
+    default="json",
+    show_default=True,
+    help="otel: the file's OTLP encoding: JSON lines (a TracesData per line), or protobuf (one TracesData message).",
+)
+@click.option(
+    "--otlp-endpoint",
+    metavar="URL",
+    help="otel: also send the traces to this OTLP/HTTP collector (protobuf, a request per episode); "
+    "/v1/traces is added to a URL without a path.",
+)
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option(
     "--sign", "sign_key", metavar="KEYFILE", type=click.Path(path_type=Path), help="Sign with this Ed25519 PEM key."
@@ -139,9 +160,11 @@ def _count(n: int, noun: str) -> str:
 def export_cmd(
     ctx: click.Context,
     run_refs: tuple[str, ...],
-    output: Path,
+    output: Path | None,
     fmt: str,
     no_content: bool,
+    encoding: str,
+    otlp_endpoint: str | None,
     force: bool,
     sign_key: Path | None,
     as_json: bool,
@@ -153,14 +176,19 @@ def export_cmd(
 
     if sign_key is not None and fmt != "bundle":
         raise click.UsageError(f"--sign is for bundles; {fmt} output is not signed")
-    if no_content and fmt != "otel":
-        raise click.UsageError("--no-content is for --format otel")
+    if fmt != "otel" and (no_content or encoding != "json" or otlp_endpoint):
+        raise click.UsageError("--no-content, --encoding and --otlp-endpoint are for --format otel")
+    if output is None and not (fmt == "otel" and otlp_endpoint):
+        raise click.UsageError("give -o/--output (or, for --format otel, --otlp-endpoint)")
     if fmt == "parquet":
+        assert output is not None
         _export_parquet(ctx, run_refs, output, force=force, as_json=as_json)
         return
     if fmt == "otel":
-        _export_otel(ctx, run_refs, output, force=force, content=not no_content, as_json=as_json)
+        target = OtelTarget(output, encoding == "protobuf", _traces_url(otlp_endpoint) if otlp_endpoint else None)
+        _export_otel(ctx, run_refs, target, force=force, content=not no_content, as_json=as_json)
         return
+    assert output is not None
     if len(run_refs) != 1:
         raise click.UsageError("a bundle holds one run; name one RUN (or use --format parquet)")
     (run_ref,) = run_refs
@@ -204,43 +232,94 @@ class TraceFileError(UserError):
     """The OpenTelemetry trace file cannot be written."""
 
 
+@dataclasses.dataclass(frozen=True)
+class OtelTarget:
+    """Where ``export --format otel`` puts the traces: a file (JSON lines or protobuf), a collector, or both."""
+
+    path: Path | None
+    protobuf: bool
+    endpoint: str | None
+
+
 def _export_otel(
-    ctx: click.Context, run_refs: tuple[str, ...], path: Path, *, force: bool, content: bool, as_json: bool
+    ctx: click.Context, run_refs: tuple[str, ...], target: OtelTarget, *, force: bool, content: bool, as_json: bool
 ) -> None:
-    """One OTLP JSON ``TracesData`` per episode and line (the OTLP file exporter's JSON Lines), every run found
-    before anything is written, the file written whole or not at all."""
+    """One OTLP ``TracesData`` per episode: a line of OTLP JSON Lines (the OTLP file exporter's format) or a
+    protobuf message appended to the file (concatenated, they are one ``TracesData``), and a request to the
+    collector. Every run is found before anything is written; the file is written whole or not at all."""
     import orjson
 
     from p2w_runtime.domain import find_run
     from p2w_runtime.files import check_output, partial_path, publish
-    from replay.otel import otel_traces, span_count
+    from replay.otel import otel_traces, otlp_protobuf, span_count
+
+    path = target.path
 
     async def _export() -> Any:
-        check_output(path, force=force, what="the trace file", error=TraceFileError)
+        if path is not None:
+            check_output(path, force=force, what="the trace file", error=TraceFileError)
         async with open_db(ctx) as store:
             runs = [await find_run(store, ref) for ref in run_refs]
-            partial = partial_path(path)
+            partial = partial_path(path) if path is not None else None
             traces = spans = 0
             try:
-                with partial.open("wb") as out:
+                with partial.open("wb") if partial is not None else contextlib.nullcontext() as out:
                     for found in runs:
                         async for data in otel_traces(store, found, content=content):
-                            out.write(orjson.dumps(data) + b"\n")
+                            body = otlp_protobuf(data) if target.protobuf or target.endpoint else b""
+                            if out is not None:
+                                out.write(body if target.protobuf else orjson.dumps(data) + b"\n")
+                            if target.endpoint is not None:
+                                await asyncio.to_thread(_send_traces, target.endpoint, body, traces)
                             traces, spans = traces + 1, spans + span_count(data)
-                publish(partial, path, force=force, error=TraceFileError)
+                if partial is not None and path is not None:
+                    publish(partial, path, force=force, error=TraceFileError)
             except OSError as exc:
                 raise TraceFileError(f"{path}: cannot write the trace file ({exc.strerror})") from None
             finally:
-                partial.unlink(missing_ok=True)
+                if partial is not None:
+                    partial.unlink(missing_ok=True)
             return runs, traces, spans
 
     runs, traces, spans = run(_export())
     if as_json:
         named = [{"run_id": r.run_id, "label": r.label} for r in runs]
-        echo_json({"runs": named, "traces": traces, "spans": spans, "path": str(path)})
+        where = {"path": str(path) if path is not None else None, "endpoint": target.endpoint}
+        echo_json({"runs": named, "traces": traces, "spans": spans, **where})
         return
     names = ", ".join(f"{r.label} ({r.run_id})" for r in runs)
-    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans -> {path}"))
+    to = " and ".join(str(w) for w in (path, target.endpoint) if w is not None)
+    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans -> {to}"))
+
+
+class CollectorError(UserError):
+    """The OTLP collector is down or refused the traces."""
+
+
+def _traces_url(endpoint: str) -> str:
+    """The collector's traces URL: ``endpoint`` as given when it has a path, else with ``/v1/traces`` (OTLP/HTTP's
+    default path, as ``OTEL_EXPORTER_OTLP_ENDPOINT`` takes a base URL)."""
+    parts = urllib.parse.urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.UsageError(f"--otlp-endpoint {endpoint!r} is not an http(s) URL")
+    return endpoint if parts.path not in ("", "/") else endpoint.rstrip("/") + "/v1/traces"
+
+
+def _send_traces(url: str, body: bytes, sent: int) -> None:
+    """POST one protobuf ``ExportTraceServiceRequest``; a collector that is down or says no is one line."""
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/x-protobuf"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            answer.read()
+    except urllib.error.HTTPError as exc:
+        said = exc.read()[:200].decode(errors="replace").strip().splitlines()
+        detail = f": {said[0]}" if said else ""
+        raise CollectorError(
+            f"{url} refused the traces (HTTP {exc.code}{detail}); {sent} episode(s) had been sent"
+        ) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise CollectorError(f"{url}: cannot reach the collector ({reason}); {sent} episode(s) had been sent") from None
 
 
 @click.command("import")

@@ -27,7 +27,9 @@ async def stored(store: EventStore, stream: str) -> list[StoredEvent]:
 
 async def test_a_run_carries_its_task_files_and_memory_banks_unless_told_not_to(store: EventStore) -> None:
     tasks = load_tasks(sample_tasks_dir())
-    await open_run(store, label="carried", agent="mine", model="m", tasks=tasks, only=[TASK], history=sample_history_dir())
+    await open_run(
+        store, label="carried", agent="mine", model="m", tasks=tasks, only=[TASK], history=sample_history_dir()
+    )
     run = await find_run(store, "carried")
     assert run.started.config["tasks"] == [TASK]
     assert TASK in (await run_tasks(store, run)).tasks  # no folder given: the run's own files
