@@ -307,10 +307,8 @@ def test_a_collector_that_refuses_or_is_down_is_one_line(db: Path, tmp_path: Pat
         wrong = receiver.url.replace("/v1/traces", "/v1/logs")
         refused = p2w(db, "export", "earlier", "--format", "otel", "-o", str(out), "--otlp-endpoint", wrong)
     assert refused.exit_code == 1 and not out.exists()
-    assert (
-        refused.output
-        == f'error: {wrong} refused the traces (HTTP 400: {{"message": "no endpoint /v1/logs"}}); 0 episode(s) had been sent\n'
-    )
+    said = '(HTTP 400: {"message": "no endpoint /v1/logs"}); 0 episode(s) had been sent'
+    assert refused.output == f"error: {wrong} refused the traces {said}\n"
     down = p2w(db, "export", "earlier", "--format", "otel", "--otlp-endpoint", receiver.url)  # closed now
     assert down.exit_code == 1 and len(down.output.splitlines()) == 1
     assert down.output.startswith(f"error: {receiver.url}: cannot reach the collector (")
