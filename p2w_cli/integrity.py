@@ -151,6 +151,12 @@ def _count(n: int, noun: str) -> str:
     help="otel: also send the traces to this OTLP/HTTP collector (protobuf, a request per episode); "
     "/v1/traces is added to a URL without a path.",
 )
+@click.option(
+    "--phoenix-annotations",
+    is_flag=True,
+    help="otel: also send the judgments to the --otlp-endpoint's Arize Phoenix as span annotations "
+    "(its evaluations; OTLP carries them as span events only).",
+)
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option(
     "--sign", "sign_key", metavar="KEYFILE", type=click.Path(path_type=Path), help="Sign with this Ed25519 PEM key."
@@ -165,6 +171,7 @@ def export_cmd(
     no_content: bool,
     encoding: str,
     otlp_endpoint: str | None,
+    phoenix_annotations: bool,
     force: bool,
     sign_key: Path | None,
     as_json: bool,
@@ -178,6 +185,8 @@ def export_cmd(
         raise click.UsageError(f"--sign is for bundles; {fmt} output is not signed")
     if fmt != "otel" and (no_content or encoding != "json" or otlp_endpoint):
         raise click.UsageError("--no-content, --encoding and --otlp-endpoint are for --format otel")
+    if phoenix_annotations and not otlp_endpoint:
+        raise click.UsageError("--phoenix-annotations goes with --otlp-endpoint (the Phoenix the traces go to)")
     if output is None and not (fmt == "otel" and otlp_endpoint):
         raise click.UsageError("give -o/--output (or, for --format otel, --otlp-endpoint)")
     if fmt == "parquet":
@@ -185,7 +194,8 @@ def export_cmd(
         _export_parquet(ctx, run_refs, output, force=force, as_json=as_json)
         return
     if fmt == "otel":
-        target = OtelTarget(output, encoding == "protobuf", _traces_url(otlp_endpoint) if otlp_endpoint else None)
+        url = _traces_url(otlp_endpoint) if otlp_endpoint else None
+        target = OtelTarget(output, encoding == "protobuf", url, phoenix_annotations)
         _export_otel(ctx, run_refs, target, force=force, content=not no_content, as_json=as_json)
         return
     assert output is not None
@@ -239,6 +249,7 @@ class OtelTarget:
     path: Path | None
     protobuf: bool
     endpoint: str | None
+    annotations: bool = False
 
 
 def _export_otel(
@@ -251,7 +262,7 @@ def _export_otel(
 
     from p2w_runtime.domain import find_run
     from p2w_runtime.files import check_output, partial_path, publish
-    from replay.otel import otel_traces, otlp_protobuf, span_count
+    from replay.otel import otel_traces, otlp_protobuf, phoenix_annotations, span_count
 
     path = target.path
 
@@ -262,6 +273,7 @@ def _export_otel(
             runs = [await find_run(store, ref) for ref in run_refs]
             partial = partial_path(path) if path is not None else None
             traces = spans = 0
+            annotations: list[dict[str, Any]] = []
             try:
                 with partial.open("wb") if partial is not None else contextlib.nullcontext() as out:
                     for found in runs:
@@ -272,6 +284,9 @@ def _export_otel(
                             if target.endpoint is not None:
                                 await asyncio.to_thread(_send_traces, target.endpoint, body, traces)
                             traces, spans = traces + 1, spans + span_count(data)
+                            annotations += phoenix_annotations(data) if target.annotations else []
+                if target.endpoint is not None and annotations:
+                    await _annotate(target.endpoint, annotations)
                 if partial is not None and path is not None:
                     publish(partial, path, force=force, error=TraceFileError)
             except OSError as exc:
@@ -279,17 +294,18 @@ def _export_otel(
             finally:
                 if partial is not None:
                     partial.unlink(missing_ok=True)
-            return runs, traces, spans
+            return runs, traces, spans, len(annotations)
 
-    runs, traces, spans = run(_export())
+    runs, traces, spans, annotated = run(_export())
     if as_json:
         named = [{"run_id": r.run_id, "label": r.label} for r in runs]
         where = {"path": str(path) if path is not None else None, "endpoint": target.endpoint}
-        echo_json({"runs": named, "traces": traces, "spans": spans, **where})
+        echo_json({"runs": named, "traces": traces, "spans": spans, "annotations": annotated, **where})
         return
     names = ", ".join(f"{r.label} ({r.run_id})" for r in runs)
     to = " and ".join(str(w) for w in (path, target.endpoint) if w is not None)
-    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans -> {to}"))
+    notes = f", {annotated} annotations" if target.annotations else ""
+    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans{notes} -> {to}"))
 
 
 class CollectorError(UserError):
@@ -307,19 +323,45 @@ def _traces_url(endpoint: str) -> str:
 
 def _send_traces(url: str, body: bytes, sent: int) -> None:
     """POST one protobuf ``ExportTraceServiceRequest``; a collector that is down or says no is one line."""
-    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/x-protobuf"})
+    _post(url, body, "application/x-protobuf", "traces", f"{sent} episode(s) had been sent")
+
+
+ANNOTATION_TRIES = 20
+"""Phoenix files received spans in batches, about a second apart, and refuses (404) annotations of spans it has
+not filed yet: the annotations are sent after the spans, again while it says 404."""
+
+
+async def _annotate(traces_url: str, annotations: list[dict[str, Any]]) -> None:
+    """Send the judgments as Phoenix span annotations (``POST /v1/span_annotations?sync=true`` beside the traces)."""
+    import orjson
+
+    parts = urllib.parse.urlsplit(traces_url)
+    url = f"{parts.scheme}://{parts.netloc}/v1/span_annotations?sync=true"
+    body = orjson.dumps({"data": annotations})
+    for tries_left in reversed(range(ANNOTATION_TRIES)):
+        try:
+            await asyncio.to_thread(_post, url, body, "application/json", "annotations", "the traces were sent")
+            return
+        except CollectorError as refused:
+            if "HTTP 404" not in str(refused) or not tries_left:
+                raise
+        await asyncio.sleep(1)
+
+
+def _post(url: str, body: bytes, content_type: str, what: str, done: str) -> None:
+    """POST ``body``; a server that is down or says no (``what`` it refused, and what was ``done`` before) is one
+    ``CollectorError`` line."""
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type})
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             answer.read()
     except urllib.error.HTTPError as exc:
         said = exc.read()[:200].decode(errors="replace").strip().splitlines()
         detail = f": {said[0]}" if said else ""
-        raise CollectorError(
-            f"{url} refused the traces (HTTP {exc.code}{detail}); {sent} episode(s) had been sent"
-        ) from None
+        raise CollectorError(f"{url} refused the {what} (HTTP {exc.code}{detail}); {done}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise CollectorError(f"{url}: cannot reach the collector ({reason}); {sent} episode(s) had been sent") from None
+        raise CollectorError(f"{url}: cannot reach the collector ({reason}); {done}") from None
 
 
 @click.command("import")

@@ -438,6 +438,7 @@ class _Episode:
                     "gen_ai.evaluation.score.value": score,
                     "p2w.judge.id": j.judge_id,
                     "p2w.judge.version": j.judge_version,
+                    "p2w.judge.cost_usd": j.cost_usd,
                     "p2w.metric": metric,
                 }
                 self.root.events.append((nanos(record.recorded_at), "gen_ai.evaluation.result", result))
@@ -526,6 +527,30 @@ def _base64_ids(traces: Mapping[str, Any]) -> dict[str, Any]:
             scopes.append(scope | {"spans": spans})
         resource_spans.append(rs | {"scopeSpans": scopes})
     return {"resourceSpans": resource_spans}
+
+
+def phoenix_annotations(traces: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The evaluation results of one ``TracesData`` as Arize Phoenix span annotations (the body's ``data`` of its
+    ``POST /v1/span_annotations``): Phoenix shows evaluations as annotations of a span, which OTLP cannot carry, and
+    files span events as plain events. A judge that cost money asked a model (``LLM``); the others are ``CODE``."""
+    annotations = []
+    for rs in traces["resourceSpans"]:
+        for scope in rs["scopeSpans"]:
+            for span in scope["spans"]:
+                for event in span["events"]:
+                    if event["name"] != "gen_ai.evaluation.result":
+                        continue
+                    values = {a["key"]: a["value"] for a in event["attributes"]}
+                    score = values["gen_ai.evaluation.score.value"]["doubleValue"]
+                    annotations.append({
+                        "span_id": span["spanId"],
+                        "name": values["gen_ai.evaluation.name"]["stringValue"],
+                        "annotator_kind": "LLM" if "p2w.judge.cost_usd" in values else "CODE",
+                        "result": {"score": score if isinstance(score, float) else None},
+                        "metadata": {"judge_id": values["p2w.judge.id"]["stringValue"],
+                                     "judge_version": values["p2w.judge.version"]["stringValue"]},
+                    })  # fmt: skip
+    return annotations
 
 
 def span_count(traces: Mapping[str, Any]) -> int:

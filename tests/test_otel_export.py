@@ -362,3 +362,24 @@ def test_error_type_is_the_http_status_when_the_endpoint_answered_one() -> None:
             "KeyError: 'choices'",
         )
     ] == ["429", "503", "timeout", "connection_error", "malformed_output", "malformed_output", "_OTHER"]
+
+
+def test_judgments_reach_phoenix_as_annotations_of_their_episode_span(db: Path) -> None:
+    with OtlpReceiver() as receiver:
+        said = ok(db, "export", "earlier", "--format", "otel", "--otlp-endpoint", receiver.url, "--phoenix-annotations")
+    assert "24 traces" in said and "120 annotations" in said
+    roots = {
+        span.span_id.hex(): attrs(span)["p2w.episode.stream"]
+        for _, span in receiver.spans()
+        if span.name.startswith("invoke_agent")
+    }
+    judged = asyncio.run(_recorded(db))["judged"]
+    got = {(roots[a["span_id"]], a["name"]): a["result"]["score"] for a in receiver.annotations}
+    assert got == {
+        (stream, f"rubric-rules.{metric}"): score
+        for stream, metrics in judged.items()
+        for metric, score in metrics.items()
+    }
+    assert {a["annotator_kind"] for a in receiver.annotations} == {"CODE"}
+    alone = p2w(db, "export", "earlier", "--format", "otel", "-o", "t.jsonl", "--phoenix-annotations")
+    assert alone.exit_code == 2 and "goes with --otlp-endpoint" in alone.output
