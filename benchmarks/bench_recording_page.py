@@ -10,6 +10,8 @@ one run (the machine's load falls on both); prints the median ms per step of eac
     python benchmarks/bench_recording_page.py [--rounds 8] [--model-ms 0] [--screenshots changed]
 
 ``--model-ms`` makes the model take that long per answer, as a real one does: the page read runs behind it.
+``--read-first`` waits for the page read right after ``observe`` (``episode.settle()``), as ``observe`` did before it
+read behind the agent: the same run's figure for the read on the agent's path.
 """
 
 from __future__ import annotations
@@ -69,7 +71,12 @@ async def step(page: Page, llm: openai.AsyncOpenAI, name: str, arg: str, start_u
 
 
 async def episode(
-    browser: Browser, llm: openai.AsyncOpenAI, start_url: str, recorder: EpisodeRecorder | None, shots: ScreenshotPolicy
+    browser: Browser,
+    llm: openai.AsyncOpenAI,
+    start_url: str,
+    recorder: EpisodeRecorder | None,
+    shots: ScreenshotPolicy,
+    read_first: bool,
 ) -> list[float]:
     """Milliseconds of each step, from before the observation to after the action."""
     page = await browser.new_page()
@@ -82,6 +89,8 @@ async def episode(
             await act(page, name, arg, start_url)
         else:
             await recorder.observe(page, screenshots=shots)
+            if read_first:
+                await recorder.settle()
             await step(page, llm, name, arg, start_url)
             async with recorder.action(f"{name} [{arg}]", ParsedAction(name=name, args=[arg])):
                 await act(page, name, arg, start_url)
@@ -90,7 +99,9 @@ async def episode(
     return times
 
 
-async def bench(rounds: int, model_ms: float, shots: ScreenshotPolicy, db: Path) -> tuple[list[float], list[float]]:
+async def bench(
+    rounds: int, model_ms: float, shots: ScreenshotPolicy, read_first: bool, db: Path
+) -> tuple[list[float], list[float]]:
     tasks = load_tasks(sample_tasks_dir())
     start_url = tasks.get(TASK).start_url
     sites = await start_sites()
@@ -109,9 +120,9 @@ async def bench(rounds: int, model_ms: float, shots: ScreenshotPolicy, db: Path)
                 run = await open_run(store, label="bench", agent="bench", model="m", tasks=tasks, only=[TASK])
                 async with run:
                     for round_ in range(rounds + 1):  # round 0 warms both
-                        unrecorded = await episode(browser, plain, start_url, None, shots)
+                        unrecorded = await episode(browser, plain, start_url, None, shots, read_first)
                         async with run.episode(TASK) as recorder:
-                            recorded = await episode(browser, traced, start_url, recorder, shots)
+                            recorded = await episode(browser, traced, start_url, recorder, shots, read_first)
                             await recorder.end("answered", "done")
                         if round_:
                             plain_ms += unrecorded
@@ -127,11 +138,15 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--model-ms", type=float, default=0.0)
     parser.add_argument("--screenshots", choices=get_args(ScreenshotPolicy), default="changed")
+    parser.add_argument("--read-first", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        plain, recorded = await bench(args.rounds, args.model_ms, args.screenshots, Path(tmp) / "bench.db")
+        plain, recorded = await bench(
+            args.rounds, args.model_ms, args.screenshots, args.read_first, Path(tmp) / "bench.db"
+        )
     base, with_recording = statistics.median(plain), statistics.median(recorded)
-    print(f"{len(plain)} steps each, alternated; screenshots={args.screenshots}, model {args.model_ms:g} ms")
+    read = ", read first" if args.read_first else ""
+    print(f"{len(plain)} steps each, alternated; screenshots={args.screenshots}{read}, model {args.model_ms:g} ms")
     print(f"unrecorded step: {base:.1f} ms median; recorded step: {with_recording:.1f} ms median")
     print(
         f"recording overhead: {with_recording - base:.1f} ms per step "

@@ -116,7 +116,8 @@ class EpisodeRecorder:
         await self.writer.settle()
 
     async def settle(self) -> None:
-        """Wait until every step recorded so far is stored."""
+        """Wait until every step recorded so far is read (the page of the latest ``observe``) and stored."""
+        await self._observed()
         await self.writer.settle()
 
     # -- steps -----------------------------------------------------------------------------------------
