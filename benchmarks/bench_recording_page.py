@@ -5,7 +5,8 @@ sites in Chromium it reads the page text, asks its model (``openai.AsyncOpenAI``
 127.0.0.1), then acts: search, open the first result, add two to the cart, back to the start page. Recorded, each
 step also calls ``episode.observe(page)`` before reading and wraps the action in ``async with episode.action(...)``
 through an ``instrument``-ed client into SQLite, as the example does. Recorded and unrecorded episodes alternate in
-one run (the machine's load falls on both); prints the median ms per step of each, the overhead and its ratio.
+one run (the machine's load falls on both); prints the median ms per step of each, the overhead and its ratio, and
+the median of the paired differences (a step against the same step of the unrecorded episode just before it).
 
     python benchmarks/bench_recording_page.py [--rounds 8] [--model-ms 0] [--screenshots changed]
 
@@ -152,6 +153,8 @@ async def main() -> None:
         f"recording overhead: {with_recording - base:.1f} ms per step "
         f"({with_recording / base:.2f}x the unrecorded step)"
     )
+    paired = statistics.median(r - p for p, r in zip(plain, recorded, strict=True))
+    print(f"paired (same step, same round): median overhead {paired:.1f} ms ({(base + paired) / base:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -43,9 +43,7 @@ class CarriedDataset:
     blobs: dict[str, bytes]
 
 
-def carry_dataset(
-    tasks: TaskSet | None, selected: Iterable[TaskLike], history_dir: Path | None
-) -> CarriedDataset:
+def carry_dataset(tasks: TaskSet | None, selected: Iterable[TaskLike], history_dir: Path | None) -> CarriedDataset:
     """The selected task files, the level-0 file of each one's query set (its answer key) and the memory bank of
     each persona that has one in ``history_dir``. Folders are kept by name only."""
     blobs: dict[str, bytes] = {}
