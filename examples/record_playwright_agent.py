@@ -22,17 +22,23 @@ import re
 from pathlib import Path
 
 import openai
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, async_playwright
 
 from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
-from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.demo.sites import start_sites
-from p2w_runtime.recording import EpisodeRecorder, instrument, open_run
-from p2w_runtime.retrieval import HistoryRetriever, load_embedder
-from p2w_runtime.store import open_store
+from p2w_runtime.recording import (
+    EpisodeRecorder,
+    HistoryRetriever,
+    ParsedAction,
+    instrument,
+    load_embedder,
+    load_tasks,
+    open_run,
+    open_store,
+)
 from p2w_runtime.testing import ScriptedLlm, Text
-from schemas import ParsedAction
 
 TASK = "Lena_Fischer_A1"
 MODEL = "scripted-model"
@@ -69,10 +75,12 @@ async def run_agent(
         name, arg = found.group(1), found.group(2)
         if thought := answer.split("Action:")[0].removeprefix("Thought:").strip():
             await episode.rationale(thought)  # recording
-        await episode.action(found.group(0), ParsedAction(name=name, args=[arg]))  # recording
+        parsed = ParsedAction(name=name, args=[arg])
         if name == "stop":
+            await episode.action(found.group(0), parsed)  # recording: nothing to carry out
             return arg
         if name == "memory":
+            await episode.action(found.group(0), parsed)  # recording: the question, answered below
             hits = await episode.retrieve(retriever, arg)  # recording: p2w-rt's retriever, query and hits
             entries = "; ".join(f"{h.entry.type}: {h.entry.object}" for h in hits)
             said = await llm.chat.completions.create(
@@ -83,32 +91,45 @@ async def run_agent(
             note = said.choices[0].message.content or ""
             await episode.memory_answer(note, [h.entry_id for h in hits])  # recording
             memory.append(note)
-        elif name == "goto":
-            await page.goto(arg)
-        elif name == "open_result":
-            await page.locator(".item a").nth(int(arg) - 1).click()
-            await page.wait_for_load_state("domcontentloaded")
-        elif name == "add_to_cart":
-            await page.get_by_label("Quantity").fill(arg)
-            await page.get_by_role("button", name="Add to cart").click()
-            await page.wait_for_load_state("domcontentloaded")
+            continue
+        try:
+            async with episode.action(found.group(0), parsed):  # recording: outcome and duration, after it ran
+                await act(page, name, arg)
+        except (PlaywrightError, ValueError):
+            continue  # recorded as invalid with the error; the next observation shows the page as it is
     return None
+
+
+async def act(page: Page, name: str, arg: str) -> None:
+    """Carry out one browser action of the agent's grammar."""
+    if name == "goto":
+        await page.goto(arg)
+    elif name == "open_result":
+        await page.locator(".item a").nth(int(arg) - 1).click(timeout=5_000)
+        await page.wait_for_load_state("domcontentloaded")
+    elif name == "add_to_cart":
+        await page.get_by_label("Quantity").fill(arg, timeout=5_000)
+        await page.get_by_role("button", name="Add to cart").click(timeout=5_000)
+        await page.wait_for_load_state("domcontentloaded")
+    else:
+        raise ValueError(f"unknown action {name!r}")
 
 
 async def record(db: Path, label: str, base_url: str, host_rules: str) -> None:
     tasks = load_tasks(sample_tasks_dir())
-    task = tasks.get(TASK)
     retriever = HistoryRetriever(sample_history_dir(), load_embedder())
     llm = instrument(openai.AsyncOpenAI(base_url=base_url, api_key="sk-example-key-never-stored"))  # recording
     async with open_store(db) as store, async_playwright() as pw:
         chromium = await pw.chromium.launch(executable_path=find_chromium(), args=[*LAUNCH_ARGS, host_rules])
         try:
-            run = await open_run(  # recording
+            run = await open_run(  # recording: carries the task files and memory banks
                 store,
                 label=label,
                 agent="hand-written-playwright",
                 model=MODEL,
-                tasks=[task],
+                tasks=tasks,
+                only=[TASK],
+                history=sample_history_dir(),
                 scheme="on-demand",
                 resume=True,
             )

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,7 +119,10 @@ def _count(n: int, noun: str) -> str:
 @click.command("export")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option(
-    "-o", "--output", required=True, type=click.Path(path_type=Path), help="The bundle or trace file, or a folder."
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="The bundle or trace file, or a folder (otel: optional with --otlp-endpoint).",
 )
 @click.option(
     "--format",
@@ -130,6 +138,25 @@ def _count(n: int, noun: str) -> str:
     is_flag=True,
     help="otel: leave out prompts, responses and retrieved entries (gen_ai.input/output.messages).",
 )
+@click.option(
+    "--encoding",
+    type=click.Choice(["json", "protobuf"]),
+    default="json",
+    show_default=True,
+    help="otel: the file's OTLP encoding: JSON lines (a TracesData per line), or protobuf (one TracesData message).",
+)
+@click.option(
+    "--otlp-endpoint",
+    metavar="URL",
+    help="otel: also send the traces to this OTLP/HTTP collector (protobuf, a request per episode); "
+    "/v1/traces is added to a URL without a path.",
+)
+@click.option(
+    "--phoenix-annotations",
+    is_flag=True,
+    help="otel: also send the judgments to the --otlp-endpoint's Arize Phoenix as span annotations "
+    "(its evaluations; OTLP carries them as span events only).",
+)
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option(
     "--sign", "sign_key", metavar="KEYFILE", type=click.Path(path_type=Path), help="Sign with this Ed25519 PEM key."
@@ -139,9 +166,12 @@ def _count(n: int, noun: str) -> str:
 def export_cmd(
     ctx: click.Context,
     run_refs: tuple[str, ...],
-    output: Path,
+    output: Path | None,
     fmt: str,
     no_content: bool,
+    encoding: str,
+    otlp_endpoint: str | None,
+    phoenix_annotations: bool,
     force: bool,
     sign_key: Path | None,
     as_json: bool,
@@ -153,14 +183,22 @@ def export_cmd(
 
     if sign_key is not None and fmt != "bundle":
         raise click.UsageError(f"--sign is for bundles; {fmt} output is not signed")
-    if no_content and fmt != "otel":
-        raise click.UsageError("--no-content is for --format otel")
+    if fmt != "otel" and (no_content or encoding != "json" or otlp_endpoint):
+        raise click.UsageError("--no-content, --encoding and --otlp-endpoint are for --format otel")
+    if phoenix_annotations and not otlp_endpoint:
+        raise click.UsageError("--phoenix-annotations goes with --otlp-endpoint (the Phoenix the traces go to)")
+    if output is None and not (fmt == "otel" and otlp_endpoint):
+        raise click.UsageError("give -o/--output (or, for --format otel, --otlp-endpoint)")
     if fmt == "parquet":
+        assert output is not None
         _export_parquet(ctx, run_refs, output, force=force, as_json=as_json)
         return
     if fmt == "otel":
-        _export_otel(ctx, run_refs, output, force=force, content=not no_content, as_json=as_json)
+        url = _traces_url(otlp_endpoint) if otlp_endpoint else None
+        target = OtelTarget(output, encoding == "protobuf", url, phoenix_annotations)
+        _export_otel(ctx, run_refs, target, force=force, content=not no_content, as_json=as_json)
         return
+    assert output is not None
     if len(run_refs) != 1:
         raise click.UsageError("a bundle holds one run; name one RUN (or use --format parquet)")
     (run_ref,) = run_refs
@@ -204,43 +242,126 @@ class TraceFileError(UserError):
     """The OpenTelemetry trace file cannot be written."""
 
 
+@dataclasses.dataclass(frozen=True)
+class OtelTarget:
+    """Where ``export --format otel`` puts the traces: a file (JSON lines or protobuf), a collector, or both."""
+
+    path: Path | None
+    protobuf: bool
+    endpoint: str | None
+    annotations: bool = False
+
+
 def _export_otel(
-    ctx: click.Context, run_refs: tuple[str, ...], path: Path, *, force: bool, content: bool, as_json: bool
+    ctx: click.Context, run_refs: tuple[str, ...], target: OtelTarget, *, force: bool, content: bool, as_json: bool
 ) -> None:
-    """One OTLP JSON ``TracesData`` per episode and line (the OTLP file exporter's JSON Lines), every run found
-    before anything is written, the file written whole or not at all."""
+    """One OTLP ``TracesData`` per episode: a line of OTLP JSON Lines (the OTLP file exporter's format) or a
+    protobuf message appended to the file (concatenated, they are one ``TracesData``), and a request to the
+    collector. Every run is found before anything is written; the file is written whole or not at all."""
     import orjson
 
     from p2w_runtime.domain import find_run
     from p2w_runtime.files import check_output, partial_path, publish
-    from replay.otel import otel_traces, span_count
+    from replay.otel import otel_traces, otlp_protobuf, phoenix_annotations, span_count
+
+    path = target.path
 
     async def _export() -> Any:
-        check_output(path, force=force, what="the trace file", error=TraceFileError)
+        if path is not None:
+            check_output(path, force=force, what="the trace file", error=TraceFileError)
         async with open_db(ctx) as store:
             runs = [await find_run(store, ref) for ref in run_refs]
-            partial = partial_path(path)
+            partial = partial_path(path) if path is not None else None
             traces = spans = 0
+            annotations: list[dict[str, Any]] = []
             try:
-                with partial.open("wb") as out:
+                with partial.open("wb") if partial is not None else contextlib.nullcontext() as out:
                     for found in runs:
                         async for data in otel_traces(store, found, content=content):
-                            out.write(orjson.dumps(data) + b"\n")
+                            body = otlp_protobuf(data) if target.protobuf or target.endpoint else b""
+                            if out is not None:
+                                out.write(body if target.protobuf else orjson.dumps(data) + b"\n")
+                            if target.endpoint is not None:
+                                await asyncio.to_thread(_send_traces, target.endpoint, body, traces)
                             traces, spans = traces + 1, spans + span_count(data)
-                publish(partial, path, force=force, error=TraceFileError)
+                            annotations += phoenix_annotations(data) if target.annotations else []
+                if target.endpoint is not None and annotations:
+                    await _annotate(target.endpoint, annotations)
+                if partial is not None and path is not None:
+                    publish(partial, path, force=force, error=TraceFileError)
             except OSError as exc:
                 raise TraceFileError(f"{path}: cannot write the trace file ({exc.strerror})") from None
             finally:
-                partial.unlink(missing_ok=True)
-            return runs, traces, spans
+                if partial is not None:
+                    partial.unlink(missing_ok=True)
+            return runs, traces, spans, len(annotations)
 
-    runs, traces, spans = run(_export())
+    runs, traces, spans, annotated = run(_export())
     if as_json:
         named = [{"run_id": r.run_id, "label": r.label} for r in runs]
-        echo_json({"runs": named, "traces": traces, "spans": spans, "path": str(path)})
+        where = {"path": str(path) if path is not None else None, "endpoint": target.endpoint}
+        echo_json({"runs": named, "traces": traces, "spans": spans, "annotations": annotated, **where})
         return
     names = ", ".join(f"{r.label} ({r.run_id})" for r in runs)
-    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans -> {path}"))
+    to = " and ".join(str(w) for w in (path, target.endpoint) if w is not None)
+    notes = f", {annotated} annotations" if target.annotations else ""
+    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans{notes} -> {to}"))
+
+
+class CollectorError(UserError):
+    """The OTLP collector is down or refused the traces."""
+
+
+def _traces_url(endpoint: str) -> str:
+    """The collector's traces URL: ``endpoint`` as given when it has a path, else with ``/v1/traces`` (OTLP/HTTP's
+    default path, as ``OTEL_EXPORTER_OTLP_ENDPOINT`` takes a base URL)."""
+    parts = urllib.parse.urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.UsageError(f"--otlp-endpoint {endpoint!r} is not an http(s) URL")
+    return endpoint if parts.path not in ("", "/") else endpoint.rstrip("/") + "/v1/traces"
+
+
+def _send_traces(url: str, body: bytes, sent: int) -> None:
+    """POST one protobuf ``ExportTraceServiceRequest``; a collector that is down or says no is one line."""
+    _post(url, body, "application/x-protobuf", "traces", f"{sent} episode(s) had been sent")
+
+
+ANNOTATION_TRIES = 20
+"""Phoenix files received spans in batches, about a second apart, and refuses (404) annotations of spans it has
+not filed yet: the annotations are sent after the spans, again while it says 404."""
+
+
+async def _annotate(traces_url: str, annotations: list[dict[str, Any]]) -> None:
+    """Send the judgments as Phoenix span annotations (``POST /v1/span_annotations?sync=true`` beside the traces)."""
+    import orjson
+
+    parts = urllib.parse.urlsplit(traces_url)
+    url = f"{parts.scheme}://{parts.netloc}/v1/span_annotations?sync=true"
+    body = orjson.dumps({"data": annotations})
+    for tries_left in reversed(range(ANNOTATION_TRIES)):
+        try:
+            await asyncio.to_thread(_post, url, body, "application/json", "annotations", "the traces were sent")
+            return
+        except CollectorError as refused:
+            if "HTTP 404" not in str(refused) or not tries_left:
+                raise
+        await asyncio.sleep(1)
+
+
+def _post(url: str, body: bytes, content_type: str, what: str, done: str) -> None:
+    """POST ``body``; a server that is down or says no (``what`` it refused, and what was ``done`` before) is one
+    ``CollectorError`` line."""
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            answer.read()
+    except urllib.error.HTTPError as exc:
+        said = exc.read()[:200].decode(errors="replace").strip().splitlines()
+        detail = f": {said[0]}" if said else ""
+        raise CollectorError(f"{url} refused the {what} (HTTP {exc.code}{detail}); {done}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise CollectorError(f"{url}: cannot reach the collector ({reason}); {done}") from None
 
 
 @click.command("import")

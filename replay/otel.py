@@ -10,8 +10,10 @@ run twice gives the same bytes. The mapping, and what is not mapped: docs/design
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import math
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -45,11 +47,23 @@ SCOPE = "p2w-rt"
 MEMORY_ACCESS = "memory_access"
 """The action that asks the user history: its ``execute_tool`` span holds the history query it opens."""
 
+OI_KIND = "openinference.span.kind"
+"""OpenInference's span kind: Arize Phoenix (and other OpenInference back ends) file and show a span by it, and read
+retrieved documents, token counts and messages from the OpenInference names set beside the GenAI ones."""
+
 KIND_INTERNAL = 1
 KIND_CLIENT = 3
 STATUS_ERROR = 2
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_HTTP_STATUS = re.compile(r"HTTP (\d{3})\b")
+_ERROR_PREFIXES = (
+    ("timeout", "timeout"),
+    ("connection error", "connection_error"),
+    ("malformed output", "malformed_output"),
+    ("bad response", "malformed_output"),
+)
+"""How the recorders word a failed call (``p2w_runtime/llm/_retry.py``, the recording transport) -> its kind."""
 _REQUEST_PARAMS = {
     "temperature": "gen_ai.request.temperature",
     "top_p": "gen_ai.request.top_p",
@@ -158,6 +172,39 @@ def _input_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any
     return converted
 
 
+def error_type(error: str) -> str:
+    """``error.type`` of a failed call, from its recorded message: the HTTP status code when the endpoint answered
+    one (what the conventions name for HTTP errors), ``timeout``, ``connection_error``, ``malformed_output``; else
+    ``_OTHER``."""
+    if status := _HTTP_STATUS.match(error):
+        return status.group(1)
+    for prefix, kind in _ERROR_PREFIXES:
+        if error.startswith(prefix):
+            return kind
+    return "_OTHER"
+
+
+def _openinference_llm(call: LlmCall, *, content: bool) -> dict[str, Any]:
+    """The call under OpenInference's names: model, token counts, and (with content) the messages' text."""
+    usage = call.usage
+    values: dict[str, Any] = {
+        OI_KIND: "LLM",
+        "llm.model_name": call.model,
+        "llm.token_count.prompt": usage.prompt_tokens if usage else None,
+        "llm.token_count.completion": usage.completion_tokens if usage else None,
+        "llm.token_count.total": usage.total_tokens if usage else None,
+    }
+    if content:
+        for i, message in enumerate(_input_messages(call.messages)):
+            values[f"llm.input_messages.{i}.message.role"] = message["role"]
+            texts = [part["content"] for part in message["parts"] if part.get("type") == "text"]
+            values[f"llm.input_messages.{i}.message.content"] = "\n".join(texts)
+        if call.response is not None:
+            values["llm.output_messages.0.message.role"] = "assistant"
+            values["llm.output_messages.0.message.content"] = call.response
+    return values
+
+
 def _llm_attributes(call: LlmCall, *, content: bool) -> dict[str, Any]:
     usage = call.usage
     values: dict[str, Any] = {
@@ -181,7 +228,7 @@ def _llm_attributes(call: LlmCall, *, content: bool) -> dict[str, Any]:
     if isinstance(fmt := call.params.get("response_format"), Mapping):
         values["gen_ai.output.type"] = "text" if fmt.get("type") == "text" else "json"
     if call.error is not None:
-        values["error.type"] = "malformed_output" if call.error.startswith("malformed output") else "_OTHER"
+        values["error.type"] = error_type(call.error)
     if content:
         values["gen_ai.input.messages"] = _json(_input_messages(call.messages))
         if call.response is not None:
@@ -189,13 +236,17 @@ def _llm_attributes(call: LlmCall, *, content: bool) -> dict[str, Any]:
             if call.finish_reason:
                 answer["finish_reason"] = call.finish_reason
             values["gen_ai.output.messages"] = _json([answer])
-    return values | {
-        "p2w.llm.role": call.role,
-        "p2w.llm.fingerprint": call.fingerprint,
-        "p2w.llm.ordinal": call.ordinal,
-        "p2w.llm.attempt": call.attempt,
-        "p2w.cost_usd": call.cost_usd,
-    }
+    return (
+        values
+        | _openinference_llm(call, content=content)
+        | {
+            "p2w.llm.role": call.role,
+            "p2w.llm.fingerprint": call.fingerprint,
+            "p2w.llm.ordinal": call.ordinal,
+            "p2w.llm.attempt": call.attempt,
+            "p2w.cost_usd": call.cost_usd,
+        }
+    )
 
 
 class _Episode:
@@ -224,6 +275,8 @@ class _Episode:
             "gen_ai.agent.name": run.started.agent,
             "gen_ai.request.model": run.started.backbone_model,
             "gen_ai.conversation.id": stream,
+            OI_KIND: "AGENT",
+            "input.value": payload.query,
             "p2w.run.id": run.run_id,
             "p2w.episode.stream": stream,
             "p2w.episode.id": payload.episode_id,
@@ -250,7 +303,7 @@ class _Episode:
             return self.root
         if step not in self.steps:
             span = _Span(_id(8, "step", self.stream, str(step)), self.root, f"step {step}", self.prev, self.prev)
-            span.attributes["p2w.step"] = step
+            span.attributes |= {"p2w.step": step, OI_KIND: "CHAIN"}
             self.spans.append(span)
             self.steps[step] = span
         return self.steps[step]
@@ -283,7 +336,8 @@ class _Episode:
                 parent, self.asking = self.asking or self._step(payload.step), None
                 span = self._span(stored.event_id, parent, "history.query", prev, at)
                 span.attributes = {"p2w.history.phase": payload.phase, "p2w.history.query": payload.query,
-                                   "p2w.history.reason": payload.reason}  # fmt: skip
+                                   "p2w.history.reason": payload.reason, OI_KIND: "CHAIN",
+                                   "input.value": payload.query}  # fmt: skip
                 self.access = span
             case HistoryRetrieval():
                 self._retrieval(stored, payload, prev, at)
@@ -298,7 +352,7 @@ class _Episode:
                 self.root.attributes |= {
                     "p2w.end_reason": payload.end_reason, "p2w.answer": payload.answer,
                     "p2w.final_url": payload.final_url, "p2w.steps": payload.steps, "p2w.cost_usd": payload.cost_usd,
-                    "p2w.end_detail": payload.detail,
+                    "p2w.end_detail": payload.detail, "output.value": payload.answer,
                 }  # fmt: skip
                 if payload.end_reason == "error":
                     self.root.error = payload.detail or "error"
@@ -332,6 +386,9 @@ class _Episode:
             "p2w.action.raw": action.raw,
             "p2w.action.status": action.status,
             "error.type": action.status if action.status != "executed" else None,
+            "p2w.action.duration_s": action.duration_s,
+            OI_KIND: "TOOL",
+            "tool.name": tool,
         }
         if action.status != "executed":
             span.error = action.error or action.status
@@ -355,7 +412,15 @@ class _Episode:
             "p2w.retrieval.threshold": retrieval.threshold,
             "p2w.retrieval.index_hash": retrieval.index_hash,
             "p2w.retrieval.hits": len(retrieval.hits),
+            OI_KIND: "RETRIEVER",
+            "input.value": retrieval.query,
         }
+        for i, hit in enumerate(retrieval.hits):
+            document = f"retrieval.documents.{i}.document"
+            span.attributes[f"{document}.id"] = str(hit.entry_id)
+            span.attributes[f"{document}.score"] = hit.score
+            if self.content:
+                span.attributes[f"{document}.content"] = f"{hit.entry.type}: {hit.entry.object}"
         if self.content:
             span.attributes["p2w.retrieval.entries"] = _json(
                 [hit.entry.model_dump(mode="json") for hit in retrieval.hits]
@@ -373,6 +438,7 @@ class _Episode:
                     "gen_ai.evaluation.score.value": score,
                     "p2w.judge.id": j.judge_id,
                     "p2w.judge.version": j.judge_version,
+                    "p2w.judge.cost_usd": j.cost_usd,
                     "p2w.metric": metric,
                 }
                 self.root.events.append((nanos(record.recorded_at), "gen_ai.evaluation.result", result))
@@ -430,6 +496,61 @@ async def otel_traces(store: EventStore, run: RunInfo, *, content: bool = True) 
         if episode is not None:
             episode.judged(judgments.get(ref.stream, []), labels.get(ref.stream, []))
             yield episode.traces_data()
+
+
+def otlp_protobuf(traces: Mapping[str, Any]) -> bytes:
+    """One ``TracesData`` of ``otel_traces`` in the OTLP protobuf encoding (what OTLP/HTTP collectors take as
+    ``application/x-protobuf``, and all some take). ``TracesData`` and ``ExportTraceServiceRequest`` are the same
+    message on the wire, so these bytes are a request body; concatenated they parse as one ``TracesData``."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+
+    message = json_format.ParseDict(_base64_ids(traces), TracesData())
+    return message.SerializeToString(deterministic=True)
+
+
+def _base64_ids(traces: Mapping[str, Any]) -> dict[str, Any]:
+    """``traces`` with its hex ids (OTLP JSON's spelling) in base64 (protobuf JSON's, which ``ParseDict`` reads)."""
+
+    def b64(hex_id: str) -> str:
+        return base64.b64encode(bytes.fromhex(hex_id)).decode()
+
+    resource_spans = []
+    for rs in traces["resourceSpans"]:
+        scopes = []
+        for scope in rs["scopeSpans"]:
+            spans = [
+                span | {"traceId": b64(span["traceId"]), "spanId": b64(span["spanId"]),
+                        "parentSpanId": b64(span["parentSpanId"])}
+                for span in scope["spans"]
+            ]  # fmt: skip
+            scopes.append(scope | {"spans": spans})
+        resource_spans.append(rs | {"scopeSpans": scopes})
+    return {"resourceSpans": resource_spans}
+
+
+def phoenix_annotations(traces: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The evaluation results of one ``TracesData`` as Arize Phoenix span annotations (the body's ``data`` of its
+    ``POST /v1/span_annotations``): Phoenix shows evaluations as annotations of a span, which OTLP cannot carry, and
+    files span events as plain events. A judge that cost money asked a model (``LLM``); the others are ``CODE``."""
+    annotations = []
+    for rs in traces["resourceSpans"]:
+        for scope in rs["scopeSpans"]:
+            for span in scope["spans"]:
+                for event in span["events"]:
+                    if event["name"] != "gen_ai.evaluation.result":
+                        continue
+                    values = {a["key"]: a["value"] for a in event["attributes"]}
+                    score = values["gen_ai.evaluation.score.value"]["doubleValue"]
+                    annotations.append({
+                        "span_id": span["spanId"],
+                        "name": values["gen_ai.evaluation.name"]["stringValue"],
+                        "annotator_kind": "LLM" if "p2w.judge.cost_usd" in values else "CODE",
+                        "result": {"score": score if isinstance(score, float) else None},
+                        "metadata": {"judge_id": values["p2w.judge.id"]["stringValue"],
+                                     "judge_version": values["p2w.judge.version"]["stringValue"]},
+                    })  # fmt: skip
+    return annotations
 
 
 def span_count(traces: Mapping[str, Any]) -> int:

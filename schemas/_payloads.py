@@ -291,12 +291,22 @@ class ParsedAction(BaseModel):
 
 
 class Action(Payload):
+    SCHEMA_VERSION: ClassVar[int] = 2
+
     type: Literal["action"] = "action"
     step: int
     raw: str
     parsed: ParsedAction | None = None
     status: Literal["executed", "invalid", "blocked"]
     error: str | None = None
+    duration_s: float | None = Field(default=None, ge=0)
+    """v2: how long carrying the action out took, when the recorder timed it (recorded after it ran)."""
+
+
+@register_upcaster("action", 1)
+def _action_untimed(payload: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 carried no duration."""
+    return {**payload, "duration_s": None}
 
 
 class FinalState(Payload):

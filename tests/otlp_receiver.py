@@ -5,6 +5,9 @@ JSON bodies (``application/json``) follow the OTLP JSON encoding: protobuf's JSO
 span ids are hex (not base64) and enums are integers. The ids are checked and turned into bytes, then
 ``google.protobuf.json_format`` parses the rest strictly: an unknown field, a wrong type or a bad value is refused
 with HTTP 400. Protobuf bodies (``application/x-protobuf``) are parsed as they are.
+
+``POST /v1/span_annotations`` takes span annotations as Arize Phoenix's REST API does (``{"data": [...]}``), each
+checked for the fields Phoenix requires, and keeps them in ``annotations``.
 """
 
 from __future__ import annotations
@@ -65,18 +68,33 @@ def decode_otlp_json(body: bytes) -> ExportTraceServiceRequest:
         raise OtlpJsonError(str(exc)) from None
 
 
+def _annotations(body: bytes) -> list[dict[str, Any]]:
+    data = json.loads(body)["data"]
+    for annotation in data:
+        assert set(annotation) <= {"span_id", "name", "annotator_kind", "result", "metadata", "identifier"}
+        assert len(bytes.fromhex(annotation["span_id"])) == 8 and annotation["name"]
+        assert annotation["annotator_kind"] in {"LLM", "CODE", "HUMAN"}
+        assert set(annotation["result"]) <= {"label", "score", "explanation"}
+    return list(data)
+
+
 class OtlpReceiver:
     """``POST /v1/traces`` on 127.0.0.1 (a free port); every accepted export is kept, decoded, in ``requests``."""
 
     def __init__(self) -> None:
         self.requests: list[ExportTraceServiceRequest] = []
         self.refused: list[str] = []
+        self.annotations: list[dict[str, Any]] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 kind = self.headers.get("Content-Type", "")
+                if self.path.startswith("/v1/span_annotations"):
+                    receiver.annotations += _annotations(body)
+                    self._answer(200, b'{"data": []}')
+                    return
                 try:
                     if self.path != "/v1/traces":
                         raise OtlpJsonError(f"no endpoint {self.path}")

@@ -29,7 +29,7 @@ from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.store import open_store
 from replay.judges import current_judgments
-from replay.otel import nanos
+from replay.otel import error_type, nanos
 from schemas import HistoryQuery, LlmCall, NewEvent
 from tests.otlp_receiver import OtlpJsonError, OtlpReceiver, decode_otlp_json
 
@@ -284,3 +284,102 @@ def test_secrets_stay_redacted(tmp_path: Path) -> None:
     text = out.read_text()
     assert "sk-live-0123456789" not in text and "hunter2-pass" not in text
     assert "Authorization: ***" in text and "https://***@host.test/x" in text
+
+
+def test_protobuf_file_and_collector_get_the_spans_of_the_json_file(db: Path, exported: Path) -> None:
+    from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+
+    expected = [decode_otlp_json(line) for line in exported.read_bytes().splitlines()]
+    binary = exported.with_name("earlier.pb")
+    ok(db, "export", "earlier", "--format", "otel", "--encoding", "protobuf", "-o", str(binary))
+    whole = TracesData.FromString(binary.read_bytes())  # concatenated messages parse as one
+    assert list(whole.resource_spans) == [rs for request in expected for rs in request.resource_spans]
+    with OtlpReceiver() as receiver:
+        base = receiver.url.removesuffix("/v1/traces")
+        said = json.loads(ok(db, "export", "earlier", "--format", "otel", "--otlp-endpoint", base, "--json"))
+    assert said["traces"] == 24 and said["endpoint"] == receiver.url and said["path"] is None
+    assert receiver.refused == [] and receiver.requests == expected
+
+
+def test_a_collector_that_refuses_or_is_down_is_one_line(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.jsonl"
+    with OtlpReceiver() as receiver:
+        wrong = receiver.url.replace("/v1/traces", "/v1/logs")
+        refused = p2w(db, "export", "earlier", "--format", "otel", "-o", str(out), "--otlp-endpoint", wrong)
+    assert refused.exit_code == 1 and not out.exists()
+    said = '(HTTP 400: {"message": "no endpoint /v1/logs"}); 0 episode(s) had been sent'
+    assert refused.output == f"error: {wrong} refused the traces {said}\n"
+    down = p2w(db, "export", "earlier", "--format", "otel", "--otlp-endpoint", receiver.url)  # closed now
+    assert down.exit_code == 1 and len(down.output.splitlines()) == 1
+    assert down.output.startswith(f"error: {receiver.url}: cannot reach the collector (")
+    bad = p2w(db, "export", "earlier", "--format", "otel", "--otlp-endpoint", "localhost:4318")
+    assert bad.exit_code == 2 and "is not an http(s) URL" in bad.output
+    neither = p2w(db, "export", "earlier", "--format", "otel")
+    assert neither.exit_code == 2 and "--otlp-endpoint" in neither.output
+
+
+def test_retrieved_text_is_in_the_retrieval_document_fields_and_spans_have_their_openinference_kind(
+    exported: Path,
+) -> None:
+    kinds: dict[str, set[str]] = defaultdict(set)
+    documents = 0
+    for line in exported.read_bytes().splitlines():
+        for _, span in _spans(decode_otlp_json(line)):
+            a = attrs(span)
+            kinds[span.name.split(" ")[0]].add(a["openinference.span.kind"])
+            if span.name.startswith("retrieval "):
+                entries = json.loads(a["p2w.retrieval.entries"])
+                assert a["input.value"] == a["gen_ai.retrieval.query.text"]
+                for i, entry in enumerate(entries):
+                    assert a[f"retrieval.documents.{i}.document.content"] == f"{entry['type']}: {entry['object']}"
+                    hit = json.loads(a["gen_ai.retrieval.documents"])[i]
+                    assert a[f"retrieval.documents.{i}.document.id"] == hit["id"]
+                    assert a[f"retrieval.documents.{i}.document.score"] == hit["score"]
+                    documents += 1
+            if span.name.startswith("chat ") and a.get("gen_ai.usage.input_tokens") is not None:
+                assert a["llm.token_count.prompt"] == a["gen_ai.usage.input_tokens"]
+    assert documents > 0
+    assert dict(kinds) == {
+        "invoke_agent": {"AGENT"},
+        "step": {"CHAIN"},
+        "chat": {"LLM"},
+        "execute_tool": {"TOOL"},
+        "history.query": {"CHAIN"},
+        "retrieval": {"RETRIEVER"},
+    }
+
+
+def test_error_type_is_the_http_status_when_the_endpoint_answered_one() -> None:
+    assert [
+        error_type(message)
+        for message in (
+            "HTTP 429: rate limited",
+            "HTTP 503: overloaded",
+            "timeout after 60s",
+            "connection error: [Errno 111] Connection refused",
+            "bad response: no choices",
+            "malformed output: no Action line",
+            "KeyError: 'choices'",
+        )
+    ] == ["429", "503", "timeout", "connection_error", "malformed_output", "malformed_output", "_OTHER"]
+
+
+def test_judgments_reach_phoenix_as_annotations_of_their_episode_span(db: Path) -> None:
+    with OtlpReceiver() as receiver:
+        said = ok(db, "export", "earlier", "--format", "otel", "--otlp-endpoint", receiver.url, "--phoenix-annotations")
+    assert "24 traces" in said and "120 annotations" in said
+    roots = {
+        span.span_id.hex(): attrs(span)["p2w.episode.stream"]
+        for _, span in receiver.spans()
+        if span.name.startswith("invoke_agent")
+    }
+    judged = asyncio.run(_recorded(db))["judged"]
+    got = {(roots[a["span_id"]], a["name"]): a["result"]["score"] for a in receiver.annotations}
+    assert got == {
+        (stream, f"rubric-rules.{metric}"): score
+        for stream, metrics in judged.items()
+        for metric, score in metrics.items()
+    }
+    assert {a["annotator_kind"] for a in receiver.annotations} == {"CODE"}
+    alone = p2w(db, "export", "earlier", "--format", "otel", "-o", "t.jsonl", "--phoenix-annotations")
+    assert alone.exit_code == 2 and "goes with --otlp-endpoint" in alone.output

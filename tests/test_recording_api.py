@@ -349,6 +349,9 @@ def test_the_example_agent_records_a_run_that_shows_judges_and_verifies(tmp_path
     assert events[-1]["end_reason"] == "answered"
     final = next(e for e in events if e["type"] == "final_state")
     assert final["url"].startswith("http://basket.p2w.test/cart")
+    acted = {e["parsed"]["name"]: e for e in events if e["type"] == "action"}
+    assert acted["add_to_cart"]["status"] == "executed" and acted["add_to_cart"]["duration_s"] is not None
+    assert acted["memory"]["duration_s"] is None  # recorded as asked; its work is the history query
     judged = cli.invoke(main, ["--db", str(db), "replay", "example", "--judge", "rubric-rules"])
     assert judged.exit_code == 0, judged.output
     assert "Lena_Fischer_A1  rubric-rules" in judged.output and "intent=1.000" in judged.output

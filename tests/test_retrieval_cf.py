@@ -149,7 +149,7 @@ def test_bad_input_is_one_line(setup: tuple[Path, Path], tmp_path: Path) -> None
     missing = CliRunner().invoke(main, ["--db", str(db), "replay", "cf-run", "--retriever", "default"])
     assert missing.exit_code != 0
     assert missing.stderr.strip() == (
-        "error: run 'cf-run' carries no memory banks (recorded before runs carried their dataset): attach them "
+        "error: run 'cf-run' carries no memory banks (recorded without it): attach them "
         "with `p2w-rt attach-dataset cf-run --tasks DIR --history DIR`, or pass --history DIR"
     )
     both = CliRunner().invoke(main, ["--db", str(db), "replay", "cf-run", "--retriever", "default", "--judge", "x"])

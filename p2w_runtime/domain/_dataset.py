@@ -18,13 +18,13 @@ from p2w_runtime.data import (
     BankFolder,
     BankSource,
     DataError,
-    Task,
     TaskSet,
     decode_json,
     load_tasks,
     tasks_from_files,
 )
 from p2w_runtime.domain._runs import RunInfo
+from p2w_runtime.domain._started import TaskLike
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 from schemas import DatasetFiles, RunDatasetAttached, blob_hash, canonical_json
@@ -43,7 +43,7 @@ class CarriedDataset:
     blobs: dict[str, bytes]
 
 
-def carry_dataset(tasks: TaskSet | None, selected: Iterable[Task], history_dir: Path | None) -> CarriedDataset:
+def carry_dataset(tasks: TaskSet | None, selected: Iterable[TaskLike], history_dir: Path | None) -> CarriedDataset:
     """The selected task files, the level-0 file of each one's query set (its answer key) and the memory bank of
     each persona that has one in ``history_dir``. Folders are kept by name only."""
     blobs: dict[str, bytes] = {}
@@ -142,9 +142,12 @@ def inherited_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def missing_dataset(run: RunInfo, what: str, option: str) -> UserError:
-    """One line for a run recorded before runs carried their dataset: what it lacks and how to attach it."""
+    """One line for a run without its dataset: what it lacks, why when the log says (a run recorded before runs
+    carried their dataset kept its folders' paths in its config), and how to attach it."""
+    legacy = any(key in run.started.config for key in LEGACY_PATH_KEYS)
+    why = " (recorded before runs carried their dataset)" if legacy else " (recorded without it)"
     return UserError(
-        f"run {run.label!r} carries no {what} (recorded before runs carried their dataset): attach them with "
+        f"run {run.label!r} carries no {what}{why}: attach them with "
         f"`p2w-rt attach-dataset {run.label} --tasks DIR --history DIR`, or pass {option}"
     )
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from datetime import datetime
+from time import perf_counter
 from typing import Literal
 
 from playwright.async_api import Page
 
 from p2w_runtime.domain import NOT_AN_OUTCOME, EpisodeWriter, TaskLike, episode_started
 from p2w_runtime.errors import UserError
-from p2w_runtime.recording._page import final_of, view_of
+from p2w_runtime.recording._page import PageWatcher, ScreenshotPolicy, final_of, first_line
 from p2w_runtime.recording._replay import ReplayLink
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit, retrieval_events
 from p2w_runtime.store import EventStore
@@ -30,14 +32,17 @@ from schemas import (
     HistoryQuery,
     HistoryRetrieval,
     LlmCall,
+    NewEvent,
     Observation,
     ParsedAction,
     Rationale,
     RetrievalHit,
     Scheme,
+    utc_now,
 )
 
 Phase = Literal["pre-execution", "on-demand"]
+ActionStatus = Literal["executed", "invalid", "blocked"]
 OnEnd = Callable[[str, float | None, bool], None]
 current_episode: contextvars.ContextVar[EpisodeRecorder | None] = contextvars.ContextVar(
     "p2w_current_episode", default=None
@@ -80,6 +85,11 @@ class EpisodeRecorder:
         self.tokens = 0
         """Tokens of the model calls recorded so far (their ``usage``), for an agent's progress line."""
         self._on_end = on_end
+        self._watcher = PageWatcher()
+        self._capture: asyncio.Task[None] | None = None
+        """The page read of the latest ``observe``, running behind the agent."""
+        self._held: list[NewEvent] = []
+        """Model calls that ended while that read was running, staged after its observation."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._token: contextvars.Token[EpisodeRecorder | None] | None = None
         self.finished: EpisodeFinished | None = None
@@ -112,7 +122,8 @@ class EpisodeRecorder:
             await self.replay.hand_back(self.store, self.stream)
 
     async def settle(self) -> None:
-        """Wait until every step recorded so far is stored."""
+        """Wait until every step recorded so far is read (the page of the latest ``observe``) and stored."""
+        await self._observed()
         await self.writer.settle()
 
     # -- steps -----------------------------------------------------------------------------------------
@@ -127,16 +138,48 @@ class EpisodeRecorder:
         ax_tree: str | None = None,
         screenshot: bytes | None = None,
         description: str | None = None,
+        screenshots: ScreenshotPolicy = "changed",
     ) -> int:
         """Open the next step with what the agent sees: read off ``page``, or the values the agent already has
-        (``url`` required then). Returns the step number."""
-        if page is not None:
-            view = await view_of(page)
-            url, title, tabs, ax_tree, screenshot = view.url, view.title, view.tabs, view.ax_text, view.screenshot
-        if url is None:
+        (``url`` required then). Returns the step number.
+
+        A page is read behind the agent (its ARIA snapshot, and a screenshot when the page changed, or as
+        ``screenshots`` says), while it thinks; the read ends before the step's next record (the next action at the
+        latest), so it sees the page before the agent acts on it. Model calls made meanwhile wait to be staged after
+        the observation, keeping their times."""
+        await self._observed()
+        if page is None and url is None:
             raise UserError(f"episode {self.stream}: an observation needs a page or a url")
+        step, at = self.step + 1, utc_now()
+        self.step, self._acted = step, False
+        if page is None:
+            assert url is not None
+            self._observation(step, at, url, title, tabs, ax_tree, screenshot, description)
+        else:
+            self._capture = asyncio.create_task(self._read(page, step, at, screenshots, description))
+        return step
+
+    async def _read(
+        self, page: Page, step: int, at: datetime, screenshots: ScreenshotPolicy, description: str | None
+    ) -> None:
+        view = await self._watcher.view(page, screenshots)
+        self._observation(step, at, view.url, view.title, view.tabs, view.ax_text, view.screenshot, description)
+        held, self._held = self._held, []
+        self.writer.extend(held)
+
+    def _observation(
+        self,
+        step: int,
+        at: datetime,
+        url: str,
+        title: str,
+        tabs: Sequence[str],
+        ax_tree: str | None,
+        screenshot: bytes | None,
+        description: str | None,
+    ) -> None:
         observation = Observation(
-            step=self.step + 1,
+            step=step,
             url=url,
             title=title,
             tabs=list(tabs),
@@ -144,25 +187,48 @@ class EpisodeRecorder:
             ax_tree=self.writer.blob(ax_tree.encode()) if ax_tree is not None else None,
             screenshot=self.writer.blob(screenshot) if screenshot else None,
         )
-        self.writer.add(observation)
-        self.step, self._acted = observation.step, False
-        return self.step
+        self.writer.extend([NewEvent(stream=self.stream, payload=observation, recorded_at=at)])
+
+    async def _observed(self) -> None:
+        """Wait for the page read in progress (its observation and the calls it held are staged when it ends)."""
+        if self._capture is not None:
+            await self._capture
+            self._capture = None
 
     async def rationale(self, text: str) -> None:
         """The agent's reasoning for the current step (its thought before acting)."""
+        await self._observed()
         self.writer.add(Rationale(step=self.step, source="planner", text=text))
 
-    async def action(
+    def action(
         self,
         raw: str,
         parsed: ParsedAction | None = None,
         *,
-        status: Literal["executed", "invalid", "blocked"] = "executed",
+        status: ActionStatus = "executed",
         error: str | None = None,
-    ) -> None:
-        """What the agent did this step: its raw text, the parsed form when its grammar is known. Flushes the
-        step (stored behind the agent's next step)."""
-        self.writer.add(Action(step=self.step, raw=raw, parsed=parsed, status=status, error=error))
+    ) -> ActionCall:
+        """What the agent did this step: its raw text, the parsed form when its grammar is known.
+
+        ``async with episode.action(raw, parsed) as act:`` around carrying it out records it when the block ends:
+        ``executed`` with its duration, or ``invalid`` with the exception when the block raised (the exception goes
+        on), or what ``act.failed(error)`` said. ``await episode.action(raw, parsed, status=..., error=...)``
+        records an action already carried out (or refused), untimed. Either way the step is flushed (stored
+        behind the agent's next step)."""
+        return ActionCall(self, raw, parsed, status, error)
+
+    async def _act(self, call: ActionCall, duration_s: float | None) -> None:
+        await self._observed()
+        self.writer.add(
+            Action(
+                step=self.step,
+                raw=call.raw,
+                parsed=call.parsed,
+                status=call.status,
+                error=call.error,
+                duration_s=duration_s,
+            )
+        )
         self._acted = True
         await self.writer.flush()
 
@@ -181,6 +247,7 @@ class EpisodeRecorder:
         reason: str | None = None,
     ) -> None:
         """A history query and what the agent's own retriever returned for it."""
+        await self._observed()
         asked = self.writer.add(HistoryQuery(step=self._at(), phase=phase, query=query, reason=reason))
         retrieval = HistoryRetrieval(
             step=self._at(),
@@ -215,12 +282,14 @@ class EpisodeRecorder:
             retriever = await asyncio.to_thread(retriever)
         index = await asyncio.to_thread(retriever.index, persona or self.task.persona)
         hits = await asyncio.to_thread(index.search, query, k, threshold)
+        await self._observed()
         _, answered = retrieval_events(self.writer, query, hits, index, k, threshold, self._at(), phase, reason)
         self._retrieval = answered.event_id
         return hits
 
     async def memory_answer(self, text: str, cited: Sequence[int] = ()) -> None:
         """The answer the agent drew from the latest retrieval (its generator's), caused by that retrieval."""
+        await self._observed()
         if self._retrieval is None:
             raise UserError(f"episode {self.stream}: a memory answer needs a history retrieval before it")
         rationale = Rationale(step=self._at(), source="generator", text=text, cited_entry_ids=list(cited))
@@ -244,6 +313,7 @@ class EpisodeRecorder:
     ) -> None:
         """The state the episode ended in, for offline checks: read off ``page`` (DOM with typed form values,
         AX tree, full-page screenshot, stylesheets), or given as values (``url`` required then)."""
+        await self._observed()
         stylesheets: bytes | None = None
         if page is not None:
             final = await final_of(page)
@@ -268,6 +338,7 @@ class EpisodeRecorder:
 
     async def end(self, reason: EndReason, answer: str | None = None, *, detail: str | None = None) -> EpisodeFinished:
         """End the episode (``answered`` with the agent's answer, or why it stopped) and store it, sealed."""
+        await self._observed()
         cost = round(sum(self._costs), 6) if self._costs else None
         finished = EpisodeFinished(
             end_reason=reason, answer=answer, final_url=self._final_url, steps=self.step, detail=detail, cost_usd=cost
@@ -309,7 +380,10 @@ class EpisodeRecorder:
         asyncio.run_coroutine_threadsafe(self._stage_async(call), loop).result()
 
     def _stage(self, call: LlmCall) -> None:
-        self.writer.add(call)
+        if self._capture is not None and not self._capture.done():
+            self._held.append(NewEvent(stream=self.stream, payload=call))  # staged after the observation being read
+        else:
+            self.writer.add(call)
         if call.usage is not None:
             self.tokens += call.usage.total_tokens
         if call.cost_usd is not None:
@@ -317,3 +391,34 @@ class EpisodeRecorder:
 
     async def _stage_async(self, call: LlmCall) -> None:
         self._stage(call)
+
+
+class ActionCall:
+    """One action of an episode: awaited, it is recorded as given; used with ``async with`` around carrying it
+    out, it is recorded when the block ends, with its outcome and how long it took (``EpisodeRecorder.action``)."""
+
+    def __init__(
+        self, episode: EpisodeRecorder, raw: str, parsed: ParsedAction | None, status: ActionStatus, error: str | None
+    ) -> None:
+        self.episode, self.raw, self.parsed, self.status, self.error = episode, raw, parsed, status, error
+        self._started: float | None = None
+
+    def failed(self, error: str, *, status: ActionStatus = "invalid") -> None:
+        """Say the action could not be carried out (``invalid``, or ``blocked`` by the site), without raising."""
+        self.status, self.error = status, error
+
+    def __await__(self) -> Generator[object, None, None]:
+        return self.episode._act(self, None).__await__()
+
+    async def __aenter__(self) -> ActionCall:
+        await self.episode._observed()  # the page is read before the agent changes it
+        self._started = perf_counter()
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        if kind is not None and issubclass(kind, asyncio.CancelledError):
+            return  # the episode ends as aborted; an action cut short has no outcome
+        if exc is not None:
+            self.failed(f"{type(exc).__name__}: {first_line(exc)}")
+        started = self._started if self._started is not None else perf_counter()
+        await self.episode._act(self, perf_counter() - started)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from p2w_runtime.data import TaskSet
@@ -20,6 +21,7 @@ from p2w_runtime.domain import (
     TaskLike,
     abort_unfinished,
     attempt_id,
+    carry_dataset,
     close_run,
     counted,
     episodes_of,
@@ -104,27 +106,32 @@ async def open_run(
     agent: str,
     model: str,
     tasks: TaskSet | Sequence[TaskLike],
+    only: Iterable[str] | None = None,
+    history: Path | None = None,
     scheme: Scheme | None = None,
     dataset_id: str | None = None,
     config: dict[str, Any] | None = None,
     resume: bool = False,
-    carried: CarriedDataset | None = None,
+    carried: CarriedDataset | bool = True,
 ) -> Recording:
-    """Start run ``label`` of ``agent`` on ``tasks`` (a Persona2Web ``TaskSet``, or any tasks with their ids), or
-    with ``resume=True`` continue the run that holds the label; ``UserError`` when the label is taken and
-    ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or task set. A new run
-    stores ``carried`` (task files and memory banks, ``carry_dataset``) beside its start, so judges need no folder.
-    Under ``p2w-rt rerun --exec`` (``P2W_REPLAY`` set) ``store`` is left alone: see ``_replay.py``."""
-    listed = list(tasks)
+    """Start run ``label`` of ``agent`` on ``tasks`` (a Persona2Web ``TaskSet``, or any tasks with their ids; ``only``
+    the ones with these ids), or with ``resume=True`` continue the run that holds the label; ``UserError`` when the
+    label is taken and ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or
+    task set.
+
+    A new run carries its dataset beside its start, as the own agent's runs do, so ``replay``, ``classify`` and
+    ``rerun`` need no folders on any machine: the task files of a ``TaskSet`` (with each one's answer key) and the
+    memory banks in ``history`` of the tasks' personas. ``carried=False`` carries nothing; a ``CarriedDataset``
+    (``carry_dataset``) is stored as given. Under ``p2w-rt rerun --exec`` (``P2W_REPLAY`` set) ``store`` is left
+    alone and nothing is carried: see ``_replay.py``."""
+    listed = _chosen(tasks, only, label)
     replay = None
     if (url := replay_url()) is not None:  # re-executed by p2w-rt: nothing is written, one task is to do
-        store, resume, replay = MemoryEventStore(), False, ReplayLink(url)
+        store, resume, replay, carried = MemoryEventStore(), False, ReplayLink(url), False
         task_id = replayed_task()
         listed = [task for task in listed if task.task_id == task_id]
         if not listed:
             raise UserError(f"run {label!r}: the re-executed task {task_id!r} is not one of the agent's tasks")
-    if not listed:
-        raise UserError(f"run {label!r}: no tasks to record")
     ids = [task.task_id for task in listed]
     if isinstance(tasks, TaskSet):
         provenance = Provenance.here(dataset_id or tasks.dataset_id, tasks.content_hash)
@@ -134,6 +141,7 @@ async def open_run(
     existing = next((run for run in await list_runs(store) if run.label == label), None)
     if existing is None:
         run_id = uuid7()
+        dataset = _carried(carried, tasks, listed, history)
         run_config = {**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"}
         started = run_started(
             run_id,
@@ -143,9 +151,9 @@ async def open_run(
             scheme=scheme,
             provenance=provenance,
             config=run_config,
-            dataset=carried.files if carried else None,
+            dataset=dataset.files,
         )
-        await store.append([started], carried.blobs if carried else None)
+        await store.append([started], dataset.blobs or None)
         return Recording(store, run_id, label, scheme, listed, Counter(), set(), replay)
     if not resume:
         raise UserError(
@@ -158,6 +166,32 @@ async def open_run(
     await abort_unfinished(store, attempts)
     done = {ref.task_id for ref in counted(attempts)}
     return Recording(store, existing.run_id, label, scheme, listed, Counter(ref.task_id for ref in attempts), done)
+
+
+def _chosen(tasks: TaskSet | Sequence[TaskLike], only: Iterable[str] | None, label: str) -> list[TaskLike]:
+    """The tasks to record: all of ``tasks``, or those named by ``only`` (in its order); a name not among them is a
+    ``UserError``."""
+    listed: list[TaskLike] = list(tasks)
+    if only is not None:
+        by_id = {task.task_id: task for task in listed}
+        unknown = [name for name in only if name not in by_id]
+        if unknown:
+            raise UserError(f"run {label!r}: no task {unknown[0]!r} among the {len(listed)} tasks given")
+        listed = [by_id[name] for name in only]
+    if not listed:
+        raise UserError(f"run {label!r}: no tasks to record")
+    return listed
+
+
+def _carried(
+    carried: CarriedDataset | bool, tasks: TaskSet | Sequence[TaskLike], listed: list[TaskLike], history: Path | None
+) -> CarriedDataset:
+    if isinstance(carried, CarriedDataset):
+        return carried
+    if not carried:
+        return CarriedDataset(None, {})
+    found = carry_dataset(tasks if isinstance(tasks, TaskSet) else None, listed, history)
+    return found if found.files is not None and (found.files.tasks or found.files.banks) else CarriedDataset(None, {})
 
 
 def _check_same(run: RunInfo, *, agent: str, model: str, scheme: Scheme | None, dataset_hash: str) -> None:

@@ -36,7 +36,9 @@ FAST_RECORDS: dict[str, type[FastRecord]] = {
 _DECODERS: dict[str, msgspec.json.Decoder[FastRecord]] = {
     kind: msgspec.json.Decoder(record) for kind, record in FAST_RECORDS.items()
 }
-_VERSIONS = {kind: CURRENT_VERSIONS[kind] for kind in FAST_RECORDS}
+_VERSIONS = {kind: {CURRENT_VERSIONS[kind]} for kind in FAST_RECORDS} | {"action": {1, CURRENT_VERSIONS["action"]}}
+"""The schema versions whose text each record reads as it is: the current one, and an ``action`` of version 1 (version
+2 added ``duration_s`` only, which the record does not keep)."""
 
 
 def decode_record(event: StoredEnvelope) -> FastRecord | None:
@@ -46,7 +48,7 @@ def decode_record(event: StoredEnvelope) -> FastRecord | None:
     carries an ``event_id`` of its own (a payload model refuses such a key; the record ignores it).
     """
     decoder = _DECODERS.get(event.type)
-    if decoder is None or event.schema_version != _VERSIONS[event.type]:
+    if decoder is None or event.schema_version not in _VERSIONS[event.type]:
         return None
     event_id, text = event.event_id, event.payload_json
     if '"' in event_id or "\\" in event_id or not text.endswith("}"):

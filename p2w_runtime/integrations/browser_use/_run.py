@@ -81,7 +81,7 @@ async def record_browser_use(
     if scheme != "no-history":
         embedder = await asyncio.to_thread(load_embedder, request.embedder)
         retriever = HistoryRetriever(request.history_dir, embedder, request.cache_dir)
-    carried = carry_dataset(dataset, tasks, request.history_dir) if not resume else None
+    carried = carry_dataset(dataset, tasks, request.history_dir) if not resume else False
     run = await open_run(
         store,
         label=label,
