@@ -20,12 +20,17 @@ like p2w-rt's own client; ``served(client, RecordedCalls...)`` answers them agai
 from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.recording._episode import EpisodeRecorder, current_episode
 from p2w_runtime.recording._instrument import instrument
+from p2w_runtime.recording._page import PageView, view_of
 from p2w_runtime.recording._run import Recording, open_run
 from p2w_runtime.recording._served import RecordedCalls, served
-from p2w_runtime.recording._transport import ROLE_HEADER
+from p2w_runtime.recording._transport import ROLE_HEADER, AsyncRecordingTransport, CallRecorder
 
 __all__ = [
     "ROLE_HEADER",
+    "AsyncRecordingTransport",
+    "CallRecorder",
+    "PageView",
+    "view_of",
     "EpisodeGrammarError",
     "EpisodeRecorder",
     "RecordedCalls",
