@@ -1,7 +1,8 @@
 """An outside agent's OpenTelemetry spans (OTLP/HTTP, protobuf or JSON) as its episode's actions and rationales.
 
 Which spans count follows the OpenTelemetry GenAI conventions: a span whose ``gen_ai.operation.name`` is
-``execute_tool`` is one action of the agent, ``gen_ai.tool.name`` [``gen_ai.tool.call.arguments``], ``invalid``
+``execute_tool`` is one action of the agent, ``gen_ai.tool.name`` [each value of ``gen_ai.tool.call.arguments``],
+``invalid``
 with the span's status message when its status is an error. Its ``gen_ai.agent.rationale`` or ``p2w.rationale``
 attribute, when there is one, is the step's rationale, written before the action. Model-call spans are not
 recorded again: the proxy has the calls themselves. Spans of one export are taken in the order they started.
@@ -66,6 +67,20 @@ def _value(value: dict[str, Any]) -> Any:
     return json.dumps(value.get("arrayValue") or value.get("kvlistValue") or value)
 
 
+def tool_args(arguments: Any) -> list[str]:
+    """A tool call's arguments as an action's: the values of a JSON object in order (``{"url": U}`` -> ``[U]``, as
+    the action grammar writes ``goto [U]``), else the text whole."""
+    if arguments in (None, ""):
+        return []
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except json.JSONDecodeError:
+        return [str(arguments)]
+    if isinstance(parsed, dict):
+        return [v if isinstance(v, str) else json.dumps(v) for v in parsed.values()]
+    return [str(arguments)]
+
+
 class SpanSink:
     """Takes one episode's span exports; ``on_first_action`` is called once, at its first action span."""
 
@@ -85,8 +100,7 @@ class SpanSink:
             if rationale:
                 await self.episode.rationale(rationale)
             name = str(found.get("gen_ai.tool.name") or span.get("name") or "tool")
-            arguments = found.get("gen_ai.tool.call.arguments")
-            args = [] if arguments in (None, "") else [str(arguments)]
+            args = tool_args(found.get("gen_ai.tool.call.arguments"))
             status = span.get("status") or {}
             failed = status.get("code") in _ERROR_STATUS
             await self.episode.action(
