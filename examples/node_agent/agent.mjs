@@ -63,14 +63,14 @@ async function span(name, args, rationale, error, started) {
 
 const browser = await chromium.connectOverCDP(env.P2W_CDP_URL);
 const page = browser.contexts()[0].pages()[0];
+const seen = async () => `Page ${page.url()}:\n${(await page.locator("body").innerText()).slice(0, 3000)}`;
 const messages = [
   { role: "system", content: "You browse the web for a user with the tools; when done, answer in plain text." },
-  { role: "user", content: `Task: ${task.intent}` },
+  { role: "user", content: `Task: ${task.intent}\n${await seen()}` },
 ];
 let answer = null;
 for (let step = 0; step < 10 && answer === null; step++) {
-  const seen = (await page.locator("body").innerText()).slice(0, 3000);
-  const message = await ask([...messages, { role: "user", content: `Page ${page.url()}:\n${seen}` }]);
+  const message = await ask(messages);
   if (!message.tool_calls?.length) {
     answer = message.content;
     break;
@@ -86,7 +86,8 @@ for (let step = 0; step < 10 && answer === null; step++) {
       error = failed.message.split("\n")[0];
     }
     await span(call.function.name, args, message.content, error, started);
-    messages.push({ role: "tool", tool_call_id: call.id, content: error ? `failed: ${error}` : `done; now at ${page.url()}` });
+    const result = error ? `failed: ${error}` : `done. ${await seen()}`;
+    messages.push({ role: "tool", tool_call_id: call.id, content: result });
   }
 }
 // Not browser.close(): that would close p2w-rt's Chromium, whose final page is still to be recorded.
