@@ -28,6 +28,7 @@ ABOVE_THE_DOMAIN = (
     "p2w_runtime.rerun",
     "p2w_runtime.importers",
     "p2w_runtime.recording",
+    "p2w_runtime.exec",
 )
 """What uses the domain (runs, the episode grammar and writer, the trajectory): the domain imports none of it."""
 FLOORS = {

@@ -15,7 +15,7 @@ from stored_support import stored_events
 from test_secrets import database_text
 from view_support import fetch, serving
 
-from p2w_runtime.exec import agent_name, answer_of
+from p2w_runtime.exec import agent_name, answer_of, attributes, spans_of, tool_args
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text, ToolCall
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,3 +202,28 @@ def test_the_agent_is_named_by_its_script_and_its_answer_file_wins(tmp_path: Pat
     assert answer_of('{"answer": "from stdout"}', answer_file) == "from the file"
     answer_file.write_text("plain text answer\n")
     assert answer_of(None, answer_file) == "plain text answer"
+
+
+def test_spans_read_alike_from_otlp_protobuf_and_json() -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
+
+    def attrs(values: dict[str, str]) -> list[KeyValue]:
+        return [KeyValue(key=k, value=AnyValue(string_value=v)) for k, v in values.items()]
+
+    late = Span(
+        name="execute_tool click", start_time_unix_nano=20, attributes=attrs(gen_ai_operation_name="execute_tool")
+    )
+    early = Span(name="chat", start_time_unix_nano=10, attributes=attrs({"gen_ai.operation.name": "chat"}))
+    request = ExportTraceServiceRequest(resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=[late, early])])])
+    from_proto = spans_of(request.SerializeToString(), "application/x-protobuf")
+    assert [s["name"] for s in from_proto] == ["chat", "execute_tool click"]  # in the order they started
+    assert attributes(from_proto[1]) == {"gen_ai.operation.name": "execute_tool"}
+    as_json = {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x", "attributes": [
+        {"key": "n", "value": {"intValue": "3"}}, {"key": "ok", "value": {"boolValue": True}}]}]}]}]}  # fmt: skip
+    assert attributes(spans_of(json.dumps(as_json).encode(), "application/json")[0]) == {"n": 3, "ok": True}
+    with pytest.raises(ValueError, match="not an ExportTraceServiceRequest"):
+        spans_of(b"\xff\xff not protobuf", "application/x-protobuf")
+    assert tool_args('{"label": "Quantity", "text": "2"}') == ["Quantity", "2"]
+    assert tool_args("not json") == ["not json"] and tool_args(None) == []

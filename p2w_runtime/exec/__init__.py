@@ -10,7 +10,7 @@ from p2w_runtime.exec._agent_process import AgentExit, answer_of, run_agent
 from p2w_runtime.exec._observer import ObservedChromium
 from p2w_runtime.exec._record_exec import agent_name, record_exec
 from p2w_runtime.exec._record_proxy import ProxiedEpisode, RecordProxy
-from p2w_runtime.exec._spans import SpanSink, spans_of
+from p2w_runtime.exec._spans import SpanSink, attributes, spans_of, tool_args
 
 __all__ = [
     # record --exec (issue 35)
@@ -21,7 +21,9 @@ __all__ = [
     "SpanSink",
     "agent_name",
     "answer_of",
+    "attributes",
     "record_exec",
     "run_agent",
     "spans_of",
+    "tool_args",
 ]

@@ -28,8 +28,8 @@ from playwright.async_api import Playwright, async_playwright
 
 from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
 from p2w_runtime.browser import find_chromium
-from p2w_runtime.data import Task, load_tasks
-from p2w_runtime.domain import carry_dataset, find_run
+from p2w_runtime.data import load_tasks
+from p2w_runtime.domain import TaskLike, carry_dataset, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_process import AgentExit, run_agent
 from p2w_runtime.exec._observer import ObservedChromium
@@ -103,7 +103,7 @@ async def record_exec(
         chromium = find_chromium(request.chromium)
         episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model)
 
-        async def one(task: Task) -> None:
+        async def one(task: TaskLike) -> None:
             async with gate:
                 state.running += 1
                 _notify(progress, state)
@@ -137,7 +137,7 @@ class _EpisodeRunner:
         self.run, self.proxy, self.playwright = run, proxy, playwright
         self.chromium, self.chromium_args, self.command, self.model = chromium, chromium_args, command, model
 
-    async def record(self, task: Task) -> EpisodeOutcome:
+    async def record(self, task: TaskLike) -> EpisodeOutcome:
         async with self.run.episode(task) as episode:
             async with ObservedChromium(self.playwright, self.chromium, self.chromium_args, task.start_url) as browser:
                 await browser.observe(episode)
@@ -154,7 +154,7 @@ class _EpisodeRunner:
             episode.tokens, finished.cost_usd, finished.detail,
         )  # fmt: skip
 
-    async def _run_agent(self, task: Task, token: str, cdp_url: str) -> AgentExit:
+    async def _run_agent(self, task: TaskLike, token: str, cdp_url: str) -> AgentExit:
         with tempfile.TemporaryDirectory(prefix="p2w-exec-task-") as folder:
             task_file, answer_file = Path(folder) / "task.json", Path(folder) / "answer"
             described = {
