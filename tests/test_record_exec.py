@@ -213,7 +213,7 @@ def test_spans_read_alike_from_otlp_protobuf_and_json() -> None:
         return [KeyValue(key=k, value=AnyValue(string_value=v)) for k, v in values.items()]
 
     late = Span(
-        name="execute_tool click", start_time_unix_nano=20, attributes=attrs(gen_ai_operation_name="execute_tool")
+        name="execute_tool click", start_time_unix_nano=20, attributes=attrs({"gen_ai.operation.name": "execute_tool"})
     )
     early = Span(name="chat", start_time_unix_nano=10, attributes=attrs({"gen_ai.operation.name": "chat"}))
     request = ExportTraceServiceRequest(resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=[late, early])])])
