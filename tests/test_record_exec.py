@@ -5,9 +5,13 @@ echoes it stored nowhere; the generic demo model driving both as the README says
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -227,3 +231,38 @@ def test_spans_read_alike_from_otlp_protobuf_and_json() -> None:
         spans_of(b"\xff\xff not protobuf", "application/x-protobuf")
     assert tool_args('{"label": "Quantity", "text": "2"}') == ["Quantity", "2"]
     assert tool_args("not json") == ["not json"] and tool_args(None) == []
+
+
+def test_an_interrupted_run_resumes_with_the_same_agent_only(tmp_path: Path) -> None:
+    db = tmp_path / "p2w.db"
+    endpoint = ("--base-url", "http://127.0.0.1:9/v1")  # never called: these agents ask no model
+    stopped = subprocess.Popen(
+        [P2W_RT, "--db", str(db), "record", "--exec", "sleep 600", *endpoint, "--model", "m", "--task", TASK,
+         "--label", "stopped"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not _has_event(db, "episode.started"):  # the episode is open (its steps are written behind)
+        assert stopped.poll() is None and time.monotonic() < deadline, stopped.communicate()
+        time.sleep(0.2)
+    stopped.send_signal(signal.SIGINT)
+    _, err = stopped.communicate(timeout=120)
+    assert stopped.returncode == 130, err
+    assert "interrupted" in p2w_rt(db, "runs").stdout
+    other = p2w_rt(db, "record", "--resume", "stopped", "--exec", "true", *endpoint)
+    assert other.returncode != 0 and "agent 'exec:true' (recorded: 'exec:sleep')" in other.stderr, other.stderr
+    resumed = p2w_rt(db, "record", "--resume", "stopped", "--exec", "sleep 0", *endpoint)
+    assert resumed.returncode == 0 and "1 no_answer" in resumed.stdout, resumed.stderr
+    episode = shown(db, "stopped")
+    assert episode[0]["episode_id"] == f"{TASK}#2" and episode[-1]["end_reason"] == "no_answer"
+    assert p2w_rt(db, "verify", "stopped").returncode == 0
+
+
+def _has_event(db: Path, kind: str) -> bool:
+    if not db.exists():
+        return False
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            return conn.execute("SELECT 1 FROM events WHERE type = ? LIMIT 1", (kind,)).fetchone() is not None
+    except sqlite3.OperationalError:  # not created yet
+        return False
