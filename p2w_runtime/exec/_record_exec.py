@@ -19,7 +19,9 @@ must name again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +67,8 @@ async def record_exec(
     """Record (or continue ``request.resume``) one run of ``command``; user errors come before any browsing."""
     if not command:
         raise UserError("--exec: give the command that runs the agent")
+    if shutil.which(command[0]) is None:
+        raise UserError(f"--exec: {command[0]!r} is not a program found here (give its path, or put it on PATH)")
     if request.base_url is None:
         raise UserError("--exec needs --base-url: the OpenAI-compatible endpoint its recording proxy forwards to")
     if request.worker or request.profiles is not None or request.config.har_bodies or request.config.capture_links:
@@ -103,21 +107,7 @@ async def record_exec(
         chromium = find_chromium(request.chromium)
         episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model)
 
-        async def one(task: TaskLike) -> None:
-            async with gate:
-                state.running += 1
-                _notify(progress, state)
-                try:
-                    outcome = await episode.record(task)
-                finally:
-                    state.running -= 1
-                state.outcomes.append(outcome)
-                state.done += 1
-                state.failed += outcome.end_reason in {"error", "blocked"}
-                state.tokens += outcome.tokens
-                _notify(progress, state)
-
-        await asyncio.gather(*(one(task) for task in todo))
+        await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
     return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
 
 
@@ -189,8 +179,3 @@ async def _end(episode: EpisodeRecorder, ended: AgentExit) -> EpisodeFinished:
         return await episode.end("error", ended.answer, detail=f"the agent exited with status {ended.status}: {said}")
     reason: EndReason = "answered" if ended.answer is not None else "no_answer"
     return await episode.end(reason, ended.answer)
-
-
-def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:
-    if progress is not None:
-        progress(state)
