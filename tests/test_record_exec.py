@@ -266,3 +266,19 @@ def _has_event(db: Path, kind: str) -> bool:
             return conn.execute("SELECT 1 FROM events WHERE type = ? LIMIT 1", (kind,)).fetchone() is not None
     except sqlite3.OperationalError:  # not created yet
         return False
+
+
+def test_bad_exec_options_are_one_line_and_leave_no_database(tmp_path: Path) -> None:
+    db = tmp_path / "p2w.db"
+    endpoint = ("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--task", TASK)
+    for args, said in (
+        (("--exec", "no-such-agent-program", *endpoint), "'no-such-agent-program' is not a program found here"),
+        (("--exec", "sleep 0", "--model", "m"), "--exec needs --base-url"),
+        (("--exec", "sleep 0", "--agent", "browser-use", *endpoint), "give either --agent or --exec CMD"),
+        (("--exec", "sleep 0", "--har", *endpoint), "without --worker, --profiles, --har or --capture-links"),
+        (("--exec", "'unclosed", *endpoint), "No closing quotation"),
+    ):
+        done = p2w_rt(db, "record", *args)
+        assert done.returncode != 0 and said in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert not db.exists()
