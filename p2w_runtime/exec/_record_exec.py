@@ -41,7 +41,7 @@ from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import EpisodeRecorder, Recording, open_run
 from p2w_runtime.redaction import redact_text
 from p2w_runtime.store import EventStore
-from schemas import EndReason, EpisodeFinished
+from schemas import EpisodeFinished
 
 ProgressCallback = Callable[[RunProgress], None]
 _INTERPRETERS = ("python", "node", "deno", "bun", "sh", "bash", "ruby", "perl", "uv", "npx", "tsx")
@@ -174,8 +174,8 @@ class _EpisodeRunner:
 async def _end(episode: EpisodeRecorder, ended: AgentExit) -> EpisodeFinished:
     """Answered when the agent exited 0 with an answer; ``no_answer`` without one; ``error`` with its exit status
     and standard error when it failed."""
+    answer = redact_text(ended.answer) if ended.answer is not None else None
     if ended.status != 0:
         said = redact_text(ended.stderr_tail.strip())
-        return await episode.end("error", ended.answer, detail=f"the agent exited with status {ended.status}: {said}")
-    reason: EndReason = "answered" if ended.answer is not None else "no_answer"
-    return await episode.end(reason, ended.answer)
+        return await episode.end("error", answer, detail=f"the agent exited with status {ended.status}: {said}")
+    return await episode.end("answered" if answer is not None else "no_answer", answer)
