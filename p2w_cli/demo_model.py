@@ -3,10 +3,12 @@ LLM judges can be tried without a key.
 
 It is a script, not a model. Agent calls (planner, generator, pre-execution, rewrite) get the answers the project's
 sample agent scripts for the bundled sample tasks (``p2w_runtime.testing.sample_agent``, what the example runs
-were recorded with), Browser-Use's planner calls the same in its structured format (``browser_use_script``); any
-other task is refused with an HTTP 400 naming it. Structured calls (judges, the LLM classifier) get an answer built
-from the JSON schema they send: every score its highest allowed value, empty evidence lists, and text saying it is
-scripted. Token usage is estimated (4 characters a token).
+were recorded with), Browser-Use's planner calls the same in its structured format (``browser_use_script``).
+Structured calls (judges, the LLM classifier, any agent asking for a JSON schema) get an answer built from the
+schema they send: every score its highest allowed value, empty evidence lists, and text saying it is scripted.
+Any other request (an outside agent's, ``record --exec``) gets the generic scripted answer in the shape it asks for:
+a call of its first tool, with arguments built from that tool's schema, when it offers tools and its last message
+is not a tool's result; else a plain text saying it is scripted. Token usage is estimated (4 characters a token).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from p2w_runtime.errors import UserError
 
 MODEL = "scripted-model"
 SCRIPTED_NOTE = "scripted demo model: a fixed reply, not a judgment"
+GENERIC_NOTE = "scripted demo model: a fixed reply for any request, not a model's answer"
+_TOOL_RESULTS = ("tool", "function")
+"""Roles and item types of a tool's result: a request ending in one gets text, so an agent's tool loop ends."""
 
 
 def schema_answer(schema: dict[str, Any], node: dict[str, Any] | None = None) -> Any:
@@ -66,22 +71,34 @@ class DemoModelScript:
         self._agent = BrowserUseSampleScript(load_tasks(sample_tasks_dir()), sample_checks())
 
     def __call__(self, request: dict[str, Any]) -> Any:
-        from p2w_runtime.testing import HttpError, Text
         from p2w_runtime.testing.browser_use_script import is_browser_use
 
         response_format = request.get("response_format")
-        if (
-            isinstance(response_format, dict)
-            and response_format.get("type") == "json_schema"
-            and not is_browser_use(request)
-        ):
-            schema = response_format.get("json_schema", {}).get("schema", {})
-            return Text(json.dumps(schema_answer(schema)))
-        try:
-            return self._agent(request)
-        except (KeyError, AttributeError) as exc:  # a task the script does not know, a prompt without a task
-            detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else "the prompt shows no sample task"
-            return HttpError(400, f"the scripted demo model answers only the bundled sample tasks: {detail}")
+        structured = isinstance(response_format, dict) and response_format.get("type") == "json_schema"
+        if is_browser_use(request) or (self._agent.own.knows(request) and not structured):
+            try:
+                return self._agent(request)
+            except (KeyError, AttributeError):  # a task the script does not know, a prompt without a task
+                pass
+        return generic_answer(request)
+
+
+def generic_answer(request: dict[str, Any]) -> Any:
+    """Any request's scripted answer in the shape it asks for: a call of its first tool (unless it ends in a tool's
+    result), an object of its JSON schema, or text; each says it is scripted where it holds text."""
+    from p2w_runtime.testing import Text, ToolCall
+
+    tools = [t.get("function", t) for t in request.get("tools") or [] if isinstance(t, dict)]
+    last = (request.get("messages") or [{}])[-1]
+    answered = isinstance(last, dict) and (last.get("role") in _TOOL_RESULTS or "output" in last)
+    if tools and request.get("tool_choice") != "none" and not answered and isinstance(tools[0].get("name"), str):
+        parameters = tools[0].get("parameters") or {"type": "object"}
+        return ToolCall(tools[0]["name"], json.dumps(schema_answer(parameters)))
+    response_format = request.get("response_format") or (request.get("text") or {}).get("format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = response_format.get("json_schema", response_format).get("schema", {})
+        return Text(json.dumps(schema_answer(schema)))
+    return Text(GENERIC_NOTE)
 
 
 @click.group("demo-model")
@@ -96,8 +113,9 @@ def serve_cmd(port: int, host: str) -> None:
     """Serve the scripted model at http://HOST:PORT/v1 until Ctrl-C.
 
     A script, not a model: the agent's calls get the sample agent's answers for the bundled sample tasks
-    (`record --tasks sample`, any other task is refused), judges and the LLM classifier get the highest score of
-    every criterion with a note saying it is scripted. Any --model name is answered.
+    (`record --tasks sample`), judges and the LLM classifier get the highest score of every criterion with a note
+    saying it is scripted, and any other agent's call (`record --exec`) a fixed answer in the shape it asks for
+    (text, its JSON schema, a call of its first tool). Any --model name is answered.
     """
     from p2w_cli._common import fail_as_one_line
     from p2w_runtime.testing import ScriptedLlm

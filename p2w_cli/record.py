@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -89,6 +90,21 @@ def _given_options(ctx: click.Context) -> frozenset[str]:
     )
 
 
+def _exec_command(ctx: click.Context, value: str | None) -> list[str] | None:
+    """``--exec``'s command line as arguments (shell quoting); it records instead of ``--agent``."""
+    if value is None:
+        return None
+    if ctx.get_parameter_source("agent") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("give either --agent or --exec CMD (an outside agent run as a process)")
+    try:
+        command = shlex.split(value)
+    except ValueError as exc:
+        raise click.UsageError(f"--exec {value!r}: {exc}") from None
+    if not command:
+        raise click.UsageError("--exec: give the command that runs the agent")
+    return command
+
+
 def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> str:
     """Curation tasks run without a memory bank: the profile's narrative is in the task."""
     if profiles is None:
@@ -110,6 +126,15 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
     show_default=True,
     help="own: p2w-rt's personalized agent. browser-use: Browser-Use's Agent, recorded live (the browser-use extra; "
     "schemes no-history and on-demand, no --worker).",
+)
+@click.option(
+    "--exec",
+    "exec_command",
+    metavar="CMD",
+    help="Record any agent, in any language, with no code change: CMD runs once per task with OPENAI_BASE_URL / "
+    "OPENAI_API_KEY pointing at a local recording proxy to --base-url, P2W_CDP_URL (a Chromium p2w-rt observes), "
+    'P2W_TASK_ID, P2W_TASK_FILE, P2W_ANSWER_FILE; its answer is its last stdout line {"answer": ...} '
+    "(docs/design/exec.md).",
 )
 @click.option(
     "--tasks",
@@ -200,6 +225,7 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
 def record_cmd(
     ctx: click.Context,
     agent: str,
+    exec_command: str | None,
     tasks_dir: str,
     history_dir: str,
     profiles: Path | None,
@@ -233,6 +259,7 @@ def record_cmd(
     from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.llm import RetryPolicy
 
+    command = _exec_command(ctx, exec_command)
     if model is None and resume is None:
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
     if worker and (resume is not None or label is None):
@@ -304,6 +331,10 @@ def record_cmd(
             try:
                 async with open_db(ctx, create=True) as store:
                     try:
+                        if command is not None:
+                            from p2w_runtime.exec import record_exec
+
+                            return await record_exec(store, request, command, on_progress, hosting=DemoHosting())
                         if agent == "browser-use":
                             from p2w_runtime.integrations.browser_use import record_browser_use
 

@@ -18,6 +18,16 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   apt_get install -y -qq postgresql >/dev/null
 fi
 
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "setup: installing Debian's nodejs and npm (the Node example agent of record --exec)"
+  apt_get update -qq
+  apt_get install -y -qq nodejs npm >/dev/null
+fi
+# The Node example's one dependency, playwright-core (no browser download: it attaches to p2w-rt's Chromium over CDP).
+if [ ! -d examples/node_agent/node_modules/playwright-core ]; then
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix examples/node_agent --no-audit --no-fund --loglevel=error
+fi
+
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi

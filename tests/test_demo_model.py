@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
+import openai
 import pytest
 from pydantic import BaseModel
 
-from p2w_cli.demo_model import SCRIPTED_NOTE, schema_answer
+from p2w_cli.demo_model import GENERIC_NOTE, SCRIPTED_NOTE, schema_answer
 from p2w_runtime.agent.prompts import PLANNER_MARKER
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
@@ -118,12 +119,36 @@ def _post(url: str, body: dict[str, object]) -> tuple[int, dict[str, object]]:
         return error.code, json.loads(error.read())
 
 
-def test_a_task_the_script_does_not_know_is_refused_naming_it(served: _Served) -> None:
-    messages = [{"role": "system", "content": PLANNER_MARKER}, {"role": "user", "content": "TASK: book me a yacht\n"}]
-    status, body = _post(served.base_url, {"model": "scripted-model", "messages": messages})
-    assert status == 400
-    message = body["error"]["message"]  # type: ignore[index]
-    assert "answers only the bundled sample tasks" in message and "book me a yacht" in message
+def test_any_other_request_gets_a_scripted_answer_in_the_shape_it_asks_for(served: _Served) -> None:
+    llm = openai.OpenAI(base_url=served.base_url, api_key="unused", max_retries=0)
+    unknown = [{"role": "system", "content": PLANNER_MARKER}, {"role": "user", "content": "TASK: book me a yacht\n"}]
+    said = llm.chat.completions.create(model="scripted-model", messages=unknown)  # type: ignore[arg-type]
+    assert said.choices[0].message.content == GENERIC_NOTE
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}, "n": {"type": "integer", "maximum": 3}}}
+    tools = [{"type": "function", "function": {"name": "goto", "parameters": parameters}}]
+    ask = [{"role": "user", "content": "open the shop"}]
+    called = llm.chat.completions.create(model="m", messages=ask, tools=tools)  # type: ignore[arg-type]
+    (call,) = called.choices[0].message.tool_calls or []
+    assert call.type == "function" and call.function.name == "goto"
+    assert json.loads(call.function.arguments) == {"url": SCRIPTED_NOTE, "n": 3}
+    assert called.choices[0].finish_reason == "tool_calls"
+    chunks = llm.chat.completions.create(model="m", messages=ask, tools=tools, stream=True)  # type: ignore[arg-type]
+    streamed = [d.function.name for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or [] if d.function]
+    assert streamed == ["goto"]
+    result = [
+        *ask,
+        {"role": "assistant", "tool_calls": [call.model_dump()]},
+        {"role": "tool", "tool_call_id": call.id, "content": "ok"},
+    ]
+    ended = llm.chat.completions.create(model="m", messages=result, tools=tools)  # type: ignore[arg-type]
+    assert ended.choices[0].message.content == GENERIC_NOTE  # a tool's result ends the agent's tool loop
+    response = llm.responses.create(
+        model="m",
+        input="open the shop",
+        tools=[{"type": "function", "name": "goto", "parameters": parameters, "strict": False}],
+    )
+    (item,) = response.output
+    assert item.type == "function_call" and item.name == "goto"
 
 
 def test_a_structured_call_gets_an_answer_of_its_schema_with_usage(served: _Served) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +47,27 @@ class RunProgress:
     tokens: int = 0
     outcomes: list[EpisodeOutcome] = field(default_factory=list)
 
+    async def track(
+        self, gate: asyncio.Semaphore, progress: ProgressCallback | None, work: Callable[[], Awaitable[EpisodeOutcome]]
+    ) -> EpisodeOutcome:
+        """Run one episode's ``work`` once ``gate`` lets it, counted as running, then as done (failed when it ended
+        in error or blocked), telling ``progress`` at each change; every recorder's episodes go through it."""
+        async with gate:
+            self.running += 1
+            _notify(progress, self)
+            try:
+                outcome = await work()
+            finally:
+                self.running -= 1
+            self.done += 1
+            self.failed += outcome.end_reason in {"error", "blocked"}
+            self.tokens += outcome.tokens
+            self.outcomes.append(outcome)
+            _notify(progress, self)
+            return outcome
 
-ProgressCallback = Callable[[RunProgress], None]
+
+ProgressCallback = Callable[["RunProgress"], None]
 
 
 @dataclass(frozen=True)
@@ -123,29 +142,19 @@ async def record_episodes(
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(task: Task, episode_id: str) -> EpisodeOutcome:
-        async with gate:
-            state.running += 1
-            _notify(progress, state)
-            try:
-                episode = Episode(
-                    task,
-                    run_id=plan.run_id,
-                    episode_id=episode_id,
-                    store=store,
-                    browser=browser,
-                    llm=llm,
-                    retriever=retriever,
-                    config=config,
-                )
-                outcome = await episode.run()
-            finally:
-                state.running -= 1
-            state.done += 1
-            state.failed += outcome.end_reason in {"error", "blocked"}
-            state.tokens += outcome.tokens
-            state.outcomes.append(outcome)
-            _notify(progress, state)
-            return outcome
+        def episode() -> Episode:  # made once the gate lets it in, as before
+            return Episode(
+                task,
+                run_id=plan.run_id,
+                episode_id=episode_id,
+                store=store,
+                browser=browser,
+                llm=llm,
+                retriever=retriever,
+                config=config,
+            )
+
+        return await state.track(gate, progress, lambda: episode().run())
 
     interrupted = False
     try:

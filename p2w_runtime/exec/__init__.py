@@ -1,27 +1,45 @@
-"""Outside agents run as commands: re-executed from their recording (``rerun --exec``, docs/design/replay.md).
+"""Outside agents, in any language, run as processes: recorded with no change to their code (``record --exec``,
+docs/design/exec.md) and re-executed from their recording (``rerun --exec``, docs/design/replay.md).
 
-``rerun_exec`` starts the agent's command once per episode (``AgentCommand`` / ``run_command``, general enough
-for any per-task command) against ``ReplayEndpoint``, which serves the recorded model calls and history
-retrievals of one ``EpisodeReplay`` and compares what the agent did with the recording.
+Both start the agent's command once per task (``run_agent``). Recording gives it a recording proxy for its model
+calls (``RecordProxy``), a Chromium it attaches to over CDP and p2w-rt observes (``ObservedChromium``) and a
+receiver for its OpenTelemetry spans (``SpanSink``); re-execution gives it ``ReplayEndpoint``, which serves the
+recorded model calls and history retrievals of one ``EpisodeReplay`` and compares what the agent did with them.
 """
+
+# one process per task
+from p2w_runtime.exec._agent_process import AgentExit, answer_of, run_agent
 
 # re-execution from a recording (rerun --exec)
 from p2w_runtime.exec._episode_replay import EpisodeReplay
+
+# record --exec
+from p2w_runtime.exec._observer import ObservedChromium
+from p2w_runtime.exec._record_exec import agent_name, record_exec
+from p2w_runtime.exec._record_proxy import ProxiedEpisode, RecordProxy
 from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
 from p2w_runtime.exec._rerun_exec import ExecEpisode, ExecReport, rerun_exec
-
-# one process per task
-from p2w_runtime.exec._spawn import AgentCommand, Finished, run_command
+from p2w_runtime.exec._spans import SpanSink, attributes, spans_of, tool_args
 
 __all__ = [
+    # one process per task
+    "AgentExit",
+    "answer_of",
+    "run_agent",
+    # record --exec
+    "ObservedChromium",
+    "ProxiedEpisode",
+    "RecordProxy",
+    "SpanSink",
+    "agent_name",
+    "attributes",
+    "record_exec",
+    "spans_of",
+    "tool_args",
     # re-execution from a recording (rerun --exec)
     "EpisodeReplay",
     "ExecEpisode",
     "ExecReport",
     "ReplayEndpoint",
     "rerun_exec",
-    # one process per task
-    "AgentCommand",
-    "Finished",
-    "run_command",
 ]

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from p2w_runtime.domain import RunInfo, episodes_of
+from p2w_runtime.exec._agent_process import run_agent
 from p2w_runtime.exec._episode_replay import EpisodeReplay
 from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
-from p2w_runtime.exec._spawn import AgentCommand, run_command
 from p2w_runtime.recording import REPLAY_ENV
 from p2w_runtime.rerun import Mismatch, RecordedEpisode, load_episode, recorded_run, select_episodes
 from p2w_runtime.store import EventStore
@@ -91,11 +91,12 @@ async def rerun_exec(
                     "P2W_TASK_FILE": str(task_file),
                     REPLAY_ENV: endpoint.url,
                 }
-                finished = await run_command(AgentCommand(command, env, cwd, timeout_s))
+                # through the shell, as the user typed it (pipes, cd, variables)
+                shell = ["/bin/sh", "-c", command]
+                answer_file = Path(tmp) / f"{ref.task_id}.answer"
+                ended = await run_agent(shell, env, answer_file, cwd=cwd, timeout_s=timeout_s)
                 endpoint.episode = None
-                result = ExecEpisode(
-                    ref.stream, ref.task_id, replay.mismatch(), finished.returncode, finished.last_error_line()
-                )
+                result = ExecEpisode(ref.stream, ref.task_id, replay.mismatch(), ended.status, ended.last_error_line())
                 report.episodes.append(result)
                 if progress is not None:
                     progress(result)

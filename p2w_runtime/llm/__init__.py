@@ -7,7 +7,7 @@ from p2w_runtime.llm._request import BadResponse, Completion, fingerprint, parse
 from p2w_runtime.llm._retry import RetryPolicy
 from p2w_runtime.llm._structured import MalformedOutput
 from p2w_runtime.llm._totals import UsageTotals
-from p2w_runtime.llm._wire import Api, WireRequest, api_of, parse_answer, read_request, render_answer
+from p2w_runtime.llm._wire import Api, WireRequest, api_of, parse_answer, read_request, render_answer, response_object
 
 __all__ = [
     "Api",
@@ -17,6 +17,7 @@ __all__ = [
     "parse_usage",
     "read_request",
     "render_answer",
+    "response_object",
     "BadResponse",
     "Completion",
     "LlmBadResponse",

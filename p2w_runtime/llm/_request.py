@@ -62,6 +62,9 @@ def parse_completion(body: str, content_type: str | None) -> Completion:
     choice = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(content, str) and isinstance(calls, list) and calls:
+        content = tool_calls_text([c.get("function") or {} for c in calls if isinstance(c, dict)])
     if not isinstance(content, str):
         raise BadResponse(f"first choice has no text content: {json.dumps(choice)[:200]}")
     return Completion(
@@ -70,6 +73,13 @@ def parse_completion(body: str, content_type: str | None) -> Completion:
         usage=parse_usage(data.get("usage")),
         model=data.get("model") if isinstance(data.get("model"), str) else None,
     )
+
+
+def tool_calls_text(calls: list[dict[str, Any]]) -> str:
+    """An answer that calls tools, as the recorded text: ``{"tool_calls": [{"name": ..., "arguments": ...}]}`` (the
+    arguments as the model wrote them), so that a tool-calling agent's decisions are in its ``llm.call``."""
+    kept = [{"name": c.get("name"), "arguments": c.get("arguments")} for c in calls]
+    return json.dumps({"tool_calls": kept}, ensure_ascii=False)
 
 
 def parse_usage(usage: Any) -> LlmUsage | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from p2w_runtime.llm._request import BadResponse, Completion, parse_completion, parse_usage
+from p2w_runtime.llm._request import BadResponse, Completion, parse_completion, parse_usage, tool_calls_text
 from schemas import LlmUsage
 
 Api = Literal["chat", "responses"]
@@ -90,6 +90,7 @@ def _sse(body: str) -> Iterator[dict[str, Any]]:
 
 def parse_chat_stream(body: str) -> Completion:
     text, finish, usage, model, chunks = [], None, None, None, 0
+    calls: dict[int, dict[str, str]] = {}
     for chunk in _sse(body):
         chunks += 1
         if "error" in chunk and "choices" not in chunk:
@@ -101,10 +102,24 @@ def parse_chat_stream(body: str) -> Completion:
                 delta = choice.get("delta") or {}
                 if isinstance(delta.get("content"), str):
                     text.append(delta["content"])
+                for call in delta.get("tool_calls") or []:
+                    _add_call_delta(calls, call)
                 finish = choice.get("finish_reason") or finish
     if not chunks:
         raise BadResponse(f"no chunks in the stream: {body[:200]!r}")
+    if calls and not text:
+        text = [tool_calls_text([calls[i] for i in sorted(calls)])]
     return Completion("".join(text), finish, usage, model)
+
+
+def _add_call_delta(calls: dict[int, dict[str, str]], call: Any) -> None:
+    """One streamed piece of a tool call: its name comes once, its arguments in pieces."""
+    if not isinstance(call, dict):
+        return
+    into = calls.setdefault(int(call.get("index") or 0), {"name": "", "arguments": ""})
+    function = call.get("function") or {}
+    into["name"] += function.get("name") or ""
+    into["arguments"] += function.get("arguments") or ""
 
 
 def parse_response(data: dict[str, Any]) -> Completion:
@@ -121,6 +136,9 @@ def parse_response(data: dict[str, Any]) -> Completion:
         for part in item.get("content") or []
         if isinstance(part, dict) and part.get("type") == "output_text"
     ]
+    calls = [item for item in output if isinstance(item, dict) and item.get("type") == "function_call"]
+    if calls and not parts:
+        parts = [tool_calls_text(calls)]
     usage = data.get("usage")
     counts = (
         {"prompt_tokens": usage.get("input_tokens"), "completion_tokens": usage.get("output_tokens")}

@@ -27,11 +27,11 @@ from p2w_runtime.data import Task, TaskSet, load_tasks
 from p2w_runtime.domain import CarriedDataset, EpisodeGrammarError, carry_dataset
 from p2w_runtime.recording._episode import ActionCall, EpisodeRecorder, current_episode
 from p2w_runtime.recording._instrument import instrument
-from p2w_runtime.recording._page import ScreenshotPolicy
+from p2w_runtime.recording._page import PageView, PageWatcher, ScreenshotPolicy
 from p2w_runtime.recording._replay import REPLAY_ENV, ReplayDiverged
 from p2w_runtime.recording._run import Recording, open_run
 from p2w_runtime.recording._served import RecordedCalls, served
-from p2w_runtime.recording._transport import ROLE_HEADER
+from p2w_runtime.recording._transport import ROLE_HEADER, AsyncRecordingTransport, CallRecorder
 from p2w_runtime.retrieval import HistoryRetriever, SearchHit, load_embedder
 from p2w_runtime.store import EventStore, open_store
 from schemas import MemoryEntry, ParsedAction, RetrievalHit
@@ -39,6 +39,10 @@ from schemas import MemoryEntry, ParsedAction, RetrievalHit
 __all__ = [
     "ROLE_HEADER",
     "ActionCall",
+    "AsyncRecordingTransport",
+    "CallRecorder",
+    "PageView",
+    "PageWatcher",
     "CarriedDataset",
     "EpisodeGrammarError",
     "EpisodeRecorder",

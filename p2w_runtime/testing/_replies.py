@@ -41,7 +41,7 @@ class Delay:
     """Wait, then answer ``then``: longer than the client's timeout forces a timeout."""
 
     seconds: float
-    then: Text | HttpError | Garbage = field(default_factory=lambda: Text("late answer"))
+    then: Text | ToolCall | HttpError | Garbage = field(default_factory=lambda: Text("late answer"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,15 @@ class Garbage:
         return cls(body={"id": "chatcmpl-garbage", "object": "chat.completion", "model": "scripted"})
 
 
-Reply = Text | HttpError | Delay | Garbage
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """An answer that calls one of the request's tools: ``arguments`` is the JSON text the model would send."""
+
+    name: str
+    arguments: str = "{}"
+
+
+Reply = Text | ToolCall | HttpError | Delay | Garbage
 RequestJson = dict[str, Any]
 ReplySpec = Reply | str | Callable[[RequestJson], "Reply | str"]
 Predicate = Callable[[RequestJson], bool]

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from p2w_runtime.llm import Api, Completion, parse_usage, read_request, render_answer
+from p2w_runtime.llm import Api, Completion, parse_usage, read_request, render_answer, response_object
 from p2w_runtime.testing._replies import (
     Delay,
     Garbage,
@@ -30,6 +30,7 @@ from p2w_runtime.testing._replies import (
     RequestJson,
     Rule,
     Text,
+    ToolCall,
     Usage,
     message_text,
     resolve,
@@ -216,6 +217,8 @@ class ScriptedLlm:
             return web.Response(text=text, content_type=content_type)
         if isinstance(reply, Text):
             return web.json_response(self._completion(reply, body))
+        if isinstance(reply, ToolCall):
+            return self._tool_call(reply, body, api)
         raise TypeError(f"not a scripted reply: {reply!r}")
 
     def _completion(self, reply: Text, body: RequestJson) -> dict[str, Any]:
@@ -243,6 +246,49 @@ class ScriptedLlm:
                 "total_tokens": usage.prompt_tokens + usage.completion_tokens,
             }
         return completion
+
+    def _tool_call(self, reply: ToolCall, body: RequestJson, api: Api) -> web.Response:
+        """A tool call in the shape asked for: a chat completion (streamed or not) or a Responses object."""
+        serial = next(self._ids)
+        model = str(body.get("model", self.models[0]))
+        call = {
+            "id": f"call_{serial}",
+            "type": "function",
+            "function": {"name": reply.name, "arguments": reply.arguments},
+        }
+        if api == "responses":
+            item = {
+                "type": "function_call", "id": f"fc_{serial}", "call_id": f"call_{serial}", "name": reply.name,
+                "arguments": reply.arguments, "status": "completed",
+            }  # fmt: skip
+            answer = response_object(Completion("", "completed", None, model), model, serial)
+            answer["output"] = [item]
+            if not body.get("stream"):
+                return web.json_response(answer)
+            done = {"type": "response.completed", "sequence_number": 0, "response": answer}
+            return web.Response(
+                text=f"event: {done['type']}\ndata: {json.dumps(done)}\n\n", content_type="text/event-stream"
+            )
+        completion = self._completion(Text(""), body)
+        completion["choices"][0] = {
+            "index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+            "finish_reason": "tool_calls",
+        }  # fmt: skip
+        if not body.get("stream"):
+            return web.json_response(completion)
+        head = {
+            "id": completion["id"],
+            "object": "chat.completion.chunk",
+            "created": completion["created"],
+            "model": model,
+        }
+        delta = {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **call}]}
+        chunks = [
+            {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ]
+        text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        return web.Response(text=text, content_type="text/event-stream")
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
         await self._record(request)

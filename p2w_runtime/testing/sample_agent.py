@@ -65,6 +65,12 @@ class SampleAgentScript:
             if t.level == 0 and t.ground_truth and t.ground_truth.location and _location_aware(checks, t.query_set)
         }
 
+    @staticmethod
+    def knows(request: dict[str, Any]) -> bool:
+        """Whether ``request`` is one of the own agent's calls (its system prompt names the role)."""
+        system = system_message(request)
+        return any(m in system for m in (PLANNER_MARKER, GENERATOR_MARKER, PRE_EXECUTION_MARKER, REWRITER_MARKER))
+
     def __call__(self, request: dict[str, Any]) -> Text:
         system, user = system_message(request), last_user_message(request)
         if PLANNER_MARKER in system:

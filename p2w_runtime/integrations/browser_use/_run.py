@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -105,30 +106,18 @@ async def record_browser_use(
     todo = run.todo()
     state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
     gate = asyncio.Semaphore(request.concurrency)
-    outcomes: list[EpisodeOutcome] = []
     async with run, hosting.serving(todo) as chromium_args, async_playwright() as attach:
         chromium = find_chromium(request.chromium)
 
-        async def one(task: Any) -> None:
-            async with gate:
-                state.running += 1
-                _notify(progress, state)
-                try:
-                    outcome = await record_episode(
-                        run, task, client=client, model=model, retriever=retriever,
-                        chromium=chromium, chromium_args=chromium_args, max_steps=request.config.max_steps,
-                        attach=attach,
-                    )  # fmt: skip
-                finally:
-                    state.running -= 1
-                outcomes.append(outcome)
-                state.done += 1
-                state.failed += outcome.end_reason in {"error", "blocked"}
-                state.tokens += outcome.tokens
-                _notify(progress, state)
+        def one(task: Any) -> Awaitable[EpisodeOutcome]:
+            return record_episode(
+                run, task, client=client, model=model, retriever=retriever,
+                chromium=chromium, chromium_args=chromium_args, max_steps=request.config.max_steps,
+                attach=attach,
+            )  # fmt: skip
 
-        await asyncio.gather(*(one(task) for task in todo))
-    return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), outcomes)
+        await asyncio.gather(*(state.track(gate, progress, functools.partial(one, task)) for task in todo))
+    return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
 
 
 AGENT_SETTINGS: dict[str, Any] = {
@@ -261,8 +250,3 @@ async def _attached_page(session: Any, attach: Playwright) -> AsyncIterator[Page
         yield next((p for p in reversed(pages) if p.url == url), pages[-1])
     finally:
         await browser.close()
-
-
-def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:
-    if progress is not None:
-        progress(state)

@@ -1,0 +1,117 @@
+"""One run of the outside agent's command for one task: its environment, its answer, its exit. ``record --exec``
+and ``rerun --exec`` both start their agents here.
+
+The agent says its answer in the last line of its standard output, ``{"answer": ...}``, or in the file named by
+``P2W_ANSWER_FILE`` (the same JSON, or plain text), which wins when it is not empty. Its exit status and the tail of
+its standard error end the episode. It runs in a session of its own, so that stopping the recording stops the
+agent's children too (a Node agent's browser driver, a shell's pipeline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from p2w_runtime.errors import UserError
+
+STDERR_TAIL = 2000
+"""Characters of the agent's standard error kept for an episode that failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentExit:
+    status: int | None
+    """The exit code; None when the agent was killed at its time limit."""
+    answer: str | None
+    stderr_tail: str
+
+    def last_error_line(self) -> str:
+        """The agent's last line on standard error: what a one-line report names when it failed."""
+        lines = [line for line in self.stderr_tail.splitlines() if line.strip()]
+        return lines[-1].strip() if lines else ""
+
+
+def answer_of(stdout_last_line: str | None, answer_file: Path) -> str | None:
+    """The agent's answer: the answer file when it holds one, else the last stdout line's ``{"answer": ...}``."""
+    if answer_file.is_file() and (text := answer_file.read_text(errors="replace").strip()):
+        return _answer_field(text) or text
+    return _answer_field(stdout_last_line or "")
+
+
+def _answer_field(line: str) -> str | None:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or data.get("answer") is None:
+        return None
+    answer = data["answer"]
+    return answer if isinstance(answer, str) else json.dumps(answer)
+
+
+async def run_agent(
+    command: list[str],
+    env: dict[str, str],
+    answer_file: Path,
+    *,
+    cwd: Path | None = None,
+    timeout_s: float | None = None,
+) -> AgentExit:
+    """Run ``command`` with ``env`` added to this process's environment until it exits, in ``cwd``; cancelling it, or
+    ``timeout_s`` passing, kills it with its children."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=16 * 1024 * 1024,
+        )
+    except OSError as exc:
+        raise UserError(f"--exec {command[0]!r}: cannot start it: {exc.strerror or exc}") from None
+    assert process.stdout is not None and process.stderr is not None
+    last: list[str] = []
+    tail: deque[str] = deque()
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        async for raw in process.stdout:
+            if line := raw.decode(errors="replace").strip():
+                last[:] = [line]
+
+    async def read_stderr() -> None:
+        assert process.stderr is not None
+        size = 0
+        async for raw in process.stderr:
+            tail.append(raw.decode(errors="replace"))
+            size += len(tail[-1])
+            while size > STDERR_TAIL and len(tail) > 1:
+                size -= len(tail.popleft())
+
+    try:
+        await asyncio.wait_for(asyncio.gather(read_stdout(), read_stderr(), process.wait()), timeout_s)
+    except TimeoutError:
+        _kill(process)
+        await process.wait()
+        return AgentExit(None, None, "".join(tail)[-STDERR_TAIL:])
+    except BaseException:
+        _kill(process)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(process.wait())
+        raise
+    answer = answer_of(last[0] if last else None, answer_file)
+    return AgentExit(process.returncode, answer, "".join(tail)[-STDERR_TAIL:])
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)

@@ -1,0 +1,181 @@
+"""`record --exec CMD`: any agent, in any language, recorded with no change to its code.
+
+Per selected task p2w-rt starts a Chromium it observes over CDP (``ObservedChromium``), opens the task's start page
+in it, and starts CMD once with the episode's environment:
+
+- ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``: the recording proxy (``RecordProxy``), forwarding to ``--base-url`` with
+  ``--api-key``; the key the agent gets names its episode and is worth nothing elsewhere;
+- ``P2W_CDP_URL``: the browser (its default context holds the start page); ``P2W_TASK_ID``, ``P2W_TASK_FILE`` (JSON:
+  task_id, intent, start_url, persona, level), ``P2W_ANSWER_FILE``, ``P2W_MODEL`` (``--model``);
+- ``OTEL_EXPORTER_OTLP_ENDPOINT``: the same local server, for an agent that exports OpenTelemetry spans.
+
+The episode reads: the start page (step 1), then per model call the page when it changed, the call, and the
+navigations that followed as ``goto`` actions; the agent's tool spans as actions and rationales; the final state;
+the end (its answer, or its exit status and standard error). Task selection, ``--concurrency``, ``--resume`` and
+progress are ``record``'s; the run's agent is ``exec:NAME`` (NAME: the command's script or program), which a resume
+must name again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.async_api import Playwright, async_playwright
+
+from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
+from p2w_runtime.browser import find_chromium
+from p2w_runtime.data import load_tasks
+from p2w_runtime.domain import TaskLike, carry_dataset, find_run
+from p2w_runtime.errors import UserError
+from p2w_runtime.exec._agent_process import AgentExit, run_agent
+from p2w_runtime.exec._observer import ObservedChromium
+from p2w_runtime.exec._record_proxy import ProxiedEpisode, RecordProxy
+from p2w_runtime.exec._spans import SpanSink
+from p2w_runtime.llm import PriceTable
+from p2w_runtime.recording import EpisodeRecorder, Recording, open_run
+from p2w_runtime.redaction import redact_text
+from p2w_runtime.store import EventStore
+from schemas import EpisodeFinished
+
+ProgressCallback = Callable[[RunProgress], None]
+_INTERPRETERS = ("python", "node", "deno", "bun", "sh", "bash", "ruby", "perl", "uv", "npx", "tsx")
+
+
+def agent_name(command: list[str]) -> str:
+    """``exec:NAME``: the script an interpreter runs (``python agent.py`` -> ``exec:agent.py``), else the program;
+    a name, never a path of this machine."""
+    program = Path(command[0]).name
+    script = next((arg for arg in command[1:] if not arg.startswith("-")), None)
+    named = Path(script).name if script and program.startswith(_INTERPRETERS) else program
+    return f"exec:{named}"
+
+
+async def record_exec(
+    store: EventStore,
+    request: RecordRequest,
+    command: list[str],
+    progress: ProgressCallback | None = None,
+    *,
+    hosting: SiteHosting,
+) -> RecordSummary:
+    """Record (or continue ``request.resume``) one run of ``command``; user errors come before any browsing."""
+    if not command:
+        raise UserError("--exec: give the command that runs the agent")
+    if shutil.which(command[0]) is None:
+        raise UserError(f"--exec: {command[0]!r} is not a program found here (give its path, or put it on PATH)")
+    if request.base_url is None:
+        raise UserError("--exec needs --base-url: the OpenAI-compatible endpoint its recording proxy forwards to")
+    if request.worker or request.profiles is not None or request.config.har_bodies or request.config.capture_links:
+        raise UserError(
+            "--exec records Persona2Web tasks (--tasks), without --worker, --profiles, --har or --capture-links"
+        )
+    dataset = load_tasks(request.tasks_dir)
+    agent = agent_name(command)
+    scheme = request.config.scheme if "--scheme" in request.given else None
+    label, model, resume = request.label, request.model, request.resume is not None
+    if request.resume is not None:
+        found = await find_run(store, request.resume)
+        label, model, scheme = found.label, found.started.backbone_model, found.started.scheme
+        tasks = [dataset.get(t) for t in found.started.config.get("tasks", [])]
+    else:
+        tasks = select_tasks(dataset, request)
+    run = await open_run(
+        store,
+        label=label or f"{agent.replace(':', '-')}-{model}",
+        agent=agent,
+        model=model,
+        tasks=tasks,
+        scheme=scheme,
+        dataset_id=dataset.dataset_id,
+        config={"base_url": request.base_url, "concurrency": request.concurrency},
+        resume=resume,
+        carried=carry_dataset(dataset, tasks, request.history_dir) if not resume else False,
+    )
+    todo = run.todo()
+    state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
+    gate = asyncio.Semaphore(request.concurrency)
+    proxy = RecordProxy(
+        request.base_url, request.api_key, timeout_s=request.llm_timeout_s, prices=PriceTable.default(request.prices)
+    )
+    async with run, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
+        chromium = find_chromium(request.chromium)
+        episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model)
+
+        await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
+    return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
+
+
+class _EpisodeRunner:
+    """What every episode of the run shares: the proxy, the Playwright driver, Chromium and the command."""
+
+    def __init__(
+        self,
+        run: Recording,
+        proxy: RecordProxy,
+        playwright: Playwright,
+        chromium: str,
+        chromium_args: list[str],
+        command: list[str],
+        model: str,
+    ) -> None:
+        self.run, self.proxy, self.playwright = run, proxy, playwright
+        self.chromium, self.chromium_args, self.command, self.model = chromium, chromium_args, command, model
+
+    async def record(self, task: TaskLike) -> EpisodeOutcome:
+        async with self.run.episode(task) as episode:
+            async with ObservedChromium(self.playwright, self.chromium, self.chromium_args, task.start_url) as browser:
+                await browser.observe(episode)
+                spans = SpanSink(episode, lambda: setattr(browser, "navigations_as_actions", False))
+                token = self.proxy.register(ProxiedEpisode(episode, lambda: browser.observe(episode), spans.take))
+                try:
+                    ended = await self._run_agent(task, token, browser.cdp_url)
+                finally:
+                    await self.proxy.unregister(token)
+                await browser.final_state(episode)
+            finished = await _end(episode, ended)
+        return EpisodeOutcome(
+            episode.stream, task.task_id, finished.end_reason, finished.answer, finished.steps,
+            episode.tokens, finished.cost_usd, finished.detail,
+        )  # fmt: skip
+
+    async def _run_agent(self, task: TaskLike, token: str, cdp_url: str) -> AgentExit:
+        with tempfile.TemporaryDirectory(prefix="p2w-exec-task-") as folder:
+            task_file, answer_file = Path(folder) / "task.json", Path(folder) / "answer"
+            described = {
+                "task_id": task.task_id,
+                "intent": task.intent,
+                "start_url": task.start_url,
+                "persona": task.persona,
+                "level": task.level,
+            }
+            task_file.write_text(json.dumps(described, ensure_ascii=False))
+            otlp = self.proxy.otlp_endpoint(token)
+            env = {
+                "OPENAI_BASE_URL": self.proxy.base_url(token),
+                "OPENAI_API_KEY": token,
+                "P2W_CDP_URL": cdp_url,
+                "P2W_TASK_ID": task.task_id,
+                "P2W_TASK_FILE": str(task_file),
+                "P2W_ANSWER_FILE": str(answer_file),
+                "P2W_MODEL": self.model,
+                "OTEL_EXPORTER_OTLP_ENDPOINT": otlp,
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{otlp}/v1/traces",
+                "NO_PROXY": "127.0.0.1,localhost",
+            }
+            return await run_agent(self.command, env, answer_file)
+
+
+async def _end(episode: EpisodeRecorder, ended: AgentExit) -> EpisodeFinished:
+    """Answered when the agent exited 0 with an answer; ``no_answer`` without one; ``error`` with its exit status
+    and standard error when it failed."""
+    answer = redact_text(ended.answer) if ended.answer is not None else None
+    if ended.status != 0:
+        said = redact_text(ended.stderr_tail.strip())
+        return await episode.end("error", answer, detail=f"the agent exited with status {ended.status}: {said}")
+    return await episode.end("answered" if answer is not None else "no_answer", answer)

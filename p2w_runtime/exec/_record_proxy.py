@@ -1,0 +1,143 @@
+"""The recording proxy: an OpenAI-compatible endpoint on 127.0.0.1 that forwards to the real one and records.
+
+An agent started by ``record --exec`` gets ``OPENAI_BASE_URL=http://127.0.0.1:PORT/e/TOKEN/v1``: the token names
+its episode, so one server serves every episode of a run at once. Each request is forwarded to the real endpoint
+(``--base-url``) with the real key, which the agent never sees, through the recording API's transport
+(``AsyncRecordingTransport``): chat completions and the Responses API, streamed or not, keyed and redacted as an
+instrumented client's calls are; the body is passed on chunk by chunk as it arrives. Other paths (``/models``)
+are forwarded unrecorded.
+
+``POST /e/TOKEN/v1/traces`` receives the agent's OpenTelemetry spans (OTLP/HTTP, the path an exporter appends to
+``OTEL_EXPORTER_OTLP_ENDPOINT``), handed to the episode's ``on_spans``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import httpx2
+from aiohttp import web
+
+from p2w_runtime.llm import PriceTable
+from p2w_runtime.recording import AsyncRecordingTransport, CallRecorder, EpisodeRecorder
+from p2w_runtime.redaction import add_secret, add_url_credentials, redact_text
+
+_NOT_FORWARDED = frozenset(
+    {"host", "authorization", "content-length", "accept-encoding", "connection", "transfer-encoding", "keep-alive"}
+)
+"""The agent's headers the proxy sets itself (the key, the length) or that belong to one hop; ``accept-encoding`` is
+dropped so the upstream answers uncompressed and the relayed bytes need no re-encoding."""
+_NOT_RELAYED = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"})
+
+
+@dataclass
+class ProxiedEpisode:
+    """What the proxy needs of one episode: where its calls go, and what to do before each call and with spans."""
+
+    recorder: EpisodeRecorder
+    before_call: Callable[[], Awaitable[None]]
+    """Called before each model call is recorded (the observer records the page the agent decides on)."""
+    on_spans: Callable[[bytes, str], Awaitable[int]]
+    """OTLP/HTTP body and its content type -> how many spans were taken."""
+
+
+class RecordProxy:
+    """One server for a run; ``register`` an episode to get its base URL, ``unregister`` it when it ends."""
+
+    def __init__(self, upstream: str, api_key: str | None, *, timeout_s: float, prices: PriceTable | None) -> None:
+        self.upstream = upstream.rstrip("/")
+        self._key = api_key
+        add_secret(api_key)
+        add_url_credentials(upstream)
+        self._timeout = timeout_s
+        self._prices = prices
+        self._episodes: dict[str, tuple[ProxiedEpisode, httpx2.AsyncClient]] = {}
+        self._plain = httpx2.AsyncClient(timeout=timeout_s)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def __aenter__(self) -> RecordProxy:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/e/{token}/v1/traces", self._traces)
+        app.router.add_route("*", "/e/{token}/v1/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        for _episode, client in self._episodes.values():
+            await client.aclose()
+        self._episodes.clear()
+        await self._plain.aclose()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def register(self, episode: ProxiedEpisode) -> str:
+        """A fresh token for ``episode``; its base URL is ``base_url(token)``. The token is also the agent's key."""
+        token = f"p2w-{secrets.token_hex(16)}"
+        add_secret(token)
+        transport = AsyncRecordingTransport(
+            httpx2.AsyncHTTPTransport(), CallRecorder("planner", episode.recorder, self._prices)
+        )
+        self._episodes[token] = (episode, httpx2.AsyncClient(transport=transport, timeout=self._timeout))
+        return token
+
+    async def unregister(self, token: str) -> None:
+        found = self._episodes.pop(token, None)
+        if found is not None:
+            await found[1].aclose()
+
+    def base_url(self, token: str) -> str:
+        return f"http://127.0.0.1:{self.port}/e/{token}/v1"
+
+    def otlp_endpoint(self, token: str) -> str:
+        return f"http://127.0.0.1:{self.port}/e/{token}"
+
+    def _episode(self, request: web.Request) -> tuple[ProxiedEpisode, httpx2.AsyncClient]:
+        found = self._episodes.get(request.match_info["token"])
+        if found is None:
+            raise web.HTTPNotFound(text="no episode is recorded at this address (it has ended, or never began)")
+        return found
+
+    async def _forward(self, request: web.Request) -> web.StreamResponse:
+        episode, client = self._episode(request)
+        body = await request.read()
+        model_call = request.method == "POST" and request.match_info["tail"].endswith(("chat/completions", "responses"))
+        if model_call:
+            await episode.before_call()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_FORWARDED}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        url = f"{self.upstream}/{request.match_info['tail']}"
+        if request.query_string:
+            url += f"?{request.query_string}"
+        sender = client if model_call else self._plain
+        outgoing = sender.build_request(request.method, url, headers=headers, content=body)
+        try:
+            upstream = await sender.send(outgoing, stream=True)
+        except httpx2.HTTPError as exc:
+            message = redact_text(f"the recording proxy could not reach {self.upstream}: {type(exc).__name__}: {exc}")
+            return web.json_response({"error": {"message": message, "type": "proxy_error"}}, status=502)
+        try:
+            relayed = {k: v for k, v in upstream.headers.items() if k.lower() not in _NOT_RELAYED}
+            response = web.StreamResponse(status=upstream.status_code, headers=relayed)
+            await response.prepare(request)
+            async for chunk in upstream.aiter_bytes():
+                await response.write(chunk)
+            await response.write_eof()
+            return response
+        finally:
+            await upstream.aclose()
+
+    async def _traces(self, request: web.Request) -> web.Response:
+        episode, _client = self._episode(request)
+        try:
+            taken = await episode.on_spans(await request.read(), request.content_type)
+        except ValueError as exc:
+            return web.json_response({"error": redact_text(str(exc))}, status=400)
+        return web.json_response({"partialSuccess": {}} if taken >= 0 else {})
