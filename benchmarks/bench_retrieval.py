@@ -146,9 +146,11 @@ def compare(hits: list[SearchHit], vectors: np.ndarray, query: np.ndarray, thres
     """'same' or 'diff': our hits against numpy's scores put in the documented order (``ranked``: tie groups by id)."""
     scores = vectors @ query
     top = np.argpartition(-scores, K + 9)[: K + 10] if len(scores) > K + 10 else np.arange(len(scores))
+    top = top[np.argsort(-scores[top], kind="stable")]  # best first, as ``ranked`` takes them
     expected = ranked(top.tolist(), scores[top].tolist(), K, threshold, complete=len(top) == len(scores))
     if expected is None:  # a tie group runs past numpy's candidates: all of them, then
-        expected = ranked(list(range(len(scores))), scores.tolist(), K, threshold, complete=True)
+        everything = np.argsort(-scores, kind="stable")
+        expected = ranked(everything.tolist(), scores[everything].tolist(), K, threshold, complete=True)
     expected = expected or []
     same_ids = [h.entry_id for h in hits] == [i for i, _ in expected]
     return "same" if same_ids and np.allclose([h.score for h in hits], [s for _, s in expected], atol=1e-6) else "diff"

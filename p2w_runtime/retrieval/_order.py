@@ -9,6 +9,8 @@ that chose the tolerance is in docs/design/retrieval-cache.md ("Hit order").
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Iterator, Sequence
 
 SCORE_TOLERANCE = 1e-5
@@ -37,26 +39,42 @@ def ranked(
     complete: bool,
     tolerance: float = SCORE_TOLERANCE,
 ) -> list[tuple[int, float]] | None:
-    """The hits among candidates ``ids`` / ``scores``: up to ``k`` ``(entry_id, score)``, best tie group first.
+    """The hits among candidates ``ids`` / ``scores``, best score first as FAISS returns them: up to ``k``
+    ``(entry_id, score)``, best tie group first.
 
     A tie group is kept whole when its best score reaches ``threshold`` and dropped whole when not; in a kept group
     lower entry ids come first, and a group straddling ``k`` gives its lowest ids. Candidates with id -1 (FAISS
     found nothing) or a NaN score are not hits. ``None`` when the candidates are not ``complete`` (the bank has
     more) and the last kept group reaches their end: it may go on past them, so fetch more and ask again.
+    It runs after every search: when the first ``k + 1`` scores are all further apart than ``tolerance`` (most
+    searches), every group is one entry and the first ``k`` candidates above the threshold are the hits.
     """
-    found = sorted(
-        ((score, entry_id) for score, entry_id in zip(scores, ids, strict=True) if entry_id >= 0 and score == score),
-        key=lambda pair: -pair[0],
-    )
-    ordered = [score for score, _ in found]
+    head = scores[: k + 1]
+    if (complete or len(scores) > k) and (len(head) < 2 or min(map(operator.sub, head, head[1:])) > tolerance):
+        return [(i, s) for i, s in zip(ids[:k], scores[:k], strict=True) if s >= threshold and i >= 0]
     hits: list[tuple[int, float]] = []
-    for group in tie_groups(ordered, tolerance):
-        if len(hits) >= k or ordered[group.start] < threshold:
-            break
-        if group.stop == len(found) and not complete:
-            return None
-        hits.extend(sorted((entry_id, score) for score, entry_id in found[group.start : group.stop]))
-    return hits[:k]
+    group = 0  # where the current tie group starts in ``hits``
+    previous = math.inf
+    for entry_id, score in zip(ids, scores, strict=True):
+        if entry_id < 0 or math.isnan(score):
+            continue
+        if previous - score > tolerance:  # a new group: the previous one is complete
+            if len(hits) >= k or score < threshold:
+                return _by_id_from(hits, group)[:k]
+            _by_id_from(hits, group)
+            group = len(hits)
+        hits.append((entry_id, score))
+        previous = score
+    if hits and not complete:
+        return None
+    return _by_id_from(hits, group)[:k]
+
+
+def _by_id_from(hits: list[tuple[int, float]], start: int) -> list[tuple[int, float]]:
+    """``hits`` with its tail from ``start`` (one tie group) sorted by entry id, in place."""
+    if len(hits) - start > 1:
+        hits[start:] = sorted(hits[start:])
+    return hits
 
 
 def same_hits(
