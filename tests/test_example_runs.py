@@ -9,14 +9,13 @@ longer rerun identical, or the run format so that they no longer import, this fa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import faiss
 import numpy as np
 import pytest
-import torch
 from click.testing import CliRunner
+from thread_support import restore_threads, set_threads  # noqa: F401 (restore_threads: a fixture)
 
 from cli import main
 from p2w_runtime.demo.examples import example_run_bundles
@@ -60,34 +59,23 @@ def as_if_built_elsewhere(cache: Path, seed: int) -> dict[Path, bytes]:
     return written
 
 
-@pytest.fixture
-def threads() -> Iterator[None]:
-    """Restores FAISS's and torch's thread counts after the test sets its own."""
-    faiss_threads, torch_threads = faiss.omp_get_max_threads(), torch.get_num_threads()
-    yield
-    faiss.omp_set_num_threads(faiss_threads)
-    torch.set_num_threads(torch_threads)
-
-
-def set_threads(count: int) -> None:
-    faiss.omp_set_num_threads(count)
-    torch.set_num_threads(count)
+def threads(count: int) -> None:
+    set_threads(count)
     load_embedder().forget_queries()  # the rerun encodes its queries again, with these threads
 
 
+@pytest.mark.usefixtures("restore_threads")
 @pytest.mark.parametrize("bundle", example_run_bundles(), ids=lambda p: p.stem)
-def test_a_bundled_run_reruns_identical_here_and_as_another_machine_would(
-    bundle: Path, tmp_path: Path, threads: None
-) -> None:
+def test_a_bundled_run_reruns_identical_here_and_as_another_machine_would(bundle: Path, tmp_path: Path) -> None:
     cache, db = tmp_path / "cache", tmp_path / "here" / "examples.db"
     for folder in ("here", "elsewhere", "there"):
         (tmp_path / folder).mkdir()
     invoke("--db", str(db), "import", str(bundle))
-    set_threads(1)
+    threads(1)
     rerun_identical(db, bundle.stem, cache)  # from the files it carries; builds the index cache
 
     written = as_if_built_elsewhere(cache, seed=len(bundle.stem))
-    set_threads(3)
+    threads(3)
     rerun_identical(db, bundle.stem, cache)
     assert {path: path.read_bytes() for path in written} == written, "the rerun searched the moved vectors"
 
@@ -95,5 +83,5 @@ def test_a_bundled_run_reruns_identical_here_and_as_another_machine_would(
     invoke("--db", str(db), "export", bundle.stem, "-o", str(moved))
     other = tmp_path / "there" / "other.db"
     invoke("--db", str(other), "import", str(moved))
-    set_threads(2)
+    threads(2)
     rerun_identical(other, bundle.stem, cache)

@@ -9,10 +9,9 @@ import asyncio
 import random
 from collections.abc import Iterator
 
-import faiss
 import msgspec
 import pytest
-import torch
+from thread_support import restore_threads, set_threads  # noqa: F401 (restore_threads: a fixture)
 
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.demo.sample import sample_history_dir
@@ -61,28 +60,16 @@ def retriever(tmp_path_factory: pytest.TempPathFactory) -> HistoryRetriever:
     return HistoryRetriever(sample_history_dir(), load_embedder(), tmp_path_factory.mktemp("cache"))
 
 
-def _threads(count: int) -> None:
-    faiss.omp_set_num_threads(count)
-    torch.set_num_threads(count)
-
-
-@pytest.fixture
-def restore_threads() -> Iterator[None]:
-    faiss_threads, torch_threads = faiss.omp_get_max_threads(), torch.get_num_threads()
-    yield
-    faiss.omp_set_num_threads(faiss_threads)
-    torch.set_num_threads(torch_threads)
-
-
 def _search_all(retriever: HistoryRetriever, queries: list[tuple[str, str]]) -> list[list[tuple[int, int, float]]]:
     retriever.embedder.forget_queries()  # each query encoded again, with the threads set now
     return [[(h.entry_id, h.rank, h.score) for h in retriever.search(p, q)] for p, q in queries]
 
 
-def test_the_same_queries_with_one_thread_and_several_give_the_same_hits(retriever, queries, restore_threads):
-    _threads(1)
+@pytest.mark.usefixtures("restore_threads")
+def test_the_same_queries_with_one_thread_and_several_give_the_same_hits(retriever, queries):
+    set_threads(1)
     alone = _search_all(retriever, queries)
-    _threads(4)
+    set_threads(4)
     several = _search_all(retriever, queries)
     assert [[(i, r) for i, r, _ in hits] for hits in several] == [[(i, r) for i, r, _ in hits] for hits in alone]
     for one, many in zip(alone, several, strict=True):
@@ -153,13 +140,14 @@ def _bank_with_a_tie_group(size: int) -> list[MemoryEntry]:
     return [other[0], *same[: size // 2], other[1], *same[size // 2 :], other[2]]
 
 
-def test_a_tie_group_straddling_k_gives_its_lowest_entry_ids_with_one_thread_or_several(tmp_path, restore_threads):
+@pytest.mark.usefixtures("restore_threads")
+def test_a_tie_group_straddling_k_gives_its_lowest_entry_ids_with_one_thread_or_several(tmp_path):
     """30 entries share a score; k cuts through them after more candidates than are fetched past k at first."""
     bank = _bank_with_a_tie_group(30)
     index = HistoryIndex.open(bank, load_embedder(), tmp_path)
     tied = [i for i, e in enumerate(bank) if e.object == "trail running shoes size 10.5"]
     for threads in (1, 4):
-        _threads(threads)
+        set_threads(threads)
         for k in (1, 5, 25, 31):
             hits = index.search("trail running shoes", k=k, threshold=0.0)
             assert [h.entry_id for h in hits][: min(k, 30)] == tied[: min(k, 30)], (threads, k)
