@@ -66,7 +66,7 @@ def _decision(p: AnyPayload) -> tuple[str, int | None, Any] | None:
     if isinstance(p, HistoryQuery):
         return "query", p.step, (p.phase, p.query)
     if isinstance(p, HistoryRetrieval):
-        return "retrieval", p.step, [hit.entry_id for hit in p.hits]
+        return "retrieval", p.step, [(hit.entry_id, hit.score) for hit in p.hits]
     if isinstance(p, Rationale):
         return "rationale", p.step, (p.source, p.text, tuple(p.cited_entry_ids))
     if isinstance(p, Action):

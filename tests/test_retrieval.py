@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from p2w_runtime.retrieval import HistoryIndex, RetrievalError, SearchHit, load_embedder
+from p2w_runtime.retrieval import SCORE_TOLERANCE, HistoryIndex, RetrievalError, SearchHit, load_embedder
 from p2w_runtime.retrieval._cache import EMBEDDINGS_FILE, INDEX_FILE, MANIFEST_FILE
 from schemas import MemoryEntry
 
@@ -79,9 +79,15 @@ def only_folder(cache_dir: Path) -> Path:
 
 
 def brute_force(vectors: np.ndarray, query: np.ndarray, k: int, threshold: float) -> list[tuple[int, float]]:
-    scores = vectors @ query
-    order = np.argsort(-scores, kind="stable")[:k]
-    return [(int(i), float(scores[i])) for i in order if scores[i] >= threshold]
+    """numpy's scores in the documented order: scores chained within SCORE_TOLERANCE are one group, ordered by
+    entry id and kept whole when the group's best reaches the threshold, then cut at k."""
+    scores = vectors.astype(np.float64) @ query.astype(np.float64)
+    by_score = np.argsort(-scores, kind="stable")
+    group = np.concatenate([[0], np.cumsum(-np.diff(scores[by_score]) > SCORE_TOLERANCE)])
+    best = scores[by_score][np.searchsorted(group, group)]  # each group's first (highest) score
+    within = np.lexsort((by_score, group))  # by group, then by entry id
+    order = by_score[within][best[within] >= threshold][:k]
+    return [(int(i), float(scores[i])) for i in order]
 
 
 def test_first_open_encodes_key_texts_and_second_open_encodes_nothing(embedder, entries, tmp_path):

@@ -19,6 +19,7 @@ from p2w_runtime.domain.trajectory import (
     RetrievalRecord,
 )
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
+from p2w_runtime.retrieval import same_hits
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +40,8 @@ def decision(record: EpisodeRecord) -> Decision | None:
     if isinstance(record, HistoryAccess):
         return Decision("query", record.step, (record.phase, record.query), record.query)
     if isinstance(record, RetrievalRecord):
-        ids = [hit.entry_id for hit in record.hits]
-        return Decision("retrieval", record.step, ids, f"entries {ids}")
+        hits = [(hit.entry_id, hit.score) for hit in record.hits]
+        return Decision("retrieval", record.step, hits, f"entries {[entry_id for entry_id, _ in hits]}")
     if isinstance(record, RationaleRecord):
         value = (record.source, record.text, record.cited_entry_ids)
         return Decision("rationale", record.step, value, f"{record.source}: {record.text}")
@@ -75,7 +76,7 @@ def first_mismatch(
     """None when every decision is the same; a seam's divergence wins where the rerun stopped because of it."""
     was, now = decisions(recorded), decisions(rerun)
     for old, new in zip(was, now, strict=False):
-        if old.value == new.value:
+        if _same(old, new):
             continue
         if seam is not None and new.kind == "end":
             return seam
@@ -86,6 +87,17 @@ def first_mismatch(
     if len(was) != len(now):  # only an unfinished recording or rerun gets here
         return seam or Mismatch(None, "ends earlier" if len(now) < len(was) else "ends later", None, None)
     return None
+
+
+def _same(old: Decision, new: Decision) -> bool:
+    """Retrievals are the same answer by ``same_hits``: ties as sets, scores within ``SCORE_TOLERANCE``."""
+    if old.kind == new.kind == "retrieval":
+        return same_hits(old.value, new.value)
+    return old.value == new.value
+
+
+def _scores_shown(hits: Sequence[tuple[int, float | None]]) -> str:
+    return "entries [" + ", ".join(f"{entry_id} ({score:.6f})" for entry_id, score in hits if score is not None) + "]"
 
 
 def _end(decided: Sequence[Decision]) -> str | None:
@@ -106,4 +118,6 @@ def _mismatch(old: Decision, new: Decision) -> Mismatch:
         kind = "action differs"
     else:
         kind = _KINDS[old.kind]
+        if old.kind == new.kind == "retrieval" and old.shown == new.shown:  # the same entries: a score is what differs
+            return Mismatch(step, kind, _scores_shown(old.value), _scores_shown(new.value))
     return Mismatch(step, kind, old.shown, new.shown)

@@ -9,6 +9,7 @@ from p2w_runtime.retrieval._embedder import load_embedder
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._events import retrieval_events
 from p2w_runtime.retrieval._index import DEFAULT_K, DEFAULT_THRESHOLD, HistoryIndex, SearchHit
+from p2w_runtime.retrieval._order import SCORE_TOLERANCE, ranked, same_hits, tie_groups
 from p2w_runtime.retrieval._retriever import HistoryRetriever
 
 __all__ = [
@@ -17,10 +18,14 @@ __all__ = [
     "HistoryIndex",
     "HistoryRetriever",
     "IndexSummary",
+    "SCORE_TOLERANCE",
     "RetrievalError",
     "SearchHit",
     "index_hash",
     "index_history",
     "load_embedder",
+    "ranked",
     "retrieval_events",
+    "same_hits",
+    "tie_groups",
 ]

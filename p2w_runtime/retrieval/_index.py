@@ -15,11 +15,15 @@ from p2w_runtime.data import memory_bank_hash
 from p2w_runtime.retrieval import _cache
 from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback
 from p2w_runtime.retrieval._errors import RetrievalError
+from p2w_runtime.retrieval._order import ranked
 from schemas import MemoryEntry, RetrievalHit
 
 DEFAULT_K = 20
 DEFAULT_THRESHOLD = 0.5
 """Persona2Web's retrieval settings: top 20 entries with cosine similarity of at least 0.5."""
+
+_EXTRA_CANDIDATES = 10
+"""Candidates fetched past ``k``, enough for the tie groups of the bundled banks (at most 6 entries share a score)."""
 
 log = structlog.get_logger()
 
@@ -147,19 +151,26 @@ class HistoryIndex:
     def search_vector(
         self, vector: np.ndarray, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD
     ) -> list[SearchHit]:
-        """``search`` for a query already encoded (by the same embedder)."""
+        """``search`` for a query already encoded (by the same embedder).
+
+        Hits are in ``ranked`` order (tie groups by entry id, docs/design/retrieval-cache.md "Hit order"), so a few
+        candidates past ``k`` are fetched: a tie group straddling ``k`` is cut by id, not by FAISS's tie order.
+        """
         if k < 1:
             raise RetrievalError(f"k must be at least 1, got {k}")
         entries = self._entries
-        found_scores, found_ids = self._index.search(vector.reshape(1, -1), min(k, len(entries)))
-        (scores,), (ids,) = found_scores.tolist(), found_ids.tolist()  # the one query's row, as Python numbers
-        # Scores descend, so the filter cuts a tail and ranks stay 1..n. FAISS fills results it could not find
-        # (a NaN query) with id -1. Filtered here, not by a numpy mask: on 20 values the mask cost ~10 us more.
-        return [
-            _new_hit((entry_id, rank, score, entries[entry_id]))
-            for rank, score, entry_id in zip(range(1, len(ids) + 1), scores, ids, strict=True)
-            if score >= threshold and entry_id >= 0
-        ]
+        query = vector.reshape(1, -1)
+        fetch = min(k + _EXTRA_CANDIDATES, len(entries))
+        while True:
+            found_scores, found_ids = self._index.search(query, fetch)
+            (scores,), (ids,) = found_scores.tolist(), found_ids.tolist()  # the one query's row, as Python numbers
+            hits = ranked(ids, scores, k, threshold, complete=fetch == len(entries))
+            if hits is not None:
+                return [
+                    _new_hit((entry_id, rank, score, entries[entry_id]))
+                    for rank, (entry_id, score) in enumerate(hits, start=1)
+                ]
+            fetch = min(2 * fetch, len(entries))  # the tie group at the cut goes on past the candidates
 
 
 def _flat_index(embeddings: np.ndarray) -> faiss.Index:
