@@ -1,9 +1,12 @@
-"""Start-up cost of ``p2w-rt --help``, ``runs`` and ``show RUN``: CPU and wall of each, against ``python -c pass``.
+"""Start-up cost of every daily command (``--help``, ``runs``, ``show``, ``metrics``, ``replay --judge rubric-rules``,
+``classify``, ``diff``, ``verify``): CPU and wall of each, against ``python -c pass``.
 
 A command a researcher types many times a day should answer at once; what it costs before it does anything is the
 imports. Each command runs as a fresh subprocess, N times; the figure is the best run (least noise on a shared
 machine), CPU being user+sys of the child (``resource.getrusage(RUSAGE_CHILDREN)`` deltas). ``runs`` and ``show``
-read a small SQLite store built once by importing the bundled ``earlier`` example run. Each command runs once
+read a small SQLite store built once by importing the bundled ``earlier`` and ``later`` example runs, judged and
+classified once, so that ``replay`` and ``classify`` time what a second pass costs: start-up, and finding every
+episode cached. Each command runs once
 first with bytecode writing on (``PYTHONDONTWRITEBYTECODE`` removed), so that what is timed is an installed
 command's start, not Python compiling our modules again on every run.
 
@@ -37,6 +40,7 @@ STORE_FLOOR = (
 collector set as a command sets it while it starts: what ``runs`` and ``show`` cost before they import anything
 else."""
 RUN = "earlier"
+LATER = "later"
 HERE = Path(__file__).resolve().parent.parent
 
 
@@ -61,9 +65,24 @@ def measure(command: list[str], envs: list[dict[str, str]], repeat: int) -> list
     return [(min(cpu for cpu, _ in r), min(wall for _, wall in r)) for r in runs]
 
 
+COMMANDS = (
+    ("--help", ["--help"]),
+    ("runs", ["runs"]),
+    (f"show {RUN}", ["show", RUN]),
+    (f"metrics {RUN}", ["metrics", RUN]),
+    ("replay (cached)", ["replay", RUN, "--judge", "rubric-rules"]),
+    ("classify (cached)", ["classify", RUN]),
+    (f"diff {RUN} {LATER}", ["diff", RUN, LATER]),
+    ("verify", ["verify"]),
+)
+
+
 def build(db: Path, env: dict[str, str]) -> None:
-    bundle = next(path for path in example_run_bundles() if path.stem == RUN)
-    subprocess.run([CLI, "--db", str(db), "import", str(bundle)], env=env, check=True, stdout=subprocess.DEVNULL)
+    for bundle in example_run_bundles():
+        subprocess.run([CLI, "--db", str(db), "import", str(bundle)], env=env, check=True, stdout=subprocess.DEVNULL)
+    for run in (RUN, LATER):
+        for tail in (["replay", run, "--judge", "rubric-rules"], ["classify", run]):
+            subprocess.run([CLI, "--db", str(db), *tail], env=env, check=True, stdout=subprocess.DEVNULL)
 
 
 def main() -> None:
@@ -85,19 +104,18 @@ def main() -> None:
             f"best of {args.repeat}; load average {load:.1f}; "
             f"python -c pass: cpu {base_cpu:.3f} s, wall {base_wall:.3f} s"
         )
-        header = f"{'command':<16} {'cpu s':>7} {'x pass':>7} {'wall s':>7} {'x pass':>7}"
+        header = f"{'command':<18} {'cpu s':>7} {'x pass':>7} {'wall s':>7} {'x pass':>7}"
         print(header + ("" if args.before is None else f"   {'before':>7} {'x pass':>7} {'wall s':>7}"))
-        commands = [("--help", ["--help"]), ("runs", ["runs"]), (f"show {RUN}", ["show", RUN])]
-        for name, tail in commands:
+        for name, tail in COMMANDS:
             results = measure([CLI, "--db", str(db), *tail], envs, args.repeat)
             (cpu, wall), earlier = results[0], results[1:]
-            line = f"{name:<16} {cpu:>7.3f} {cpu / base_cpu:>7.1f} {wall:>7.3f} {wall / base_wall:>7.1f}"
+            line = f"{name:<18} {cpu:>7.3f} {cpu / base_cpu:>7.1f} {wall:>7.3f} {wall / base_wall:>7.1f}"
             for b_cpu, b_wall in earlier:
                 line += f"   {b_cpu:>7.3f} {b_cpu / base_cpu:>7.1f} {b_wall:>7.3f}"
             print(line)
         for name, code in (("floor", "import sqlalchemy.ext.asyncio"), ("store floor", STORE_FLOOR)):
             [(cpu, wall)] = measure([sys.executable, "-c", code], [env], args.repeat)
-            print(f"{name:<16} {cpu:>7.3f} {cpu / base_cpu:>7.1f} {wall:>7.3f} {wall / base_wall:>7.1f}")
+            print(f"{name:<18} {cpu:>7.3f} {cpu / base_cpu:>7.1f} {wall:>7.3f} {wall / base_wall:>7.1f}")
         print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

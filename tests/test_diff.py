@@ -238,6 +238,18 @@ def test_jaccard_of_retrieved_entries() -> None:
     assert jaccard(frozenset(), frozenset()) is None
 
 
+def test_mcnemar_exact_agrees_with_scipys_binomial_test() -> None:
+    """The p-value summed in integers is scipy's two-sided ``binomtest`` at p = 0.5, over every count up to 60 and a
+    few large ones."""
+    from scipy.stats import binomtest
+
+    cases = [(g, lost) for g in range(31) for lost in range(31)] + [(400, 350), (1000, 1100), (7, 900)]
+    for gained, lost in cases:
+        if gained + lost:
+            expected = binomtest(gained, gained + lost, 0.5, alternative="two-sided").pvalue
+            assert mcnemar_exact(gained, lost) == pytest.approx(expected, rel=1e-9, abs=1e-300), (gained, lost)
+
+
 def test_mcnemar_exact_is_a_binomial_test_of_discordant_pairs() -> None:
     assert mcnemar_exact(0, 0) == 1.0
     assert mcnemar_exact(1, 1) == 1.0

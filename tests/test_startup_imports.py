@@ -116,6 +116,32 @@ def test_show_lists_a_run_without_the_heavy_libraries(tmp_path: Path, db: Path) 
     assert not modules & unwanted, sorted(modules & unwanted)
 
 
+DAILY = (
+    ("replay", "earlier", "--judge", "rubric-rules"),
+    ("classify", "earlier"),
+    ("metrics", "earlier"),
+    ("diff", "earlier", "later"),
+    ("verify",),
+)
+"""The commands a researcher runs over recorded runs every day, in an order where each finds what it reads: the first
+two judge and classify (appending), the rest read."""
+
+
+def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Path) -> None:
+    """Judging with rules, classifying, metrics, diff and verify call no model and run only statements compiled
+    ahead: none loads openai, torch, scipy or the rest, nor SQLAlchemy (issue 37; ``bench_startup.py`` times them)."""
+    path = tmp_path / "daily.db"
+    for bundle in example_run_bundles():
+        args = ["--db", str(path), "--log-file", str(tmp_path / "log"), "import", str(bundle)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+    unwanted = {*HEAVY, "sqlalchemy", "sqlmodel", "p2w_runtime.store._tables"}
+    for command in DAILY:
+        modules, out = _loaded(tmp_path, "--db", str(path), *command)
+        assert out.strip(), command
+        assert not modules & unwanted, (command, sorted(modules & unwanted))
+
+
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
 def test_print_table_draws_what_rich_table_draws(terminal: bool) -> None:
     """``runs`` and ``show RUN`` print with ``print_table`` instead of importing ``rich.table``: the same bytes,

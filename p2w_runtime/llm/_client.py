@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
 import structlog
 from pydantic import BaseModel
 
@@ -109,7 +108,10 @@ class LlmClient:
         self.max_repairs = max_repairs
         add_secret(api_key)
         add_url_credentials(base_url)
+        import openai  # loaded when a client is made: a command that never calls a model never pays for it
+
         self._openai = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
+        self._failures: tuple[type[Exception], ...] = (openai.APIError, BadResponse)
         self._owns_transport = True
         self._sink = sink
         self._ordinals: Counter[str] = Counter()
@@ -230,7 +232,7 @@ class LlmClient:
             started = time.perf_counter()
             try:
                 completion = await self._send(messages, sent)
-            except (openai.APIError, BadResponse) as exc:
+            except self._failures as exc:
                 last = describe(exc, self.timeout_s)
                 last = Failure(redact_text(last.message), last.retriable, last.bad_response, last.retry_after)
                 await self._emit(record(attempt, time.perf_counter() - started, None, last.message))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-
-import openai
+from typing import TYPE_CHECKING
 
 from p2w_runtime.llm._request import BadResponse
+
+if TYPE_CHECKING:
+    import openai
 
 _RETRIED_STATUSES = frozenset({408, 409, 429})
 
@@ -45,7 +47,10 @@ class Failure:
     retry_after: float | None = None
 
 
-def describe(exc: openai.APIError | BadResponse, timeout_s: float | None) -> Failure:
+def describe(exc: Exception, timeout_s: float | None) -> Failure:
+    """``exc`` is a ``BadResponse`` or an ``openai.APIError``: the openai package is loaded once a client exists."""
+    import openai
+
     if isinstance(exc, BadResponse):
         return Failure(f"bad response: {exc}", retriable=True, bad_response=True)
     if isinstance(exc, openai.APITimeoutError):

@@ -8,11 +8,12 @@ the SQLite store runs them without importing SQLAlchemy (docs/design/startup.md,
 
 from __future__ import annotations
 
+import pprint
 import textwrap
 from importlib import import_module
 from pathlib import Path
 
-from p2w_runtime.store._sql_base import FIXED, Compiled
+from p2w_runtime.store._sql_base import FIXED, SKIPPING_DUPLICATES, Compiled, or_skip_name
 
 TARGET = Path(__file__).with_name("_sqlite_statements.py")
 _HEADER = '''"""The ``FIXED`` statements compiled for SQLite, and the tables a set-up store holds: what opening and
@@ -31,9 +32,12 @@ def compiled_for_sqlite() -> tuple[frozenset[str], dict[str, Compiled]]:
     from p2w_runtime.store._core import EVENTS  # every table declared
 
     import_module("p2w_runtime.store._sql")  # every FIXED statement registered
+    store = import_module("p2w_runtime.store.sqlite").SqliteEventStore
     dialect = create_async_engine("sqlite+aiosqlite://").dialect
-    tables = frozenset(EVENTS.metadata.tables)
-    return tables, {name: Compiled.of(build(), dialect) for name, build in sorted(FIXED.items())}
+    tables = EVENTS.metadata.tables
+    statements = {name: build() for name, build in FIXED.items()}
+    statements |= {or_skip_name(t): store._insert_ignoring_duplicates(tables[t]) for t in SKIPPING_DUPLICATES}
+    return frozenset(tables), {name: Compiled.of(statements[name], dialect) for name in sorted(statements)}
 
 
 def source() -> str:
@@ -49,8 +53,11 @@ def source() -> str:
             for piece in textwrap.wrap(part, 90, drop_whitespace=False, replace_whitespace=False):
                 lines.append(f"        {piece!r}")
         lines[-1] += ","
-        lines.append(f"        {statement.names!r},")
-        lines.append(f"        {statement.defaults!r},")
+        names = pprint.pformat(statement.names, width=110, compact=True)
+        lines += [f"        {line}" for line in names.splitlines()]
+        lines[-1] += ","
+        defaults = {name: value for name, value in statement.defaults.items() if value is not None}
+        lines.append(f"        {defaults!r},")
         lines.append("    ),")
     lines += ["}", "# fmt: on", ""]
     return _HEADER + "\n".join(lines)

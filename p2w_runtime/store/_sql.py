@@ -18,7 +18,7 @@ from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._rows import decompress_blob, row_to_event
 from p2w_runtime.store._sql_append import SqlAppending
-from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, fixed
+from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, chunk_values, fixed, in_chunk
 from p2w_runtime.store._sql_pages import (
     AT_EVENT,
     BY_CHAINED,
@@ -78,6 +78,68 @@ def _all_after(*, segments_too: bool) -> ClauseElement:
     return _page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments_too)
 
 
+def _one_stream(*, segments_too: bool) -> ClauseElement:
+    """A page of ``read_stream``: the stream is bound, so one statement compiled ahead reads any stream."""
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    stream: BindParameter[str] = sa.bindparam("stream", value="")
+    e, s = core.EVENTS.c, core.SEGMENTS.c
+    rows = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > after).order_by(e.seq)
+    return _page_of(rows, ("seq",), (s.stream == stream, s.last_seq > after), s.last_seq, segments_too=segments_too)
+
+
+def _streams_page(columns: Sequence[Any], *, segments_too: bool) -> ClauseElement:
+    """A page of ``read_streams`` / ``read_chained`` over ``ID_CHUNK`` streams bound as an ``in_chunk``."""
+    after_stream: BindParameter[str] = sa.bindparam("after_stream", value="")
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    listed = in_chunk()
+    e, s = core.EVENTS.c, core.SEGMENTS.c
+    rows = (
+        sa.select(*columns)
+        .where(
+            e.stream.in_(listed),
+            # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
+            sa.or_(after_stream < e.stream, sa.and_(after_stream == e.stream, e.seq > after)),
+        )
+        .order_by(e.stream, e.seq)
+    )
+    segments = (
+        s.stream.in_(listed),
+        sa.or_(after_stream < s.stream, sa.and_(after_stream == s.stream, s.last_seq > after)),
+    )
+    by = ("stream", "seq")
+    return _page_of(rows, by, segments, s.stream, s.last_seq, segments_too=segments_too)
+
+
+@fixed
+def _streams_events() -> ClauseElement:
+    return _streams_page(core.EVENT_COLUMNS, segments_too=False)
+
+
+@fixed
+def _streams_events_with_segments() -> ClauseElement:
+    return _streams_page(core.EVENT_COLUMNS, segments_too=True)
+
+
+@fixed
+def _streams_chained() -> ClauseElement:
+    return _streams_page(core.CHAINED_COLUMNS, segments_too=False)
+
+
+@fixed
+def _streams_chained_with_segments() -> ClauseElement:
+    return _streams_page(core.CHAINED_COLUMNS, segments_too=True)
+
+
+@fixed
+def _stream_events() -> ClauseElement:
+    return _one_stream(segments_too=False)
+
+
+@fixed
+def _stream_events_with_segments() -> ClauseElement:
+    return _one_stream(segments_too=True)
+
+
 @fixed
 def _events_after() -> ClauseElement:
     return _all_after(segments_too=False)
@@ -98,6 +160,64 @@ def _page_of(
         return without_segments(rows)
     query = with_segments(rows, segments, sa.bindparam("segment_limit", value=0), *order)
     return query.order_by(*(query.selected_columns[name] for name in by))
+
+
+def _heads(stream: ColumnElement[str], seq: ColumnElement[int], hash_: Any, type_: Any) -> ClauseElement:
+    """Each stream's last (seq, hash, type) held in one table, for streams starting with ``:prefix`` ('' for all).
+
+    The prefix is compared as a ``substr``, not a ``LIKE``: the statement is compiled once for every prefix, and a
+    bound ``LIKE`` pattern would need its ``%`` and ``_`` escaped by the caller."""
+    prefix: BindParameter[str] = sa.bindparam("prefix", value="", type_=sa.String)
+    heads = (
+        sa.select(stream, sa.func.max(seq).label("seq"))
+        .where(sa.func.substr(stream, 1, sa.func.length(prefix)) == prefix)
+        .group_by(stream)
+        .subquery()
+    )
+    return sa.select(stream, seq, hash_, type_).join(heads, (stream == heads.c.stream) & (seq == heads.c.seq))
+
+
+@fixed
+def _stream_heads() -> ClauseElement:
+    e = core.EVENTS.c
+    return _heads(e.stream, e.seq, e.hash, e.type)
+
+
+@fixed
+def _segment_heads() -> ClauseElement:
+    s = core.SEGMENTS.c
+    return _heads(s.stream, s.last_seq, s.head_hash, s.last_type)
+
+
+@fixed
+def _blob_hashes() -> ClauseElement:
+    b = core.BLOBS.c
+    after: BindParameter[str] = sa.bindparam("after", value="")
+    return sa.select(b.sha256).where(b.sha256 > after).order_by(b.sha256).limit(sa.bindparam("limit", value=0))
+
+
+@fixed
+def _claim_holder() -> ClauseElement:
+    c = core.CLAIMS.c
+    return sa.select(c.owner, c.host, c.pid, c.claimed_at).where(c.key == sa.bindparam("key"))
+
+
+@fixed
+def _drop_claim() -> ClauseElement:
+    return sa.delete(core.CLAIMS).where(core.CLAIMS.c.key == sa.bindparam("key"))
+
+
+@fixed
+def _insert_claim() -> ClauseElement:
+    c = core.CLAIMS.c
+    columns = (c.key, c.owner, c.host, c.pid, c.claimed_at)
+    return sa.insert(core.CLAIMS).values({column: sa.bindparam(column.key) for column in columns})
+
+
+@fixed
+def _release_claim() -> ClauseElement:
+    c = core.CLAIMS.c
+    return sa.delete(core.CLAIMS).where(c.key == sa.bindparam("key"), c.owner == sa.bindparam("owner"))
 
 
 def _all_page(
@@ -146,47 +266,36 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
         return None
 
     def read_stream(self, stream: str, *, after_seq: int = 0) -> AsyncIterator[StoredEvent]:
-        after: BindParameter[int] = sa.bindparam("after", value=0)
-        e, s = core.EVENTS.c, core.SEGMENTS.c
-        rows = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > after).order_by(e.seq)
-        page = self._page(rows, ("seq",), (s.stream == stream, s.last_seq > after), s.last_seq)
-        return self._merged([page], PAGE_SIZE, BY_SEQ, (after_seq,), row_to_event, segment_stored)
+        page = self._with_segments("stream_events")
+        one = {"stream": stream}
+        return self._merged([page], PAGE_SIZE, BY_SEQ, (after_seq,), row_to_event, segment_stored, values=one)
 
     def read_streams(self, streams: Sequence[str]) -> AsyncIterator[StoredEvent]:
         """Up to ``ID_CHUNK`` streams per query, paged on (stream, seq) with ``STREAMS_PAGE`` pages: reading a
         run's episodes one query each cost more than decoding them (docs/design/projection.md)."""
-        pages = self._streams_pages(streams, core.EVENT_COLUMNS)
-        return self._merged(pages, PAGE_SIZE * STREAMS_PAGE, BY_STREAM_SEQ, ("", 0), row_to_event, segment_stored)
+        return self._of_streams("streams_events", streams, BY_STREAM_SEQ, row_to_event, segment_stored)
 
     def read_chained(self, streams: Sequence[str]) -> AsyncIterator[ChainedEvent]:
         """``read_streams`` selecting only a ``ChainedEvent``'s columns, each row made one in a step."""
-        pages = self._streams_pages(streams, core.CHAINED_COLUMNS)
         make = partial(tuple.__new__, ChainedEvent)
-        return self._merged(pages, PAGE_SIZE * STREAMS_PAGE, BY_CHAINED, ("", 0), make, segment_chained)
+        return self._of_streams("streams_chained", streams, BY_CHAINED, make, segment_chained)
 
-    def _streams_pages(self, streams: Sequence[str], columns: Sequence[Any]) -> list[Compiled]:
+    async def _of_streams(
+        self,
+        name: str,
+        streams: Sequence[str],
+        order: Order,
+        make: Callable[[tuple[Any, ...]], _Read],
+        make_segment: Callable[[tuple[Any, ...]], list[_Read]],
+    ) -> AsyncIterator[_Read]:
+        """The statement ``name`` (compiled ahead: ``_streams_page``) over ``streams``, ``ID_CHUNK`` at a time."""
+        page = self._with_segments(name)
         names = sorted(set(streams))
-        after_stream: BindParameter[str] = sa.bindparam("after_stream", value="")
-        after: BindParameter[int] = sa.bindparam("after", value=0)
-        e, s = core.EVENTS.c, core.SEGMENTS.c
-        pages = []
         for i in range(0, len(names), ID_CHUNK):
-            chunk = names[i : i + ID_CHUNK]
-            rows = (
-                sa.select(*columns)
-                .where(
-                    e.stream.in_(chunk),
-                    # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
-                    sa.or_(after_stream < e.stream, sa.and_(after_stream == e.stream, e.seq > after)),
-                )
-                .order_by(e.stream, e.seq)
-            )
-            segments = (
-                s.stream.in_(chunk),
-                sa.or_(after_stream < s.stream, sa.and_(after_stream == s.stream, s.last_seq > after)),
-            )
-            pages.append(self._page(rows, ("stream", "seq"), segments, s.stream, s.last_seq))
-        return pages
+            size = PAGE_SIZE * STREAMS_PAGE
+            listed = chunk_values(names[i : i + ID_CHUNK])
+            async for item in self._merged([page], size, order, ("", 0), make, make_segment, values=listed):
+                yield item
 
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
@@ -215,18 +324,20 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
         start: tuple[Any, ...],
         make: Callable[[tuple[Any, ...]], _Read],
         make_segment: Callable[[tuple[Any, ...]], list[_Read]],
+        values: dict[str, Any] | None = None,
     ) -> AsyncIterator[_Read]:
         """The events of each statement of ``pages`` in turn, a page at a time (a slow consumer never holds a
         snapshot open): up to ``size`` rows, ``make`` turning each into what is yielded, and segments, each
         ``make_segment`` turning into its events, merged in ``order``; the first page after the key ``start``.
 
         A page is complete up to the key of its last row, if it holds ``size`` of them, and of its last segment, if
-        it holds as many as were asked for: the next page starts after the lower of the two. The next page is fetched
+        it holds as many as were asked for: the next page starts after the lower of the two. ``values`` binds what
+        every page of a statement compiled ahead shares (the stream it reads). The next page is fetched
         while this one is handed out, so the driver's thread reads while this one builds events (docs/design/store.md,
         "Third round").
         """
         per_page = segments_per_page(size)
-        limits = {"limit": size, "segment_limit": per_page}
+        limits = {"limit": size, "segment_limit": per_page, **(values or {})}
         for page in pages:
             after = start
             fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(
@@ -263,20 +374,11 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
 
     async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
         found: dict[str, StreamHead] = {}
-        e, s = core.EVENTS.c, core.SEGMENTS.c
-        tables = [(e.stream, e.seq, e.hash, e.type)]
-        if self.has_segments:
-            tables.append((s.stream, s.last_seq, s.head_hash, s.last_type))
+        names = ["stream_heads", "segment_heads"] if self.has_segments else ["stream_heads"]
         async with self._reading() as session:
-            for stream, seq, hash_, type_ in tables:
-                heads = sa.select(stream, sa.func.max(seq).label("seq")).group_by(stream)
-                if prefix is not None:
-                    heads = heads.where(stream.startswith(prefix, autoescape=True))
-                last = heads.subquery()
-                query = sa.select(stream, seq, hash_, type_).join(
-                    last, (stream == last.c[stream.name]) & (seq == last.c.seq)
-                )
-                for row in await self._fetch_once(session, query):
+            for name in names:
+                heads = self._statement(name)
+                for row in await session.fetch(heads.sql, heads.params(prefix=prefix or "")):
                     head = StreamHead(*row)
                     if head.stream not in found or found[head.stream].last_seq < head.last_seq:
                         found[head.stream] = head
@@ -290,17 +392,11 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
         return decompress_blob(sha256, *rows[0])
 
     async def blob_hashes(self) -> AsyncIterator[str]:
-        page = Compiled.of(
-            sa.select(core.BLOBS.c.sha256)
-            .where(core.BLOBS.c.sha256 > sa.bindparam("after", value=""))
-            .order_by(core.BLOBS.c.sha256)
-            .limit(PAGE_SIZE),
-            self.dialect,
-        )
+        page = self._statement("blob_hashes")
         after = ""
         while True:
             async with self._reading() as session:
-                rows = await session.fetch(page.sql, page.params(after=after))
+                rows = await session.fetch(page.sql, page.params(after=after, limit=PAGE_SIZE))
             for row in rows:
                 yield row[0]
             if len(rows) < PAGE_SIZE:
@@ -321,25 +417,24 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
 
     # -- claims --------------------------------------------------------------------------------
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
-        c = core.CLAIMS.c
-        holder_of = sa.select(c.owner, c.host, c.pid, c.claimed_at).where(c.key == key)
+        holder_of, stale, claim = (self._statement(n) for n in ("claim_holder", "drop_claim", "insert_claim"))
         async with self._writing() as session:
-            rows = await self._fetch_once(session, holder_of)
+            rows = await session.fetch(holder_of.sql, holder_of.params(key=key))
             if rows:
                 holder = ClaimHolder(*rows[0])
                 if holder.owner == me.owner:
                     return None
                 if not holder.is_stale(time.time()):
                     return holder
-                await self._fetch_once(session, sa.delete(core.CLAIMS).where(core.CLAIMS.c.key == key))
-            claim = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
-            await self._fetch_once(session, sa.insert(core.CLAIMS).values(**claim))
+                await session.fetch(stale.sql, stale.params(key=key))
+            mine = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
+            await session.fetch(claim.sql, claim.params(**mine))
         return None
 
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
+        release = self._statement("release_claim")
         async with self._writing() as session:
-            claims = core.CLAIMS
-            await self._fetch_once(session, sa.delete(claims).where(claims.c.key == key, claims.c.owner == me.owner))
+            await session.fetch(release.sql, release.params(key=key, owner=me.owner))
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -22,11 +22,12 @@ from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
 from p2w_runtime.store._rows import compress_blobs, event_to_row
 from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs
-from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase
+from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase, chunk_values, fixed, in_chunk
 from schemas import NewEvent, RunStarted, StoredEvent
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
+    from sqlalchemy.sql import ClauseElement
 else:
     sa = OnFirstUse("sqlalchemy")
 
@@ -41,6 +42,17 @@ set off full collections over the whole heap mid-append (docs/design/postgres.md
 _Rows = tuple[int, Iterable[tuple[Any, ...]], list[tuple[Any, ...]]]
 """How many events an append writes, the events rows (a list, or a generator sealing them as they are consumed),
 and the segments rows holding the rest (``_segments.py``)."""
+
+
+@fixed
+def _stored_hashes() -> ClauseElement:
+    e = core.EVENTS.c
+    return sa.select(e.event_id, e.hash).where(e.event_id.in_(in_chunk()))
+
+
+@fixed
+def _stored_blobs() -> ClauseElement:
+    return sa.select(core.BLOBS.c.sha256).where(core.BLOBS.c.sha256.in_(in_chunk()))
 
 
 class SqlAppending(SqlStoreBase):
@@ -256,10 +268,9 @@ class SqlAppending(SqlStoreBase):
 
     async def _stored_hashes(self, session: Session, event_ids: list[str]) -> dict[str, str]:
         found: dict[str, str] = {}
+        stored = self._statement("stored_hashes")
         for i in range(0, len(event_ids), ID_CHUNK):
-            e = core.EVENTS.c
-            query = sa.select(e.event_id, e.hash).where(e.event_id.in_(event_ids[i : i + ID_CHUNK]))
-            found.update(await self._fetch_once(session, query))
+            found.update(await session.fetch(stored.sql, stored.params(**chunk_values(event_ids[i : i + ID_CHUNK]))))
         return found
 
     async def _segment_hashes(
@@ -288,10 +299,10 @@ class SqlAppending(SqlStoreBase):
             return
         wanted = sorted(referenced - given - self._stored_blobs)
         present: set[str] = set()
+        stored = self._statement("stored_blobs")
         for i in range(0, len(wanted), ID_CHUNK):
-            b = core.BLOBS.c
-            query = sa.select(b.sha256).where(b.sha256.in_(wanted[i : i + ID_CHUNK]))
-            present.update(row[0] for row in await self._fetch_once(session, query))
+            rows = await session.fetch(stored.sql, stored.params(**chunk_values(wanted[i : i + ID_CHUNK])))
+            present.update(row[0] for row in rows)
         missing = set(wanted) - present
         if missing:
             raise IntegrityError(f"events reference blobs that are not stored: {', '.join(sorted(missing))[:200]}")

@@ -25,7 +25,7 @@ from p2w_runtime.store._log_end import LogEnd
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
-    from sqlalchemy import Dialect, Select
+    from sqlalchemy import BindParameter, Dialect, Select
     from sqlalchemy.ext.asyncio import AsyncEngine
     from sqlalchemy.sql import ClauseElement
 else:
@@ -35,6 +35,18 @@ _Build = TypeVar("_Build", bound="Callable[[], ClauseElement]")
 
 ID_CHUNK = 500
 """Values per ``IN (...)`` list: well under every backend's bound-parameter limit."""
+
+
+def in_chunk() -> list[BindParameter[str]]:
+    """``ID_CHUNK`` bound values ``:v0`` ... for an ``IN`` list in a statement compiled ahead (``chunk_values``)."""
+    return [sa.bindparam(f"v{n}", type_=sa.String) for n in range(ID_CHUNK)]
+
+
+def chunk_values(chunk: Sequence[str]) -> dict[str, str]:
+    """1 to ``ID_CHUNK`` values as ``in_chunk``'s parameters, padded with the last one (a repeat changes no
+    ``IN``): one statement compiled once serves every list, where compiling each list cost a SQLAlchemy import
+    at start-up and a compilation per call (docs/design/startup.md)."""
+    return {f"v{n}": chunk[min(n, len(chunk) - 1)] for n in range(ID_CHUNK)}
 
 
 class Session(ABC):
@@ -71,7 +83,8 @@ class Compiled:
         return cls(str(compiled), tuple(compiled.positiontup or ()), dict(compiled.params))
 
     def params(self, **values: Any) -> tuple[Any, ...]:
-        return tuple(values[n] if n in values else self.defaults[n] for n in self.names)
+        """The values in the statement's order; a parameter not given takes its default (None when it has none)."""
+        return tuple(values[n] if n in values else self.defaults.get(n) for n in self.names)
 
 
 FIXED: dict[str, Callable[[], ClauseElement]] = {}
@@ -87,6 +100,25 @@ def fixed(build: _Build) -> _Build:
         raise ValueError(f"FIXED statement {name!r} is registered twice")
     FIXED[name] = build
     return build
+
+
+SKIPPING_DUPLICATES = ("blobs", "run_labels", "work_items")
+"""The tables written by ``_insert_ignoring_duplicates``."""
+
+
+def or_skip_name(table: str) -> str:
+    """The name of ``table``'s insert that skips duplicates, among a backend's statements compiled ahead."""
+    return f"insert_or_skip_{table}"
+
+
+@fixed
+def _insert_events() -> ClauseElement:
+    return sa.insert(core.EVENTS)
+
+
+@fixed
+def _insert_segments() -> ClauseElement:
+    return sa.insert(core.SEGMENTS)
 
 
 @fixed
@@ -183,23 +215,28 @@ class SqlStoreBase(EventStore):
 
     @cached_property
     def _insert_events(self) -> str:
-        return self._compiled(sa.insert(core.EVENTS)).sql
+        return self._statement("insert_events").sql
 
     @cached_property
     def _insert_segments(self) -> str:
-        return self._compiled(sa.insert(core.SEGMENTS)).sql
+        return self._statement("insert_segments").sql
 
     @cached_property
     def _insert_blobs(self) -> str:
-        return self._compiled(self._insert_ignoring_duplicates(core.BLOBS)).sql
+        return self._or_skip(core.BLOBS)
 
     @cached_property
     def _insert_label(self) -> str:
-        return self._compiled(self._insert_ignoring_duplicates(core.RUN_LABELS)).sql
+        return self._or_skip(core.RUN_LABELS)
 
     @cached_property
     def _insert_work(self) -> str:
-        return self._compiled(self._insert_ignoring_duplicates(core.WORK_ITEMS)).sql
+        return self._or_skip(core.WORK_ITEMS)
+
+    def _or_skip(self, table: Any) -> str:
+        """``_insert_ignoring_duplicates(table)``, compiled ahead where the backend ships it (``or_skip_name``)."""
+        ahead = self.precompiled.get(or_skip_name(table.name))
+        return ahead.sql if ahead is not None else self._compiled(self._insert_ignoring_duplicates(table)).sql
 
     @cached_property
     def _label_holder(self) -> Compiled:
@@ -222,9 +259,12 @@ class SqlStoreBase(EventStore):
         take it here."""
         return self._writing()
 
+    @staticmethod
     @abstractmethod
-    def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
-        """An insert into ``table`` that skips a row whose primary key is already stored (a blob's hash, a label)."""
+    def _insert_ignoring_duplicates(table: Any) -> ClauseElement:
+        """An insert into ``table`` that skips a row whose primary key is already stored (a blob's hash, a label).
+
+        Each backend has its own syntax, so these are not ``FIXED``; a backend may ship them compiled ahead."""
 
     # -- shared by writing and reading -----------------------------------------------------------
     async def _position(self, session: Session) -> int:

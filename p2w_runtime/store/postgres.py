@@ -228,7 +228,8 @@ class PostgresEventStore(SqlEventStore):
         async with self._driver() as conn:
             yield _AsyncpgSession(conn)
 
-    def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
+    @staticmethod
+    def _insert_ignoring_duplicates(table: Any) -> ClauseElement:
         return pg_insert(table).on_conflict_do_nothing()
 
 

@@ -209,7 +209,8 @@ class SqliteEventStore(SqlEventStore):
         async with self._driver() as conn:
             yield _AiosqliteSession(conn)
 
-    def _insert_ignoring_duplicates(self, table: Any) -> ClauseElement:
+    @staticmethod
+    def _insert_ignoring_duplicates(table: Any) -> ClauseElement:
         from sqlalchemy.dialects.sqlite import insert
 
         return insert(table).on_conflict_do_nothing()
