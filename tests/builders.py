@@ -20,9 +20,7 @@ def episode(
 ) -> tuple[list[NewEvent], dict[str, bytes]]:
     """One finished episode with observations (each carrying a blob), actions and a final state."""
     page = page or f"<html>{task_id}</html>".encode()
-    b = EpisodeBuilder(
-        run_id, task_id, query=f"query of {task_id}", scheme=None, start_url="http://search.p2w.test/"
-    )
+    b = EpisodeBuilder(run_id, task_id, query=f"query of {task_id}", scheme=None, start_url="http://search.p2w.test/")
     for step in range(1, steps + 1):
         b.observation(step, f"http://shop.p2w.test/{step}", ax_tree=page)
         b.action(step, "click", str(step))

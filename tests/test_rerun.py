@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 
 import p2w_runtime.agent._episode as episode_module
 from cli import main
-from p2w_runtime.agent import prompts
+from p2w_runtime.agent import AGENT_NAME, prompts
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.errors import UserError
@@ -246,7 +246,7 @@ def test_fork_names_the_step_whose_page_cannot_be_reached(db: Path, tmp_path: Pa
 
     async def add() -> None:
         async with open_store(db) as store:
-            await add_run(store, "broken", [b], run_id="broken")
+            await add_run(store, "broken", [b], run_id="broken", agent=AGENT_NAME)
 
     asyncio.run(add())
     runs_before = store_size(db)

@@ -29,8 +29,6 @@ def demo_url(demo: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
         yield url
 
 
-
-
 async def _page(browser: Browser) -> tuple[Page, list[str]]:
     """A page that records every dialog (an ``alert`` from recorded content would be one)."""
     page = await browser.new_page(viewport={"width": 1400, "height": 900})

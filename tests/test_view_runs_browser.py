@@ -26,8 +26,6 @@ def demo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-
-
 async def _page(browser: Browser) -> Page:
     return await browser.new_page(viewport={"width": 1400, "height": 900})
 
