@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         WorkItem,
     )
     from p2w_runtime.store._migrate import MigrateSummary, migrate_store
-    from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
+    from p2w_runtime.store._seal import after_end_problem, head_digest, same_digest, seal_streams
     from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
     from p2w_runtime.store._sql import SqlEventStore
     from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_prefix, tree_root
@@ -66,6 +66,7 @@ _LAZY = {
     "WorkItem": "_event_store",
     "MigrateSummary": "_migrate",
     "migrate_store": "_migrate",
+    "after_end_problem": "_seal",
     "head_digest": "_seal",
     "same_digest": "_seal",
     "seal_streams": "_seal",
@@ -144,6 +145,7 @@ __all__ = [
     "KeyFileError",
     "load_private_key",
     "load_public_key",
+    "after_end_problem",
     "head_digest",
     "same_digest",
     "seal_streams",
