@@ -62,7 +62,7 @@ from schemas._payloads import (
     StreamsSealed,
     render_action,
 )
-from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
+from schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
 
 if TYPE_CHECKING:
     from schemas._agenticshop import (
@@ -134,6 +134,7 @@ __all__ = [
     "StoredEvent",
     "ChainedEvent",
     "TaskFile",
+    "NewerSchemaError",
     "UpcastError",
     "blob_hash",
     "canonical_json",
