@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         SummaryRows,
         WorkItem,
     )
+    from p2w_runtime.store._limits import MAX_BLOB_BYTES, MAX_EVENT_BYTES, TooLarge
     from p2w_runtime.store._migrate import MigrateSummary, migrate_store
     from p2w_runtime.store._seal import after_end_problem, head_digest, same_digest, seal_streams
     from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
@@ -64,6 +65,9 @@ _LAZY = {
     "Summary": "_event_store",
     "SummaryRows": "_event_store",
     "WorkItem": "_event_store",
+    "MAX_BLOB_BYTES": "_limits",
+    "MAX_EVENT_BYTES": "_limits",
+    "TooLarge": "_limits",
     "MigrateSummary": "_migrate",
     "migrate_store": "_migrate",
     "after_end_problem": "_seal",
@@ -173,6 +177,9 @@ __all__ = [
     "WorkItem",
     "MigrateSummary",
     "migrate_store",
+    "MAX_BLOB_BYTES",
+    "MAX_EVENT_BYTES",
+    "TooLarge",
     "is_postgres_url",
     "shown_url",
     "store_location",
