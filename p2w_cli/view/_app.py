@@ -104,6 +104,7 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
 
     async def api_search(request: Request) -> Response:
         return data(await queries.search(*parse_search(request.query_params)))
+
     async def episode_query(request: Request) -> EpisodePage | Response:
         """The page asked for, or, for ``?step=N``, a redirect to the page that shows step N (the fragment the
         link carries, ``#step-N`` or ``#llm-N-K``, is kept by the browser)."""
