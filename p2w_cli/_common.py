@@ -143,6 +143,29 @@ def fail_as_one_line(work: Callable[[], T]) -> T:
         sys.exit(130)
 
 
+def newer_schema(exc: BaseException) -> BaseException | None:
+    """The ``schemas.NewerSchemaError`` that ``exc`` is or holds (an exception group, a cause), else None.
+
+    An event written by a later p2w-rt can meet any command that reads events, wherever it reads them, so the one
+    line is said here, for every command. Looked up in ``sys.modules``: until the payload models are imported no
+    such error can have been raised, and the start-up of a command does not pay for importing them.
+    """
+    upcast = sys.modules.get("schemas._upcast")
+    seen: list[BaseException] = []
+    pending: list[BaseException] = [exc]
+    while upcast is not None and pending:
+        current = pending.pop()
+        if isinstance(current, upcast.NewerSchemaError):
+            return current
+        if any(current is other for other in seen):
+            continue
+        seen.append(current)
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
+
+
 class MainGroup(click.Group):
     """The root group; it keeps its command line so that ``wants_help`` can see a subcommand's ``--help``, and
     imports a command's module (``lazy``: name -> ``module:attribute``) only when the command is asked for: the
@@ -167,6 +190,11 @@ class MainGroup(click.Group):
         gc.set_threshold(_GC_THRESHOLDS[0], _GC_THRESHOLDS[1], 1000)  # see _GC_THRESHOLDS
         try:
             return super().main(*args, **kwargs)
+        except Exception as exc:
+            if (newer := newer_schema(exc)) is None:
+                raise
+            click.echo(f"error: {safe(str(newer))}", err=True)
+            sys.exit(2)
         finally:
             started_up()
 

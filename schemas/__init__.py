@@ -63,7 +63,7 @@ from schemas._payloads import (
     StreamsSealed,
     render_action,
 )
-from schemas._upcast import UpcastError, register_upcaster, unregister_upcaster, upcast
+from schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
 
 if TYPE_CHECKING:
     from schemas._agenticshop import (
@@ -136,6 +136,7 @@ __all__ = [
     "StoredEvent",
     "ChainedEvent",
     "TaskFile",
+    "NewerSchemaError",
     "UpcastError",
     "blob_hash",
     "canonical_json",

@@ -20,6 +20,14 @@ class UpcastError(ValueError):
     """A stored payload is at a version no upcaster chain leads from."""
 
 
+class NewerSchemaError(Exception):
+    """A stored payload is at a version newer than this code's model: written by a later p2w-rt.
+
+    Not a ``ValueError``, so no reader takes it for a bad payload of its own (``verify`` would call it a mismatch,
+    a bundle check a tamper): the event is fine, this code is too old, and every command says so in one line.
+    """
+
+
 def register_upcaster(event_type: str, from_version: int) -> Callable[[UpcastFn], UpcastFn]:
     """Decorator: ``fn`` lifts ``event_type`` payloads from ``from_version`` to the next one."""
 
@@ -47,7 +55,7 @@ def upcast(event_type: str, version: int, payload: dict[str, Any], target: int) 
         payload = fn(dict(payload))
         version += 1
     if version > target:
-        raise UpcastError(
+        raise NewerSchemaError(
             f"{event_type} stored at schema version {version} is newer than this code ({target}); upgrade p2w-rt"
         )
     return payload

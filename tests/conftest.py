@@ -10,6 +10,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 import pytest
+from _pytest.tmpdir import tmppath_result_key
 
 from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
@@ -42,6 +43,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    # pytest's ``tmp_path`` teardown reads what its report hook stores after the setup phase; a Ctrl-C during setup
+    # skips that hook, and the session's teardown then ended in ~70 lines of ``KeyError: StashKey``
+    item.stash.setdefault(tmppath_result_key, {})
     try:
         return (yield)
     finally:

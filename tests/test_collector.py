@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 
 import pytest
 
@@ -10,20 +11,29 @@ from p2w_runtime.collector import collector_frozen, collector_paused
 
 
 def test_a_frozen_block_leaves_what_was_alive_out_of_collections_and_hands_it_back() -> None:
+    """Counts are compared only as bounds: another thread (a server, a driver's) may free frozen objects at any time,
+    which lowers the count (a full run on a loaded machine saw it 2 lower), but only ``gc.freeze`` raises it, and a
+    second freeze would add the thousands of objects made since the first."""
     gc.unfreeze()
     alive = [[] for _ in range(1000)]  # tracked objects that exist before the block
+    doomed = [[] for _ in range(100)]
     with collector_frozen():
         frozen = gc.get_freeze_count()
         assert frozen >= len(alive)
+        freeing = threading.Thread(target=doomed.clear)  # as another thread of the suite may, meanwhile
+        freeing.start()
+        freeing.join()
+        assert gc.get_freeze_count() <= frozen - 100
+        since = [[] for _ in range(5000)]  # what a second freeze would add
         with collector_frozen():  # nested (or a second pass in the process): one freeze, not a second
-            assert gc.get_freeze_count() == frozen
-        assert gc.get_freeze_count() == frozen  # still frozen until the outer block ends
+            assert len(alive) <= gc.get_freeze_count() <= frozen
+        assert len(alive) <= gc.get_freeze_count() <= frozen  # still frozen until the outer block ends
         made = [[] for _ in range(10)]
-        assert all(gc.is_tracked(m) for m in made) and gc.get_freeze_count() == frozen  # new objects are scanned
+        assert all(gc.is_tracked(m) for m in made) and gc.get_freeze_count() <= frozen  # new objects are scanned
     assert gc.get_freeze_count() == 0
     with pytest.raises(RuntimeError), collector_frozen():
         raise RuntimeError("a failing pass")
-    assert gc.get_freeze_count() == 0 and alive
+    assert gc.get_freeze_count() == 0 and alive and since
 
 
 def test_a_paused_collector_is_restored_as_found() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sqlite3
@@ -184,3 +185,41 @@ async def test_a_file_cut_short_by_an_interrupted_checkpoint_opens_from_its_wal(
         assert report.streams == 4 * 6 and report.events == 4 * (2 + 5 * 9)
     finally:
         await store.close()
+
+
+def test_a_full_disk_is_said_as_such_and_what_was_recorded_stays(tmp_path: Path) -> None:
+    """A real full file system: a 1 MiB tmpfs mounted in a private mount namespace (``unshare``), holding a store
+    with one imported run; importing a 2 MB bundle into it fills the disk."""
+    from p2w_runtime.demo.examples import example_run_bundles
+
+    script = Path(sys.executable).with_name("p2w-rt")
+    db = tmp_path / "p2w.db"
+    imported = subprocess.run(
+        [str(script), "--db", str(db), "import-trajectories", "--examples", "--format", "p2w-agentoccam"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert imported.returncode == 0, imported.stderr
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    full = disk / "p2w.db"
+    steps = [
+        f"mount -t tmpfs -o size=1m tmpfs {disk}",
+        f"cp {db} {full}",
+        f'"{script}" --db {full} import {example_run_bundles()[0]}; echo "exit $?"',
+        f'"{script}" --db {full} verify; "{script}" --db {full} runs --json',
+    ]
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", " && ".join(steps[:2]) + " && " + "; ".join(steps[2:])],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.stderr.splitlines() == [
+        f"error: {full}: the disk is full; the write that did not fit was undone and nothing already recorded was "
+        "lost: free some space and run the command again"
+    ]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "exit 2"
+    assert lines[1].startswith("ok: 4 streams, 66 events, 9 blobs, 6 seals verified")
+    assert [json.loads(line)["episodes"] for line in lines[2:]] == [3], lines  # the one run, whole

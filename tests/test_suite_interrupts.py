@@ -109,3 +109,19 @@ def test_a_killed_suite_leaves_no_postgres_server(tmp_path: Path, inner_tmp: Pat
     _ended(suite)
     assert suite.returncode == -signal.SIGKILL
     _no_server_left(tmp)
+
+
+@pytest.mark.parametrize("at", ["setup", "call"])
+def test_a_ctrl_c_in_a_test_using_tmp_path_ends_in_pytest_s_short_report(at: str) -> None:
+    """A Ctrl-C while ``tmp_path``'s test is set up used to end the session in ~70 lines of ``KeyError: StashKey``
+    from pytest's own teardown of ``tmp_path`` (one try in two, depending on where the signal landed)."""
+    support = Path(__file__).with_name("interrupt_tmp_support.py")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(support), "-q", "-p", "no:cacheprovider"],
+        cwd=support.parents[1], env={**os.environ, "P2W_INTERRUPT_AT": at}, capture_output=True, text=True,
+        timeout=BOUND_S * 2,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "KeyError" not in output and "Traceback" not in output and "INTERNALERROR" not in output, output
+    assert "KeyboardInterrupt" in output and len(output.splitlines()) <= 6, output

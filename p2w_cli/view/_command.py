@@ -105,9 +105,7 @@ def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
     click.echo(f"wrote {summary.pages} pages and {summary.blobs} blobs to {folder}; open {folder / 'index.html'}")
 
 
-def _serve(
-    db: Path, others: tuple[Path, ...], host: str, port: int, open_browser: bool, annotator: str | None
-) -> None:
+def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browser: bool, annotator: str | None) -> None:
     import socket
     import sys
     import threading

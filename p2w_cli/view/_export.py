@@ -6,12 +6,12 @@ front of them, since files opened from disk have no headers (the iframe's ``sand
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_cli.view._app import RECORDED_CSP
+from p2w_cli.view._beneath import Beneath
 from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_cli.view._episode import episode_page
 from p2w_cli.view._links import ExportLinks
@@ -47,19 +47,20 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
     """Write ``index.html``, one page per run, per episode and per pair of consecutive runs (compare), the blobs,
     plots and assets into ``folder``."""
     infos: list[RunInfo] = [await find_run(store, ref) for ref in refs]
+    with Beneath(folder, ExportError) as files:
+        return await _export(store, infos, files, source)
+
+
+async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, source: str) -> ExportSummary:
+    """Every file is written through ``files``: beneath the folder, whatever links are already inside it."""
     links = ExportLinks({i.run_id for i in infos})
     env = environment()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for sub in ("blobs", "dom", "plots"):
-            (folder / sub).mkdir(exist_ok=True)
-        shutil.copytree(STATIC, folder / "static", dirs_exist_ok=True)
-    except OSError as exc:
-        raise ExportError(f"cannot write the export to {folder}: {exc.strerror or exc}") from None
+    for asset in sorted(STATIC.iterdir()):
+        files.write(f"static/{asset.name}", asset.read_bytes())
 
     def write(name: str, template: str, **context: object) -> None:
         html = env.get_template(template).render(links=links, source=source, **context)
-        (folder / name).write_text(html, encoding="utf-8")
+        files.write(name, html.encode())
 
     reads = {info.run_id: await read_run(store, info) for info in infos}
     usages = {
@@ -98,12 +99,12 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
     for run_id, name in sorted(links.plots):
         try:
             png = plot_png(reads[run_id], name, usages[run_id])
-            (folder / links.plot(run_id, name)).write_bytes(png)
+            files.write(links.plot(run_id, name), png)
         except NoPlot as exc:
             problems.append(str(exc))
     for sha, name in links.blobs.items():
         try:
-            (folder / name).write_bytes(await read_blob(store, sha))
+            files.write(name, await read_blob(store, sha))
         except BlobProblem as exc:
             problems.append(str(exc))
     for sha in links.doms:
@@ -113,5 +114,5 @@ async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *,
             problems.append(str(exc))
             continue
         meta = f'<meta http-equiv="Content-Security-Policy" content="{META_CSP}">\n'.encode()
-        (folder / links.dom(sha)).write_bytes(meta + page)
-    return ExportSummary(folder, pages, len(links.blobs) + len(links.doms), problems)
+        files.write(links.dom(sha), meta + page)
+    return ExportSummary(files.root, pages, len(links.blobs) + len(links.doms), problems)

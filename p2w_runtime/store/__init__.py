@@ -30,8 +30,9 @@ if TYPE_CHECKING:
         SummaryRows,
         WorkItem,
     )
+    from p2w_runtime.store._limits import MAX_BLOB_BYTES, MAX_EVENT_BYTES, TooLarge
     from p2w_runtime.store._migrate import MigrateSummary, migrate_store
-    from p2w_runtime.store._seal import head_digest, same_digest, seal_streams
+    from p2w_runtime.store._seal import after_end_problem, head_digest, same_digest, seal_streams
     from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
     from p2w_runtime.store._sql import SqlEventStore
     from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_prefix, tree_root
@@ -64,8 +65,12 @@ _LAZY = {
     "Summary": "_event_store",
     "SummaryRows": "_event_store",
     "WorkItem": "_event_store",
+    "MAX_BLOB_BYTES": "_limits",
+    "MAX_EVENT_BYTES": "_limits",
+    "TooLarge": "_limits",
     "MigrateSummary": "_migrate",
     "migrate_store": "_migrate",
+    "after_end_problem": "_seal",
     "head_digest": "_seal",
     "same_digest": "_seal",
     "seal_streams": "_seal",
@@ -144,6 +149,7 @@ __all__ = [
     "KeyFileError",
     "load_private_key",
     "load_public_key",
+    "after_end_problem",
     "head_digest",
     "same_digest",
     "seal_streams",
@@ -171,6 +177,9 @@ __all__ = [
     "WorkItem",
     "MigrateSummary",
     "migrate_store",
+    "MAX_BLOB_BYTES",
+    "MAX_EVENT_BYTES",
+    "TooLarge",
     "is_postgres_url",
     "shown_url",
     "store_location",

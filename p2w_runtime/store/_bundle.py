@@ -19,8 +19,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2w_runtime.files import check_output, partial_path, publish
 from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
-from p2w_runtime.store._bundle_lines import BUNDLE_FORMAT, BUNDLE_VERSION, MAX_LINE_BYTES, BundleError, line, records
+from p2w_runtime.store._bundle_lines import BUNDLE_FORMAT, BUNDLE_VERSION, BundleError, line, records
 from p2w_runtime.store._event_store import EventStore
+from p2w_runtime.store._limits import MAX_LINE_BYTES
 from p2w_runtime.store._signing import fingerprint, sign
 from p2w_runtime.store._tree import read_tree
 from schemas import StoredEvent

@@ -22,7 +22,7 @@ from typing import Any
 from p2w_runtime.errors import clip
 from p2w_runtime.store._bundle_lines import BundleError, records
 from p2w_runtime.store._chain import chain_link
-from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
+from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._signing import Signature, fingerprint
 from p2w_runtime.store._signing import valid as valid_signature
 from p2w_runtime.store._tree import tree_root
@@ -92,6 +92,7 @@ def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:
     runs: dict[str, bool] = {}
     """Every run the events belong to, and whether a refusal names it."""
     started: list[tuple[StoredEvent, RunStarted]] = []
+    ends = StreamEnds()
     events = 0
     header: dict[str, Any] = {}
     signature: Signature | None = None
@@ -115,6 +116,8 @@ def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:
                 raise BundleError(f"{where} does not match its hash (bundle tampered)")
             if (problem := event.payload_problem()) is not None:
                 raise BundleError(f"{where}: {clip(problem, 300)}")
+            if (after_end := ends.problem(event)) is not None:
+                raise BundleError(f"{where}: {after_end} (bundle tampered)")
             if set(event.blobs) - blobs:
                 raise BundleError(f"{where} references blobs not in the bundle")
             if event.type in SEAL_EVENT_TYPES:

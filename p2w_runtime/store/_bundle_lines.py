@@ -19,6 +19,7 @@ from typing import Any
 import zstandard
 
 from p2w_runtime.errors import UserError, clip
+from p2w_runtime.store._limits import MAX_LINE_BYTES
 from p2w_runtime.store._signing import ALGORITHM, Signature
 from schemas import StoredEvent
 
@@ -26,9 +27,6 @@ BUNDLE_FORMAT = "p2w-rt-bundle"
 BUNDLE_VERSION = 2
 """Version 2 may end with a signature line; version 1 bundles (never signed) still import."""
 READABLE_VERSIONS = (1, 2)
-MAX_LINE_BYTES = 64 * 1024 * 1024
-"""Longest bundle line read or written: bounds import memory whatever the file expands to (a blob of up to
-48 MiB, base64-encoded, fits)."""
 
 
 class BundleError(UserError):

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from p2w_runtime.store._event_store import EventStore, StreamHead
 from p2w_runtime.store._tree import tree_prefix
-from schemas import StreamSeal, content_hash
+from schemas import StoredEvent, StreamSeal, content_hash
 
 SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed", "run.dataset_attached")
 """Event types whose payload carries ``seals``."""
+STREAM_END_TYPES = ("episode.finished",)
+"""Event types that end their stream: nothing may follow one (the episode grammar's rule, which a row inserted by
+hand after a sealed episode would otherwise break unseen, since a seal only commits to a prefix)."""
 DIGEST_PREFIX = "sha256:"
 
 
@@ -49,6 +52,27 @@ def same_digest(actual: str, expected: str) -> bool:
     """Compare digests, accepting the expected one with or without its ``sha256:`` prefix and in any case."""
     expected = expected.strip().lower()
     return actual == (expected if expected.startswith(DIGEST_PREFIX) else DIGEST_PREFIX + expected)
+
+
+def after_end_problem(end_type: str, end_seq: int) -> str:
+    """What ``verify``, a bundle check and a reader say of an event that follows its stream's end."""
+    return f"follows {end_type} (seq {end_seq}): nothing may follow the end of an episode; added after the fact"
+
+
+class StreamEnds:
+    """The streams that ended so far in one pass over events in order, to name any event that follows an end."""
+
+    def __init__(self) -> None:
+        self._ended: dict[str, tuple[str, int]] = {}
+
+    def problem(self, event: StoredEvent) -> str | None:
+        """Why ``event`` may not be where it is (its stream ended before it), else None; then note it if it ends."""
+        end = self._ended.get(event.stream)
+        if end is not None:
+            return f"{event.type} {after_end_problem(*end)}"
+        if event.type in STREAM_END_TYPES:
+            self._ended[event.stream] = (event.type, event.seq)
+        return None
 
 
 def seal_problem(seal: StreamSeal, head: tuple[int, str] | None, sealed_hash: str | None, by: str) -> str | None:

@@ -19,6 +19,7 @@ from p2w_runtime.store import _core as core
 from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken
+from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
 from p2w_runtime.store._rows import compress_blobs, event_to_row
 from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs
@@ -68,6 +69,7 @@ class SqlAppending(SqlStoreBase):
         if not events and not blobs:
             return []
         blobs = blobs or {}
+        check_blob_sizes(events, blobs)
         sealed: list[StoredEvent] = []
         streams: dict[str, None] = {}
         referenced: set[str] = set()
@@ -217,7 +219,7 @@ class SqlAppending(SqlStoreBase):
                     optimistic = False
         except BaseException as exc:
             self._log_end, self._log_end_current = None, False  # whatever failed, read the end afresh next time
-            if isinstance(exc, IntegrityError) and not isinstance(exc, LabelTaken):
+            if isinstance(exc, IntegrityError) and not isinstance(exc, LabelTaken | TooLarge):
                 raise IntegrityError(f"{refused} by {self.label}: {exc}") from exc
             raise
         finally:
@@ -320,6 +322,7 @@ def _sealed_rows(
         seq, prev = heads.known(new.stream)
         position += 1
         stored = seal_redacted(new, seq=seq + 1, prev_hash=prev, position=position)
+        check_event_size(stored)
         heads.advance(stored)
         sealed.append(stored)
         yield event_to_row(stored, position)

@@ -27,8 +27,22 @@ _OUR_BUGS = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.Interface
 def unreadable(path: Path | str, cause: BaseException) -> StoreError | None:
     """A corrupt, locked or unwritable file is the user's to fix: one message naming it, no traceback."""
     if isinstance(cause, sqlite3.DatabaseError) and not isinstance(cause, _OUR_BUGS):
-        return StoreError(f"{path}: unreadable database ({cause})")
+        return database_problem(path, cause)
     return None
+
+
+def database_problem(path: Path | str, cause: BaseException) -> StoreError:
+    """The one line for a driver error on the file at ``path``.
+
+    A full disk is said as such: SQLite's own words ("database or disk is full") under "unreadable database" read
+    as a damaged file, when the write that did not fit was rolled back and every committed event is intact.
+    """
+    if getattr(cause, "sqlite_errorname", None) == "SQLITE_FULL":
+        return StoreError(
+            f"{path}: the disk is full; the write that did not fit was undone and nothing already recorded was "
+            "lost: free some space and run the command again"
+        )
+    return StoreError(f"{path}: unreadable database ({cause})")
 
 
 class BusyBackoff:

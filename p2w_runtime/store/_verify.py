@@ -11,7 +11,7 @@ import zstandard
 from p2w_runtime.errors import clip
 from p2w_runtime.store._chain import MODIFIED, chain_link
 from p2w_runtime.store._event_store import EventStore
-from p2w_runtime.store._seal import SEAL_EVENT_TYPES, seal_problem
+from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._segments import CorruptSegment
 from p2w_runtime.store._tree import read_tree, tree_root
 from schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
@@ -80,6 +80,7 @@ async def verify_store(store: EventStore, root: str | None = None) -> VerifyRepo
     seals: list[tuple[StoredEvent, list[StreamSeal]]] = []
     sealed_to: dict[str, int] = {}
     """Stream -> how many of its events the seals seen so far cover."""
+    ends = StreamEnds()
     try:
         async for event in store.read_all() if root is None else read_tree(store, root):
             report.events += 1
@@ -94,6 +95,8 @@ async def verify_store(store: EventStore, root: str | None = None) -> VerifyRepo
                 report.problems.append(Problem(event.stream, event.seq, event.event_id, MODIFIED))
             elif (invalid := event.payload_problem()) is not None:
                 report.problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
+            if (after_end := ends.problem(event)) is not None:
+                report.problems.append(Problem(event.stream, event.seq, event.event_id, after_end))
             heads[event.stream] = (event.seq, event.hash)
             referenced.update(event.blobs)
     except CorruptSegment as exc:  # nothing after it can be read in order: the report ends here

@@ -21,6 +21,7 @@ from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, Summary, WorkItem
+from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
 from p2w_runtime.store._segments import by_stream
 from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
@@ -97,6 +98,7 @@ class MemoryEventStore(EventStore):
         if not events and not blobs:
             return []
         blobs = blobs or {}
+        check_blob_sizes(events, blobs)
         try:
             blob_rows = await self._compressed(blobs)
             with self._lock:
@@ -108,7 +110,7 @@ class MemoryEventStore(EventStore):
                 )
                 sealed, rows = self._sealed(events)
                 self._keep(rows, blob_rows, labels)
-        except LabelTaken:
+        except (LabelTaken, TooLarge):
             raise
         except IntegrityError as exc:  # the SQL backends' wording
             raise IntegrityError(f"append refused by {self.label}: {exc}") from exc
@@ -155,6 +157,7 @@ class MemoryEventStore(EventStore):
         for position, new in enumerate(events, start=len(self._rows) + 1):
             seq, prev = heads.get(new.stream) or self._head(new.stream)
             stored = seal_redacted(new, seq=seq + 1, prev_hash=prev, position=position)
+            check_event_size(stored)
             heads[new.stream] = (stored.seq, stored.hash)
             sealed.append(stored)
             rows.append(_Row.of(stored, position))

@@ -42,6 +42,7 @@ from p2w_runtime.store._sqlite_writer import (
     SqliteWriter,
     WouldWait,
     WriteTransaction,
+    database_problem,
     unreadable,
 )
 from schemas import NewEvent, StoredEvent
@@ -303,7 +304,7 @@ async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool 
         await store.close()
         cause = getattr(exc, "orig", exc)
         if isinstance(cause, sqlite3.DatabaseError) or isinstance(exc, sqlite3.DatabaseError):
-            raise StoreError(f"{path}: unreadable database ({cause})") from exc
+            raise database_problem(path, cause) from exc
         raise
     return store
 

@@ -160,13 +160,15 @@ class Pool:
     async def start(self, work: Callable[A, Awaitable[None]], *args: A.args, **kwargs: A.kwargs) -> None:
         """Wait for a free slot, then run ``work(*args, **kwargs)`` in the background."""
         await self._slots.acquire()
-        task = asyncio.create_task(self._bounded(work(*args, **kwargs)))
+        task = asyncio.create_task(self._bounded(work, *args, **kwargs))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _bounded(self, work: Awaitable[None]) -> None:
+    async def _bounded(self, work: Callable[A, Awaitable[None]], *args: A.args, **kwargs: A.kwargs) -> None:
+        """Call ``work`` here, in the task: a task cancelled before it ran (the pass stopped at a failure) then
+        leaves no coroutine behind that was made but never awaited (Python warns of each, at exit)."""
         try:
-            await work
+            await work(*args, **kwargs)
         except BaseException as exc:
             self._failures.append(exc)
         finally:

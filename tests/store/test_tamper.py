@@ -17,6 +17,8 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -320,3 +322,66 @@ def test_a_database_from_before_the_replace_trigger_gains_it_when_opened(example
         row = conn.execute("SELECT * FROM events LIMIT 1").fetchone()
         with pytest.raises(sqlite3.IntegrityError, match="no REPLACE"):
             conn.execute(f"INSERT OR REPLACE INTO events VALUES ({', '.join('?' * len(row))})", row)
+
+
+def installed(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``p2w-rt`` in a process of its own, as the attacker's victim would run it."""
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def forge_step_after_the_end(db: Path) -> tuple[str, int]:
+    """Insert, with plain SQL and every trigger in place, a correctly chained ``click [1]`` action after a sealed
+    episode's ``episode.finished``: its hash is right and it extends the chain, so only the grammar tells."""
+    from schemas import StoredEvent, uuid7
+
+    columns = ("position", "event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id")
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        stream, seq, end_hash = conn.execute(
+            "SELECT stream, seq, hash FROM events WHERE type = 'episode.finished' ORDER BY position LIMIT 1"
+        ).fetchone()
+        version, recorded_at, payload = conn.execute(
+            "SELECT schema_version, recorded_at, payload FROM events WHERE type = 'action' AND stream = ? LIMIT 1",
+            (stream,),
+        ).fetchone()
+        forged = StoredEvent.from_dict(
+            dict(zip(columns[1:], (uuid7(), stream, seq + 1, "action", version, recorded_at, None), strict=True))
+            | {"payload": json.loads(payload) | {"raw": "click [1]", "parsed": {"name": "click", "args": ["1"]}}}
+            | {"blobs": [], "prev_hash": end_hash, "hash": ""}
+        )
+        forged.hash = forged.compute_hash()
+        (position,) = conn.execute("SELECT max(position) + 1 FROM events").fetchone()
+        conn.execute(
+            f"INSERT INTO events VALUES ({', '.join('?' * 12)})",
+            (position, forged.event_id, stream, forged.seq, "action", version, recorded_at, None)
+            + (forged.payload_json, "[]", forged.prev_hash, forged.hash),
+        )
+    return stream, forged.seq
+
+
+def test_a_chained_step_inserted_after_a_sealed_finished_episode_fails_verify_and_every_reader(
+    examples_db: Path, tmp_path: Path
+) -> None:
+    stream, seq = forge_step_after_the_end(examples_db)
+    said = (
+        f"action follows episode.finished (seq {seq - 1}): nothing may follow the end of an episode; "
+        "added after the fact"
+    )
+    verified = installed(examples_db, "verify")
+    lines = (verified.stdout + verified.stderr).splitlines()
+    assert verified.returncode == 1, lines
+    (mismatch,) = [line for line in lines if line.startswith("MISMATCH")]
+    assert mismatch.startswith(f"MISMATCH stream {stream} seq {seq} event ") and mismatch.endswith(said)
+    assert any(line.startswith("verify failed: 1 problem(s)") for line in lines)
+    shown = installed(examples_db, "show", "ex", stream.rsplit("/", 1)[1])
+    assert shown.returncode != 0 and "click [1]" not in shown.stdout
+    assert shown.stderr.splitlines() == [f"error: stream {stream} seq {seq}: {said}; run p2w-rt verify"]
+    judged = installed(examples_db, "replay", "ex", "--judge", "rubric-rules")
+    assert judged.returncode != 0 and f"stream {stream} seq {seq}: {said}" in judged.stderr.splitlines()[-1]
+    bundle = tmp_path / "ex.p2w"
+    assert installed(examples_db, "export", "ex", "-o", str(bundle)).returncode == 0
+    imported = installed(tmp_path / "other.db", "import", str(bundle))
+    assert imported.returncode != 0 and imported.stderr.splitlines() == [
+        f"error: {bundle}: stream {stream} seq {seq} event {imported.stderr.split(' event ')[1].split(':')[0]}: "
+        f"{said} (bundle tampered)"
+    ]

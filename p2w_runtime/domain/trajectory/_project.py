@@ -23,7 +23,7 @@ from p2w_runtime.domain.trajectory._model import (
     RetrievedEntry,
     Trajectory,
 )
-from p2w_runtime.store import StoreError
+from p2w_runtime.store import StoreError, after_end_problem
 from schemas import (
     Action,
     AnyPayload,
@@ -94,6 +94,9 @@ class _Fold:
                 f"stream {event.stream}: event seq {event.seq} does not follow the one before it (its prev_hash "
                 f"differs): events are missing or out of order; run p2w-rt verify"
             )
+        if t.end is not None:
+            ended = after_end_problem("episode.finished", t.event_count)
+            raise ProjectionError(f"stream {event.stream} seq {event.seq}: {event.type} {ended}; run p2w-rt verify")
 
     @staticmethod
     def _advance(event: Envelope, t: Trajectory) -> None:

@@ -1,0 +1,65 @@
+"""``view --export DIR`` writes only beneath DIR: a symbolic link already inside it is refused by name, and a hard
+link to a file elsewhere is replaced, not written through. Run as ``p2w-rt`` processes on a recorded example run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p2w_runtime.demo.examples import example_run_bundles
+
+
+def p2w_rt(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=db.parent)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("view-links") / "p2w.db"
+    earlier = example_run_bundles()[0]  # a recorded run: its pages have blobs (screenshots, AX trees)
+    done = p2w_rt(path, "import", str(earlier))
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def files_in(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(("link", "target"), [("blobs", "."), ("index.html", "kept.html"), ("static", ".")])
+def test_a_symbolic_link_inside_the_export_folder_is_refused_and_nothing_lands_outside(
+    db: Path, tmp_path: Path, link: str, target: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.html").write_text("mine")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / link).symlink_to(outside / target)
+    done = p2w_rt(db, "view", "--export", str(site), "earlier")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"error: {site / link}: is a symbolic link inside the export folder; refusing to write through it "
+        "(remove it, or export to a new folder)"
+    ]
+    assert files_in(outside) == {"kept.html": b"mine"}
+    assert (site / link).is_symlink()
+
+
+def test_a_hard_link_inside_the_export_folder_is_replaced_not_written_through(db: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.html"
+    outside.write_text("mine")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").hardlink_to(outside)
+    done = p2w_rt(db, "view", "--export", str(site), "earlier")
+    assert done.returncode == 0, done.stderr
+    assert outside.read_text() == "mine" and "<html" in (site / "index.html").read_text()
+    written = files_in(site)
+    assert not [name for name in written if name.endswith(".partial")]
+    assert {"index.html", "static/view.css", "static/view.js"} <= set(written)
+    assert any(name.startswith("blobs/") for name in written) and any(name.startswith("episode-") for name in written)
