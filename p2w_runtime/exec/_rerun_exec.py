@@ -54,7 +54,8 @@ class ExecEpisode:
 @dataclass
 class ExecReport:
     run: RunInfo
-    command: str
+    command: str | None
+    """The agent's command; None: re-executed in this process (Browser-Use)."""
     episodes: list[ExecEpisode] = field(default_factory=list)
 
     @property
@@ -83,7 +84,7 @@ async def rerun_exec(
                 replay = EpisodeReplay(source)
                 endpoint.episode = replay
                 task_file = Path(tmp) / f"{ref.task_id}.json"
-                task_file.write_text(json.dumps(_task_of(source)))
+                task_file.write_text(json.dumps(task_of(source)))
                 env = {
                     "OPENAI_BASE_URL": f"{endpoint.url}/v1",
                     "OPENAI_API_KEY": REPLAY_KEY,
@@ -102,7 +103,7 @@ async def rerun_exec(
     return report
 
 
-def _task_of(source: RecordedEpisode) -> dict[str, Any]:
+def task_of(source: RecordedEpisode) -> dict[str, Any]:
     """The task as the episode started it (``episode.started``): what the agent was asked, where it started."""
     task = source.task()
     return {
