@@ -20,7 +20,7 @@ like p2w-rt's own client; ``served(client, RecordedCalls...)`` answers them agai
 from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.recording._episode import EpisodeRecorder, current_episode
 from p2w_runtime.recording._instrument import instrument
-from p2w_runtime.recording._replay import REPLAY_ENV, ReplayDiverged
+from p2w_runtime.recording._replay import FORK_ENV, REPLAY_ENV, Fork, ReplayDiverged
 from p2w_runtime.recording._run import Recording, open_run
 from p2w_runtime.recording._served import RecordedCalls, served
 from p2w_runtime.recording._transport import ROLE_HEADER
@@ -38,4 +38,7 @@ __all__ = [
     # replay mode (p2w-rt rerun --exec)
     "REPLAY_ENV",
     "ReplayDiverged",
+    # fork mode (p2w-rt fork --exec)
+    "FORK_ENV",
+    "Fork",
 ]
