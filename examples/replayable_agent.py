@@ -3,6 +3,8 @@ recording by p2w-rt (docs/design/replay.md):
 
     OPENAI_BASE_URL=... python examples/replayable_agent.py --db demo.db --label mine      # records run 'mine'
     p2w-rt --db demo.db rerun mine --exec "python examples/replayable_agent.py --db demo.db"  # identical, exit 0
+    p2w-rt --db demo.db fork mine Lena_Fischer_A1 --at-step 3 --base-url URL --model M \
+        --exec "python examples/replayable_agent.py --db demo.db"        # steps 3+ live, written as a new run
 
 Re-executed, the same code runs unchanged: p2w-rt sets P2W_REPLAY, so ``instrument`` asks its replay endpoint,
 ``retrieve`` gets the recorded hits, the episode is compared with the recording and nothing is written.

@@ -32,6 +32,21 @@ from p2w_cli.render.terminal import safe
 @history_option
 @other_dataset_option
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@click.option(
+    "--exec",
+    "command",
+    metavar="CMD",
+    help="Fork a run another agent recorded: CMD (that agent, through the shell), its model calls before step K "
+    "served from the recording, later ones by the live model; it writes the new run (docs/design/replay.md).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="With --exec: seconds the agent may take before it is killed.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def fork_cmd(
@@ -49,11 +64,18 @@ def fork_cmd(
     history_dir: Path | None,
     other_dataset: bool,
     cache_dir: Path | None,
+    command: str | None,
+    timeout_s: float,
     as_json: bool,
 ) -> None:
     """Re-play TASK of RUN up to step K (browser restored by re-playing its actions, against the recorded HAR
     with --restore har; agent state from the recording), then continue live; the new episode is recorded in a
     new run whose `episode.started` names the source episode and step."""
+    if command is not None:
+        if scheme or restore or history_dir or other_dataset or cache_dir or chromium:
+            raise click.UsageError("--exec runs the agent as it is: no --scheme, --restore, --history, --chromium")
+        _fork_exec(ctx, run_ref, task_id, at_step, command, (base_url, model, api_key), label, timeout_s, as_json)
+        return
     from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.rerun import ForkRequest, ForkSummary, fork
 
@@ -110,4 +132,58 @@ def fork_cmd(
         )
     if o.end_reason == "error":
         click.echo(safe(f"error: the forked episode failed: {o.detail}"), err=True)
+        sys.exit(1)
+
+
+def _fork_exec(
+    ctx: click.Context,
+    run_ref: str,
+    task_id: str,
+    at_step: int,
+    command: str,
+    live: tuple[str | None, str | None, str | None],
+    label: str | None,
+    timeout_s: float,
+    as_json: bool,
+) -> None:
+    """``--exec``: the agent that recorded RUN, its prefix served from the recording, live from step K."""
+    from p2w_runtime.exec import ExecFork, LiveModel, fork_exec
+
+    async def _go() -> ExecFork:
+        async with open_db(ctx, create=False) as store:
+            return await fork_exec(
+                store, run_ref, task_id, at_step, command, LiveModel(*live), label=label, timeout_s=timeout_s
+            )
+
+    done = run(_go())
+    m = done.prefix_mismatch
+    if as_json:
+        echo_json(
+            {
+                "run_id": done.run.run_id if done.run else None,
+                "label": done.label,
+                "source": done.source_stream,
+                "at_step": at_step,
+                "exit_code": done.finished.status,
+                "prefix_identical": m is None,
+                "prefix_mismatch": m.as_dict() if m else None,
+            }
+        )
+    elif done.run is not None:
+        click.echo(
+            safe(
+                f"forked {done.source_stream} at step {at_step} into {done.label} ({done.run.run_id}) through "
+                f"`{command}`: {done.run.episodes} episode, {done.run.status}; the agent exited "
+                f"{done.finished.status} ({waited():.2f} s)"
+            )
+        )
+    if m is not None:
+        click.echo(
+            safe(f"error: before step {at_step} the agent diverged from its recording: {m.reexecuted}"), err=True
+        )
+    if done.run is None:
+        click.echo(safe(f"error: the agent wrote no run {done.label!r}: {done.finished.last_error_line()}"), err=True)
+    elif done.finished.status != 0:
+        click.echo(safe(f"error: the agent failed: {done.finished.last_error_line()}"), err=True)
+    if done.run is None or m is not None or done.finished.status != 0:
         sys.exit(1)

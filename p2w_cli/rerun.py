@@ -15,7 +15,11 @@ from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from p2w_runtime.exec import ExecEpisode, ExecReport
     from p2w_runtime.rerun import Mismatch
+    from p2w_runtime.store import EventStore
 
 
 @click.command("rerun")
@@ -62,7 +66,8 @@ def rerun_cmd(
 
     Observations come from the recorded events, LLM answers from the recorded calls with the same fingerprint
     and ordinal; the first decision that differs (prompt, action, history query, hits, end) is reported.
-    A run another agent recorded is re-executed by that agent: --exec CMD.
+    A run another agent recorded is re-executed by that agent: --exec CMD; a Browser-Use run (record --agent
+    browser-use) re-executes Browser-Use in this process, its model calls served from the recording.
     """
     if command is not None:
         if record_as or recorded_retrieval or history_dir:
@@ -70,6 +75,14 @@ def rerun_cmd(
                 "--exec serves the recording as it is: no --record-as, --recorded-retrieval, --history"
             )
         _rerun_exec(ctx, run_ref, task_ids, command, timeout_s, as_json)  # exits
+        return
+    if _by_browser_use(ctx, run_ref):
+        if record_as or recorded_retrieval or history_dir:
+            raise click.UsageError(
+                "a Browser-Use run is re-executed against its recording as it is: no --record-as, "
+                "--recorded-retrieval, --history"
+            )
+        _rerun_browser_use(ctx, run_ref, task_ids, as_json)  # exits
         return
     from p2w_runtime.rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
 
@@ -135,7 +148,44 @@ def _rerun_exec(
     ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], command: str, timeout_s: float, as_json: bool
 ) -> None:
     """``--exec``: the recording agent's command, once per episode, against the replay endpoint."""
-    from p2w_runtime.exec import ExecEpisode, ExecReport, rerun_exec
+    from p2w_runtime.exec import rerun_exec
+
+    def go(store: EventStore, told: Callable[[ExecEpisode], None]) -> Awaitable[ExecReport]:
+        return rerun_exec(store, run_ref, command, task_ids, timeout_s=timeout_s, progress=told)
+
+    _report_exec(ctx, go, as_json)
+
+
+def _by_browser_use(ctx: click.Context, run_ref: str) -> bool:
+    """Whether ``record --agent browser-use`` recorded the run: ``rerun`` re-executes Browser-Use itself."""
+    from p2w_runtime.domain import find_run
+    from p2w_runtime.integrations.browser_use import AGENT
+
+    async def _agent() -> str:
+        async with open_db(ctx, create=False) as store:
+            return (await find_run(store, run_ref)).started.agent
+
+    return run(_agent()) == AGENT
+
+
+def _rerun_browser_use(ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], as_json: bool) -> None:
+    """Browser-Use re-executed in this process on the demo sites, its model calls served from the recording."""
+    from p2w_runtime.demo.sites import DemoHosting
+    from p2w_runtime.exec import rerun_browser_use
+
+    def go(store: EventStore, told: Callable[[ExecEpisode], None]) -> Awaitable[ExecReport]:
+        return rerun_browser_use(store, run_ref, task_ids, hosting=DemoHosting(), progress=told)
+
+    _report_exec(ctx, go, as_json)
+
+
+def _report_exec(
+    ctx: click.Context,
+    go: Callable[[EventStore, Callable[[ExecEpisode], None]], Awaitable[ExecReport]],
+    as_json: bool,
+) -> None:
+    """Run ``go`` (an outside agent re-executed per episode) with progress lines, report it and exit 1 on a
+    divergence."""
 
     async def _go() -> ExecReport:
         async with open_db(ctx, create=False) as store:
@@ -145,7 +195,7 @@ def _rerun_exec(
                     m = episode.mismatch
                     say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
 
-                return await rerun_exec(store, run_ref, command, task_ids, timeout_s=timeout_s, progress=told)
+                return await go(store, told)
 
     report = run(_go())
     if as_json:
@@ -163,8 +213,9 @@ def _rerun_exec(
         same = sum(e.identical for e in report.episodes)
         click.echo(
             safe(
-                f"rerun of {report.run.label} ({report.run.run_id}) by {report.run.started.agent} through "
-                f"`{report.command}`: {len(report.episodes)} episodes, {same} identical, "
+                f"rerun of {report.run.label} ({report.run.run_id}) by {report.run.started.agent}"
+                + (f" through `{report.command}`" if report.command else " in process")
+                + f": {len(report.episodes)} episodes, {same} identical, "
                 f"{len(report.episodes) - same} differ ({waited():.2f} s)"
             )
         )

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -188,7 +189,8 @@ async def test_the_endpoint_answers_the_recorded_call_in_every_wire_format(recor
             assert mismatch.step == source.answered[1].step and "messages[0].content" in (mismatch.reexecuted or "")
 
 
-def test_a_browser_use_run_is_refused_in_one_line_saying_why(tmp_path: Path) -> None:
+def test_a_fork_of_a_browser_use_run_is_refused_in_one_line_pointing_at_rerun(tmp_path: Path) -> None:
+    """Its rerun re-executes Browser-Use (tests/test_browser_use_rerun.py); a fork of it is not built."""
     db = tmp_path / "bu.db"
 
     async def recorded_by_browser_use() -> None:
@@ -200,7 +202,41 @@ def test_a_browser_use_run_is_refused_in_one_line_saying_why(tmp_path: Path) -> 
             await episode.end("answered", "penne")
 
     asyncio.run(recorded_by_browser_use())
-    for args in (["rerun", "bu"], ["fork", "bu", "T1", "--at-step", "1"]):
-        done = CliRunner().invoke(main, ["--db", str(db), *args])
-        assert done.exit_code != 0 and len(done.output.strip().splitlines()) == 1, done.output
-        assert "recorded by agent 'browser-use'" in done.output and "tab ids" in done.output
+    done = CliRunner().invoke(main, ["--db", str(db), "fork", "bu", "T1", "--at-step", "1"])
+    assert done.exit_code != 0 and len(done.output.strip().splitlines()) == 1, done.output
+    assert "recorded by agent 'browser-use'" in done.output and "p2w-rt rerun bu re-executes" in done.output
+
+
+def test_fork_exec_continues_the_agent_live_after_its_recorded_prefix(recorded: Path) -> None:
+    """Fork at step 3: the calls recorded before step 3 (the memory question, its answer, recorded at step 2 as the
+    call after step 1's action, and the search) come from the recording, steps 3-4 from the live (scripted) model;
+    the agent writes the new run."""
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE))} --db {shlex.quote(str(recorded))}"
+    with ScriptedLlm() as live:
+        live.script(
+            Text("Thought: the live model.\nAction: open [1]"),
+            Text("Thought: done.\nAction: stop [organic penne]"),
+        )
+        args = ["fork", "mine", TASK, "--at-step", "3", "--exec", command, "--base-url", live.base_url]
+        args += ["--model", "live-model", "--api-key", "sk-live-key-never-stored-0000"]
+        done = CliRunner().invoke(main, ["--db", str(recorded), *args])
+        assert done.exit_code == 0, done.output
+        assert len(live.chat_requests) == 2  # steps 3 and 4; the three calls before: from the recording
+        asked = live.chat_requests[0]["messages"][0]["content"]
+        assert "Page http://basket.p2w.test/search?q=gluten-free" in asked
+    assert f"into mine-{TASK}-at-3 (" in done.output and "1 episode, completed; the agent exited 0" in done.output
+
+    async def forked() -> tuple[str, str, list[LlmCall], Any]:
+        async with open_store(recorded) as store:
+            run = await find_run(store, f"mine-{TASK}-at-3")
+            source = (await episodes_of(store, (await find_run(store, "mine")).run_id))[0].stream
+            (ref,) = await episodes_of(store, run.run_id)
+            payloads = [e.decode_payload() async for e in store.read_stream(ref.stream)]
+            calls = [p for p in payloads if isinstance(p, LlmCall)]
+            return run.started.backbone_model, source, calls, payloads[0].fork
+
+    model, source, calls, fork = asyncio.run(forked())
+    assert model == "live-model" and fork.source_stream == source and fork.at_step == 3
+    assert [c.response for c in calls[:3]] == [t.content for t in SCRIPT[:3]]  # the recording's
+    assert [c.step for c in calls[3:]] == [3, 4] and "the live model" in (calls[3].response or "")  # live
+    assert "sk-live-key" not in json.dumps([c.model_dump(mode="json") for c in calls])

@@ -4,14 +4,21 @@ docs/design/exec.md) and re-executed from their recording (``rerun --exec``, doc
 Both start the agent's command once per task (``run_agent``). Recording gives it a recording proxy for its model
 calls (``RecordProxy``), a Chromium it attaches to over CDP and p2w-rt observes (``ObservedChromium``) and a
 receiver for its OpenTelemetry spans (``SpanSink``); re-execution gives it ``ReplayEndpoint``, which serves the
-recorded model calls and history retrievals of one ``EpisodeReplay`` and compares what the agent did with them.
+recorded model calls and history retrievals of one ``EpisodeReplay`` and compares what the agent did with them
+(``fork_exec`` continues the agent live after a step). ``rerun_browser_use`` re-executes a Browser-Use run in this
+process against the same endpoint, its requests matched with their volatile parts normalised.
 """
 
 # one process per task
 from p2w_runtime.exec._agent_process import AgentExit, answer_of, run_agent
 
-# re-execution from a recording (rerun --exec)
-from p2w_runtime.exec._episode_replay import EpisodeReplay
+# Browser-Use re-executed in process (rerun of a record --agent browser-use run)
+from p2w_runtime.exec._browser_use import BrowserUseVolatile, browser_use_volatile, rerun_browser_use
+
+# re-execution from a recording (rerun --exec); an outside agent forked (fork --exec)
+from p2w_runtime.exec._episode_replay import EpisodeReplay, Volatile
+from p2w_runtime.exec._fork_exec import ExecFork, fork_exec
+from p2w_runtime.exec._live import LiveModel
 
 # record --exec
 from p2w_runtime.exec._observer import ObservedChromium
@@ -36,8 +43,17 @@ __all__ = [
     "record_exec",
     "spans_of",
     "tool_args",
+    # Browser-Use re-executed in process
+    "BrowserUseVolatile",
+    "browser_use_volatile",
+    "rerun_browser_use",
+    # an outside agent forked (fork --exec)
+    "ExecFork",
+    "LiveModel",
+    "fork_exec",
     # re-execution from a recording (rerun --exec)
     "EpisodeReplay",
+    "Volatile",
     "ExecEpisode",
     "ExecReport",
     "ReplayEndpoint",

@@ -15,12 +15,39 @@ import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
+
+import msgspec
+import openai
 
 from p2w_runtime.domain.trajectory import EpisodeRecord, LlmCallRecord, Trajectory, project
+from p2w_runtime.exec._live import LiveModel
 from p2w_runtime.llm import Api, fingerprint, read_request, render_answer
 from p2w_runtime.rerun import Mismatch, RecordedEpisode, first_mismatch, prompt_changed, recorded_completion
 from schemas import Event, LlmRole
+
+
+class Volatile(Protocol):
+    """What differs on every run of an agent where nothing it decided did (Browser-Use: the date, tab ids, the
+    indices of page elements), so that its recording still answers it."""
+
+    def messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` with the volatile parts blanked: requests are matched by the fingerprint of what is left,
+        recorded and re-executed alike."""
+        ...
+
+    def answer(self, recorded: list[dict[str, Any]], now: list[dict[str, Any]], response: str) -> str:
+        """The recorded ``response`` to ``recorded`` messages, made to mean the same to the ``now`` messages."""
+        ...
+
+    def as_recorded(self, record: EpisodeRecord) -> EpisodeRecord:
+        """A handed-back record as the recording would say it (what ``answer`` changed, changed back)."""
+        ...
+
+
+_Key = tuple[str, int]
+Live = tuple[int, LiveModel, openai.AsyncOpenAI]
+"""A fork's step, its live model and the client asking it."""
 
 _ROLES: dict[str | None, LlmRole] = {"planner": "planner", "generator": "generator"}
 """The roles a call may name (``x-p2w-role``) when the agent hands back no events of its own."""
@@ -39,14 +66,24 @@ class EpisodeReplay:
     """Serves one recorded episode to the re-executed agent and keeps what it did: the first request the recording
     could not answer, the calls it answered, and the episode the agent handed back."""
 
-    def __init__(self, source: RecordedEpisode) -> None:
+    def __init__(self, source: RecordedEpisode, volatile: Volatile | None = None, live: Live | None = None) -> None:
         self.source = source
+        self.volatile = volatile
+        self.live = live
+        """Set by ``fork --exec``: the calls after the recorded ones before its step are answered live."""
+        self._live_from = 0 if live is None else sum(c.step is not None and c.step < live[0] for c in source.answered)
+        """When set, a request is matched by the fingerprint of its normalised messages and its ordinal among
+        those: an agent whose prompts carry the date or browser ids (Browser-Use) is served its recording."""
         self.seam: Mismatch | None = None
         """The first request the recording could not answer (a changed prompt, another history query)."""
         self.calls: list[LlmCallRecord] = []
         """The calls answered, as records: compared when the agent hands back no events."""
         self.handed_back: Trajectory | None = None
         self._seen: Counter[str] = Counter()
+        self._seen_normalised: Counter[str] = Counter()
+        self._normalised: dict[_Key, _Key] | None = None
+        self._served: dict[_Key, _Key] = {}
+        """The re-executed call (fingerprint, ordinal) -> the recorded one that answered it."""
         self._asked = 0
         self._retrievals = 0
         self._serial = itertools.count(1)
@@ -57,22 +94,57 @@ class EpisodeReplay:
         """The recorded answer to a model call, rendered as asked (chat or responses, streamed or not), or a 400
         naming the first field that differs from the recorded call (the non-determinism error)."""
         wire = read_request(api, body)
+        if self.live is not None and self._asked >= self._live_from:
+            self._asked += 1
+            _, model, client = self.live
+            completion = await model.answer(client, wire)
+            content_type, text = render_answer(api, completion, wire.model, wire.stream, next(self._serial))
+            return Answer(200, content_type, text)
         key = fingerprint(wire.model, wire.messages, wire.params)
         ordinal, position = self._seen[key], self._asked
         self._seen[key] += 1
         self._asked += 1
-        attempts = self.source.attempts.get((key, ordinal))
+        was = (
+            (key, ordinal)
+            if self.volatile is None
+            else await self._normalised_key(wire.model, wire.messages, wire.params)
+        )
+        attempts = self.source.attempts.get(was)
         if not attempts:
             found = await self._changed(key, wire.model, wire.messages, wire.params, position)
             return refusal(400, f"not in the recording (diverged at step {found.step}): {found.reexecuted}")
         answered = next((a for a in attempts if a.answered), None)
         if answered is None:  # every recorded attempt failed: fail the same way
             return refusal(400, f"the recorded call failed: {attempts[-1].error or 'no answer recorded'}")
+        self._served[(key, ordinal)] = was
         chosen = _ROLES.get(role, answered.role)
-        self.calls.append(LlmCallRecord("", chosen, wire.model, key, ordinal, answered.step, answered.response))
+        self.calls.append(LlmCallRecord("", chosen, wire.model, *was, answered.step, answered.response))
+        if self.volatile is not None and answered.response is not None:
+            recorded_messages, _ = await self.source.request(answered)
+            response = self.volatile.answer(recorded_messages, wire.messages, answered.response)
+            answered = msgspec.structs.replace(answered, response=response)
         completion = recorded_completion(answered)
         content_type, text = render_answer(api, completion, wire.model, wire.stream, next(self._serial))
         return Answer(200, content_type, text)
+
+    async def _normalised_key(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> _Key:
+        """The recorded (fingerprint, ordinal) whose normalised request is this one's, at the same ordinal among
+        those; a key with no recorded attempts when there is none."""
+        assert self.volatile is not None
+        if self._normalised is None:
+            self._normalised = {}
+            seen: Counter[str] = Counter()
+            for call in self.source.trajectory.calls:
+                if (call.fingerprint, call.ordinal) in self._normalised.values():
+                    continue  # a retried attempt of a call already keyed
+                was_messages, was_params = await self.source.request(call)
+                same = fingerprint(call.model, self.volatile.messages(was_messages), was_params)
+                self._normalised[(same, seen[same])] = (call.fingerprint, call.ordinal)
+                seen[same] += 1
+        same = fingerprint(model, self.volatile.messages(messages), params)
+        ordinal = self._seen_normalised[same]
+        self._seen_normalised[same] += 1
+        return self._normalised.get((same, ordinal), (same, ordinal))
 
     async def _changed(
         self, key: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any], position: int
@@ -81,6 +153,8 @@ class EpisodeReplay:
         answered = self.source.answered
         if position < len(answered):
             was_messages, was_params = await self.source.request(answered[position])
+            if self.volatile is not None:  # the first difference that matters, not the date or a tab id
+                was_messages, messages = self.volatile.messages(was_messages), self.volatile.messages(messages)
             was = {"model": answered[position].model, "messages": was_messages, "params": was_params}
             field = first_field(was, {"model": model, "messages": messages, "params": params})
             found = replace(found, reexecuted=f"request {key[:12]}: {field}")
@@ -118,9 +192,26 @@ class EpisodeReplay:
     def mismatch(self) -> Mismatch | None:
         """The first decision of the re-executed agent that differs from the recording, or None."""
         if self.handed_back is not None:
-            return first_mismatch(self.source.events, self.handed_back.records, self.seam)
+            records = [self._as_served(record) for record in self.handed_back.records]
+            if self.volatile is not None:
+                records = [self.volatile.as_recorded(record) for record in records]
+            return self._seam_first(first_mismatch(self.source.events, records, self.seam))
         recorded: list[EpisodeRecord] = [c for c in self.source.trajectory.calls if c.answered]
         return first_mismatch(recorded, list(self.calls), self.seam)
+
+    def _seam_first(self, found: Mismatch | None) -> Mismatch | None:
+        """The refused request when the difference found came at or after it: an agent that goes on after a
+        refusal (Browser-Use records it as a failed step and asks again) differs because of it."""
+        seam = self.seam
+        if seam is not None and found is not None and seam.step is not None and (found.step or 0) >= seam.step:
+            return seam
+        return found
+
+    def _as_served(self, record: EpisodeRecord) -> EpisodeRecord:
+        """A handed-back call under the recorded key that answered it (they differ only when normalised)."""
+        if type(record) is LlmCallRecord and (served := self._served.get((record.fingerprint, record.ordinal))):
+            return msgspec.structs.replace(record, fingerprint=served[0], ordinal=served[1])
+        return record
 
 
 def refusal(status: int, message: str) -> Answer:

@@ -54,7 +54,8 @@ class ExecEpisode:
 @dataclass
 class ExecReport:
     run: RunInfo
-    command: str
+    command: str | None
+    """The agent's command; None: re-executed in this process (Browser-Use)."""
     episodes: list[ExecEpisode] = field(default_factory=list)
 
     @property
@@ -82,19 +83,8 @@ async def rerun_exec(
                 source = await load_episode(store, ref.stream)
                 replay = EpisodeReplay(source)
                 endpoint.episode = replay
-                task_file = Path(tmp) / f"{ref.task_id}.json"
-                task_file.write_text(json.dumps(_task_of(source)))
-                env = {
-                    "OPENAI_BASE_URL": f"{endpoint.url}/v1",
-                    "OPENAI_API_KEY": REPLAY_KEY,
-                    "P2W_TASK_ID": ref.task_id,
-                    "P2W_TASK_FILE": str(task_file),
-                    REPLAY_ENV: endpoint.url,
-                }
-                # through the shell, as the user typed it (pipes, cd, variables)
-                shell = ["/bin/sh", "-c", command]
-                answer_file = Path(tmp) / f"{ref.task_id}.answer"
-                ended = await run_agent(shell, env, answer_file, cwd=cwd, timeout_s=timeout_s)
+                env = replay_env(endpoint, source, Path(tmp))
+                ended = await run_agent(shell(command), env, Path(tmp) / f"{ref.task_id}.answer", cwd=cwd, timeout_s=timeout_s)
                 endpoint.episode = None
                 result = ExecEpisode(ref.stream, ref.task_id, replay.mismatch(), ended.status, ended.last_error_line())
                 report.episodes.append(result)
@@ -103,7 +93,27 @@ async def rerun_exec(
     return report
 
 
-def _task_of(source: RecordedEpisode) -> dict[str, Any]:
+def shell(command: str) -> list[str]:
+    """``command`` through the shell, as the user typed it (pipes, cd, variables)."""
+    return ["/bin/sh", "-c", command]
+
+
+def replay_env(endpoint: ReplayEndpoint, source: RecordedEpisode, folder: Path) -> dict[str, str]:
+    """What the agent re-executing ``source`` is given: the replay endpoint as its OpenAI base URL, its task (written
+    into ``folder``) and ``P2W_REPLAY`` for the recording API."""
+    task = task_of(source)
+    task_file = folder / f"{task['task_id']}.json"
+    task_file.write_text(json.dumps(task))
+    return {
+        "OPENAI_BASE_URL": f"{endpoint.url}/v1",
+        "OPENAI_API_KEY": REPLAY_KEY,
+        "P2W_TASK_ID": task["task_id"],
+        "P2W_TASK_FILE": str(task_file),
+        REPLAY_ENV: endpoint.url,
+    }
+
+
+def task_of(source: RecordedEpisode) -> dict[str, Any]:
     """The task as the episode started it (``episode.started``): what the agent was asked, where it started."""
     task = source.task()
     return {

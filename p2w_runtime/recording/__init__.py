@@ -28,7 +28,7 @@ from p2w_runtime.domain import CarriedDataset, EpisodeGrammarError, carry_datase
 from p2w_runtime.recording._episode import ActionCall, EpisodeRecorder, current_episode
 from p2w_runtime.recording._instrument import instrument
 from p2w_runtime.recording._page import PageView, PageWatcher, ScreenshotPolicy
-from p2w_runtime.recording._replay import REPLAY_ENV, ReplayDiverged
+from p2w_runtime.recording._replay import FORK_ENV, REPLAY_ENV, Fork, ReplayDiverged
 from p2w_runtime.recording._run import Recording, open_run
 from p2w_runtime.recording._served import RecordedCalls, served
 from p2w_runtime.recording._transport import ROLE_HEADER, AsyncRecordingTransport, CallRecorder
@@ -68,4 +68,7 @@ __all__ = [
     # replay mode (p2w-rt rerun --exec)
     "REPLAY_ENV",
     "ReplayDiverged",
+    # fork mode (p2w-rt fork --exec)
+    "FORK_ENV",
+    "Fork",
 ]

@@ -29,6 +29,7 @@ from schemas import (
     EndReason,
     EpisodeFinished,
     FinalState,
+    ForkPoint,
     HistoryQuery,
     HistoryRetrieval,
     LlmCall,
@@ -67,10 +68,12 @@ class EpisodeRecorder:
         scheme: Scheme | None,
         on_end: OnEnd | None = None,
         replay: ReplayLink | None = None,
+        fork: ForkPoint | None = None,
     ) -> None:
         self.task = task
         self.store = store
         self.replay = replay
+        self.fork = fork
         self.episode_id = episode_id
         self.scheme = scheme
         self.writer = EpisodeWriter.of(run_id, episode_id, store)
@@ -101,7 +104,10 @@ class EpisodeRecorder:
             raise UserError(f"episode {self.stream}: already opened once; ask the run for a new episode")
         self._loop = asyncio.get_running_loop()
         source = getattr(self.task, "path", None)  # a Persona2Web task names its file
-        self.writer.add(episode_started(self.task, episode_id=self.episode_id, scheme=self.scheme, source_file=source))
+        started = episode_started(
+            self.task, episode_id=self.episode_id, scheme=self.scheme, source_file=source, fork=self.fork
+        )
+        self.writer.add(started, self.fork.source_event_id if self.fork is not None else None)  # caused by its source
         await self.writer.flush()
         self._token = current_episode.set(self)
         return self
@@ -274,7 +280,7 @@ class EpisodeRecorder:
         """Ask p2w-rt's retriever about the task's persona (or ``persona``) and record the query and its hits;
         ``retriever`` may be a function making it, called only when a search is made: a re-execution by p2w-rt makes
         none, the recorded hits answer (``ReplayDiverged`` when the query is not the recorded one)."""
-        if self.replay is not None:
+        if self.replay is not None and (self.fork is None or self.step < self.fork.at_step):
             recorded, found = await self.replay.retrieval(query)
             await self.history(query, recorded, phase=phase, reason=reason, **found)
             return [SearchHit(hit.entry_id, hit.rank, hit.score or 0.0, hit.entry) for hit in recorded]

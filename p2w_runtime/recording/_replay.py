@@ -9,19 +9,46 @@ endpoint when it ends, where p2w-rt compares them with the recording.
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from schemas import RetrievalHit
+from schemas import ForkPoint, RetrievalHit
 
 REPLAY_ENV = "P2W_REPLAY"
 """The replay endpoint's URL; set only when p2w-rt re-executes the agent."""
 TASK_ENV = "P2W_TASK_ID"
 """The task of the episode being re-executed."""
+FORK_ENV = "P2W_FORK"
+"""Set by ``p2w-rt fork RUN TASK --at-step K --exec CMD``: JSON of the fork (``Fork``). The episode is then
+written into the agent's store as a new run, its calls before step K served from the recording, the later ones
+answered live through the endpoint."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fork:
+    """The run a forked agent writes (label, live model, ``fork_of``) and where its episode branched off."""
+
+    label: str
+    model: str
+    point: ForkPoint
+
+    def as_env(self) -> str:
+        return json.dumps({"label": self.label, "model": self.model, "point": self.point.model_dump(mode="json")})
+
+
+def forked() -> Fork | None:
+    """The fork p2w-rt asked for (``P2W_FORK``), or None."""
+    said = os.environ.get(FORK_ENV)
+    if not said:
+        return None
+    spec = json.loads(said)
+    return Fork(spec["label"], spec["model"], ForkPoint.model_validate(spec["point"]))
 
 
 class ReplayDiverged(Exception):

@@ -30,9 +30,9 @@ from p2w_runtime.domain import (
 )
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
-from p2w_runtime.recording._replay import ReplayLink, replay_url, replayed_task
+from p2w_runtime.recording._replay import ReplayLink, forked, replay_url, replayed_task
 from p2w_runtime.store import EventStore, MemoryEventStore
-from schemas import RunFinished, Scheme, canonical_json, uuid7
+from schemas import ForkPoint, RunFinished, Scheme, canonical_json, uuid7
 
 
 class Recording:
@@ -51,9 +51,12 @@ class Recording:
         tries: Counter[str],
         done: set[str],
         replay: ReplayLink | None = None,
+        fork: ForkPoint | None = None,
     ) -> None:
         self.store = store
         self.replay = replay
+        self.fork = fork
+        """Set under ``p2w-rt fork --exec``: where each episode branched off its source."""
         """Set when p2w-rt re-executes the agent (``P2W_REPLAY``): the store is then one in memory."""
         self.run_id = run_id
         self.label = label
@@ -77,8 +80,9 @@ class Recording:
         self._tries[found.task_id] += 1
         episode_id = attempt_id(found.task_id, self._tries[found.task_id])
         return EpisodeRecorder(
-            self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self._ended, replay=self.replay
-        )
+            self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self._ended, replay=self.replay,
+            fork=self.fork,
+        )  # fmt: skip
 
     def _ended(self, task_id: str, cost_usd: float | None, counts: bool) -> None:
         if counts:
@@ -123,11 +127,16 @@ async def open_run(
     ``rerun`` need no folders on any machine: the task files of a ``TaskSet`` (with each one's answer key) and the
     memory banks in ``history`` of the tasks' personas. ``carried=False`` carries nothing; a ``CarriedDataset``
     (``carry_dataset``) is stored as given. Under ``p2w-rt rerun --exec`` (``P2W_REPLAY`` set) ``store`` is left
-    alone and nothing is carried: see ``_replay.py``."""
+    alone and nothing is carried, unless the episode is forked (``P2W_FORK``): see ``_replay.py``."""
     listed = _chosen(tasks, only, label)
-    replay = None
-    if (url := replay_url()) is not None:  # re-executed by p2w-rt: nothing is written, one task is to do
-        store, resume, replay, carried = MemoryEventStore(), False, ReplayLink(url), False
+    replay, fork = None, forked()
+    if (url := replay_url()) is not None:  # re-executed by p2w-rt: one task is to do, written nowhere unless forked
+        resume, replay = False, ReplayLink(url)
+        if fork is None:
+            store, carried = MemoryEventStore(), False
+        else:  # a fork: a new run in the agent's store, under p2w-rt's label, with the live model
+            label, model = fork.label, fork.model
+            config = {**(config or {}), "fork_of": fork.point.source_stream}
         task_id = replayed_task()
         listed = [task for task in listed if task.task_id == task_id]
         if not listed:
@@ -154,7 +163,8 @@ async def open_run(
             dataset=dataset.files,
         )
         await store.append([started], dataset.blobs or None)
-        return Recording(store, run_id, label, scheme, listed, Counter(), set(), replay)
+        point = fork.point if fork is not None and replay is not None else None
+        return Recording(store, run_id, label, scheme, listed, Counter(), set(), replay, point)
     if not resume:
         raise UserError(
             f"run {label!r} already exists ({existing.status}, {existing.episodes} of "

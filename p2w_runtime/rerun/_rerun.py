@@ -189,17 +189,17 @@ async def recorded_run(store: EventStore, run_ref: str, verb: str, *, own_agent:
 def recorded_by(run: RunInfo, verb: str) -> str:
     """One line: which agent recorded ``run`` and how to re-execute it, since p2w-rt's agent would be the wrong one.
 
-    Browser-Use cannot be answered from its recording by fingerprint: its prompts carry the day's date and
-    Chromium's tab ids, which differ on every run (docs/design/replay.md)."""
+    Browser-Use is re-executed by ``rerun RUN`` itself (in process, docs/design/replay.md); ``fork`` does not
+    continue it."""
     if run.started.agent == BROWSER_USE:
         return (
             f"run {run.label!r} was recorded by agent 'browser-use' (record --agent browser-use), not by p2w-rt's "
-            f"agent, which {verb} would run: re-executing Browser-Use from its recording is not supported, its "
-            "prompts carry the date and Chromium's tab ids, which no recorded call answers"
+            f"agent, which {verb} would run: p2w-rt rerun {run.label} re-executes Browser-Use from its recording; "
+            "a fork of it is not supported"
         )
     return (
         f"run {run.label!r} was recorded by agent {run.started.agent!r}, not by p2w-rt's agent, which {verb} would "
-        f"run: only the agent that recorded a run re-executes it, with p2w-rt rerun {run.label} --exec CMD "
+        f"run: only the agent that recorded a run re-executes it, with p2w-rt {verb} {run.label} ... --exec CMD "
         "(CMD: the command that starts that agent)"
     )
 

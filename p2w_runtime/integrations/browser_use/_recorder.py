@@ -147,7 +147,11 @@ def _args(params: Any) -> list[str]:
 
 
 def memory_tools(
-    tools: Tools[Any], episode: EpisodeRecorder, retriever: HistoryRetriever, client: openai.AsyncOpenAI, model: str
+    tools: Tools[Any],
+    episode: EpisodeRecorder,
+    retriever: HistoryRetriever | Callable[[], HistoryRetriever],
+    client: openai.AsyncOpenAI,
+    model: str,
 ) -> None:
     """Register ``memory_access``: p2w-rt's retriever and generator as a Browser-Use action, recorded."""
     from browser_use import ActionResult

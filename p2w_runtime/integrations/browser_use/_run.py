@@ -161,7 +161,7 @@ async def record_episode(
     *,
     client: openai.AsyncOpenAI,
     model: str,
-    retriever: HistoryRetriever | None,
+    retriever: HistoryRetriever | Callable[[], HistoryRetriever] | None,
     chromium: str,
     chromium_args: list[str],
     max_steps: int,
@@ -169,7 +169,8 @@ async def record_episode(
     recorder: type[StepRecorder] = StepRecorder,
 ) -> EpisodeOutcome:
     """One Browser-Use attempt at ``task``, recorded from its first step to its final page, which ``attach`` (one
-    Playwright driver for the run) reads over CDP. ``recorder``: the hooks' class (``benchmarks/bench_browser_use.py``
+    Playwright driver for the run) reads over CDP; ``retriever`` may be a function making it (``rerun``: replay mode
+    answers from the recording and makes none). ``recorder``: the hooks' class (``benchmarks/bench_browser_use.py``
     times them in a subclass)."""
     with tempfile.TemporaryDirectory(prefix="p2w-browser-use-") as profile_dir:
         session = browser_session(chromium, chromium_args, profile_dir)

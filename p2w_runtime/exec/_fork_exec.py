@@ -1,0 +1,77 @@
+"""`fork RUN TASK --at-step K --exec CMD`: an outside agent continued live after step K (docs/design/replay.md).
+
+CMD runs once, as under ``rerun --exec`` (the replay endpoint, ``P2W_TASK_ID``, ``P2W_TASK_FILE``, ``P2W_REPLAY``)
+plus ``P2W_FORK``: its model calls before step K are answered from the recording, in order, those from step K on by
+the live model (and recorded by the agent as it records any call); history queries before step K get the recorded
+hits, later ones search. The recording API writes the episode into the agent's own store as a new run (label
+``RUN-TASK-at-K`` by default, the live model, ``fork_of``) whose ``episode.started.fork`` names the source episode
+and step, as the own agent's fork does. The agent browses live pages: its browser is its own.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from p2w_runtime.domain import RunInfo, check_label_free, episodes_of, list_runs
+from p2w_runtime.errors import UserError
+from p2w_runtime.exec._episode_replay import EpisodeReplay
+from p2w_runtime.exec._live import LiveModel
+from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
+from p2w_runtime.exec._agent_process import AgentExit, run_agent
+from p2w_runtime.exec._rerun_exec import replay_env, shell
+from p2w_runtime.recording import FORK_ENV, Fork
+from p2w_runtime.rerun import Mismatch, load_episode, recorded_run, select_episodes
+from p2w_runtime.store import EventStore
+from schemas import ForkPoint
+
+
+@dataclass(frozen=True, slots=True)
+class ExecFork:
+    """The forked run (None when the agent wrote none), how the agent ended, and whether its replayed prefix
+    differed from the recording (the first refused request)."""
+
+    source_stream: str
+    at_step: int
+    label: str
+    run: RunInfo | None
+    finished: AgentExit
+    prefix_mismatch: Mismatch | None
+
+
+async def fork_exec(
+    store: EventStore,
+    run_ref: str,
+    task_id: str,
+    at_step: int,
+    command: str,
+    live: LiveModel,
+    *,
+    label: str | None = None,
+    cwd: Path | None = None,
+    timeout_s: float | None = None,
+) -> ExecFork:
+    """Fork ``task_id`` of ``run_ref`` at ``at_step`` by running ``command`` (the agent that recorded it)."""
+    run = await recorded_run(store, run_ref, "fork", own_agent=False)
+    (ref,) = select_episodes(run, await episodes_of(store, run.run_id), (task_id,))
+    source = await load_episode(store, ref.stream)
+    last = max(source.observations, default=0)
+    if not 1 <= at_step <= last:
+        raise UserError(f"episode {ref.stream} observed steps 1..{last}; --at-step {at_step} is not one of them")
+    label = label or f"{run.label}-{task_id}-at-{at_step}"
+    await check_label_free(store, label)
+    at = source.observations[at_step].event_id
+    fork = Fork(
+        label,
+        live.model or run.started.backbone_model,
+        ForkPoint(source_stream=ref.stream, at_step=at_step, source_event_id=at),
+    )
+    with tempfile.TemporaryDirectory(prefix="p2w-fork-exec-") as tmp:
+        async with ReplayEndpoint() as endpoint, live.client() as client:
+            replay = EpisodeReplay(source, live=(at_step, live, client))
+            endpoint.episode = replay
+            env = {**replay_env(endpoint, source, Path(tmp)), FORK_ENV: fork.as_env()}
+            finished = await run_agent(shell(command), env, Path(tmp) / f"{task_id}.answer", cwd=cwd, timeout_s=timeout_s)
+    written = next((r for r in await list_runs(store) if r.label == label), None)
+    return ExecFork(ref.stream, at_step, label, written, finished, replay.seam)
