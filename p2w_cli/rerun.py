@@ -15,10 +15,10 @@ from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Sequence
 
     from p2w_runtime.exec import ExecEpisode, ExecReport
-    from p2w_runtime.rerun import Mismatch
+    from p2w_runtime.rerun import Mismatch, ReplayedEpisode
     from p2w_runtime.store import EventStore
 
 
@@ -47,6 +47,12 @@ if TYPE_CHECKING:
     show_default=True,
     help="With --exec: seconds an agent may take per episode before it is killed (the episode then differs).",
 )
+@click.option(
+    "--restore",
+    type=click.Choice(["har"]),
+    help="With --exec: give the agent a Chromium at P2W_CDP_URL that serves each episode's recorded pages from its "
+    "HAR (recorded with record --exec CMD --har).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
 @click.pass_context
 def rerun_cmd(
@@ -60,6 +66,7 @@ def rerun_cmd(
     cache_dir: Path | None,
     command: str | None,
     timeout_s: float,
+    restore: str | None,
     as_json: bool,
 ) -> None:
     """Re-execute RUN's episodes (or TASKs) against their recording; exit 0 only when every one is identical.
@@ -74,8 +81,10 @@ def rerun_cmd(
             raise click.UsageError(
                 "--exec serves the recording as it is: no --record-as, --recorded-retrieval, --history"
             )
-        _rerun_exec(ctx, run_ref, task_ids, command, timeout_s, as_json)  # exits
+        _rerun_exec(ctx, run_ref, task_ids, command, timeout_s, restore == "har", as_json)  # exits
         return
+    if restore:
+        raise click.UsageError("--restore har serves pages to an agent run with --exec CMD")
     if _by_browser_use(ctx, run_ref):
         if record_as or recorded_retrieval or history_dir:
             raise click.UsageError(
@@ -84,7 +93,7 @@ def rerun_cmd(
             )
         _rerun_browser_use(ctx, run_ref, task_ids, as_json)  # exits
         return
-    from p2w_runtime.rerun import EpisodeRerun, RerunOptions, RerunReport, rerun
+    from p2w_runtime.rerun import RerunOptions, RerunReport, rerun
 
     options = RerunOptions(
         task_ids=task_ids,
@@ -98,12 +107,7 @@ def rerun_cmd(
     async def _rerun() -> RerunReport:
         async with open_db(ctx) as store:
             with bar_or_lines("re-executing") as say:
-
-                def told(episode: EpisodeRerun) -> None:
-                    m = episode.mismatch
-                    say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
-
-                return await rerun(store, run_ref, options, told)
+                return await rerun(store, run_ref, options, _told(say))
 
     report = run(_rerun())
     if as_json:
@@ -118,18 +122,32 @@ def rerun_cmd(
             }
         )
     else:
-        same = sum(e.identical for e in report.episodes)
-        click.echo(
-            safe(
-                f"rerun of {report.run.label} ({report.run.run_id}): {counted(len(report.episodes), 'episode')}, "
-                f"{same} identical, {len(report.episodes) - same} differ ({waited():.2f} s)"
-            )
-        )
+        _echo_headline(f"rerun of {report.run.label} ({report.run.run_id})", report.episodes)
         for episode in report.episodes:
             _echo_episode(episode.task_id, episode.mismatch)
         if report.recorded_run_id:
             click.echo(safe(f"recorded as {options.record_as} ({report.recorded_run_id})"))
     sys.exit(0 if report.identical else 1)
+
+
+def _told(say: Callable[[str], None]) -> Callable[[ReplayedEpisode], None]:
+    """The progress line of each episode as it is re-executed."""
+
+    def told(episode: ReplayedEpisode) -> None:
+        m = episode.mismatch
+        say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
+
+    return told
+
+
+def _echo_headline(what: str, episodes: Sequence[ReplayedEpisode]) -> None:
+    same = sum(e.identical for e in episodes)
+    click.echo(
+        safe(
+            f"{what}: {counted(len(episodes), 'episode')}, {same} identical, {len(episodes) - same} differ "
+            f"({waited():.2f} s)"
+        )
+    )
 
 
 def _echo_episode(task_id: str, m: Mismatch | None) -> None:
@@ -145,13 +163,21 @@ def _echo_episode(task_id: str, m: Mismatch | None) -> None:
 
 
 def _rerun_exec(
-    ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], command: str, timeout_s: float, as_json: bool
+    ctx: click.Context,
+    run_ref: str,
+    task_ids: tuple[str, ...],
+    command: str,
+    timeout_s: float,
+    restore_har: bool,
+    as_json: bool,
 ) -> None:
     """``--exec``: the recording agent's command, once per episode, against the replay endpoint."""
     from p2w_runtime.exec import rerun_exec
 
     def go(store: EventStore, told: Callable[[ExecEpisode], None]) -> Awaitable[ExecReport]:
-        return rerun_exec(store, run_ref, command, task_ids, timeout_s=timeout_s, progress=told)
+        return rerun_exec(
+            store, run_ref, command, task_ids, timeout_s=timeout_s, restore_har=restore_har, progress=told
+        )
 
     _report_exec(ctx, go, as_json)
 
@@ -190,12 +216,7 @@ def _report_exec(
     async def _go() -> ExecReport:
         async with open_db(ctx, create=False) as store:
             with bar_or_lines("re-executing") as say:
-
-                def told(episode: ExecEpisode) -> None:
-                    m = episode.mismatch
-                    say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
-
-                return await go(store, told)
+                return await go(store, _told(say))
 
     report = run(_go())
     if as_json:
@@ -210,14 +231,9 @@ def _report_exec(
             }
         )
     else:
-        same = sum(e.identical for e in report.episodes)
-        click.echo(
-            safe(
-                f"rerun of {report.run.label} ({report.run.run_id}) by {report.run.started.agent}"
-                + (f" through `{report.command}`" if report.command else " in process")
-                + f": {len(report.episodes)} episodes, {same} identical, "
-                f"{len(report.episodes) - same} differ ({waited():.2f} s)"
-            )
+        how = f"through `{report.command}`" if report.command else "in process"
+        _echo_headline(
+            f"rerun of {report.run.label} ({report.run.run_id}) by {report.run.started.agent} {how}", report.episodes
         )
         for episode in report.episodes:
             _echo_episode(episode.task_id, episode.mismatch)

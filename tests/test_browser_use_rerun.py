@@ -60,7 +60,7 @@ def test_a_changed_system_prompt_is_named_at_step_1(recorded: Path, monkeypatch:
     done = CliRunner().invoke(main, ["--db", str(recorded), "rerun", "bu"])
     assert done.exit_code == 1, done.output
     lines = done.output.splitlines()[1:]  # after the progress line
-    assert "1 episodes, 0 identical, 1 differ" in lines[0] and "by browser-use in process" in lines[0]
+    assert "1 episode, 0 identical, 1 differ" in lines[0] and "by browser-use in process" in lines[0]
     assert lines[1] == f"  {TASK}: step 1: prompt changed"
     assert "messages[0].content" in lines[3] and "maximum of 5 act" in lines[3] and "maximum of 4 act" in lines[3]
 

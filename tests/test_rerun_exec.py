@@ -77,7 +77,7 @@ def test_the_recorded_agent_re_executes_identically_and_writes_nothing(recorded:
     before = event_count(recorded)
     code, output = rerun(recorded, EXAMPLE)
     assert code == 0, output
-    assert "by replayable-example" in output and "1 episodes, 1 identical, 0 differ" in output
+    assert "by replayable-example" in output and "1 episode, 1 identical, 0 differ" in output
     assert f"  {TASK}: identical" in output
     assert event_count(recorded) == before
 

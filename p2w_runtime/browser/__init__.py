@@ -9,6 +9,7 @@ from p2w_runtime.browser._capture import CapturedPage, answer_links
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable
+from p2w_runtime.browser._har import scrub_har
 from p2w_runtime.browser._session import BrowserSession, capture_pages
 from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationData
 
@@ -25,4 +26,5 @@ __all__ = [
     "answer_links",
     "capture_pages",
     "find_chromium",
+    "scrub_har",
 ]

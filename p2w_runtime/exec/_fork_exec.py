@@ -16,10 +16,10 @@ from pathlib import Path
 
 from p2w_runtime.domain import RunInfo, check_label_free, episodes_of, list_runs
 from p2w_runtime.errors import UserError
+from p2w_runtime.exec._agent_process import AgentExit, run_agent
 from p2w_runtime.exec._episode_replay import EpisodeReplay
 from p2w_runtime.exec._live import LiveModel
 from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
-from p2w_runtime.exec._agent_process import AgentExit, run_agent
 from p2w_runtime.exec._rerun_exec import replay_env, shell
 from p2w_runtime.recording import FORK_ENV, Fork
 from p2w_runtime.rerun import Mismatch, load_episode, recorded_run, select_episodes
@@ -71,7 +71,9 @@ async def fork_exec(
         async with ReplayEndpoint() as endpoint, live.client() as client:
             replay = EpisodeReplay(source, live=(at_step, live, client))
             endpoint.episode = replay
-            env = {**replay_env(endpoint, source, Path(tmp)), FORK_ENV: fork.as_env()}
-            finished = await run_agent(shell(command), env, Path(tmp) / f"{task_id}.answer", cwd=cwd, timeout_s=timeout_s)
+            env = {**replay_env(endpoint, source, Path(tmp), run.started.backbone_model), FORK_ENV: fork.as_env()}
+            finished = await run_agent(
+                shell(command), env, Path(tmp) / f"{task_id}.answer", cwd=cwd, timeout_s=timeout_s
+            )
     written = next((r for r in await list_runs(store) if r.label == label), None)
     return ExecFork(ref.stream, at_step, label, written, finished, replay.seam)

@@ -71,10 +71,8 @@ async def record_exec(
         raise UserError(f"--exec: {command[0]!r} is not a program found here (give its path, or put it on PATH)")
     if request.base_url is None:
         raise UserError("--exec needs --base-url: the OpenAI-compatible endpoint its recording proxy forwards to")
-    if request.worker or request.profiles is not None or request.config.har_bodies or request.config.capture_links:
-        raise UserError(
-            "--exec records Persona2Web tasks (--tasks), without --worker, --profiles, --har or --capture-links"
-        )
+    if request.worker or request.profiles is not None or request.config.capture_links:
+        raise UserError("--exec records Persona2Web tasks (--tasks), without --worker, --profiles or --capture-links")
     dataset = load_tasks(request.tasks_dir)
     agent = agent_name(command)
     scheme = request.config.scheme if "--scheme" in request.given else None
@@ -106,6 +104,7 @@ async def record_exec(
     async with run, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
         chromium = find_chromium(request.chromium)
         episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model)
+        episode.keep_har = request.config.har_bodies
 
         await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
     return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
@@ -126,10 +125,15 @@ class _EpisodeRunner:
     ) -> None:
         self.run, self.proxy, self.playwright = run, proxy, playwright
         self.chromium, self.chromium_args, self.command, self.model = chromium, chromium_args, command, model
+        self.keep_har = False
+        """``record --har``: keep each episode's pages with their bodies, for ``rerun --exec --restore har``."""
 
     async def record(self, task: TaskLike) -> EpisodeOutcome:
         async with self.run.episode(task) as episode:
-            async with ObservedChromium(self.playwright, self.chromium, self.chromium_args, task.start_url) as browser:
+            chromium = ObservedChromium(
+                self.playwright, self.chromium, self.chromium_args, task.start_url, keep_har=self.keep_har
+            )
+            async with chromium as browser:
                 await browser.observe(episode)
                 spans = SpanSink(episode, lambda: setattr(browser, "navigations_as_actions", False))
                 token = self.proxy.register(ProxiedEpisode(episode, lambda: browser.observe(episode), spans.take))

@@ -2,25 +2,39 @@
 
 The agent is the user's (any language); p2w-rt only serves its recording and compares. Per selected episode it
 starts CMD with ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` at the replay endpoint, ``P2W_TASK_ID``,
-``P2W_TASK_FILE`` (the task as the episode recorded it) and ``P2W_REPLAY`` (the recording API's replay mode), and
-reports the first divergence (docs/design/replay.md). Nothing is written to the store.
+``P2W_TASK_FILE`` (the task as the episode recorded it), ``P2W_MODEL`` and ``P2W_REPLAY`` (the recording API's replay
+mode), with ``--restore har`` ``P2W_CDP_URL`` (a Chromium serving the pages the episode recorded), and reports the
+first divergence (docs/design/replay.md). Nothing is written to the store.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from playwright.async_api import Playwright, async_playwright
+
+from p2w_runtime.browser import find_chromium
 from p2w_runtime.domain import RunInfo, episodes_of
+from p2w_runtime.errors import UserError
+from p2w_runtime.exec._agent_chromium import AgentChromium
 from p2w_runtime.exec._agent_process import run_agent
 from p2w_runtime.exec._episode_replay import EpisodeReplay
 from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
 from p2w_runtime.recording import REPLAY_ENV
-from p2w_runtime.rerun import Mismatch, RecordedEpisode, load_episode, recorded_run, select_episodes
+from p2w_runtime.rerun import (
+    RecordedEpisode,
+    ReplayedEpisode,
+    load_episode,
+    recorded_har,
+    recorded_run,
+    select_episodes,
+)
 from p2w_runtime.store import EventStore
 
 REPLAY_KEY = "p2w-replay-no-key"
@@ -28,27 +42,14 @@ REPLAY_KEY = "p2w-replay-no-key"
 
 
 @dataclass(frozen=True, slots=True)
-class ExecEpisode:
-    stream: str
-    task_id: str
-    mismatch: Mismatch | None
+class ExecEpisode(ReplayedEpisode):
     returncode: int | None
     """The agent's exit code (None: killed at the timeout)."""
     stderr_tail: str
     """The agent's last line on standard error, to say why it failed."""
 
-    @property
-    def identical(self) -> bool:
-        return self.mismatch is None
-
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "stream": self.stream,
-            "task_id": self.task_id,
-            "identical": self.identical,
-            "mismatch": self.mismatch.as_dict() if self.mismatch else None,
-            "exit_code": self.returncode,
-        }
+        return {**ReplayedEpisode.as_dict(self), "exit_code": self.returncode}
 
 
 @dataclass
@@ -71,20 +72,26 @@ async def rerun_exec(
     *,
     cwd: Path | None = None,
     timeout_s: float | None = None,
+    restore_har: bool = False,
     progress: Callable[[ExecEpisode], None] | None = None,
 ) -> ExecReport:
-    """Re-execute ``command`` once per counted episode of ``run_ref`` (or of ``task_ids``) against its recording."""
+    """Re-execute ``command`` once per counted episode of ``run_ref`` (or of ``task_ids``) against its recording;
+    with ``restore_har`` the agent also gets a browser (``P2W_CDP_URL``) that serves each episode's recorded pages."""
     run = await recorded_run(store, run_ref, "rerun", own_agent=False)
     refs = select_episodes(run, await episodes_of(store, run.run_id), task_ids)
+    sources = [await load_episode(store, ref.stream) for ref in refs]
+    hars = [await _served_har(store, source) for source in sources] if restore_har else [None] * len(sources)
     report = ExecReport(run, command)
     with tempfile.TemporaryDirectory(prefix="p2w-exec-") as tmp:
-        async with ReplayEndpoint() as endpoint:
-            for ref in refs:
-                source = await load_episode(store, ref.stream)
+        async with ReplayEndpoint() as endpoint, async_playwright() as playwright:
+            for ref, source, har in zip(refs, sources, hars, strict=True):
                 replay = EpisodeReplay(source)
                 endpoint.episode = replay
-                env = replay_env(endpoint, source, Path(tmp))
-                ended = await run_agent(shell(command), env, Path(tmp) / f"{ref.task_id}.answer", cwd=cwd, timeout_s=timeout_s)
+                env = replay_env(endpoint, source, Path(tmp), run.started.backbone_model)
+                async with _browser(playwright, source, har) as cdp_url:
+                    env |= {"P2W_CDP_URL": cdp_url} if cdp_url else {}
+                    answer_file = Path(tmp) / f"{ref.task_id}.answer"
+                    ended = await run_agent(shell(command), env, answer_file, cwd=cwd, timeout_s=timeout_s)
                 endpoint.episode = None
                 result = ExecEpisode(ref.stream, ref.task_id, replay.mismatch(), ended.status, ended.last_error_line())
                 report.episodes.append(result)
@@ -93,20 +100,44 @@ async def rerun_exec(
     return report
 
 
+async def _served_har(store: EventStore, source: RecordedEpisode) -> bytes:
+    """The episode's HAR with bodies, or the one line saying it has none (before any agent starts)."""
+    har = await recorded_har(store, source)
+    if har is None:
+        raise UserError(
+            f"episode {source.stream} has no HAR with response bodies to serve (record it with `record --exec CMD "
+            "--har`); rerun without --restore har"
+        )
+    return har
+
+
+@asynccontextmanager
+async def _browser(playwright: Playwright, source: RecordedEpisode, har: bytes | None) -> AsyncIterator[str | None]:
+    """A Chromium at the episode's start page serving ``har``, its debugging URL; None without a HAR."""
+    if har is None:
+        yield None
+        return
+    start_url = source.task().start_url
+    async with AgentChromium(playwright, find_chromium(None), [], start_url, serve_har=har) as chromium:
+        yield chromium.cdp_url
+
+
 def shell(command: str) -> list[str]:
     """``command`` through the shell, as the user typed it (pipes, cd, variables)."""
     return ["/bin/sh", "-c", command]
 
 
-def replay_env(endpoint: ReplayEndpoint, source: RecordedEpisode, folder: Path) -> dict[str, str]:
-    """What the agent re-executing ``source`` is given: the replay endpoint as its OpenAI base URL, its task (written
-    into ``folder``) and ``P2W_REPLAY`` for the recording API."""
+def replay_env(endpoint: ReplayEndpoint, source: RecordedEpisode, folder: Path, model: str) -> dict[str, str]:
+    """What the agent re-executing ``source`` is given: the replay endpoint as its OpenAI base URL, the recorded
+    model's name (``P2W_MODEL``, as ``record --exec`` gave it), its task (written into ``folder``) and
+    ``P2W_REPLAY`` for the recording API."""
     task = task_of(source)
     task_file = folder / f"{task['task_id']}.json"
     task_file.write_text(json.dumps(task))
     return {
         "OPENAI_BASE_URL": f"{endpoint.url}/v1",
         "OPENAI_API_KEY": REPLAY_KEY,
+        "P2W_MODEL": model,
         "P2W_TASK_ID": task["task_id"],
         "P2W_TASK_FILE": str(task_file),
         REPLAY_ENV: endpoint.url,

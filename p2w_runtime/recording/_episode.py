@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import Counter
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from datetime import datetime
 from time import perf_counter
 from typing import Literal
 
 from playwright.async_api import Page
 
+from p2w_runtime.browser import scrub_har
 from p2w_runtime.domain import NOT_AN_OUTCOME, EpisodeWriter, TaskLike, episode_started
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._page import PageWatcher, ScreenshotPolicy, final_of, first_line
@@ -315,10 +316,13 @@ class EpisodeRecorder:
         dom_html: str | bytes | None = None,
         ax_tree: str | None = None,
         screenshot: bytes | None = None,
-        har: bytes | None = None,
+        har: bytes | Callable[[], Awaitable[bytes | None]] | None = None,
     ) -> None:
         """The state the episode ended in, for offline checks: read off ``page`` (DOM with typed form values,
-        AX tree, full-page screenshot, stylesheets), or given as values (``url`` required then)."""
+        AX tree, full-page screenshot, stylesheets), or given as values (``url`` required then).
+
+        ``har`` is the HAR's bytes, or a coroutine function called once the page was read: Playwright writes a HAR
+        only when its context closes, which would close the page first. Its cookies and credentials are removed."""
         await self._observed()
         stylesheets: bytes | None = None
         if page is not None:
@@ -327,6 +331,12 @@ class EpisodeRecorder:
             ax_tree, stylesheets = final.ax_tree.decode(), final.stylesheets or None
         if url is None:
             raise UserError(f"episode {self.stream}: a final state needs a page or a url")
+        if callable(har):
+            har = await har()
+        try:
+            har = scrub_har(har) if har else None
+        except ValueError as exc:
+            raise UserError(f"episode {self.stream}: the final state's HAR is not a HAR file: {exc}") from None
         dom = dom_html.encode() if isinstance(dom_html, str) else dom_html
         blob = self.writer.blob
         self.writer.add(

@@ -6,9 +6,9 @@ from the recorded one is reported (docs/design/rerun.md).
 
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._fork import ForkRequest, ForkSummary, fork
-from p2w_runtime.rerun._har import har_has_bodies
+from p2w_runtime.rerun._har import har_has_bodies, recorded_har
 from p2w_runtime.rerun._llm import prompt_changed, recorded_completion
-from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind
+from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind, ReplayedEpisode
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._rerun import EpisodeRerun, RerunOptions, RerunReport, recorded_run, rerun, select_episodes
 
@@ -25,10 +25,12 @@ __all__ = [
     "rerun",
     # re-executing another agent from its recording (p2w_runtime.exec)
     "RecordedEpisode",
+    "ReplayedEpisode",
     "first_mismatch",
     "load_episode",
     "prompt_changed",
     "recorded_completion",
+    "recorded_har",
     "recorded_run",
     "select_episodes",
 ]

@@ -32,6 +32,27 @@ class Mismatch:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayedEpisode:
+    """One episode re-executed against its recording, by whichever agent: identical, or its first ``mismatch``."""
+
+    stream: str
+    task_id: str
+    mismatch: Mismatch | None
+
+    @property
+    def identical(self) -> bool:
+        return self.mismatch is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stream": self.stream,
+            "task_id": self.task_id,
+            "identical": self.identical,
+            "mismatch": self.mismatch.as_dict() if self.mismatch else None,
+        }
+
+
 class Diverged(SeamDiverged):
     """Raised at a seam (recorded tab or recorded LLM) when the recording cannot answer the re-executed agent.
 

@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from p2w_runtime.agent import AGENT_NAME, ROLE_PARAMS, AgentConfig, Episode
 from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks, under
@@ -22,7 +21,7 @@ from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._environment import RecordedEnvironment
 from p2w_runtime.rerun._llm import RecordedLlm
-from p2w_runtime.rerun._mismatch import Divergence, Mismatch
+from p2w_runtime.rerun._mismatch import Divergence, ReplayedEpisode
 from p2w_runtime.rerun._record_as import record_as
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedRetriever
@@ -44,25 +43,10 @@ class RerunOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class EpisodeRerun:
-    stream: str
-    task_id: str
-    mismatch: Mismatch | None
+class EpisodeRerun(ReplayedEpisode):
     source: RecordedEpisode
     rerun: RecordedEpisode
     """The re-executed episode as it was written to the scratch store."""
-
-    @property
-    def identical(self) -> bool:
-        return self.mismatch is None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "stream": self.stream,
-            "task_id": self.task_id,
-            "identical": self.identical,
-            "mismatch": self.mismatch.as_dict() if self.mismatch else None,
-        }
 
 
 @dataclass
