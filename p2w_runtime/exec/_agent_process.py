@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_runtime.domain import TaskLike
 from p2w_runtime.errors import UserError
 
 STDERR_TAIL = 2000
@@ -35,6 +36,21 @@ class AgentExit:
         """The agent's last line on standard error: what a one-line report names when it failed."""
         lines = [line for line in self.stderr_tail.splitlines() if line.strip()]
         return lines[-1].strip() if lines else ""
+
+
+def task_file(task: TaskLike, folder: Path) -> Path:
+    """``P2W_TASK_FILE``: the task as JSON (task_id, intent, start_url, persona, level), written into ``folder``, so
+    an agent in any language reads its task without knowing the dataset's layout."""
+    path = folder / f"{task.task_id}.json"
+    described = {
+        "task_id": task.task_id,
+        "intent": task.intent,
+        "start_url": task.start_url,
+        "persona": task.persona,
+        "level": task.level,
+    }
+    path.write_text(json.dumps(described, ensure_ascii=False))
+    return path
 
 
 def answer_of(stdout_last_line: str | None, answer_file: Path) -> str | None:

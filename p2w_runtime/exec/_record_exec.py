@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -33,7 +32,7 @@ from p2w_runtime.browser import find_chromium
 from p2w_runtime.data import load_tasks
 from p2w_runtime.domain import TaskLike, carry_dataset, find_run
 from p2w_runtime.errors import UserError
-from p2w_runtime.exec._agent_process import AgentExit, run_agent
+from p2w_runtime.exec._agent_process import AgentExit, run_agent, task_file
 from p2w_runtime.exec._observer import ObservedChromium
 from p2w_runtime.exec._record_proxy import ProxiedEpisode, RecordProxy
 from p2w_runtime.exec._spans import SpanSink
@@ -150,22 +149,14 @@ class _EpisodeRunner:
 
     async def _run_agent(self, task: TaskLike, token: str, cdp_url: str) -> AgentExit:
         with tempfile.TemporaryDirectory(prefix="p2w-exec-task-") as folder:
-            task_file, answer_file = Path(folder) / "task.json", Path(folder) / "answer"
-            described = {
-                "task_id": task.task_id,
-                "intent": task.intent,
-                "start_url": task.start_url,
-                "persona": task.persona,
-                "level": task.level,
-            }
-            task_file.write_text(json.dumps(described, ensure_ascii=False))
+            described, answer_file = task_file(task, Path(folder)), Path(folder) / "answer"
             otlp = self.proxy.otlp_endpoint(token)
             env = {
                 "OPENAI_BASE_URL": self.proxy.base_url(token),
                 "OPENAI_API_KEY": token,
                 "P2W_CDP_URL": cdp_url,
                 "P2W_TASK_ID": task.task_id,
-                "P2W_TASK_FILE": str(task_file),
+                "P2W_TASK_FILE": str(described),
                 "P2W_ANSWER_FILE": str(answer_file),
                 "P2W_MODEL": self.model,
                 "OTEL_EXPORTER_OTLP_ENDPOINT": otlp,

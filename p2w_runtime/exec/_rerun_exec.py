@@ -9,7 +9,6 @@ first divergence (docs/design/replay.md). Nothing is written to the store.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,7 +22,7 @@ from p2w_runtime.browser import find_chromium
 from p2w_runtime.domain import RunInfo, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_chromium import AgentChromium
-from p2w_runtime.exec._agent_process import run_agent
+from p2w_runtime.exec._agent_process import run_agent, task_file
 from p2w_runtime.exec._episode_replay import EpisodeReplay
 from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
 from p2w_runtime.recording import REPLAY_ENV
@@ -131,26 +130,12 @@ def replay_env(endpoint: ReplayEndpoint, source: RecordedEpisode, folder: Path, 
     """What the agent re-executing ``source`` is given: the replay endpoint as its OpenAI base URL, the recorded
     model's name (``P2W_MODEL``, as ``record --exec`` gave it), its task (written into ``folder``) and
     ``P2W_REPLAY`` for the recording API."""
-    task = task_of(source)
-    task_file = folder / f"{task['task_id']}.json"
-    task_file.write_text(json.dumps(task))
+    task = source.task()
     return {
         "OPENAI_BASE_URL": f"{endpoint.url}/v1",
         "OPENAI_API_KEY": REPLAY_KEY,
         "P2W_MODEL": model,
-        "P2W_TASK_ID": task["task_id"],
-        "P2W_TASK_FILE": str(task_file),
+        "P2W_TASK_ID": task.task_id,
+        "P2W_TASK_FILE": str(task_file(task, folder)),
         REPLAY_ENV: endpoint.url,
-    }
-
-
-def task_of(source: RecordedEpisode) -> dict[str, Any]:
-    """The task as the episode started it (``episode.started``): what the agent was asked, where it started."""
-    task = source.task()
-    return {
-        "task_id": task.task_id,
-        "persona": task.persona,
-        "level": task.level,
-        "intent": task.intent,
-        "start_url": task.start_url,
     }
