@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from p2w_runtime.domain import episodes_of, find_run
+from p2w_runtime.demo.examples import example_run_bundles
+from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
-from schemas import LlmCall, LlmUsage, NewEvent
+from schemas import LlmCall
 
 
 def p2w(db: Path, *args: str) -> str:
@@ -23,37 +24,30 @@ def p2w(db: Path, *args: str) -> str:
     return result.output
 
 
-async def _add_llm_calls(db: Path, label: str) -> int:
-    """Two planner calls per episode, with usage and cost, as the recorder writes them (before judging)."""
-    tokens = 0
-    async with open_store(db) as store:
+async def _recorded_calls(db: Path, label: str) -> list[LlmCall]:
+    """The run's recorded model calls, read through the store."""
+    async with open_store(db, create=False, read_only=True) as store:
         run = await find_run(store, label)
-        for i, ref in enumerate(await episodes_of(store, run.run_id)):
-            calls = []
-            for n in range(2):
-                usage = LlmUsage(prompt_tokens=100 + i, completion_tokens=10 * (n + 1), total_tokens=110 + i + 10 * n)
-                tokens += usage.total_tokens
-                call = LlmCall(role="planner", model="m", step=1, messages=[], response="ok", usage=usage,
-                               latency_s=0.5, fingerprint=f"f{n}", ordinal=0, cost_usd=0.001)  # fmt: skip
-                calls.append(NewEvent(stream=ref.stream, payload=call))
-            await store.append(calls)
-    return tokens
+        events = [e async for e in store.read_all(stream_prefix=f"{run.run_id}/", types=["llm.call"])]
+    return [LlmCall.model_validate(e.payload) for e in events]
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> tuple[Path, int]:
+def db(tmp_path: Path) -> Path:
+    """Two imported runs (no model calls: the runners log none), judged and classified, and the recorded example run
+    ``earlier`` (its model calls with usage, as the recorder wrote them)."""
     path = tmp_path / "runs.db"
-    tokens = 0
     for fmt, label in (("p2w-agentoccam", "ao"), ("p2w-browser-use", "bu")):
         p2w(path, "import-trajectories", "--format", fmt, "--examples", "--label", label)
-        tokens += asyncio.run(_add_llm_calls(path, label))
         p2w(path, "replay", label, "--judge", "rubric-rules", "--judge", "outcome-based-rules")
         p2w(path, "classify", label)
-    return path, tokens
+    (earlier,) = [bundle for bundle in example_run_bundles() if bundle.stem == "earlier"]
+    p2w(path, "import", str(earlier))
+    return path
 
 
-def test_the_tables_agree_with_metrics_and_the_log(db: tuple[Path, int], tmp_path: Path) -> None:
-    path, tokens = db
+def test_the_tables_agree_with_metrics_and_the_log(db: Path, tmp_path: Path) -> None:
+    path = db
     out = tmp_path / "tables"
     said = p2w(path, "export", "ao", "bu", "--format", "parquet", "-o", str(out))
     assert "episodes 6" in said
@@ -84,16 +78,25 @@ def test_the_tables_agree_with_metrics_and_the_log(db: tuple[Path, int], tmp_pat
     assert steps.num_rows == pc.sum(episodes["actions"]).as_py()
     assert queries.num_rows == pc.sum(episodes["history_queries"]).as_py()
     assert pc.sum(queries["hit_count"]).as_py() == sum(len(h) for h in queries["hits"].to_pylist()) > 0
-    assert calls.num_rows == 12 == pc.sum(episodes["llm_calls"]).as_py()
-    assert pc.sum(calls["total_tokens"]).as_py() == tokens
-    assert pc.sum(calls["cost_usd"]).as_py() == pytest.approx(0.012)
-    assert pc.all(calls["counted"]).as_py()
+    assert calls.num_rows == 0 == pc.sum(episodes["llm_calls"]).as_py()
     first = judgments.to_pylist()[0]
     assert first["points"] and all(p["points"] <= p["max_points"] for p in first["points"])
 
 
-def test_unknown_runs_and_an_occupied_folder_are_refused_before_writing(db: tuple[Path, int], tmp_path: Path) -> None:
-    path, _ = db
+def test_the_llm_calls_table_holds_every_recorded_call_with_its_usage(db: Path, tmp_path: Path) -> None:
+    recorded = asyncio.run(_recorded_calls(db, "earlier"))
+    out = tmp_path / "calls"
+    p2w(db, "export", "earlier", "--format", "parquet", "-o", str(out))
+    episodes = pq.read_table(out / "episodes.parquet")
+    calls = pq.read_table(out / "llm_calls.parquet")
+    assert calls.num_rows == len(recorded) == pc.sum(episodes["llm_calls"]).as_py() > 0
+    assert pc.sum(calls["total_tokens"]).as_py() == sum(c.usage.total_tokens for c in recorded if c.usage)
+    assert sorted(calls["role"].to_pylist()) == sorted(c.role for c in recorded)
+    assert pc.all(calls["counted"]).as_py()
+
+
+def test_unknown_runs_and_an_occupied_folder_are_refused_before_writing(db: Path, tmp_path: Path) -> None:
+    path = db
     out = tmp_path / "tables"
     missing = CliRunner().invoke(
         main, ["--db", str(path), "export", "ao", "nope", "--format", "parquet", "-o", str(out)]

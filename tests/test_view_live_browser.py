@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Locator, expect
+from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from view_support import serving
 
@@ -57,6 +58,30 @@ async def _until_changed(row: Locator, steps: int, *, within_s: float) -> None:
         await asyncio.sleep(0.25)
 
 
+_ROWS = """() => {
+    const usage = [...document.querySelectorAll('.usage-table tbody tr')].map((row) => row.textContent);
+    return [
+        document.querySelectorAll('#in-flight tbody tr').length,
+        usage.filter((text) => text.includes('in flight')).length,
+        usage.filter((text) => text.includes('other attempts')).length,
+    ];
+}"""
+
+
+async def _while_in_flight(page: Page, *, within_s: float) -> tuple[int, int, int]:
+    """(in-flight episodes, usage rows "in flight", usage rows "other attempts") read at once from one state of the
+    page in which an episode is in flight (a reload between two reads could show the next state)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            flying, usage, other = await page.evaluate(_ROWS)
+        except PlaywrightError:  # the page reloaded while it was read
+            flying, usage, other = 0, 0, 0
+        if flying or time.monotonic() > deadline:
+            return flying, usage, other
+        await asyncio.sleep(0.25)
+
+
 async def test_an_episode_in_flight_shows_with_its_steps_while_record_runs(
     browser: Browser, demo_model: str, tmp_path: Path, shots: Path
 ) -> None:
@@ -90,9 +115,9 @@ async def test_an_episode_in_flight_shows_with_its_steps_while_record_runs(
                 assert int(await row.locator(".steps-so-far").text_content() or "0") > steps
             else:  # it finished meanwhile: a counted episode now
                 assert task in (await page.text_content("#episodes") or "")
-            usage = page.locator(".usage-table tbody tr", has_text="in flight")
-            assert await usage.count() == 1, "the in-flight tokens are their own row, not 'other attempts'"
-            assert await page.locator(".usage-table tbody tr", has_text="other attempts").count() == 0
+            flying_now, usage_rows, other_rows = await _while_in_flight(page, within_s=60)
+            assert flying_now and usage_rows == 1, "the in-flight tokens are their own row, not 'other attempts'"
+            assert other_rows == 0
             await page.screenshot(path=shots / "run-live.png", full_page=True)
 
             out, err = recorder.communicate(timeout=300)
