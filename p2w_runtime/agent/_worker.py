@@ -36,7 +36,15 @@ from p2w_runtime.domain import (
     find_run,
 )
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, hold_claims, this_process
+from p2w_runtime.store import (
+    ClaimHolder,
+    EventStore,
+    LabelTaken,
+    StoreError,
+    StreamEnded,
+    hold_claims,
+    this_process,
+)
 from schemas import EmbedderRef, EpisodeFinished
 
 log = structlog.get_logger(__name__)
@@ -166,14 +174,15 @@ async def _record_leased(
     attempts = [a for a in await episodes_of(store, run_id, every_attempt=True) if a.task_id == task.task_id]
     if counted(attempts):  # recorded, but its worker died before marking it done
         return None
-    abandoned = [a for a in attempts if a.end_reason is None]
-    if abandoned:
-        await append_sealed(
-            store,
-            [EpisodeWriter.closing(a.stream).add(EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL))
-             for a in abandoned]
-        )  # fmt: skip
-        log.info("took over an abandoned episode", task=task.task_id, streams=[a.stream for a in abandoned])
+    for abandoned in [a for a in attempts if a.end_reason is None]:
+        closing = EpisodeWriter.closing(abandoned.stream).add(
+            EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL)
+        )
+        try:
+            await append_sealed(store, [closing])
+        except StreamEnded:  # its own worker ended it meanwhile (woken after its lease ran out)
+            continue
+        log.info("took over an abandoned episode", task=task.task_id, stream=abandoned.stream)
     recording = asyncio.ensure_future(record(task, len(attempts) + 1))
     lost = asyncio.Event()
 
@@ -194,6 +203,9 @@ async def _record_leased(
     renewing = asyncio.ensure_future(keep_lease())
     try:
         return await recording
+    except StreamEnded:  # another worker took the task over and closed this attempt before this one noticed
+        log.warning("lost the lease; another worker closed this attempt", task=task.task_id)
+        return None
     except asyncio.CancelledError:
         this = asyncio.current_task()
         if lost.is_set() and this is not None and not this.cancelling():  # the task is another worker's now
