@@ -275,7 +275,7 @@ def test_bad_exec_options_are_one_line_and_leave_no_database(tmp_path: Path) -> 
         (("--exec", "no-such-agent-program", *endpoint), "'no-such-agent-program' is not a program found here"),
         (("--exec", "sleep 0", "--model", "m"), "--exec needs --base-url"),
         (("--exec", "sleep 0", "--agent", "browser-use", *endpoint), "give either --agent or --exec CMD"),
-        (("--exec", "sleep 0", "--capture-links", *endpoint), "without --worker, --profiles or --capture-links"),
+        (("--exec", "sleep 0", "--capture-links", *endpoint), "without --profiles or --capture-links"),
         (("--exec", "'unclosed", *endpoint), "No closing quotation"),
     ):
         done = p2w_rt(db, "record", *args)

@@ -287,6 +287,30 @@ async def test_an_agent_error_inside_the_episode_ends_it_as_an_error(store: Even
     assert (finished.end_reason, finished.detail) == ("error", "RuntimeError: the agent broke")
 
 
+async def test_recorders_joining_one_run_share_it_and_close_nothing_of_each_other(store: EventStore) -> None:
+    """``join=True`` (``record --exec --worker``): two recorders opening the label at once get one run; a third joins
+    while an episode is open and leaves it open; an attempt number given by the caller names the stream; another
+    model is refused."""
+    first, second = await asyncio.gather(
+        *(open_run(store, label="shared", agent="mine", model="m", tasks=TASKS, join=True) for _ in range(2))
+    )
+    assert first.run_id == second.run_id and len(await list_runs(store)) == 1
+    async with first.episode("T1") as open_one:
+        await open_one.observe(url="http://shop.example/")
+        third = await open_run(store, label="shared", agent="mine", model="m", tasks=TASKS, join=True)
+        assert third.run_id == first.run_id
+        (attempt,) = await episodes_of(store, first.run_id, every_attempt=True)
+        assert attempt.end_reason is None  # still being recorded: a joiner closes nothing
+        async with third.episode("T2", attempt=3) as numbered:
+            await numbered.end("no_answer")
+        await open_one.end("answered", "rice")
+    assert numbered.stream.endswith("/T2#3")
+    attempts = await episodes_of(store, first.run_id, every_attempt=True)
+    assert sorted((a.episode_id, a.end_reason) for a in attempts) == [("T1", "answered"), ("T2#3", "no_answer")]
+    with pytest.raises(UserError, match="model 'other' \\(recorded: 'm'\\)"):
+        await open_run(store, label="shared", agent="mine", model="other", tasks=TASKS, join=True)
+
+
 @pytest.mark.slow
 async def test_a_killed_recorder_leaves_a_run_that_refuses_a_plain_reopen_and_resumes(tmp_path: Path) -> None:
     db = tmp_path / "killed.db"

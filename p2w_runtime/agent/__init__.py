@@ -18,7 +18,7 @@ from p2w_runtime.agent._record import (
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._run import AGENT_NAME, RunProgress
-from p2w_runtime.agent._worker import finish_run
+from p2w_runtime.agent._worker import check_joinable, finish_run, work
 
 __all__ = [
     "AGENT_NAME",
@@ -32,9 +32,11 @@ __all__ = [
     "RunProgress",
     "SiteHosting",
     "StartsAt",
+    "check_joinable",
     "finish_run",
     "hosted_browser",
     "parse_generator",
     "record",
     "select_tasks",
+    "work",
 ]

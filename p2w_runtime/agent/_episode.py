@@ -27,7 +27,7 @@ from p2w_runtime.data import Task
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import EventStore, StoreUnavailable
+from p2w_runtime.store import EventStore, StoreUnavailable, StreamEnded
 from schemas import (
     Action,
     EndReason,
@@ -136,7 +136,7 @@ class Episode:
                 reason, detail = "aborted", "run interrupted"
                 await self._finish(tab, reason, answer, step, detail)
                 raise
-            except StoreUnavailable:  # nothing can be recorded: the recorder stops, saying so in one line
+            except (StoreUnavailable, StreamEnded):  # nothing can be recorded (or no longer here): said by the caller
                 raise
             except Exception as exc:  # the run goes on with the next episode; the log keeps what happened
                 log.exception("episode failed", task_id=self.task.task_id)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from p2w_runtime.agent._episode import EpisodeOutcome
+from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._resume import resumed_request, selection_config
 from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
@@ -16,7 +16,7 @@ from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import BankFolder, DataError, Task, TaskSet, find_memory_bank
-from p2w_runtime.domain import check_label_free, find_run
+from p2w_runtime.domain import attempt_id, check_label_free, find_run
 from p2w_runtime.llm import LlmClient, PriceTable
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
@@ -94,11 +94,17 @@ async def record(
         )  # fmt: skip
     async with llm, hosted_browser(tasks, request.chromium, hosting) as browser:
         if worker_run is not None:
-            mine = await work(
-                store, worker_run, tasks, browser=browser, llm=llm, retriever=retriever, config=config,
-                concurrency=request.concurrency, progress=progress,
-            )  # fmt: skip
-            return RecordSummary(worker_run, label, 0, mine)
+            run_id = worker_run
+
+            def episode(task: Task, attempt: int) -> Awaitable[EpisodeOutcome]:
+                episode_id = attempt_id(task.task_id, attempt)
+                return Episode(
+                    task, run_id=run_id, episode_id=episode_id, store=store, browser=browser, llm=llm,
+                    retriever=retriever, config=config,
+                ).run()  # fmt: skip
+
+            mine = await work(store, run_id, tasks, episode, concurrency=request.concurrency, progress=progress)
+            return RecordSummary(run_id, label, 0, mine)
         plan = await plan_run(
             store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=resume,
             carried=carried, embedder=embedder_ref,

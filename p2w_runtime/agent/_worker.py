@@ -1,7 +1,9 @@
 """`record --label L --worker`: several processes, on one machine or many, record one run together.
 
 Each worker joins the run labelled L (the first one creates it; the label's primary key decides who), makes
-every selected task a work item, and loops: lease a free task, record it, mark it done. A lease is renewed
+every selected task a work item, and loops: lease a free task, record it, mark it done. The loop knows no agent:
+it is given "record this attempt at this task" (``RecordTask``): the own agent's ``Episode`` under ``record``, an
+outside agent's process under ``record --exec CMD --worker``. A lease is renewed
 every third of ``LEASE_S`` while the episode runs; a worker killed mid-episode stops renewing, the lease runs
 out, and the next worker closes the half episode as ``aborted`` ("abandoned", so ``counted()`` never counts
 it) and records the task again as ``TASK#n``. The worker that finds every item done finishes the run, once.
@@ -12,31 +14,37 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import structlog
 
 from p2w_runtime.agent._config import AgentConfig
-from p2w_runtime.agent._episode import Episode, EpisodeOutcome
+from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
-from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.domain import (
     CarriedDataset,
     EpisodeWriter,
+    RunInfo,
+    TaskLike,
     UnknownRun,
     append_sealed,
-    attempt_id,
     close_run,
     counted,
     episodes_of,
     find_run,
 )
 from p2w_runtime.errors import UserError
-from p2w_runtime.llm import LlmClient
-from p2w_runtime.retrieval import HistoryRetriever
-from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, hold_claims, this_process
+from p2w_runtime.store import (
+    ClaimHolder,
+    EventStore,
+    LabelTaken,
+    StoreError,
+    StreamEnded,
+    hold_claims,
+    this_process,
+)
 from schemas import EmbedderRef, EpisodeFinished
 
 log = structlog.get_logger(__name__)
@@ -45,6 +53,11 @@ LEASE_S = float(os.environ.get("P2W_WORKER_LEASE_S", "60"))
 """How long a task stays a worker's without a renewal. Env ``P2W_WORKER_LEASE_S`` (tests shorten it)."""
 POLL_S = min(1.0, LEASE_S / 3)
 ABANDONED_DETAIL = "abandoned: its worker stopped renewing the lease (killed or cut off)"
+
+T = TypeVar("T", bound=TaskLike)
+RecordTask = Callable[[T, int], Awaitable[EpisodeOutcome]]
+"""Record attempt number n at a task (stream ``TASK#n``; n decided by the worker, from the attempts stored) and say
+how it ended; cancelled when the lease is lost or the worker stopped, the attempt then ends as aborted."""
 
 
 async def join_run(
@@ -75,16 +88,22 @@ async def join_run(
             return plan.run_id
         except LabelTaken:  # another worker started it between our look and our append
             found = await find_run(store, label)
+    await check_joinable(store, found, [t.task_id for t in tasks])
+    return found.run_id
+
+
+async def check_joinable(store: EventStore, found: RunInfo, mine: Sequence[str]) -> None:
+    """``UserError`` unless a worker that selected the tasks ``mine`` can record in run ``found``: unfinished, or
+    finished by workers (then there is nothing left to do), and started with the same tasks."""
+    label = found.label
     if found.status != "unfinished" and not await store.work_items(found.run_id):
         raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
     recorded = found.started.config.get("tasks")
-    mine = [t.task_id for t in tasks]
     if recorded is not None and sorted(recorded) != sorted(mine):
         raise UserError(
             f"run {label} ({found.run_id}) records {len(recorded)} tasks ({_few(recorded)}); this worker selected "
             f"{len(mine)} ({_few(mine)}): give the same --tasks, --level, --task and --limit as the other workers"
         )
-    return found.run_id
 
 
 def _few(ids: Sequence[str]) -> str:
@@ -95,17 +114,14 @@ def _few(ids: Sequence[str]) -> str:
 async def work(
     store: EventStore,
     run_id: str,
-    tasks: Sequence[Task],
+    tasks: Sequence[T],
+    record: RecordTask[T],
     *,
-    browser: BrowserSession,
-    llm: LlmClient,
-    retriever: HistoryRetriever | None,
-    config: AgentConfig,
     concurrency: int,
     progress: ProgressCallback | None = None,
 ) -> list[EpisodeOutcome]:
-    """Record leased tasks of ``run_id`` until every item is done (``concurrency`` at a time); this worker's
-    outcomes."""
+    """Record leased tasks of ``run_id`` with ``record`` until every item is done (``concurrency`` at a time), then
+    finish the run unless another worker did; this worker's outcomes."""
     by_id = {t.task_id: t for t in tasks}
     await store.seed_work(run_id, list(by_id))
     me = this_process()
@@ -133,7 +149,7 @@ async def work(
             state.running += 1
             _notify(progress, state)
             try:
-                outcome = await _record_leased(store, run_id, by_id[task_id], me, browser, llm, retriever, config)
+                outcome = await _record_leased(store, run_id, by_id[task_id], me, record)
             except asyncio.CancelledError:  # stopped (Ctrl-C): the episode closed itself as aborted; free the task now
                 await asyncio.shield(store.release_work(run_id, task_id, me))
                 log.info("released the lease of an interrupted episode", task=task_id)
@@ -151,40 +167,23 @@ async def work(
 
 
 async def _record_leased(
-    store: EventStore,
-    run_id: str,
-    task: Task,
-    me: ClaimHolder,
-    browser: BrowserSession,
-    llm: LlmClient,
-    retriever: HistoryRetriever | None,
-    config: AgentConfig,
+    store: EventStore, run_id: str, task: T, me: ClaimHolder, record: RecordTask[T]
 ) -> EpisodeOutcome | None:
     """Record ``task`` while renewing its lease; None if it is not this worker's to record (an earlier holder
     recorded it already, or another worker took the lease over)."""
     attempts = [a for a in await episodes_of(store, run_id, every_attempt=True) if a.task_id == task.task_id]
     if counted(attempts):  # recorded, but its worker died before marking it done
         return None
-    abandoned = [a for a in attempts if a.end_reason is None]
-    if abandoned:
-        await append_sealed(
-            store,
-            [EpisodeWriter.closing(a.stream).add(EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL))
-             for a in abandoned]
-        )  # fmt: skip
-        log.info("took over an abandoned episode", task=task.task_id, streams=[a.stream for a in abandoned])
-    episode_id = attempt_id(task.task_id, len(attempts) + 1)
-    episode = Episode(
-        task,
-        run_id=run_id,
-        episode_id=episode_id,
-        store=store,
-        browser=browser,
-        llm=llm,
-        retriever=retriever,
-        config=config,
-    )
-    recording = asyncio.ensure_future(episode.run())
+    for abandoned in [a for a in attempts if a.end_reason is None]:
+        closing = EpisodeWriter.closing(abandoned.stream).add(
+            EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL)
+        )
+        try:
+            await append_sealed(store, [closing])
+        except StreamEnded:  # its own worker ended it meanwhile (woken after its lease ran out)
+            continue
+        log.info("took over an abandoned episode", task=task.task_id, stream=abandoned.stream)
+    recording = asyncio.ensure_future(record(task, len(attempts) + 1))
     lost = asyncio.Event()
 
     async def keep_lease() -> None:
@@ -204,6 +203,9 @@ async def _record_leased(
     renewing = asyncio.ensure_future(keep_lease())
     try:
         return await recording
+    except StreamEnded:  # another worker took the task over and closed this attempt before this one noticed
+        log.warning("lost the lease; another worker closed this attempt", task=task.task_id)
+        return None
     except asyncio.CancelledError:
         this = asyncio.current_task()
         if lost.is_set() and this is not None and not this.cancelling():  # the task is another worker's now

@@ -20,6 +20,7 @@ from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 from p2w_runtime.browser import LAUNCH_ARGS
 from p2w_runtime.errors import UserError
+from p2w_runtime.exec._agent_process import dies_with_p2w
 
 _START_S = 60.0
 """How long Chromium may take to open its debugging port (a loaded 2-core machine takes seconds)."""
@@ -54,7 +55,7 @@ class AgentChromium:
 
     async def __aenter__(self) -> Self:
         self._profile = tempfile.mkdtemp(prefix="p2w-exec-")
-        self._process = await asyncio.create_subprocess_exec(
+        launch = [
             self._executable,
             "--headless",
             "--remote-debugging-port=0",
@@ -63,6 +64,9 @@ class AgentChromium:
             *LAUNCH_ARGS,
             *self._args,
             "about:blank",
+        ]
+        self._process = await asyncio.create_subprocess_exec(
+            *dies_with_p2w(launch),
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )

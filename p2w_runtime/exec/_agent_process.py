@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 from collections import deque
 from dataclasses import dataclass
@@ -23,6 +24,14 @@ from p2w_runtime.errors import UserError
 
 STDERR_TAIL = 2000
 """Characters of the agent's standard error kept for an episode that failed."""
+
+
+def dies_with_p2w(command: list[str]) -> list[str]:
+    """``command`` killed when this process dies, even by ``kill -9``: through util-linux's ``setpriv --pdeathsig``
+    (Linux), since a child in a session of its own, or a Chromium, is told nothing when its parent goes. Where
+    ``setpriv`` is missing, ``command`` as it is."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +92,7 @@ async def run_agent(
     ``timeout_s`` passing, kills it with its children."""
     try:
         process = await asyncio.create_subprocess_exec(
-            *command,
+            *dies_with_p2w(command),
             cwd=cwd,
             env={**os.environ, **env},
             stdin=asyncio.subprocess.DEVNULL,

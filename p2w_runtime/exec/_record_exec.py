@@ -12,13 +12,15 @@ in it, and starts CMD once with the episode's environment:
 The episode reads: the start page (step 1), then per model call the page when it changed, the call, and the
 navigations that followed as ``goto`` actions; the agent's tool spans as actions and rationales; the final state;
 the end (its answer, or its exit status and standard error). Task selection, ``--concurrency``, ``--resume`` and
-progress are ``record``'s; the run's agent is ``exec:NAME`` (NAME: the command's script or program), which a resume
-must name again.
+progress are ``record``'s; so is ``--worker``: the worker loop of ``p2w_runtime.agent`` leases the tasks and records
+each through this module's episode. The run's agent is ``exec:NAME`` (NAME: the command's script or program), which a
+resume or another worker must name again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import shutil
 import tempfile
@@ -27,10 +29,19 @@ from pathlib import Path
 
 from playwright.async_api import Playwright, async_playwright
 
-from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
+from p2w_runtime.agent import (
+    EpisodeOutcome,
+    RecordRequest,
+    RecordSummary,
+    RunProgress,
+    SiteHosting,
+    check_joinable,
+    select_tasks,
+    work,
+)
 from p2w_runtime.browser import find_chromium
 from p2w_runtime.data import load_tasks
-from p2w_runtime.domain import TaskLike, carry_dataset, find_run
+from p2w_runtime.domain import TaskLike, UnknownRun, carry_dataset, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_process import AgentExit, run_agent, task_file
 from p2w_runtime.exec._observer import ObservedChromium
@@ -70,8 +81,8 @@ async def record_exec(
         raise UserError(f"--exec: {command[0]!r} is not a program found here (give its path, or put it on PATH)")
     if request.base_url is None:
         raise UserError("--exec needs --base-url: the OpenAI-compatible endpoint its recording proxy forwards to")
-    if request.worker or request.profiles is not None or request.config.capture_links:
-        raise UserError("--exec records Persona2Web tasks (--tasks), without --worker, --profiles or --capture-links")
+    if request.profiles is not None or request.config.capture_links:
+        raise UserError("--exec records Persona2Web tasks (--tasks), without --profiles or --capture-links")
     dataset = load_tasks(request.tasks_dir)
     agent = agent_name(command)
     scheme = request.config.scheme if "--scheme" in request.given else None
@@ -82,9 +93,13 @@ async def record_exec(
         tasks = [dataset.get(t) for t in found.started.config.get("tasks", [])]
     else:
         tasks = select_tasks(dataset, request)
+    label = label or f"{agent.replace(':', '-')}-{model}"
+    if request.worker:  # a run the workers cannot share is refused first, in the words of the own agent's workers
+        with contextlib.suppress(UnknownRun):
+            await check_joinable(store, await find_run(store, label), [t.task_id for t in tasks])
     run = await open_run(
         store,
-        label=label or f"{agent.replace(':', '-')}-{model}",
+        label=label,
         agent=agent,
         model=model,
         tasks=tasks,
@@ -92,19 +107,25 @@ async def record_exec(
         dataset_id=dataset.dataset_id,
         config={"base_url": request.base_url, "concurrency": request.concurrency},
         resume=resume,
+        join=request.worker,
         carried=carry_dataset(dataset, tasks, request.history_dir) if not resume else False,
     )
-    todo = run.todo()
+    todo = tasks if request.worker else run.todo()  # a worker may lease any of them
     state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
     gate = asyncio.Semaphore(request.concurrency)
     proxy = RecordProxy(
         request.base_url, request.api_key, timeout_s=request.llm_timeout_s, prices=PriceTable.default(request.prices)
     )
-    async with run, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
+    closing = contextlib.nullcontext() if request.worker else run  # a worker's run is finished by the last worker
+    async with closing, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
         chromium = find_chromium(request.chromium)
         episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model)
         episode.keep_har = request.config.har_bodies
-
+        if request.worker:
+            mine = await work(
+                store, run.run_id, tasks, episode.record, concurrency=request.concurrency, progress=progress
+            )
+            return RecordSummary(run.run_id, run.label, 0, mine)
         await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
     return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
 
@@ -127,8 +148,9 @@ class _EpisodeRunner:
         self.keep_har = False
         """``record --har``: keep each episode's pages with their bodies, for ``rerun --exec --restore har``."""
 
-    async def record(self, task: TaskLike) -> EpisodeOutcome:
-        async with self.run.episode(task) as episode:
+    async def record(self, task: TaskLike, attempt: int | None = None) -> EpisodeOutcome:
+        """Record the next attempt at ``task``, or attempt number ``attempt`` (a worker's)."""
+        async with self.run.episode(task, attempt=attempt) as episode:
             chromium = ObservedChromium(
                 self.playwright, self.chromium, self.chromium_args, task.start_url, keep_har=self.keep_har
             )

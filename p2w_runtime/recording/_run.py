@@ -31,7 +31,7 @@ from p2w_runtime.domain import (
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
 from p2w_runtime.recording._replay import ReplayLink, forked, replay_url, replayed_task
-from p2w_runtime.store import EventStore, MemoryEventStore
+from p2w_runtime.store import EventStore, LabelTaken, MemoryEventStore
 from schemas import ForkPoint, RunFinished, Scheme, canonical_json, uuid7
 
 
@@ -71,13 +71,14 @@ class Recording:
         """The run's tasks that have no counted episode yet, in task order (all of them in a new run)."""
         return [task for task in self.tasks.values() if task.task_id not in self._done]
 
-    def episode(self, task: TaskLike | str) -> EpisodeRecorder:
-        """A recorder for the next attempt at ``task`` (a task of the run, or its id); use it with ``async with``."""
+    def episode(self, task: TaskLike | str, *, attempt: int | None = None) -> EpisodeRecorder:
+        """A recorder for the next attempt at ``task`` (a task of the run, or its id); use it with ``async with``.
+        ``attempt`` numbers it when another decides which attempt it is (a worker, from the attempts stored by all)."""
         found = self.tasks.get(task if isinstance(task, str) else task.task_id)
         if found is None:
             name = task if isinstance(task, str) else task.task_id
             raise UserError(f"run {self.label!r}: task {name!r} is not one of its {len(self.tasks)} tasks")
-        self._tries[found.task_id] += 1
+        self._tries[found.task_id] = attempt if attempt is not None else self._tries[found.task_id] + 1
         episode_id = attempt_id(found.task_id, self._tries[found.task_id])
         return EpisodeRecorder(
             self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self._ended, replay=self.replay,
@@ -116,12 +117,15 @@ async def open_run(
     dataset_id: str | None = None,
     config: dict[str, Any] | None = None,
     resume: bool = False,
+    join: bool = False,
     carried: CarriedDataset | bool = True,
 ) -> Recording:
     """Start run ``label`` of ``agent`` on ``tasks`` (a Persona2Web ``TaskSet``, or any tasks with their ids; ``only``
     the ones with these ids), or with ``resume=True`` continue the run that holds the label; ``UserError`` when the
     label is taken and ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or
-    task set.
+    task set. ``join=True`` opens a run that several recorders share (``record --exec CMD --worker``): started by
+    whichever comes first, the others get it as it is, nothing of it closed (their episodes are still being
+    recorded).
 
     A new run carries its dataset beside its start, as the own agent's runs do, so ``replay``, ``classify`` and
     ``rerun`` need no folders on any machine: the task files of a ``TaskSet`` (with each one's answer key) and the
@@ -131,7 +135,7 @@ async def open_run(
     listed = _chosen(tasks, only, label)
     replay, fork = None, forked()
     if (url := replay_url()) is not None:  # re-executed by p2w-rt: one task is to do, written nowhere unless forked
-        resume, replay = False, ReplayLink(url)
+        resume, join, replay = False, False, ReplayLink(url)
         if fork is None:
             store, carried = MemoryEventStore(), False
         else:  # a fork: a new run in the agent's store, under p2w-rt's label, with the live model
@@ -147,7 +151,7 @@ async def open_run(
     else:
         digest = _tasks_hash(listed)
         provenance = Provenance.here(dataset_id or f"tasks@{digest[:12]}", digest)
-    existing = next((run for run in await list_runs(store) if run.label == label), None)
+    existing = await _labelled(store, label)
     if existing is None:
         run_id = uuid7()
         dataset = _carried(carried, tasks, listed, history)
@@ -162,10 +166,16 @@ async def open_run(
             config=run_config,
             dataset=dataset.files,
         )
-        await store.append([started], dataset.blobs or None)
-        point = fork.point if fork is not None and replay is not None else None
-        return Recording(store, run_id, label, scheme, listed, Counter(), set(), replay, point)
-    if not resume:
+        try:
+            await store.append([started], dataset.blobs or None)
+            point = fork.point if fork is not None and replay is not None else None
+            return Recording(store, run_id, label, scheme, listed, Counter(), set(), replay, point)
+        except LabelTaken:  # another recorder started it between our look and our append
+            if not join:
+                raise
+            existing = await _labelled(store, label)
+            assert existing is not None
+    if not (resume or join):
         raise UserError(
             f"run {label!r} already exists ({existing.status}, {existing.episodes} of "
             f"{len(existing.started.config.get('tasks', ids))} tasks counted): open it with resume=True to record "
@@ -173,9 +183,14 @@ async def open_run(
         )
     _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
     attempts = await episodes_of(store, existing.run_id, every_attempt=True)
-    await abort_unfinished(store, attempts)
+    if not join:
+        await abort_unfinished(store, attempts)
     done = {ref.task_id for ref in counted(attempts)}
     return Recording(store, existing.run_id, label, scheme, listed, Counter(ref.task_id for ref in attempts), done)
+
+
+async def _labelled(store: EventStore, label: str) -> RunInfo | None:
+    return next((run for run in await list_runs(store) if run.label == label), None)
 
 
 def _chosen(tasks: TaskSet | Sequence[TaskLike], only: Iterable[str] | None, label: str) -> list[TaskLike]:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         WorkItem,
     )
     from p2w_runtime.store._limits import MAX_BLOB_BYTES, MAX_EVENT_BYTES, TooLarge
+    from p2w_runtime.store._log_end import StreamEnded
     from p2w_runtime.store._migrate import MigrateSummary, migrate_store
     from p2w_runtime.store._seal import after_end_problem, head_digest, same_digest, seal_streams
     from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
@@ -68,6 +69,7 @@ _LAZY = {
     "MAX_BLOB_BYTES": "_limits",
     "MAX_EVENT_BYTES": "_limits",
     "TooLarge": "_limits",
+    "StreamEnded": "_log_end",
     "MigrateSummary": "_migrate",
     "migrate_store": "_migrate",
     "after_end_problem": "_seal",
@@ -168,6 +170,7 @@ __all__ = [
     "MemoryEventStore",
     "StoreError",
     "StoreUnavailable",
+    "StreamEnded",
     "StreamHead",
     "Summary",
     "SummaryRows",

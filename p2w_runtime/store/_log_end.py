@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from p2w_runtime.store._event_store import IntegrityError, StreamHead
+from p2w_runtime.store._seal import STREAM_END_TYPES
 from schemas import GENESIS_HASH, StoredEvent
 
 S = TypeVar("S")
@@ -32,6 +33,11 @@ MAX_KEPT_HEADS = 1024
 
 class LogMoved(IntegrityError):
     """An append's rows collided with rows committed after this writer last saw the end of the log."""
+
+
+class StreamEnded(IntegrityError):
+    """An append to a stream whose last event ends it (``episode.finished``): nothing may follow (a writer that lost
+    its episode to another, which closed it meanwhile)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +59,15 @@ class Heads(Generic[S]):
         self._heads = dict(known)
 
     async def get(self, session: S, stream: str) -> tuple[int, str]:
+        """The head to continue from; ``StreamEnded`` when the stream's stored last event ends it. A head kept from
+        this writer's own commit is not checked: its own episode writer never appends after an end."""
         if stream not in self._heads:
             head = await self._read_head(session, stream)
+            if head is not None and head.last_type in STREAM_END_TYPES:
+                raise StreamEnded(
+                    f"stream {stream!r} ended with {head.last_type} (seq {head.last_seq}): nothing may be appended "
+                    "after the end of an episode"
+                )
             self._heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
         return self._heads[stream]
 

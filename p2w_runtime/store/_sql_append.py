@@ -20,7 +20,7 @@ from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
-from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved
+from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved, StreamEnded
 from p2w_runtime.store._rows import compress_blobs, event_to_row
 from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase, chunk_values, fixed, in_chunk
@@ -219,7 +219,7 @@ class SqlAppending(SqlStoreBase):
                     optimistic = False
         except BaseException as exc:
             self._log_end, self._log_end_current = None, False  # whatever failed, read the end afresh next time
-            if isinstance(exc, IntegrityError) and not isinstance(exc, LabelTaken | TooLarge):
+            if isinstance(exc, IntegrityError) and not isinstance(exc, LabelTaken | TooLarge | StreamEnded):
                 raise IntegrityError(f"{refused} by {self.label}: {exc}") from exc
             raise
         finally:
