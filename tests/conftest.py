@@ -122,9 +122,12 @@ def memory_store() -> MemoryEventStore:
 
 SUITE_TMP = SuiteTmp(
     killing=frozenset(
-        {"test_episode_seals", "test_record_failures", "test_resume", "test_workers", "test_workers_faults"}
+        {
+            "test_episode_seals", "test_record_exec_kill", "test_record_exec_workers", "test_record_failures",
+            "test_resume", "test_workers", "test_workers_faults",
+        }
     )
-)
+)  # fmt: skip
 
 
 @pytest.fixture(autouse=True, scope="session")

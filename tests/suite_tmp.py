@@ -24,10 +24,11 @@ test runs; pytest keeps its last three sessions). Not counted as left behind."""
 SESSION_PREFIX = "p2w-s-"
 """The session's folder: a short name, since every socket a test's process makes in it (Chromium's, PostgreSQL's) has
 a path of at most 107 bytes, and a suite run by ``tests/test_suite_interrupts.py`` nests one more session in it."""
-KILLED_LEAVE = ("p2w-har-",)
-"""What a recording ``p2w-rt`` killed with SIGKILL mid-episode leaves, since it runs no clean-up: its episode's HAR
-folder (empty: Playwright writes the HAR when the episode ends). Its browser and Playwright's folders are removed by
-Playwright's driver, which outlives it."""
+KILLED_LEAVE = ("p2w-har-", "p2w-exec-", "p2w-agent-", "org.chromium.Chromium.")
+"""What a recording ``p2w-rt`` killed with SIGKILL mid-episode leaves, since it runs no clean-up: the own agent's
+episode HAR folder (empty: Playwright writes the HAR when the episode ends; its browser and Playwright's folders are
+removed by Playwright's driver, which outlives it); ``record --exec``'s Chromium profile, the agent's TMPDIR and the
+socket folder of that Chromium (killed with the recorder, ``setpriv --pdeathsig``)."""
 
 
 def left_behind(folder: Path) -> list[str]:
