@@ -33,7 +33,13 @@ from p2w_runtime.data import Task, load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.demo.sites import start_sites
 from p2w_runtime.demo.sites.catalog import host_resolver_rules
-from p2w_runtime.integrations.browser_use import AGENT_SETTINGS, StepRecorder, browser_session, record_episode
+from p2w_runtime.integrations.browser_use import (
+    AGENT_SETTINGS,
+    StepRecorder,
+    browser_use_session,
+    record_episode,
+    remove_agent_files,
+)
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
@@ -70,8 +76,7 @@ async def unrecorded(task: Task, base_url: str, chromium: str, args: list[str]) 
     from browser_use import Agent, ChatOpenAI
 
     llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="bench", temperature=0.0, frequency_penalty=None)
-    with tempfile.TemporaryDirectory() as profile_dir:
-        session = browser_session(chromium, args, profile_dir)
+    async with browser_use_session(chromium, args) as session:
         agent: Agent[Any, Any] = Agent(
             task=task.intent,
             llm=llm,
@@ -82,7 +87,7 @@ async def unrecorded(task: Task, base_url: str, chromium: str, args: list[str]) 
         try:
             history = await agent.run(max_steps=10)
         finally:
-            await session.kill()
+            remove_agent_files(agent)
     return len(history.history)
 
 

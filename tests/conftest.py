@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from _pytest.tmpdir import tmppath_result_key
+from suite_tmp import SuiteTmp
 
 from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
@@ -119,8 +120,38 @@ def memory_store() -> MemoryEventStore:
     return MemoryEventStore()
 
 
+SUITE_TMP = SuiteTmp(
+    killing=frozenset(
+        {
+            "test_episode_seals", "test_record_exec_kill", "test_record_exec_workers", "test_record_failures",
+            "test_resume", "test_workers", "test_workers_faults",
+        }
+    )
+)  # fmt: skip
+
+
 @pytest.fixture(autouse=True, scope="session")
-def _session_private_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def _suite_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The session's own TMPDIR (``suite_tmp.py``), set up before and torn down after every other fixture: what a
+    test or a process it started left in it fails the session, naming it and the test after which it appeared.
+    Not after a Ctrl-C, which stops processes wherever they are."""
+    tmp_path_factory.getbasetemp()  # pytest's own folders (``tmp_path``) stay where they are, kept for 3 sessions
+    with SUITE_TMP.active() as left:
+        yield
+    if left and not _INTERRUPTED:
+        pytest.fail("left in the temp dir, and removed: " + ", ".join(left), pytrace=False)
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    SUITE_TMP.running = nodeid
+
+
+def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    SUITE_TMP.look(nodeid)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_private_dirs(_suite_tmpdir: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Keep the retrieval cache and the JSON log out of the user's own folders (subprocesses inherit this too)."""
     patch = pytest.MonkeyPatch()
     patch.setenv("P2W_CACHE_DIR", str(tmp_path_factory.mktemp("retrieval-cache")))

@@ -2,16 +2,28 @@
 
 Seen once in CI under load: Browser-Use's bus cancelled the handler starting an episode's browser, the
 ``CancelledError`` reached ``record_episode``, and, being a ``BaseException``, ended the episode as ``aborted`` and
-the whole ``record`` with it. ``not_cancelled_inside`` tells the two apart by ``Task.cancelling()``.
+the whole ``record`` with it. ``not_cancelled_inside`` tells the two apart by ``Task.cancelling()``. A recording
+stopped by Ctrl-C mid-episode leaves nothing in its temp dir.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
+from suite_tmp import left_behind, process_tmpdir
 
+from p2w_cli.demo_model import DemoModelScript
 from p2w_runtime.integrations.browser_use import CancelledInside, not_cancelled_inside
+from p2w_runtime.testing import ScriptedLlm
+
+P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 
 
 async def _cancelled_by_someone_else() -> str:
@@ -55,3 +67,25 @@ def test_what_the_work_returns_or_raises_otherwise_passes_through() -> None:
     assert asyncio.run(not_cancelled_inside(answered())) == "done"
     with pytest.raises(ValueError, match="no such element"):
         asyncio.run(not_cancelled_inside(broken()))
+
+
+@pytest.mark.slow  # Chromium, Browser-Use
+def test_a_recording_stopped_mid_episode_leaves_nothing_in_its_temp_dir(tmp_path: Path) -> None:
+    """Ctrl-C once Browser-Use's Chromium runs: the episode's folder, the Agent's and Browser-Use's downloads folders
+    and Chromium's socket folder are removed as after an episode that ended by itself (docs/design/temp-files.md)."""
+    with ScriptedLlm() as model, process_tmpdir() as tmp:
+        model.handle_with(DemoModelScript())
+        args = ["record", "--agent", "browser-use", "--tasks", "sample", "--task", "Lena_Fischer_A1"]
+        args += ["--scheme", "no-history", "--model", "scripted-model", "--base-url", model.base_url]
+        recording = subprocess.Popen(
+            [P2W_RT, "--db", str(tmp_path / "p2w.db"), *args], env={**os.environ, "TMPDIR": str(tmp)},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 300
+        while not list(tmp.glob("org.chromium.Chromium.*")):  # its Chromium started (its socket folder)
+            assert recording.poll() is None and time.monotonic() < deadline, recording.communicate()
+            time.sleep(0.1)
+        recording.send_signal(signal.SIGINT)
+        _, err = recording.communicate(timeout=120)
+        assert recording.returncode == 130, err
+        assert left_behind(tmp) == []

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from suite_tmp import left_behind, process_tmpdir
 
 from cli import main
 from p2w_cli.demo_model import DemoModelScript
@@ -21,20 +25,28 @@ from p2w_runtime.testing import ScriptedLlm
 pytestmark = pytest.mark.slow  # Chromium, Browser-Use
 
 TASK = "Lena_Fischer_A1"
+P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """One level-1 sample task recorded by Browser-Use against the scripted model (three history questions,
-    search, open, add to cart, done)."""
+    search, open, add to cart, done), by a ``p2w-rt`` process with a TMPDIR of its own: what it left there second."""
     db = tmp_path_factory.mktemp("bu-rerun") / "p2w.db"
-    with ScriptedLlm() as model:
+    with ScriptedLlm() as model, process_tmpdir() as tmp:
         model.handle_with(DemoModelScript())
         args = ["record", "--agent", "browser-use", "--tasks", "sample", "--task", TASK, "--label", "bu"]
         args += ["--model", "scripted-model", "--base-url", model.base_url, "--api-key", "sk-not-a-real-key-0000"]
-        done = CliRunner().invoke(main, ["--db", str(db), *args])
-    assert done.exit_code == 0 and "1 answered" in done.output, done.output
-    return db
+        done = p2w_rt(db, tmp, *args)
+        left = left_behind(tmp)
+    assert done.returncode == 0 and "1 answered" in done.stdout, done.stderr[-3000:]
+    return db, left
+
+
+def p2w_rt(db: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``p2w-rt --db DB ARGS`` with ``tmp`` as its TMPDIR."""
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.run([P2W_RT, "--db", str(db), *args], capture_output=True, text=True, env=env, timeout=600)
 
 
 def _events(db: Path) -> int:
@@ -45,21 +57,33 @@ def _events(db: Path) -> int:
     return asyncio.run(count())
 
 
-def test_browser_use_re_executes_identically_from_its_recording(recorded: Path) -> None:
-    before = _events(recorded)
-    done = CliRunner().invoke(main, ["--db", str(recorded), "rerun", "bu", "--json"])
-    assert done.exit_code == 0, done.output
-    report = json.loads(done.output.splitlines()[-1])  # after the progress line
+def test_the_recording_left_nothing_in_its_temp_dir(recorded: tuple[Path, list[str]]) -> None:
+    """Browser-Use's downloads and agent folders, Chromium's profile and socket folder: all removed
+    (docs/design/temp-files.md)."""
+    assert recorded[1] == []
+
+
+def test_browser_use_re_executes_identically_from_its_recording(recorded: tuple[Path, list[str]]) -> None:
+    db, _ = recorded
+    before = _events(db)
+    with process_tmpdir() as tmp:
+        done = p2w_rt(db, tmp, "rerun", "bu", "--json")
+        assert left_behind(tmp) == []
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.splitlines()[-1])
     assert report["agent"] == "browser-use" and report["command"] is None and report["identical"] is True
     assert [(e["task_id"], e["identical"]) for e in report["episodes"]] == [(TASK, True)]
-    assert _events(recorded) == before  # nothing written: the re-execution recorded into memory
+    assert _events(db) == before  # nothing written: the re-execution recorded into memory
 
 
-def test_a_changed_system_prompt_is_named_at_step_1(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_changed_system_prompt_is_named_at_step_1(
+    recorded: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(AGENT_SETTINGS, "max_actions_per_step", 4)  # "a maximum of 5 actions" in its system prompt
-    done = CliRunner().invoke(main, ["--db", str(recorded), "rerun", "bu"])
+    done = CliRunner().invoke(main, ["--db", str(recorded[0]), "rerun", "bu"])
     assert done.exit_code == 1, done.output
-    lines = done.output.splitlines()[1:]  # after the progress line
+    lines = done.output.splitlines()
+    lines = lines[next(i for i, line in enumerate(lines) if "by browser-use in process" in line) :]  # after logs
     assert "1 episode, 0 identical, 1 differ" in lines[0] and "by browser-use in process" in lines[0]
     assert lines[1] == f"  {TASK}: step 1: prompt changed"
     assert "messages[0].content" in lines[3] and "maximum of 5 act" in lines[3] and "maximum of 4 act" in lines[3]

@@ -5,6 +5,7 @@ echoes it stored nowhere; the generic demo model driving both as the README says
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from stored_support import stored_events
+from suite_tmp import left_behind, process_tmpdir
 from test_secrets import database_text
 from view_support import fetch, serving
 
@@ -33,7 +35,8 @@ ANSWER = f"Added two boxes of {PENNE} to the cart."
 KEY = "sk-upstream-ECHOED-9c1e4a7b2d"
 
 
-def p2w_rt(db: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def p2w_rt(db: Path, *args: str, timeout: float = 600, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``p2w-rt --db DB ARGS``; with ``tmp`` as its TMPDIR when given."""
     log = db.with_suffix(".jsonl")
     return subprocess.run(
         [P2W_RT, "--db", str(db), "--log-file", str(log), *args],
@@ -41,13 +44,16 @@ def p2w_rt(db: Path, *args: str, timeout: float = 600) -> subprocess.CompletedPr
         text=True,
         cwd=REPO,
         timeout=timeout,
+        env=None if tmp is None else {**os.environ, "TMPDIR": str(tmp)},
     )
 
 
-def record_exec(db: Path, command: str, base_url: str, label: str, *more: str) -> subprocess.CompletedProcess[str]:
+def record_exec(
+    db: Path, command: str, base_url: str, label: str, *more: str, tmp: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return p2w_rt(
         db, "record", "--exec", command, "--base-url", base_url, "--api-key", KEY, "--model", "scripted-model",
-        "--label", label, *more,
+        "--label", label, *more, tmp=tmp,
     )  # fmt: skip
 
 
@@ -58,10 +64,11 @@ def shown(db: Path, label: str, task: str = TASK) -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def python_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, ScriptedLlm]]:
-    """The Python example on one task: search the grocery shop, open the penne, two boxes, add to cart, answer."""
+def python_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, ScriptedLlm, list[str]]]:
+    """The Python example on one task: search the grocery shop, open the penne, two boxes, add to cart, answer;
+    recorded with a TMPDIR of its own: what it left there third."""
     db = tmp_path_factory.mktemp("exec-python") / "p2w.db"
-    with ScriptedLlm() as llm:
+    with ScriptedLlm() as llm, process_tmpdir() as tmp:
         llm.script(
             Text(f"Thought: Basket sells groceries.\nAction: goto [{SEARCH}]"),
             Text(f"Thought: The first result is gluten-free and organic.\nAction: click [{PENNE}]"),
@@ -69,14 +76,25 @@ def python_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
             Text("Action: click [Add to cart]"),
             Text(f"Thought: Both boxes are in the cart.\nAction: stop [{ANSWER}]"),
         )
-        done = record_exec(db, PYTHON_AGENT, llm.base_url, "py", "--task", TASK)
+        done = record_exec(db, PYTHON_AGENT, llm.base_url, "py", "--task", TASK, tmp=tmp)
+        left = left_behind(tmp)
         assert done.returncode == 0, done.stderr[-3000:]
         assert "1 answered" in done.stdout
-        yield db, llm
+        yield db, llm, left
 
 
-def test_the_python_example_is_recorded_as_an_episode_of_its_steps(python_run: tuple[Path, ScriptedLlm]) -> None:
-    db, llm = python_run
+def test_the_recording_and_its_agent_left_nothing_in_the_temp_dir(
+    python_run: tuple[Path, ScriptedLlm, list[str]],
+) -> None:
+    """Chromium's profile and socket folder, and the agent's own temp dir (in which its Playwright driver left the
+    folder of a CDP connection the example never closes) are removed (docs/design/temp-files.md)."""
+    assert python_run[2] == []
+
+
+def test_the_python_example_is_recorded_as_an_episode_of_its_steps(
+    python_run: tuple[Path, ScriptedLlm, list[str]],
+) -> None:
+    db, llm, _ = python_run
     events = shown(db, "py")
     types = [e["type"] for e in events]
     assert types[0] == "episode.started" and types[-2:] == ["final_state", "episode.finished"]
@@ -99,8 +117,10 @@ def test_the_python_example_is_recorded_as_an_episode_of_its_steps(python_run: t
     assert json.loads(runs.stdout.splitlines()[0])["agent"] == "exec:exec_agent.py"
 
 
-def test_the_python_example_run_verifies_judges_classifies_and_views(python_run: tuple[Path, ScriptedLlm]) -> None:
-    db, _ = python_run
+def test_the_python_example_run_verifies_judges_classifies_and_views(
+    python_run: tuple[Path, ScriptedLlm, list[str]],
+) -> None:
+    db, _, _ = python_run
     verified = p2w_rt(db, "verify", "py")
     assert verified.returncode == 0 and "0 events not covered by a seal" in verified.stdout, verified.stdout
     judged = p2w_rt(db, "replay", "py", "--judge", "rubric-rules")
@@ -236,18 +256,20 @@ def test_spans_read_alike_from_otlp_protobuf_and_json() -> None:
 def test_an_interrupted_run_resumes_with_the_same_agent_only(tmp_path: Path) -> None:
     db = tmp_path / "p2w.db"
     endpoint = ("--base-url", "http://127.0.0.1:9/v1")  # never called: these agents ask no model
-    stopped = subprocess.Popen(
-        [P2W_RT, "--db", str(db), "record", "--exec", "sleep 600", *endpoint, "--model", "m", "--task", TASK,
-         "--label", "stopped"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 300
-    while not _has_event(db, "episode.started"):  # the episode is open (its steps are written behind)
-        assert stopped.poll() is None and time.monotonic() < deadline, stopped.communicate()
-        time.sleep(0.2)
-    stopped.send_signal(signal.SIGINT)
-    _, err = stopped.communicate(timeout=120)
-    assert stopped.returncode == 130, err
+    with process_tmpdir() as tmp:
+        stopped = subprocess.Popen(
+            [P2W_RT, "--db", str(db), "record", "--exec", "sleep 600", *endpoint, "--model", "m", "--task", TASK,
+             "--label", "stopped"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp)},
+        )  # fmt: skip
+        deadline = time.monotonic() + 300
+        while not _has_event(db, "episode.started"):  # the episode is open (its steps are written behind)
+            assert stopped.poll() is None and time.monotonic() < deadline, stopped.communicate()
+            time.sleep(0.2)
+        stopped.send_signal(signal.SIGINT)
+        _, err = stopped.communicate(timeout=120)
+        assert stopped.returncode == 130, err
+        assert left_behind(tmp) == []  # the agent killed, Chromium closed, their folders removed
     assert "interrupted" in p2w_rt(db, "runs").stdout
     other = p2w_rt(db, "record", "--resume", "stopped", "--exec", "true", *endpoint)
     assert other.returncode != 0 and "agent 'exec:true' (recorded: 'exec:sleep')" in other.stderr, other.stderr

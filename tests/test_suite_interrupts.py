@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from suite_tmp import SESSION_PREFIX
 
 pytestmark = pytest.mark.slow
 
@@ -76,10 +77,16 @@ def _ended(suite: subprocess.Popen[str]) -> str:
 
 def _no_server_left(tmp: Path) -> None:
     deadline = time.monotonic() + BOUND_S  # after SIGKILL the watchdog stops the server, then removes the folder
-    while (_processes_in(tmp) or list(tmp.glob("p2w-pg-*"))) and time.monotonic() < deadline:
+    while (_processes_in(tmp) or _clusters(tmp)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _processes_in(tmp) == []
-    assert not list(tmp.glob("p2w-pg-*")), "the cluster folder was left behind"
+    assert not _clusters(tmp), "the cluster folder was left behind"
+
+
+def _clusters(tmp: Path) -> list[Path]:
+    """The inner suite's cluster folders: in the TMPDIR it was given, or in the one it makes for itself there
+    (``suite_tmp.py``)."""
+    return [*tmp.glob("p2w-pg-*"), *tmp.glob(f"{SESSION_PREFIX}*/p2w-pg-*")]
 
 
 def test_one_ctrl_c_stops_the_suite_and_its_postgres_server(tmp_path: Path, inner_tmp: Path) -> None:

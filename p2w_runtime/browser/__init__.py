@@ -10,6 +10,7 @@ from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable
 from p2w_runtime.browser._har import scrub_har
+from p2w_runtime.browser._profile import remove_profile
 from p2w_runtime.browser._session import BrowserSession, capture_pages
 from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationData
 
@@ -26,5 +27,6 @@ __all__ = [
     "answer_links",
     "capture_pages",
     "find_chromium",
+    "remove_profile",
     "scrub_har",
 ]

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Self
 
 from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
-from p2w_runtime.browser import LAUNCH_ARGS
+from p2w_runtime.browser import LAUNCH_ARGS, remove_profile
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_process import dies_with_p2w
 
 _START_S = 60.0
 """How long Chromium may take to open its debugging port (a loaded 2-core machine takes seconds)."""
+_STOP_S = 10.0
+"""How long Chromium may take to exit once asked to, then once terminated."""
 
 
 class AgentChromium:
@@ -130,15 +131,29 @@ class AgentChromium:
         raise UserError(f"Chromium {self._executable} opened no debugging port in {_START_S:g} s")
 
     async def _stop(self) -> None:
+        """Chromium asked to close over CDP, as it closes by itself: terminated, it left its socket folder in the temp
+        dir and its network process still writing into the profile being removed. Terminated, then killed, only when
+        it does not exit."""
+        closing = False
         if self.browser is not None:
+            with contextlib.suppress(Exception):
+                await (await self.browser.new_browser_cdp_session()).send("Browser.close")
+                closing = True
             with contextlib.suppress(Exception):
                 await self.browser.close()
             self.browser = None
-        if self._process is not None and self._process.returncode is None:
-            self._process.terminate()
-            try:
-                await asyncio.wait_for(self._process.wait(), 10)
-            except TimeoutError:
-                self._process.kill()
-                await self._process.wait()
-        shutil.rmtree(self._profile, ignore_errors=True)
+        process = self._process
+        if process is not None and process.returncode is None and not (closing and await _exited(process, _STOP_S)):
+            process.terminate()
+            if not await _exited(process, _STOP_S):
+                process.kill()
+                await process.wait()
+        remove_profile(self._profile)
+
+
+async def _exited(process: asyncio.subprocess.Process, timeout_s: float) -> bool:
+    try:
+        await asyncio.wait_for(process.wait(), timeout_s)
+    except TimeoutError:
+        return False
+    return True

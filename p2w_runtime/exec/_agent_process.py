@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,12 +90,23 @@ async def run_agent(
     timeout_s: float | None = None,
 ) -> AgentExit:
     """Run ``command`` with ``env`` added to this process's environment until it exits, in ``cwd``; cancelling it, or
-    ``timeout_s`` passing, kills it with its children."""
+    ``timeout_s`` passing, kills it with its children.
+
+    Its ``TMPDIR`` is a folder of its own, removed when it ended: what the agent leaves in its temp dir (the folder
+    Playwright's driver makes for a CDP connection the agent never closed, a killed agent's files) is not left in the
+    user's."""
+    with tempfile.TemporaryDirectory(prefix="p2w-agent-", ignore_cleanup_errors=True) as tmp:
+        return await _run(command, {**os.environ, **env, "TMPDIR": tmp}, answer_file, cwd, timeout_s)
+
+
+async def _run(
+    command: list[str], env: dict[str, str], answer_file: Path, cwd: Path | None, timeout_s: float | None
+) -> AgentExit:
     try:
         process = await asyncio.create_subprocess_exec(
             *dies_with_p2w(command),
             cwd=cwd,
-            env={**os.environ, **env},
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -18,10 +18,11 @@ from p2w_runtime.integrations.browser_use._run import (
     AGENT,
     AGENT_SETTINGS,
     CancelledInside,
-    browser_session,
+    browser_use_session,
     not_cancelled_inside,
     record_browser_use,
     record_episode,
+    remove_agent_files,
 )
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
     "CancelledInside",
     "MEMORY_ACTION",
     "StepRecorder",
-    "browser_session",
+    "browser_use_session",
     "check_version",
     "memory_tools",
     "not_cancelled_inside",
@@ -39,4 +40,5 @@ __all__ = [
     "record_browser_use",
     "record_episode",
     "recorded_chat",
+    "remove_agent_files",
 ]

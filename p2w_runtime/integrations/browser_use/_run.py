@@ -13,15 +13,17 @@ import asyncio
 import contextlib
 import functools
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
 from playwright.async_api import Page, Playwright, async_playwright
 
 from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
-from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
+from p2w_runtime.browser import LAUNCH_ARGS, find_chromium, remove_profile
 from p2w_runtime.data import Task, load_tasks
 from p2w_runtime.domain import carry_dataset, find_run
 from p2w_runtime.errors import UserError
@@ -135,24 +137,57 @@ judge/planning/compaction calls of its own (they would be model calls outside Pe
 handler (Ctrl-C is ``record``'s, which closes the episode as aborted)."""
 
 
-def browser_session(chromium: str, chromium_args: list[str], profile_dir: str) -> Any:
+def _browser_session(chromium: str, chromium_args: list[str], folder: Path) -> Any:
     """A Browser-Use session on p2w-rt's Chromium (``find_chromium``), headless, no extensions fetched, with the
-    recorder's launch arguments and the demo sites' resolver rules."""
+    recorder's launch arguments and the demo sites' resolver rules; its profile and downloads in ``folder``."""
     for name, value in _QUIET.items():
         os.environ.setdefault(name, value)
     from browser_use import BrowserProfile, BrowserSession
 
+    _remove_import_downloads()
     profile = BrowserProfile(
         executable_path=chromium,
         headless=True,
         args=[*LAUNCH_ARGS, *chromium_args],
-        user_data_dir=profile_dir,
+        user_data_dir=folder / "profile",
+        downloads_path=folder / "downloads",
         enable_default_extensions=False,
         keep_alive=True,
         highlight_elements=False,
         dom_highlight_elements=False,
     )
     return BrowserSession(browser_profile=profile)
+
+
+@contextlib.asynccontextmanager
+async def browser_use_session(chromium: str, chromium_args: list[str]) -> AsyncIterator[Any]:
+    """A Browser-Use session in a folder of its own, killed on exit and removed with what Chromium made for it in
+    the temp dir, however the episode ended (error, cancellation)."""
+    with tempfile.TemporaryDirectory(prefix="p2w-browser-use-", ignore_cleanup_errors=True) as folder:
+        session = _browser_session(chromium, chromium_args, Path(folder))
+        try:
+            yield session
+        finally:
+            with contextlib.suppress(Exception):
+                await session.kill()
+            remove_profile(Path(folder) / "profile")
+
+
+def remove_agent_files(agent: Any) -> None:
+    """Remove the folder ``browser_use.Agent`` makes for itself in the temp dir (its file system and a screenshot of
+    every step); Browser-Use has no option to put it elsewhere and never removes it."""
+    shutil.rmtree(agent.agent_directory, ignore_errors=True)
+
+
+def _remove_import_downloads() -> None:
+    """Browser-Use's module-level default profile (``DEFAULT_BROWSER_PROFILE``, used by no session of ours) makes an
+    empty ``browser-use-downloads-XXXXXXXX`` folder in the temp dir when Browser-Use is imported: removed if still
+    empty."""
+    from browser_use.browser.session import DEFAULT_BROWSER_PROFILE
+
+    if DEFAULT_BROWSER_PROFILE.downloads_path is not None:
+        with contextlib.suppress(OSError):
+            Path(DEFAULT_BROWSER_PROFILE.downloads_path).rmdir()
 
 
 async def record_episode(
@@ -172,8 +207,7 @@ async def record_episode(
     Playwright driver for the run) reads over CDP; ``retriever`` may be a function making it (``rerun``: replay mode
     answers from the recording and makes none). ``recorder``: the hooks' class (``benchmarks/bench_browser_use.py``
     times them in a subclass)."""
-    with tempfile.TemporaryDirectory(prefix="p2w-browser-use-") as profile_dir:
-        session = browser_session(chromium, chromium_args, profile_dir)
+    async with browser_use_session(chromium, chromium_args) as session:
         from browser_use import Agent, Tools
 
         async with run.episode(task) as episode:
@@ -204,8 +238,7 @@ async def record_episode(
             except CancelledInside as failed:
                 finished = await episode.end("error", detail=str(failed))
             finally:
-                with contextlib.suppress(Exception):
-                    await session.kill()
+                remove_agent_files(agent)
         return EpisodeOutcome(
             episode.stream, task.task_id, finished.end_reason, finished.answer, finished.steps,
             episode.tokens, finished.cost_usd, finished.detail,
