@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from suite_tmp import process_tmpdir
 
 REPO = Path(__file__).resolve().parents[1]
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
@@ -45,6 +46,11 @@ def _chromiums_of(profile_root: Path) -> list[int]:
 
 
 def test_the_agent_and_its_chromium_die_with_a_killed_recorder(tmp_path: Path) -> None:
+    with process_tmpdir() as tmp:
+        _kill_the_recorder(tmp_path, tmp)
+
+
+def _kill_the_recorder(tmp_path: Path, tmp: Path) -> None:
     pid_file, script = tmp_path / "agent.pid", tmp_path / "sleeper.py"
     script.write_text(f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n")
     agent = f"{sys.executable} {script}"
@@ -66,7 +72,7 @@ def test_the_agent_and_its_chromium_die_with_a_killed_recorder(tmp_path: Path) -
             "killed",
         ],  # fmt: skip
         cwd=REPO,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
+        env={**os.environ, "TMPDIR": str(tmp)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -78,16 +84,16 @@ def test_the_agent_and_its_chromium_die_with_a_killed_recorder(tmp_path: Path) -
             assert time.monotonic() < deadline, "the agent never started"
             time.sleep(0.2)
         agent_pid = int(pid_file.read_text())
-        browsers = _chromiums_of(tmp_path)
+        browsers = _chromiums_of(tmp)
         assert browsers and _alive(agent_pid), "the agent and its Chromium run while the recorder does"
 
         recorder.send_signal(signal.SIGKILL)  # the recorder alone, as the OOM killer would
         recorder.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while (_alive(agent_pid) or _chromiums_of(tmp_path)) and time.monotonic() < deadline:
+        while (_alive(agent_pid) or _chromiums_of(tmp)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not _alive(agent_pid), "the agent outlived the recorder"
-        assert _chromiums_of(tmp_path) == [], "Chromium outlived the recorder"
+        assert _chromiums_of(tmp) == [], "Chromium outlived the recorder"
     finally:
         if recorder.poll() is None:
             os.killpg(recorder.pid, signal.SIGKILL)
