@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from replay.agreement._stats import bootstrap, pair_agreement, pearson, spearman
+from p2w_rt.replay.agreement._stats import bootstrap, pair_agreement, pearson, spearman
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ from bench_episode_writer import STREAM, Planned, plan  # noqa: E402
 
 from p2w_runtime.domain import EpisodeWriter  # noqa: E402
 from p2w_runtime.store import open_store  # noqa: E402
-from schemas import NewEvent, Observation, StoredEvent  # noqa: E402
+from p2w_rt.schemas import NewEvent, Observation, StoredEvent  # noqa: E402
 
 Timed = tuple[float, float]
 """Wall and CPU seconds."""

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from p2w_runtime.domain import EpisodeWriter, Provenance, attempt_id, episode_seals, episode_started, run_started
 from p2w_runtime.store import _segments, connect_store
-from replay.synthetic import SketchTask
-from schemas import Action, EpisodeFinished, FinalState, LlmCall, NewEvent, Observation, ParsedAction, Rationale
+from p2w_rt.replay.synthetic import SketchTask
+from p2w_rt.schemas import Action, EpisodeFinished, FinalState, LlmCall, NewEvent, Observation, ParsedAction, Rationale
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
 """The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.store import open_store
-from replay.synthetic import SketchTask
-from schemas import (
+from p2w_rt.replay.synthetic import SketchTask
+from p2w_rt.schemas import (
     Action,
     AnyPayload,
     HistoryQuery,

@@ -32,7 +32,7 @@ import asyncpg
 from p2w_runtime.store import EventStore, connect_store, this_process
 from p2w_runtime.store._rows import event_to_row
 from p2w_runtime.testing.postgres import PostgresServer
-from schemas import GENESIS_HASH, NewEvent, Observation, Rationale, StoredEvent
+from p2w_rt.schemas import GENESIS_HASH, NewEvent, Observation, Rationale, StoredEvent
 
 COLUMNS = [
     "position", "event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id", "payload",
@@ -260,7 +260,7 @@ def recording(server: PostgresServer, tasks: int, processes: int) -> float:
         env = {**os.environ, "PYTHONPATH": str(root)}
         start = time.perf_counter()
         procs = [
-            subprocess.Popen([sys.executable, "-c", "from cli import main; main()", *args], env=env,
+            subprocess.Popen([sys.executable, "-c", "from p2w_rt.cli import main; main()", *args], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             for _ in range(processes)
         ]  # fmt: skip

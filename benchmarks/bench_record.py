@@ -35,7 +35,7 @@ from p2w_runtime.store import open_store
 from p2w_runtime.store.sqlite import SqliteEventStore
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
-from schemas import NewEvent
+from p2w_rt.schemas import NewEvent
 
 TIMINGS: dict[str, list[float]] = defaultdict(list)
 RAW_OBSERVATION_BYTES: list[int] = []

@@ -29,7 +29,7 @@ import faiss
 import numpy as np
 
 from p2w_runtime.retrieval import HistoryIndex, SearchHit, load_embedder, ranked
-from schemas import MemoryEntry
+from p2w_rt.schemas import MemoryEntry
 
 K = 20
 T = TypeVar("T")

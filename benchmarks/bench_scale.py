@@ -44,10 +44,10 @@ from bench_replay import episode
 
 from p2w_cli.view.app import create_app
 from p2w_runtime.store import open_store
-from replay.derived import PassSettings, run_pass
-from replay.judges import JUDGES, make_judge
-from replay.synthetic import run_finished, run_started
-from schemas import uuid7
+from p2w_rt.replay.derived import PassSettings, run_pass
+from p2w_rt.replay.judges import JUDGES, make_judge
+from p2w_rt.replay.synthetic import run_finished, run_started
+from p2w_rt.schemas import uuid7
 
 
 async def build_run(db: Path, label: str, episodes: int, steps: int) -> tuple[str, float, float]:

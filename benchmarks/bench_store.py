@@ -36,7 +36,7 @@ from pathlib import Path
 import zstandard
 
 from p2w_runtime.store import EventStore, _segments, connect_store
-from schemas import Action, HistoryQuery, NewEvent, Observation, ParsedAction, Rationale, blob_hash
+from p2w_rt.schemas import Action, HistoryQuery, NewEvent, Observation, ParsedAction, Rationale, blob_hash
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
 """The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""

@@ -25,7 +25,7 @@ from p2w_runtime.demo.sites import start_sites
 from p2w_runtime.recording import instrument, open_run
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import open_store
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 ACTION = re.compile(r"Action: (\w+) \[(.*)\]", re.S)
 

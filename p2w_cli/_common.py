@@ -150,7 +150,7 @@ def newer_schema(exc: BaseException) -> BaseException | None:
     line is said here, for every command. Looked up in ``sys.modules``: until the payload models are imported no
     such error can have been raised, and the start-up of a command does not pay for importing them.
     """
-    upcast = sys.modules.get("schemas._upcast")
+    upcast = sys.modules.get("p2w_rt.schemas._upcast")
     seen: list[BaseException] = []
     pending: list[BaseException] = [exc]
     while upcast is not None and pending:

@@ -15,7 +15,7 @@ from p2w_cli.render.judging import estimate_json, estimates_table, judgment_json
 from p2w_cli.render.terminal import cell, markup
 from p2w_runtime.domain import RunInfo, episodes_of, find_run
 from p2w_runtime.store import EventStore
-from replay.classify import (
+from p2w_rt.replay.classify import (
     ClassifyOptions,
     ClassifyOutcome,
     ClassifySummary,
@@ -24,8 +24,8 @@ from replay.classify import (
     outcome_json,
     summarize,
 )
-from replay.derived import Tally, run_pass
-from replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, estimate_replay, judgment_stream
+from p2w_rt.replay.derived import Tally, run_pass
+from p2w_rt.replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, estimate_replay, judgment_stream
 
 
 def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:
@@ -168,7 +168,7 @@ async def classify_command(
             else:
                 out.print(summary_table(summary))
         if options.plot:
-            from replay.classify import plot_summary
+            from p2w_rt.replay.classify import plot_summary
 
             path = plot_summary(summary, options.plot)
             err.print(cell(f"plot written to {path}"))

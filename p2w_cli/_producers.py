@@ -14,7 +14,7 @@ import click
 from p2w_runtime.terminal import safe
 
 if TYPE_CHECKING:
-    from replay.derived import PluginOption
+    from p2w_rt.replay.derived import PluginOption
 
 FC = TypeVar("FC", bound=Callable[..., Any])
 
@@ -29,7 +29,7 @@ class PluginCommand(click.Command):
         self._made: dict[PluginOption, click.Option] = {}
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        from replay.derived import family
+        from p2w_rt.replay.derived import family
 
         plugin_options = [self._made.setdefault(o, _click_option(o)) for o in family(self.family).options()]
         own = super().get_params(ctx)  # its parameters, then --help
@@ -54,7 +54,7 @@ class ProducerOption(click.Option):
         self.intro = intro
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        from replay.derived import family
+        from p2w_rt.replay.derived import family
 
         producers = family(self.kind)
         self.help = f"{self.intro} {producers.help()}."
@@ -69,7 +69,7 @@ def producer_option(
     """A ``click.option`` naming producers of ``kind``; without ``required`` it defaults to the family's first."""
 
     def default() -> str:
-        from replay.derived import family
+        from p2w_rt.replay.derived import family
 
         return family(kind).default
 
@@ -90,7 +90,7 @@ def pass_fields(kind: str, shared: dict[str, Any]) -> dict[str, Any]:
     """``replay.derived.PassOptions`` fields from the options ``replay`` and ``classify`` share (endpoint, force,
     ``--json``) and the plugin options of family ``kind``, whatever command took them: one place, so the two
     cannot drift. The plugins' values become their settings (``plugins``); a bad one is click's ``BadParameter``."""
-    from replay.derived import OptionError, family
+    from p2w_rt.replay.derived import OptionError, family
 
     producers = family(kind)
     fields = dict(shared)

@@ -35,7 +35,7 @@ def agree_cmd(
     """Agreement of judges on RUN per metric, dimension and rubric point: κ, α, ρ, r, accuracy, changed verdicts."""
     from p2w_cli.render.agreement import as_json as to_json
     from p2w_cli.render.agreement import render
-    from replay.agreement import agree
+    from p2w_rt.replay.agreement import agree
 
     async def _agree() -> None:
         async with open_db(ctx) as store:
@@ -55,7 +55,7 @@ def agree_cmd(
 @click.pass_context
 def import_labels_cmd(ctx: click.Context, path: Path) -> None:
     """Human labels (CSV or JSON lines: run, task, point, label, annotator[, max]) as judgments by human:ANNOTATOR."""
-    from replay.agreement import import_labels
+    from p2w_rt.replay.agreement import import_labels
 
     async def _import() -> None:
         async with open_db(ctx) as store:

@@ -12,7 +12,7 @@ from p2w_cli.render.words import counted
 from p2w_runtime.terminal import safe
 
 if TYPE_CHECKING:
-    from schemas import MemoryEntry
+    from p2w_rt.schemas import MemoryEntry
 
 
 def searched_index(model_id: str, entries: list[MemoryEntry]) -> str:

@@ -43,7 +43,7 @@ def classify_cmd(
     Classifications are appended to the run and cached (prints "cached").
     """
     from p2w_cli._passes import classify_command
-    from replay.classify import ClassifyOptions
+    from p2w_rt.replay.classify import ClassifyOptions
 
     options = ClassifyOptions(
         classifier=classifier,

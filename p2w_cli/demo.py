@@ -46,8 +46,8 @@ def demo_cmd(
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.domain import list_runs
     from p2w_runtime.store import open_store
-    from replay.demo import demo_data, import_example_runs, prepare_demo_db, write_report
-    from replay.derived import PassSettings
+    from p2w_rt.replay.demo import demo_data, import_example_runs, prepare_demo_db, write_report
+    from p2w_rt.replay.derived import PassSettings
 
     out_dir.mkdir(parents=True, exist_ok=True)
     db = out_dir / "demo.db"

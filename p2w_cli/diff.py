@@ -21,7 +21,7 @@ from p2w_cli._common import console, db_path, run
 def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bool) -> None:
     """Compare run A with run B task by task; either may be FILE.db:RUN (a run in another database)."""
     from p2w_cli.render.diff import show_diff
-    from replay.diff import diff_refs
+    from p2w_rt.replay.diff import diff_refs
 
     show_diff(run(diff_refs(db_path(ctx), a_ref, b_ref, judge=judge)), console, as_json=as_json)
 
@@ -39,7 +39,7 @@ def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bo
 def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json: bool) -> None:
     """Mean and standard deviation of each metric over repeated runs of the same tasks (Table 8)."""
     from p2w_cli.render.stats import show_stats
-    from replay.stats import stats_of
+    from p2w_rt.replay.stats import stats_of
 
     if len(run_refs) < 2:
         raise click.UsageError("stats needs at least two runs")

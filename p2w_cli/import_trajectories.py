@@ -69,7 +69,7 @@ def import_trajectories_cmd(
     """
     from p2w_runtime.demo.examples import example_paths
     from p2w_runtime.importers import import_trajectories
-    from schemas import EpisodeFinished, NewEvent
+    from p2w_rt.schemas import EpisodeFinished, NewEvent
 
     if examples:
         bundled = example_paths()

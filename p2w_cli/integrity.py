@@ -224,7 +224,7 @@ def export_cmd(
 
 
 def _export_parquet(ctx: click.Context, run_refs: tuple[str, ...], folder: Path, *, force: bool, as_json: bool) -> None:
-    from replay.parquet import export_parquet
+    from p2w_rt.replay.parquet import export_parquet
 
     async def _export() -> Any:
         async with open_db(ctx) as store:
@@ -262,7 +262,7 @@ def _export_otel(
 
     from p2w_runtime.domain import find_run
     from p2w_runtime.files import check_output, partial_path, publish
-    from replay.otel import otel_traces, otlp_protobuf, phoenix_annotations, span_count
+    from p2w_rt.replay.otel import otel_traces, otlp_protobuf, phoenix_annotations, span_count
 
     path = target.path
 

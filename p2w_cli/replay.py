@@ -14,7 +14,7 @@ from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_cli.render.terminal import terminal_console
 
 if TYPE_CHECKING:
-    from replay.derived import PassOptions
+    from p2w_rt.replay.derived import PassOptions
 
 
 @click.command("replay", cls=PluginCommand, family="judge")
@@ -74,8 +74,8 @@ def replay_cmd(
     counterfactual retrieval instead, also appended and cached per retriever config.
     """
     from p2w_cli._passes import replay_command
-    from replay.derived import PassOptions
-    from replay.judges import ReplayOptions
+    from p2w_rt.replay.derived import PassOptions
+    from p2w_rt.replay.judges import ReplayOptions
 
     if retriever is not None:
         if judge_ids:
@@ -112,7 +112,7 @@ def _counterfactual(
     passed: PassOptions,
 ) -> None:
     from p2w_cli.render.retrieval_cf import episode_table, totals_line
-    from replay.retrieval_cf import (
+    from p2w_rt.replay.retrieval_cf import (
         CounterfactualOptions,
         CounterfactualReport,
         counterfactual_command,
@@ -162,8 +162,8 @@ def metrics_cmd(
     from p2w_cli.render.agenticshop import show_shop_tables
     from p2w_cli.render.metrics import show_metrics
     from p2w_runtime.domain import find_run
-    from replay.agenticshop import SHOP_JUDGES, shop_tables
-    from replay.metrics import metrics_report
+    from p2w_rt.replay.agenticshop import SHOP_JUDGES, shop_tables
+    from p2w_rt.replay.metrics import metrics_report
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
     shop = {j.id for j in SHOP_JUDGES}

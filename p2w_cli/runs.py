@@ -159,7 +159,7 @@ def _show_episode(
     """One episode's timeline (or its events as JSON lines), streamed from the store a chunk at a time."""
     from p2w_runtime.domain import EPISODE_TYPES, counted, episodes_of, find_run
     from p2w_runtime.domain.trajectory import EPISODE_CHUNK, EpisodeChunks
-    from replay.timeline import GIST_WIDTH, timeline_rows
+    from p2w_rt.replay.timeline import GIST_WIDTH, timeline_rows
 
     async def _show() -> None:
         async with open_db(ctx) as store:
@@ -197,8 +197,8 @@ def _show_episode(
             # the judgments and errors after the timeline: reading them imports the judges and the openai client
             # (~1 s of CPU), which the first screen of a long episode need not wait for
             from p2w_cli.render.judging import format_judgment
-            from replay.classify import read_classifications
-            from replay.judges import episode_judgments
+            from p2w_rt.replay.classify import read_classifications
+            from p2w_rt.replay.judges import episode_judgments
 
             derived: list[Any] = list(await episode_judgments(store, stream))
             derived.extend(

@@ -18,7 +18,7 @@ def schema() -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if the files drift from the models.")
 def schema_export(directory: Path | None, check: bool) -> None:
     """Generate schemas/json/*.json from the pydantic models."""
-    from schemas import JSON_DIR, drifted_schemas, export_schemas
+    from p2w_rt.schemas import JSON_DIR, drifted_schemas, export_schemas
 
     target = directory or JSON_DIR
     if check:

@@ -17,7 +17,7 @@ from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from schemas import NewEvent, StoredEvent
+from p2w_rt.schemas import NewEvent, StoredEvent
 
 MASK = "***"
 MIN_SECRET_LENGTH = 8

@@ -24,9 +24,9 @@ import orjson
 from p2w_runtime.domain import RunInfo, episodes_of
 from p2w_runtime.domain.trajectory import ProjectionError
 from p2w_runtime.store import EventStore
-from replay.classify import ClassificationRecord, current_classifications
-from replay.judges import JudgmentRecord, current_judgments
-from schemas import (
+from p2w_rt.replay.classify import ClassificationRecord, current_classifications
+from p2w_rt.replay.judges import JudgmentRecord, current_judgments
+from p2w_rt.schemas import (
     Action,
     EpisodeFinished,
     EpisodeStarted,

@@ -3,7 +3,7 @@ first lookup of a family, each registering its family or its producers when impo
 more name here."""
 
 PLUGINS: dict[str, tuple[str, ...]] = {
-    "judge": ("replay.judges", "replay.webarena", "replay.agenticshop"),
-    "classifier": ("replay.classify",),
-    "retrieval": ("replay.retrieval_cf",),
+    "judge": ("p2w_rt.replay.judges", "p2w_rt.replay.webarena", "p2w_rt.replay.agenticshop"),
+    "classifier": ("p2w_rt.replay.classify",),
+    "retrieval": ("p2w_rt.replay.retrieval_cf",),
 }

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from p2w_runtime.domain import EpisodeWriter, Provenance, episode_started
 from p2w_runtime.domain import run_started as started_event
 from p2w_runtime.domain.trajectory import Trajectory, project
-from schemas import (
+from p2w_rt.schemas import (
     GENESIS_HASH,
     Action,
     AnyPayload,

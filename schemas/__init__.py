@@ -6,9 +6,9 @@ Imports nothing else of ours, so any tool can read a p2w-rt log with this packag
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
-from schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile, entry_key_text
-from schemas._derived_payloads import (
+from p2w_rt.schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
+from p2w_rt.schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile, entry_key_text
+from p2w_rt.schemas._derived_payloads import (
     ErrorClassified,
     ErrorLabel,
     Evidence,
@@ -16,7 +16,7 @@ from schemas._derived_payloads import (
     RetrievalCounterfactual,
     TargetRecall,
 )
-from schemas._envelope import (
+from p2w_rt.schemas._envelope import (
     CURRENT_VERSIONS,
     PAYLOAD_ADAPTER,
     ChainedEvent,
@@ -26,8 +26,8 @@ from schemas._envelope import (
     utc_now,
     uuid7,
 )
-from schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas, generated_schemas
-from schemas._payload_base import (
+from p2w_rt.schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas, generated_schemas
+from p2w_rt.schemas._payload_base import (
     FAILURE_END_REASONS,
     NOT_CARRIED_OUT,
     BlobHash,
@@ -36,7 +36,7 @@ from schemas._payload_base import (
     Payload,
     Scheme,
 )
-from schemas._payloads import (
+from p2w_rt.schemas._payloads import (
     PAYLOAD_TYPES,
     Action,
     AnyPayload,
@@ -63,10 +63,10 @@ from schemas._payloads import (
     StreamsSealed,
     render_action,
 )
-from schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
+from p2w_rt.schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
 
 if TYPE_CHECKING:
-    from schemas._agenticshop import (
+    from p2w_rt.schemas._agenticshop import (
         DIMENSIONS,
         RESULTS_JUDGED,
         Checklist,
@@ -164,6 +164,6 @@ models cost 0.05 s of the 0.18 s CPU this package takes to import (docs/design/s
 def __getattr__(name: str) -> Any:
     if name not in _AGENTICSHOP:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module("schemas._agenticshop"), name)
+    value = getattr(import_module("p2w_rt.schemas._agenticshop"), name)
     globals()[name] = value
     return value

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from schemas._payload_base import Payload
+from p2w_rt.schemas._payload_base import Payload
 
 
 class Evidence(BaseModel):

@@ -13,10 +13,10 @@ from typing import Any, NamedTuple
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from schemas._canonical import canonical_json, event_hash, format_timestamp
-from schemas._payload_base import Payload
-from schemas._payloads import PAYLOAD_TYPES, AnyPayload
-from schemas._upcast import upcast
+from p2w_rt.schemas._canonical import canonical_json, event_hash, format_timestamp
+from p2w_rt.schemas._payload_base import Payload
+from p2w_rt.schemas._payloads import PAYLOAD_TYPES, AnyPayload
+from p2w_rt.schemas._upcast import upcast
 
 PAYLOAD_ADAPTER: TypeAdapter[AnyPayload] = TypeAdapter(AnyPayload, config=ConfigDict(defer_build=True))
 """Every payload model, built on first use like each model (``defer_build``): a reader that validates a few types

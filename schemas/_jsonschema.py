@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from schemas._dataset import GroundTruth, MemoryEntry, TaskFile
-from schemas._envelope import Event
-from schemas._payloads import PAYLOAD_TYPES
+from p2w_rt.schemas._dataset import GroundTruth, MemoryEntry, TaskFile
+from p2w_rt.schemas._envelope import Event
+from p2w_rt.schemas._payloads import PAYLOAD_TYPES
 
 JSON_DIR = Path(__file__).parent / "json"
 

@@ -13,14 +13,14 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from schemas._dataset import GroundTruth, MemoryEntry
-from schemas._derived_payloads import (
+from p2w_rt.schemas._dataset import GroundTruth, MemoryEntry
+from p2w_rt.schemas._derived_payloads import (
     ErrorClassified,
     Judgment,
     RetrievalCounterfactual,
 )
-from schemas._payload_base import BlobHash, EndReason, LlmRole, Payload, Scheme
-from schemas._upcast import register_upcaster
+from p2w_rt.schemas._payload_base import BlobHash, EndReason, LlmRole, Payload, Scheme
+from p2w_rt.schemas._upcast import register_upcaster
 
 
 class DatasetFiles(BaseModel):

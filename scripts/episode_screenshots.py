@@ -36,7 +36,7 @@ from bench_view_episode import build  # noqa: E402  (the benchmark's episode bui
 
 def cli(*args: str, cwd: Path = REPO) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", "from cli import main; main()", *args],
+        [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -33,7 +33,7 @@ from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
-from schemas import LlmCall, LlmUsage
+from p2w_rt.schemas import LlmCall, LlmUsage
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_MODEL = "scripted-gpt"
@@ -41,7 +41,7 @@ DEMO_MODEL = "scripted-gpt"
 
 def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", "from cli import main; main()", *args],
+        [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -6,9 +6,9 @@ obeys the same episode grammar as a recorded or imported one.
 
 from __future__ import annotations
 
-from replay.synthetic import EpisodeBuilder, run_finished
-from replay.synthetic import run_started as synthetic_run_started
-from schemas import NewEvent, uuid7
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished
+from p2w_rt.replay.synthetic import run_started as synthetic_run_started
+from p2w_rt.schemas import NewEvent, uuid7
 
 
 def run_started(run_id: str, label: str) -> NewEvent:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from schemas import GroundTruth, Location, MemoryEntry
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
+from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
 
 KOHLS_TRUTH = GroundTruth(
     website="kohls.com",

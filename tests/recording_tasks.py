@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemas import GroundTruth
+from p2w_rt.schemas import GroundTruth
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from p2w_runtime.actions import (
 )
 from p2w_runtime.actions._equivalence import equivalent
 from p2w_runtime.actions._extract import parse_reply
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 
 def pa(name: str, *args: str) -> ParsedAction:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from p2w_runtime.data import DataError, load_curation, load_profiles
-from schemas import DIMENSIONS
+from p2w_rt.schemas import DIMENSIONS
 
 DATA = Path(__file__).parent / "data" / "agenticshop"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
-from replay.agreement import cohen_kappa
-from replay.judges import judgment_stream, read_judgments
-from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from schemas import GroundTruth, Judgment, MemoryEntry, NewEvent, uuid7
+from p2w_rt.replay.agreement import cohen_kappa
+from p2w_rt.replay.judges import judgment_stream, read_judgments
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
+from p2w_rt.schemas import GroundTruth, Judgment, MemoryEntry, NewEvent, uuid7
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 TASKS = ("Alex_Garcia_A3", "Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
@@ -241,7 +241,7 @@ def test_unknown_judge_is_one_line(judged: tuple[Path, str, ScriptedLlm]) -> Non
 
 
 def test_checklist_points_pool_by_dimension() -> None:
-    from replay.agreement import items
+    from p2w_rt.replay.agreement import items
 
     j = Judgment(
         episode_stream="r/t",
@@ -262,7 +262,7 @@ def test_checklist_points_pool_by_dimension() -> None:
 def test_concurrent_imports_of_the_same_labels_write_them_once(
     judged: tuple[Path, str, ScriptedLlm], tmp_path: Path
 ) -> None:
-    from replay.agreement import import_labels
+    from p2w_rt.replay.agreement import import_labels
 
     db, run_id, _ = judged
     path = tmp_path / "l.csv"

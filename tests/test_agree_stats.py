@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from replay.agreement import accuracy, alpha, bootstrap, cohen_kappa, pair_agreement, pearson, spearman
+from p2w_rt.replay.agreement import accuracy, alpha, bootstrap, cohen_kappa, pair_agreement, pearson, spearman
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers, 12 units, missing data.
 KRIPPENDORFF_2011 = [

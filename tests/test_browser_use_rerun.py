@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from suite_tmp import left_behind, process_tmpdir
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_cli.demo_model import DemoModelScript
 from p2w_runtime.domain.trajectory import ActionCommand, ActionRecord
 from p2w_runtime.exec import BrowserUseVolatile, browser_use_volatile

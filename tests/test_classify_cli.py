@@ -10,11 +10,11 @@ import pytest
 from classify_builders import act_well, add_run, ask, ask_well, builder, good_episode
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
-from replay.classify import CLASSIFIERS, RulesClassifier, classification_stream, read_classifications
-from replay.derived import run_pass
+from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier, classification_stream, read_classifications
+from p2w_rt.replay.derived import run_pass
 
 
 def invoke(db: Path, *args: str):
@@ -120,7 +120,7 @@ def test_cli_unknown_run_is_one_line_and_nonzero(db: Path) -> None:
 
 
 async def test_summary_merges_runs_of_one_configuration_unless_per_run(tmp_path: Path) -> None:
-    from replay.classify import summarize
+    from p2w_rt.replay.classify import summarize
 
     db = tmp_path / "same.db"
     async with open_store(db) as store:

@@ -14,11 +14,11 @@ from classify_builders import (
     good_episode,
 )
 
-from replay.classify import RulesClassifier
-from replay.derived import PassSettings
-from replay.judges import SiteSettings
-from replay.synthetic import EpisodeBuilder
-from schemas import ErrorLabel
+from p2w_rt.replay.classify import RulesClassifier
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import SiteSettings
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.schemas import ErrorLabel
 
 SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=("amazon.com", "instacart.com")),))
 

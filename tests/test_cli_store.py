@@ -14,7 +14,7 @@ import zstandard
 from builders import build_run
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.store import open_store
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 

@@ -17,7 +17,7 @@ import pytest
 from builders import build_run
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.store import StoreError, connect_store, open_store, verify_store
 from p2w_runtime.store.sqlite import check_sqlite_file
 

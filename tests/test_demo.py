@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir

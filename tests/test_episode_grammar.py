@@ -9,8 +9,8 @@ import pytest
 
 from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter, episode_started
 from p2w_runtime.store import EventStore
-from replay.synthetic import SketchTask
-from schemas import (
+from p2w_rt.replay.synthetic import SketchTask
+from p2w_rt.schemas import (
     Action,
     EpisodeFinished,
     EpisodeSealed,

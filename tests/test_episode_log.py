@@ -12,8 +12,8 @@ import pytest
 
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.store import EventStore, IntegrityError, MemoryEventStore, connect_store
-from replay.synthetic import SketchTask
-from schemas import EpisodeFinished, Observation, Rationale, blob_hash
+from p2w_rt.replay.synthetic import SketchTask
+from p2w_rt.schemas import EpisodeFinished, Observation, Rationale, blob_hash
 
 TASK = SketchTask("Ann_Lee_A1", "find the usual chinos", "http://127.0.0.1/", 0, None)
 

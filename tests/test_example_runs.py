@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from thread_support import restore_threads, set_threads  # noqa: F401 (restore_threads: a fixture)
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.retrieval import load_embedder
 from p2w_runtime.retrieval._cache import EMBEDDINGS_FILE, MANIFEST_FILE, CacheKey, store

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from classify_builders import act_well, ask_well, builder
 
-from replay.classify import RulesClassifier
-from replay.classify._hallucination import attributed_constraints
-from replay.classify._texts import event_order
-from replay.derived import PassSettings
+from p2w_rt.replay.classify import RulesClassifier
+from p2w_rt.replay.classify._hallucination import attributed_constraints
+from p2w_rt.replay.classify._texts import event_order
+from p2w_rt.replay.derived import PassSettings
 
 HALLUCINATION = "personalization_hallucination"
 

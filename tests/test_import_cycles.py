@@ -142,15 +142,15 @@ def test_the_checker_finds_a_cycle_and_ignores_type_checking_and_function_import
     (pkg / "_g.py").write_text("from replay.loop._f import F\n")
     (pkg / "_h.py").write_text("X = 1\n")
     graph = import_graph(tmp_path)
-    assert graph["replay.loop"] == {"replay.loop._a"}
-    assert graph["replay.loop._d"] == set()
-    assert graph["replay.loop._f"] == {"replay.loop._h"}
-    assert cycles(graph) == [["replay.loop._a", "replay.loop._b", "replay.loop._c"]]
+    assert graph["p2w_rt.replay.loop"] == {"p2w_rt.replay.loop._a"}
+    assert graph["p2w_rt.replay.loop._d"] == set()
+    assert graph["p2w_rt.replay.loop._f"] == {"p2w_rt.replay.loop._h"}
+    assert cycles(graph) == [["p2w_rt.replay.loop._a", "p2w_rt.replay.loop._b", "p2w_rt.replay.loop._c"]]
     typed_graph = import_graph(tmp_path, type_checking=True)
-    assert typed_graph["replay.loop._d"] == {"replay.loop._e"}
-    assert typed_graph["replay.loop._f"] == {"replay.loop._g", "replay.loop._h"}
+    assert typed_graph["p2w_rt.replay.loop._d"] == {"p2w_rt.replay.loop._e"}
+    assert typed_graph["p2w_rt.replay.loop._f"] == {"p2w_rt.replay.loop._g", "p2w_rt.replay.loop._h"}
     assert cycles(typed_graph) == [
-        ["replay.loop._a", "replay.loop._b", "replay.loop._c"],
-        ["replay.loop._d", "replay.loop._e"],
-        ["replay.loop._f", "replay.loop._g"],
+        ["p2w_rt.replay.loop._a", "p2w_rt.replay.loop._b", "p2w_rt.replay.loop._c"],
+        ["p2w_rt.replay.loop._d", "p2w_rt.replay.loop._e"],
+        ["p2w_rt.replay.loop._f", "p2w_rt.replay.loop._g"],
     ]

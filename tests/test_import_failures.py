@@ -322,7 +322,7 @@ async def test_a_resumed_run_must_use_the_same_dataset(tmp_path: Path, store: Ev
 def test_cli_imports_the_bundled_examples_and_resumes_idempotently(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cli import main
+    from p2w_rt.cli import main
 
     db = str(tmp_path / "cli.db")
     runner = CliRunner()
@@ -337,7 +337,7 @@ def test_cli_imports_the_bundled_examples_and_resumes_idempotently(tmp_path: Pat
 def test_cli_bad_file_is_one_line_and_exit_1_unless_skip_bad(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cli import main
+    from p2w_rt.cli import main
 
     folder = tmp_path / "results"
     folder.mkdir()
@@ -360,7 +360,7 @@ def test_cli_bad_file_is_one_line_and_exit_1_unless_skip_bad(tmp_path: Path) -> 
 def test_cli_imports_a_browser_use_result_folder_as_written(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cli import main
+    from p2w_rt.cli import main
     from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 
     folder = BROWSER_USE_RESULT / "on-demand_gpt41_1"

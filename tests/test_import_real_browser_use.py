@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 from import_support import BROWSER_USE, events_of, import_folder
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.store import EventStore
-from schemas import Event
+from p2w_rt.schemas import Event
 
 
 @pytest.fixture

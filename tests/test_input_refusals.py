@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.data import load_memory_bank
 from p2w_runtime.demo.examples import example_paths, example_run_bundles
 

@@ -12,8 +12,8 @@ from builders import run_started
 
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
-from replay.derived import PassSettings
-from replay.judges import (
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
     OutcomeBasedRulesJudge,
@@ -22,8 +22,8 @@ from replay.judges import (
     SiteSettings,
     goal_of,
 )
-from replay.synthetic import EpisodeBuilder
-from schemas import GroundTruth, uuid7
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.schemas import GroundTruth, uuid7
 
 
 @pytest.fixture

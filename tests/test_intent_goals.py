@@ -8,8 +8,8 @@ import pytest
 from builders import run_started
 
 from p2w_runtime.domain.trajectory import load_trajectory
-from replay.derived import PassSettings
-from replay.judges import (
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
     OutcomeBasedRulesJudge,
@@ -18,8 +18,8 @@ from replay.judges import (
     SiteSettings,
     goal_of,
 )
-from replay.synthetic import EpisodeBuilder
-from schemas import GroundTruth, uuid7
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.schemas import GroundTruth, uuid7
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["size M", "under $60"])
 SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=()),))

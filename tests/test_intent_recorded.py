@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.domain import list_runs
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text, last_user_message
-from replay.derived import PassSettings
-from replay.judges import (
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
     JudgeContext,
     OutcomeBasedRulesJudge,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from p2w_runtime.domain.trajectory import Trajectory
-from replay.derived import PassSettings
-from replay.judges import (
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
     JudgeError,
     OutcomeBasedRulesJudge,
@@ -14,8 +14,8 @@ from replay.judges import (
     SiteSettings,
     rubric_metrics,
 )
-from replay.synthetic import EpisodeBuilder
-from schemas import GroundTruth, Location, MemoryEntry
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
 
 LA = Location(city="Los Angeles", state="CA", zip="90210", raw="Los Angeles, CA 90210")
 AMAZON = GroundTruth(website="amazon.com", websites=["amazon.com"], preferences=["32x32", "$70"], location=LA)

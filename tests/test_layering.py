@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 from p2w_runtime.demo.sites.catalog import SITES
-from replay.judges import DEMO_LOCATION_SITES
+from p2w_rt.replay.judges import DEMO_LOCATION_SITES
 
 REPO = Path(__file__).resolve().parents[1]
 AWAY_FROM_RUNTIME = ("p2w_runtime.demo", "p2w_runtime.testing")
@@ -139,16 +139,16 @@ def test_the_floor_check_sees_lazy_relative_and_dynamic_imports() -> None:
         "    from ..domain import episodes_of\n"
         "def view():\n"
         "    import importlib\n"
-        "    return importlib.import_module('replay.view')\n"
+        "    return importlib.import_module('p2w_rt.replay.view')\n"
     )
     names = _imported(ast.parse(source), "p2w_runtime.store")
-    assert {"p2w_runtime.store._claims", "p2w_runtime.domain.list_runs", "p2w_runtime.domain", "replay.view"} <= names
+    assert {"p2w_runtime.store._claims", "p2w_runtime.domain.list_runs", "p2w_runtime.domain", "p2w_rt.replay.view"} <= names
     found = sorted(name for name in names if _within(name, FLOORS["p2w_runtime/store"]))
     assert found == [
         "p2w_runtime.domain",
         "p2w_runtime.domain.episodes_of",
         "p2w_runtime.domain.list_runs",
-        "replay.view",
+        "p2w_rt.replay.view",
     ]
     assert not _within("p2w_runtime.domains", ("p2w_runtime.domain",))
     assert not _within("clickhouse", ("cli",))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from replay.matching import TextSet, find_value, normalize
+from p2w_rt.replay.matching import TextSet, find_value, normalize
 
 
 @pytest.mark.parametrize(

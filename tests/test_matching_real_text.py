@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from classify_builders import builder
 
-from replay.classify import RulesClassifier
-from replay.matching import TextSet, find_value, number_mentions, tokenize
+from p2w_rt.replay.classify import RulesClassifier
+from p2w_rt.replay.matching import TextSet, find_value, number_mentions, tokenize
 
 REAL = Path(__file__).parent / "data" / "runners-real" / "agentoccam" / "on-demand_gpt41"
 MEDIUM = (

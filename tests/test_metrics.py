@@ -8,9 +8,9 @@ from p2w_cli.render.metrics import csv_text, level_title, markdown
 from p2w_cli.render.words import counted
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import MemoryEventStore
-from replay.derived import PassSettings, run_pass
-from replay.judges import JUDGES, current_judgments, make_judge
-from replay.metrics import (
+from p2w_rt.replay.derived import PassSettings, run_pass
+from p2w_rt.replay.judges import JUDGES, current_judgments, make_judge
+from p2w_rt.replay.metrics import (
     EpisodeScore,
     MetricRow,
     aggregate,
@@ -19,8 +19,8 @@ from replay.metrics import (
     level_ticks,
     plot_levels,
 )
-from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from schemas import GroundTruth, NewEvent, Observation, uuid7
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
+from p2w_rt.schemas import GroundTruth, NewEvent, Observation, uuid7
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
 

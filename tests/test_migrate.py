@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.domain import list_runs
 from p2w_runtime.store import head_digest, open_store
 from p2w_runtime.testing.postgres import PostgresServer

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schemas import GENESIS_HASH, StoredEvent
+from p2w_rt.schemas import GENESIS_HASH, StoredEvent
 
 COLUMNS = ("event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id")
 

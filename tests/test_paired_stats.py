@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap
 
-from replay.diff._stats import paired_bootstrap
+from p2w_rt.replay.diff._stats import paired_bootstrap
 
 
 def scipy_interval(a: np.ndarray, b: np.ndarray, seed: int) -> tuple[float, float]:

@@ -16,13 +16,13 @@ import pytest
 from click.testing import CliRunner
 from test_judge_llm import make_run
 
-import replay.derived._registry as registry
-from cli import main
+import p2w_rt.replay.derived._registry as registry
+from p2w_rt.cli import main
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.store import open_store
-from replay.derived import OptionError, PassSettings, Plugin, PluginOption, ProducerConfig, family, register_plugin
-from replay.judges import Judge, JudgeContext, RubricRulesJudge, Scorecard, read_judgments
-from schemas import Evidence
+from p2w_rt.replay.derived import OptionError, PassSettings, Plugin, PluginOption, ProducerConfig, family, register_plugin
+from p2w_rt.replay.judges import Judge, JudgeContext, RubricRulesJudge, Scorecard, read_judgments
+from p2w_rt.schemas import Evidence
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERIC = [
@@ -80,7 +80,7 @@ def test_the_judges_package_imports_no_other_benchmark() -> None:
 def test_the_check_sees_a_benchmark_where_one_is_named() -> None:
     """The AST walk is not blind: the WebArena plugin's own module is caught by it."""
     found = set(identifiers(ROOT / "replay" / "webarena" / "_plugin.py"))
-    assert {"replay.webarena._judge", "WebArenaJudge", "webarena"} <= found
+    assert {"p2w_rt.replay.webarena._judge", "WebArenaJudge", "webarena"} <= found
 
 
 @dataclass(frozen=True)

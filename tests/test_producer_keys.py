@@ -20,16 +20,16 @@ from pydantic import BaseModel, ValidationError
 from p2w_runtime.data import load_profiles
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
-from replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
-from replay.agenticshop import ShopSettings
-from replay.classify import LlmClassifier, RulesClassifier
-from replay.derived import Family, PassSettings, ProduceContext, Producer, families
-from replay.judges import LlmConfig, SiteSettings
-from replay.matching import site_aliases
-from replay.retrieval_cf import RetrievalSettings
-from replay.synthetic import EpisodeBuilder
-from replay.webarena import WebArenaSettings
-from schemas import GroundTruth, Location, MemoryEntry
+from p2w_rt.replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
+from p2w_rt.replay.agenticshop import ShopSettings
+from p2w_rt.replay.classify import LlmClassifier, RulesClassifier
+from p2w_rt.replay.derived import Family, PassSettings, ProduceContext, Producer, families
+from p2w_rt.replay.judges import LlmConfig, SiteSettings
+from p2w_rt.replay.matching import site_aliases
+from p2w_rt.replay.retrieval_cf import RetrievalSettings
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.replay.webarena import WebArenaSettings
+from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
 
 DATA = Path(__file__).resolve().parent / "data"
 WEBARENA = DATA / "webarena" / "test.raw.json"

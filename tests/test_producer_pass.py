@@ -10,9 +10,9 @@ from typing import Any
 from test_judge_llm import make_run
 
 from p2w_runtime.store import open_store
-from replay.classify import CLASSIFIERS, RulesClassifier, classification_stream
-from replay.derived import PassSettings, run_pass
-from replay.judges import JUDGES, JudgeOutcome, ReplaySummary, judgment_stream, make_judge
+from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier, classification_stream
+from p2w_rt.replay.derived import PassSettings, run_pass
+from p2w_rt.replay.judges import JUDGES, JudgeOutcome, ReplaySummary, judgment_stream, make_judge
 
 TASKS = ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
 
@@ -80,8 +80,8 @@ async def test_one_cause_failing_every_episode_is_one_error_with_a_count(tmp_pat
 def test_the_cli_reads_ids_defaults_and_help_from_the_registry() -> None:
     from click.testing import CliRunner
 
-    from cli import main
-    from replay.derived import family
+    from p2w_rt.cli import main
+    from p2w_rt.replay.derived import family
 
     for command, kind in (("replay", "judge"), ("classify", "classifier")):
         result = CliRunner().invoke(main, [command, "--help"])

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import p2w_runtime.agent._episode as episode_module
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import episodes_of, find_run

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.store import open_store
-from replay.judges import judgment_stream
+from p2w_rt.replay.judges import judgment_stream
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 MOUNT_READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'

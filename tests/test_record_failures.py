@@ -15,7 +15,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
@@ -171,7 +171,7 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path):
             "killed",
         ] + [a for t in tasks for a in ("--task", t)]
         proc = subprocess.Popen(
-            args[:1] + ["-c", "from cli import main; main()"] + args[3:],
+            args[:1] + ["-c", "from p2w_rt.cli import main; main()"] + args[3:],
             cwd=tmp_path,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

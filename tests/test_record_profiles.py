@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from test_agenticshop_e2e import judgments
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.data import curation_tasks, load_profiles
 from p2w_runtime.testing import ScriptedLlm, Text, last_user_message, system_message

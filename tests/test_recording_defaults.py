@@ -14,7 +14,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.recording import ParsedAction, instrument, load_tasks, open_run
 from p2w_runtime.store import EventStore
 from p2w_runtime.testing import ScriptedLlm, Text
-from schemas import Action, Observation, StoredEvent, upcast
+from p2w_rt.schemas import Action, Observation, StoredEvent, upcast
 from tests.recording_tasks import TASKS
 
 TASK = "Lena_Fischer_A1"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.llm import Completion
@@ -30,7 +30,7 @@ from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedIndex
 from p2w_runtime.retrieval import SearchHit
 from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, _segments, import_bundle, open_store
-from schemas import (
+from p2w_rt.schemas import (
     Action,
     AnyPayload,
     EpisodeFinished,

@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.agent._run import plan_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import episodes_of, list_runs
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
-from replay.synthetic import EpisodeBuilder
-from schemas import NewEvent, RunFinished, uuid7
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.schemas import NewEvent, RunFinished, uuid7
 from tests.builders import run_started
 
 LEVEL_2 = ["Lena_Fischer_A1", "Lena_Fischer_B1", "Lena_Fischer_C1"]
@@ -68,7 +68,7 @@ def resumed(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLlm) -> Path:
     args = ["--db", str(db), "record", "--model", "scripted-model", "--base-url", llm.base_url, "--api-key", "sk-x"]
     args += ["--scheme", "on-demand", "--level", "2", "--limit", "3", "--concurrency", "1", "--label", "killed"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from cli import main; main()", *args],
+        [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
         cwd=tmp,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

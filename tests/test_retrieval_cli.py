@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.data import load_memory_bank
 from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder

@@ -21,8 +21,8 @@ from p2w_runtime.retrieval import (
     retrieval_events,
 )
 from p2w_runtime.retrieval._embedder import DEFAULT_EMBEDDER
-from replay.synthetic import SketchTask
-from schemas import HistoryQuery, HistoryRetrieval, MemoryEntry, RetrievalHit
+from p2w_rt.replay.synthetic import SketchTask
+from p2w_rt.schemas import HistoryQuery, HistoryRetrieval, MemoryEntry, RetrievalHit
 
 ALEX = [
     {

@@ -29,7 +29,7 @@ from p2w_runtime.retrieval import (
     tie_groups,
 )
 from p2w_runtime.store import MemoryEventStore, import_bundle
-from schemas import MemoryEntry
+from p2w_rt.schemas import MemoryEntry
 
 NOISE = 1e-6
 """How far another machine's scores are simulated to stray: several times the float noise measured here."""

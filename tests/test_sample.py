@@ -19,7 +19,7 @@ from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_ta
 from p2w_runtime.demo.sites import RunningSites, start_sites
 from p2w_runtime.demo.sites.catalog import SEARCH_HOST, SITE_HOSTS, start_url
 from p2w_runtime.retrieval import HistoryIndex, load_embedder
-from schemas import KNOWN_ENTRY_TYPES, MemoryEntry
+from p2w_rt.schemas import KNOWN_ENTRY_TYPES, MemoryEntry
 
 REPO = Path(__file__).resolve().parent.parent
 REAL_TASKS = REPO / "tests" / "data" / "persona2web" / "tasks"

@@ -8,8 +8,8 @@ from typing import Any, ClassVar, Literal
 import pytest
 from pydantic import ValidationError
 
-import schemas
-from schemas import (
+from p2w_rt import schemas
+from p2w_rt.schemas import (
     GENESIS_HASH,
     PAYLOAD_ADAPTER,
     Action,

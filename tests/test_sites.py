@@ -222,7 +222,7 @@ async def test_sites_serve_command_serves_until_interrupted() -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        "import cli; cli.main()",
+        "from p2w_rt import cli; cli.main()",
         "sites",
         "serve",
         "--port",

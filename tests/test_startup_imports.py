@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from cli import COMMANDS, main
+from p2w_rt.cli import COMMANDS, main
 from p2w_cli.render.terminal import print_table
 from p2w_runtime.demo.examples import example_run_bundles
 
@@ -57,7 +57,7 @@ OTHER_COMMANDS = ("p2w_cli.integrity", "p2w_cli.record", "p2w_cli.history", "p2w
 
 _REPORT = """
 import json, sys
-import cli
+from p2w_rt import cli
 try:
     cli.main(sys.argv[2:])
 except SystemExit as exit:

@@ -11,7 +11,7 @@ import pytest
 from classify_builders import add_run, good_episode, wrong_size
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.store import open_store
 
 

@@ -14,7 +14,7 @@ import pytest
 from classify_builders import act_well, add_run, ask_well, builder
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_cli.render.terminal import cell, markup, safe
 from p2w_runtime.store import open_store
 
@@ -119,7 +119,7 @@ def test_an_error_naming_a_hostile_run_is_one_escaped_line(hostile_db: Path) -> 
 
 def test_a_real_process_writing_to_a_pipe_is_not_cut_at_80_columns(hostile_db: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "80", "TERM": "xterm-256color"}
-    base = [sys.executable, "-c", "from cli import main; main()", "--db", str(hostile_db)]
+    base = [sys.executable, "-c", "from p2w_rt.cli import main; main()", "--db", str(hostile_db)]
     base += ["--log-file", str(tmp_path / "log.jsonl")]
     for view in ("runs", "show RUN", "show RUN TASK", "diff"):
         args, whole, literal = VIEWS[view]

@@ -14,9 +14,9 @@ from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.domain.trajectory import ProjectionError, load_trajectories, load_trajectory, project
 from p2w_runtime.domain.trajectory import _load as trajectory_load
 from p2w_runtime.store import MemoryEventStore, open_store
-from replay.judges import judgment_stream
-from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from schemas import (
+from p2w_rt.replay.judges import judgment_stream
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
+from p2w_rt.schemas import (
     GroundTruth,
     HistoryRetrieval,
     Judgment,

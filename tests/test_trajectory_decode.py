@@ -16,8 +16,8 @@ from p2w_runtime.domain.trajectory import Trajectory, load_trajectories, project
 from p2w_runtime.domain.trajectory._decode import FAST_RECORDS, decode_record
 from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import MemoryEventStore, import_bundle
-from replay.synthetic import EpisodeBuilder
-from schemas import (
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.schemas import (
     CURRENT_VERSIONS,
     Action,
     ChainedEvent,

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from test_judge_llm import answer
 from test_replay_cli import build
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.data._json import MAX_DEPTH
 from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.llm import LlmClient, LlmConfigError

@@ -15,7 +15,7 @@ from stored_support import stored_events
 from view_support import build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch, serving
 
 from p2w_cli.view.app import PAGE_CSP
-from schemas import blob_hash
+from p2w_rt.schemas import blob_hash
 
 pytestmark = pytest.mark.slow
 

@@ -32,9 +32,9 @@ from view_support import (
 from p2w_cli.view._range import episode_shape, first_seq_of_step
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
-from replay.classify import ALL_LABELS
-from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from schemas import LlmCall, LlmUsage, MemoryEntry
+from p2w_rt.replay.classify import ALL_LABELS
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
+from p2w_rt.schemas import LlmCall, LlmUsage, MemoryEntry
 
 pytestmark = pytest.mark.slow
 STEPS = 250
@@ -406,7 +406,7 @@ def test_a_bad_price_file_stops_the_viewer_in_one_line_before_it_serves(demo: Pa
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "P2W_PRICES": str(tmp_path / "missing.json")}
     result = subprocess.run(
-        [sys.executable, "-c", "from cli import main; main()", "view", "--db", str(demo), "--port", "0"],
+        [sys.executable, "-c", "from p2w_rt.cli import main; main()", "view", "--db", str(demo), "--port", "0"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

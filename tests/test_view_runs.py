@@ -24,8 +24,8 @@ from p2w_cli.view._render import shorten
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
-from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from schemas import LlmCall, LlmUsage
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
+from p2w_rt.schemas import LlmCall, LlmUsage
 from tests.recording_tasks import TASKS, Sketch
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from webarena_support import REAL, SITES
 
-from replay.webarena import WebArenaConfigError, exact_match, load_tasks, must_include, parse_task
+from p2w_rt.replay.webarena import WebArenaConfigError, exact_match, load_tasks, must_include, parse_task
 
 GITLAB = SITES["gitlab"]
 

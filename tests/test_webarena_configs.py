@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.webarena import WebArenaConfigError, load_tasks, parse_task, substitute_sites
+from p2w_rt.replay.webarena import WebArenaConfigError, load_tasks, parse_task, substitute_sites
 
 REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"
 

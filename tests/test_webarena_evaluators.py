@@ -14,10 +14,10 @@ import pytest
 
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.testing import ScriptedLlm
-from replay.derived import PassSettings
-from replay.judges import JudgeContext, Scorecard
-from replay.synthetic import EpisodeBuilder
-from replay.webarena import WebArenaJudge, WebArenaSettings, exact_match, must_include, url_match
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import JudgeContext, Scorecard
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.replay.webarena import WebArenaJudge, WebArenaSettings, exact_match, must_include, url_match
 
 GITLAB = "http://gitlab.test:8023"
 FINAL_URL = f"{GITLAB}/byteblaze/dotfiles/-/project_members"
@@ -214,7 +214,7 @@ async def test_program_html_on_the_recorded_final_dom(judge: WebArenaJudge) -> N
 
 
 async def test_program_html_that_cannot_run_offline_is_said_so(judge: WebArenaJudge) -> None:
-    from replay.judges import JudgeError
+    from p2w_rt.replay.judges import JudgeError
 
     with pytest.raises(JudgeError, match="needs the live site: program_html reads .*/other/page, but the recorded"):
         await judged(judge, 9, "done")
@@ -224,7 +224,7 @@ async def test_program_html_that_cannot_run_offline_is_said_so(judge: WebArenaJu
 
 
 async def test_missing_chromium_is_a_one_line_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay.webarena import ChromiumNotFound, PageRenderer
+    from p2w_rt.replay.webarena import ChromiumNotFound, PageRenderer
 
     monkeypatch.setenv("P2W_CHROMIUM", "/nonexistent/chromium")
     renderer = PageRenderer()

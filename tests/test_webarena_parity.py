@@ -19,9 +19,9 @@ from webarena_support import REAL, SITES, judged
 
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.testing import ScriptedLlm
-from replay.derived import PassSettings
-from replay.judges import JudgeError
-from replay.webarena import (
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import JudgeError
+from p2w_rt.replay.webarena import (
     PageRenderer,
     WebArenaJudge,
     WebArenaSettings,

@@ -23,10 +23,10 @@ from webarena_support import judged
 
 from p2w_runtime.actions import parse_action
 from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult, FinalStateData
-from replay.derived import PassSettings
-from replay.judges import JudgeError
-from replay.webarena import PageRenderer, WebArenaJudge, WebArenaSettings
-from replay.webarena._helpers import gitlab_get_project_memeber_role
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import JudgeError
+from p2w_rt.replay.webarena import PageRenderer, WebArenaJudge, WebArenaSettings
+from p2w_rt.replay.webarena._helpers import gitlab_get_project_memeber_role
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
 """Async tests share the module's event loop, so they share one Chromium."""
@@ -278,7 +278,7 @@ async def test_gitlab_get_project_memeber_role() -> None:
 
 
 def test_every_upstream_config_loads() -> None:
-    from replay.webarena import parse_task
+    from p2w_rt.replay.webarena import parse_task
 
     tasks: dict[str, Any] = {n: parse_task({"task_id": n, "intent": "", "eval": b}, n) for n, b in CONFIGS.items()}
     assert tasks["string_match"].eval.checks == [] and tasks["url_exact_match"].eval.answers == {}

@@ -13,7 +13,7 @@ import nltk
 import pytest
 from punkt.data import english
 
-from replay.webarena import must_include, word_tokenize
+from p2w_rt.replay.webarena import must_include, word_tokenize
 
 ANSWERS = [
     "rated 4/5",

@@ -18,8 +18,8 @@ import pytest
 import pytest_asyncio
 from webarena_support import REAL, SITES, judged
 
-from replay.derived import PassSettings
-from replay.webarena import WebArenaJudge, WebArenaSettings, load_tasks, url_match
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.webarena import WebArenaJudge, WebArenaSettings, load_tasks, url_match
 
 SCORES = Path(__file__).resolve().parent / "data" / "webarena" / "url_match_reference_scores.json"
 GITLAB, SHOP = SITES["gitlab"], SITES["shopping"]

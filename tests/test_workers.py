@@ -18,7 +18,7 @@ import asyncpg
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.agent._worker import ABANDONED_DETAIL
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
@@ -66,7 +66,7 @@ def test_four_workers_record_one_run_and_survive_a_kill(
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "P2W_WORKER_LEASE_S": str(LEASE_S)}
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", "from cli import main; main()", *args],
+            [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
             cwd=tmp_path,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from p2w_runtime.store import open_store
-from replay.synthetic import EpisodeBuilder, run_finished, run_started
-from schemas import NewEvent, Observation, blob_hash
+from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
+from p2w_rt.schemas import NewEvent, Observation, blob_hash
 
 REPO = Path(__file__).resolve().parents[1]
 URL_LINE = re.compile(r"at (http://\S+/)")
@@ -27,7 +27,7 @@ PNG_1PX = bytes.fromhex(
 def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """The CLI in a child process, importing this checkout."""
     return subprocess.run(
-        [sys.executable, "-c", "from cli import main; main()", *args],
+        [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -40,7 +40,7 @@ def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProc
 def serving(db: Path, *extra: str, cwd: Path) -> Iterator[str]:
     """``p2w-rt view --db DB --port 0`` in its own process; yields the URL it prints, stops it at the end."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from cli import main; main()", "view", "--db", str(db), "--port", "0", *extra],
+        [sys.executable, "-c", "from p2w_rt.cli import main; main()", "view", "--db", str(db), "--port", "0", *extra],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -173,8 +173,8 @@ async def build_long_episode(db: Path, steps: int, *, label: str = "long", run_i
     calls use a priced model (gpt-4o-mini), even steps' one the price table does not know; step 221 has a failed
     attempt first (``FAILED_ATTEMPT_STEP``). Returns where things are:
     the step of the history access."""
-    from replay.synthetic import EpisodeBuilder
-    from schemas import GroundTruth, LlmCall, LlmUsage, MemoryEntry
+    from p2w_rt.replay.synthetic import EpisodeBuilder
+    from p2w_rt.schemas import GroundTruth, LlmCall, LlmUsage, MemoryEntry
 
     truth = GroundTruth(website="shop.example", websites=["shop.example"], preferences=["size 10"])
     b = EpisodeBuilder(run_id, LONG_TASK, query="buy my usual running shoes", ground_truth=truth, level=1)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from replay.judges import JudgeContext, Scorecard
-from replay.synthetic import EpisodeBuilder
-from replay.webarena import WebArenaJudge
+from p2w_rt.replay.judges import JudgeContext, Scorecard
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.replay.webarena import WebArenaJudge
 
 DEFAULT_PAGE = "<html><body><p>final page</p></body></html>"
 REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from p2w_cli.render.terminal import cell
-from replay.metrics import MISSING, figure, json_figure
+from p2w_rt.replay.metrics import MISSING, figure, json_figure
 
 TITLES = {
     "by_variant": "AgenticShop: score by query variant and intent type (mean over users; valid/invalid/"

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from p2w_cli.render.terminal import cell, markup
 from p2w_cli.render.words import counted
-from replay.agreement import AgreementReport, Estimate, PairReport
+from p2w_rt.replay.agreement import AgreementReport, Estimate, PairReport
 
 
 def _ci(e: Estimate) -> str:

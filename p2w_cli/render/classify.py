@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from p2w_cli.render.terminal import cell, markup
-from replay.classify import ClassifyOutcome, ErrorSummary
+from p2w_rt.replay.classify import ClassifyOutcome, ErrorSummary
 
 
 def outcome_lines(outcome: ClassifyOutcome) -> list[str]:

@@ -19,8 +19,8 @@ from p2w_cli.render.classify import summary_table
 from p2w_cli.render.diff import render_diff
 from p2w_cli.render.metrics import LEVEL_COLUMNS, level_title, rich_table
 from p2w_cli.render.terminal import PIPE_WIDTH, cell, markup
-from replay.demo import LLM_JUDGE, RULES_JUDGE, DemoData, DemoReport
-from replay.metrics import MetricsReport
+from p2w_rt.replay.demo import LLM_JUDGE, RULES_JUDGE, DemoData, DemoReport
+from p2w_rt.replay.metrics import MetricsReport
 
 VIEW_WIDTH = 120
 """Width each view is rendered at (and of the rule above it, even when piped output is unlimited)."""

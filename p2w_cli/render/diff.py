@@ -10,8 +10,8 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from p2w_cli.render.terminal import cell, markup
-from replay.diff import RunDiff
-from replay.metrics import METRICS, TITLES, figure, signed
+from p2w_rt.replay.diff import RunDiff
+from p2w_rt.replay.metrics import METRICS, TITLES, figure, signed
 
 
 def metrics_layout(title: str, label: str) -> Table:

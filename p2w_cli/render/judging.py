@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from p2w_cli.render.terminal import cell, clip, markup, safe
-from replay.judges import JudgeEstimate, JudgeOutcome
-from schemas import Judgment
+from p2w_rt.replay.judges import JudgeEstimate, JudgeOutcome
+from p2w_rt.schemas import Judgment
 
 METRIC_NAMES = ("p_web", "p_pref", "p_avg", "intent")
 EVIDENCE_WIDTH = 200

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from p2w_cli.render.terminal import cell, safe
-from replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, figure, json_figure
+from p2w_rt.replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, figure, json_figure
 
 COLUMNS = tuple((name, TITLES[name]) for name in METRICS)
 LEVEL_COLUMNS = (("success_rate", "SR"), ("p_avg", "P_avg"))

@@ -6,7 +6,7 @@ from rich.table import Table
 
 from p2w_cli.render.terminal import cell
 from p2w_runtime.domain import RunInfo
-from replay.retrieval_cf import CounterfactualSummary, recall, totals
+from p2w_rt.replay.retrieval_cf import CounterfactualSummary, recall, totals
 
 
 def _fmt(value: float | None) -> str:

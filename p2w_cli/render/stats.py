@@ -10,8 +10,8 @@ from rich.table import Table
 
 from p2w_cli.render.diff import metrics_layout
 from p2w_cli.render.terminal import cell
-from replay.metrics import METRICS, figure
-from replay.stats import RunStats
+from p2w_rt.replay.metrics import METRICS, figure
+from p2w_rt.replay.stats import RunStats
 
 
 def stats_table(stats: RunStats) -> Table:

@@ -58,7 +58,7 @@ def view_cmd(
     if not isinstance(db, Path):
         raise click.UsageError("view reads SQLite files; export the runs (p2w-rt export) and import them into one")
     if annotator is not None:
-        from replay.agreement import check_annotator
+        from p2w_rt.replay.agreement import check_annotator
 
         if export_dir is not None:
             raise click.UsageError("--annotator labels in the served viewer; a static export has no form to post")

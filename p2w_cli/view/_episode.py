@@ -35,9 +35,9 @@ from p2w_runtime.domain.trajectory import (
 )
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
-from replay.classify import ClassificationRecord, entry_text, targets
-from replay.judges import JudgmentRecord, SiteSettings
-from schemas import Event, LlmCall, Observation
+from p2w_rt.replay.classify import ClassificationRecord, entry_text, targets
+from p2w_rt.replay.judges import JudgmentRecord, SiteSettings
+from p2w_rt.schemas import Event, LlmCall, Observation
 
 HAR_ROWS = 200
 """HAR entries listed on the page; the rest are counted."""

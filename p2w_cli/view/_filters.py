@@ -12,7 +12,7 @@ from p2w_cli.view._order import ORDERS, SORT_KEYS
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._queries import SUCCESS_VALUES, EpisodeFilter
 from p2w_cli.view._search import SEARCH_FIELDS, SearchQuery
-from schemas import EndReason
+from p2w_rt.schemas import EndReason
 
 END_REASONS: tuple[str, ...] = (*get_args(EndReason), "unfinished")
 PARAMETERS = ("level", "website", "label", "success", "end", "judge", "sort", "order", "page")

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from replay.agreement import ERROR_POINT
-from replay.classify import ALL_LABELS, ClassificationRecord
-from replay.judges import JudgmentRecord
-from schemas import Evidence
+from p2w_rt.replay.agreement import ERROR_POINT
+from p2w_rt.replay.classify import ALL_LABELS, ClassificationRecord
+from p2w_rt.replay.judges import JudgmentRecord
+from p2w_rt.schemas import Evidence
 
 KINDS = ("metric", "point", "error label")
 

@@ -42,9 +42,9 @@ from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
-from replay.agreement import ImportSummary, record_labels
-from replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
-from replay.judges import JUDGES
+from p2w_rt.replay.agreement import ImportSummary, record_labels
+from p2w_rt.replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
+from p2w_rt.replay.judges import JUDGES
 
 
 class Forbidden(LookupError):

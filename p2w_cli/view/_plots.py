@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from p2w_cli.view._queries import RunRead, current_classifications
 from p2w_cli.view._render import duration
 from p2w_cli.view._usage import RunUsage
-from replay.classify import ClassifyOutcome, ClassifySummary, plot_summary, summarize
-from replay.metrics import aggregate, plot_levels
+from p2w_rt.replay.classify import ClassifyOutcome, ClassifySummary, plot_summary, summarize
+from p2w_rt.replay.metrics import aggregate, plot_levels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

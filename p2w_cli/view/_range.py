@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from p2w_runtime.store import EventStore, StreamHead
-from schemas import Event, StoredEvent
+from p2w_rt.schemas import Event, StoredEvent
 
 TAIL_TYPES = frozenset({"page.capture", "final_state", "episode.finished"})
 """The events after the last step (the grammar's ``page.capture* [final_state] episode.finished``)."""

@@ -16,8 +16,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from p2w_cli.render.words import counted
 from p2w_cli.view._filters import END_REASONS
 from p2w_cli.view._order import SORT_KEYS
-from replay.metrics import TITLES, signed
-from replay.metrics import figure as metric
+from p2w_rt.replay.metrics import TITLES, signed
+from p2w_rt.replay.metrics import figure as metric
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"

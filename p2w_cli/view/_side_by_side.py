@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from replay.diff import StepAction, TaskDiff
+from p2w_rt.replay.diff import StepAction, TaskDiff
 
 
 @dataclass(frozen=True, slots=True)

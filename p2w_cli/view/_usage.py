@@ -22,7 +22,7 @@ import msgspec
 from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.llm import PriceTable, UsageTotals
 from p2w_runtime.store import EventStore
-from schemas import CURRENT_VERSIONS, LlmCall, StoredEvent
+from p2w_rt.schemas import CURRENT_VERSIONS, LlmCall, StoredEvent
 
 USAGE_TYPES = ("episode.started", "episode.finished", "llm.call")
 

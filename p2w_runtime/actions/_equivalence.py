@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 
 def equivalent(a: ParsedAction, b: ParsedAction) -> bool:

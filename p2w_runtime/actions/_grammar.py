@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 
 class ActionParseError(ValueError):

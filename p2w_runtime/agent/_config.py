@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from schemas import Scheme
+from p2w_rt.schemas import Scheme
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from p2w_runtime.browser import CapturedPage, EpisodeSettings, ExecResult, FinalStateData, ObservationData
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 
 class EpisodeTab(Protocol):

@@ -28,7 +28,7 @@ from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore, StoreUnavailable, StreamEnded
-from schemas import (
+from p2w_rt.schemas import (
     Action,
     EndReason,
     EpisodeFinished,

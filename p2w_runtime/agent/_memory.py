@@ -11,7 +11,7 @@ from p2w_runtime.agent.prompts import generator_messages
 from p2w_runtime.domain import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever, retrieval_events
-from schemas import Rationale
+from p2w_rt.schemas import Rationale
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from p2w_runtime.domain import (
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore
-from schemas import EmbedderRef, uuid7
+from p2w_rt.schemas import EmbedderRef, uuid7
 
 log = structlog.get_logger(__name__)
 

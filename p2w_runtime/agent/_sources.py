@@ -24,7 +24,7 @@ from p2w_runtime.domain import (
     run_tasks,
 )
 from p2w_runtime.store import EventStore
-from schemas import DatasetFiles, blob_hash
+from p2w_rt.schemas import DatasetFiles, blob_hash
 
 if TYPE_CHECKING:
     from p2w_runtime.agent._request import RecordRequest

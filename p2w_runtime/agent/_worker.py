@@ -45,7 +45,7 @@ from p2w_runtime.store import (
     hold_claims,
     this_process,
 )
-from schemas import EmbedderRef, EpisodeFinished
+from p2w_rt.schemas import EmbedderRef, EpisodeFinished
 
 log = structlog.get_logger(__name__)
 

@@ -22,7 +22,7 @@ from p2w_runtime.browser._har import scrub_har
 from p2w_runtime.browser._refs import ElementIds
 from p2w_runtime.browser._stylesheets import collect_stylesheets
 from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationData
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 log = structlog.get_logger()
 T = TypeVar("T")

@@ -11,7 +11,7 @@ from p2w_runtime.browser._blocking import FINAL_CONFIRMATION_ERROR, FINAL_CONFIR
 from p2w_runtime.browser._errors import first_line
 from p2w_runtime.browser._handle import EpisodeHandle
 from p2w_runtime.browser._types import ExecResult
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 EXECUTED = ExecResult("executed")
 _SCROLL_JS = """(direction) => {

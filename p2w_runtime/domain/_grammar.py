@@ -38,7 +38,7 @@ from typing import Literal
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._streams import ATTEMPT_MARK, episode_of
 from p2w_runtime.errors import clip
-from schemas import (
+from p2w_rt.schemas import (
     Action,
     EpisodeStarted,
     HistoryQuery,

@@ -11,7 +11,7 @@ from p2w_runtime.domain._seal import append_sealed
 from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, run_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.store import EventStore, LabelTaken, StoreError, seal_streams
-from schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted
+from p2w_rt.schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted
 
 
 class UnknownRun(StoreError):

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from p2w_runtime.domain._streams import run_of
-from schemas import EpisodeSealed, NewEvent, StoredEvent, StreamSeal
+from p2w_rt.schemas import EpisodeSealed, NewEvent, StoredEvent, StreamSeal
 
 
 class Appender(Protocol):

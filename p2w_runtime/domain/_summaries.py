@@ -19,7 +19,7 @@ import orjson
 
 from p2w_runtime.domain._streams import run_of
 from p2w_runtime.store import ReadOnlyStore, Summary
-from schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
+from p2w_rt.schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore

@@ -24,7 +24,7 @@ from p2w_runtime.domain.trajectory import EpisodeRecord, LlmCallRecord, Trajecto
 from p2w_runtime.exec._live import LiveModel
 from p2w_runtime.llm import Api, fingerprint, read_request, render_answer
 from p2w_runtime.rerun import Mismatch, RecordedEpisode, first_mismatch, prompt_changed, recorded_completion
-from schemas import Event, LlmRole
+from p2w_rt.schemas import Event, LlmRole
 
 
 class Volatile(Protocol):

@@ -24,7 +24,7 @@ from p2w_runtime.exec._rerun_exec import replay_env, shell
 from p2w_runtime.recording import FORK_ENV, Fork
 from p2w_runtime.rerun import Mismatch, load_episode, recorded_run, select_episodes
 from p2w_runtime.store import EventStore
-from schemas import ForkPoint
+from p2w_rt.schemas import ForkPoint
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import openai
 
 from p2w_runtime.llm import Completion, WireRequest
-from schemas import LlmUsage
+from p2w_rt.schemas import LlmUsage
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,7 @@ from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import EpisodeRecorder, Recording, open_run
 from p2w_runtime.redaction import redact_text
 from p2w_runtime.store import EventStore
-from schemas import EpisodeFinished
+from p2w_rt.schemas import EpisodeFinished
 
 ProgressCallback = Callable[[RunProgress], None]
 _INTERPRETERS = ("python", "node", "deno", "bun", "sh", "bash", "ruby", "perl", "uv", "npx", "tsx")

@@ -22,7 +22,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from p2w_runtime.recording import EpisodeRecorder
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 TOOL_OPERATION = "execute_tool"
 RATIONALE_KEYS = ("gen_ai.agent.rationale", "p2w.rationale")

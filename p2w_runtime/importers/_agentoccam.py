@@ -31,7 +31,7 @@ from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_agentoccam
 from p2w_runtime.importers._read import validated
-from schemas import NOT_CARRIED_OUT, EndReason, ParsedAction
+from p2w_rt.schemas import NOT_CARRIED_OUT, EndReason, ParsedAction
 
 FORMAT = "p2w-agentoccam"
 AGENT = "agentoccam"

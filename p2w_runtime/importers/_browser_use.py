@@ -32,7 +32,7 @@ from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_browser_use
 from p2w_runtime.importers._read import validated
-from schemas import NOT_CARRIED_OUT
+from p2w_rt.schemas import NOT_CARRIED_OUT
 
 FORMAT = "p2w-browser-use"
 AGENT = "browser-use"

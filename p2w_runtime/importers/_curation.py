@@ -22,7 +22,7 @@ from p2w_runtime.browser import BrowserSession, capture_pages
 from p2w_runtime.data import DataError, load_curation, load_profiles
 from p2w_runtime.domain import EpisodeWriter, Provenance, append_sealed, close_run, episode_started, run_started
 from p2w_runtime.store import EventStore
-from schemas import (
+from p2w_rt.schemas import (
     RESULTS_JUDGED,
     CurationResult,
     EpisodeFinished,

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from p2w_runtime.data import DataError, Task, find_memory_bank, load_memory_bank, memory_bank_hash
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.importers._errors import TrajectoryImportError
-from schemas import (
+from p2w_rt.schemas import (
     Action,
     EndReason,
     EpisodeFinished,

@@ -14,7 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from schemas import Scheme
+from p2w_rt.schemas import Scheme
 
 SCHEME_PREFIXES: dict[str, Scheme] = {
     "on": "on-demand",

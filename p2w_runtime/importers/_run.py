@@ -39,7 +39,7 @@ from p2w_runtime.importers._layout import Layout, Trajectory, collect
 from p2w_runtime.importers._naming import crash_task_id, parse_file_name
 from p2w_runtime.importers._read import read_json
 from p2w_runtime.store import ClaimHolder, EventStore, hold_claims
-from schemas import NewEvent, Scheme, uuid7
+from p2w_rt.schemas import NewEvent, Scheme, uuid7
 
 log = structlog.get_logger()
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from schemas import LlmUsage, content_hash
+from p2w_rt.schemas import LlmUsage, content_hash
 
 
 def fingerprint(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ from p2w_runtime.recording._served import RecordedCalls, served
 from p2w_runtime.recording._transport import ROLE_HEADER, AsyncRecordingTransport, CallRecorder
 from p2w_runtime.retrieval import HistoryRetriever, SearchHit, load_embedder
 from p2w_runtime.store import EventStore, open_store
-from schemas import MemoryEntry, ParsedAction, RetrievalHit
+from p2w_rt.schemas import MemoryEntry, ParsedAction, RetrievalHit
 
 __all__ = [
     "ROLE_HEADER",

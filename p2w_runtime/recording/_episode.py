@@ -25,7 +25,7 @@ from p2w_runtime.recording._page import PageWatcher, ScreenshotPolicy, final_of,
 from p2w_runtime.recording._replay import ReplayLink
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit, retrieval_events
 from p2w_runtime.store import EventStore
-from schemas import (
+from p2w_rt.schemas import (
     Action,
     EndReason,
     EpisodeFinished,

@@ -32,7 +32,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
 from p2w_runtime.recording._replay import ReplayLink, forked, replay_url, replayed_task
 from p2w_runtime.store import EventStore, LabelTaken, MemoryEventStore
-from schemas import ForkPoint, RunFinished, Scheme, canonical_json, uuid7
+from p2w_rt.schemas import ForkPoint, RunFinished, Scheme, canonical_json, uuid7
 
 
 class Recording:

@@ -29,7 +29,7 @@ from p2w_runtime.llm import (
 )
 from p2w_runtime.recording._episode import EpisodeRecorder, current_episode
 from p2w_runtime.redaction import redact, redact_text
-from schemas import LlmCall, LlmRole
+from p2w_rt.schemas import LlmCall, LlmRole
 
 ROLE_HEADER = "x-p2w-role"
 """Per-call role (``extra_headers={"x-p2w-role": "generator"}``); removed before the request leaves."""

@@ -9,7 +9,7 @@ from p2w_runtime.browser import CapturedPage, EpisodeSettings, ExecResult, Final
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode, parsed_action
 from p2w_runtime.store import EventStore
-from schemas import ParsedAction
+from p2w_rt.schemas import ParsedAction
 
 
 class RecordedEnvironment:

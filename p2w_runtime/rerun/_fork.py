@@ -36,7 +36,7 @@ from p2w_runtime.rerun._mismatch import Divergence
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode, parsed_action
 from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
 from p2w_runtime.store import EventStore
-from schemas import ForkPoint, ParsedAction, Scheme, uuid7
+from p2w_rt.schemas import ForkPoint, ParsedAction, Scheme, uuid7
 
 
 @dataclass(frozen=True)

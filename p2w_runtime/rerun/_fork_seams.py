@@ -25,7 +25,7 @@ from p2w_runtime.rerun._llm import recorded_completion
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore
-from schemas import LlmRole, ParsedAction
+from p2w_rt.schemas import LlmRole, ParsedAction
 
 
 @dataclass

@@ -15,7 +15,7 @@ from p2w_runtime.domain.trajectory import LlmCallRecord
 from p2w_runtime.llm import BadResponse, Completion, LlmClient, RetryPolicy, fingerprint
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
-from schemas import LlmUsage
+from p2w_rt.schemas import LlmUsage
 
 _NOWHERE = "http://recorded.invalid/v1"
 """Never contacted: the transport below answers every request."""

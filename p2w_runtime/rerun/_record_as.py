@@ -25,7 +25,7 @@ from p2w_runtime.domain import (
 from p2w_runtime.domain.trajectory import EpisodeRecord
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore, StoreError
-from schemas import AnyPayload, Event, uuid7
+from p2w_rt.schemas import AnyPayload, Event, uuid7
 
 Key = tuple[str, int | None]
 """An event's type and step: the copy's cause is the source event of the same key and occurrence."""

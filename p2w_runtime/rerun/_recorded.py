@@ -26,7 +26,7 @@ from p2w_runtime.domain.trajectory import (
     load_trajectory,
 )
 from p2w_runtime.store import EventStore, StoreError
-from schemas import LlmCall, ParsedAction, TaskFile
+from p2w_rt.schemas import LlmCall, ParsedAction, TaskFile
 
 
 @dataclass

@@ -12,7 +12,7 @@ import msgspec
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
-from schemas import MemoryEntry
+from p2w_rt.schemas import MemoryEntry
 
 
 class RecordedIndex(HistoryIndex):

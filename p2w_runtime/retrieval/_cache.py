@@ -22,7 +22,7 @@ import numpy as np
 import platformdirs
 import structlog
 
-from schemas import content_hash, format_timestamp, utc_now
+from p2w_rt.schemas import content_hash, format_timestamp, utc_now
 
 CACHE_FORMAT = 1
 """Bump when the folder layout or the index kind changes; old folders are then simply not found."""

@@ -20,7 +20,7 @@ import numpy as np
 import structlog
 
 from p2w_runtime.retrieval._errors import RetrievalError
-from schemas import EmbedderRef
+from p2w_rt.schemas import EmbedderRef
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -7,7 +7,7 @@ from typing import Literal
 
 from p2w_runtime.domain import EpisodeWriter
 from p2w_runtime.retrieval._index import HistoryIndex, SearchHit
-from schemas import HistoryQuery, HistoryRetrieval, NewEvent
+from p2w_rt.schemas import HistoryQuery, HistoryRetrieval, NewEvent
 
 
 def retrieval_events(

@@ -16,7 +16,7 @@ from p2w_runtime.retrieval import _cache
 from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._order import ranked
-from schemas import MemoryEntry, RetrievalHit
+from p2w_rt.schemas import MemoryEntry, RetrievalHit
 
 DEFAULT_K = 20
 DEFAULT_THRESHOLD = 0.5

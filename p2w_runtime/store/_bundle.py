@@ -24,7 +24,7 @@ from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._limits import MAX_LINE_BYTES
 from p2w_runtime.store._signing import fingerprint, sign
 from p2w_runtime.store._tree import read_tree
-from schemas import StoredEvent
+from p2w_rt.schemas import StoredEvent
 
 EVENT_BATCH = 2000
 BLOB_BATCH_BYTES = 64 * 1024 * 1024

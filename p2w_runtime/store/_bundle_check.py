@@ -26,7 +26,7 @@ from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._signing import Signature, fingerprint
 from p2w_runtime.store._signing import valid as valid_signature
 from p2w_runtime.store._tree import tree_root
-from schemas import GENESIS_HASH, RunStarted, StoredEvent, StreamSeal, blob_hash
+from p2w_rt.schemas import GENESIS_HASH, RunStarted, StoredEvent, StreamSeal, blob_hash
 
 MAX_RUNS_NAMED = 3
 """Runs a bundle holding several is refused naming (the first ones seen)."""

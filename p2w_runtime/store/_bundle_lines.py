@@ -21,7 +21,7 @@ import zstandard
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store._limits import MAX_LINE_BYTES
 from p2w_runtime.store._signing import ALGORITHM, Signature
-from schemas import StoredEvent
+from p2w_rt.schemas import StoredEvent
 
 BUNDLE_FORMAT = "p2w-rt-bundle"
 BUNDLE_VERSION = 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from p2w_runtime.store._event_store import IntegrityError
-from schemas import StoredEvent
+from p2w_rt.schemas import StoredEvent
 
 MODIFIED = "content does not match its hash (modified)"
 

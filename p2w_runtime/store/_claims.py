@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from schemas import uuid7
+from p2w_rt.schemas import uuid7
 
 STALE_AFTER_S = 6 * 3600.0
 """A claim held by a process on another host is taken over after this long (longer than any judging pass)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from schemas import ChainedEvent
+from p2w_rt.schemas import ChainedEvent
 
 if TYPE_CHECKING:
     from sqlalchemy import Column, Table

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from p2w_runtime.errors import UserError
 from p2w_runtime.store._claims import ClaimHolder
-from schemas import ChainedEvent, NewEvent, StoredEvent
+from p2w_rt.schemas import ChainedEvent, NewEvent, StoredEvent
 
 
 class StoreError(UserError):

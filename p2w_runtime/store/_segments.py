@@ -22,7 +22,7 @@ import orjson
 import zstandard
 
 from p2w_runtime.store._event_store import StoreError
-from schemas import StoredEvent
+from p2w_rt.schemas import StoredEvent
 
 SEGMENT_MIN_EVENTS = 16
 """A write stores a run of at least this many consecutive events of one stream as a segment. A recorded step is

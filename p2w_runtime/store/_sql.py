@@ -36,7 +36,7 @@ from p2w_runtime.store._sql_pages import (
 )
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
-from schemas import ChainedEvent, StoredEvent
+from p2w_rt.schemas import ChainedEvent, StoredEvent
 
 if TYPE_CHECKING:
     import sqlalchemy as sa

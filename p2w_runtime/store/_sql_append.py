@@ -24,7 +24,7 @@ from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved, StreamEnded
 from p2w_runtime.store._rows import compress_blobs, event_to_row
 from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase, chunk_values, fixed, in_chunk
-from schemas import NewEvent, RunStarted, StoredEvent
+from p2w_rt.schemas import NewEvent, RunStarted, StoredEvent
 
 if TYPE_CHECKING:
     import sqlalchemy as sa

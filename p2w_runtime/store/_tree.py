@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from p2w_runtime.store._event_store import EventStore
-from schemas import StoredEvent
+from p2w_rt.schemas import StoredEvent
 
 TREE_SEPARATOR = "/"
 

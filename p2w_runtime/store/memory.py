@@ -24,7 +24,7 @@ from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTake
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
 from p2w_runtime.store._segments import by_stream
-from schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
+from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 
 PAGE_SIZE = 1000
 """Events a reader hands out before it lets other tasks run (an appender, say), as a SQL reader awaits a page."""

@@ -45,7 +45,7 @@ from p2w_runtime.store._sqlite_writer import (
     database_problem,
     unreadable,
 )
-from schemas import NewEvent, StoredEvent
+from p2w_rt.schemas import NewEvent, StoredEvent
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

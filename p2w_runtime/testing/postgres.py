@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from schemas import uuid7
+from p2w_rt.schemas import uuid7
 
 SYSTEM_USER = "postgres"
 

@@ -3,12 +3,12 @@
 A plugin of the ``judge`` family (``AGENTICSHOP``; its settings: ``ShopSettings``, from ``--profiles``).
 """
 
-from replay.agenticshop._extract import extract_by_rules
-from replay.agenticshop._judges import SHOP_JUDGES, missing_target, target_brand
-from replay.agenticshop._pages import attribute, read_page
-from replay.agenticshop._plugin import AGENTICSHOP
-from replay.agenticshop._settings import ShopSettings
-from replay.agenticshop._tables import shop_tables
+from p2w_rt.replay.agenticshop._extract import extract_by_rules
+from p2w_rt.replay.agenticshop._judges import SHOP_JUDGES, missing_target, target_brand
+from p2w_rt.replay.agenticshop._pages import attribute, read_page
+from p2w_rt.replay.agenticshop._plugin import AGENTICSHOP
+from p2w_rt.replay.agenticshop._settings import ShopSettings
+from p2w_rt.replay.agenticshop._tables import shop_tables
 
 __all__ = [
     "AGENTICSHOP",

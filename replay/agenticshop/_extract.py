@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from replay.agenticshop._pages import Page
+from p2w_rt.replay.agenticshop._pages import Page
 
 EXTRACT_SYSTEM = "You are a precise product information extractor."
 EXTRACT_TEMPLATE = """Extract structured product information from this page: {url}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.derived import PluginOption
+from p2w_rt.replay.derived import PluginOption
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from statistics import mean
 
 from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.store import EventStore
-from replay.judges import current_judgments, read_judgments
-from schemas import DIMENSIONS, EpisodeStarted
+from p2w_rt.replay.judges import current_judgments, read_judgments
+from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
 
 CHECKLIST, ATTRIBUTION, HIT = "agenticshop-checklist", "attribution", "hit-ratio"
 COLUMNS = ("users", "score", "score_valid", "hit_ratio", "valid", "invalid", "irrelevant")

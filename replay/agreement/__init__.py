@@ -5,8 +5,8 @@ from __future__ import annotations
 from p2w_runtime.domain import find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from replay.agreement._labels import ImportSummary, Label, check_annotator, import_labels, label_of, record_labels
-from replay.agreement._raters import (
+from p2w_rt.replay.agreement._labels import ImportSummary, Label, check_annotator, import_labels, label_of, record_labels
+from p2w_rt.replay.agreement._raters import (
     CLASSIFIER_PREFIX,
     ERROR_POINT,
     HUMAN_PREFIX,
@@ -18,8 +18,8 @@ from replay.agreement._raters import (
     labels_errors,
     rater,
 )
-from replay.agreement._report import AgreementReport, PairReport, agreement
-from replay.agreement._stats import (
+from p2w_rt.replay.agreement._report import AgreementReport, PairReport, agreement
+from p2w_rt.replay.agreement._stats import (
     BOOTSTRAP_SAMPLES,
     Estimate,
     accuracy,

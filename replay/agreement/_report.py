@@ -6,8 +6,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-from replay.agreement._raters import Rater
-from replay.agreement._stats import BOOTSTRAP_SAMPLES, Estimate, PairAgreement, group_alpha, pair_agreement
+from p2w_rt.replay.agreement._raters import Rater
+from p2w_rt.replay.agreement._stats import BOOTSTRAP_SAMPLES, Estimate, PairAgreement, group_alpha, pair_agreement
 
 VERDICT = "metric:success"
 

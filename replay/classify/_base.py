@@ -12,9 +12,9 @@ from typing import TypeVar
 
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.errors import UserError
-from replay.classify._labels import NAVIGATION_LABELS
-from replay.derived import CacheKey, PassSettings, Producer, ProducerConfig
-from schemas import ErrorClassified, ErrorLabel, Evidence
+from p2w_rt.replay.classify._labels import NAVIGATION_LABELS
+from p2w_rt.replay.derived import CacheKey, PassSettings, Producer, ProducerConfig
+from p2w_rt.schemas import ErrorClassified, ErrorLabel, Evidence
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
 

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from p2w_runtime.domain.trajectory import Trajectory
-from replay.classify._labels import HISTORY_RETRIEVAL_FAILURE, HISTORY_UTILIZATION_FAILURE
-from replay.classify._texts import Text, applied_texts, event_order, memory_texts, page_urls
-from replay.judges import JudgeError, SiteLists, reasoned_steps, rubric_targets
-from replay.matching import compile_value, find_value, mentions_site, on_site
-from schemas import ErrorLabel, Evidence
+from p2w_rt.replay.classify._labels import HISTORY_RETRIEVAL_FAILURE, HISTORY_UTILIZATION_FAILURE
+from p2w_rt.replay.classify._texts import Text, applied_texts, event_order, memory_texts, page_urls
+from p2w_rt.replay.judges import JudgeError, SiteLists, reasoned_steps, rubric_targets
+from p2w_rt.replay.matching import compile_value, find_value, mentions_site, on_site
+from p2w_rt.schemas import ErrorLabel, Evidence
 
 Finder = Callable[[str], str | None]
 """Where a target appears in a text: the matched snippet, or None."""

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from p2w_runtime.errors import UserError
-from replay.classify._base import Classifier, UnknownClassifier
-from replay.classify._llm import LlmClassifier
-from replay.classify._records import CLASSIFICATIONS
-from replay.classify._rules import RulesClassifier
-from replay.derived import Family, Outcome, PassSettings, Plugin, Tally, register, register_plugin
-from replay.judges import SITE_OPTIONS, site_settings
-from schemas import ErrorClassified
+from p2w_rt.replay.classify._base import Classifier, UnknownClassifier
+from p2w_rt.replay.classify._llm import LlmClassifier
+from p2w_rt.replay.classify._records import CLASSIFICATIONS
+from p2w_rt.replay.classify._rules import RulesClassifier
+from p2w_rt.replay.derived import Family, Outcome, PassSettings, Plugin, Tally, register, register_plugin
+from p2w_rt.replay.judges import SITE_OPTIONS, site_settings
+from p2w_rt.schemas import ErrorClassified
 
 
 class ClassifyAborted(UserError):

@@ -5,7 +5,7 @@ with ``rubric-rules`` (and ``rubric-llm`` on runs named for it), classifies thei
 prints each view and writes ``report.md`` with the plots next to the database.
 """
 
-from replay.demo._prepare import (
+from p2w_rt.replay.demo._prepare import (
     LLM_JUDGE,
     RULES_JUDGE,
     DemoData,

@@ -4,10 +4,10 @@ results live in, and the one pass that makes them (``run_pass``). ``replay.judge
 ``replay.retrieval_cf`` add only what is theirs: the verdict, the payload, how one episode is done; the
 benchmarks add their producers as plugins."""
 
-from replay.derived._command import PassOptions
-from replay.derived._pass import Outcome, Tally
-from replay.derived._producer import LlmFactory, ProduceContext, Producer, ProducerConfig, ProducerError, StructuredLlm
-from replay.derived._registry import (
+from p2w_rt.replay.derived._command import PassOptions
+from p2w_rt.replay.derived._pass import Outcome, Tally
+from p2w_rt.replay.derived._producer import LlmFactory, ProduceContext, Producer, ProducerConfig, ProducerError, StructuredLlm
+from p2w_rt.replay.derived._registry import (
     Family,
     OptionError,
     Plugin,
@@ -17,9 +17,9 @@ from replay.derived._registry import (
     register,
     register_plugin,
 )
-from replay.derived._runner import run_pass
-from replay.derived._settings import DEFAULT_MODEL, PassSettings
-from replay.derived._stream import CacheKey, DerivedRecord, DerivedStream, latest_by_key
+from p2w_rt.replay.derived._runner import run_pass
+from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
+from p2w_rt.replay.derived._stream import CacheKey, DerivedRecord, DerivedStream, latest_by_key
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -7,8 +7,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from p2w_runtime.llm import LlmClient
-from replay.derived._producer import LlmEndpoint, LlmFactory
-from replay.derived._settings import DEFAULT_MODEL, PassSettings
+from p2w_rt.replay.derived._producer import LlmEndpoint, LlmFactory
+from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
 
 
 @dataclass(frozen=True, kw_only=True)

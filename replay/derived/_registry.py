@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from p2w_runtime.errors import UserError
-from replay.derived._pass import Outcome, Tally
-from replay.derived._producer import Producer
-from replay.derived._stream import DerivedStream
+from p2w_rt.replay.derived._pass import Outcome, Tally
+from p2w_rt.replay.derived._producer import Producer
+from p2w_rt.replay.derived._stream import DerivedStream
 
 S = TypeVar("S")
 P = TypeVar("P", bound=Producer[Any, Any, Any])
 O = TypeVar("O", bound=Outcome[Any])  # noqa: E741 - the family's outcome type
 T = TypeVar("T", bound=Tally[Any])
 
-PLUGIN_MODULES = "replay.plugins"
+PLUGIN_MODULES = "p2w_rt.replay.plugins"
 """The module naming the plugin packages of each family (``PLUGINS``), read on a family's first lookup: the CLI
 reads the registry lazily, a judge pass imports no classifier, and this generic module names no benchmark."""
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from replay.diff._runs import StepAction
+from p2w_rt.replay.diff._runs import StepAction
 
 
 @dataclass(frozen=True, slots=True)

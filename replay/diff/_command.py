@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.diff._diff import RunDiff, diff_runs
-from replay.diff._refs import open_runs, parse_ref
-from replay.diff._runs import DEFAULT_JUDGE, load_run_data
+from p2w_rt.replay.diff._diff import RunDiff, diff_runs
+from p2w_rt.replay.diff._refs import open_runs, parse_ref
+from p2w_rt.replay.diff._runs import DEFAULT_JUDGE, load_run_data
 
 
 async def diff_refs(default_db: Path | str, a_ref: str, b_ref: str, *, judge: str = DEFAULT_JUDGE) -> RunDiff:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p2w_runtime.domain.trajectory import Trajectory
-from replay.diff._align import Divergence, first_divergence, jaccard
-from replay.diff._runs import EpisodeData, RunData, episode_data
-from replay.diff._stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap
-from replay.metrics import METRICS, json_figure
+from p2w_rt.replay.diff._align import Divergence, first_divergence, jaccard
+from p2w_rt.replay.diff._runs import EpisodeData, RunData, episode_data
+from p2w_rt.replay.diff._stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap
+from p2w_rt.replay.metrics import METRICS, json_figure
 
 TaskKey = tuple[str, int | None, str | None]
 LARGEST = 10

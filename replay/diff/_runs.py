@@ -16,11 +16,11 @@ from p2w_runtime.domain import RunInfo
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from replay.derived import PassSettings
-from replay.judges import Judge, JudgeContext, JudgeError, current_judgments, make_judge
-from replay.matching import host_of
-from replay.metrics import EPISODE_KEYS, episode_figures
-from schemas import ForkPoint
+from p2w_rt.replay.derived import PassSettings
+from p2w_rt.replay.judges import Judge, JudgeContext, JudgeError, current_judgments, make_judge
+from p2w_rt.replay.matching import host_of
+from p2w_rt.replay.metrics import EPISODE_KEYS, episode_figures
+from p2w_rt.schemas import ForkPoint
 
 DEFAULT_JUDGE = "rubric-rules"
 

@@ -2,25 +2,25 @@
 each judge an id and a version, chosen with ``--judge ID``. Other benchmarks add theirs as plugins
 (``replay.webarena``, ``replay.agenticshop``); see docs/design/judges.md."""
 
-from replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, LlmConfig, Scorecard, llm_fields
-from replay.judges._candidates import reasoned_steps
-from replay.judges._command import ReplayOptions
-from replay.judges._estimate import JudgeEstimate, estimate_replay
-from replay.judges._family import JUDGES, JudgeOutcome, ReplayAborted, ReplaySummary, make_judge
-from replay.judges._goal import goal_of
-from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
-from replay.judges._persona2web import PERSONA2WEB
-from replay.judges._prompts import template_hash
-from replay.judges._records import (
+from p2w_rt.replay.judges._base import CallEstimate, Judge, JudgeContext, JudgeError, LlmConfig, Scorecard, llm_fields
+from p2w_rt.replay.judges._candidates import reasoned_steps
+from p2w_rt.replay.judges._command import ReplayOptions
+from p2w_rt.replay.judges._estimate import JudgeEstimate, estimate_replay
+from p2w_rt.replay.judges._family import JUDGES, JudgeOutcome, ReplayAborted, ReplaySummary, make_judge
+from p2w_rt.replay.judges._goal import goal_of
+from p2w_rt.replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
+from p2w_rt.replay.judges._persona2web import PERSONA2WEB
+from p2w_rt.replay.judges._prompts import template_hash
+from p2w_rt.replay.judges._records import (
     JudgmentRecord,
     current_judgments,
     episode_judgments,
     judgment_stream,
     read_judgments,
 )
-from replay.judges._render import render_full
-from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
-from replay.judges._sites import (
+from p2w_rt.replay.judges._render import render_full
+from p2w_rt.replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
+from p2w_rt.replay.judges._sites import (
     DEMO_LOCATION_SITES,
     SITE_OPTIONS,
     LlmSiteConfig,
@@ -30,7 +30,7 @@ from replay.judges._sites import (
     site_fields,
     site_settings,
 )
-from replay.judges._targets import SiteLists, rubric_metrics, rubric_targets
+from p2w_rt.replay.judges._targets import SiteLists, rubric_metrics, rubric_targets
 
 __all__ = [
     "DEMO_LOCATION_SITES",

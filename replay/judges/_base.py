@@ -15,8 +15,8 @@ from pydantic import JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.errors import UserError
-from replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerConfig, ProducerError
-from schemas import Evidence, Judgment
+from p2w_rt.replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerConfig, ProducerError
+from p2w_rt.schemas import Evidence, Judgment
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
 

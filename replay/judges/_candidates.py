@@ -12,7 +12,7 @@ from typing import NamedTuple
 from urllib.parse import unquote_plus
 
 from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
-from replay.matching import find_value
+from p2w_rt.replay.matching import find_value
 
 TEXT_ARGS: dict[str, slice] = {
     "type": slice(1, 2),

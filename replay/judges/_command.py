@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from replay.derived import PassOptions
-from replay.judges._base import Judge
-from replay.judges._family import make_judge
+from p2w_rt.replay.derived import PassOptions
+from p2w_rt.replay.judges._base import Judge
+from p2w_rt.replay.judges._family import make_judge
 
 
 @dataclass(frozen=True)

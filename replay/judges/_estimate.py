@@ -10,9 +10,9 @@ from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectory
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
-from replay.derived import latest_by_key
-from replay.judges._base import Judge, JudgeError
-from replay.judges._records import read_judgments
+from p2w_rt.replay.derived import latest_by_key
+from p2w_rt.replay.judges._base import Judge, JudgeError
+from p2w_rt.replay.judges._records import read_judgments
 
 
 @dataclass(slots=True)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
-from replay.judges._base import Scorecard
-from replay.judges._choice import ChoiceCheck, check_choice
-from replay.judges._goal import (
+from p2w_rt.replay.judges._base import Scorecard
+from p2w_rt.replay.judges._choice import ChoiceCheck, check_choice
+from p2w_rt.replay.judges._goal import (
     Goal,
     cart_holds,
     decisive_words,
@@ -27,11 +27,11 @@ from replay.judges._goal import (
     is_goal_page,
     unavailable,
 )
-from replay.judges._items import item_problem, price_ceilings, wanted_sizes
-from replay.judges._pages import PRESSING, RecordedPages, element
-from replay.judges._targets import INTENT_POINTS, RubricTargets
-from replay.matching import on_site
-from schemas import FAILURE_END_REASONS, Evidence
+from p2w_rt.replay.judges._items import item_problem, price_ceilings, wanted_sizes
+from p2w_rt.replay.judges._pages import PRESSING, RecordedPages, element
+from p2w_rt.replay.judges._targets import INTENT_POINTS, RubricTargets
+from p2w_rt.replay.matching import on_site
+from p2w_rt.schemas import FAILURE_END_REASONS, Evidence
 
 View = Literal["full", "actions", "outcome"]
 """What a judge may read: everything (rubric), actions and pages without reasoning, or only the end."""

@@ -1,10 +1,10 @@
 """The Persona2Web rubric as a plugin of the ``judge`` family: its rules and LLM judges, read with its site
 lists (``SiteSettings``) and their options."""
 
-from replay.derived import Plugin, register_plugin
-from replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
-from replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
-from replay.judges._sites import SITE_OPTIONS, site_settings
+from p2w_rt.replay.derived import Plugin, register_plugin
+from p2w_rt.replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
+from p2w_rt.replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
+from p2w_rt.replay.judges._sites import SITE_OPTIONS, site_settings
 
 PERSONA2WEB = register_plugin(
     Plugin(

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replay.derived import OptionError, PassSettings, PluginOption, ProducerConfig
-from replay.judges._base import LlmConfig
-from replay.matching import alias_target, site_aliases
+from p2w_rt.replay.derived import OptionError, PassSettings, PluginOption, ProducerConfig
+from p2w_rt.replay.judges._base import LlmConfig
+from p2w_rt.replay.matching import alias_target, site_aliases
 
 PERSONA2WEB_LOCATION_SITES: tuple[str, ...] = ("amazon.com", "instacart.com", "resy.com", "opentable.com")
 """Persona2Web's location-aware websites."""

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from p2w_runtime.domain.trajectory import Trajectory
-from replay.judges._base import JudgeError
-from replay.matching import SITE_ALIASES, expected_hosts, on_site, site_aliases, site_hosts
-from schemas import Location
+from p2w_rt.replay.judges._base import JudgeError
+from p2w_rt.replay.matching import SITE_ALIASES, expected_hosts, on_site, site_aliases, site_hosts
+from p2w_rt.schemas import Location
 
 WEB_POINTS = 5.0
 PREF_POINTS = 2.5

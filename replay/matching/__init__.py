@@ -1,7 +1,7 @@
 """Deterministic matching of expected values, locations and websites in recorded text and URLs."""
 
-from replay.matching._numbers import number_mentions, number_value
-from replay.matching._sites import (
+from p2w_rt.replay.matching._numbers import number_mentions, number_value
+from p2w_rt.replay.matching._sites import (
     SITE_ALIASES,
     alias_target,
     expected_hosts,
@@ -11,8 +11,8 @@ from replay.matching._sites import (
     site_aliases,
     site_hosts,
 )
-from replay.matching._tokens import key_tokens, normalize, tokenize, tokenize_normalized
-from replay.matching._values import TextSet, ValueMatch, compile_value, find_value
+from p2w_rt.replay.matching._tokens import key_tokens, normalize, tokenize, tokenize_normalized
+from p2w_rt.replay.matching._values import TextSet, ValueMatch, compile_value, find_value
 
 __all__ = [
     "SITE_ALIASES",

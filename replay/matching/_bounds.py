@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from replay.matching._tokens import TOKEN, stem, tokenize_normalized
+from p2w_rt.replay.matching._tokens import TOKEN, stem, tokenize_normalized
 
 _UPPER_BEFORE = re.compile(
     r"(?:\bunder|\bbelow|\bless than|\bfewer than|\bno more than|\bnot more than|\bat most|\bmax(?:imum)?|\bup to|"

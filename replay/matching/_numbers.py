@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from replay.matching._tokens import UNIT_WORDS, stem, tokenize
+from p2w_rt.replay.matching._tokens import UNIT_WORDS, stem, tokenize
 
 _NUMBER = re.compile(
     r"(?<![\w.\-/])(?:[$€£]\s?)?\d+(?:[.,:]\d+)*(?:\s?[x×]\s?\d+(?:\.\d+)?)?(?:\s?(?:\+|%|stars?\b|reviews?\b))?"

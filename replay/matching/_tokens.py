@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 
-from replay.matching._spelled import spell_numbers
+from p2w_rt.replay.matching._spelled import spell_numbers
 
 # fmt: off
 _CHAR_MAP = str.maketrans({

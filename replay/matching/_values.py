@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from replay.matching._bounds import Bound, as_number, value_bounds
-from replay.matching._tokens import (
+from p2w_rt.replay.matching._bounds import Bound, as_number, value_bounds
+from p2w_rt.replay.matching._tokens import (
     Tokens,
     is_number,
     is_qualifier,

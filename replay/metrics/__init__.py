@@ -1,11 +1,11 @@
 """Metric tables over judged runs: the paper's Table 5 layout and the ambiguity-level breakdown; the one set
 of metric names and number format (``_figures``) every command uses."""
 
-from replay.metrics._aggregate import MetricRow, aggregate
-from replay.metrics._collect import EpisodeScore, collect_scores
-from replay.metrics._command import MetricsReport, metrics_report
-from replay.metrics._figures import EPISODE_KEYS, METRICS, MISSING, TITLES, episode_figures, figure, json_figure, signed
-from replay.metrics._plot import level_series, level_ticks, plot_levels
+from p2w_rt.replay.metrics._aggregate import MetricRow, aggregate
+from p2w_rt.replay.metrics._collect import EpisodeScore, collect_scores
+from p2w_rt.replay.metrics._command import MetricsReport, metrics_report
+from p2w_rt.replay.metrics._figures import EPISODE_KEYS, METRICS, MISSING, TITLES, episode_figures, figure, json_figure, signed
+from p2w_rt.replay.metrics._plot import level_series, level_ticks, plot_levels
 
 __all__ = [
     "EPISODE_KEYS",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_runtime.errors import UserError
-from replay.metrics._aggregate import MetricRow
+from p2w_rt.replay.metrics._aggregate import MetricRow
 
 
 class PlotNotWritable(UserError):

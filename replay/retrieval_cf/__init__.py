@@ -1,15 +1,15 @@
 """Counterfactual retrieval (``p2w-rt replay RUN --retriever EMBEDDER``): a run's recorded history queries
 searched again offline with another embedder, k or threshold, and the ground truth's recall compared."""
 
-from replay.retrieval_cf._command import (
+from p2w_rt.replay.retrieval_cf._command import (
     CounterfactualOptions,
     CounterfactualReport,
     counterfactual_command,
     recall,
     totals,
 )
-from replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
-from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
+from p2w_rt.replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
+from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
 
 __all__ = [
     "RETRIEVALS",

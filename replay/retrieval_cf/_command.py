@@ -13,11 +13,11 @@ from typing import Any
 from p2w_runtime.domain import RunInfo, find_run, run_banks
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
-from replay.derived import PassSettings, run_pass
-from replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
-from replay.retrieval_cf._plot import plot_recall
-from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
-from schemas import RetrievalCounterfactual
+from p2w_rt.replay.derived import PassSettings, run_pass
+from p2w_rt.replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
+from p2w_rt.replay.retrieval_cf._plot import plot_recall
+from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
+from p2w_rt.schemas import RetrievalCounterfactual
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.errors import UserError
-from replay.derived import (
+from p2w_rt.replay.derived import (
     CacheKey,
     DerivedRecord,
     DerivedStream,
@@ -24,8 +24,8 @@ from replay.derived import (
     register,
     register_plugin,
 )
-from replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings, UnknownRetrieval
-from schemas import RetrievalCounterfactual
+from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings, UnknownRetrieval
+from p2w_rt.schemas import RetrievalCounterfactual
 
 
 @dataclass(frozen=True, slots=True)

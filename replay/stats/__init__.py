@@ -1,6 +1,6 @@
 """Repeated runs of the same tasks: mean and standard deviation of each metric (the paper's Table 8 layout)."""
 
-from replay.stats._stats import RunStats, stats_of
+from p2w_rt.replay.stats._stats import RunStats, stats_of
 
 __all__ = [
     "RunStats",

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.diff import DEFAULT_JUDGE, RunData, load_run_data, open_runs, parse_ref
-from replay.metrics import METRICS, json_figure
+from p2w_rt.replay.diff import DEFAULT_JUDGE, RunData, load_run_data, open_runs, parse_ref
+from p2w_rt.replay.metrics import METRICS, json_figure
 
 TaskKey = tuple[str, int | None, str | None]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from urllib.parse import parse_qs, urlparse
 
-from replay.webarena._tokenize import word_tokenize
+from p2w_rt.replay.webarena._tokenize import word_tokenize
 
 
 def clean_answer(answer: str) -> str:

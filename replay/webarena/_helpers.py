@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 from urllib.parse import urlparse, urlsplit
 
-from replay.webarena._page import RecordedPage
+from p2w_rt.replay.webarena._page import RecordedPage
 
 LIVE_SITE_HELPERS = frozenset(
     {"shopping_get_latest_order_url", "shopping_get_sku_latest_review_author", "shopping_get_sku_latest_review_rating"}

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from p2w_runtime.domain.trajectory import FinalStateRecord, Trajectory
 from p2w_runtime.llm import LlmBadResponse
-from replay.derived import PassSettings, StructuredLlm
-from replay.judges import (
+from p2w_rt.replay.derived import PassSettings, StructuredLlm
+from p2w_rt.replay.judges import (
     CallEstimate,
     Judge,
     JudgeContext,
@@ -28,9 +28,9 @@ from replay.judges import (
     llm_fields,
     template_hash,
 )
-from replay.webarena._checks import clean_answer, exact_match, must_include, url_match
-from replay.webarena._config import SITE_PLACEHOLDERS, HtmlCheck, WebArenaConfigError, WebArenaTask, load_tasks
-from replay.webarena._helpers import (
+from p2w_rt.replay.webarena._checks import clean_answer, exact_match, must_include, url_match
+from p2w_rt.replay.webarena._config import SITE_PLACEHOLDERS, HtmlCheck, WebArenaConfigError, WebArenaTask, load_tasks
+from p2w_rt.replay.webarena._helpers import (
     LIVE_SITE_HELPERS,
     NeedsLiveSite,
     locate_with_helper,
@@ -38,10 +38,10 @@ from replay.webarena._helpers import (
     shows,
     target_url,
 )
-from replay.webarena._page import PageRenderer
-from replay.webarena._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER
-from replay.webarena._settings import WebArenaSettings
-from schemas import Evidence
+from p2w_rt.replay.webarena._page import PageRenderer
+from p2w_rt.replay.webarena._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER
+from p2w_rt.replay.webarena._settings import WebArenaSettings
+from p2w_rt.schemas import Evidence
 
 
 class FuzzyVerdict(BaseModel):

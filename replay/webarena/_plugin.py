@@ -1,8 +1,8 @@
 """WebArena as a plugin of the ``judge`` family: its judge, its settings and their options."""
 
-from replay.derived import Plugin, register_plugin
-from replay.webarena._judge import WebArenaJudge
-from replay.webarena._settings import OPTIONS, webarena_settings
+from p2w_rt.replay.derived import Plugin, register_plugin
+from p2w_rt.replay.webarena._judge import WebArenaJudge
+from p2w_rt.replay.webarena._settings import OPTIONS, webarena_settings
 
 WEBARENA = register_plugin(
     Plugin(

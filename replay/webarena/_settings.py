@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replay.derived import OptionError, PluginOption
+from p2w_rt.replay.derived import OptionError, PluginOption
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from p2w_runtime.store._sql import _all_page
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import observation, page_text
 from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteEventStore
-from schemas import blob_hash
+from p2w_rt.schemas import blob_hash
 
 
 class TestSqliteEventStore(SqlStoreHooks, EventStoreContract):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import list_runs
 from p2w_runtime.store import _precompile, connect_store

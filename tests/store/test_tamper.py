@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cli import main
+from p2w_rt.cli import main
 from p2w_runtime.store import _segments
 
 TRIGGERS = ("events_no_update", "events_no_delete", "blobs_no_update", "blobs_no_delete")
@@ -160,7 +160,7 @@ def test_a_run_finished_seal_names_a_deleted_episode_of_an_imported_run(examples
 
 def test_a_recomputed_event_is_named_as_a_broken_seal(examples_db: Path) -> None:
     """An attacker who rewrites an episode's last event and recomputes its hash still meets the seal."""
-    from schemas import StoredEvent
+    from p2w_rt.schemas import StoredEvent
 
     with attacker(examples_db) as conn:
         row = conn.execute(
@@ -276,7 +276,7 @@ def test_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
 
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
-    from replay.synthetic import EpisodeBuilder
+    from p2w_rt.replay.synthetic import EpisodeBuilder
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():
@@ -333,7 +333,7 @@ def installed(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def forge_step_after_the_end(db: Path) -> tuple[str, int]:
     """Insert, with plain SQL and every trigger in place, a correctly chained ``click [1]`` action after a sealed
     episode's ``episode.finished``: its hash is right and it extends the chain, so only the grammar tells."""
-    from schemas import StoredEvent, uuid7
+    from p2w_rt.schemas import StoredEvent, uuid7
 
     columns = ("position", "event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id")
     with sqlite3.connect(db, isolation_level=None) as conn:

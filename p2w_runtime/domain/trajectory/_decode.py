@@ -20,7 +20,7 @@ from p2w_runtime.domain.trajectory._model import (
     RationaleRecord,
     RetrievalRecord,
 )
-from schemas import CURRENT_VERSIONS
+from p2w_rt.schemas import CURRENT_VERSIONS
 
 FastRecord = ObservationRecord | RationaleRecord | ActionRecord | RetrievalRecord | LlmCallRecord
 

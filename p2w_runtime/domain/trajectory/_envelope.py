@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from schemas import AnyPayload
+from p2w_rt.schemas import AnyPayload
 
 
 class Envelope(Protocol):

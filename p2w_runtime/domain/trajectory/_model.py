@@ -17,7 +17,7 @@ from typing import Annotated, ClassVar, Literal
 
 import msgspec
 
-from schemas import NOT_CARRIED_OUT, EndReason, ForkPoint, GroundTruth, LlmRole, entry_key_text, render_action
+from p2w_rt.schemas import NOT_CARRIED_OUT, EndReason, ForkPoint, GroundTruth, LlmRole, entry_key_text, render_action
 
 NON_BROWSER_ACTIONS = frozenset({"memory_access", "note", "branch", "prune"})
 """Actions that do not act on the page: asking the history, planning, note taking."""

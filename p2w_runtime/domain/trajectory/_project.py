@@ -24,7 +24,7 @@ from p2w_runtime.domain.trajectory._model import (
     Trajectory,
 )
 from p2w_runtime.store import StoreError, after_end_problem
-from schemas import (
+from p2w_rt.schemas import (
     Action,
     AnyPayload,
     EpisodeFinished,

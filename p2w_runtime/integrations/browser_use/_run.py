@@ -38,7 +38,7 @@ from p2w_runtime.integrations.browser_use._recorder import (
 from p2w_runtime.recording import Recording, open_run
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
-from schemas import EndReason
+from p2w_rt.schemas import EndReason
 
 AGENT = "browser-use"
 _T = TypeVar("_T")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TypeVar
 
-from schemas import NewEvent, Observation, Rationale, RunStarted
+from p2w_rt.schemas import NewEvent, Observation, Rationale, RunStarted
 
 
 def observation(stream: str, step: int, *, ax_tree: str | None = None, causation_id: str | None = None) -> NewEvent:

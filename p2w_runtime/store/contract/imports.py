@@ -11,7 +11,7 @@ import pytest
 from p2w_runtime.store import EventStore, IntegrityError
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
-from schemas import (
+from p2w_rt.schemas import (
     CURRENT_VERSIONS,
     GENESIS_HASH,
     Rationale,
