@@ -12,6 +12,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from module_names import installed_name
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("p2w_runtime", "replay", "schemas")
 
@@ -21,8 +23,7 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
     modules = {}
     for package in PACKAGES:
         for path in (root / package).rglob("*.py"):
-            parts = path.relative_to(root).with_suffix("").parts
-            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+            modules[installed_name(root, path)] = path
     return modules
 
 
@@ -127,19 +128,19 @@ def test_the_checker_finds_a_cycle_and_ignores_type_checking_and_function_import
     pkg = tmp_path / "replay" / "loop"
     pkg.mkdir(parents=True)
     (tmp_path / "replay" / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("from replay.loop._a import A\n")
+    (pkg / "__init__.py").write_text("from p2w_rt.replay.loop._a import A\n")
     (pkg / "_a.py").write_text("from . import _b\nA = 1\n")
-    (pkg / "_b.py").write_text("try:\n    from replay.loop._c import C\nexcept ImportError:\n    C = None\n")
-    (pkg / "_c.py").write_text("from replay.loop import _a\nC = 2\n")
+    (pkg / "_b.py").write_text("try:\n    from p2w_rt.replay.loop._c import C\nexcept ImportError:\n    C = None\n")
+    (pkg / "_c.py").write_text("from p2w_rt.replay.loop import _a\nC = 2\n")
     (pkg / "_d.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from replay.loop._e import E\n"
-        "def f():\n    from replay.loop._e import E\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p2w_rt.replay.loop._e import E\n"
+        "def f():\n    from p2w_rt.replay.loop._e import E\n"
     )
-    (pkg / "_e.py").write_text("from replay.loop._d import f\nE = 3\n")
+    (pkg / "_e.py").write_text("from p2w_rt.replay.loop._d import f\nE = 3\n")
     (pkg / "_f.py").write_text(
-        "import typing\nif typing.TYPE_CHECKING:\n    from replay.loop import _g\nelse:\n    from . import _h\n"
+        "import typing\nif typing.TYPE_CHECKING:\n    from p2w_rt.replay.loop import _g\nelse:\n    from . import _h\n"
     )
-    (pkg / "_g.py").write_text("from replay.loop._f import F\n")
+    (pkg / "_g.py").write_text("from p2w_rt.replay.loop._f import F\n")
     (pkg / "_h.py").write_text("X = 1\n")
     graph = import_graph(tmp_path)
     assert graph["p2w_rt.replay.loop"] == {"p2w_rt.replay.loop._a"}

@@ -13,13 +13,10 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from module_names import OURS, installed_name
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("schemas", "p2w_runtime", "replay", "p2w_cli")
-
-
-def _module_name(root: Path, path: Path) -> str:
-    parts = path.relative_to(root).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _sources(root: Path) -> Iterator[Path]:
@@ -50,7 +47,7 @@ def _imported_modules(name: str, path: Path) -> set[str]:
 def _private_owner(module: str) -> tuple[str, str] | None:
     """``(owner package, private module)`` when ``module`` names a private module of ours, else None."""
     parts = module.split(".")
-    if parts[0] not in (*PACKAGES, "cli"):
+    if parts[0] not in OURS:
         return None
     for index, part in enumerate(parts):
         if part.startswith("_") and not part.startswith("__"):
@@ -62,7 +59,7 @@ def private_imports(root: Path = ROOT) -> list[str]:
     """``importer -> private module`` for every import of another package's private module."""
     found: set[str] = set()
     for path in _sources(root):
-        name = _module_name(root, path)
+        name = installed_name(root, path)
         for module in _imported_modules(name, path):
             owned = _private_owner(module)
             if owned is None:
@@ -83,15 +80,15 @@ def test_the_check_sees_private_imports_across_packages_even_lazy_or_for_the_typ
         (tmp_path / folder / "__init__.py").write_text("")
     (tmp_path / "replay/__init__.py").write_text("")
     (tmp_path / "replay/a/_inner.py").write_text("X = 1\n")
-    (tmp_path / "replay/a/_user.py").write_text("from replay.a._inner import X\nfrom . import _inner\n")
-    (tmp_path / "replay/b/lazy.py").write_text("def f():\n    from replay.a._inner import X\n")
+    (tmp_path / "replay/a/_user.py").write_text("from p2w_rt.replay.a._inner import X\nfrom . import _inner\n")
+    (tmp_path / "replay/b/lazy.py").write_text("def f():\n    from p2w_rt.replay.a._inner import X\n")
     (tmp_path / "replay/b/typed.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from replay.a import _inner\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p2w_rt.replay.a import _inner\n"
     )
     (tmp_path / "p2w_cli/_common.py").write_text("")
     (tmp_path / "cli.py").write_text("from p2w_cli._common import *\n")
     assert private_imports(tmp_path) == [
-        "cli -> p2w_cli._common",
-        "replay.b.lazy -> replay.a._inner",
-        "replay.b.typed -> replay.a._inner",
+        "p2w_rt.cli -> p2w_cli._common",
+        "p2w_rt.replay.b.lazy -> p2w_rt.replay.a._inner",
+        "p2w_rt.replay.b.typed -> p2w_rt.replay.a._inner",
     ]

@@ -42,11 +42,11 @@ HEAVY = (
     "jinja2",
     "openai",
 )
-STORE = ("sqlalchemy", "sqlmodel", "aiosqlite", "schemas")
+STORE = ("sqlalchemy", "sqlmodel", "aiosqlite", "p2w_rt.schemas")
 """What the SQLite store is made of; ``--help`` needs none of it."""
-LISTING_NEEDS = ("aiosqlite", "schemas", "p2w_cli.runs", "p2w_runtime.domain", "p2w_runtime.store.sqlite")
+LISTING_NEEDS = ("aiosqlite", "p2w_rt.schemas", "p2w_cli.runs", "p2w_runtime.domain", "p2w_runtime.store.sqlite")
 LISTING_NEEDS_NONE = (
-    "structlog", "platformdirs", "msgspec", "p2w_runtime.data", "replay", "p2w_cli.view", "rich.table",
+    "structlog", "platformdirs", "msgspec", "p2w_runtime.data", "p2w_rt.replay", "p2w_cli.view", "rich.table",
     "sqlalchemy", "sqlmodel", "p2w_runtime.store._tables",
 )  # fmt: skip
 """Loaded by other commands, not by ``runs`` and ``show RUN``: the log's structlog is imported when something logs,
@@ -189,7 +189,8 @@ def test_the_listing_builds_only_the_payload_models_it_validates(tmp_path: Path,
     the listing have a validator; the union of every payload (``PAYLOAD_ADAPTER``) was never built."""
     report = tmp_path / "built.json"
     probe = _REPORT.replace(
-        "import cli\n", "import cli\nfrom schemas._envelope import PAYLOAD_ADAPTER, PAYLOAD_MODELS\n"
+        "from p2w_rt import cli\n",
+        "from p2w_rt import cli\nfrom p2w_rt.schemas._envelope import PAYLOAD_ADAPTER, PAYLOAD_MODELS\n",
     ).replace(
         '"modules": sorted(sys.modules)',
         '"modules": sorted(n for n, m in PAYLOAD_MODELS.items() if m.__pydantic_complete__),'

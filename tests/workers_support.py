@@ -82,7 +82,11 @@ def start_worker(args: Sequence[str], folder: Path, *, lease_s: float, idle_tx_s
     out, err = folder / f"w{n}.out", folder / f"w{n}.err"
     with out.open("wb") as o, err.open("wb") as e:
         process = subprocess.Popen(
-            [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args], cwd=folder, stdout=o, stderr=e, env=env
+            [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
+            cwd=folder,
+            stdout=o,
+            stderr=e,
+            env=env,
         )
     return Worker(process, out, err)
 
