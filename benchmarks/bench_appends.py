@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_episode_writer import STREAM, Planned, plan  # noqa: E402
 
+from p2w_rt.schemas import NewEvent, Observation, StoredEvent  # noqa: E402
 from p2w_runtime.domain import EpisodeWriter  # noqa: E402
 from p2w_runtime.store import open_store  # noqa: E402
-from p2w_rt.schemas import NewEvent, Observation, StoredEvent  # noqa: E402
 
 Timed = tuple[float, float]
 """Wall and CPU seconds."""

@@ -63,12 +63,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import bench_import  # noqa: E402
 
+from p2w_rt.schemas import GENESIS_HASH, StoredEvent  # noqa: E402
 from p2w_runtime.collector import collector_frozen  # noqa: E402
 from p2w_runtime.domain import episodes_of, list_runs  # noqa: E402
 from p2w_runtime.domain.trajectory import load_trajectories  # noqa: E402
 from p2w_runtime.importers import import_trajectories  # noqa: E402
 from p2w_runtime.store import EventStore, _segments, import_bundle, migrate_store, open_store, verify_store  # noqa: E402
-from p2w_rt.schemas import GENESIS_HASH, StoredEvent  # noqa: E402
 
 RUNS = Path(__file__).resolve().parents[1] / "p2w_runtime" / "demo" / "examples" / "runs"
 ROUNDS = 5

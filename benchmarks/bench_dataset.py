@@ -18,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from p2w_rt.schemas import uuid7
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.domain import Provenance, carry_dataset, run_started
 from p2w_runtime.store import open_store
-from p2w_rt.schemas import uuid7
 
 
 async def bench(tasks_dir: Path, history_dir: Path | None, runs: int) -> None:

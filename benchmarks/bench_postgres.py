@@ -29,10 +29,10 @@ from collections.abc import Awaitable, Callable
 
 import asyncpg
 
+from p2w_rt.schemas import GENESIS_HASH, NewEvent, Observation, Rationale, StoredEvent
 from p2w_runtime.store import EventStore, connect_store, this_process
 from p2w_runtime.store._rows import event_to_row
 from p2w_runtime.testing.postgres import PostgresServer
-from p2w_rt.schemas import GENESIS_HASH, NewEvent, Observation, Rationale, StoredEvent
 
 COLUMNS = [
     "position", "event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id", "payload",

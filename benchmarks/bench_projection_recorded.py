@@ -26,12 +26,12 @@ from pathlib import Path
 
 from bench_replay import build
 
+from p2w_rt.schemas import ChainedEvent
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import _segments, import_bundle, open_store
-from p2w_rt.schemas import ChainedEvent
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
 """The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""

@@ -24,6 +24,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from p2w_rt.schemas import NewEvent
 from p2w_runtime.agent import AgentConfig, RecordRequest, record
 from p2w_runtime.browser import EpisodeBrowser
 from p2w_runtime.data import load_tasks
@@ -35,7 +36,6 @@ from p2w_runtime.store import open_store
 from p2w_runtime.store.sqlite import SqliteEventStore
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
-from p2w_rt.schemas import NewEvent
 
 TIMINGS: dict[str, list[float]] = defaultdict(list)
 RAW_OBSERVATION_BYTES: list[int] = []

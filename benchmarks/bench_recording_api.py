@@ -25,10 +25,10 @@ from pathlib import Path
 import httpx2
 import openai
 
+from p2w_rt.schemas import GroundTruth
 from p2w_runtime.recording import instrument, open_run
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import Delay, ScriptedLlm, Text
-from p2w_rt.schemas import GroundTruth
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from typing import TypeVar
 import faiss
 import numpy as np
 
-from p2w_runtime.retrieval import HistoryIndex, SearchHit, load_embedder, ranked
 from p2w_rt.schemas import MemoryEntry
+from p2w_runtime.retrieval import HistoryIndex, SearchHit, load_embedder, ranked
 
 K = 20
 T = TypeVar("T")

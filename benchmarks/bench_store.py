@@ -35,8 +35,8 @@ from pathlib import Path
 
 import zstandard
 
-from p2w_runtime.store import EventStore, _segments, connect_store
 from p2w_rt.schemas import Action, HistoryQuery, NewEvent, Observation, ParsedAction, Rationale, blob_hash
+from p2w_runtime.store import EventStore, _segments, connect_store
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
 """The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""

@@ -18,6 +18,7 @@ import re
 import openai
 from playwright.async_api import async_playwright
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
@@ -25,7 +26,6 @@ from p2w_runtime.demo.sites import start_sites
 from p2w_runtime.recording import instrument, open_run
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import open_store
-from p2w_rt.schemas import ParsedAction
 
 ACTION = re.compile(r"Action: (\w+) \[(.*)\]", re.S)
 

@@ -13,8 +13,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from p2w_cli.render.classify import outcome_lines, summary_table
 from p2w_cli.render.judging import estimate_json, estimates_table, judgment_json, judgment_line
 from p2w_cli.render.terminal import cell, markup
-from p2w_runtime.domain import RunInfo, episodes_of, find_run
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.classify import (
     ClassifyOptions,
     ClassifyOutcome,
@@ -26,6 +24,8 @@ from p2w_rt.replay.classify import (
 )
 from p2w_rt.replay.derived import Tally, run_pass
 from p2w_rt.replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, estimate_replay, judgment_stream
+from p2w_runtime.domain import RunInfo, episodes_of, find_run
+from p2w_runtime.store import EventStore
 
 
 def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:

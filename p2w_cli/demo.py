@@ -43,11 +43,11 @@ def demo_cmd(
 ) -> None:
     """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
     from p2w_cli.render.demo import show_demo
+    from p2w_rt.replay.demo import demo_data, import_example_runs, prepare_demo_db, write_report
+    from p2w_rt.replay.derived import PassSettings
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.domain import list_runs
     from p2w_runtime.store import open_store
-    from p2w_rt.replay.demo import demo_data, import_example_runs, prepare_demo_db, write_report
-    from p2w_rt.replay.derived import PassSettings
 
     out_dir.mkdir(parents=True, exist_ok=True)
     db = out_dir / "demo.db"

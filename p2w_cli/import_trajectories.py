@@ -67,9 +67,9 @@ def import_trajectories_cmd(
     unknown task id stops the import with exit 1 and writes nothing, unless --skip-bad.
     With --examples, tasks, memory banks, files and label default to the bundled examples.
     """
+    from p2w_rt.schemas import EpisodeFinished, NewEvent
     from p2w_runtime.demo.examples import example_paths
     from p2w_runtime.importers import import_trajectories
-    from p2w_rt.schemas import EpisodeFinished, NewEvent
 
     if examples:
         bundled = example_paths()

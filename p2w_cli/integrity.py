@@ -260,9 +260,9 @@ def _export_otel(
     collector. Every run is found before anything is written; the file is written whole or not at all."""
     import orjson
 
+    from p2w_rt.replay.otel import otel_traces, otlp_protobuf, phoenix_annotations, span_count
     from p2w_runtime.domain import find_run
     from p2w_runtime.files import check_output, partial_path, publish
-    from p2w_rt.replay.otel import otel_traces, otlp_protobuf, phoenix_annotations, span_count
 
     path = target.path
 

@@ -161,9 +161,9 @@ def metrics_cmd(
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
     from p2w_cli.render.agenticshop import show_shop_tables
     from p2w_cli.render.metrics import show_metrics
-    from p2w_runtime.domain import find_run
     from p2w_rt.replay.agenticshop import SHOP_JUDGES, shop_tables
     from p2w_rt.replay.metrics import metrics_report
+    from p2w_runtime.domain import find_run
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
     shop = {j.id for j in SHOP_JUDGES}

@@ -157,9 +157,9 @@ def _show_episode(
     ctx: click.Context, run_ref: str, task_id: str, as_json: bool, from_step: int | None, steps: int | None
 ) -> None:
     """One episode's timeline (or its events as JSON lines), streamed from the store a chunk at a time."""
+    from p2w_rt.replay.timeline import GIST_WIDTH, timeline_rows
     from p2w_runtime.domain import EPISODE_TYPES, counted, episodes_of, find_run
     from p2w_runtime.domain.trajectory import EPISODE_CHUNK, EpisodeChunks
-    from p2w_rt.replay.timeline import GIST_WIDTH, timeline_rows
 
     async def _show() -> None:
         async with open_db(ctx) as store:

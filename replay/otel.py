@@ -21,9 +21,6 @@ from typing import Any
 
 import orjson
 
-from p2w_runtime.domain import RunInfo, episodes_of
-from p2w_runtime.domain.trajectory import ProjectionError
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.classify import ClassificationRecord, current_classifications
 from p2w_rt.replay.judges import JudgmentRecord, current_judgments
 from p2w_rt.schemas import (
@@ -39,6 +36,9 @@ from p2w_rt.schemas import (
     Rationale,
     StoredEvent,
 )
+from p2w_runtime.domain import RunInfo, episodes_of
+from p2w_runtime.domain.trajectory import ProjectionError
+from p2w_runtime.store import EventStore
 
 PROVIDER = "openai"
 """``gen_ai.provider.name`` of every call: the recorder talks to any endpoint through the ``openai`` client, and the

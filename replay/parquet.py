@@ -16,13 +16,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from p2w_rt.replay.classify import current_classifications
+from p2w_rt.replay.judges import current_judgments
+from p2w_rt.schemas import LlmCall
 from p2w_runtime.domain import RunInfo, find_run, under
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from p2w_rt.replay.classify import current_classifications
-from p2w_rt.replay.judges import current_judgments
-from p2w_rt.schemas import LlmCall
 
 FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")
 _RUN_COLUMNS = [("run_id", pa.string()), ("label", pa.string()), ("stream", pa.string()), ("task_id", pa.string())]

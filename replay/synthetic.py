@@ -11,9 +11,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.domain import EpisodeWriter, Provenance, episode_started
-from p2w_runtime.domain import run_started as started_event
-from p2w_runtime.domain.trajectory import Trajectory, project
 from p2w_rt.schemas import (
     GENESIS_HASH,
     Action,
@@ -34,6 +31,9 @@ from p2w_rt.schemas import (
     Scheme,
     StoredEvent,
 )
+from p2w_runtime.domain import EpisodeWriter, Provenance, episode_started
+from p2w_runtime.domain import run_started as started_event
+from p2w_runtime.domain.trajectory import Trajectory, project
 
 
 def run_started(

@@ -6,7 +6,14 @@ Imports nothing else of ours, so any tool can read a p2w-rt log with this packag
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from p2w_rt.schemas._canonical import GENESIS_HASH, blob_hash, canonical_json, content_hash, event_hash, format_timestamp
+from p2w_rt.schemas._canonical import (
+    GENESIS_HASH,
+    blob_hash,
+    canonical_json,
+    content_hash,
+    event_hash,
+    format_timestamp,
+)
 from p2w_rt.schemas._dataset import KNOWN_ENTRY_TYPES, GroundTruth, Location, MemoryEntry, TaskFile, entry_key_text
 from p2w_rt.schemas._derived_payloads import (
     ErrorClassified,

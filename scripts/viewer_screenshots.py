@@ -27,13 +27,13 @@ from pathlib import Path
 
 from playwright.async_api import async_playwright
 
+from p2w_rt.schemas import LlmCall, LlmUsage
 from p2w_runtime.browser import LAUNCH_ARGS, find_chromium
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
-from p2w_rt.schemas import LlmCall, LlmUsage
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_MODEL = "scripted-gpt"

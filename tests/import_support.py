@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from p2w_rt.schemas import Event
 from p2w_runtime.data import find_memory_bank, load_memory_bank
 from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.importers import import_trajectories
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import Event
 
 EXAMPLES = example_paths()
 AGENTOCCAM = "p2w-agentoccam"

@@ -12,9 +12,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import open_store
 from p2w_runtime.store._segments import segment_events, segment_row
-from p2w_rt.schemas import StoredEvent
 
 _SEGMENT = "stream, first_seq, last_seq, first_position, prev_hash, head_hash, codec, data"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.actions import (
     ACTION_NAMES,
     ACTION_SPACE_PROMPT,
@@ -16,7 +17,6 @@ from p2w_runtime.actions import (
 )
 from p2w_runtime.actions._equivalence import equivalent
 from p2w_runtime.actions._extract import parse_reply
-from p2w_rt.schemas import ParsedAction
 
 
 def pa(name: str, *args: str) -> ParsedAction:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.data import DataError, load_curation, load_profiles
 from p2w_rt.schemas import DIMENSIONS
+from p2w_runtime.data import DataError, load_curation, load_profiles
 
 DATA = Path(__file__).parent / "data" / "agenticshop"
 

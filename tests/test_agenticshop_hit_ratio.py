@@ -10,8 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_runtime.data import load_profiles
 from p2w_rt.replay.agenticshop import missing_target, target_brand
+from p2w_runtime.data import load_profiles
 
 DATA = Path(__file__).parent / "data" / "agenticshop"
 NO_ITEM = "no target brand: no target_brand in the profile and no checklist item naming a brand ('Brand is …')"

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.replay.judges import read_judgments
 from p2w_runtime.domain import list_runs
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
-from p2w_rt.replay.judges import read_judgments
 
 SAMPLE = Path(__file__).parent.parent / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"

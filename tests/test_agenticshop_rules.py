@@ -88,8 +88,8 @@ def test_broken_json_ld_is_ignored_not_fatal() -> None:
 
 
 def test_show_gives_each_capture_its_link_status_and_error() -> None:
-    from p2w_runtime.domain.trajectory import CaptureRecord
     from p2w_rt.replay.timeline import gist
+    from p2w_runtime.domain.trajectory import CaptureRecord
 
     ok = CaptureRecord("e1", 0, "http://s/p/1", "http://s/p/1?ref=x", 200, "Shoe")
     assert gist(ok) == "link #0 http://s/p/1: HTTP 200 http://s/p/1?ref=x Shoe"

@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 from view_support import fetch, serving
 
-from p2w_rt.cli import main
 from p2w_cli.demo_model import DemoModelScript
+from p2w_rt.cli import main
+from p2w_rt.schemas import NewEvent
 from p2w_runtime.domain import EpisodeGrammar, episodes_of, find_run
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
-from p2w_rt.schemas import NewEvent
 
 # Not skipped when missing: scripts/setup.sh (the README's test command, CI) installs the extra, so a test run without
 # it is a broken setup, said at collection.

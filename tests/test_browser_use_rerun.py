@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 from suite_tmp import left_behind, process_tmpdir
 
-from p2w_rt.cli import main
 from p2w_cli.demo_model import DemoModelScript
+from p2w_rt.cli import main
 from p2w_runtime.domain.trajectory import ActionCommand, ActionRecord
 from p2w_runtime.exec import BrowserUseVolatile, browser_use_volatile
 from p2w_runtime.integrations.browser_use import AGENT_SETTINGS

@@ -24,10 +24,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2w_rt.cli import main
-from p2w_runtime.domain import list_runs
-from p2w_runtime.store import BundleError, import_bundle, open_store, seal_streams, verify_bundle
 from p2w_rt.replay.demo import import_example_runs
 from p2w_rt.schemas import NewEvent, RunFinished, uuid7
+from p2w_runtime.domain import list_runs
+from p2w_runtime.store import BundleError, import_bundle, open_store, seal_streams, verify_bundle
 
 LIAR_ID = "00000000-0000-0000-0000-000000000000"
 

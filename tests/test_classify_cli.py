@@ -11,10 +11,10 @@ from classify_builders import act_well, add_run, ask, ask_well, builder, good_ep
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_runtime.domain import find_run
-from p2w_runtime.store import open_store
 from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier, classification_stream, read_classifications
 from p2w_rt.replay.derived import run_pass
+from p2w_runtime.domain import find_run
+from p2w_runtime.store import open_store
 
 
 def invoke(db: Path, *args: str):

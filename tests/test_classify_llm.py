@@ -13,12 +13,18 @@ from classify_builders import act_well, add_run, ask_well, builder, good_episode
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.replay.classify import (
+    CLASSIFIERS,
+    ClassifyAborted,
+    LlmClassifier,
+    classification_stream,
+    read_classifications,
+)
+from p2w_rt.replay.derived import PassSettings, run_pass
+from p2w_rt.schemas import LlmCall
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.store import MemoryEventStore, open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text, last_user_message
-from p2w_rt.replay.classify import CLASSIFIERS, ClassifyAborted, LlmClassifier, classification_stream, read_classifications
-from p2w_rt.replay.derived import PassSettings, run_pass
-from p2w_rt.schemas import LlmCall
 
 MODEL = "scripted-model"
 

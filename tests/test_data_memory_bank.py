@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import MemoryEntry
 from p2w_runtime.data import DataError, find_memory_bank, list_personas, load_memory_bank, memory_bank_hash
 from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.errors import UserError
-from p2w_rt.schemas import MemoryEntry
 
 ENTRIES = [
     {"timestamp": "2025-01-01T10:00:00", "type": "web search", "object": "trail shoes", "website": "google.com"},

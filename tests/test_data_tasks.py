@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import GroundTruth, Location
 from p2w_runtime.data import DataError, TaskSet, ground_truth, load_tasks
 from p2w_runtime.data._ground_truth import parse_location
 from p2w_runtime.data._tasks import load_task
 from p2w_runtime.demo.examples import example_paths
-from p2w_rt.schemas import GroundTruth, Location
 
 REAL_TASKS = Path(__file__).resolve().parent / "data" / "persona2web" / "tasks"
 

@@ -18,11 +18,11 @@ import zstandard
 from click.testing import CliRunner, Result
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import blob_hash
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
-from p2w_rt.schemas import blob_hash
 
 TASK = "Priya_Raman_A1"
 LABEL = "carried"

@@ -7,8 +7,6 @@ from collections.abc import Callable
 
 import pytest
 
-from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter, episode_started
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.synthetic import SketchTask
 from p2w_rt.schemas import (
     Action,
@@ -28,6 +26,8 @@ from p2w_rt.schemas import (
     RunFinished,
     StreamSeal,
 )
+from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter, episode_started
+from p2w_runtime.store import EventStore
 
 
 @pytest.fixture

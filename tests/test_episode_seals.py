@@ -25,6 +25,7 @@ from builders import episode, run_started
 from click.testing import CliRunner, Result
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import uuid7
 from p2w_runtime.agent import finish_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
@@ -32,7 +33,6 @@ from p2w_runtime.domain import append_sealed
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
-from p2w_rt.schemas import uuid7
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIGGERS = ("events_no_update", "events_no_delete")
@@ -356,9 +356,9 @@ def test_runs_from_before_seals_report_every_event_as_unsealed(tmp_path: Path) -
 
     from classify_builders import add_run
 
+    from p2w_rt.replay.synthetic import EpisodeBuilder
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
-    from p2w_rt.replay.synthetic import EpisodeBuilder
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():

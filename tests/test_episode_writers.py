@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import NewEvent
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter, episodes_of
 from p2w_runtime.store import EventStore, import_bundle
-from p2w_rt.schemas import NewEvent
 from tests.import_support import AGENTOCCAM, BROWSER_USE, run_import
 
 

@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_runtime.domain import episodes_of, list_runs
-from p2w_runtime.domain.trajectory import load_trajectories
-from p2w_runtime.store import head_digest, open_store, verify_store
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import JudgeContext, make_judge
 from p2w_rt.schemas import NewEvent, Rationale, blob_hash
+from p2w_runtime.domain import episodes_of, list_runs
+from p2w_runtime.domain.trajectory import load_trajectories
+from p2w_runtime.store import head_digest, open_store, verify_store
 
 FIXTURES = Path(__file__).parent / "data" / "fixture_dbs"
 FACTS = json.loads((FIXTURES / "v1.json").read_text())

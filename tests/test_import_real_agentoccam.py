@@ -18,14 +18,14 @@ from click.testing import CliRunner
 from import_support import AGENTOCCAM, events_of, import_folder
 
 from p2w_rt.cli import main
-from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
-from p2w_runtime.domain.trajectory import load_trajectories
-from p2w_runtime.importers._agentoccam_steps import place_actions
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.classify import RulesClassifier
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, make_judge
 from p2w_rt.schemas import GENESIS_HASH, EpisodeStarted, Event, NewEvent, StoredEvent
+from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
+from p2w_runtime.domain.trajectory import load_trajectories
+from p2w_runtime.importers._agentoccam_steps import place_actions
+from p2w_runtime.store import EventStore
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ from click.testing import CliRunner
 from import_support import BROWSER_USE, events_of, import_folder
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import Event
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import Event
 
 
 @pytest.fixture

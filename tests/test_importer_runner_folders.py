@@ -19,15 +19,15 @@ from import_support import (
     import_folder,
 )
 
+from p2w_rt.replay.classify import RulesClassifier
+from p2w_rt.replay.derived import PassSettings, run_pass
+from p2w_rt.replay.judges import JUDGES, make_judge
+from p2w_rt.replay.metrics import collect_scores
 from p2w_runtime.domain import find_run
 from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.store import EventStore
 from p2w_runtime.testing import ScriptedLlm
-from p2w_rt.replay.classify import RulesClassifier
-from p2w_rt.replay.derived import PassSettings, run_pass
-from p2w_rt.replay.judges import JUDGES, make_judge
-from p2w_rt.replay.metrics import collect_scores
 
 
 @pytest.fixture

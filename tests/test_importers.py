@@ -18,12 +18,12 @@ from import_support import (
     run_import,
 )
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.data import load_tasks, memory_bank_hash
 from p2w_runtime.domain import find_run
 from p2w_runtime.importers._actions import map_browser_use_action, parse_agentoccam_action
 from p2w_runtime.importers._naming import FileName, parse_file_name
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import ParsedAction
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from p2w_runtime.store import open_store
 
 REPO = Path(__file__).resolve().parents[1]
 
-AGENT = '''
+AGENT = """
 import asyncio, sys
 import cli, replay, schemas  # the agent project's own modules
 from p2w_runtime.data import load_tasks
@@ -38,7 +38,7 @@ async def main(db):
                 await episode.end("answered", answer="done")
 
 asyncio.run(main(sys.argv[1]))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,9 @@ def test_no_source_imports_the_generic_names_bare() -> None:
                 names = (
                     [alias.name for alias in node.names]
                     if isinstance(node, ast.Import)
-                    else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
                 )
                 bare += [f"{path.relative_to(REPO)}: {n}" for n in names if n.split(".")[0] in NAMESPACED]
     assert bare == []

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from builders import run_started
 
-from p2w_runtime.domain.trajectory import load_trajectory
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
@@ -24,6 +22,8 @@ from p2w_rt.replay.judges import (
 )
 from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth, uuid7
+from p2w_runtime.domain.trajectory import load_trajectory
+from p2w_runtime.store import EventStore
 
 
 @pytest.fixture

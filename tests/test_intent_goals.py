@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from builders import run_started
 
-from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
@@ -20,6 +19,7 @@ from p2w_rt.replay.judges import (
 )
 from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth, uuid7
+from p2w_runtime.domain.trajectory import load_trajectory
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["size M", "under $60"])
 SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=()),))

@@ -14,12 +14,6 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_runtime.data import load_tasks
-from p2w_runtime.demo.sample import sample_tasks_dir
-from p2w_runtime.domain import list_runs
-from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
-from p2w_runtime.store import open_store
-from p2w_runtime.testing import ScriptedLlm, Text, last_user_message
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
@@ -30,6 +24,12 @@ from p2w_rt.replay.judges import (
     SiteSettings,
     default_location_sites,
 )
+from p2w_runtime.data import load_tasks
+from p2w_runtime.demo.sample import sample_tasks_dir
+from p2w_runtime.domain import list_runs
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
+from p2w_runtime.store import open_store
+from p2w_runtime.testing import ScriptedLlm, Text, last_user_message
 
 SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=tuple(default_location_sites())),))
 THREADS, BASKET = "http://threads.p2w.test", "http://basket.p2w.test"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.data import load_tasks
 from p2w_rt.replay.matching import compile_value, find_value, mentions_site, on_site, site_hosts, tokenize
+from p2w_runtime.data import load_tasks
 
 DATA = Path(__file__).resolve().parent / "data" / "persona2web" / "tasks"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from p2w_runtime.domain.trajectory import Trajectory
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import (
     ActionWiseRulesJudge,
@@ -16,6 +15,7 @@ from p2w_rt.replay.judges import (
 )
 from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
+from p2w_runtime.domain.trajectory import Trajectory
 
 LA = Location(city="Los Angeles", state="CA", zip="90210", raw="Los Angeles, CA 90210")
 AMAZON = GroundTruth(website="amazon.com", websites=["amazon.com"], preferences=["32x32", "$70"], location=LA)

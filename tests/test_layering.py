@@ -14,7 +14,6 @@ from module_names import installed_name
 
 from p2w_rt.replay.judges import DEMO_LOCATION_SITES
 from p2w_runtime.demo.sites.catalog import SITES
-from p2w_rt.replay.judges import DEMO_LOCATION_SITES
 
 REPO = Path(__file__).resolve().parents[1]
 AWAY_FROM_RUNTIME = ("p2w_runtime.demo", "p2w_runtime.testing")

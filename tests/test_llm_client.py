@@ -10,6 +10,7 @@ import time
 import pytest
 from pydantic import BaseModel
 
+from p2w_rt.schemas import LlmCall
 from p2w_runtime.llm import (
     LlmBadResponse,
     LlmClient,
@@ -21,7 +22,6 @@ from p2w_runtime.llm import (
 )
 from p2w_runtime.llm._request import fingerprint
 from p2w_runtime.testing import Delay, Garbage, HttpError, ScriptedLlm, Text, Usage
-from p2w_rt.schemas import LlmCall
 
 API_KEY = "sk-p2w-test-SECRET-9f8e7d6c5b4a3210"
 FAST = RetryPolicy(max_retries=2, base_delay_s=0.001, max_delay_s=0.01)

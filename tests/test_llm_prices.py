@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import LlmCall, LlmUsage
 from p2w_runtime.llm import LlmConfigError, ModelPrice, PriceTable, UsageTotals
 from p2w_runtime.llm._request import fingerprint
-from p2w_rt.schemas import LlmCall, LlmUsage
 
 
 def usage(prompt: int, completion: int) -> LlmUsage:

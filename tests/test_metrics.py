@@ -6,8 +6,6 @@ from pathlib import Path
 
 from p2w_cli.render.metrics import csv_text, level_title, markdown
 from p2w_cli.render.words import counted
-from p2w_runtime.domain import find_run
-from p2w_runtime.store import MemoryEventStore
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, current_judgments, make_judge
 from p2w_rt.replay.metrics import (
@@ -21,6 +19,8 @@ from p2w_rt.replay.metrics import (
 )
 from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, NewEvent, Observation, uuid7
+from p2w_runtime.domain import find_run
+from p2w_runtime.store import MemoryEventStore
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
 

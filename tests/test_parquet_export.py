@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import LlmCall
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
-from p2w_rt.schemas import LlmCall
 
 
 def p2w(db: Path, *args: str) -> str:

@@ -18,11 +18,19 @@ from test_judge_llm import make_run
 
 import p2w_rt.replay.derived._registry as registry
 from p2w_rt.cli import main
-from p2w_runtime.domain.trajectory import Trajectory
-from p2w_runtime.store import open_store
-from p2w_rt.replay.derived import OptionError, PassSettings, Plugin, PluginOption, ProducerConfig, family, register_plugin
+from p2w_rt.replay.derived import (
+    OptionError,
+    PassSettings,
+    Plugin,
+    PluginOption,
+    ProducerConfig,
+    family,
+    register_plugin,
+)
 from p2w_rt.replay.judges import Judge, JudgeContext, RubricRulesJudge, Scorecard, read_judgments
 from p2w_rt.schemas import Evidence
+from p2w_runtime.domain.trajectory import Trajectory
+from p2w_runtime.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERIC = [

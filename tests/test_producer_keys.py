@@ -17,9 +17,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from p2w_runtime.data import load_profiles
-from p2w_runtime.domain.trajectory import Trajectory
-from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_rt.replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
 from p2w_rt.replay.agenticshop import ShopSettings
 from p2w_rt.replay.classify import LlmClassifier, RulesClassifier
@@ -30,6 +27,9 @@ from p2w_rt.replay.retrieval_cf import RetrievalSettings
 from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.replay.webarena import WebArenaSettings
 from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
+from p2w_runtime.data import load_profiles
+from p2w_runtime.domain.trajectory import Trajectory
+from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 
 DATA = Path(__file__).resolve().parent / "data"
 WEBARENA = DATA / "webarena" / "test.raw.json"

@@ -9,10 +9,10 @@ from typing import Any
 
 from test_judge_llm import make_run
 
-from p2w_runtime.store import open_store
 from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier, classification_stream
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, JudgeOutcome, ReplaySummary, judgment_stream, make_judge
+from p2w_runtime.store import open_store
 
 TASKS = ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
 

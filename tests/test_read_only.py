@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_runtime.store import open_store
 from p2w_rt.replay.judges import judgment_stream
+from p2w_runtime.store import open_store
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 MOUNT_READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import LlmCall, MemoryEntry, ParsedAction, RetrievalHit
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.domain import counted, episodes_of, list_runs
@@ -23,7 +24,6 @@ from p2w_runtime.llm import LlmClient, fingerprint
 from p2w_runtime.recording import EpisodeGrammarError, RecordedCalls, instrument, open_run, served
 from p2w_runtime.store import EventStore, open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text
-from p2w_rt.schemas import LlmCall, MemoryEntry, ParsedAction, RetrievalHit
 from tests.recording_tasks import TASKS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,13 +8,13 @@ import pytest
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
+from p2w_rt.schemas import Action, Observation, StoredEvent, upcast
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from p2w_runtime.domain import find_run, run_banks, run_tasks
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording import ParsedAction, instrument, load_tasks, open_run
 from p2w_runtime.store import EventStore
 from p2w_runtime.testing import ScriptedLlm, Text
-from p2w_rt.schemas import Action, Observation, StoredEvent, upcast
 from tests.recording_tasks import TASKS
 
 TASK = "Lena_Fischer_A1"

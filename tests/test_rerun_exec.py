@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import LlmCall, ParsedAction
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.exec import EpisodeReplay, ReplayEndpoint
 from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
@@ -25,7 +26,6 @@ from p2w_runtime.recording import open_run
 from p2w_runtime.rerun import load_episode
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
-from p2w_rt.schemas import LlmCall, ParsedAction
 from tests.recording_tasks import TASKS
 
 pytestmark = pytest.mark.slow  # Chromium, and the embedder once while recording

@@ -18,18 +18,6 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_runtime.demo.examples import example_run_bundles
-from p2w_runtime.domain import episodes_of
-from p2w_runtime.llm import Completion
-from p2w_runtime.rerun._compare import decisions
-from p2w_runtime.rerun._environment import RecordedTab
-from p2w_runtime.rerun._llm import recorded_completion
-from p2w_runtime.rerun._mismatch import Divergence
-from p2w_runtime.rerun._record_as import _key, _record_key
-from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
-from p2w_runtime.rerun._retrieval import RecordedIndex
-from p2w_runtime.retrieval import SearchHit
-from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, _segments, import_bundle, open_store
 from p2w_rt.schemas import (
     Action,
     AnyPayload,
@@ -43,6 +31,18 @@ from p2w_rt.schemas import (
     PageCapture,
     Rationale,
 )
+from p2w_runtime.demo.examples import example_run_bundles
+from p2w_runtime.domain import episodes_of
+from p2w_runtime.llm import Completion
+from p2w_runtime.rerun._compare import decisions
+from p2w_runtime.rerun._environment import RecordedTab
+from p2w_runtime.rerun._llm import recorded_completion
+from p2w_runtime.rerun._mismatch import Divergence
+from p2w_runtime.rerun._record_as import _key, _record_key
+from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
+from p2w_runtime.rerun._retrieval import RecordedIndex
+from p2w_runtime.retrieval import SearchHit
+from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, _segments, import_bundle, open_store
 
 
 async def _example_episodes() -> AsyncIterator[tuple[EventStore, list[Event], RecordedEpisode]]:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
+from p2w_rt.schemas import MemoryEntry
 from p2w_runtime.retrieval import SCORE_TOLERANCE, HistoryIndex, RetrievalError, SearchHit, load_embedder
 from p2w_runtime.retrieval._cache import EMBEDDINGS_FILE, INDEX_FILE, MANIFEST_FILE
-from p2w_rt.schemas import MemoryEntry
 
 OBJECTS = [
     ("purchase", "Nike Pegasus running shoes, men's size 10.5", "shop.p2w.test"),

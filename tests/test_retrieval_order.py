@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from thread_support import restore_threads, set_threads  # noqa: F401 (restore_threads: a fixture)
 
+from p2w_rt.schemas import MemoryEntry
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.demo.sample import sample_history_dir
 from p2w_runtime.domain import episodes_of
@@ -29,7 +30,6 @@ from p2w_runtime.retrieval import (
     tie_groups,
 )
 from p2w_runtime.store import MemoryEventStore, import_bundle
-from p2w_rt.schemas import MemoryEntry
 
 NOISE = 1e-6
 """How far another machine's scores are simulated to stray: several times the float noise measured here."""

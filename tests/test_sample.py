@@ -14,12 +14,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from p2w_rt.schemas import KNOWN_ENTRY_TYPES, MemoryEntry
 from p2w_runtime.data import TaskSet, load_memory_bank, load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
 from p2w_runtime.demo.sites import RunningSites, start_sites
 from p2w_runtime.demo.sites.catalog import SEARCH_HOST, SITE_HOSTS, start_url
 from p2w_runtime.retrieval import HistoryIndex, load_embedder
-from p2w_rt.schemas import KNOWN_ENTRY_TYPES, MemoryEntry
 
 REPO = Path(__file__).resolve().parent.parent
 REAL_TASKS = REPO / "tests" / "data" / "persona2web" / "tasks"

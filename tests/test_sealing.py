@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
+from p2w_rt.schemas import GENESIS_HASH, NewEvent, Observation, Rationale, StoredEvent, format_timestamp
 from p2w_runtime.redaction import MASK, add_secret, needs_redaction, seal_redacted
 from p2w_runtime.store import IntegrityError, connect_store
 from p2w_runtime.store._rows import event_to_row
 from p2w_runtime.store._sql_append import GC_PAUSE_EVENTS
-from p2w_rt.schemas import GENESIS_HASH, NewEvent, Observation, Rationale, StoredEvent, format_timestamp
 
 A, B = "a" * 64, "b" * 64
 PINNED = [

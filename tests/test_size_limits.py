@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import NewEvent, Observation, blob_hash
 from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.store import MAX_BLOB_BYTES, MAX_EVENT_BYTES, EventStore, MemoryEventStore, TooLarge, open_store
 from p2w_runtime.store._bundle_lines import line
 from p2w_runtime.store._limits import MAX_LINE_BYTES
-from p2w_rt.schemas import NewEvent, Observation, blob_hash
 
 EPISODE = "pre_gpt41_Jordan_Park_A1"
 

@@ -24,8 +24,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from p2w_rt.cli import COMMANDS, main
 from p2w_cli.render.terminal import print_table
+from p2w_rt.cli import COMMANDS, main
 from p2w_runtime.demo.examples import example_run_bundles
 
 HEAVY = (

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import NewEvent, Observation, Rationale
 from p2w_runtime.domain import list_runs
 from p2w_runtime.importers import import_trajectories
 from p2w_runtime.store import VerifyReport, connect_store, open_store, verify_store
-from p2w_rt.schemas import NewEvent, Observation, Rationale
 
 
 def _append_in_child(db: Path, name: str, appends: int, gate: Barrier, spans: multiprocessing.Queue) -> None:

@@ -14,8 +14,8 @@ import pytest
 from classify_builders import act_well, add_run, ask_well, builder
 from click.testing import CliRunner
 
-from p2w_rt.cli import main
 from p2w_cli.render.terminal import cell, markup, safe
+from p2w_rt.cli import main
 from p2w_runtime.store import open_store
 
 REPO = Path(__file__).resolve().parents[1]

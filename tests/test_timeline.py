@@ -3,12 +3,12 @@ event's own seq, step, type and id (``replay/timeline.py``), checked on the 48 r
 
 from __future__ import annotations
 
+from p2w_rt.replay.timeline import timeline
+from p2w_rt.schemas import EpisodeFinished
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import MemoryEventStore, import_bundle
-from p2w_rt.replay.timeline import timeline
-from p2w_rt.schemas import EpisodeFinished
 
 
 async def test_the_timeline_has_a_row_per_event_with_its_seq_step_type_and_id() -> None:

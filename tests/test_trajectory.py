@@ -10,10 +10,6 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from p2w_runtime.domain import EpisodeGrammarError
-from p2w_runtime.domain.trajectory import ProjectionError, load_trajectories, load_trajectory, project
-from p2w_runtime.domain.trajectory import _load as trajectory_load
-from p2w_runtime.store import MemoryEventStore, open_store
 from p2w_rt.replay.judges import judgment_stream
 from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import (
@@ -27,6 +23,10 @@ from p2w_rt.schemas import (
     StoredEvent,
     uuid7,
 )
+from p2w_runtime.domain import EpisodeGrammarError
+from p2w_runtime.domain.trajectory import ProjectionError, load_trajectories, load_trajectory, project
+from p2w_runtime.domain.trajectory import _load as trajectory_load
+from p2w_runtime.store import MemoryEventStore, open_store
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 

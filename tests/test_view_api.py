@@ -20,9 +20,9 @@ from stored_support import rewrite_in_segment, run_of_label
 from view_support import build_simple_run, demo_db, fetch
 
 from p2w_cli.view.app import create_app
-from p2w_runtime.store import open_store
 from p2w_rt.replay.metrics import figure, signed
 from p2w_rt.replay.synthetic import run_started
+from p2w_runtime.store import open_store
 
 pytestmark = pytest.mark.slow
 

@@ -17,8 +17,6 @@ import pytest
 import pytest_asyncio
 from webarena_support import REAL, SITES, judged
 
-from p2w_runtime.llm import LlmClient, RetryPolicy
-from p2w_runtime.testing import ScriptedLlm
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import JudgeError
 from p2w_rt.replay.webarena import (
@@ -29,6 +27,8 @@ from p2w_rt.replay.webarena import (
     load_tasks,
     resolve_dot_segments,
 )
+from p2w_runtime.llm import LlmClient, RetryPolicy
+from p2w_runtime.testing import ScriptedLlm
 
 MakeJudge = Callable[..., WebArenaJudge]
 GITLAB, REDDIT, ADMIN = SITES["gitlab"], SITES["reddit"], SITES["shopping_admin"]

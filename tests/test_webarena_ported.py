@@ -21,12 +21,12 @@ import pytest_asyncio
 from aiohttp import web
 from webarena_support import judged
 
-from p2w_runtime.actions import parse_action
-from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult, FinalStateData
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import JudgeError
 from p2w_rt.replay.webarena import PageRenderer, WebArenaJudge, WebArenaSettings
 from p2w_rt.replay.webarena._helpers import gitlab_get_project_memeber_role
+from p2w_runtime.actions import parse_action
+from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult, FinalStateData
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
 """Async tests share the module's event loop, so they share one Chromium."""

@@ -18,11 +18,11 @@ import pytest_asyncio
 from aiohttp import web
 from webarena_support import judged
 
-from p2w_runtime.actions import parse_action
-from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.webarena import WebArenaJudge, WebArenaSettings
 from p2w_rt.schemas import GENESIS_HASH, FinalState, NewEvent, StoredEvent
+from p2w_runtime.actions import parse_action
+from p2w_runtime.browser import BrowserSession, EpisodeSettings, ExecResult
 
 BOX = (
     '<div id="box">Visible<span class="hidden"> HIDDEN-1</span><span class="imported"> HIDDEN-2</span>'

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from p2w_runtime.store import open_store
 from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import NewEvent, Observation, blob_hash
+from p2w_runtime.store import open_store
 
 REPO = Path(__file__).resolve().parents[1]
 URL_LINE = re.compile(r"at (http://\S+/)")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 
 from p2w_cli.render.terminal import cell
-from p2w_runtime.domain import RunInfo
 from p2w_rt.replay.retrieval_cf import CounterfactualSummary, recall, totals
+from p2w_runtime.domain import RunInfo
 
 
 def _fmt(value: float | None) -> str:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 from p2w_cli.view._problems import BadRequest
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.agreement import Label, label_of
 from p2w_rt.replay.classify import ALL_LABELS
+from p2w_runtime.errors import UserError
 
 SCORES: tuple[tuple[str, str, tuple[float, ...]], ...] = (
     ("success", "Success", (0.0, 1.0)),

@@ -31,9 +31,9 @@ from p2w_cli.view._plots import NoPlot
 from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._queries import runs_live
 from p2w_cli.view._render import STATIC, environment
+from p2w_rt.replay.diff import MissingJudgments
 from p2w_runtime.domain import UnknownRun
 from p2w_runtime.store import open_store
-from p2w_rt.replay.diff import MissingJudgments
 
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from p2w_runtime.store import EventStore
 from p2w_rt.schemas import blob_hash
+from p2w_runtime.store import EventStore
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 IMAGE_TYPES = ((b"\x89PNG\r\n\x1a\n", "image/png", "png"), (b"\xff\xd8\xff", "image/jpeg", "jpg"))

@@ -23,6 +23,9 @@ from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._prompt_diff import PromptDiff
 from p2w_cli.view._queries import headline_judge
 from p2w_cli.view._range import episode_shape, first_seq_of_step, read_range
+from p2w_rt.replay.classify import ClassificationRecord, entry_text, targets
+from p2w_rt.replay.judges import JudgmentRecord, SiteSettings
+from p2w_rt.schemas import Event, LlmCall, Observation
 from p2w_runtime.domain import RunInfo, episode_stream
 from p2w_runtime.domain.trajectory import (
     ActionRecord,
@@ -35,9 +38,6 @@ from p2w_runtime.domain.trajectory import (
 )
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
-from p2w_rt.replay.classify import ClassificationRecord, entry_text, targets
-from p2w_rt.replay.judges import JudgmentRecord, SiteSettings
-from p2w_rt.schemas import Event, LlmCall, Observation
 
 HAR_ROWS = 200
 """HAR entries listed on the page; the rest are counted."""

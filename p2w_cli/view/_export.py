@@ -21,11 +21,11 @@ from p2w_cli.view._queries import EpisodeFilter, read_run, run_page, run_row
 from p2w_cli.view._render import STATIC, environment
 from p2w_cli.view._side_by_side import side_by_side
 from p2w_cli.view._usage import read_usage
+from p2w_rt.replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
+from p2w_rt.replay.judges import read_judgments
 from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from p2w_rt.replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
-from p2w_rt.replay.judges import read_judgments
 
 META_CSP = RECORDED_CSP.replace("sandbox; ", "")
 """``sandbox`` is ignored in a ``<meta>`` CSP; the iframe's own ``sandbox`` attribute disables scripts there."""

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from p2w_cli.view._usage import EpisodeUsage
-from p2w_runtime.domain import EpisodeRef
 from p2w_rt.replay.judges import JudgmentRecord
 from p2w_rt.replay.metrics import EPISODE_KEYS, METRICS, TITLES
 from p2w_rt.schemas import EpisodeFinished
+from p2w_runtime.domain import EpisodeRef
 
 SORT_KEYS: dict[str, str] = {
     "failures": "failures first",

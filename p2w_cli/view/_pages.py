@@ -37,14 +37,14 @@ from p2w_cli.view._queries import (
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
 from p2w_cli.view._usage import RunUsage, UsageScan
+from p2w_rt.replay.agreement import ImportSummary, record_labels
+from p2w_rt.replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
+from p2w_rt.replay.judges import JUDGES
 from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream, episodes_of, list_runs, match_run
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
-from p2w_rt.replay.agreement import ImportSummary, record_labels
-from p2w_rt.replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
-from p2w_rt.replay.judges import JUDGES
 
 
 class Forbidden(LookupError):

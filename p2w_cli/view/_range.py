@@ -14,8 +14,8 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import cast
 
-from p2w_runtime.store import EventStore, StreamHead
 from p2w_rt.schemas import Event, StoredEvent
+from p2w_runtime.store import EventStore, StreamHead
 
 TAIL_TYPES = frozenset({"page.capture", "final_state", "episode.finished"})
 """The events after the last step (the grammar's ``page.capture* [final_state] episode.finished``)."""

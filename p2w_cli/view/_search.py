@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._queries import EpisodeRow, RunRead, headline_judge
-from p2w_runtime.domain import under
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.metrics import episode_figures
 from p2w_rt.schemas import EpisodeStarted
+from p2w_runtime.domain import under
+from p2w_runtime.store import EventStore
 
 SEARCH_FIELDS = ("task", "query", "answer", "label")
 """What ``?in=`` can restrict the search to (every field when absent)."""

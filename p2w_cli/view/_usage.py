@@ -19,10 +19,10 @@ from datetime import datetime
 
 import msgspec
 
+from p2w_rt.schemas import CURRENT_VERSIONS, LlmCall, StoredEvent
 from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.llm import PriceTable, UsageTotals
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import CURRENT_VERSIONS, LlmCall, StoredEvent
 
 USAGE_TYPES = ("episode.started", "episode.finished", "llm.call")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from p2w_runtime.actions._grammar import ACTION_NAMES, ActionParseError, parse_action
 from p2w_rt.schemas import ParsedAction
+from p2w_runtime.actions._grammar import ACTION_NAMES, ActionParseError, parse_action
 
 _FENCE = re.compile(r"```(.*?)```", re.S)
 _ACTION_LINE = re.compile(r"^\s*[*_]*action[*_]*\s*:[*_]*\s*(.*)$", re.I)

@@ -9,6 +9,17 @@ from pathlib import Path
 
 import structlog
 
+from p2w_rt.schemas import (
+    Action,
+    EndReason,
+    EpisodeFinished,
+    FinalState,
+    ForkPoint,
+    Observation,
+    PageCapture,
+    ParsedAction,
+    Rationale,
+)
 from p2w_runtime.actions import BROWSER_ACTIONS, ActionParseError, extract_action, parse_action, repeated_action
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
@@ -28,17 +39,6 @@ from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore, StoreUnavailable, StreamEnded
-from p2w_rt.schemas import (
-    Action,
-    EndReason,
-    EpisodeFinished,
-    FinalState,
-    ForkPoint,
-    Observation,
-    PageCapture,
-    ParsedAction,
-    Rationale,
-)
 
 log = structlog.get_logger(__name__)
 

@@ -6,12 +6,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
+from p2w_rt.schemas import Rationale
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent.prompts import generator_messages
 from p2w_runtime.domain import EpisodeWriter
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever, retrieval_events
-from p2w_rt.schemas import Rationale
 
 
 @dataclass(frozen=True, slots=True)

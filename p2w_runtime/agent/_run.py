@@ -10,6 +10,7 @@ from typing import Any
 
 import structlog
 
+from p2w_rt.schemas import EmbedderRef, uuid7
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.browser import BrowserSession
@@ -29,7 +30,6 @@ from p2w_runtime.domain import (
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import EmbedderRef, uuid7
 
 log = structlog.get_logger(__name__)
 

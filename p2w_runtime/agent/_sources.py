@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from p2w_rt.schemas import DatasetFiles, blob_hash
 from p2w_runtime.agent._resume import check_dataset
 from p2w_runtime.data import BankFolder, BankSource, DataError, Task, TaskSet, curation_tasks, load_tasks
 from p2w_runtime.domain import (
@@ -24,7 +25,6 @@ from p2w_runtime.domain import (
     run_tasks,
 )
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import DatasetFiles, blob_hash
 
 if TYPE_CHECKING:
     from p2w_runtime.agent._request import RecordRequest

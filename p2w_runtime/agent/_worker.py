@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from p2w_rt.schemas import EmbedderRef, EpisodeFinished
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
@@ -45,7 +46,6 @@ from p2w_runtime.store import (
     hold_claims,
     this_process,
 )
-from p2w_rt.schemas import EmbedderRef, EpisodeFinished
 
 log = structlog.get_logger(__name__)
 

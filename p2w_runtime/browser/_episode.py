@@ -13,6 +13,7 @@ import structlog
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.browser._axtext import AxLine, bound_text, lines_to_text, render_snapshot
 from p2w_runtime.browser._blocking import detect_block
 from p2w_runtime.browser._capture import CapturedPage, capture_in
@@ -22,7 +23,6 @@ from p2w_runtime.browser._har import scrub_har
 from p2w_runtime.browser._refs import ElementIds
 from p2w_runtime.browser._stylesheets import collect_stylesheets
 from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationData
-from p2w_rt.schemas import ParsedAction
 
 log = structlog.get_logger()
 T = TypeVar("T")

@@ -6,12 +6,12 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.actions import AGENT_ACTIONS
 from p2w_runtime.browser._blocking import FINAL_CONFIRMATION_ERROR, FINAL_CONFIRMATION_SELECTOR, refused_confirmations
 from p2w_runtime.browser._errors import first_line
 from p2w_runtime.browser._handle import EpisodeHandle
 from p2w_runtime.browser._types import ExecResult
-from p2w_rt.schemas import ParsedAction
 
 EXECUTED = ExecResult("executed")
 _SCROLL_JS = """(direction) => {

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from p2w_rt.schemas import CurationResult, ShopProfile
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._memory_bank import read_json, validation_summary
-from p2w_rt.schemas import CurationResult, ShopProfile
 
 M = TypeVar("M", bound=BaseModel)
 

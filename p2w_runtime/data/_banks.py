@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
+from p2w_rt.schemas import MemoryEntry
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._memory_bank import decode_json, find_memory_bank, list_personas, parse_memory_bank, read_json
-from p2w_rt.schemas import MemoryEntry
 
 
 class BankSource(Protocol):

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_rt.schemas import DIMENSIONS, RESULTS_JUDGED, ShopProfile, TaskFile
 from p2w_runtime.data._agenticshop import load_profiles
 from p2w_runtime.data._tasks import Task, TaskSet
-from p2w_rt.schemas import DIMENSIONS, RESULTS_JUDGED, ShopProfile, TaskFile
 
 CURATION_SITE = "shopping"
 ANSWER_FORMAT = (

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from p2w_runtime.data._errors import DataError
 from p2w_rt.schemas import GroundTruth, Location
+from p2w_runtime.data._errors import DataError
 
 _SITE = re.compile(r"^\s*At\s+(?P<site>[^,\n]+?)\s*,")
 _ALTERNATIVES = re.compile(r"\s+or\s+", re.IGNORECASE)

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from p2w_rt.schemas import MemoryEntry, content_hash
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._json import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.errors import clip
-from p2w_rt.schemas import MemoryEntry, content_hash
 
 ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
 """Top-level keys under which the entry list may sit, in order of preference."""

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from p2w_rt.schemas import GroundTruth, TaskFile, content_hash
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
 from p2w_runtime.data._memory_bank import decode_json, read_json, validation_summary
-from p2w_rt.schemas import GroundTruth, TaskFile, content_hash
 
 LEVEL_FOLDERS = {"personalization_1": 2, "personalization_2": 1, "personalization_3": 0}
 _TASK_ID = re.compile(r"^(?P<persona>.+)_(?P<set>[A-Za-z]+)(?P<n>[1-3])$")

@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_rt.schemas import DatasetFiles, EpisodeStarted, HistoryRetrieval, MemoryEntry, NewEvent, RunDatasetAttached
 from p2w_runtime.data import BankFolder, DataError, Task, load_tasks
 from p2w_runtime.domain._dataset import carried_files, carry_dataset
 from p2w_runtime.domain._listing import episodes_of
 from p2w_runtime.domain._runs import RunInfo
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore, seal_streams
-from p2w_rt.schemas import DatasetFiles, EpisodeStarted, HistoryRetrieval, MemoryEntry, NewEvent, RunDatasetAttached
 
 BankIndexHash = Callable[[str, list[MemoryEntry]], str]
 """The index hash a search over these entries with this model records (``p2w_runtime.retrieval``)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from p2w_rt.schemas import DatasetFiles, RunDatasetAttached, blob_hash, canonical_json
 from p2w_runtime.data import (
     BankFiles,
     BankFolder,
@@ -27,7 +28,6 @@ from p2w_runtime.domain._runs import RunInfo
 from p2w_runtime.domain._started import TaskLike
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import DatasetFiles, RunDatasetAttached, blob_hash, canonical_json
 
 OTHER_DATASET = "--other-dataset"
 LEGACY_PATH_KEYS = ("tasks_dir", "history_dir")

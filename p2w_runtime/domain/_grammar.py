@@ -35,9 +35,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from p2w_runtime.domain._errors import EpisodeGrammarError
-from p2w_runtime.domain._streams import ATTEMPT_MARK, episode_of
-from p2w_runtime.errors import clip
 from p2w_rt.schemas import (
     Action,
     EpisodeStarted,
@@ -49,6 +46,9 @@ from p2w_rt.schemas import (
     PageCapture,
     Rationale,
 )
+from p2w_runtime.domain._errors import EpisodeGrammarError
+from p2w_runtime.domain._streams import ATTEMPT_MARK, episode_of
+from p2w_runtime.errors import clip
 
 EPISODE_TYPES = frozenset(
     {

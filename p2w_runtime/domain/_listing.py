@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from p2w_rt.schemas import EpisodeFinished
 from p2w_runtime.domain._streams import episode_of, run_of
 from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, episode_summaries
-from p2w_rt.schemas import EpisodeFinished
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore

@@ -6,12 +6,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from p2w_rt.schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._seal import append_sealed
 from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, run_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.store import EventStore, LabelTaken, StoreError, seal_streams
-from p2w_rt.schemas import EpisodeFinished, NewEvent, RunFinished, RunStarted
 
 
 class UnknownRun(StoreError):

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from p2w_runtime.domain._streams import run_of
 from p2w_rt.schemas import EpisodeSealed, NewEvent, StoredEvent, StreamSeal
+from p2w_runtime.domain._streams import run_of
 
 
 class Appender(Protocol):

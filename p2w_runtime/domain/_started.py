@@ -10,8 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from p2w_rt.schemas import (
+    DatasetFiles,
+    EmbedderRef,
+    EpisodeStarted,
+    ForkPoint,
+    GroundTruth,
+    NewEvent,
+    RunStarted,
+    Scheme,
+)
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
-from p2w_rt.schemas import DatasetFiles, EmbedderRef, EpisodeStarted, ForkPoint, GroundTruth, NewEvent, RunStarted, Scheme
 
 
 class TaskLike(Protocol):

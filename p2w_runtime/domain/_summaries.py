@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from p2w_rt.schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
 from p2w_runtime.domain._streams import run_of
 from p2w_runtime.store import ReadOnlyStore, Summary
-from p2w_rt.schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
+from p2w_rt.schemas import AnyPayload, LlmCall, NewEvent, blob_hash
 from p2w_runtime.domain._grammar import EpisodeGrammar
 from p2w_runtime.domain._seal import Appender, append_sealed, episode_seals
 from p2w_runtime.domain._streams import episode_stream
-from p2w_rt.schemas import AnyPayload, LlmCall, NewEvent, blob_hash
 
 
 class EpisodeWriter:

@@ -20,11 +20,11 @@ from typing import Any, Protocol
 import msgspec
 import openai
 
+from p2w_rt.schemas import Event, LlmRole
 from p2w_runtime.domain.trajectory import EpisodeRecord, LlmCallRecord, Trajectory, project
 from p2w_runtime.exec._live import LiveModel
 from p2w_runtime.llm import Api, fingerprint, read_request, render_answer
 from p2w_runtime.rerun import Mismatch, RecordedEpisode, first_mismatch, prompt_changed, recorded_completion
-from p2w_rt.schemas import Event, LlmRole
 
 
 class Volatile(Protocol):

@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_rt.schemas import ForkPoint
 from p2w_runtime.domain import RunInfo, check_label_free, episodes_of, list_runs
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_process import AgentExit, run_agent
@@ -24,7 +25,6 @@ from p2w_runtime.exec._rerun_exec import replay_env, shell
 from p2w_runtime.recording import FORK_ENV, Fork
 from p2w_runtime.rerun import Mismatch, load_episode, recorded_run, select_episodes
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import ForkPoint
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import openai
 
-from p2w_runtime.llm import Completion, WireRequest
 from p2w_rt.schemas import LlmUsage
+from p2w_runtime.llm import Completion, WireRequest
 
 
 @dataclass(frozen=True, slots=True)

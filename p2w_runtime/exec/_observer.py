@@ -17,9 +17,9 @@ import asyncio
 
 from playwright.async_api import Frame, Page, Playwright
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.exec._agent_chromium import AgentChromium
 from p2w_runtime.recording import EpisodeRecorder, PageWatcher
-from p2w_rt.schemas import ParsedAction
 
 
 class ObservedChromium(AgentChromium):

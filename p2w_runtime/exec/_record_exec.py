@@ -29,6 +29,7 @@ from pathlib import Path
 
 from playwright.async_api import Playwright, async_playwright
 
+from p2w_rt.schemas import EpisodeFinished
 from p2w_runtime.agent import (
     EpisodeOutcome,
     RecordRequest,
@@ -51,7 +52,6 @@ from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import EpisodeRecorder, Recording, open_run
 from p2w_runtime.redaction import redact_text
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import EpisodeFinished
 
 ProgressCallback = Callable[[RunProgress], None]
 _INTERPRETERS = ("python", "node", "deno", "bun", "sh", "bash", "ruby", "perl", "uv", "npx", "tsx")

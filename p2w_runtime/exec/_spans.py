@@ -21,8 +21,8 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from p2w_runtime.recording import EpisodeRecorder
 from p2w_rt.schemas import ParsedAction
+from p2w_runtime.recording import EpisodeRecorder
 
 TOOL_OPERATION = "execute_tool"
 RATIONALE_KEYS = ("gen_ai.agent.rationale", "p2w.rationale")

@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from p2w_runtime.actions import ActionParseError, parse_action
 from p2w_rt.schemas import ParsedAction
+from p2w_runtime.actions import ActionParseError, parse_action
 
 AGENTOCCAM_ONLY_ACTIONS: Mapping[str, int] = {"go_home": 0, "branch": 2, "prune": 2}
 """AgentOccam actions outside the shared grammar, with their number of bracketed arguments."""

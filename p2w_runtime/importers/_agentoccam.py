@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from p2w_rt.schemas import NOT_CARRIED_OUT, EndReason, ParsedAction
 from p2w_runtime.actions import ACTION_NAMES
 from p2w_runtime.errors import clip
 from p2w_runtime.importers._actions import AGENTOCCAM_ONLY_ACTIONS, parse_agentoccam_action
@@ -31,7 +32,6 @@ from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_agentoccam
 from p2w_runtime.importers._read import validated
-from p2w_rt.schemas import NOT_CARRIED_OUT, EndReason, ParsedAction
 
 FORMAT = "p2w-agentoccam"
 AGENT = "agentoccam"

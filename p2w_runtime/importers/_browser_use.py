@@ -26,13 +26,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from p2w_rt.schemas import NOT_CARRIED_OUT
 from p2w_runtime.importers._actions import map_browser_use_action
 from p2w_runtime.importers._agentoccam_log import RunnerLog
 from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import FileName, squeeze_browser_use
 from p2w_runtime.importers._read import validated
-from p2w_rt.schemas import NOT_CARRIED_OUT
 
 FORMAT = "p2w-browser-use"
 AGENT = "browser-use"

@@ -17,11 +17,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.agent import SiteHosting
-from p2w_runtime.browser import BrowserSession, capture_pages
-from p2w_runtime.data import DataError, load_curation, load_profiles
-from p2w_runtime.domain import EpisodeWriter, Provenance, append_sealed, close_run, episode_started, run_started
-from p2w_runtime.store import EventStore
 from p2w_rt.schemas import (
     RESULTS_JUDGED,
     CurationResult,
@@ -33,6 +28,11 @@ from p2w_rt.schemas import (
     content_hash,
     uuid7,
 )
+from p2w_runtime.agent import SiteHosting
+from p2w_runtime.browser import BrowserSession, capture_pages
+from p2w_runtime.data import DataError, load_curation, load_profiles
+from p2w_runtime.domain import EpisodeWriter, Provenance, append_sealed, close_run, episode_started, run_started
+from p2w_runtime.store import EventStore
 
 CURATION_FORMAT = "agenticshop"
 MAX_PAGE_BYTES = 32 * 1024 * 1024

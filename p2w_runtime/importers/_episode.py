@@ -12,9 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from p2w_runtime.data import DataError, Task, find_memory_bank, load_memory_bank, memory_bank_hash
-from p2w_runtime.domain import EpisodeWriter, episode_started
-from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_rt.schemas import (
     Action,
     EndReason,
@@ -28,6 +25,9 @@ from p2w_rt.schemas import (
     RetrievalHit,
     Scheme,
 )
+from p2w_runtime.data import DataError, Task, find_memory_bank, load_memory_bank, memory_bank_hash
+from p2w_runtime.domain import EpisodeWriter, episode_started
+from p2w_runtime.importers._errors import TrajectoryImportError
 
 IMPORTED_RETRIEVER = "unknown (imported)"
 """The runners do not record the embedding model; retrievals say so instead of guessing."""

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import structlog
 
+from p2w_rt.schemas import NewEvent, Scheme, uuid7
 from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
 from p2w_runtime.domain import (
     EpisodeGrammarError,
@@ -39,7 +40,6 @@ from p2w_runtime.importers._layout import Layout, Trajectory, collect
 from p2w_runtime.importers._naming import crash_task_id, parse_file_name
 from p2w_runtime.importers._read import read_json
 from p2w_runtime.store import ClaimHolder, EventStore, hold_claims
-from p2w_rt.schemas import NewEvent, Scheme, uuid7
 
 log = structlog.get_logger()
 

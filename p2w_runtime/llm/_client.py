@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import structlog
 from pydantic import BaseModel
 
+from p2w_rt.schemas import LlmCall, LlmRole, LlmUsage
 from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmRejected, LlmUnavailable
 from p2w_runtime.llm._prices import PriceTable
 from p2w_runtime.llm._request import (
@@ -33,7 +34,6 @@ from p2w_runtime.llm._retry import Failure, RetryPolicy, describe
 from p2w_runtime.llm._structured import MalformedOutput, parse_structured, repair_messages
 from p2w_runtime.llm._totals import UsageTotals
 from p2w_runtime.redaction import add_secret, add_url_credentials, redact, redact_text
-from p2w_rt.schemas import LlmCall, LlmRole, LlmUsage
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from p2w_runtime.llm._request import BadResponse, Completion, parse_completion, parse_usage, tool_calls_text
 from p2w_rt.schemas import LlmUsage
+from p2w_runtime.llm._request import BadResponse, Completion, parse_completion, parse_usage, tool_calls_text
 
 Api = Literal["chat", "responses"]
 _TRANSPORT_ONLY = frozenset({"stream", "stream_options"})

@@ -23,6 +23,7 @@ needs is importable from here.
                     await episode.end("answered", answer="...")
 """
 
+from p2w_rt.schemas import MemoryEntry, ParsedAction, RetrievalHit
 from p2w_runtime.data import Task, TaskSet, load_tasks
 from p2w_runtime.domain import CarriedDataset, EpisodeGrammarError, carry_dataset
 from p2w_runtime.recording._episode import ActionCall, EpisodeRecorder, current_episode
@@ -34,7 +35,6 @@ from p2w_runtime.recording._served import RecordedCalls, served
 from p2w_runtime.recording._transport import ROLE_HEADER, AsyncRecordingTransport, CallRecorder
 from p2w_runtime.retrieval import HistoryRetriever, SearchHit, load_embedder
 from p2w_runtime.store import EventStore, open_store
-from p2w_rt.schemas import MemoryEntry, ParsedAction, RetrievalHit
 
 __all__ = [
     "ROLE_HEADER",

@@ -18,13 +18,6 @@ from typing import Literal
 
 from playwright.async_api import Page
 
-from p2w_runtime.browser import scrub_har
-from p2w_runtime.domain import NOT_AN_OUTCOME, EpisodeWriter, TaskLike, episode_started
-from p2w_runtime.errors import UserError
-from p2w_runtime.recording._page import PageWatcher, ScreenshotPolicy, final_of, first_line
-from p2w_runtime.recording._replay import ReplayLink
-from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit, retrieval_events
-from p2w_runtime.store import EventStore
 from p2w_rt.schemas import (
     Action,
     EndReason,
@@ -42,6 +35,13 @@ from p2w_rt.schemas import (
     Scheme,
     utc_now,
 )
+from p2w_runtime.browser import scrub_har
+from p2w_runtime.domain import NOT_AN_OUTCOME, EpisodeWriter, TaskLike, episode_started
+from p2w_runtime.errors import UserError
+from p2w_runtime.recording._page import PageWatcher, ScreenshotPolicy, final_of, first_line
+from p2w_runtime.recording._replay import ReplayLink
+from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit, retrieval_events
+from p2w_runtime.store import EventStore
 
 Phase = Literal["pre-execution", "on-demand"]
 ActionStatus = Literal["executed", "invalid", "blocked"]

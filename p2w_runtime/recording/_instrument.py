@@ -7,12 +7,12 @@ from typing import TypeVar, overload
 import httpx2
 import openai
 
+from p2w_rt.schemas import LlmRole
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording._episode import EpisodeRecorder
 from p2w_runtime.recording._replay import replay_url
 from p2w_runtime.recording._transport import AsyncRecordingTransport, CallRecorder, RecordingTransport
 from p2w_runtime.redaction import add_secret, add_url_credentials
-from p2w_rt.schemas import LlmRole
 
 Client = TypeVar("Client", openai.OpenAI, openai.AsyncOpenAI)
 

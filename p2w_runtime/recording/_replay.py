@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx2
 
+from p2w_rt.schemas import ForkPoint, RetrievalHit
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import ForkPoint, RetrievalHit
 
 REPLAY_ENV = "P2W_REPLAY"
 """The replay endpoint's URL; set only when p2w-rt re-executes the agent."""

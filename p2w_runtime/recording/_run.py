@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from p2w_rt.schemas import ForkPoint, RunFinished, Scheme, canonical_json, uuid7
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import (
     CarriedDataset,
@@ -32,7 +33,6 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
 from p2w_runtime.recording._replay import ReplayLink, forked, replay_url, replayed_task
 from p2w_runtime.store import EventStore, LabelTaken, MemoryEventStore
-from p2w_rt.schemas import ForkPoint, RunFinished, Scheme, canonical_json, uuid7
 
 
 class Recording:

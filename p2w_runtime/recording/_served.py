@@ -18,11 +18,11 @@ from typing import overload
 import httpx2
 import openai
 
+from p2w_rt.schemas import LlmCall
 from p2w_runtime.domain import counted, episodes_of, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import Completion, api_of, fingerprint, read_request, render_answer
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import LlmCall
 
 _NOWHERE = "http://recorded.invalid/v1"
 """Never contacted: the transport answers every request."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import httpx2
 
+from p2w_rt.schemas import LlmCall, LlmRole
 from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.llm import (
     BadResponse,
@@ -29,7 +30,6 @@ from p2w_runtime.llm import (
 )
 from p2w_runtime.recording._episode import EpisodeRecorder, current_episode
 from p2w_runtime.redaction import redact, redact_text
-from p2w_rt.schemas import LlmCall, LlmRole
 
 ROLE_HEADER = "x-p2w-role"
 """Per-call role (``extra_headers={"x-p2w-role": "generator"}``); removed before the request leaves."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.browser import CapturedPage, EpisodeSettings, ExecResult, FinalStateData, ObservationData
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode, parsed_action
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import ParsedAction
 
 
 class RecordedEnvironment:

@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from p2w_rt.schemas import ForkPoint, ParsedAction, Scheme, uuid7
 from p2w_runtime.actions import BROWSER_ACTIONS
 from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
 from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
@@ -36,7 +37,6 @@ from p2w_runtime.rerun._mismatch import Divergence
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode, parsed_action
 from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import ForkPoint, ParsedAction, Scheme, uuid7
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from p2w_rt.schemas import LlmRole, ParsedAction
 from p2w_runtime.browser import (
     CapturedPage,
     EpisodeBrowser,
@@ -25,7 +26,6 @@ from p2w_runtime.rerun._llm import recorded_completion
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import LlmRole, ParsedAction
 
 
 @dataclass

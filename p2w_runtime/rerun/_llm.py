@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from p2w_rt.schemas import LlmUsage
 from p2w_runtime.domain.trajectory import LlmCallRecord
 from p2w_runtime.llm import BadResponse, Completion, LlmClient, RetryPolicy, fingerprint
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
-from p2w_rt.schemas import LlmUsage
 
 _NOWHERE = "http://recorded.invalid/v1"
 """Never contacted: the transport below answers every request."""

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from p2w_rt.schemas import AnyPayload, Event, uuid7
 from p2w_runtime.domain import (
     EpisodeWriter,
     Provenance,
@@ -25,7 +26,6 @@ from p2w_runtime.domain import (
 from p2w_runtime.domain.trajectory import EpisodeRecord
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore, StoreError
-from p2w_rt.schemas import AnyPayload, Event, uuid7
 
 Key = tuple[str, int | None]
 """An event's type and step: the copy's cause is the source event of the same key and occurrence."""

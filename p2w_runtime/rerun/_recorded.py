@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from p2w_rt.schemas import LlmCall, ParsedAction, TaskFile
 from p2w_runtime.data import Task
 from p2w_runtime.domain.trajectory import (
     ActionCommand,
@@ -26,7 +27,6 @@ from p2w_runtime.domain.trajectory import (
     load_trajectory,
 )
 from p2w_runtime.store import EventStore, StoreError
-from p2w_rt.schemas import LlmCall, ParsedAction, TaskFile
 
 
 @dataclass

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import msgspec
 
+from p2w_rt.schemas import MemoryEntry
 from p2w_runtime.rerun._mismatch import Divergence, Mismatch
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.retrieval import HistoryIndex, HistoryRetriever, SearchHit
-from p2w_rt.schemas import MemoryEntry
 
 
 class RecordedIndex(HistoryIndex):

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import structlog
 
-from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_rt.schemas import EmbedderRef
+from p2w_runtime.retrieval._errors import RetrievalError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

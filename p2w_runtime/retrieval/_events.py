@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from p2w_rt.schemas import HistoryQuery, HistoryRetrieval, NewEvent
 from p2w_runtime.domain import EpisodeWriter
 from p2w_runtime.retrieval._index import HistoryIndex, SearchHit
-from p2w_rt.schemas import HistoryQuery, HistoryRetrieval, NewEvent
 
 
 def retrieval_events(

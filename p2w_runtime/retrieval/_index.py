@@ -11,12 +11,12 @@ import faiss
 import numpy as np
 import structlog
 
+from p2w_rt.schemas import MemoryEntry, RetrievalHit
 from p2w_runtime.data import memory_bank_hash
 from p2w_runtime.retrieval import _cache
 from p2w_runtime.retrieval._embedder import Embedder, ProgressCallback
 from p2w_runtime.retrieval._errors import RetrievalError
 from p2w_runtime.retrieval._order import ranked
-from p2w_rt.schemas import MemoryEntry, RetrievalHit
 
 DEFAULT_K = 20
 DEFAULT_THRESHOLD = 0.5

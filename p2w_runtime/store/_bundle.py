@@ -17,6 +17,7 @@ from typing import Any
 import zstandard
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from p2w_rt.schemas import StoredEvent
 from p2w_runtime.files import check_output, partial_path, publish
 from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
 from p2w_runtime.store._bundle_lines import BUNDLE_FORMAT, BUNDLE_VERSION, BundleError, line, records
@@ -24,7 +25,6 @@ from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._limits import MAX_LINE_BYTES
 from p2w_runtime.store._signing import fingerprint, sign
 from p2w_runtime.store._tree import read_tree
-from p2w_rt.schemas import StoredEvent
 
 EVENT_BATCH = 2000
 BLOB_BATCH_BYTES = 64 * 1024 * 1024

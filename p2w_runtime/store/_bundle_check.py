@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from p2w_rt.schemas import GENESIS_HASH, RunStarted, StoredEvent, StreamSeal, blob_hash
 from p2w_runtime.errors import clip
 from p2w_runtime.store._bundle_lines import BundleError, records
 from p2w_runtime.store._chain import chain_link
@@ -26,7 +27,6 @@ from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._signing import Signature, fingerprint
 from p2w_runtime.store._signing import valid as valid_signature
 from p2w_runtime.store._tree import tree_root
-from p2w_rt.schemas import GENESIS_HASH, RunStarted, StoredEvent, StreamSeal, blob_hash
 
 MAX_RUNS_NAMED = 3
 """Runs a bundle holding several is refused naming (the first ones seen)."""

@@ -18,10 +18,10 @@ from typing import Any
 
 import zstandard
 
+from p2w_rt.schemas import StoredEvent
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store._limits import MAX_LINE_BYTES
 from p2w_runtime.store._signing import ALGORITHM, Signature
-from p2w_rt.schemas import StoredEvent
 
 BUNDLE_FORMAT = "p2w-rt-bundle"
 BUNDLE_VERSION = 2

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.store._event_store import IntegrityError
 from p2w_rt.schemas import StoredEvent
+from p2w_runtime.store._event_store import IntegrityError
 
 MODIFIED = "content does not match its hash (modified)"
 

@@ -11,9 +11,9 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from p2w_rt.schemas import ChainedEvent, NewEvent, StoredEvent
 from p2w_runtime.errors import UserError
 from p2w_runtime.store._claims import ClaimHolder
-from p2w_rt.schemas import ChainedEvent, NewEvent, StoredEvent
 
 
 class StoreError(UserError):

@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
+from p2w_rt.schemas import NewEvent, StoredEvent
 from p2w_runtime.errors import clip
 from p2w_runtime.store._event_store import IntegrityError
-from p2w_rt.schemas import NewEvent, StoredEvent
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest bundle line read or written: bounds import memory whatever the file expands to."""

@@ -20,9 +20,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from p2w_rt.schemas import GENESIS_HASH, StoredEvent
 from p2w_runtime.store._event_store import IntegrityError, StreamHead
 from p2w_runtime.store._seal import STREAM_END_TYPES
-from p2w_rt.schemas import GENESIS_HASH, StoredEvent
 
 S = TypeVar("S")
 """The backend's session: ``Heads`` only hands it back to the function that reads a head."""

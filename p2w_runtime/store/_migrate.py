@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store._event_store import EventStore, StoreError
 from p2w_runtime.store._verify import verify_store
-from p2w_rt.schemas import StoredEvent
 
 BATCH = 1000
 """Events per target transaction: bounds memory (their blobs travel with them) and the work lost to a kill."""

@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import zstandard
 
-from p2w_runtime.store._event_store import IntegrityError
 from p2w_rt.schemas import StoredEvent, blob_hash, canonical_json
+from p2w_runtime.store._event_store import IntegrityError
 
 _codecs = threading.local()
 """zstd (de)compressor objects are not thread-safe; blobs are compressed in worker threads, so one per thread."""

@@ -10,9 +10,9 @@ streams into one value that can be published and checked later (docs/design/inte
 
 from __future__ import annotations
 
+from p2w_rt.schemas import StoredEvent, StreamSeal, content_hash
 from p2w_runtime.store._event_store import EventStore, StreamHead
 from p2w_runtime.store._tree import tree_prefix
-from p2w_rt.schemas import StoredEvent, StreamSeal, content_hash
 
 SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed", "run.dataset_attached")
 """Event types whose payload carries ``seals``."""

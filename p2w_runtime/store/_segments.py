@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 import zstandard
 
-from p2w_runtime.store._event_store import StoreError
 from p2w_rt.schemas import StoredEvent
+from p2w_runtime.store._event_store import StoreError
 
 SEGMENT_MIN_EVENTS = 16
 """A write stores a run of at least this many consecutive events of one stream as a segment. A recorded step is

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from p2w_rt.schemas import ChainedEvent, StoredEvent
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._core import OnFirstUse
@@ -36,7 +37,6 @@ from p2w_runtime.store._sql_pages import (
 )
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
-from p2w_rt.schemas import ChainedEvent, StoredEvent
 
 if TYPE_CHECKING:
     import sqlalchemy as sa

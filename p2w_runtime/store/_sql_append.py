@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+from p2w_rt.schemas import NewEvent, RunStarted, StoredEvent
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store import _core as core
@@ -24,7 +25,6 @@ from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved, StreamEnded
 from p2w_runtime.store._rows import compress_blobs, event_to_row
 from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase, chunk_values, fixed, in_chunk
-from p2w_rt.schemas import NewEvent, RunStarted, StoredEvent
 
 if TYPE_CHECKING:
     import sqlalchemy as sa

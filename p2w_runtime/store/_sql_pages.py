@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from p2w_rt.schemas import ChainedEvent, StoredEvent
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._core import CHAINED_FIELDS, EVENT_FIELDS, OnFirstUse
 from p2w_runtime.store._segments import segment_events
-from p2w_rt.schemas import ChainedEvent, StoredEvent
 
 if TYPE_CHECKING:
     import sqlalchemy as sa

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from p2w_runtime.store._event_store import EventStore
 from p2w_rt.schemas import StoredEvent
+from p2w_runtime.store._event_store import EventStore
 
 TREE_SEPARATOR = "/"
 

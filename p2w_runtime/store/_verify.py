@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 import zstandard
 
+from p2w_rt.schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
 from p2w_runtime.errors import clip
 from p2w_runtime.store._chain import MODIFIED, chain_link
 from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._segments import CorruptSegment
 from p2w_runtime.store._tree import read_tree, tree_root
-from p2w_rt.schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
+from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._claims import ClaimHolder
@@ -24,7 +25,6 @@ from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTake
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
 from p2w_runtime.store._segments import by_stream
-from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 
 PAGE_SIZE = 1000
 """Events a reader hands out before it lets other tasks run (an appender, say), as a SQL reader awaits a page."""

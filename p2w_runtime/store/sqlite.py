@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 import aiosqlite
 
+from p2w_rt.schemas import NewEvent, StoredEvent
 from p2w_runtime.store._event_store import IntegrityError, StoreError
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
@@ -45,7 +46,6 @@ from p2w_runtime.store._sqlite_writer import (
     database_problem,
     unreadable,
 )
-from p2w_rt.schemas import NewEvent, StoredEvent
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

@@ -18,10 +18,6 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 
-from p2w_runtime.data import load_profiles
-from p2w_runtime.domain.trajectory import CaptureRecord, Trajectory
-from p2w_runtime.errors import UserError
-from p2w_runtime.llm import LlmBadResponse
 from p2w_rt.replay.agenticshop._extract import (
     EXTRACT_SYSTEM,
     EXTRACT_TEMPLATE,
@@ -33,8 +29,21 @@ from p2w_rt.replay.agenticshop._extract import (
 from p2w_rt.replay.agenticshop._pages import Attribution, Page, attribute, read_page
 from p2w_rt.replay.agenticshop._settings import ShopSettings
 from p2w_rt.replay.derived import PassSettings, ProducerConfig, StructuredLlm
-from p2w_rt.replay.judges import CallEstimate, Judge, JudgeContext, JudgeError, LlmConfig, Scorecard, llm_fields, template_hash
+from p2w_rt.replay.judges import (
+    CallEstimate,
+    Judge,
+    JudgeContext,
+    JudgeError,
+    LlmConfig,
+    Scorecard,
+    llm_fields,
+    template_hash,
+)
 from p2w_rt.schemas import DIMENSIONS, RESULTS_JUDGED, Evidence, ShopProfile
+from p2w_runtime.data import load_profiles
+from p2w_runtime.domain.trajectory import CaptureRecord, Trajectory
+from p2w_runtime.errors import UserError
+from p2w_runtime.llm import LlmBadResponse
 
 CHECKLIST_SYSTEM = """You are an expert product evaluation assistant. Decide for each item of the user's checklist
 whether the product satisfies it (SUCCESS) or not (FAIL), from the product data alone.

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
-from p2w_runtime.domain import RunInfo, under
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.judges import current_judgments, read_judgments
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
+from p2w_runtime.domain import RunInfo, under
+from p2w_runtime.store import EventStore
 
 CHECKLIST, ATTRIBUTION, HIT = "agenticshop-checklist", "attribution", "hit-ratio"
 COLUMNS = ("users", "score", "score_valid", "hit_ratio", "valid", "invalid", "irrelevant")

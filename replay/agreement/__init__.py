@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from p2w_runtime.domain import find_run
-from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore
-from p2w_rt.replay.agreement._labels import ImportSummary, Label, check_annotator, import_labels, label_of, record_labels
+from p2w_rt.replay.agreement._labels import (
+    ImportSummary,
+    Label,
+    check_annotator,
+    import_labels,
+    label_of,
+    record_labels,
+)
 from p2w_rt.replay.agreement._raters import (
     CLASSIFIER_PREFIX,
     ERROR_POINT,
@@ -30,6 +34,9 @@ from p2w_rt.replay.agreement._stats import (
     pearson,
     spearman,
 )
+from p2w_runtime.domain import find_run
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import EventStore
 
 
 async def agree(

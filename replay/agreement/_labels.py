@@ -20,13 +20,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from p2w_rt.replay.agreement._raters import HUMAN_PREFIX
+from p2w_rt.replay.judges import judgment_stream, read_judgments
+from p2w_rt.schemas import Judgment, NewEvent, StreamsSealed, content_hash
 from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore, hold_claims, seal_streams
-from p2w_rt.replay.agreement._raters import HUMAN_PREFIX
-from p2w_rt.replay.judges import judgment_stream, read_judgments
-from p2w_rt.schemas import Judgment, NewEvent, StreamsSealed, content_hash
 
 LABEL_VERSION = "labels"
 METRICS = frozenset({"success", "p_web", "p_pref", "p_avg", "intent", "score"})

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from p2w_runtime.domain import under
-from p2w_runtime.errors import UserError, clip
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.classify import ALL_LABELS, current_classifications
 from p2w_rt.replay.judges import JudgmentRecord, read_judgments
 from p2w_rt.schemas import Judgment
+from p2w_runtime.domain import under
+from p2w_runtime.errors import UserError, clip
+from p2w_runtime.store import EventStore
 
 HUMAN_PREFIX = "human:"
 """Imported human labels are judgments whose judge id is ``human:ANNOTATOR``."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from p2w_runtime.domain.trajectory import Trajectory
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.classify._labels import NAVIGATION_LABELS
 from p2w_rt.replay.derived import CacheKey, PassSettings, Producer, ProducerConfig
 from p2w_rt.schemas import ErrorClassified, ErrorLabel, Evidence
+from p2w_runtime.domain.trajectory import Trajectory
+from p2w_runtime.errors import UserError
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
 

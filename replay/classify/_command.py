@@ -8,10 +8,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.domain import RunInfo
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.classify._registry import CLASSIFIERS, ClassifyOutcome, ClassifySummary, make_classifier
 from p2w_rt.replay.derived import PassOptions, run_pass
+from p2w_runtime.domain import RunInfo
+from p2w_runtime.store import EventStore
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
-from p2w_runtime.domain.trajectory import RationaleRecord, Trajectory
 from p2w_rt.replay.classify._labels import PERSONALIZATION_HALLUCINATION
 from p2w_rt.replay.classify._texts import SEARCH_ACTIONS, Text, action_args, event_order, memory_texts, query_text
 from p2w_rt.replay.matching import find_value, normalize, number_mentions, number_value
 from p2w_rt.schemas import ErrorLabel, Evidence
+from p2w_runtime.domain.trajectory import RationaleRecord, Trajectory
 
 PREFERENCE_PARAM_WORDS = (
     "price",

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.domain.trajectory import Trajectory
 from p2w_rt.replay.classify._labels import HISTORY_RETRIEVAL_FAILURE, HISTORY_UTILIZATION_FAILURE
 from p2w_rt.replay.classify._texts import Text, applied_texts, event_order, memory_texts, page_urls
 from p2w_rt.replay.judges import JudgeError, SiteLists, reasoned_steps, rubric_targets
 from p2w_rt.replay.matching import compile_value, find_value, mentions_site, on_site
 from p2w_rt.schemas import ErrorLabel, Evidence
+from p2w_runtime.domain.trajectory import Trajectory
 
 Finder = Callable[[str], str | None]
 """Where a target appears in a text: the matched snippet, or None."""

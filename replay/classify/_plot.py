@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.classify._summary import ErrorSummary
+from p2w_runtime.errors import UserError
 
 
 class PlotError(UserError):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.domain.trajectory import HistoryAccess, Trajectory
 from p2w_rt.replay.classify._labels import REDUNDANT_HISTORY_ACCESS
 from p2w_rt.replay.matching import key_tokens, normalize
 from p2w_rt.schemas import ErrorLabel, Evidence
+from p2w_runtime.domain.trajectory import HistoryAccess, Trajectory
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from p2w_runtime.domain.trajectory import Trajectory
 from p2w_rt.replay.classify._base import Classifier, ErrorLabels, navigation_label
 from p2w_rt.replay.classify._hallucination import hallucination
 from p2w_rt.replay.classify._history_use import history_use
 from p2w_rt.replay.classify._redundant import RedundancySettings, redundant_access
 from p2w_rt.replay.derived import PassSettings, ProduceContext
 from p2w_rt.replay.judges import SiteConfig, site_fields
+from p2w_runtime.domain.trajectory import Trajectory
 
 
 class RulesConfig(SiteConfig):

@@ -6,9 +6,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from p2w_runtime.domain import RunInfo
 from p2w_rt.replay.classify._labels import NAVIGATION_LABELS, PERSONALIZATION_LABELS
 from p2w_rt.replay.classify._registry import ClassifySummary
+from p2w_runtime.domain import RunInfo
 
 
 @dataclass(slots=True)

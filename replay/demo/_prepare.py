@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from p2w_runtime.domain import RunInfo, find_run, list_runs
-from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore, StoreError, bundle_header, import_bundle, open_store
 from p2w_rt.replay.classify import ClassifyOptions, ErrorSummary, classify_runs, plot_summary, summarize
 from p2w_rt.replay.derived import LlmFactory, PassSettings, run_pass
 from p2w_rt.replay.diff import RunDiff, diff_refs
 from p2w_rt.replay.judges import JUDGES, ReplaySummary, make_judge
 from p2w_rt.replay.metrics import MetricsReport, metrics_report
+from p2w_runtime.domain import RunInfo, find_run, list_runs
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import EventStore, StoreError, bundle_header, import_bundle, open_store
 
 RULES_JUDGE = "rubric-rules"
 LLM_JUDGE = "rubric-llm"

@@ -6,7 +6,14 @@ benchmarks add their producers as plugins."""
 
 from p2w_rt.replay.derived._command import PassOptions
 from p2w_rt.replay.derived._pass import Outcome, Tally
-from p2w_rt.replay.derived._producer import LlmFactory, ProduceContext, Producer, ProducerConfig, ProducerError, StructuredLlm
+from p2w_rt.replay.derived._producer import (
+    LlmFactory,
+    ProduceContext,
+    Producer,
+    ProducerConfig,
+    ProducerError,
+    StructuredLlm,
+)
 from p2w_rt.replay.derived._registry import (
     Family,
     OptionError,

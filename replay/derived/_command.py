@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from p2w_runtime.llm import LlmClient
 from p2w_rt.replay.derived._producer import LlmEndpoint, LlmFactory
 from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
+from p2w_runtime.llm import LlmClient
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,12 +18,12 @@ from typing import Any, Generic, ParamSpec, Self, TypeVar
 
 import structlog
 
+from p2w_rt.replay.derived._stream import Derived
+from p2w_rt.schemas import LlmCall, NewEvent, StreamsSealed
 from p2w_runtime.domain import EpisodeRef, run_of
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import Sink
 from p2w_runtime.store import ClaimHolder, EventStore, hold_claims, seal_streams
-from p2w_rt.replay.derived._stream import Derived
-from p2w_rt.schemas import LlmCall, NewEvent, StreamsSealed
 
 log = structlog.get_logger(__name__)
 

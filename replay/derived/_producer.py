@@ -17,11 +17,11 @@ from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from p2w_rt.replay.derived._stream import CacheKey, Derived
+from p2w_rt.schemas import LlmRole, content_hash
 from p2w_runtime.domain import EpisodeRef
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import Sink, UsageTotals
-from p2w_rt.replay.derived._stream import CacheKey, Derived
-from p2w_rt.schemas import LlmRole, content_hash
 
 M = TypeVar("M", bound=BaseModel)
 

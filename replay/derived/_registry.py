@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.derived._pass import Outcome, Tally
 from p2w_rt.replay.derived._producer import Producer
 from p2w_rt.replay.derived._stream import DerivedStream
+from p2w_runtime.errors import UserError
 
 S = TypeVar("S")
 P = TypeVar("P", bound=Producer[Any, Any, Any])

@@ -16,15 +16,15 @@ from typing import Any, TypeVar
 
 import structlog
 
+from p2w_rt.replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
+from p2w_rt.replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
+from p2w_rt.replay.derived._registry import Family
+from p2w_rt.replay.derived._stream import CacheKey, Derived, DerivedRecord, latest_by_key
 from p2w_runtime.collector import collector_frozen
 from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.store import EventStore
-from p2w_rt.replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
-from p2w_rt.replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
-from p2w_rt.replay.derived._registry import Family
-from p2w_rt.replay.derived._stream import CacheKey, Derived, DerivedRecord, latest_by_key
 
 log = structlog.get_logger(__name__)
 

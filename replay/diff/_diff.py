@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from p2w_runtime.domain.trajectory import Trajectory
 from p2w_rt.replay.diff._align import Divergence, first_divergence, jaccard
 from p2w_rt.replay.diff._runs import EpisodeData, RunData, episode_data
 from p2w_rt.replay.diff._stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap
 from p2w_rt.replay.metrics import METRICS, json_figure
+from p2w_runtime.domain.trajectory import Trajectory
 
 TaskKey = tuple[str, int | None, str | None]
 LARGEST = 10

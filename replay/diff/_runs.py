@@ -12,15 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from p2w_runtime.domain import RunInfo
-from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
-from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import Judge, JudgeContext, JudgeError, current_judgments, make_judge
 from p2w_rt.replay.matching import host_of
 from p2w_rt.replay.metrics import EPISODE_KEYS, episode_figures
 from p2w_rt.schemas import ForkPoint
+from p2w_runtime.domain import RunInfo
+from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import EventStore
 
 DEFAULT_JUDGE = "rubric-rules"
 

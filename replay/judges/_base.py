@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 
 from pydantic import JsonValue, SerializerFunctionWrapHandler, model_serializer
 
-from p2w_runtime.domain.trajectory import Trajectory
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerConfig, ProducerError
 from p2w_rt.schemas import Evidence, Judgment
+from p2w_runtime.domain.trajectory import Trajectory
+from p2w_runtime.errors import UserError
 
 ConfigT = TypeVar("ConfigT", bound=ProducerConfig)
 

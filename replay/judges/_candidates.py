@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 from urllib.parse import unquote_plus
 
-from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
 from p2w_rt.replay.matching import find_value
+from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
 
 TEXT_ARGS: dict[str, slice] = {
     "type": slice(1, 2),

@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from p2w_rt.replay.derived import latest_by_key
+from p2w_rt.replay.judges._base import Judge, JudgeError
+from p2w_rt.replay.judges._records import read_judgments
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectory
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
-from p2w_rt.replay.derived import latest_by_key
-from p2w_rt.replay.judges._base import Judge, JudgeError
-from p2w_rt.replay.judges._records import read_judgments
 
 
 @dataclass(slots=True)

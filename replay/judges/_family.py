@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.derived import Family, Outcome, PassSettings, Tally, register
 from p2w_rt.replay.judges._base import Judge, UnknownJudge
 from p2w_rt.replay.judges._records import JUDGMENTS
 from p2w_rt.schemas import Judgment
+from p2w_runtime.errors import UserError
 
 
 class ReplayAborted(UserError):

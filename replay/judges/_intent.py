@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
 from p2w_rt.replay.judges._base import Scorecard
 from p2w_rt.replay.judges._choice import ChoiceCheck, check_choice
 from p2w_rt.replay.judges._goal import (
@@ -32,6 +31,7 @@ from p2w_rt.replay.judges._pages import PRESSING, RecordedPages, element
 from p2w_rt.replay.judges._targets import INTENT_POINTS, RubricTargets
 from p2w_rt.replay.matching import on_site
 from p2w_rt.schemas import FAILURE_END_REASONS, Evidence
+from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
 
 View = Literal["full", "actions", "outcome"]
 """What a judge may read: everything (rubric), actions and pages without reasoning, or only the end."""

@@ -12,15 +12,28 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from p2w_runtime.domain.trajectory import Trajectory
-from p2w_runtime.llm import LlmBadResponse
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges._base import CallEstimate, Judge, JudgeContext, Scorecard, llm_fields
-from p2w_rt.replay.judges._prompts import ACTION_WISE_SYSTEM, OUTCOME_SYSTEM, RUBRIC_SYSTEM, USER_TEMPLATE, template_hash
+from p2w_rt.replay.judges._prompts import (
+    ACTION_WISE_SYSTEM,
+    OUTCOME_SYSTEM,
+    RUBRIC_SYSTEM,
+    USER_TEMPLATE,
+    template_hash,
+)
 from p2w_rt.replay.judges._render import Rendered, render_actions, render_full, render_outcome
 from p2w_rt.replay.judges._sites import LlmSiteConfig, site_fields
-from p2w_rt.replay.judges._targets import INTENT_POINTS, PREF_POINTS, WEB_POINTS, RubricTargets, rubric_metrics, rubric_targets
+from p2w_rt.replay.judges._targets import (
+    INTENT_POINTS,
+    PREF_POINTS,
+    WEB_POINTS,
+    RubricTargets,
+    rubric_metrics,
+    rubric_targets,
+)
 from p2w_rt.schemas import Evidence
+from p2w_runtime.domain.trajectory import Trajectory
+from p2w_runtime.llm import LlmBadResponse
 
 COMPLETION_TOKENS_PER_CRITERION = 60
 """Rough size of one scored criterion in the answer, for ``--dry-run`` estimates."""

@@ -12,8 +12,8 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from p2w_runtime.domain.trajectory import Trajectory
 from p2w_rt.replay.judges._goal import Goal, is_goal_page
+from p2w_runtime.domain.trajectory import Trajectory
 
 PRESSING = frozenset({"click", "press", "type"})
 """Actions that can press or submit something (their first argument is an element id): only they attempt a goal,

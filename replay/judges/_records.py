@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_runtime.domain import JUDGMENTS_SUFFIX, run_of, under
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.derived import CacheKey, DerivedRecord, DerivedStream
 from p2w_rt.schemas import Judgment
+from p2w_runtime.domain import JUDGMENTS_SUFFIX, run_of, under
+from p2w_runtime.store import EventStore
 
 
 @dataclass(frozen=True, slots=True)

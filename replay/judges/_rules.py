@@ -9,7 +9,6 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 
-from p2w_runtime.domain.trajectory import Trajectory
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges._base import Judge, JudgeContext, Scorecard
 from p2w_rt.replay.judges._candidates import (
@@ -32,6 +31,7 @@ from p2w_rt.replay.judges._targets import (
 )
 from p2w_rt.replay.matching import TextSet, ValueMatch, mentions_site, on_site
 from p2w_rt.schemas import Evidence
+from p2w_runtime.domain.trajectory import Trajectory
 
 
 def _found(value_desc: str, c: Candidate, snippet: str, extra: str = "") -> Evidence:

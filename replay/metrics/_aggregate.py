@@ -6,9 +6,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.metrics._collect import GROUP_KEYS, EpisodeScore
 from p2w_rt.replay.metrics._figures import METRICS, episode_figures, json_figure
+from p2w_runtime.errors import UserError
 
 DEFAULT_BY = ("architecture", "model", "scheme")
 

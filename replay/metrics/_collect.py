@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from p2w_rt.replay.judges import current_judgments
 from p2w_runtime.domain import RunInfo, episodes_of
 from p2w_runtime.store import EventStore
-from p2w_rt.replay.judges import current_judgments
 
 
 @dataclass(frozen=True, slots=True)

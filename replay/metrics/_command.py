@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.domain import find_run
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.judges import JUDGES
 from p2w_rt.replay.metrics._aggregate import DEFAULT_BY, MetricRow, aggregate, check_by, levels_of
 from p2w_rt.replay.metrics._collect import EpisodeScore, collect_scores
 from p2w_rt.replay.metrics._plot import check_plot_path, plot_levels
+from p2w_runtime.domain import find_run
+from p2w_runtime.store import EventStore
 
 
 @dataclass(frozen=True, slots=True)

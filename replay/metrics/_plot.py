@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.metrics._aggregate import MetricRow
+from p2w_runtime.errors import UserError
 
 
 class PlotNotWritable(UserError):

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p2w_runtime.domain import RunInfo, find_run, run_banks
-from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
-from p2w_runtime.store import EventStore
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
 from p2w_rt.replay.retrieval_cf._plot import plot_recall
 from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
 from p2w_rt.schemas import RetrievalCounterfactual
+from p2w_runtime.domain import RunInfo, find_run, run_banks
+from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
+from p2w_runtime.store import EventStore
 
 
 @dataclass(frozen=True)

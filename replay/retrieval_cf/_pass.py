@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.derived import (
     CacheKey,
     DerivedRecord,
@@ -26,6 +24,8 @@ from p2w_rt.replay.derived import (
 )
 from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings, UnknownRetrieval
 from p2w_rt.schemas import RetrievalCounterfactual
+from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
+from p2w_runtime.errors import UserError
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.retrieval_cf._pass import CounterfactualSummary
+from p2w_runtime.errors import UserError
 
 KINDS = ("website", "preference", "location")
 

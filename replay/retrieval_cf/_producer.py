@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from p2w_runtime.data import DataError
-from p2w_runtime.domain.trajectory import RetrievedEntry, Trajectory
-from p2w_runtime.errors import UserError
-from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit
 from p2w_rt.replay.classify import HISTORY_RETRIEVAL_FAILURE, Target, history_use, targets
 from p2w_rt.replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerError
 from p2w_rt.replay.judges import SiteConfig, site_fields
 from p2w_rt.schemas import MemoryEntry, RetrievalCounterfactual, TargetRecall
+from p2w_runtime.data import DataError
+from p2w_runtime.domain.trajectory import RetrievedEntry, Trajectory
+from p2w_runtime.errors import UserError
+from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from p2w_runtime.errors import UserError
 from p2w_rt.replay.webarena._helpers import LOCATOR_HELPERS, URL_HELPERS, check_call
+from p2w_runtime.errors import UserError
 
 SITE_PLACEHOLDERS = ("__SHOPPING_ADMIN__", "__SHOPPING__", "__REDDIT__", "__GITLAB__", "__WIKIPEDIA__", "__MAP__")
 """WebArena's site placeholders (no one is a substring of another, so the order does not matter)."""

@@ -15,8 +15,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from p2w_runtime.domain.trajectory import FinalStateRecord, Trajectory
-from p2w_runtime.llm import LlmBadResponse
 from p2w_rt.replay.derived import PassSettings, StructuredLlm
 from p2w_rt.replay.judges import (
     CallEstimate,
@@ -42,6 +40,8 @@ from p2w_rt.replay.webarena._page import PageRenderer
 from p2w_rt.replay.webarena._prompts import FUZZY_SYSTEM, FUZZY_USER, UNACHIEVABLE_SYSTEM, UNACHIEVABLE_USER
 from p2w_rt.replay.webarena._settings import WebArenaSettings
 from p2w_rt.schemas import Evidence
+from p2w_runtime.domain.trajectory import FinalStateRecord, Trajectory
+from p2w_runtime.llm import LlmBadResponse
 
 
 class FuzzyVerdict(BaseModel):

@@ -28,8 +28,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
 
 from p2w_rt.cli import main
-from p2w_runtime.store import open_store, seal_streams
 from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunFinished, StoredEvent, uuid7
+from p2w_runtime.store import open_store, seal_streams
 
 ROOT = Path(__file__).resolve().parents[2]
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import GENESIS_HASH, blob_hash
 from p2w_runtime.store import EventStore, MemoryEventStore, memory, migrate_store, open_store, verify_store
 from p2w_runtime.store.contract import EventStoreContract
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale, run_started
-from p2w_rt.schemas import GENESIS_HASH, blob_hash
 
 
 class TestMemoryEventStore(EventStoreContract):

@@ -9,13 +9,13 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from p2w_rt.schemas import GENESIS_HASH, blob_hash
 from p2w_runtime.store import EventStore, IntegrityError, StoreError, connect_store
 from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
 from p2w_runtime.store.postgres import COPY_ROWS, WRITE_LOCK, PostgresEventStore, shown_url
 from p2w_runtime.testing.postgres import PostgresServer
-from p2w_rt.schemas import GENESIS_HASH, blob_hash
 
 
 class TestPostgresEventStore(SqlStoreHooks, EventStoreContract):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from p2w_rt.schemas import blob_hash
 from p2w_runtime.domain._summaries import SUMMARY_TYPES
 from p2w_runtime.store import EventStore, connect_store
 from p2w_runtime.store._core import TYPE_INDEXED, TYPE_INDEXED_SQL
@@ -16,7 +17,6 @@ from p2w_runtime.store._sql import _all_page
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import observation, page_text
 from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteEventStore
-from p2w_rt.schemas import blob_hash
 
 
 class TestSqliteEventStore(SqlStoreHooks, EventStoreContract):

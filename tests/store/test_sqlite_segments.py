@@ -11,10 +11,10 @@ import zstandard
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import connect_store, open_store, verify_store
 from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
 from p2w_runtime.store.contract.builders import collect, observation, rationale
-from p2w_rt.schemas import StoredEvent
 
 RUN = SEGMENT_MIN_EVENTS + 4
 

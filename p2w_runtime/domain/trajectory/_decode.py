@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import msgspec
 
+from p2w_rt.schemas import CURRENT_VERSIONS
 from p2w_runtime.domain.trajectory._envelope import StoredEnvelope
 from p2w_runtime.domain.trajectory._model import (
     ActionRecord,
@@ -20,7 +21,6 @@ from p2w_runtime.domain.trajectory._model import (
     RationaleRecord,
     RetrievalRecord,
 )
-from p2w_rt.schemas import CURRENT_VERSIONS
 
 FastRecord = ObservationRecord | RationaleRecord | ActionRecord | RetrievalRecord | LlmCallRecord
 

@@ -6,12 +6,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 import orjson
 
+from p2w_rt.schemas import StoredEvent
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory._model import EpisodeRecord, Trajectory
 from p2w_runtime.domain.trajectory._project import ProjectionError, _Fold
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import StoredEvent
 
 LOAD_CHUNK = 25
 """Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""

@@ -4,6 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from p2w_rt.schemas import (
+    Action,
+    AnyPayload,
+    EpisodeFinished,
+    EpisodeStarted,
+    Event,
+    FinalState,
+    HistoryQuery,
+    HistoryRetrieval,
+    LlmCall,
+    Observation,
+    PageCapture,
+    Rationale,
+    RetrievalHit,
+)
 from p2w_runtime.domain import run_of
 from p2w_runtime.domain.trajectory._decode import FastRecord, decode_record
 from p2w_runtime.domain.trajectory._envelope import Envelope, StoredEnvelope
@@ -24,21 +39,6 @@ from p2w_runtime.domain.trajectory._model import (
     Trajectory,
 )
 from p2w_runtime.store import StoreError, after_end_problem
-from p2w_rt.schemas import (
-    Action,
-    AnyPayload,
-    EpisodeFinished,
-    EpisodeStarted,
-    Event,
-    FinalState,
-    HistoryQuery,
-    HistoryRetrieval,
-    LlmCall,
-    Observation,
-    PageCapture,
-    Rationale,
-    RetrievalHit,
-)
 
 
 class ProjectionError(StoreError, ValueError):

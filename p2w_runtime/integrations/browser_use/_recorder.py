@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
+from p2w_rt.schemas import ParsedAction
 from p2w_runtime.agent import parse_generator
 from p2w_runtime.agent.prompts import generator_messages
 from p2w_runtime.recording import ROLE_HEADER, EpisodeRecorder, instrument
 from p2w_runtime.retrieval import HistoryRetriever
-from p2w_rt.schemas import ParsedAction
 
 if TYPE_CHECKING:
     from browser_use import Agent, ChatOpenAI, Tools

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import openai
 from playwright.async_api import Page, Playwright, async_playwright
 
+from p2w_rt.schemas import EndReason
 from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
 from p2w_runtime.browser import LAUNCH_ARGS, find_chromium, remove_profile
 from p2w_runtime.data import Task, load_tasks
@@ -38,7 +39,6 @@ from p2w_runtime.integrations.browser_use._recorder import (
 from p2w_runtime.recording import Recording, open_run
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
-from p2w_rt.schemas import EndReason
 
 AGENT = "browser-use"
 _T = TypeVar("_T")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from p2w_rt.schemas import blob_hash
 from p2w_runtime.store import EventStore
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import collect, observation, page_text
-from p2w_rt.schemas import blob_hash
 
 
 class BlobStoreContract(StoreFixture):

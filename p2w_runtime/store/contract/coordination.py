@@ -9,10 +9,10 @@ import time
 
 import pytest
 
+from p2w_rt.schemas import uuid7
 from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import run_started
-from p2w_rt.schemas import uuid7
 
 
 def _holder(owner: str, *, pid: int | None = None, host: str | None = None, at: float | None = None) -> ClaimHolder:

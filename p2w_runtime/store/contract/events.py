@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
+from p2w_rt.schemas import GENESIS_HASH, ChainedEvent, Observation, Rationale, StoredEvent, blob_hash, event_hash
 from p2w_runtime.store import EventLog, EventStore, IntegrityError, StreamHead
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
-from p2w_rt.schemas import GENESIS_HASH, ChainedEvent, Observation, Rationale, StoredEvent, blob_hash, event_hash
 
 LARGE_BATCH = 49
 """Blobs in one append in the large-batch test: enough for any backend to split the work across threads."""

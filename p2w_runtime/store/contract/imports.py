@@ -8,9 +8,6 @@ from typing import Any
 
 import pytest
 
-from p2w_runtime.store import EventStore, IntegrityError
-from p2w_runtime.store.contract._base import StoreFixture
-from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
 from p2w_rt.schemas import (
     CURRENT_VERSIONS,
     GENESIS_HASH,
@@ -21,6 +18,9 @@ from p2w_rt.schemas import (
     register_upcaster,
     unregister_upcaster,
 )
+from p2w_runtime.store import EventStore, IntegrityError
+from p2w_runtime.store.contract._base import StoreFixture
+from p2w_runtime.store.contract.builders import collect, observation, page_text, rationale
 
 
 class ImportContract(StoreFixture):

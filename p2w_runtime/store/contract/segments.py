@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from p2w_rt.schemas import GENESIS_HASH, ChainedEvent, NewEvent, StoredEvent
 from p2w_runtime.store import EventStore, IntegrityError, StreamHead, verify_store
 from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import collect, observation, rationale
-from p2w_rt.schemas import GENESIS_HASH, ChainedEvent, NewEvent, StoredEvent
 
 RUN = SEGMENT_MIN_EVENTS + 9
 """Events of one stream in one append: a row (a write's first event) and a segment of the rest."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from p2w_rt.schemas import uuid7
 from p2w_runtime.store import EventStore, Summary
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import run_started
-from p2w_rt.schemas import uuid7
 
 
 def _row(key: str, group: str = "g", ordinal: int = 0, body: str = "{}", kind: str = "k") -> Summary:

@@ -33,8 +33,8 @@ def p2w(*args: str) -> str:
 
 
 async def add_page() -> None:
-    from p2w_runtime.store import open_store
     from p2w_rt.schemas import NewEvent, Observation, blob_hash
+    from p2w_runtime.store import open_store
 
     page = "".join(f"[{i}] link 'item {i}' focused: False\n" for i in range(200)).encode()
     observation = Observation(step=1, url="http://127.0.0.1/page", title="page", ax_tree=blob_hash(page))
