@@ -11,6 +11,7 @@ from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
+from p2w_cli.render.words import counted
 
 
 @click.command("fork")
@@ -102,7 +103,8 @@ def fork_cmd(
     summary = run(_fork())
     o = summary.outcome
     if (say := piped_lines()) is not None:  # the one episode has ended: its line, like record's
-        say(f"{task_id}: {o.end_reason}, {o.steps} steps, {o.tokens} tokens spent ({summary.served_tokens} served)")
+        spent = f"{o.tokens} tokens spent ({summary.served_tokens} served)"
+        say(f"{task_id}: {o.end_reason}, {counted(o.steps, 'step')}, {spent}")
     if as_json:
         echo_json(
             {
@@ -124,7 +126,7 @@ def fork_cmd(
             safe(
                 f"forked {summary.source_stream} at step {summary.at_step} into {summary.label} ({summary.run_id}), "
                 f"restored by {summary.restore}: "
-                f"{o.end_reason} after {o.steps} steps, {o.tokens} tokens spent "
+                f"{o.end_reason} after {counted(o.steps, 'step')}, {o.tokens} tokens spent "
                 f"({summary.served_tokens} more served from the recording for steps before {summary.at_step})"
                 + (f"; {o.detail}" if o.detail else "")
                 + f" ({waited():.2f} s)"

@@ -87,7 +87,7 @@ def import_trajectories_cmd(
 
     def written(task_id: str, finished: NewEvent) -> None:
         if say is not None and isinstance(p := finished.payload, EpisodeFinished):
-            say(f"{task_id}: {p.end_reason}, {p.steps} steps")
+            say(f"{task_id}: {p.end_reason}, {counted(p.steps, 'step')}")
 
     async def _import() -> Any:
         async with open_db(ctx, create=True) as store:

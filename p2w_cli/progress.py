@@ -14,6 +14,7 @@ import click
 
 from p2w_cli._common import console, echo_json, open_db, run
 from p2w_cli.render.terminal import cell, safe
+from p2w_cli.render.words import counted
 from p2w_runtime.errors import clip
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class EpisodeLines:
             elapsed = time.monotonic() - self._started
             line = (
                 f"[{self._before + self._told}/{state.total}] {outcome.task_id}: {outcome.end_reason}, "
-                f"{outcome.steps} steps, {outcome.tokens} tokens, {elapsed:.1f} s elapsed"
+                f"{counted(outcome.steps, 'step')}, {outcome.tokens} tokens, {elapsed:.1f} s elapsed"
             )
             if outcome.end_reason == "error" and outcome.detail:
                 line += f" ({clip(outcome.detail)})"

@@ -42,7 +42,7 @@ def gist(record: EpisodeRecord) -> str:
     match record:
         case FinishedRecord():
             answer = f" answer: {_clip(record.answer, 100)}" if record.answer else ""
-            return f"{record.end_reason} after {record.steps} steps{answer}"
+            return f"{record.end_reason} after {record.steps} step{'' if record.steps == 1 else 's'}{answer}"
         case ObservationRecord():
             return _clip(f"{record.url} {record.title}")
         case HistoryAccess():

@@ -374,7 +374,7 @@ def test_cli_imports_a_browser_use_result_folder_as_written(tmp_path: Path) -> N
     ]
     assert result.stderr.splitlines() == [  # stderr is no terminal here: a line per written episode, no bar
         "[1] Lena_Fischer_B1: no_answer, 3 steps",
-        "[2] Priya_Raman_C1: answered, 1 steps",
+        "[2] Priya_Raman_C1: answered, 1 step",
         "[3] Tomas_Reyes_B1: answered, 4 steps",
         "[4] Marcus_Okafor_A1: error, 0 steps",
         f"superseded: {folder / 'Priya_Raman_C1.error.json'} (the task also has a trajectory)",

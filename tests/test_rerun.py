@@ -112,7 +112,7 @@ def test_code_that_ends_sooner_mismatches_as_ends_earlier(db: Path, monkeypatch:
     mismatch = report["episodes"][0]["mismatch"]
     assert (mismatch["kind"], mismatch["step"]) == ("ends earlier", 1)
     assert mismatch["recorded"].startswith("answered after 11 steps")
-    assert mismatch["reexecuted"] == "repeated_action after 1 steps"
+    assert mismatch["reexecuted"] == "repeated_action after 1 step"
 
 
 def test_recorded_retrieval_reruns_identically(db: Path) -> None:

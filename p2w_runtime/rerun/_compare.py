@@ -50,7 +50,7 @@ def decision(record: EpisodeRecord) -> Decision | None:
         shown = f"{record.raw} ({record.status}{': ' + record.error if record.error else ''})"
         return Decision("action", record.step, (record.raw, parsed, record.status, record.error), shown)
     if isinstance(record, FinishedRecord):
-        shown = f"{record.end_reason} after {record.steps} steps" + (
+        shown = f"{record.end_reason} after {record.steps} step{'' if record.steps == 1 else 's'}" + (
             f", answer {record.answer!r}" if record.answer is not None else ""
         )
         return Decision("end", record.steps, (record.end_reason, record.answer, record.steps), shown)
