@@ -114,6 +114,18 @@ class RunLabel(click.ParamType[str, Any]):
 RUN_LABEL = RunLabel()
 
 
+def exec_timeout_option(help_text: str) -> Callable[[FC], FC]:
+    """``--timeout`` for a command that runs an outside agent (``--exec``): seconds before it is killed."""
+    return click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(min=0, min_open=True),
+        default=600.0,
+        show_default=True,
+        help=help_text,
+    )
+
+
 def db_path(ctx: click.Context) -> Path | str:
     """The ``--db`` the group's callback resolved; every command runs under that group."""
     app = ctx.find_object(AppContext)

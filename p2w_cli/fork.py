@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
+from p2w_cli._common import RUN_LABEL, echo_json, exec_timeout_option, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
@@ -40,14 +40,7 @@ from p2w_cli.render.words import counted
     help="Fork a run another agent recorded: CMD (that agent, through the shell), its model calls before step K "
     "served from the recording, later ones by the live model; it writes the new run (docs/design/replay.md).",
 )
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=600.0,
-    show_default=True,
-    help="With --exec: seconds the agent may take before it is killed.",
-)
+@exec_timeout_option("With --exec: seconds the agent may take before it is killed.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def fork_cmd(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
+from p2w_cli._common import RUN_LABEL, echo_json, exec_timeout_option, open_db, run, waited
 from p2w_cli._dataset_options import history_option, other_dataset_option
 from p2w_cli.progress import bar_or_lines
 from p2w_cli.render.terminal import safe
@@ -39,13 +39,8 @@ if TYPE_CHECKING:
     help="Re-execute the agent that recorded RUN: CMD (through the shell) once per episode, its model calls and "
     "history retrievals served from the recording (docs/design/replay.md).",
 )
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=600.0,
-    show_default=True,
-    help="With --exec: seconds an agent may take per episode before it is killed (the episode then differs).",
+@exec_timeout_option(
+    "With --exec: seconds an agent may take per episode before it is killed (the episode then differs)."
 )
 @click.option(
     "--restore",
