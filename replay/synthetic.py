@@ -21,6 +21,7 @@ from p2w_rt.schemas import (
     GroundTruth,
     HistoryQuery,
     HistoryRetrieval,
+    LlmCall,
     MemoryEntry,
     NewEvent,
     Observation,
@@ -135,6 +136,9 @@ class EpisodeBuilder:
 
     def memory_answer(self, cause_id: str | None, text: str, *, step: int | None = None) -> str:
         return self._add(Rationale(step=step, source="generator", text=text), cause_id)
+
+    def llm_call(self, call: LlmCall) -> str:
+        return self._add(call)
 
     def planner(self, step: int, text: str) -> str:
         return self._add(Rationale(step=step, source="planner", text=text))

@@ -18,6 +18,7 @@ from typing import Any
 
 import opentelemetry.semconv._incubating.attributes.gen_ai_attributes as gen_ai
 import pytest
+from classify_builders import add_run
 from click.testing import CliRunner, Result
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
@@ -26,7 +27,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import current_judgments
 from p2w_rt.replay.otel import error_type, nanos
-from p2w_rt.schemas import HistoryQuery, LlmCall, NewEvent
+from p2w_rt.replay.synthetic import EpisodeBuilder
+from p2w_rt.schemas import HistoryQuery, LlmCall
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.domain.trajectory import load_trajectories
@@ -268,19 +270,31 @@ def test_bad_requests_are_refused_and_write_nothing(db: Path, tmp_path: Path) ->
 def test_secrets_stay_redacted(tmp_path: Path) -> None:
     """A call whose prompt and error carried credentials is exported as the log holds it: redacted at append."""
     db = tmp_path / "runs.db"
-    ok(db, "import", str(example_run_bundles()[0]))
+    b = EpisodeBuilder("secret", "Lena_Fischer_A1", query="q", scheme=None, start_url="http://search.p2w.test/")
+    b.observation(1, "http://search.p2w.test/")
+    b.llm_call(
+        LlmCall(
+            role="planner",
+            model="m",
+            step=1,
+            latency_s=0.1,
+            fingerprint="f",
+            ordinal=0,
+            messages=[{"role": "user", "content": "use Authorization: Bearer sk-live-0123456789"}],
+            response="see https://carol:hunter2-pass@host.test/x",
+            error=None,
+        )  # fmt: skip
+    )
+    b.action(1, "stop", "done")
+    b.finish("answered", "done", steps=1)
 
-    async def add_call() -> None:
+    async def add() -> None:
         async with open_store(db) as store:
-            ref = (await episodes_of(store, (await find_run(store, "earlier")).run_id))[0]
-            call = LlmCall(role="planner", model="m", step=1, latency_s=0.1, fingerprint="f", ordinal=0,
-                           messages=[{"role": "user", "content": "use Authorization: Bearer sk-live-0123456789"}],
-                           response="see https://carol:hunter2-pass@host.test/x", error=None)  # fmt: skip
-            await store.append([NewEvent(stream=ref.stream, payload=call)])
+            await add_run(store, "secret", [b], run_id="secret")
 
-    asyncio.run(add_call())
+    asyncio.run(add())
     out = tmp_path / "t.jsonl"
-    ok(db, "export", "earlier", "--format", "otel", "-o", str(out))
+    ok(db, "export", "secret", "--format", "otel", "-o", str(out))
     text = out.read_text()
     assert "sk-live-0123456789" not in text and "hunter2-pass" not in text
     assert "Authorization: ***" in text and "https://***@host.test/x" in text

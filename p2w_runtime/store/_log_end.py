@@ -57,19 +57,26 @@ class Heads(Generic[S]):
     ) -> None:
         self._read_head = read_head
         self._heads = dict(known)
+        self._ended: dict[str, tuple[str, int]] = {}
 
     async def get(self, session: S, stream: str) -> tuple[int, str]:
-        """The head to continue from; ``StreamEnded`` when the stream's stored last event ends it. A head kept from
-        this writer's own commit is not checked: its own episode writer never appends after an end."""
         if stream not in self._heads:
             head = await self._read_head(session, stream)
-            if head is not None and head.last_type in STREAM_END_TYPES:
-                raise StreamEnded(
-                    f"stream {stream!r} ended with {head.last_type} (seq {head.last_seq}): nothing may be appended "
-                    "after the end of an episode"
-                )
             self._heads[stream] = (head.last_seq, head.last_hash) if head else (0, GENESIS_HASH)
+            if head is not None and head.last_type in STREAM_END_TYPES:
+                self._ended[stream] = (head.last_type, head.last_seq)
         return self._heads[stream]
+
+    def refuse_ended(self, streams: Iterable[str]) -> None:
+        """``StreamEnded`` when a stream read here ends with ``episode.finished``: new events may not follow it. A
+        head kept from this writer's own commit is not checked (its episode writer never appends after an end);
+        an import (``append_stored``) does not ask, since re-importing a finished episode adds nothing to it."""
+        for stream in streams:
+            if (end := self._ended.get(stream)) is not None:
+                raise StreamEnded(
+                    f"stream {stream!r} ended with {end[0]} (seq {end[1]}): nothing may be appended after the end "
+                    "of an episode"
+                )
 
     async def load(self, session: S, streams: Iterable[str]) -> None:
         """Read the heads of ``streams`` now, so that sealing can run without awaiting (``known``)."""

@@ -89,6 +89,7 @@ class SqlAppending(SqlStoreBase):
             sealed.clear()  # an optimistic attempt that collided sealed some already
             await self._check_blobs_present(session, referenced, set(blobs))
             await heads.load(session, streams)
+            heads.refuse_ended(streams)
             await self._hold_labels(session, labels)
             if not runs:
                 return len(events), _sealed_rows(events, position, heads, sealed), []
