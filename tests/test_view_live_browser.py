@@ -70,14 +70,15 @@ _ROWS = """() => {
 
 async def _while_in_flight(page: Page, *, within_s: float) -> tuple[int, int, int]:
     """(in-flight episodes, usage rows "in flight", usage rows "other attempts") read at once from one state of the
-    page in which an episode is in flight (a reload between two reads could show the next state)."""
+    page in which an episode is in flight and has spent tokens (a reload between two reads could show the next
+    state)."""
     deadline = time.monotonic() + within_s
     while True:
         try:
             flying, usage, other = await page.evaluate(_ROWS)
         except PlaywrightError:  # the page reloaded while it was read
             flying, usage, other = 0, 0, 0
-        if flying or time.monotonic() > deadline:
+        if (flying and usage) or time.monotonic() > deadline:  # an episode that made no call yet has no tokens
             return flying, usage, other
         await asyncio.sleep(0.25)
 

@@ -7,6 +7,7 @@ but the recorded page is refused).
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +120,14 @@ CONFIGS = [
 
 
 @pytest.fixture
-def judge(tmp_path: Path) -> WebArenaJudge:
+async def judge(tmp_path: Path) -> AsyncIterator[WebArenaJudge]:
+    """The judge, closed after the test: its page renderer's Chromium ends with it (left open, it lived on until the
+    suite ended and left its folders in the temp dir)."""
     path = tmp_path / "configs.json"
     path.write_text(json.dumps(CONFIGS))
-    return WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path), site_urls={"gitlab": GITLAB}),)))
+    judge = WebArenaJudge(PassSettings(plugins=(WebArenaSettings(configs=str(path), site_urls={"gitlab": GITLAB}),)))
+    yield judge
+    await judge.aclose()
 
 
 async def judged(

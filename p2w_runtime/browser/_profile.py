@@ -11,8 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from pathlib import Path
 
+_TRIES, _RETRY_S = 20, 0.1
+"""How long a profile that reappears while it is removed is tried again (seconds: ``_TRIES * _RETRY_S``)."""
 _SINGLETON_FILES = frozenset({"SingletonSocket", "SingletonCookie"})
 """What Chromium keeps in its socket folder: a folder holding anything else is not removed."""
 
@@ -24,4 +27,8 @@ def remove_profile(profile: str | Path) -> None:
         socket_folder = (profile / os.readlink(profile / "SingletonSocket")).parent
         if {entry.name for entry in socket_folder.iterdir()} <= _SINGLETON_FILES:
             shutil.rmtree(socket_folder)
-    shutil.rmtree(profile, ignore_errors=True)
+    for _ in range(_TRIES):  # a helper process of a browser that just exited may still write a file into it
+        shutil.rmtree(profile, ignore_errors=True)
+        if not profile.exists():
+            return
+        time.sleep(_RETRY_S)
