@@ -71,8 +71,15 @@ def test_demo_judges_classifies_diffs_and_writes_a_report(tmp_path: Path) -> Non
     assert flip("Marcus_Okafor_C1") == "gained", "the later run fixed the wrong item (Intent 0 -> 10)"
     assert flip("Lena_Fischer_A1") == "gained", "the later run did not stop on the results page"
     assert flip("Tomas_Reyes_A1") == "gained" and flip("Priya_Raman_B1") == "lost", "bot walls"
-    assert re.search(r"│ earlier │ .* │  0\.708 │ 0\.583 │  24/24 │", result.output), "Intent and SR of E.3"
-    assert re.search(r"│ later   │ .* │  0\.875 │ 0\.833 │  24/24 │", result.output)
+    assert re.search(r"│ earlier │ .* │  0\.750 │ 0\.625 │  24/24 │", result.output), "Intent and SR of E.3"
+    assert re.search(r"│ later   │ .* │  0\.896 │ 0\.875 │  24/24 │", result.output)
+    by_level = re.findall(r"│ (earlier|later) +│ .* │ ([12]) +│ (\d\.\d+) │", result.output)
+    assert by_level == [
+        ("earlier", "1", "0.667"),
+        ("earlier", "2", "0.583"),
+        ("later", "1", "0.917"),
+        ("later", "2", "0.833"),
+    ], "the most ambiguous level fails more often: the levels differ"
     divergences = result.output.split("take the same actions")[1]
     assert "…" not in divergences, "long actions fold, so two different actions never read the same"
     assert "ime=19:00&party=4]" in divergences, "the end of Priya_Raman_B1's goto URL is shown"
@@ -110,12 +117,12 @@ def test_the_demo_report_holds_every_view_as_a_markdown_pipe_table_with_cells_wh
     assert [t[0][0] for t in tables] == ["run", "run", "error", "", "task", "task", "task"], "metrics, errors, diff"
     errors = tables[2]
     assert errors[0][1] == "earlier<br>p2w-rt / scripted-gpt / on-demand (n=24)", "a two-line header on one line"
-    assert ["blocked", "2", "2"] in errors
+    assert ["blocked", "2", "1"] in errors
     divergences = {row[0]: row for row in tables[6][1:]}
     url = "goto [http://tablefor.p2w.test/reserve?restaurant=tf-a01&date=2026-12-05&time=19:00&party=4]"
     assert divergences["Priya_Raman_B1"][3] == url, "a long action URL is one whole cell"
     assert divergences["Lena_Fischer_A1"][2].endswith("Gluten-Free Brown Rice Penne]")
-    assert "success flips: 8 gained, 2 lost" in report, "lines between the tables are paragraphs"
+    assert "success flips: 7 gained, 1 lost" in report, "lines between the tables are paragraphs"
 
 
 FINAL_PAGES = {"threads": "/cart", "basket": "/cart", "tablefor": "/reserve", "stagepass": "/checkout"}
@@ -135,7 +142,8 @@ def test_the_example_runs_do_the_tasks_except_where_they_slipped(tmp_path: Path)
     for label, episodes in asyncio.run(ends()).items():
         assert len(episodes) == 24, label
         for task, end in episodes.items():
-            query_set, slip = task[:-1], EXAMPLE_RUN_SLIPS[label].get(task[:-1])
+            slips, query_set = EXAMPLE_RUN_SLIPS[label], task[:-1]
+            slip = slips.get(task, slips.get(query_set))
             final = urlsplit(end["final_url"])
             site = checks[query_set]["website"].split(".")[0]
             if slip == "blocked":

@@ -228,3 +228,12 @@ def test_the_script_reads_ids_and_values_off_the_page_it_is_shown() -> None:
     assert "click [604]" in planner_reply({}, *chosen)
     blocked = planner_reply({"Lena_Fischer_C": "blocked"}, *chosen)
     assert "goto [http://threads.p2w.test/cart/add?product_id=thr-x2&size=S&qty=1]" in blocked
+
+
+def test_a_slip_keyed_by_task_id_applies_to_that_task_only() -> None:
+    """``Lena_Fischer_C3`` (level 0) slips when keyed by its own id, not when another level's id is the key."""
+    results = ("http://threads.p2w.test/search?q=waterproof+rain+jacket&size=S", "Search results | Threads", RESULTS)
+    assert "click [503]" in planner_reply({"Lena_Fischer_C3": "wrong_item"}, *results), "its own id"
+    assert "click [502]" in planner_reply({"Lena_Fischer_C1": "wrong_item"}, *results), "the level-2 task's id"
+    own = planner_reply({"Lena_Fischer_C": "wrong_item", "Lena_Fischer_C3": "stops_early"}, *results)
+    assert "stop [The best match" in own, "a task's own slip overrides its query set's"

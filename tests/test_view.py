@@ -75,7 +75,7 @@ def test_every_page_of_the_demo_is_served_under_a_strict_csp(demo_url: str) -> N
     assert 'sandbox=""' in episode and "/dom/" in episode and "HAR:" in episode
     status, _, body = fetch(demo_url + "compare?a=earlier&b=later")
     compare = _text(body)
-    assert status == 200 and "8 gained" in compare and "2 lost" in compare and 'class="flip gained"' in compare
+    assert status == 200 and "7 gained" in compare and "1 lost" in compare and 'class="flip gained"' in compare
     status, _, body = fetch(demo_url + "compare?a=earlier&b=later&judge=rubric-llm")
     assert status == 409 and "has no rubric-llm judgments for" in _text(body), "an LLM judge is never paid for here"
     for name in ("levels", "errors"):
@@ -170,7 +170,7 @@ def test_compare_reads_a_second_database_only_when_given_with(demo: tuple[Path, 
     shutil.copy(demo[0], other)
     with serving(demo[0], "--with", str(other), cwd=tmp_path) as url:
         status, _, body = fetch(url + f"compare?a=earlier&b={quote(str(other))}:later")
-        assert status == 200 and "8 gained" in _text(body) and f"{other}:later" in _text(body)
+        assert status == 200 and "7 gained" in _text(body) and f"{other}:later" in _text(body)
     with serving(demo[0], cwd=tmp_path) as url:
         status, _, body = fetch(url + f"compare?a=earlier&b={quote(str(other))}:later")
         assert status == 403 and f"{other}: not a database this viewer was started with" in _text(body)
@@ -213,7 +213,7 @@ def test_the_static_export_is_self_contained(demo: tuple[Path, str], tmp_path: P
     assert "wrote 52 pages" in result.stdout, "index, two runs, 48 episodes, earlier → later compared"
     (link,) = re.findall(r'href="(compare-earlier-[^"]*\.html)"', (out / "index.html").read_text())
     compare = (out / link).read_text()
-    assert "8 gained" in compare and 'class="flip gained"' in compare
+    assert "7 gained" in compare and 'class="flip gained"' in compare
     missing = []
     for page in out.glob("*.html"):
         for ref in re.findall(r'(?:href|src)="([^"#?]+)"', page.read_text()):

@@ -112,7 +112,7 @@ async def test_compare_shows_the_demos_flips_and_the_two_trajectories_side_by_si
     await page.goto(demo_url)
     await page.click("button:text('compare')")
     await page.wait_for_url("**/compare?**")
-    assert await page.text_content("#gained") == "8 gained" and await page.text_content("#lost") == "2 lost"
+    assert await page.text_content("#gained") == "7 gained" and await page.text_content("#lost") == "1 lost"
     row = page.locator("tr.task-row:has-text('Tomas_Reyes_B1')")
     assert await row.locator(".flip.gained").count() == 1
     side = page.locator("details.sbs[open]:has-text('Tomas_Reyes_B1') table.side")

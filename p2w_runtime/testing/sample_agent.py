@@ -7,7 +7,7 @@ and stops there. ``slips`` make it err on chosen query sets, so two runs can dif
 ``drop_preference`` leaves the last filter out of the search, ``wrong_site`` shops on another demo site,
 ``no_history`` never asks the history, ``wrong_item`` opens the result listed after the right one,
 ``stops_early`` answers from the results page, ``blocked`` opens the final page by a typed URL and meets the
-site's bot wall.
+site's bot wall. A slip keyed by a task id (``Lena_Fischer_A1``, level 2) applies to that task only.
 """
 
 from __future__ import annotations
@@ -32,12 +32,13 @@ EXAMPLE_RUN_SLIPS: dict[str, dict[str, Slip]] = {
         "Marcus_Okafor_A": "wrong_site",
         "Tomas_Reyes_B": "no_history",
         "Marcus_Okafor_C": "wrong_item",
-        "Lena_Fischer_A": "stops_early",
+        "Lena_Fischer_A1": "stops_early",
         "Tomas_Reyes_A": "blocked",
     },
-    "later": {"Marcus_Okafor_A": "wrong_site", "Priya_Raman_B": "blocked"},
+    "later": {"Marcus_Okafor_A": "wrong_site", "Priya_Raman_B1": "blocked"},
 }
-"""The slips of each bundled example run, by query set: what ``scripts/make_example_runs.py`` records them with."""
+"""The slips of each bundled example run, by query set (both levels) or task id (that level only, so the most
+ambiguous level fails more often, as in the paper): what ``scripts/make_example_runs.py`` records them with."""
 
 _TASK = re.compile(r"^TASK: (.+)$", re.M)
 _ASKED = re.compile(r"^- Q: (.+)$", re.M)
@@ -55,6 +56,7 @@ class SampleAgentScript:
         self.slips = dict(slips or {})
         self._by_intent = {t.intent.strip(): t for t in tasks}
         self._level0 = {t.query_set: t.intent for t in tasks if t.level == 0}
+        self._task_ids = {(t.query_set, t.level): t.task_id for t in tasks}
         self._answers = {c["website_query"]: f"The user usually uses {c['website']}." for c in checks.values()}
         for check in checks.values():
             for pref in check["preferences"]:
@@ -91,6 +93,10 @@ class SampleAgentScript:
             raise KeyError(f"sample script: unknown task text {text[:80]!r}")
         return task.query_set, task.level
 
+    def _slip(self, query_set: str, level: int) -> Slip | None:
+        """The slip of this task: one keyed by its task id (this level only), else by its query set."""
+        return self.slips.get(self._task_ids[query_set, level], self.slips.get(query_set))
+
     def _questions(self, query_set: str) -> list[str]:
         check = self.checks[query_set]
         location = [LOCATION_QUESTION] if query_set in self._cities else []
@@ -98,7 +104,7 @@ class SampleAgentScript:
 
     def _plan(self, system: str, user: str) -> str:
         query_set, level = self._task(user)
-        slip = self.slips.get(query_set)
+        slip = self._slip(query_set, level)
         asked = _ASKED.findall(user)
         if "History access is enabled" in system and level > 0 and slip != "no_history":
             pending = [q for q in self._questions(query_set) if q not in asked]
@@ -164,7 +170,7 @@ class SampleAgentScript:
 
     def _pre_execution(self, user: str) -> str:
         query_set, level = self._task(user)
-        if level == 0 or self.slips.get(query_set) == "no_history":
+        if level == 0 or self._slip(query_set, level) == "no_history":
             return "Queries: none"
         return "Queries:\n" + "\n".join(f"- {q}" for q in self._questions(query_set)[:5])
 
