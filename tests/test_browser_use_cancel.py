@@ -9,6 +9,7 @@ stopped by Ctrl-C mid-episode leaves nothing in its temp dir.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -53,6 +54,28 @@ def test_cancelling_the_recording_task_still_cancels_it() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         assert task.cancelled()
+
+    asyncio.run(main())
+
+
+def test_a_cancellation_the_framework_swallowed_is_raised_when_its_work_returns() -> None:
+    """Ctrl-C while Browser-Use awaited something that caught the ``CancelledError`` and went on: the recording still
+    stops once the work returns, instead of finishing the episode and exiting 0."""
+
+    async def main() -> None:
+        started = asyncio.Event()
+
+        async def swallowing() -> str:
+            started.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(3600)
+            return "answered anyway"
+
+        task = asyncio.create_task(not_cancelled_inside(swallowing()))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
 
     asyncio.run(main())
 

@@ -10,7 +10,7 @@ from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable
 from p2w_runtime.browser._har import scrub_har
-from p2w_runtime.browser._profile import remove_profile
+from p2w_runtime.browser._profile import close_profile, running_with
 from p2w_runtime.browser._session import BrowserSession, capture_pages
 from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationData
 
@@ -26,7 +26,8 @@ __all__ = [
     "ObservationData",
     "answer_links",
     "capture_pages",
+    "close_profile",
     "find_chromium",
-    "remove_profile",
+    "running_with",
     "scrub_har",
 ]

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 import tempfile
 from pathlib import Path
 from typing import Self
 
 from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
-from p2w_runtime.browser import LAUNCH_ARGS, remove_profile
+from p2w_runtime.browser import LAUNCH_ARGS, close_profile
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_process import dies_with_p2w
 
@@ -73,7 +71,6 @@ class AgentChromium:
                 *dies_with_p2w(launch),
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL,
-                start_new_session=True,  # its helper processes in a group of their own, waited for at the end
             )
             port = await self._debugging_port()
             self.cdp_url = f"http://127.0.0.1:{port}"
@@ -136,8 +133,8 @@ class AgentChromium:
     async def _stop(self) -> None:
         """Chromium asked to close over CDP, as it closes by itself: terminated, it left its socket folder in the temp
         dir and its network process still writing into the profile being removed. Terminated, then killed, only when
-        it does not exit; its helper processes waited for (or killed) before the profile is removed, however this
-        ends (an interrupted stop included)."""
+        it does not exit; its helpers waited for (or killed) before the profile is removed, however this ends (an
+        interrupted stop included)."""
         process = self._process
         try:
             closing = False
@@ -154,9 +151,7 @@ class AgentChromium:
                     process.kill()
                     await process.wait()
         finally:
-            if process is not None:
-                await _group_ended(process.pid)
-            remove_profile(self._profile)
+            await close_profile(self._profile)
 
 
 async def _exited(process: asyncio.subprocess.Process, timeout_s: float) -> bool:
@@ -165,30 +160,3 @@ async def _exited(process: asyncio.subprocess.Process, timeout_s: float) -> bool
     except TimeoutError:
         return False
     return True
-
-
-async def _group_ended(group: int) -> None:
-    """Wait until no process of Chromium's group is left running: its renderer, GPU and network helpers outlive the
-    browser process for a moment and write into the profile (under load, for seconds). Killed after ``_STOP_S``;
-    given up on after twice that."""
-    loop = asyncio.get_running_loop()
-    killed, deadline = False, loop.time() + _STOP_S
-    while _running_in_group(group):
-        if loop.time() > deadline:
-            if killed:
-                return
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(group, signal.SIGKILL)
-            killed, deadline = True, loop.time() + _STOP_S
-        await asyncio.sleep(0.05)
-
-
-def _running_in_group(group: int) -> bool:
-    """Whether a process of ``group`` is alive, read from ``/proc``: an orphaned helper that exited stays a zombie
-    where the machine's init does not reap (a container's), and a zombie writes nothing. False without ``/proc``."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            state, _, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
-            if int(pgrp) == group and state != "Z":
-                return True
-    return False

@@ -24,7 +24,7 @@ from playwright.async_api import Page, Playwright, async_playwright
 
 from p2w_rt.schemas import EndReason
 from p2w_runtime.agent import EpisodeOutcome, RecordRequest, RecordSummary, RunProgress, SiteHosting, select_tasks
-from p2w_runtime.browser import LAUNCH_ARGS, find_chromium, remove_profile
+from p2w_runtime.browser import LAUNCH_ARGS, close_profile, find_chromium
 from p2w_runtime.data import Task, load_tasks
 from p2w_runtime.domain import carry_dataset, find_run
 from p2w_runtime.errors import UserError
@@ -170,7 +170,7 @@ async def browser_use_session(chromium: str, chromium_args: list[str]) -> AsyncI
         finally:
             with contextlib.suppress(Exception):
                 await session.kill()
-            remove_profile(Path(folder) / "profile")
+            await close_profile(Path(folder) / "profile")
 
 
 def remove_agent_files(agent: Any) -> None:
@@ -255,15 +255,20 @@ async def not_cancelled_inside(work: Awaitable[_T]) -> _T:
 
     A cancellation is a ``BaseException``: left as it is, Browser-Use's own (seen once under load, its browser start
     interrupted while another episode ran) ended the episode as ``aborted`` and stopped the whole run. Only this
-    task's cancellation (Ctrl-C, the run stopping: ``Task.cancelling()``) stays one.
+    task's cancellation (Ctrl-C, the run stopping: ``Task.cancelling()``) stays one, and is raised when the work
+    returns if Browser-Use caught it and went on (a recording stopped by Ctrl-C under load finished its episode and
+    exited 0).
     """
+    task = asyncio.current_task()
     try:
-        return await work
+        done = await work
     except asyncio.CancelledError as cancelled:
-        task = asyncio.current_task()
         if task is None or task.cancelling():
             raise
         raise CancelledInside(f"browser-use cancelled its own work: {cancelled or 'CancelledError'}") from cancelled
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError("cancelled while browser-use worked, which went on")  # a Ctrl-C it swallowed
+    return done
 
 
 _HISTORY_NOTE = (
