@@ -256,8 +256,8 @@ async def not_cancelled_inside(work: Awaitable[_T]) -> _T:
     A cancellation is a ``BaseException``: left as it is, Browser-Use's own (seen once under load, its browser start
     interrupted while another episode ran) ended the episode as ``aborted`` and stopped the whole run. Only this
     task's cancellation (Ctrl-C, the run stopping: ``Task.cancelling()``) stays one, and is raised when the work
-    returns if Browser-Use caught it and went on (a recording stopped by Ctrl-C under load finished its episode and
-    exited 0).
+    returns if Browser-Use caught it and went on (its bus catches ``CancelledError`` in places), so a Ctrl-C is
+    never lost.
     """
     task = asyncio.current_task()
     try:
@@ -267,7 +267,7 @@ async def not_cancelled_inside(work: Awaitable[_T]) -> _T:
             raise
         raise CancelledInside(f"browser-use cancelled its own work: {cancelled or 'CancelledError'}") from cancelled
     if task is not None and task.cancelling():
-        raise asyncio.CancelledError("cancelled while browser-use worked, which went on")  # a Ctrl-C it swallowed
+        raise asyncio.CancelledError("cancelled while browser-use worked, which went on")  # a Ctrl-C it caught
     return done
 
 
