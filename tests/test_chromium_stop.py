@@ -19,6 +19,8 @@ from p2w_runtime.browser import find_chromium, running_with
 from p2w_runtime.exec import ObservedChromium
 from p2w_runtime.integrations.browser_use import browser_use_session
 
+pytestmark = pytest.mark.slow  # real Chromium
+
 
 @pytest.mark.parametrize("ending", ["cancelled", "returned"])
 async def test_the_agent_chromium_leaves_no_process_and_no_profile(
@@ -48,6 +50,21 @@ async def test_the_agent_chromium_leaves_no_process_and_no_profile(
                 await task
         else:
             await task
+    assert_nothing_left(tmp_path)
+
+
+def stop_a_renderer(profile_text: str) -> None:
+    """SIGSTOP one renderer of the Chromium running with ``profile_text`` in its command line."""
+    renderers = running_with("--type=renderer")
+    helpers = running_with(profile_text)
+    assert helpers, "the browser and its helpers run with the profile"
+    lagging = next(pid for pid in helpers if pid in renderers)
+    os.kill(lagging, signal.SIGSTOP)
+
+
+def assert_nothing_left(tmp_path: Path) -> None:
+    """No process of the Chromium whose profile was in ``tmp_path`` still runs (the lagging renderer included),
+    and ``tmp_path`` is empty: its profile and Chromium's socket folder removed."""
     left = running_with(str(tmp_path))
     for pid in left:  # a failed check leaves nothing running either
         os.kill(pid, signal.SIGKILL)
@@ -55,17 +72,6 @@ async def test_the_agent_chromium_leaves_no_process_and_no_profile(
     assert list(tmp_path.iterdir()) == [], "its profile removed, nothing else left"
 
 
-def stop_a_renderer(profile_text: str) -> int:
-    """SIGSTOP one renderer of the Chromium running with ``profile_text`` in its command line; its pid."""
-    renderers = running_with("--type=renderer")
-    helpers = running_with(profile_text)
-    assert helpers, "the browser and its helpers run with the profile"
-    lagging = next(pid for pid in helpers if pid in renderers)
-    os.kill(lagging, signal.SIGSTOP)
-    return lagging
-
-
-@pytest.mark.slow
 async def test_a_browser_use_session_cancelled_leaves_no_process_and_no_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,8 +91,4 @@ async def test_a_browser_use_session_cancelled_leaves_no_process_and_no_folder(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    left = running_with(str(tmp_path))
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert left == [], "no process of Browser-Use's Chromium left running, the lagging renderer included"
-    assert list(tmp_path.iterdir()) == [], "its folder and Chromium's socket folder removed"
+    assert_nothing_left(tmp_path)
