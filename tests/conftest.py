@@ -39,7 +39,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     Installed even when the suite started with SIGINT ignored (a background job of a non-interactive shell:
     ``bash .ci/run &``): an ignored signal stays ignored across ``exec``, so every ``p2w-rt`` a test starts and
-    stops with SIGINT ignored it, and those tests failed (``sigint_support.py``); a handled one is reset to the default.
+    stops with SIGINT ignored it, and those tests failed (``test_suite_signals.py``); a handled one is reset to the
+    default.
     """
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)

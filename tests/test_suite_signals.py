@@ -1,6 +1,6 @@
 """A suite started with SIGINT ignored (a background job of a non-interactive shell, ``bash .ci/run &``) still
-starts its processes with Ctrl-C handled: ``test_demo_model``'s server and the Browser-Use and ``record --exec``
-interrupt tests, stopped with SIGINT, had run on to their end (loaded suite runs started with ``&``)."""
+starts its processes with Ctrl-C handled: ``test_demo_model``'s server and the Browser-Use recording of
+``test_browser_use_cancel``, stopped with SIGINT, had run on to their end (loaded suite runs started with ``&``)."""
 
 from __future__ import annotations
 
