@@ -35,6 +35,7 @@ COMMANDS = {
     "demo-model": "p2w_cli.demo_model:demo_model",
     "view": "p2w_cli.view:view_cmd",
     "migrate": "p2w_cli.migrate:migrate_cmd",
+    "compact": "p2w_cli.compact:compact_cmd",
     "agree": "p2w_cli.agree:agree_cmd",
     "import-labels": "p2w_cli.agree:import_labels_cmd",
     "import-curation": "p2w_cli.agenticshop:import_curation_cmd",

@@ -192,3 +192,15 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = Path(os.environ.get("P2W_VIEW_SHOTS") or tmp_path_factory.mktemp("view-screenshots"))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _episodes_as_rows(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module whose tests watch a recording through SQL on the ``events`` table (``EPISODES_AS_ROWS = True``)
+    records with ``P2W_COMPACT=off``: its finished episodes stay one row per event instead of becoming segments."""
+    if not getattr(request.module, "EPISODES_AS_ROWS", False):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("P2W_COMPACT", "off")
+        yield

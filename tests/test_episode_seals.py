@@ -35,7 +35,9 @@ from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 
 ROOT = Path(__file__).resolve().parents[1]
-TRIGGERS = ("events_no_update", "events_no_delete")
+TRIGGERS = ("events_no_update", "events_delete_held")
+EPISODES_AS_ROWS = True
+"""These tests read the recorded events with SQL (``conftest._episodes_as_rows``)."""
 FIXTURE_V1 = ROOT / "tests" / "data" / "fixture_dbs" / "v1.db"
 
 

@@ -23,6 +23,8 @@ from p2w_runtime.testing import Delay, Garbage, HttpError, ScriptedLlm, Text, sy
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 
 FAST = ("--max-retries", "1", "--scheme", "no-history")
+EPISODES_AS_ROWS = True
+"""These tests read the recorded events with SQL (``conftest._episodes_as_rows``)."""
 
 
 def record(db: Path, base_url: str, *args: str):

@@ -33,6 +33,8 @@ from tests.builders import run_started
 
 LEVEL_2 = ["Lena_Fischer_A1", "Lena_Fischer_B1", "Lena_Fischer_C1"]
 """What `--level 2 --limit 3` selects from the sample tasks (the first three of level 2)."""
+EPISODES_AS_ROWS = True
+"""These tests read the recorded events with SQL (``conftest._episodes_as_rows``)."""
 
 
 def cli(db: Path, *args: str):

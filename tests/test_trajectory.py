@@ -196,7 +196,7 @@ def _edit(path: Path, statement: str, *params: object) -> None:
     """Change the file as someone with sqlite3 could: past the append-only triggers."""
     conn = sqlite3.connect(path)
     conn.execute("DROP TRIGGER events_no_update")
-    conn.execute("DROP TRIGGER events_no_delete")
+    conn.execute("DROP TRIGGER events_delete_held")
     conn.execute(statement, params)
     conn.commit()
     conn.close()

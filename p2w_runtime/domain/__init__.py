@@ -10,6 +10,7 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from p2w_runtime.domain._compact import Compacted, compact_finished
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
@@ -70,6 +71,8 @@ _DATASET = {
 
 __all__ = [
     "abort_unfinished",
+    "Compacted",
+    "compact_finished",
     "Attached",
     "attach_dataset",
     "CarriedDataset",

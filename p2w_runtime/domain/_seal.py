@@ -5,11 +5,13 @@ of a run in flight (or of one whose recorder died) passed ``verify``. Now only t
 unsealed (docs/design/integrity.md). The seal is built from what the store returned for the episode's last append
 (its seq and hash, assigned under the store's write lock), so it costs no read, and it is a second append: the
 run's stream is shared by every episode of the run (several workers append to it at once), and the store gives
-each append the next seq of it under that lock.
+each append the next seq of it under that lock. Once sealed, the episode is compacted (``EventStore.compact``): a
+third write, which leaves every read as it was and the store as small as an imported run.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -26,6 +28,8 @@ class Appender(Protocol):
 
     def append_now(self, events: Sequence[NewEvent]) -> Sequence[StoredEvent] | None:
         """``append`` at once when the store can do it without waiting, else None (``EventLog.append_now``)."""
+
+    async def compact(self, streams: Sequence[str]) -> int: ...
 
 
 def episode_seals(stored: Sequence[StoredEvent]) -> list[NewEvent]:
@@ -48,8 +52,21 @@ def episode_seals(stored: Sequence[StoredEvent]) -> list[NewEvent]:
 async def append_sealed(
     store: Appender, events: Sequence[NewEvent], blobs: Mapping[str, bytes] | None = None
 ) -> Sequence[StoredEvent]:
-    """Append an episode's events (or several episodes' ends), then seal each episode stream they finished."""
+    """Append an episode's events (or several episodes' ends), then seal and compact each episode they finished."""
     stored = await store.append(events, blobs)
+    await seal_finished(store, stored)
+    return stored
+
+
+def compacting() -> bool:
+    """Whether recordings compact each episode once sealed: not with ``P2W_COMPACT=off``, which keeps a recorded
+    episode's events one row each, for SQL over the ``events`` table (``p2w-rt compact`` compacts them later)."""
+    return os.environ.get("P2W_COMPACT", "on").strip().lower() not in ("off", "0", "no", "false")
+
+
+async def seal_finished(store: Appender, stored: Sequence[StoredEvent]) -> None:
+    """Seal, then compact, each episode stream that ``stored`` (one append's result) finished."""
     if seals := episode_seals(stored):
         await store.append(seals)
-    return stored
+        if compacting():
+            await store.compact([seal.stream for new in seals for seal in getattr(new.payload, "seals", ())])

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from p2w_rt.schemas import AnyPayload, LlmCall, NewEvent, blob_hash
 from p2w_runtime.domain._grammar import EpisodeGrammar
-from p2w_runtime.domain._seal import Appender, append_sealed, episode_seals
+from p2w_runtime.domain._seal import Appender, append_sealed, episode_seals, seal_finished
 from p2w_runtime.domain._streams import episode_stream
 
 
@@ -106,8 +106,8 @@ class EpisodeWriter:
             return
         if stored is None:
             self._writing = asyncio.create_task(append_sealed(self.store, events, blobs))
-        elif seals := episode_seals(stored):
-            self._writing = asyncio.create_task(self.store.append(seals))
+        elif episode_seals(stored):
+            self._writing = asyncio.create_task(seal_finished(self.store, stored))
 
     async def settle(self) -> None:
         """Wait until everything flushed is stored; a failed write raises here."""

@@ -82,6 +82,12 @@ class EventLog(ABC):
         "Appends, fourth round"). A store that always waits (or has no such path) keeps this default."""
         return None
 
+    async def compact(self, streams: Sequence[str]) -> int:
+        """Store the events of ``streams`` (finished episodes) in this store's most compact form, read back exactly
+        as before (seq, position, hashes, order), all or nothing; returns how many events moved. A store with one
+        form keeps this default (docs/design/store.md, "Compaction")."""
+        return 0
+
     @abstractmethod
     async def append_stored(self, events: Sequence[StoredEvent], blobs: Mapping[str, bytes] | None = None) -> int:
         """Insert events that already carry seq and hashes (bundle import), in one transaction.

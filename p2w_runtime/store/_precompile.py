@@ -57,7 +57,8 @@ def source() -> str:
         lines += [f"        {line}" for line in names.splitlines()]
         lines[-1] += ","
         defaults = {name: value for name, value in statement.defaults.items() if value is not None}
-        lines.append(f"        {defaults!r},")
+        lines += [f"        {line}" for line in pprint.pformat(defaults, width=110, compact=True).splitlines()]
+        lines[-1] += ","
         lines.append("    ),")
     lines += ["}", "# fmt: on", ""]
     return _HEADER + "\n".join(lines)

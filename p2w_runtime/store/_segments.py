@@ -7,8 +7,10 @@ stores each event's envelope and its payload text exactly as hashed, plus the ``
 the hash of its last one: the hashes in between are recomputed when it is read, so a changed byte anywhere breaks
 the last link, which ``verify`` checks like any other.
 
-Written only where a whole run of a stream's events arrives in one write (imports, bundle import, ``migrate``); the
-recorder's per-step appends are a few events and stay rows, so SQL on runs being recorded keeps working.
+Written where a whole run of a stream's events arrives in one write (imports, bundle import, ``migrate``), and by
+compaction (``_sql_compact.py``): a recorded episode's rows, once it is sealed, become segments whose events keep
+the positions they were recorded at, which other streams' events interleave (``SPARSE_CODEC``). An episode being
+recorded stays rows, so SQL on it keeps working.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import orjson
 import zstandard
 
 from p2w_rt.schemas import StoredEvent
+from p2w_runtime.store._dictionaries import DICTIONARY_MARK, compressor, decompressor, dictionary_of, with_dictionary
 from p2w_runtime.store._event_store import StoreError
 
 SEGMENT_MIN_EVENTS = 16
@@ -35,6 +38,15 @@ episode written in one batch is ~800 segments, and a page of its timeline decode
 CODEC = "zstd-jsonl"
 """Each event as a JSON array of its envelope fields ending with its payload's length, a newline, the payload text
 as hashed and a newline; the whole zstd-compressed (level 3, with a content checksum)."""
+SPARSE_CODEC = "zstd-jsonl-at"
+"""``CODEC`` with each event's position (as an offset from the segment's first) before its payload's length: the
+events of a compacted episode, which kept the positions they were recorded at (``_sql_sparse.py`` reads them in
+position order); followed by ``+dict:<sha256>`` when compressed with a store's dictionary (``_dictionaries.py``).
+A compacted segment's codec starts with it, and only a compacted segment's (``COMPACTED_LIKE``)."""
+COMPACTED_LIKE = f"{SPARSE_CODEC}%"
+SPARSE_MAX_SPAN = 65_536
+"""A compacted segment spans at most this many positions: a read in position order finds the segments that may hold
+a position by a bounded range of ``first_position`` (``_sql_sparse.py``)."""
 
 _codecs = threading.local()
 
@@ -80,6 +92,24 @@ def segment_runs(streams: Sequence[str]) -> list[tuple[int, int]]:
     return runs
 
 
+def compaction_cuts(events: Sequence[StoredEvent]) -> list[tuple[int, int]]:
+    """The ``[start, end)`` index ranges of a stream's event rows (in seq order) to compact into one segment each:
+    consecutive seqs (an import's segment may sit between rows), at most ``SEGMENT_MAX_EVENTS`` events, spanning
+    fewer than ``SPARSE_MAX_SPAN`` positions; a range of fewer than ``SEGMENT_MIN_EVENTS`` stays rows."""
+    cuts, start = [], 0
+    for i in range(1, len(events) + 1):
+        if (
+            i == len(events)
+            or events[i].seq != events[i - 1].seq + 1
+            or i - start == SEGMENT_MAX_EVENTS
+            or (events[i].position or 0) - (events[start].position or 0) >= SPARSE_MAX_SPAN
+        ):
+            if i - start >= SEGMENT_MIN_EVENTS:
+                cuts.append((start, i))
+            start = i
+    return cuts
+
+
 def by_stream(events: Sequence[StoredEvent]) -> list[StoredEvent]:
     """An import's events with the events of each stream that has at least ``SEGMENT_MIN_EVENTS`` of them gathered at
     its first event's place, everything else in its order.
@@ -104,34 +134,73 @@ def by_stream(events: Sequence[StoredEvent]) -> list[StoredEvent]:
     return [e for item in ordered for e in (item if isinstance(item, list) else (item,))]
 
 
-def segment_row(events: Sequence[StoredEvent], first_position: int) -> tuple[Any, ...]:
-    """The values of a segments row holding ``events`` (one stream's, consecutive), in the table's column order."""
+def _text(events: Sequence[StoredEvent], start: int | None) -> bytes:
+    """The codec's uncompressed text of ``events``; with each one's position as an offset from ``start`` if given."""
     parts: list[bytes] = []
     for e in events:
         payload = e.payload_json.encode()
         head = [e.event_id, e.type, e.schema_version, e.recorded_at, e.causation_id, e.blobs, len(payload)]
+        if start is not None:
+            head.insert(6, (e.position or 0) - start)
         parts += (orjson.dumps(head), b"\n", payload, b"\n")
+    return b"".join(parts)
+
+
+def segment_row(events: Sequence[StoredEvent], first_position: int) -> tuple[Any, ...]:
+    """The values of a segments row holding ``events`` (one stream's, consecutive, written at ``first_position``
+    onwards), in the table's column order."""
     first, last = events[0], events[-1]
     return (
         first_position, first_position + len(events) - 1, first.stream, first.seq, last.seq, first.prev_hash,
-        last.hash, last.type, CODEC, _compressor().compress(b"".join(parts)),
+        last.hash, last.type, CODEC, _compressor().compress(_text(events, None)),
     )  # fmt: skip
+
+
+def compacted_row(events: Sequence[StoredEvent], dictionary: str | None) -> tuple[Any, ...]:
+    """The values of a segments row holding ``events`` (one stream's, consecutive, stored) at the positions they
+    hold, compressed with the loaded ``dictionary`` (its hash; None: none)."""
+    first, last = events[0], events[-1]
+    start, codec = first.position or 0, with_dictionary(SPARSE_CODEC, dictionary)
+    return (
+        start, last.position, first.stream, first.seq, last.seq, first.prev_hash, last.hash, last.type, codec,
+        compressor(dictionary).compress(_text(events, start)),
+    )  # fmt: skip
+
+
+def compacted_text(codec: str, data: bytes) -> bytes | None:
+    """The uncompressed text of a compacted segment without a dictionary (what one is trained on), else None (also
+    when it no longer decodes: ``verify`` names it)."""
+    if codec != SPARSE_CODEC:
+        return None
+    try:
+        return decompressor(None).decompress(data)
+    except zstandard.ZstdError:
+        return None
 
 
 def segment_events(
     stream: str, first_seq: int, last_seq: int, first_position: int, prev_hash: str, head_hash: str, codec: str,
     data: bytes,
 ) -> list[StoredEvent]:  # fmt: skip
-    """The stored events of a segment, each hash recomputed from its content but the last, which is ``head_hash``."""
-    if codec != CODEC:
+    """The stored events of a segment, each hash recomputed from its content but the last, which is ``head_hash``.
+
+    A dictionary the codec names must be loaded (``_dictionaries.py``)."""
+    base, sha = codec.partition(DICTIONARY_MARK)[0], dictionary_of(codec)
+    if base not in (CODEC, SPARSE_CODEC):
         raise CorruptSegment(stream, first_seq, last_seq, f"unknown codec {codec!r}")
+    sparse = base == SPARSE_CODEC
     try:
-        text = _decompressor().decompress(data)
+        text = (_decompressor() if sha is None else decompressor(sha)).decompress(data)
         events = []
         at, seq, position = 0, first_seq, first_position
         while at < len(text):
             newline = text.index(b"\n", at)
-            event_id, type_, version, recorded_at, causation_id, blobs, size = orjson.loads(text[at:newline])
+            head = orjson.loads(text[at:newline])
+            if sparse:
+                event_id, type_, version, recorded_at, causation_id, blobs, offset, size = head
+                position = first_position + offset
+            else:
+                event_id, type_, version, recorded_at, causation_id, blobs, size = head
             at = newline + 2 + size
             payload = text[newline + 1 : at - 1].decode()
             event = StoredEvent(
@@ -151,7 +220,9 @@ def segment_events(
             prev_hash = event.hash = event.compute_hash()
             events.append(event)
             seq += 1
-            position += 1
+            position += 1  # a sparse segment's next event says its own
+    except KeyError as exc:
+        raise CorruptSegment(stream, first_seq, last_seq, f"its dictionary {sha} is missing") from exc
     except (zstandard.ZstdError, ValueError, TypeError) as exc:
         raise CorruptSegment(stream, first_seq, last_seq, str(exc)) from exc
     if seq != last_seq + 1:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from p2w_rt.schemas import ChainedEvent, StoredEvent
 from p2w_runtime.store import _core as core
@@ -18,8 +18,10 @@ from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._rows import decompress_blob, row_to_event
+from p2w_runtime.store._segments import COMPACTED_LIKE
 from p2w_runtime.store._sql_append import SqlAppending
 from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, chunk_values, fixed, in_chunk
+from p2w_runtime.store._sql_compact import SqlCompaction
 from p2w_runtime.store._sql_pages import (
     AT_EVENT,
     BY_CHAINED,
@@ -35,6 +37,7 @@ from p2w_runtime.store._sql_pages import (
     with_segments,
     without_segments,
 )
+from p2w_runtime.store._sql_sparse import SparsePages, by_position
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
 
@@ -74,7 +77,7 @@ def _all_after(*, segments_too: bool) -> ClauseElement:
     """A page of ``read_all`` without filters (what brings summaries up to date): compiled ahead."""
     after: BindParameter[int] = sa.bindparam("after", value=0)
     rows = sa.select(*core.EVENT_COLUMNS).where(core.EVENTS.c.position > after).order_by(core.EVENTS.c.position)
-    segments_after = (core.SEGMENTS.c.last_position > after,)
+    segments_after = (core.SEGMENTS.c.last_position > after, core.SEGMENTS.c.codec.not_like(COMPACTED_LIKE))
     return _page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments_too)
 
 
@@ -232,7 +235,7 @@ def _all_page(
     after: BindParameter[int] = sa.bindparam("after", value=0)
     e, s = core.EVENTS.c, core.SEGMENTS.c
     rows = sa.select(*core.EVENT_COLUMNS).where(e.position > after)
-    segments: list[ColumnElement[bool]] = [s.last_position > after]
+    segments: list[ColumnElement[bool]] = [s.last_position > after, s.codec.not_like(COMPACTED_LIKE)]
     if prefix is not None:
         rows = rows.where(e.stream.startswith(prefix, autoescape=True))
         segments.append(s.stream.startswith(prefix, autoescape=True))
@@ -243,7 +246,7 @@ def _all_page(
     return rows.order_by(e.position), ("position",), segments, s.last_position
 
 
-class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
+class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries):
     """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens.
 
     Every read sees events in rows and in segments alike (``_segments.py``): one statement selects a page of rows
@@ -262,6 +265,7 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
         for row in found:
             if row[-1] is None:
                 return row_to_event(row[:-1])
+            await self._load_dictionaries([row[AT_EVENT.codec]])
             return next(e for e in decoded(row, AT_EVENT) if e.seq == seq)
         return None
 
@@ -300,15 +304,33 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
     def read_all(
         self, *, after_position: int = 0, stream_prefix: str | None = None, types: Sequence[str] | None = None
     ) -> AsyncIterator[StoredEvent]:
+        wanted = frozenset(types) if types else None
+        sparse = SparsePages(self._fetch_sparse, stream_prefix or "", wanted) if self.has_segments else None
         if stream_prefix is None and not types:  # what brings summaries up to date: compiled ahead
             page = self._with_segments("events_after")
-            return self._merged([page], PAGE_SIZE, BY_POSITION, (after_position,), row_to_event, segment_stored)
+            return self._merged(
+                [page], PAGE_SIZE, BY_POSITION, (after_position,), row_to_event, segment_stored, sparse=sparse
+            )
         make_segment = segment_stored
-        if types:
-            wanted = frozenset(types)
+        if wanted:
             make_segment = lambda row: [e for e in decoded(row, AT_EVENT) if e.type in wanted]  # noqa: E731
         page = self._page(*_all_page(types, stream_prefix))
-        return self._merged([page], PAGE_SIZE, BY_POSITION, (after_position,), row_to_event, make_segment)
+        start = (after_position,)
+        return self._merged([page], PAGE_SIZE, BY_POSITION, start, row_to_event, make_segment, sparse=sparse)
+
+    async def _fetch_sparse(self, values: dict[str, Any]) -> list[tuple[Any, ...]]:
+        sparse = self._statement("sparse_segments")
+        async with self._reading() as session:
+            found = await session.fetch(sparse.sql, sparse.params(**values))
+        await self._load_dictionaries([row[AT_EVENT.codec] for row in found])
+        return found
+
+    async def _has_sparse(self) -> bool:
+        """Whether any episode was compacted (``_sql_sparse.py``): a read in position order of a store where none
+        was looks for none."""
+        has = self._statement("has_sparse")
+        async with self._reading() as session:
+            return bool(await session.fetch(has.sql, has.params()))
 
     def _page(
         self, rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any
@@ -325,19 +347,24 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
         make: Callable[[tuple[Any, ...]], _Read],
         make_segment: Callable[[tuple[Any, ...]], list[_Read]],
         values: dict[str, Any] | None = None,
+        sparse: SparsePages | None = None,
     ) -> AsyncIterator[_Read]:
         """The events of each statement of ``pages`` in turn, a page at a time (a slow consumer never holds a
         snapshot open): up to ``size`` rows, ``make`` turning each into what is yielded, and segments, each
         ``make_segment`` turning into its events, merged in ``order``; the first page after the key ``start``.
 
         A page is complete up to the key of its last row, if it holds ``size`` of them, and of its last segment, if
-        it holds as many as were asked for: the next page starts after the lower of the two. ``values`` binds what
+        it holds as many as were asked for: the next page starts after the lower of the two. A read in position order
+        also takes the ``sparse`` events of compacted episodes in the page's range, which may lower its bound
+        (``_sql_sparse.py``). ``values`` binds what
         every page of a statement compiled ahead shares (the stream it reads). The next page is fetched
         while this one is handed out, so the driver's thread reads while this one builds events (docs/design/store.md,
         "Third round").
         """
         per_page = segments_per_page(size)
         limits = {"limit": size, "segment_limit": per_page, **(values or {})}
+        if sparse is not None and not await self._has_sparse():
+            sparse = None
         for page in pages:
             after = start
             fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(
@@ -349,19 +376,29 @@ class SqlEventStore(SqlAppending, SqlWorkQueue, SqlSummaries):
                     fetching = None
                     rows = [row for row in found if row[-1] is None]
                     segments = [row for row in found if row[-1] is not None] if len(rows) < len(found) else []
+                    if segments:
+                        await self._load_dictionaries([segment[order.at.codec] for segment in segments])
                     bound = order.row_key(rows[-1]) if len(rows) == size else None
                     if len(segments) == per_page:
                         last = order.segment_key(segments[-1])
                         bound = last if bound is None or last < bound else bound
+                    compacted: list[StoredEvent] = []
+                    if sparse is not None:  # in position order: keys are (position,)
+                        compacted, top = await sparse.page(after[0], None if bound is None else bound[0])
+                        bound = None if top is None else (top,)
                     if bound is not None:
                         fetching = asyncio.create_task(self._fetch_page(page, {**limits, **order.params(bound)}))
                         await asyncio.sleep(0)  # let it reach the driver's thread before this page is handed out
-                    if not segments:
+                    if not segments and sparse is None:
                         for row in rows:
                             yield make(row[:-1])
-                    else:
+                    elif not compacted:
                         for item in in_order(rows, segments, order, after, bound, make, make_segment):
                             yield item
+                    else:  # only a read in position order has compacted events: it yields stored events
+                        page_events = in_order(rows, segments, order, after, bound, make, make_segment)
+                        for event in by_position(cast("Iterator[StoredEvent]", page_events), compacted):
+                            yield cast("_Read", event)
                     if bound is not None:
                         after = bound
             finally:

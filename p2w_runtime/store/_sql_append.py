@@ -290,7 +290,9 @@ class SqlAppending(SqlStoreBase):
         columns = [s[name] for name in _SEGMENT_ARGS]
         for stream, seqs in wanted.items():
             query = sa.select(*columns).where(s.stream == stream, s.last_seq >= min(seqs), s.first_seq <= max(seqs))
-            for row in await self._fetch_once(session, query):
+            rows = await self._fetch_once(session, query)
+            await self._load_dictionaries([row[_SEGMENT_ARGS.index("codec")] for row in rows])
+            for row in rows:
                 for stored in segment_events(*row):
                     if seqs.get(stored.seq) == stored.event_id:
                         found[stored.event_id] = stored.hash

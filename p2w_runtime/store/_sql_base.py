@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import zstandard
+
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._core import OnFirstUse
-from p2w_runtime.store._event_store import EventStore, StreamHead
+from p2w_runtime.store._dictionaries import dictionary_of, is_loaded, load
+from p2w_runtime.store._event_store import EventStore, IntegrityError, StreamHead
 from p2w_runtime.store._log_end import LogEnd
 
 if TYPE_CHECKING:
@@ -274,6 +277,16 @@ class SqlStoreBase(EventStore):
         """Run a statement whose values are part of it (an ``IN`` list): compiled for this one call."""
         compiled = Compiled.of(statement, self.dialect)
         return await session.fetch(compiled.sql, compiled.params())
+
+    async def _load_dictionaries(self, codecs: Iterable[str]) -> None:
+        """Load the dictionaries segments of ``codecs`` need (``_dictionaries.py``): one missing or changed stays
+        unloaded, and decoding a segment that needs it raises ``CorruptSegment``, which ``verify`` reports."""
+        for sha in {dictionary_of(codec) for codec in codecs}:
+            if sha is not None and not is_loaded(sha):
+                try:
+                    load(sha, await self.get_blob(sha))
+                except (KeyError, zstandard.ZstdError, IntegrityError):
+                    continue
 
     async def _head(self, session: Session, stream: str) -> StreamHead | None:
         rows = await session.fetch(self._head_sql.sql, self._head_sql.params(stream=stream))

@@ -106,12 +106,14 @@ def segment_chained(row: tuple[Any, ...]) -> list[ChainedEvent]:
 @dataclass(frozen=True, slots=True)
 class Order:
     """How a read orders its events: the key of a selected row, the key of a segment's last event, the key of an
-    event or chained event it yields, and the bound values of the page after a key."""
+    event or chained event it yields, the bound values of the page after a key, and where its segments' fields
+    are."""
 
     row_key: Callable[[tuple[Any, ...]], tuple[Any, ...]]
     segment_key: Callable[[tuple[Any, ...]], tuple[Any, ...]]
     key: Callable[[Any], tuple[Any, ...]]
     params: Callable[[tuple[Any, ...]], dict[str, Any]]
+    at: At = AT_EVENT
 
 
 BY_POSITION = Order(
@@ -137,6 +139,7 @@ BY_CHAINED = Order(
     lambda row: (row[AT_CHAINED.stream], row[AT_CHAINED.last_seq]),
     lambda event: (event.stream, event.seq),
     BY_STREAM_SEQ.params,
+    AT_CHAINED,
 )
 
 

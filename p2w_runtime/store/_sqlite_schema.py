@@ -11,7 +11,13 @@ APPEND_ONLY_TRIGGERS = [
     f"BEGIN SELECT RAISE(ABORT, '{table} are append-only: {verb} refused'); END"
     for table in ("events", "blobs", "segments")
     for verb in ("UPDATE", "DELETE")
+    if (table, verb) != ("events", "DELETE")
 ] + [
+    # compaction (``_sql_compact.py``) deletes the rows of events it has just stored in a segment: no other row goes
+    "CREATE TRIGGER IF NOT EXISTS events_delete_held BEFORE DELETE ON events "
+    "WHEN NOT EXISTS (SELECT 1 FROM segments WHERE stream = OLD.stream AND last_seq >= OLD.seq "
+    "AND first_seq <= OLD.seq) "
+    "BEGIN SELECT RAISE(ABORT, 'events are append-only: DELETE refused (only a row a segment holds may go)'); END",
     # INSERT OR REPLACE (and REPLACE INTO) delete the conflicting row without firing DELETE triggers, so an
     # insert that would meet an existing event is refused before conflict resolution. Three lookups, each on
     # its own index. An existing blob is kept and the insert skipped: content addressing means a second copy
@@ -49,11 +55,16 @@ def _trigger_name(ddl: str) -> str:
 
 
 TRIGGER_NAMES = frozenset(map(_trigger_name, APPEND_ONLY_TRIGGERS))
+OBSOLETE_TRIGGERS = ("events_no_delete",)
+"""Triggers of files made before compaction, dropped when such a file is opened for writing (``events_delete_held``
+refuses the same deletions but those of rows a segment holds)."""
 
 
 def missing_triggers(present: set[str]) -> list[str]:
-    """The DDL of the triggers not in ``present``: none written when all are there."""
-    return [ddl for ddl in APPEND_ONLY_TRIGGERS if _trigger_name(ddl) not in present]
+    """The DDL of the triggers not in ``present`` and the drops of the obsolete ones: none written when all are
+    as they should be."""
+    drops = [f"DROP TRIGGER {name}" for name in OBSOLETE_TRIGGERS if name in present]
+    return drops + [ddl for ddl in APPEND_ONLY_TRIGGERS if _trigger_name(ddl) not in present]
 
 
 def indexes_current(present: set[str]) -> bool:

@@ -38,6 +38,11 @@ STATEMENTS: dict[str, Compiled] = {
         ('key',),
         {},
     ),
+    'delete_rows': Compiled(
+        'DELETE FROM events WHERE events.stream = ? AND events.seq >= ? AND events.seq <= ?',
+        ('stream', 'first_seq', 'last_seq'),
+        {},
+    ),
     'delete_summary': Compiled(
         'DELETE FROM summaries WHERE summaries.kind = ? AND summaries."key" = ?',
         ('kind', 'key'),
@@ -113,10 +118,19 @@ STATEMENTS: dict[str, Compiled] = {
         'VARCHAR) AS anon__2, CAST(NULL AS TEXT) AS anon__3, CAST(NULL AS TEXT) AS anon__4, '
         'segments.prev_hash AS prev_hash, segments.head_hash AS head_hash, segments.data AS data \n'
         'FROM segments \n'
-        'WHERE segments.last_position > ? ORDER BY segments.last_position\n'
+        'WHERE segments.last_position > ? AND segments.codec NOT LIKE ? ORDER BY '
+        'segments.last_position\n'
         ' LIMIT ? OFFSET ?) AS anon_3 ORDER BY position',
-        ('after', 'limit', 'param_1', 'after', 'segment_limit', 'param_2'),
-        {'after': 0, 'limit': 0, 'param_1': 0, 'segment_limit': 0, 'param_2': 0},
+        ('after', 'limit', 'param_1', 'after', 'codec_1', 'segment_limit', 'param_2'),
+        {'after': 0, 'codec_1': 'zstd-jsonl-at%', 'limit': 0, 'param_1': 0, 'param_2': 0, 'segment_limit': 0},
+    ),
+    'has_sparse': Compiled(
+        'SELECT segments.first_position \n'
+        'FROM segments \n'
+        'WHERE segments.codec LIKE ?\n'
+        ' LIMIT ? OFFSET ?',
+        ('codec_1', 'param_1', 'param_2'),
+        {'codec_1': 'zstd-jsonl-at%', 'param_1': 1, 'param_2': 0},
     ),
     'head': Compiled(
         'SELECT events.seq, events.hash, events.type \n'
@@ -193,6 +207,14 @@ STATEMENTS: dict[str, Compiled] = {
         ('label',),
         {},
     ),
+    'latest_dictionary': Compiled(
+        'SELECT segments.codec \n'
+        'FROM segments \n'
+        'WHERE segments.codec LIKE ? ORDER BY segments.first_position DESC\n'
+        ' LIMIT ? OFFSET ?',
+        ('codec_1', 'param_1', 'param_2'),
+        {'codec_1': 'zstd-jsonl-at%+dict:%', 'param_1': 1, 'param_2': 0},
+    ),
     'max_position': Compiled(
         'SELECT max(events.position) AS max_1 \n'
         'FROM events',
@@ -223,7 +245,27 @@ STATEMENTS: dict[str, Compiled] = {
         'WHERE substr(segments.stream, ?, length(?)) = ? GROUP BY segments.stream) AS anon_1 ON '
         'segments.stream = anon_1.stream AND segments.last_seq = anon_1.seq',
         ('substr_1', 'prefix', 'prefix'),
-        {'substr_1': 1, 'prefix': ''},
+        {'prefix': '', 'substr_1': 1},
+    ),
+    'sparse_segments': Compiled(
+        'SELECT CAST(NULL AS VARCHAR) AS anon_1, segments.stream, segments.first_seq, '
+        'segments.first_position, segments.codec, segments.last_seq, CAST(NULL AS VARCHAR) AS '
+        'anon__1, CAST(NULL AS VARCHAR) AS anon__2, CAST(NULL AS TEXT) AS anon__3, CAST(NULL AS '
+        'TEXT) AS anon__4, segments.prev_hash, segments.head_hash, segments.data \n'
+        'FROM segments \n'
+        'WHERE segments.codec LIKE ? AND segments.first_position > ? AND segments.first_position <='
+        ' ? AND segments.last_position > ? AND substr(segments.stream, ?, length(?)) = ? ORDER BY '
+        'segments.first_position\n'
+        ' LIMIT ? OFFSET ?',
+        ('codec_1', 'lowest', 'bound', 'after', 'substr_1', 'prefix', 'prefix', 'limit', 'param_1'),
+        {'after': 0,
+         'bound': 0,
+         'codec_1': 'zstd-jsonl-at%',
+         'limit': 0,
+         'lowest': 0,
+         'param_1': 0,
+         'prefix': '',
+         'substr_1': 1},
     ),
     'stored_blobs': Compiled(
         'SELECT blobs.sha256 \n'
@@ -353,7 +395,7 @@ STATEMENTS: dict[str, Compiled] = {
         'WHERE events.stream = ? AND events.seq > ? ORDER BY events.seq\n'
         ' LIMIT ? OFFSET ?',
         ('stream', 'after', 'limit', 'param_1'),
-        {'stream': '', 'after': 0, 'limit': 0, 'param_1': 0},
+        {'after': 0, 'limit': 0, 'param_1': 0, 'stream': ''},
     ),
     'stream_events_with_segments': Compiled(
         'SELECT anon_1.event_id, anon_1.stream, anon_1.seq, anon_1.position, anon_1.type, '
@@ -379,7 +421,7 @@ STATEMENTS: dict[str, Compiled] = {
         'WHERE segments.stream = ? AND segments.last_seq > ? ORDER BY segments.last_seq\n'
         ' LIMIT ? OFFSET ?) AS anon_3 ORDER BY seq',
         ('stream', 'after', 'limit', 'param_1', 'stream', 'after', 'segment_limit', 'param_2'),
-        {'stream': '', 'after': 0, 'limit': 0, 'param_1': 0, 'segment_limit': 0, 'param_2': 0},
+        {'after': 0, 'limit': 0, 'param_1': 0, 'param_2': 0, 'segment_limit': 0, 'stream': ''},
     ),
     'stream_heads': Compiled(
         'SELECT events.stream, events.seq, events.hash, events.type \n'
@@ -388,7 +430,16 @@ STATEMENTS: dict[str, Compiled] = {
         'WHERE substr(events.stream, ?, length(?)) = ? GROUP BY events.stream) AS anon_1 ON '
         'events.stream = anon_1.stream AND events.seq = anon_1.seq',
         ('substr_1', 'prefix', 'prefix'),
-        {'substr_1': 1, 'prefix': ''},
+        {'prefix': '', 'substr_1': 1},
+    ),
+    'stream_rows': Compiled(
+        'SELECT events.event_id, events.stream, events.seq, events.position, events.type, '
+        'events.schema_version, events.recorded_at, events.causation_id, events.payload, '
+        'events.blobs, events.prev_hash, events.hash \n'
+        'FROM events \n'
+        'WHERE events.stream = ? ORDER BY events.seq',
+        ('stream',),
+        {},
     ),
     'streams_chained': Compiled(
         'SELECT events.stream, events.seq, events.type, events.schema_version, events.causation_id,'
@@ -453,7 +504,7 @@ STATEMENTS: dict[str, Compiled] = {
          'v470', 'v471', 'v472', 'v473', 'v474', 'v475', 'v476', 'v477', 'v478', 'v479', 'v480', 'v481', 'v482',
          'v483', 'v484', 'v485', 'v486', 'v487', 'v488', 'v489', 'v490', 'v491', 'v492', 'v493', 'v494', 'v495',
          'v496', 'v497', 'v498', 'v499', 'after_stream', 'after_stream', 'after', 'limit', 'param_1'),
-        {'after_stream': '', 'after': 0, 'limit': 0, 'param_1': 0},
+        {'after': 0, 'after_stream': '', 'limit': 0, 'param_1': 0},
     ),
     'streams_chained_with_segments': Compiled(
         'SELECT anon_1.stream, anon_1.seq, anon_1.type, anon_1.schema_version, anon_1.causation_id,'
@@ -586,7 +637,7 @@ STATEMENTS: dict[str, Compiled] = {
          'v471', 'v472', 'v473', 'v474', 'v475', 'v476', 'v477', 'v478', 'v479', 'v480', 'v481', 'v482', 'v483',
          'v484', 'v485', 'v486', 'v487', 'v488', 'v489', 'v490', 'v491', 'v492', 'v493', 'v494', 'v495', 'v496',
          'v497', 'v498', 'v499', 'after_stream', 'after_stream', 'after', 'segment_limit', 'param_2'),
-        {'after_stream': '', 'after': 0, 'limit': 0, 'param_1': 0, 'segment_limit': 0, 'param_2': 0},
+        {'after': 0, 'after_stream': '', 'limit': 0, 'param_1': 0, 'param_2': 0, 'segment_limit': 0},
     ),
     'streams_events': Compiled(
         'SELECT events.event_id, events.stream, events.seq, events.position, events.type, '
@@ -651,7 +702,7 @@ STATEMENTS: dict[str, Compiled] = {
          'v470', 'v471', 'v472', 'v473', 'v474', 'v475', 'v476', 'v477', 'v478', 'v479', 'v480', 'v481', 'v482',
          'v483', 'v484', 'v485', 'v486', 'v487', 'v488', 'v489', 'v490', 'v491', 'v492', 'v493', 'v494', 'v495',
          'v496', 'v497', 'v498', 'v499', 'after_stream', 'after_stream', 'after', 'limit', 'param_1'),
-        {'after_stream': '', 'after': 0, 'limit': 0, 'param_1': 0},
+        {'after': 0, 'after_stream': '', 'limit': 0, 'param_1': 0},
     ),
     'streams_events_with_segments': Compiled(
         'SELECT anon_1.event_id, anon_1.stream, anon_1.seq, anon_1.position, anon_1.type, '
@@ -788,7 +839,7 @@ STATEMENTS: dict[str, Compiled] = {
          'v471', 'v472', 'v473', 'v474', 'v475', 'v476', 'v477', 'v478', 'v479', 'v480', 'v481', 'v482', 'v483',
          'v484', 'v485', 'v486', 'v487', 'v488', 'v489', 'v490', 'v491', 'v492', 'v493', 'v494', 'v495', 'v496',
          'v497', 'v498', 'v499', 'after_stream', 'after_stream', 'after', 'segment_limit', 'param_2'),
-        {'after_stream': '', 'after': 0, 'limit': 0, 'param_1': 0, 'segment_limit': 0, 'param_2': 0},
+        {'after': 0, 'after_stream': '', 'limit': 0, 'param_1': 0, 'param_2': 0, 'segment_limit': 0},
     ),
     'summaries': Compiled(
         'SELECT summaries.kind, summaries."key", summaries.grp, summaries.ordinal, summaries.body \n'
@@ -811,6 +862,14 @@ STATEMENTS: dict[str, Compiled] = {
         'WHERE summary_marks.model = ?',
         ('model',),
         {},
+    ),
+    'untrained_segments': Compiled(
+        'SELECT segments.data \n'
+        'FROM segments \n'
+        'WHERE segments.codec = ? ORDER BY segments.first_position\n'
+        ' LIMIT ? OFFSET ?',
+        ('codec_1', 'param_1', 'param_2'),
+        {'codec_1': 'zstd-jsonl-at', 'param_1': 64, 'param_2': 0},
     ),
 }
 # fmt: on

@@ -116,10 +116,11 @@ class SummaryMarkRow(SQLModel, table=True):
 class SegmentRow(SQLModel, table=True):
     """A run of one stream's events written together, stored as one compressed row instead of one row each.
 
-    Events ``first_seq..last_seq`` of ``stream`` at positions ``first_position..last_position`` (both contiguous).
+    Events ``first_seq..last_seq`` of ``stream`` at positions ``first_position..last_position`` (contiguous when
+    written instead of rows; a compacted episode's, made from its rows, record their own, ``SPARSE_CODEC``).
     ``data`` is the events' stored form (``_segments.py``), zstd-compressed; each event's hash is recomputed from it
     when read, except the last one's, which is ``head_hash``: a changed byte anywhere breaks that link and fails
-    ``verify``. Written instead of rows, never made from rows already stored (docs/design/store.md, "Segments").
+    ``verify`` (docs/design/store.md, "Segments", "Compaction").
     """
 
     __tablename__ = "segments"

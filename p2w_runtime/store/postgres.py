@@ -7,7 +7,8 @@ as with SQLite's ``BEGIN IMMEDIATE`` (docs/design/postgres.md has the measuremen
 A writer that trusts the end of the log it last committed skips those reads, and a small batch then goes in
 as one statement that takes the lock itself; rows that collide with another writer's newer ones are refused
 by the primary key or ``(stream, seq)`` and the append is done again from a fresh read (``_log_end.py``).
-Triggers refuse UPDATE, DELETE and TRUNCATE on ``events``, ``segments`` and ``blobs``.
+Triggers refuse UPDATE, DELETE and TRUNCATE on ``events``, ``segments`` and ``blobs`` (but the DELETE of an event row
+a segment holds: compaction).
 """
 
 from __future__ import annotations
@@ -44,11 +45,31 @@ _APPEND_ONLY = [
     "RAISE EXCEPTION '% are append-only: % refused', TG_TABLE_NAME, TG_OP "
     "USING ERRCODE = 'integrity_constraint_violation'; "
     "END $$",
+    # compaction (``_sql_compact.py``) deletes the rows of events it has just stored in a segment: no other row goes
+    "CREATE OR REPLACE FUNCTION p2w_delete_held() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF EXISTS (SELECT 1 FROM segments WHERE stream = OLD.stream AND last_seq >= OLD.seq AND first_seq <= OLD.seq) "
+    "THEN RETURN OLD; END IF; "
+    "RAISE EXCEPTION 'events are append-only: DELETE refused (only a row a segment holds may go)' "
+    "USING ERRCODE = 'integrity_constraint_violation'; "
+    "END $$",
+    # an optimistic append (``_log_end.py``) learns that the log moved by colliding with a row at its first position;
+    # a compacted event left no row there, so rows at or before a segment's last position collide with it instead
+    "CREATE OR REPLACE FUNCTION p2w_past_segments() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF (SELECT min(position) FROM new_rows) <= (SELECT max(last_position) FROM segments) THEN "
+    "RAISE EXCEPTION 'events: a segment holds this position or a later one' "
+    "USING ERRCODE = 'unique_violation', CONSTRAINT = 'events_pkey'; END IF; RETURN NULL; "
+    "END $$",
     *(
         f"CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
         f"FOR EACH ROW EXECUTE FUNCTION p2w_append_only()"
-        for table in ("events", "blobs", "segments")
+        for table in ("blobs", "segments")
     ),
+    "CREATE OR REPLACE TRIGGER events_append_only BEFORE UPDATE ON events "
+    "FOR EACH ROW EXECUTE FUNCTION p2w_append_only()",
+    "CREATE OR REPLACE TRIGGER events_delete_held BEFORE DELETE ON events "
+    "FOR EACH ROW EXECUTE FUNCTION p2w_delete_held()",
+    "CREATE OR REPLACE TRIGGER events_past_segments AFTER INSERT ON events REFERENCING NEW TABLE AS new_rows "
+    "FOR EACH STATEMENT EXECUTE FUNCTION p2w_past_segments()",
     *(
         f"CREATE OR REPLACE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION p2w_append_only()"
@@ -56,7 +77,10 @@ _APPEND_ONLY = [
     ),
 ]
 """``INSERT ... ON CONFLICT DO UPDATE`` runs the UPDATE trigger, so no upsert can rewrite an event either."""
-_TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs", "segments") for kind in ("append_only", "no_truncate")}
+_TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs", "segments") for kind in ("append_only", "no_truncate")} | {
+    "events_delete_held",
+    "events_past_segments",
+}
 COPY_ROWS = 64
 """Event batches at least this large go in by binary COPY (measured in docs/design/postgres.md)."""
 IDLE_IN_TRANSACTION_S = float(os.environ.get("P2W_PG_IDLE_IN_TRANSACTION_S", "30"))

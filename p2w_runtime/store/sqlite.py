@@ -31,7 +31,6 @@ from p2w_runtime.store._sql_base import Session
 from p2w_runtime.store._sqlite_schema import (
     BACKFILL_LABELS,
     INDEXES,
-    TRIGGER_NAMES,
     indexes_current,
     may_become_ours,
     missing_triggers,
@@ -230,7 +229,7 @@ class SqliteEventStore(SqlEventStore):
         self.has_segments = not self.read_only or "segments" in tables  # a writer adds the table (``_set_up``)
         triggers = {name for kind, name in rows if kind == "trigger"}
         indexes = {name for kind, name in rows if kind == "index"}
-        return self.read_only or (tables >= TABLES and triggers >= TRIGGER_NAMES and indexes_current(indexes))
+        return self.read_only or (tables >= TABLES and not missing_triggers(triggers) and indexes_current(indexes))
 
     async def _set_up(self) -> None:
         """Create what is missing (tables, triggers, the type index, the labels of a database older than them) in one

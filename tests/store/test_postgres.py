@@ -327,3 +327,24 @@ async def test_every_type_stays_indexed_on_postgres(postgres_server: PostgresSer
         assert "ix_events_type" in indexes and "ix_events_lifecycle" not in indexes
     finally:
         await raw.close()
+
+
+@pytest.mark.parametrize("size", [1, COPY_ROWS])
+async def test_a_writer_whose_kept_end_is_stale_collides_with_an_episode_compacted_behind_its_back(
+    postgres_server: PostgresServer, size: int
+) -> None:
+    """B records an episode a step at a time, then compacts it: the rows an optimistic append would have collided
+    with are gone, so the trigger on ``events`` makes A's rows at or before the segment's last position collide."""
+    url = postgres_server.fresh_database()
+    async with await connect_store(url) as a, await connect_store(url) as b:
+        assert isinstance(a, PostgresEventStore)
+        for step in range(2):
+            await a.append([observation("a-only", step)])
+        assert a._log_end_current
+        steps = [e for k in range(SEGMENT_MIN_EVENTS + 2) for e in await b.append([observation("b/episode", k)])]
+        assert await b.compact(["b/episode"]) == len(steps)
+        appended = await a.append([observation("a-only", 100 + k) for k in range(size)])
+        assert appended[0].position == steps[-1].position + 1 and not a._log_end_current
+        positions = [e.position async for e in a.read_all()]
+        assert positions == list(range(1, len(positions) + 1))
+        await _chain_is_whole(a, 2 + len(steps) + size)

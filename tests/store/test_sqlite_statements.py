@@ -107,9 +107,9 @@ def test_a_store_with_a_trigger_or_a_table_missing_is_set_up_again_when_opened(t
     db = tmp_path / "runs.db"
     _import(db, tmp_path, "earlier")
     with sqlite3.connect(db) as raw:
-        raw.execute("DROP TRIGGER events_no_delete")
+        raw.execute("DROP TRIGGER events_delete_held")
         raw.execute("DROP TABLE work_items")
     assert asyncio.run(_listed(db)) == ["earlier"]
     with sqlite3.connect(db) as raw:
         names = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
-    assert {"events_no_delete", "work_items"} <= names
+    assert {"events_delete_held", "work_items"} <= names

@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 from p2w_rt.cli import main
 from p2w_runtime.store import _segments
 
-TRIGGERS = ("events_no_update", "events_no_delete", "blobs_no_update", "blobs_no_delete")
+TRIGGERS = ("events_no_update", "events_delete_held", "blobs_no_update", "blobs_no_delete")
 
 
 def invoke(db: Path, *args: str) -> Result:

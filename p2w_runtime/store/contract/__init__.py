@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.blobs import BlobStoreContract
+from p2w_runtime.store.contract.compaction import CompactionContract
 from p2w_runtime.store.contract.coordination import CoordinationContract
 from p2w_runtime.store.contract.events import EventLogContract
 from p2w_runtime.store.contract.imports import ImportContract
@@ -25,13 +26,20 @@ from p2w_runtime.store.contract.summaries import SummariesContract
 
 
 class EventStoreContract(
-    EventLogContract, BlobStoreContract, ImportContract, SegmentsContract, SummariesContract, CoordinationContract
+    EventLogContract,
+    BlobStoreContract,
+    ImportContract,
+    SegmentsContract,
+    CompactionContract,
+    SummariesContract,
+    CoordinationContract,
 ):
     """Every capability of ``EventStore``: the class a backend's tests subclass."""
 
 
 __all__ = [
     "BlobStoreContract",
+    "CompactionContract",
     "CoordinationContract",
     "EventLogContract",
     "EventStoreContract",
