@@ -44,6 +44,14 @@ events of a compacted episode, which kept the positions they were recorded at (`
 position order); followed by ``+dict:<sha256>`` when compressed with a store's dictionary (``_dictionaries.py``).
 A compacted segment's codec starts with it, and only a compacted segment's (``COMPACTED_LIKE``)."""
 COMPACTED_LIKE = f"{SPARSE_CODEC}%"
+COMPACTED_SQL = f"segments.codec LIKE '{COMPACTED_LIKE}'"
+"""Which segments are compacted, as the term of the partial index ``COMPACTED_INDEX`` (a query states it as written
+for either database to use that index)."""
+COMPACTED_INDEX = (
+    f"CREATE INDEX IF NOT EXISTS ix_segments_compacted ON segments (first_position) WHERE codec LIKE '{COMPACTED_LIKE}'"
+)
+"""The compacted segments by first position: every read in position order looks for them, page by page, and finds
+none in a store of imports at the cost of one index lookup (``_sql_sparse.py``)."""
 SPARSE_MAX_SPAN = 65_536
 """A compacted segment spans at most this many positions: a read in position order finds the segments that may hold
 a position by a bounded range of ``first_position`` (``_sql_sparse.py``)."""

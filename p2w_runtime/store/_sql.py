@@ -325,13 +325,6 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries):
         await self._load_dictionaries([row[AT_EVENT.codec] for row in found])
         return found
 
-    async def _has_sparse(self) -> bool:
-        """Whether any episode was compacted (``_sql_sparse.py``): a read in position order of a store where none
-        was looks for none."""
-        has = self._statement("has_sparse")
-        async with self._reading() as session:
-            return bool(await session.fetch(has.sql, has.params()))
-
     def _page(
         self, rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any
     ) -> Compiled:
@@ -363,8 +356,6 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries):
         """
         per_page = segments_per_page(size)
         limits = {"limit": size, "segment_limit": per_page, **(values or {})}
-        if sparse is not None and not await self._has_sparse():
-            sparse = None
         for page in pages:
             after = start
             fetching: asyncio.Task[list[tuple[Any, ...]]] | None = asyncio.create_task(

@@ -22,7 +22,14 @@ from p2w_runtime.store import _core as core
 from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._dictionaries import TRAIN_AFTER, dictionary_of, is_loaded, load, train
 from p2w_runtime.store._rows import compress_blobs, decompress_blob, row_to_event
-from p2w_runtime.store._segments import COMPACTED_LIKE, SPARSE_CODEC, compacted_row, compacted_text, compaction_cuts
+from p2w_runtime.store._segments import (
+    COMPACTED_LIKE,
+    COMPACTED_SQL,
+    SPARSE_CODEC,
+    compacted_row,
+    compacted_text,
+    compaction_cuts,
+)
 from p2w_runtime.store._sql_base import Session, SqlStoreBase, fixed
 
 if TYPE_CHECKING:
@@ -50,13 +57,15 @@ def _delete_rows() -> ClauseElement:
 def _latest_dictionary() -> ClauseElement:
     s = core.SEGMENTS.c
     named = s.codec.like(f"{COMPACTED_LIKE}+dict:%")
-    return sa.select(s.codec).where(named).order_by(s.first_position.desc()).limit(1)
+    compacted = sa.text(COMPACTED_SQL)  # as the partial index states it
+    return sa.select(s.codec).where(compacted, named).order_by(s.first_position.desc()).limit(1)
 
 
 @fixed
 def _untrained_segments() -> ClauseElement:
     s = core.SEGMENTS.c
-    return sa.select(s.data).where(s.codec == SPARSE_CODEC).order_by(s.first_position).limit(4 * TRAIN_AFTER)
+    untrained = (sa.text(COMPACTED_SQL), s.codec == SPARSE_CODEC)  # the first, as the partial index states it
+    return sa.select(s.data).where(*untrained).order_by(s.first_position).limit(4 * TRAIN_AFTER)
 
 
 def chain_intact(events: Sequence[StoredEvent]) -> bool:

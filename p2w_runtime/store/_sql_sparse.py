@@ -6,7 +6,8 @@ segments. Compacted segments are found apart, by the positions they span: every 
 page's start and whose first event is at or before its bound, in order of their first events, a few at a time. When
 the page asks for more than that, its bound comes down to just before the first event of the last one found, so
 every segment that could hold an event of the page was found. A segment spans at most ``SPARSE_MAX_SPAN``
-positions, so the search is a bounded range of ``first_position``, on its primary key.
+positions, so the search is a bounded range of a partial index of the compacted segments by ``first_position``;
+every page looks (a read started before the first compaction still finds what a compaction moves meanwhile).
 
 A compaction that commits between the statements of a read moves rows into a segment: the same events are then
 found twice, once as rows and once in the segment, and handed out once (``by_position``). Rows are always read
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._core import OnFirstUse
-from p2w_runtime.store._segments import COMPACTED_LIKE, SPARSE_MAX_SPAN
+from p2w_runtime.store._segments import COMPACTED_SQL, SPARSE_MAX_SPAN
 from p2w_runtime.store._sql_base import fixed
 from p2w_runtime.store._sql_pages import AT_EVENT, decoded, segment_columns
 
@@ -50,7 +51,7 @@ def _sparse_segments() -> ClauseElement:
     return (
         sa.select(*segment_columns(core.EVENT_COLUMNS))
         .where(
-            s.codec.like(COMPACTED_LIKE),
+            sa.text(COMPACTED_SQL),  # as the partial index states it
             s.first_position > sa.bindparam("lowest", value=0),
             s.first_position <= sa.bindparam("bound", value=0),
             s.last_position > after,
@@ -59,12 +60,6 @@ def _sparse_segments() -> ClauseElement:
         .order_by(s.first_position)
         .limit(sa.bindparam("limit", value=0))
     )
-
-
-@fixed
-def _has_sparse() -> ClauseElement:
-    s = core.SEGMENTS.c
-    return sa.select(s.first_position).where(s.codec.like(COMPACTED_LIKE)).limit(1)
 
 
 Fetch = Callable[[dict[str, Any]], Awaitable[list[tuple[Any, ...]]]]

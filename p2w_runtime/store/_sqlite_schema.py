@@ -5,6 +5,7 @@ it is all there without SQLAlchemy."""
 from __future__ import annotations
 
 from p2w_runtime.store._core import TYPE_INDEXED_SQL
+from p2w_runtime.store._segments import COMPACTED_INDEX
 
 APPEND_ONLY_TRIGGERS = [
     f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
@@ -45,9 +46,11 @@ _EVERY_TYPE_INDEX = "ix_events_type"
 INDEXES = [
     f"CREATE INDEX IF NOT EXISTS {TYPE_INDEX} ON events (type) WHERE {TYPE_INDEXED_SQL}",
     f"DROP INDEX IF EXISTS {_EVERY_TYPE_INDEX}",
+    COMPACTED_INDEX,
 ]
 """The type index of ``events``: the lifecycle types only (``TYPE_INDEXED``), in place of the index of every type
-that databases made before it have (docs/design/store.md, "Appends, fifth round")."""
+that databases made before it have (docs/design/store.md, "Appends, fifth round"), and the compacted segments'
+(``_segments.py``)."""
 
 
 def _trigger_name(ddl: str) -> str:
@@ -69,7 +72,7 @@ def missing_triggers(present: set[str]) -> list[str]:
 
 def indexes_current(present: set[str]) -> bool:
     """Whether the index names ``present`` on the file are today's (the partial type index, not the full one)."""
-    return TYPE_INDEX in present and _EVERY_TYPE_INDEX not in present
+    return TYPE_INDEX in present and _EVERY_TYPE_INDEX not in present and "ix_segments_compacted" in present
 
 
 EVENT_TABLES = frozenset({"events", "blobs"})

@@ -124,14 +124,6 @@ STATEMENTS: dict[str, Compiled] = {
         ('after', 'limit', 'param_1', 'after', 'codec_1', 'segment_limit', 'param_2'),
         {'after': 0, 'codec_1': 'zstd-jsonl-at%', 'limit': 0, 'param_1': 0, 'param_2': 0, 'segment_limit': 0},
     ),
-    'has_sparse': Compiled(
-        'SELECT segments.first_position \n'
-        'FROM segments \n'
-        'WHERE segments.codec LIKE ?\n'
-        ' LIMIT ? OFFSET ?',
-        ('codec_1', 'param_1', 'param_2'),
-        {'codec_1': 'zstd-jsonl-at%', 'param_1': 1, 'param_2': 0},
-    ),
     'head': Compiled(
         'SELECT events.seq, events.hash, events.type \n'
         'FROM events \n'
@@ -210,7 +202,8 @@ STATEMENTS: dict[str, Compiled] = {
     'latest_dictionary': Compiled(
         'SELECT segments.codec \n'
         'FROM segments \n'
-        'WHERE segments.codec LIKE ? ORDER BY segments.first_position DESC\n'
+        "WHERE segments.codec LIKE 'zstd-jsonl-at%' AND segments.codec LIKE ? ORDER BY "
+        'segments.first_position DESC\n'
         ' LIMIT ? OFFSET ?',
         ('codec_1', 'param_1', 'param_2'),
         {'codec_1': 'zstd-jsonl-at%+dict:%', 'param_1': 1, 'param_2': 0},
@@ -253,19 +246,12 @@ STATEMENTS: dict[str, Compiled] = {
         'anon__1, CAST(NULL AS VARCHAR) AS anon__2, CAST(NULL AS TEXT) AS anon__3, CAST(NULL AS '
         'TEXT) AS anon__4, segments.prev_hash, segments.head_hash, segments.data \n'
         'FROM segments \n'
-        'WHERE segments.codec LIKE ? AND segments.first_position > ? AND segments.first_position <='
-        ' ? AND segments.last_position > ? AND substr(segments.stream, ?, length(?)) = ? ORDER BY '
-        'segments.first_position\n'
+        "WHERE segments.codec LIKE 'zstd-jsonl-at%' AND segments.first_position > ? AND "
+        'segments.first_position <= ? AND segments.last_position > ? AND substr(segments.stream, ?,'
+        ' length(?)) = ? ORDER BY segments.first_position\n'
         ' LIMIT ? OFFSET ?',
-        ('codec_1', 'lowest', 'bound', 'after', 'substr_1', 'prefix', 'prefix', 'limit', 'param_1'),
-        {'after': 0,
-         'bound': 0,
-         'codec_1': 'zstd-jsonl-at%',
-         'limit': 0,
-         'lowest': 0,
-         'param_1': 0,
-         'prefix': '',
-         'substr_1': 1},
+        ('lowest', 'bound', 'after', 'substr_1', 'prefix', 'prefix', 'limit', 'param_1'),
+        {'after': 0, 'bound': 0, 'limit': 0, 'lowest': 0, 'param_1': 0, 'prefix': '', 'substr_1': 1},
     ),
     'stored_blobs': Compiled(
         'SELECT blobs.sha256 \n'
@@ -866,7 +852,8 @@ STATEMENTS: dict[str, Compiled] = {
     'untrained_segments': Compiled(
         'SELECT segments.data \n'
         'FROM segments \n'
-        'WHERE segments.codec = ? ORDER BY segments.first_position\n'
+        "WHERE segments.codec LIKE 'zstd-jsonl-at%' AND segments.codec = ? ORDER BY "
+        'segments.first_position\n'
         ' LIMIT ? OFFSET ?',
         ('codec_1', 'param_1', 'param_2'),
         {'codec_1': 'zstd-jsonl-at', 'param_1': 64, 'param_2': 0},

@@ -33,6 +33,7 @@ from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
 from p2w_runtime.store._location import URL_PATTERN
 from p2w_runtime.store._log_end import LogMoved
+from p2w_runtime.store._segments import COMPACTED_INDEX
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
 
@@ -75,6 +76,7 @@ _APPEND_ONLY = [
         f"FOR EACH STATEMENT EXECUTE FUNCTION p2w_append_only()"
         for table in ("events", "blobs", "segments")
     ),
+    COMPACTED_INDEX,  # with the triggers that came with it: a database that lacks them lacks it
 ]
 """``INSERT ... ON CONFLICT DO UPDATE`` runs the UPDATE trigger, so no upsert can rewrite an event either."""
 _TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs", "segments") for kind in ("append_only", "no_truncate")} | {

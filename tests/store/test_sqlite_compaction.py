@@ -138,3 +138,21 @@ async def test_a_changed_dictionary_fails_verify_naming_the_segments_it_compress
         report = await verify_store(store)
     reasons = [p.reason for p in report.problems]
     assert any(f"its dictionary {dictionary_of(codec)} is missing" in r for r in reasons), reasons
+
+
+async def test_a_read_in_position_order_across_a_compaction_hands_out_every_event_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Episodes compacted between the pages of a read (another writer, or this process): the read sees some
+    events as rows and the rest in segments, and the same compaction between a page's rows and its segments shows
+    events both ways; each is handed out once, in order."""
+    monkeypatch.setattr(_sql, "PAGE_SIZE", 7)
+    async with open_store(tmp_path / "p2w.db") as store:
+        written = await record_interleaved(store)
+        for stream, at in (("r1/e1", 5), ("r1/e2", 40), ("r2/e1", 90)):
+            read = []
+            async for event in store.read_all():
+                read.append(event)
+                if len(read) == at:
+                    await store.compact([stream])
+            assert read == written
