@@ -69,4 +69,4 @@ async def seal_finished(store: Appender, stored: Sequence[StoredEvent]) -> None:
     if seals := episode_seals(stored):
         await store.append(seals)
         if compacting():
-            await store.compact([seal.stream for new in seals for seal in getattr(new.payload, "seals", ())])
+            await store.compact([event.stream for event in stored if event.type == "episode.finished"])

@@ -15,7 +15,6 @@ recorded stays rows, so SQL on it keeps working.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -47,28 +46,16 @@ COMPACTED_LIKE = f"{SPARSE_CODEC}%"
 COMPACTED_SQL = f"segments.codec LIKE '{COMPACTED_LIKE}'"
 """Which segments are compacted, as the term of the partial index ``COMPACTED_INDEX`` (a query states it as written
 for either database to use that index)."""
+COMPACTED_INDEX_NAME = "ix_segments_compacted"
 COMPACTED_INDEX = (
-    f"CREATE INDEX IF NOT EXISTS ix_segments_compacted ON segments (first_position) WHERE codec LIKE '{COMPACTED_LIKE}'"
+    f"CREATE INDEX IF NOT EXISTS {COMPACTED_INDEX_NAME} ON segments (first_position) "
+    f"WHERE codec LIKE '{COMPACTED_LIKE}'"
 )
 """The compacted segments by first position: every read in position order looks for them, page by page, and finds
 none in a store of imports at the cost of one index lookup (``_sql_sparse.py``)."""
 SPARSE_MAX_SPAN = 65_536
 """A compacted segment spans at most this many positions: a read in position order finds the segments that may hold
 a position by a bounded range of ``first_position`` (``_sql_sparse.py``)."""
-
-_codecs = threading.local()
-
-
-def _compressor() -> zstandard.ZstdCompressor:
-    if not hasattr(_codecs, "compressor"):
-        _codecs.compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
-    return _codecs.compressor
-
-
-def _decompressor() -> zstandard.ZstdDecompressor:
-    if not hasattr(_codecs, "decompressor"):
-        _codecs.decompressor = zstandard.ZstdDecompressor()
-    return _codecs.decompressor
 
 
 class CorruptSegment(StoreError):
@@ -160,7 +147,7 @@ def segment_row(events: Sequence[StoredEvent], first_position: int) -> tuple[Any
     first, last = events[0], events[-1]
     return (
         first_position, first_position + len(events) - 1, first.stream, first.seq, last.seq, first.prev_hash,
-        last.hash, last.type, CODEC, _compressor().compress(_text(events, None)),
+        last.hash, last.type, CODEC, compressor(None).compress(_text(events, None)),
     )  # fmt: skip
 
 
@@ -198,7 +185,7 @@ def segment_events(
         raise CorruptSegment(stream, first_seq, last_seq, f"unknown codec {codec!r}")
     sparse = base == SPARSE_CODEC
     try:
-        text = (_decompressor() if sha is None else decompressor(sha)).decompress(data)
+        text = decompressor(sha).decompress(data)
         events = []
         at, seq, position = 0, first_seq, first_position
         while at < len(text):

@@ -5,7 +5,7 @@ it is all there without SQLAlchemy."""
 from __future__ import annotations
 
 from p2w_runtime.store._core import TYPE_INDEXED_SQL
-from p2w_runtime.store._segments import COMPACTED_INDEX
+from p2w_runtime.store._segments import COMPACTED_INDEX, COMPACTED_INDEX_NAME
 
 APPEND_ONLY_TRIGGERS = [
     f"CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table} "
@@ -72,7 +72,7 @@ def missing_triggers(present: set[str]) -> list[str]:
 
 def indexes_current(present: set[str]) -> bool:
     """Whether the index names ``present`` on the file are today's (the partial type index, not the full one)."""
-    return TYPE_INDEX in present and _EVERY_TYPE_INDEX not in present and "ix_segments_compacted" in present
+    return TYPE_INDEX in present and _EVERY_TYPE_INDEX not in present and COMPACTED_INDEX_NAME in present
 
 
 EVENT_TABLES = frozenset({"events", "blobs"})
