@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
-from p2w_rt.replay.judges import JudgmentRecord, current_among, episode_heads, read_judgments
+from p2w_rt.replay.derived import latest_current, run_heads
+from p2w_rt.replay.judges import JudgmentRecord, read_judgments
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
@@ -64,10 +65,10 @@ async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> list[User
         records = await read_judgments(store, info.run_id)  # read once: a run of other judges is passed over
         if not any(r.judgment.judge_id in (CHECKLIST, ATTRIBUTION, HIT) for r in records):
             continue
-        heads = await episode_heads(store, info.run_id)
+        heads = await run_heads(store, info.run_id)
         for stream, (task_id, error) in _hit_failures(records, heads).items():
             rows[stream] = UserRow(task_id, await _intent(store, stream), hit_missing=error)
-        for (stream, judge_id), record in current_among(records, heads).items():
+        for (stream, judge_id), record in latest_current(records, heads).items():
             if judge_id not in (CHECKLIST, ATTRIBUTION, HIT):
                 continue
             j = record.judgment

@@ -13,9 +13,7 @@ from p2w_rt.replay.judges._persona2web import PERSONA2WEB
 from p2w_rt.replay.judges._prompts import template_hash
 from p2w_rt.replay.judges._records import (
     JudgmentRecord,
-    current_among,
     current_judgments,
-    episode_heads,
     episode_judgments,
     judgment_stream,
     read_judgments,
@@ -61,10 +59,8 @@ __all__ = [
     "SiteConfig",
     "SiteLists",
     "SiteSettings",
-    "current_among",
     "current_judgments",
     "default_location_sites",
-    "episode_heads",
     "episode_judgments",
     "estimate_replay",
     "goal_of",
