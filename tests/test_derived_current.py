@@ -1,4 +1,4 @@
-""""Is this derived result current?" has one rule for every kind (judgments, classifications) and every reader."""
+"""One rule for "is this derived result current?", for every kind (judgments, classifications) and every reader."""
 
 from __future__ import annotations
 
