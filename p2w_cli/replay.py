@@ -161,20 +161,19 @@ def metrics_cmd(
     """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
     from p2w_cli.render.agenticshop import show_shop_tables
     from p2w_cli.render.metrics import show_metrics
-    from p2w_rt.replay.agenticshop import SHOP_JUDGES, shop_tables
+    from p2w_rt.replay.agenticshop import SHOP_JUDGE_IDS, shop_tables
     from p2w_rt.replay.metrics import metrics_report
     from p2w_runtime.domain import find_run
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
-    shop = {j.id for j in SHOP_JUDGES}
 
     async def _metrics() -> None:
         async with open_db(ctx) as store:
             report = None
-            if judge not in shop:
+            if judge not in SHOP_JUDGE_IDS:
                 report = await metrics_report(store, run_refs, judge=judge, by=columns, plot=plot)
             tables = None
-            if judge is None or judge in shop:  # AgenticShop's own tables, when the runs hold its judgments
+            if judge is None or judge in SHOP_JUDGE_IDS:  # AgenticShop's own tables, when the runs hold its judgments
                 tables = await shop_tables(store, [await find_run(store, ref) for ref in run_refs])
         persona2web = report is not None and any(v is not None for row in report.rows for v in row.figures.values())
         if report is not None and (persona2web or not tables):  # no empty Table 5 above AgenticShop's own tables

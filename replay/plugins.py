@@ -1,9 +1,14 @@
 """The plugins this install knows, by family: the packages the registry (``replay.derived``) imports on the
-first lookup of a family, each registering its family or its producers when imported. A new benchmark is one
-more name here."""
+first lookup of a family, each registering its family or its producers when imported; ``package:NAME`` for a
+package whose names load on first use, ``NAME`` being what registers. A new benchmark is one more name here."""
 
 PLUGINS: dict[str, tuple[str, ...]] = {
-    "judge": ("p2w_rt.replay.judges", "p2w_rt.replay.webarena", "p2w_rt.replay.agenticshop"),
+    "judge": (
+        "p2w_rt.replay.judges:JUDGES",
+        "p2w_rt.replay.judges:PERSONA2WEB",
+        "p2w_rt.replay.webarena",
+        "p2w_rt.replay.agenticshop:AGENTICSHOP",
+    ),
     "classifier": ("p2w_rt.replay.classify",),
     "retrieval": ("p2w_rt.replay.retrieval_cf",),
 }

@@ -129,6 +129,13 @@ QUIET = ("structlog", "p2w_runtime.llm._client")
 """What the reading commands (metrics, diff, verify) log nothing with and call no model through: the log's structlog
 (rich's tracebacks under it) loads with the first record, the LLM client with the first call."""
 
+METRICS_NEEDS_NONE = (
+    "p2w_rt.replay.judges._base", "p2w_rt.replay.judges._rules", "p2w_rt.replay.matching",
+    "p2w_rt.replay.webarena", "p2w_rt.replay.agenticshop._judges", "p2w_rt.replay.plugins",
+)  # fmt: skip
+"""What ``metrics`` reads recorded judgments without: the judges' code, the matching rules and the plugins load only
+when a judge runs (the packages name them lazily, ``p2w_runtime/lazy.py``)."""
+
 
 def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Path) -> None:
     """Judging with rules, classifying, metrics, diff and verify call no model and run only statements compiled
@@ -145,6 +152,8 @@ def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Pa
         assert not modules & unwanted, (command, sorted(modules & unwanted))
         if command[0] in ("metrics", "diff", "verify"):
             assert not modules & set(QUIET), (command, sorted(modules & set(QUIET)))
+        if command[0] == "metrics":
+            assert not modules & set(METRICS_NEEDS_NONE), sorted(modules & set(METRICS_NEEDS_NONE))
 
 
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])

@@ -26,6 +26,7 @@ from p2w_rt.replay.agenticshop._extract import (
     extraction_messages,
     info_text,
 )
+from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, EXTRACT, HIT
 from p2w_rt.replay.agenticshop._pages import Attribution, Page, attribute, read_page
 from p2w_rt.replay.agenticshop._settings import ShopSettings
 from p2w_rt.replay.derived import PassSettings, ProducerConfig, StructuredLlm
@@ -147,7 +148,7 @@ def shop_fields() -> dict[str, object]:
 
 
 class AttributionJudge(_ShopJudge[ShopConfig]):
-    id = "attribution"
+    id = ATTRIBUTION
     version = "1"
     needs_profile = False
     description = "AgenticShop attribution (rules): valid product / invalid page / irrelevant link per curated link"
@@ -232,7 +233,7 @@ def _words(text: str) -> set[str]:
 
 
 class HitRatioJudge(_ShopJudge[ShopConfig]):
-    id = "hit-ratio"
+    id = HIT
     version = "3"
     description = "AgenticShop hit ratio (rules): the product matches the target brand and product type"
 
@@ -278,7 +279,7 @@ def _cost(llm: StructuredLlm | None) -> float | None:
 
 
 class ExtractJudge(_ShopJudge[ShopLlmConfig]):
-    id = "agenticshop-extract"
+    id = EXTRACT
     version = "1"
     uses_llm = True
     needs_profile = False
@@ -323,7 +324,7 @@ def checklist_text(profile: ShopProfile) -> str:
 
 
 class ChecklistJudge(_ShopJudge[ShopLlmConfig]):
-    id = "agenticshop-checklist"
+    id = CHECKLIST
     version = "1"
     uses_llm = True
     description = "AgenticShop checklist evaluation (LLM): one verdict per checklist item with a quote"

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
+from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, HIT
 from p2w_rt.replay.derived import latest_current, run_heads
 from p2w_rt.replay.judges import JudgmentRecord, read_judgments
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
 
-CHECKLIST, ATTRIBUTION, HIT = "agenticshop-checklist", "attribution", "hit-ratio"
 COLUMNS = ("users", "score", "score_valid", "hit_ratio", "valid", "invalid", "irrelevant")
 
 

@@ -4,37 +4,44 @@ results live in, and the one pass that makes them (``run_pass``). ``replay.judge
 ``replay.retrieval_cf`` add only what is theirs: the verdict, the payload, how one episode is done; the
 benchmarks add their producers as plugins."""
 
-from p2w_rt.replay.derived._command import PassOptions
-from p2w_rt.replay.derived._pass import Outcome, Tally
-from p2w_rt.replay.derived._producer import (
-    LlmFactory,
-    ProduceContext,
-    Producer,
-    ProducerConfig,
-    ProducerError,
-    StructuredLlm,
-)
-from p2w_rt.replay.derived._registry import (
-    Family,
-    OptionError,
-    Plugin,
-    PluginOption,
-    families,
-    family,
-    register,
-    register_plugin,
-)
-from p2w_rt.replay.derived._runner import run_pass
-from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
-from p2w_rt.replay.derived._stream import (
-    CacheKey,
-    DerivedRecord,
-    DerivedStream,
-    current_of,
-    latest_by_key,
-    latest_current,
-    run_heads,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from p2w_runtime.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from p2w_rt.replay.derived._command import PassOptions
+    from p2w_rt.replay.derived._pass import Outcome, Tally
+    from p2w_rt.replay.derived._producer import (
+        LlmFactory,
+        ProduceContext,
+        Producer,
+        ProducerConfig,
+        ProducerError,
+        StructuredLlm,
+    )
+    from p2w_rt.replay.derived._registry import (
+        Family,
+        OptionError,
+        Plugin,
+        PluginOption,
+        families,
+        family,
+        register,
+        register_plugin,
+    )
+    from p2w_rt.replay.derived._runner import run_pass
+    from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
+    from p2w_rt.replay.derived._stream import (
+        CacheKey,
+        DerivedRecord,
+        DerivedStream,
+        current_of,
+        latest_by_key,
+        latest_current,
+        run_heads,
+    )
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -65,3 +72,36 @@ __all__ = [
     "run_heads",
     "run_pass",
 ]
+
+_MODULES = {
+    "PassOptions": "_command",
+    "Outcome": "_pass",
+    "Tally": "_pass",
+    "LlmFactory": "_producer",
+    "ProduceContext": "_producer",
+    "Producer": "_producer",
+    "ProducerConfig": "_producer",
+    "ProducerError": "_producer",
+    "StructuredLlm": "_producer",
+    "Family": "_registry",
+    "OptionError": "_registry",
+    "Plugin": "_registry",
+    "PluginOption": "_registry",
+    "families": "_registry",
+    "family": "_registry",
+    "register": "_registry",
+    "register_plugin": "_registry",
+    "run_pass": "_runner",
+    "DEFAULT_MODEL": "_settings",
+    "PassSettings": "_settings",
+    "CacheKey": "_stream",
+    "DerivedRecord": "_stream",
+    "DerivedStream": "_stream",
+    "current_of": "_stream",
+    "latest_by_key": "_stream",
+    "latest_current": "_stream",
+    "run_heads": "_stream",
+}
+"""Where each exported name lives; they load on first use (reading a derived stream loads no pass and no registry)."""
+
+__getattr__ = lazy_names(__name__, _MODULES, globals())

@@ -155,8 +155,11 @@ def _known() -> dict[str, tuple[str, ...]]:
 def _load(kind: str) -> None:
     if kind not in _loaded:
         _loaded.add(kind)
-        for module in _known().get(kind, ()):
-            importlib.import_module(module)
+        for entry in _known().get(kind, ()):
+            module, _, name = entry.partition(":")
+            loaded = importlib.import_module(module)
+            if name:
+                getattr(loaded, name)  # a lazy package's registering name
 
 
 def plugins(kind: str) -> list[Plugin]:

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from p2w_rt.replay.judges import JUDGES
 from p2w_rt.replay.metrics._aggregate import DEFAULT_BY, MetricRow, aggregate, check_by, levels_of
 from p2w_rt.replay.metrics._collect import EpisodeScore, collect_scores
 from p2w_rt.replay.metrics._plot import check_plot_path, plot_levels
@@ -42,8 +41,10 @@ async def metrics_report(
     Every problem the user can fix (an unknown judge, a plot path that cannot be written) is raised before anything
     is written; the plot is written before any table is shown, so a failed plot shows no half result.
     """
-    if judge is not None:
-        JUDGES.get(judge)  # an unknown id is a UserError naming the known ones
+    if judge is not None:  # an unknown id is a UserError naming the known ones; only then are the judges loaded
+        from p2w_rt.replay.derived import family
+
+        family("judge").get(judge)
     if plot:
         check_plot_path(plot)
     runs = [await find_run(store, ref) for ref in run_refs]
