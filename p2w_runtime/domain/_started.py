@@ -77,9 +77,11 @@ def run_started(
     import_format: str | None = None,
     dataset: DatasetFiles | None = None,
     embedder: EmbedderRef | None = None,
+    causation_id: str | None = None,
 ) -> NewEvent:
     """The first event of run ``run_id``, in the run's own stream; ``dataset``: the files it carries (their blobs
-    are appended with it, ``carry_dataset``); ``embedder``: the model its history searches used."""
+    are appended with it, ``carry_dataset``); ``embedder``: the model its history searches used; ``causation_id``:
+    the event the run was made from. Runs are started through ``start_run`` (``_lifecycle.py``)."""
     payload = RunStarted(
         run_id=run_id,
         label=label,
@@ -98,7 +100,7 @@ def run_started(
         dataset=dataset,
         embedder=embedder,
     )
-    return NewEvent(stream=run_id, payload=payload)
+    return NewEvent(stream=run_id, payload=payload, causation_id=causation_id)
 
 
 def episode_started(
