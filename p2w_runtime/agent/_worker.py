@@ -12,40 +12,23 @@ it) and records the task again as ``TASK#n``. The worker that finds every item d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import structlog
 
-from p2w_rt.schemas import EmbedderRef, EpisodeFinished
+from p2w_rt.schemas import EmbedderRef
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
-from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
+from p2w_runtime.agent._run import ProgressCallback, RunProgress, run_spec
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.domain import (
-    CarriedDataset,
-    EpisodeWriter,
-    RunInfo,
-    TaskLike,
-    UnknownRun,
-    append_sealed,
-    close_run,
-    counted,
-    episodes_of,
-    find_run,
-)
+from p2w_runtime.domain import CarriedDataset, RunInfo, RunRecording, TaskLike, UnknownRun, find_run, start_or_join
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import (
-    ClaimHolder,
-    EventStore,
-    LabelTaken,
-    StoreError,
-    StreamEnded,
-    hold_claims,
-    this_process,
-)
+from p2w_runtime.store import ClaimHolder, EventStore, StoreError, StreamEnded, this_process
 
 log = structlog.get_logger(__name__)
 
@@ -77,17 +60,13 @@ async def join_run(
     Every worker then seeds the work items (``work``), so a run whose creator died before it seeded them is
     completed by whoever joins next; a worker that selected other tasks than the run was started with is refused.
     """
-    try:
-        found = await find_run(store, label)
-    except UnknownRun:
-        try:
-            plan = await plan_run(
-                store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None,
-                carried=carried, embedder=embedder,
-            )  # fmt: skip
-            return plan.run_id
-        except LabelTaken:  # another worker started it between our look and our append
-            found = await find_run(store, label)
+    spec = run_spec(dataset, label, model, config, run_config, carried, embedder)
+    found = await _labelled(store, label)
+    if found is None:
+        opened = await start_or_join(store, spec, partial(_labelled, store, label))
+        if isinstance(opened, RunRecording):
+            return opened.run_id
+        found = opened
     await check_joinable(store, found, [t.task_id for t in tasks])
     return found.run_id
 
@@ -104,6 +83,12 @@ async def check_joinable(store: EventStore, found: RunInfo, mine: Sequence[str])
             f"run {label} ({found.run_id}) records {len(recorded)} tasks ({_few(recorded)}); this worker selected "
             f"{len(mine)} ({_few(mine)}): give the same --tasks, --level, --task and --limit as the other workers"
         )
+
+
+async def _labelled(store: EventStore, label: str) -> RunInfo | None:
+    with contextlib.suppress(UnknownRun):
+        return await find_run(store, label)
+    return None
 
 
 def _few(ids: Sequence[str]) -> str:
@@ -171,19 +156,12 @@ async def _record_leased(
 ) -> EpisodeOutcome | None:
     """Record ``task`` while renewing its lease; None if it is not this worker's to record (an earlier holder
     recorded it already, or another worker took the lease over)."""
-    attempts = [a for a in await episodes_of(store, run_id, every_attempt=True) if a.task_id == task.task_id]
-    if counted(attempts):  # recorded, but its worker died before marking it done
+    taken = await RunRecording(store, run_id).take_over(task.task_id, ABANDONED_DETAIL)
+    if taken is None:  # recorded, but its worker died before marking it done
         return None
-    for abandoned in [a for a in attempts if a.end_reason is None]:
-        closing = EpisodeWriter.closing(abandoned.stream).add(
-            EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL)
-        )
-        try:
-            await append_sealed(store, [closing])
-        except StreamEnded:  # its own worker ended it meanwhile (woken after its lease ran out)
-            continue
-        log.info("took over an abandoned episode", task=task.task_id, stream=abandoned.stream)
-    recording = asyncio.ensure_future(record(task, len(attempts) + 1))
+    for stream in taken.closed:
+        log.info("took over an abandoned episode", task=task.task_id, stream=stream)
+    recording = asyncio.ensure_future(record(task, taken.attempt))
     lost = asyncio.Event()
 
     async def keep_lease() -> None:
@@ -217,13 +195,7 @@ async def _record_leased(
 
 async def finish_run(store: EventStore, run_id: str) -> None:
     """Append ``run.finished`` with its seals, once whichever worker gets here first (a claim decides)."""
-    async with hold_claims(store, [f"finish/{run_id}"]):
-        # Not only the last event: a worker whose lease was taken over may seal its dropped attempt after another
-        # worker finished the run, and that late ``episode.sealed`` must not make the run finish twice.
-        async for event in store.read_stream(run_id):
-            if event.type == "run.finished":
-                return
-        await close_run(store, run_id)
+    await RunRecording(store, run_id).close_once()
 
 
 def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:
