@@ -173,8 +173,10 @@ async def resume_run(store: EventStore, run_id: str, *, abort: bool = True) -> R
     """Run ``run_id`` with the attempts it holds; ``abort``: close the unfinished ones as ``aborted`` (their
     recorder was killed), so their tasks are recorded again and the dead attempt never counts."""
     attempts = await episodes_of(store, run_id, every_attempt=True)
-    aborted = await abort_unfinished(store, attempts) if abort else 0
-    return RunRecording(store, run_id, attempts, aborted)
+    closing = [_aborting(ref, UNFINISHED_DETAIL) for ref in attempts if ref.end_reason is None] if abort else []
+    if closing:
+        await append_sealed(store, closing)  # in one append: a run is resumed by one recorder
+    return RunRecording(store, run_id, attempts, len(closing))
 
 
 async def close_run(
@@ -195,15 +197,6 @@ async def close_run(
     )
     await store.append([NewEvent(stream=run_id, payload=finished)])
     return finished
-
-
-async def abort_unfinished(store: EventStore, attempts: Sequence[EpisodeRef]) -> int:
-    """Close every attempt that has no ``episode.finished`` (its recorder was killed) as ``aborted``, sealed, in
-    one append; how many."""
-    closing = [_aborting(ref, UNFINISHED_DETAIL) for ref in attempts if ref.end_reason is None]
-    if closing:
-        await append_sealed(store, closing)
-    return len(closing)
 
 
 def _aborting(ref: EpisodeRef, detail: str) -> NewEvent:
