@@ -14,8 +14,7 @@ PRODUCT = ("p2w_runtime", "replay", "schemas", "p2w_cli")
 """With ``cli.py``: every product module (``p2w_rt/`` only links to them)."""
 BUILDERS = frozenset({"RunStarted", "RunFinished", "run_started"})
 ALLOWED = {
-    "p2w_runtime/domain/_lifecycle.py": "the lifecycle: start_run, close_run",
-    "p2w_runtime/domain/_started.py": "the run_started builder the lifecycle calls",
+    "p2w_runtime/domain/_lifecycle.py": "the lifecycle: run_started for start_run, close_run",
     "p2w_runtime/store/contract/builders.py": "raw events for the store contract tests: the store knows no domain",
     "p2w_runtime/store/contract/coordination.py": "a store contract test appending the contract's raw run.started",
     "p2w_runtime/store/contract/summaries.py": "a store contract test appending the contract's raw run.started",

@@ -21,13 +21,14 @@ from p2w_runtime.domain._lifecycle import (
     check_label_free,
     close_run,
     resume_run,
+    run_started,
     start_or_join,
     start_run,
 )
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._runs import RunInfo, UnknownRun, find_run, list_runs, match_run
 from p2w_runtime.domain._seal import append_sealed, episode_seals
-from p2w_runtime.domain._started import Provenance, TaskLike, episode_started, run_started
+from p2w_runtime.domain._started import Provenance, TaskLike, episode_started
 from p2w_runtime.domain._streams import (
     ATTEMPT_MARK,
     CLASSIFICATIONS_SUFFIX,

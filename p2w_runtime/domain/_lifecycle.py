@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from p2w_rt.schemas import EmbedderRef, EpisodeFinished, NewEvent, RunFinished, Scheme, uuid7
+from p2w_rt.schemas import EmbedderRef, EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, uuid7
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._runs import RunInfo, list_runs
 from p2w_runtime.domain._seal import append_sealed
-from p2w_runtime.domain._started import Provenance, TaskLike, run_started
+from p2w_runtime.domain._started import Provenance, TaskLike
 from p2w_runtime.domain._streams import attempt_id
 from p2w_runtime.domain._summaries import NOT_AN_OUTCOME
 from p2w_runtime.domain._writer import EpisodeWriter
@@ -136,23 +136,33 @@ async def start_run(store: EventStore, spec: RunSpec, *, run_id: str | None = No
     """Append a new run's ``run.started`` (id ``run_id``, else a new one) with the files it carries; ``LabelTaken``
     when another run holds the label."""
     run_id = run_id or uuid7()
-    carried = spec.carried
-    started = run_started(
-        run_id,
+    started = run_started(run_id, spec)
+    await store.append([started], spec.carried.blobs or None if spec.carried is not None else None)
+    return RunRecording(store, run_id)
+
+
+def run_started(run_id: str, spec: RunSpec) -> NewEvent:
+    """The first event of run ``run_id``, in the run's own stream (``start_run`` appends it with its files)."""
+    provenance, carried = spec.provenance, spec.carried
+    payload = RunStarted(
+        run_id=run_id,
         label=spec.label,
-        agent=spec.agent,
-        model=spec.model,
-        scheme=spec.scheme,
-        provenance=spec.provenance,
-        config=dict(spec.config),
         source=spec.source,
         import_format=spec.import_format,
+        agent=spec.agent,
+        backbone_model=spec.model,
+        scheme=spec.scheme,
+        dataset_id=provenance.dataset_id,
+        dataset_hash=provenance.dataset_hash,
+        code_version=provenance.code_version,
+        git_sha=provenance.git_sha,
+        packages=dict(provenance.packages),
+        config=dict(spec.config),
+        host=provenance.host,
         dataset=carried.files if carried is not None else None,
         embedder=spec.embedder,
-        causation_id=spec.caused_by,
     )
-    await store.append([started], (carried.blobs if carried is not None else None) or None)
-    return RunRecording(store, run_id)
+    return NewEvent(stream=run_id, payload=payload, causation_id=spec.caused_by)
 
 
 async def start_or_join(
