@@ -12,15 +12,12 @@ from p2w_rt.schemas import DatasetFiles, NewEvent, RunStarted, blob_hash
 from p2w_runtime.domain import (
     CarriedDataset,
     Provenance,
-    RunInfo,
     RunRecording,
     RunSpec,
     check_label_free,
     episodes_of,
-    find_run,
     list_runs,
     resume_run,
-    start_or_join,
     start_run,
 )
 from p2w_runtime.store import LabelTaken, MemoryEventStore
@@ -79,16 +76,9 @@ async def test_resuming_closes_dead_attempts_and_numbers_the_next_try_on() -> No
     assert (await resumed.close(cost_usd=1.0)).cost_usd == 1.0  # a resume may close it again
 
 
-async def test_recorders_sharing_a_run_start_it_once_take_dead_attempts_over_and_finish_it_once() -> None:
+async def test_recorders_sharing_a_run_take_dead_attempts_over_and_finish_it_once() -> None:
     store = MemoryEventStore()
-
-    async def find() -> RunInfo | None:
-        return await find_run(store, "nightly")
-
-    first = await start_or_join(store, SPEC, find)
-    second = await start_or_join(store, SPEC, find)
-    assert isinstance(first, RunRecording) and not isinstance(second, RunRecording)
-    assert second.run_id == first.run_id
+    first = await start_run(store, SPEC)
     await store.append(_attempt(first.run_id, "a", None))
     await store.append(_attempt(first.run_id, "b", "answered"))
     shared = RunRecording(store, first.run_id)

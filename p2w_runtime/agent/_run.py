@@ -98,7 +98,10 @@ async def plan_run(
     closed as aborted, and every other task of ``tasks`` is recorded again as ``TASK#n``. A new run's
     ``run.started`` names the ``carried`` files (stored beside it) and the ``embedder``."""
     if resume is None:
-        run = await start_run(store, run_spec(dataset, label, model, config, run_config, carried, embedder))
+        here = Provenance.here(dataset.dataset_id, dataset.content_hash)
+        settings = {**config.as_dict(), **run_config}
+        spec = RunSpec(label, AGENT_NAME, model, config.scheme, here, settings, carried=carried, embedder=embedder)
+        run = await start_run(store, spec)
     else:
         run = await resume_run(store, resume.run_id)
     todo = [(t, run.episode_id(t.task_id)) for t in run.todo(tasks)]
@@ -106,28 +109,6 @@ async def plan_run(
     if resume is not None:
         log.info("resuming run", run_id=run.run_id, kept=len(kept), aborted=run.aborted, todo=len(todo))
     return RunPlan(run, todo, kept)
-
-
-def run_spec(
-    dataset: TaskSet,
-    label: str,
-    model: str,
-    config: AgentConfig,
-    run_config: dict[str, Any],
-    carried: CarriedDataset | None,
-    embedder: EmbedderRef | None,
-) -> RunSpec:
-    """What a run of the own agent states when it starts, alone or as the first of its workers."""
-    return RunSpec(
-        label=label,
-        agent=AGENT_NAME,
-        model=model,
-        scheme=config.scheme,
-        provenance=Provenance.here(dataset.dataset_id, dataset.content_hash),
-        config={**config.as_dict(), **run_config},
-        carried=carried,
-        embedder=embedder,
-    )
 
 
 async def record_episodes(

@@ -12,11 +12,9 @@ it) and records the task again as ``TASK#n``. The worker that finds every item d
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
 from typing import Any, TypeVar
 
 import structlog
@@ -24,11 +22,11 @@ import structlog
 from p2w_rt.schemas import EmbedderRef
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
-from p2w_runtime.agent._run import ProgressCallback, RunProgress, run_spec
+from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.domain import CarriedDataset, RunInfo, RunRecording, TaskLike, UnknownRun, find_run, start_or_join
+from p2w_runtime.domain import CarriedDataset, RunInfo, RunRecording, TaskLike, UnknownRun, find_run
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import ClaimHolder, EventStore, StoreError, StreamEnded, this_process
+from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, StreamEnded, this_process
 
 log = structlog.get_logger(__name__)
 
@@ -60,13 +58,17 @@ async def join_run(
     Every worker then seeds the work items (``work``), so a run whose creator died before it seeded them is
     completed by whoever joins next; a worker that selected other tasks than the run was started with is refused.
     """
-    spec = run_spec(dataset, label, model, config, run_config, carried, embedder)
-    found = await _labelled(store, label)
-    if found is None:
-        opened = await start_or_join(store, spec, partial(_labelled, store, label))
-        if isinstance(opened, RunRecording):
-            return opened.run_id
-        found = opened
+    try:
+        found = await find_run(store, label)
+    except UnknownRun:
+        try:
+            plan = await plan_run(
+                store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None,
+                carried=carried, embedder=embedder,
+            )  # fmt: skip
+            return plan.run_id
+        except LabelTaken:  # another worker started it between our look and our append
+            found = await find_run(store, label)
     await check_joinable(store, found, [t.task_id for t in tasks])
     return found.run_id
 
@@ -83,12 +85,6 @@ async def check_joinable(store: EventStore, found: RunInfo, mine: Sequence[str])
             f"run {label} ({found.run_id}) records {len(recorded)} tasks ({_few(recorded)}); this worker selected "
             f"{len(mine)} ({_few(mine)}): give the same --tasks, --level, --task and --limit as the other workers"
         )
-
-
-async def _labelled(store: EventStore, label: str) -> RunInfo | None:
-    with contextlib.suppress(UnknownRun):
-        return await find_run(store, label)
-    return None
 
 
 def _few(ids: Sequence[str]) -> str:

@@ -19,10 +19,8 @@ from p2w_runtime.domain._lifecycle import (
     RunSpec,
     TakenOver,
     check_label_free,
-    close_run,
     resume_run,
     run_started,
-    start_or_join,
     start_run,
 )
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
@@ -77,7 +75,6 @@ __all__ = [
     "RunSpec",
     "TakenOver",
     "resume_run",
-    "start_or_join",
     "start_run",
     "Compacted",
     "compact_finished",
@@ -95,7 +92,6 @@ __all__ = [
     "RunInfo",
     "UnknownRun",
     "check_label_free",
-    "close_run",
     "find_run",
     "list_runs",
     "match_run",

@@ -9,13 +9,13 @@ between them (docs/design/run-lifecycle.md). Writing an episode's events stays `
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from p2w_rt.schemas import EmbedderRef, EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, uuid7
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
-from p2w_runtime.domain._runs import RunInfo, list_runs
+from p2w_runtime.domain._runs import list_runs
 from p2w_runtime.domain._seal import append_sealed
 from p2w_runtime.domain._started import Provenance, TaskLike
 from p2w_runtime.domain._streams import attempt_id
@@ -107,10 +107,28 @@ class RunRecording:
         return TakenOver(len(attempts) + 1, closed)
 
     async def close(self, *, interrupted: bool = False, cost_usd: float | None = None) -> RunFinished:
-        """``run.finished`` (``close_run``), costing ``cost_usd`` or else what the ended episodes reported."""
+        """Append ``run.finished``, derived from the log: how every attempt ended, how many episodes count, what
+        they cost (``cost_usd``, else what the ended episodes reported), and the seals of the run's streams. The
+        status is ``interrupted`` when the recording was stopped, else ``failed`` when every counted episode ended
+        in an error (nothing was measured), else ``completed``. A resumed run may be closed again."""
         if cost_usd is None and self._costs:
             cost_usd = round(sum(self._costs), 6)
-        return await close_run(self.store, self.run_id, interrupted=interrupted, cost_usd=cost_usd)
+        attempts = await episodes_of(self.store, self.run_id, every_attempt=True)
+        reasons = Counter(a.end_reason for a in attempts if a.end_reason is not None)
+        outcomes = Counter(a.end_reason for a in counted(attempts) if a.end_reason not in NOT_AN_OUTCOME)
+        finished = RunFinished(
+            status="interrupted"
+            if interrupted
+            else "failed"
+            if outcomes and set(outcomes) == {"error"}
+            else "completed",
+            episodes=sum(outcomes.values()),
+            end_reasons=dict(sorted(reasons.items())),
+            cost_usd=cost_usd,
+            seals=await seal_streams(self.store, self.run_id, into=self.run_id),
+        )
+        await self.store.append([NewEvent(stream=self.run_id, payload=finished)])
+        return finished
 
     async def close_once(self) -> RunFinished | None:
         """``close`` by whichever recorder sharing the run gets here first (a claim decides); None when it is
@@ -137,7 +155,7 @@ async def start_run(store: EventStore, spec: RunSpec, *, run_id: str | None = No
     when another run holds the label."""
     run_id = run_id or uuid7()
     started = run_started(run_id, spec)
-    await store.append([started], spec.carried.blobs or None if spec.carried is not None else None)
+    await store.append([started], spec.carried.blobs if spec.carried is not None else None)
     return RunRecording(store, run_id)
 
 
@@ -165,20 +183,6 @@ def run_started(run_id: str, spec: RunSpec) -> NewEvent:
     return NewEvent(stream=run_id, payload=payload, causation_id=spec.caused_by)
 
 
-async def start_or_join(
-    store: EventStore, spec: RunSpec, find: Callable[[], Awaitable[RunInfo | None]]
-) -> RunRecording | RunInfo:
-    """``start_run``, or, when another recorder sharing the run started it first (the label is taken), the run
-    ``find`` finds: whichever recorder comes first starts it."""
-    try:
-        return await start_run(store, spec)
-    except LabelTaken:
-        found = await find()
-        if found is None:
-            raise
-        return found
-
-
 async def resume_run(store: EventStore, run_id: str, *, abort: bool = True) -> RunRecording:
     """Run ``run_id`` with the attempts it holds; ``abort``: close the unfinished ones as ``aborted`` (their
     recorder was killed), so their tasks are recorded again and the dead attempt never counts."""
@@ -187,26 +191,6 @@ async def resume_run(store: EventStore, run_id: str, *, abort: bool = True) -> R
     if closing:
         await append_sealed(store, closing)  # in one append: a run is resumed by one recorder
     return RunRecording(store, run_id, attempts, len(closing))
-
-
-async def close_run(
-    store: EventStore, run_id: str, *, interrupted: bool = False, cost_usd: float | None = None
-) -> RunFinished:
-    """Append run ``run_id``'s ``run.finished``, derived from its log: how every attempt ended, how many episodes
-    count, and the seals of its streams. The status is ``interrupted`` when the recording was stopped, else
-    ``failed`` when every counted episode ended in an error (nothing was measured), else ``completed``."""
-    attempts = await episodes_of(store, run_id, every_attempt=True)
-    reasons = Counter(a.end_reason for a in attempts if a.end_reason is not None)
-    outcomes = Counter(a.end_reason for a in counted(attempts) if a.end_reason not in NOT_AN_OUTCOME)
-    finished = RunFinished(
-        status="interrupted" if interrupted else "failed" if outcomes and set(outcomes) == {"error"} else "completed",
-        episodes=sum(outcomes.values()),
-        end_reasons=dict(sorted(reasons.items())),
-        cost_usd=cost_usd,
-        seals=await seal_streams(store, run_id, into=run_id),
-    )
-    await store.append([NewEvent(stream=run_id, payload=finished)])
-    return finished
 
 
 def _aborting(ref: EpisodeRef, detail: str) -> NewEvent:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,12 @@ from p2w_runtime.domain import (
     carry_dataset,
     list_runs,
     resume_run,
-    start_or_join,
     start_run,
 )
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
 from p2w_runtime.recording._replay import ReplayLink, forked, replay_url, replayed_task
-from p2w_runtime.store import EventStore, MemoryEventStore
+from p2w_runtime.store import EventStore, LabelTaken, MemoryEventStore
 
 
 class Recording:
@@ -148,12 +146,14 @@ async def open_run(
             config={**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"},
             carried=_carried(carried, tasks, listed, history),
         )
-        again = partial(_labelled, store, label)
-        opened = await (start_or_join(store, spec, again) if join else start_run(store, spec))
-        if isinstance(opened, RunRecording):
+        try:
             point = fork.point if fork is not None and replay is not None else None
-            return Recording(opened, label, scheme, listed, replay, point)
-        existing = opened  # another recorder started it between our look and our append
+            return Recording(await start_run(store, spec), label, scheme, listed, replay, point)
+        except LabelTaken:  # another recorder started it between our look and our append
+            if not join:
+                raise
+            existing = await _labelled(store, label)
+            assert existing is not None
     if not (resume or join):
         raise UserError(
             f"run {label!r} already exists ({existing.status}, {existing.episodes} of "
