@@ -18,10 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from p2w_rt.schemas import uuid7
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
-from p2w_runtime.domain import Provenance, carry_dataset, run_started
+from p2w_runtime.domain import Provenance, RunSpec, carry_dataset, start_run
 from p2w_runtime.store import open_store
 
 
@@ -35,18 +34,11 @@ async def bench(tasks_dir: Path, history_dir: Path | None, runs: int) -> None:
             for n in range(runs):
                 started = time.perf_counter()
                 carried = carry_dataset(tasks, list(tasks), history_dir)
-                event = run_started(
-                    uuid7(), label=f"with-{n}", agent="bench", model="m", scheme=None, provenance=provenance,
-                    dataset=carried.files,
-                )  # fmt: skip
-                await store.append([event], carried.blobs)
+                await start_run(store, RunSpec(f"with-{n}", "bench", "m", None, provenance, carried=carried))
                 carried_s.append(time.perf_counter() - started)
                 blob_counts.append((await store.count())[1])
                 started = time.perf_counter()
-                bare = run_started(
-                    uuid7(), label=f"bare-{n}", agent="bench", model="m", scheme=None, provenance=provenance
-                )
-                await store.append([bare])
+                await start_run(store, RunSpec(f"bare-{n}", "bench", "m", None, provenance))
                 bare_s.append(time.perf_counter() - started)
         with sqlite3.connect(db) as conn:
             (stored,) = conn.execute("SELECT sum(length(data)) FROM blobs").fetchone()

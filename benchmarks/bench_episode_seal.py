@@ -25,7 +25,7 @@ from pathlib import Path
 
 from p2w_rt.replay.synthetic import SketchTask
 from p2w_rt.schemas import Action, EpisodeFinished, FinalState, LlmCall, NewEvent, Observation, ParsedAction, Rationale
-from p2w_runtime.domain import EpisodeWriter, Provenance, attempt_id, episode_seals, episode_started, run_started
+from p2w_runtime.domain import EpisodeWriter, Provenance, RunSpec, attempt_id, episode_seals, episode_started, start_run
 from p2w_runtime.store import _segments, connect_store
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
@@ -78,9 +78,8 @@ async def record(location: str, episodes: int, steps: int, timings: Timings, *, 
     store = await connect_store(location)
     try:
         run_id = f"bench-{time.monotonic_ns()}"
-        provenance = Provenance.synthetic("bench")
-        started = run_started(run_id, label=run_id, agent="bench", model="m", scheme=None, provenance=provenance)
-        await store.append([started])
+        spec = RunSpec(label=run_id, agent="bench", model="m", scheme=None, provenance=Provenance.synthetic("bench"))
+        await start_run(store, spec, run_id=run_id)
         planned = [episode(run_id, n, steps) for n in range(episodes)]
         for n, batches in enumerate(planned):
             sealed = n % 2 == 1 if seal is None else seal

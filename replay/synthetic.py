@@ -32,7 +32,7 @@ from p2w_rt.schemas import (
     Scheme,
     StoredEvent,
 )
-from p2w_runtime.domain import EpisodeWriter, Provenance, episode_started
+from p2w_runtime.domain import EpisodeWriter, Provenance, RunSpec, episode_started
 from p2w_runtime.domain import run_started as started_event
 from p2w_runtime.domain.trajectory import Trajectory, project
 
@@ -46,8 +46,8 @@ def run_started(
     scheme: Scheme | None = "on-demand",
     dataset: str = "synthetic",
 ) -> NewEvent:
-    provenance = Provenance.synthetic(dataset)
-    return started_event(run_id, label=label, agent=agent, model=model, scheme=scheme, provenance=provenance)
+    spec = RunSpec(label=label, agent=agent, model=model, scheme=scheme, provenance=Provenance.synthetic(dataset))
+    return started_event(run_id, spec)
 
 
 def run_finished(run_id: str, episodes: int) -> NewEvent:

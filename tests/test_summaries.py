@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from p2w_rt.cli import main
 from p2w_rt.replay.synthetic import EpisodeBuilder, run_started
 from p2w_rt.schemas import EpisodeFinished, uuid7
-from p2w_runtime.domain import EpisodeWriter, check_summaries, close_run, episodes_of, list_runs, rebuild_summaries
+from p2w_runtime.domain import EpisodeWriter, RunRecording, check_summaries, episodes_of, list_runs, rebuild_summaries
 from p2w_runtime.domain._summaries import EPISODES, MODEL, RUNS
 from p2w_runtime.store import EventStore, MemoryEventStore, Summary, open_store
 
@@ -57,7 +57,7 @@ async def test_summaries_follow_every_append_and_count_as_the_rule_says() -> Non
     # a retry of t2 finishes, t3 goes on and ends: rows stored before are continued, not rebuilt
     await store.append(_episode(run_id, "t2", "answered", episode_id="t2#2").events)
     await store.append([EpisodeWriter.closing(running.stream).add(EpisodeFinished(end_reason="max_steps", steps=1))])
-    await close_run(store, run_id)
+    await RunRecording(store, run_id).close()
     (info,) = await list_runs(store)
     assert (info.episodes, info.attempts, info.status) == (3, 4, "completed")
     counted = await episodes_of(store, run_id)

@@ -3,29 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
-from p2w_rt.schemas import EmbedderRef, uuid7
+from p2w_rt.schemas import EmbedderRef
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import Task, TaskSet
 from p2w_runtime.domain import (
+    NOT_AN_OUTCOME,
     CarriedDataset,
     EpisodeRef,
     Provenance,
     RunInfo,
-    abort_unfinished,
-    attempt_id,
-    close_run,
-    counted,
-    episodes_of,
-    run_started,
+    RunRecording,
+    RunSpec,
+    resume_run,
+    start_run,
 )
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.retrieval import HistoryRetriever
@@ -72,11 +70,15 @@ ProgressCallback = Callable[["RunProgress"], None]
 
 @dataclass(frozen=True)
 class RunPlan:
-    run_id: str
+    run: RunRecording
     todo: list[tuple[Task, str]]
     """(task, episode id) still to record."""
     kept: list[EpisodeRef]
     """Episodes that already count from an earlier attempt of this run (``counted``)."""
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
 
 
 async def plan_run(
@@ -96,30 +98,17 @@ async def plan_run(
     closed as aborted, and every other task of ``tasks`` is recorded again as ``TASK#n``. A new run's
     ``run.started`` names the ``carried`` files (stored beside it) and the ``embedder``."""
     if resume is None:
-        run_id = uuid7()
-        provenance = Provenance.here(dataset.dataset_id, dataset.content_hash)
-        started = run_started(
-            run_id,
-            label=label,
-            agent=AGENT_NAME,
-            model=model,
-            scheme=config.scheme,
-            provenance=provenance,
-            config={**config.as_dict(), **run_config},
-            dataset=carried.files if carried else None,
-            embedder=embedder,
-        )
-        await store.append([started], carried.blobs if carried else None)
-        return RunPlan(run_id, [(t, t.task_id) for t in tasks], [])
-    run_id = resume.run_id
-    attempts = await episodes_of(store, run_id, every_attempt=True)
-    done = {ref.task_id: ref for ref in counted(attempts)}
-    aborted = await abort_unfinished(store, attempts)
-    tries = Counter(ref.task_id for ref in attempts)
-    todo = [(t, attempt_id(t.task_id, tries[t.task_id] + 1)) for t in tasks if t.task_id not in done]
-    kept = [done[t.task_id] for t in tasks if t.task_id in done]
-    log.info("resuming run", run_id=run_id, kept=len(kept), aborted=aborted, todo=len(todo))
-    return RunPlan(run_id, todo, kept)
+        here = Provenance.here(dataset.dataset_id, dataset.content_hash)
+        settings = {**config.as_dict(), **run_config}
+        spec = RunSpec(label, AGENT_NAME, model, config.scheme, here, settings, carried=carried, embedder=embedder)
+        run = await start_run(store, spec)
+    else:
+        run = await resume_run(store, resume.run_id)
+    todo = [(t, run.episode_id(t.task_id)) for t in run.todo(tasks)]
+    kept = [run.counted[t.task_id] for t in tasks if t.task_id in run.counted]
+    if resume is not None:
+        log.info("resuming run", run_id=run.run_id, kept=len(kept), aborted=run.aborted, todo=len(todo))
+    return RunPlan(run, todo, kept)
 
 
 async def record_episodes(
@@ -163,8 +152,9 @@ async def record_episodes(
         interrupted = True
         raise
     finally:
-        costs = [o.cost_usd for o in state.outcomes if o.cost_usd is not None]
-        await close_run(store, plan.run_id, interrupted=interrupted, cost_usd=round(sum(costs), 6) if costs else None)
+        for outcome in state.outcomes:
+            plan.run.ended(outcome.task_id, outcome.cost_usd, outcome.end_reason not in NOT_AN_OUTCOME)
+        await plan.run.close(interrupted=interrupted)
     return state.outcomes
 
 

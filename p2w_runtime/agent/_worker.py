@@ -19,33 +19,14 @@ from typing import Any, TypeVar
 
 import structlog
 
-from p2w_rt.schemas import EmbedderRef, EpisodeFinished
+from p2w_rt.schemas import EmbedderRef
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
 from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.domain import (
-    CarriedDataset,
-    EpisodeWriter,
-    RunInfo,
-    TaskLike,
-    UnknownRun,
-    append_sealed,
-    close_run,
-    counted,
-    episodes_of,
-    find_run,
-)
+from p2w_runtime.domain import CarriedDataset, RunInfo, RunRecording, TaskLike, UnknownRun, find_run
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import (
-    ClaimHolder,
-    EventStore,
-    LabelTaken,
-    StoreError,
-    StreamEnded,
-    hold_claims,
-    this_process,
-)
+from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, StreamEnded, this_process
 
 log = structlog.get_logger(__name__)
 
@@ -171,19 +152,12 @@ async def _record_leased(
 ) -> EpisodeOutcome | None:
     """Record ``task`` while renewing its lease; None if it is not this worker's to record (an earlier holder
     recorded it already, or another worker took the lease over)."""
-    attempts = [a for a in await episodes_of(store, run_id, every_attempt=True) if a.task_id == task.task_id]
-    if counted(attempts):  # recorded, but its worker died before marking it done
+    taken = await RunRecording(store, run_id).take_over(task.task_id, ABANDONED_DETAIL)
+    if taken is None:  # recorded, but its worker died before marking it done
         return None
-    for abandoned in [a for a in attempts if a.end_reason is None]:
-        closing = EpisodeWriter.closing(abandoned.stream).add(
-            EpisodeFinished(end_reason="aborted", detail=ABANDONED_DETAIL)
-        )
-        try:
-            await append_sealed(store, [closing])
-        except StreamEnded:  # its own worker ended it meanwhile (woken after its lease ran out)
-            continue
-        log.info("took over an abandoned episode", task=task.task_id, stream=abandoned.stream)
-    recording = asyncio.ensure_future(record(task, len(attempts) + 1))
+    for stream in taken.closed:
+        log.info("took over an abandoned episode", task=task.task_id, stream=stream)
+    recording = asyncio.ensure_future(record(task, taken.attempt))
     lost = asyncio.Event()
 
     async def keep_lease() -> None:
@@ -217,13 +191,7 @@ async def _record_leased(
 
 async def finish_run(store: EventStore, run_id: str) -> None:
     """Append ``run.finished`` with its seals, once whichever worker gets here first (a claim decides)."""
-    async with hold_claims(store, [f"finish/{run_id}"]):
-        # Not only the last event: a worker whose lease was taken over may seal its dropped attempt after another
-        # worker finished the run, and that late ``episode.sealed`` must not make the run finish twice.
-        async for event in store.read_stream(run_id):
-            if event.type == "run.finished":
-                return
-        await close_run(store, run_id)
+    await RunRecording(store, run_id).close_once()
 
 
 def _notify(progress: ProgressCallback | None, state: RunProgress) -> None:

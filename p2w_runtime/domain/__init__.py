@@ -1,6 +1,7 @@
 """The domain, above the store: runs and their episodes. Stream names, the event grammar, the one writer, the
 started events, the listing, the seal a finished episode gets in its run's stream, the runs a store holds
-(``list_runs``, ``find_run``, ``close_run``), and the episode read model (``p2w_runtime.domain.trajectory``).
+(``list_runs``, ``find_run``), a run's lifecycle (``start_run``, ``resume_run``, ``RunRecording.close``: every
+writer of runs opens and closes them there), and the episode read model (``p2w_runtime.domain.trajectory``).
 
 Everything that writes an episode (the agent, both importers, the synthetic and test builders) goes through
 ``EpisodeWriter``; everything that lists a run's episodes goes through ``episodes_of``
@@ -13,19 +14,19 @@ from typing import TYPE_CHECKING, Any
 from p2w_runtime.domain._compact import Compacted, compact_finished
 from p2w_runtime.domain._errors import EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
-from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
-from p2w_runtime.domain._runs import (
-    RunInfo,
-    UnknownRun,
-    abort_unfinished,
+from p2w_runtime.domain._lifecycle import (
+    RunRecording,
+    RunSpec,
+    TakenOver,
     check_label_free,
-    close_run,
-    find_run,
-    list_runs,
-    match_run,
+    resume_run,
+    run_started,
+    start_run,
 )
+from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._runs import RunInfo, UnknownRun, find_run, list_runs, match_run
 from p2w_runtime.domain._seal import append_sealed, episode_seals
-from p2w_runtime.domain._started import Provenance, TaskLike, episode_started, run_started
+from p2w_runtime.domain._started import Provenance, TaskLike, episode_started
 from p2w_runtime.domain._streams import (
     ATTEMPT_MARK,
     CLASSIFICATIONS_SUFFIX,
@@ -70,7 +71,11 @@ _DATASET = {
 (docs/design/startup.md)."""
 
 __all__ = [
-    "abort_unfinished",
+    "RunRecording",
+    "RunSpec",
+    "TakenOver",
+    "resume_run",
+    "start_run",
     "Compacted",
     "compact_finished",
     "Attached",
@@ -87,7 +92,6 @@ __all__ = [
     "RunInfo",
     "UnknownRun",
     "check_label_free",
-    "close_run",
     "find_run",
     "list_runs",
     "match_run",

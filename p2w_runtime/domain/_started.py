@@ -1,25 +1,15 @@
-"""``run.started`` and ``episode.started``, built in one place from a task (set) and the run's provenance.
-
-The agent, the importers and the synthetic builders used to fill these payloads each their own way;
-a field added to one (``source_file``, ``host``) went missing in the others.
+"""``episode.started``, built in one place from a task, and the run's ``Provenance`` that ``run.started`` states
+(built by the run lifecycle, ``_lifecycle.py``): writers filling these payloads each their own way lost the
+fields added to one (``source_file``, ``host``) in the others.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
-from p2w_rt.schemas import (
-    DatasetFiles,
-    EmbedderRef,
-    EpisodeStarted,
-    ForkPoint,
-    GroundTruth,
-    NewEvent,
-    RunStarted,
-    Scheme,
-)
+from p2w_rt.schemas import EpisodeStarted, ForkPoint, GroundTruth, Scheme
 from p2w_runtime.provenance import code_version, git_sha, host, package_versions
 
 
@@ -62,43 +52,6 @@ class Provenance:
     def synthetic(cls, name: str) -> Provenance:
         """Hand-built runs (tests, benchmarks): no task files, no checkout to name."""
         return cls(name, "0" * 64, name)
-
-
-def run_started(
-    run_id: str,
-    *,
-    label: str,
-    agent: str,
-    model: str,
-    scheme: Scheme | None,
-    provenance: Provenance,
-    config: dict[str, Any] | None = None,
-    source: Literal["recorded", "imported"] = "recorded",
-    import_format: str | None = None,
-    dataset: DatasetFiles | None = None,
-    embedder: EmbedderRef | None = None,
-) -> NewEvent:
-    """The first event of run ``run_id``, in the run's own stream; ``dataset``: the files it carries (their blobs
-    are appended with it, ``carry_dataset``); ``embedder``: the model its history searches used."""
-    payload = RunStarted(
-        run_id=run_id,
-        label=label,
-        source=source,
-        import_format=import_format,
-        agent=agent,
-        backbone_model=model,
-        scheme=scheme,
-        dataset_id=provenance.dataset_id,
-        dataset_hash=provenance.dataset_hash,
-        code_version=provenance.code_version,
-        git_sha=provenance.git_sha,
-        packages=dict(provenance.packages),
-        config=config or {},
-        host=provenance.host,
-        dataset=dataset,
-        embedder=embedder,
-    )
-    return NewEvent(stream=run_id, payload=payload)
 
 
 def episode_started(

@@ -26,12 +26,11 @@ from p2w_rt.schemas import (
     PageCapture,
     ShopProfile,
     content_hash,
-    uuid7,
 )
 from p2w_runtime.agent import SiteHosting
 from p2w_runtime.browser import BrowserSession, capture_pages
 from p2w_runtime.data import DataError, load_curation, load_profiles
-from p2w_runtime.domain import EpisodeWriter, Provenance, append_sealed, close_run, episode_started, run_started
+from p2w_runtime.domain import EpisodeWriter, Provenance, RunSpec, append_sealed, episode_started, start_run
 from p2w_runtime.store import EventStore
 
 CURATION_FORMAT = "agenticshop"
@@ -191,10 +190,8 @@ async def import_curation(
     if fetch:
         urls = [p.product_url for _, r in episodes for p in r.search_results[:RESULTS_JUDGED]]
         pages = {**pages, **await fetch_captures(list(dict.fromkeys(urls)), chromium, hosting)}
-    run_id = uuid7()
     dataset_hash = content_hash([p.model_dump(mode="json") for p, _ in episodes])
-    started = run_started(
-        run_id,
+    spec = RunSpec(
         label=label,
         agent="agenticshop-curation",
         model=model,
@@ -203,9 +200,9 @@ async def import_curation(
         source="imported",
         import_format=CURATION_FORMAT,
     )
-    await store.append([started])
+    run = await start_run(store, spec)
     for profile, result in episodes:
-        events, blobs = _episode(run_id, profile, result, pages)
+        events, blobs = _episode(run.run_id, profile, result, pages)
         await append_sealed(store, events, blobs)
-    await close_run(store, run_id)
-    return run_id
+    await run.close()
+    return run.run_id

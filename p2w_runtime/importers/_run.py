@@ -24,13 +24,14 @@ from p2w_runtime.domain import (
     EpisodeWriter,
     Provenance,
     RunInfo,
+    RunRecording,
+    RunSpec,
     append_sealed,
     carry_dataset,
-    close_run,
-    episodes_of,
     folder_names,
     list_runs,
-    run_started,
+    resume_run,
+    start_run,
 )
 from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._agentoccam_log import RunnerLog, read_runner_log
@@ -272,9 +273,9 @@ async def _labelled_run(store: EventStore, label: str, fmt: str) -> RunInfo | No
     return (open_runs or runs)[-1] if runs else None
 
 
-async def _finished_episodes(store: EventStore, run_id: str) -> set[str]:
+def _finished_episodes(run: RunRecording) -> set[str]:
     done = set()
-    for episode in await episodes_of(store, run_id, every_attempt=True):
+    for episode in run.attempts:
         if episode.end_reason is None:
             raise ImportConflict(f"episode stream {episode.stream} has no episode.finished")
         done.add(episode.episode_id)
@@ -375,7 +376,8 @@ async def _import_trajectories(
         run_model = _RunModel(name=model, given=True)
     elif existing is not None:
         run_model = _RunModel(name=existing.started.backbone_model, tag=existing.started.config.get("model_tag"))
-    done = await _finished_episodes(store, run_id) if existing else set()
+    opened = await resume_run(store, run_id, abort=False) if existing else None
+    done = _finished_episodes(opened) if opened else set()
     planner = _Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)
     planner.scheme = existing.started.scheme if existing else (scheme or summary_scheme)
     try:
@@ -419,8 +421,7 @@ async def _import_trajectories(
             raise ImportConflict(f"no model in {layout.crashes[0]} or any other file given; give --model")
         config = {**folder_names(tasks_dir, history_dir), "model_tag": planner.model.tag, **summary}
         carried = carry_dataset(tasks, [item.task for item in planned], history_dir)
-        started = run_started(
-            run_id,
+        spec = RunSpec(
             label=label,
             agent=READERS[fmt].agent,
             model=planner.model.name,
@@ -429,9 +430,10 @@ async def _import_trajectories(
             config=config,
             source="imported",
             import_format=fmt,
-            dataset=carried.files,
+            carried=carried,
         )
-        await store.append([started], carried.blobs)
+        opened = await start_run(store, spec, run_id=run_id)
+    assert opened is not None
     await _write_episodes(store, planner, planned, report, progress, on_episode)
-    report.episodes = (await close_run(store, run_id)).episodes
+    report.episodes = (await opened.close()).episodes
     return report

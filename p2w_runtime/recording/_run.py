@@ -8,26 +8,23 @@ records their tasks again as ``TASK#n``, as ``record --resume`` does for the own
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from p2w_rt.schemas import ForkPoint, RunFinished, Scheme, canonical_json, uuid7
+from p2w_rt.schemas import ForkPoint, RunFinished, Scheme, canonical_json
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import (
     CarriedDataset,
     Provenance,
     RunInfo,
+    RunRecording,
+    RunSpec,
     TaskLike,
-    abort_unfinished,
-    attempt_id,
     carry_dataset,
-    close_run,
-    counted,
-    episodes_of,
     list_runs,
-    run_started,
+    resume_run,
+    start_run,
 )
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
@@ -43,33 +40,28 @@ class Recording:
 
     def __init__(
         self,
-        store: EventStore,
-        run_id: str,
+        run: RunRecording,
         label: str,
         scheme: Scheme | None,
         tasks: Sequence[TaskLike],
-        tries: Counter[str],
-        done: set[str],
         replay: ReplayLink | None = None,
         fork: ForkPoint | None = None,
     ) -> None:
-        self.store = store
+        self.run = run
+        self.store = run.store
         self.replay = replay
+        """Set when p2w-rt re-executes the agent (``P2W_REPLAY``): the store is then one in memory."""
         self.fork = fork
         """Set under ``p2w-rt fork --exec``: where each episode branched off its source."""
-        """Set when p2w-rt re-executes the agent (``P2W_REPLAY``): the store is then one in memory."""
-        self.run_id = run_id
+        self.run_id = run.run_id
         self.label = label
         self.scheme = scheme
         self.tasks = {task.task_id: task for task in tasks}
-        self._tries = tries
-        self._done = done
-        self._costs: list[float] = []
         self.finished: RunFinished | None = None
 
     def todo(self) -> list[TaskLike]:
         """The run's tasks that have no counted episode yet, in task order (all of them in a new run)."""
-        return [task for task in self.tasks.values() if task.task_id not in self._done]
+        return self.run.todo(self.tasks.values())
 
     def episode(self, task: TaskLike | str, *, attempt: int | None = None) -> EpisodeRecorder:
         """A recorder for the next attempt at ``task`` (a task of the run, or its id); use it with ``async with``.
@@ -78,23 +70,15 @@ class Recording:
         if found is None:
             name = task if isinstance(task, str) else task.task_id
             raise UserError(f"run {self.label!r}: task {name!r} is not one of its {len(self.tasks)} tasks")
-        self._tries[found.task_id] = attempt if attempt is not None else self._tries[found.task_id] + 1
-        episode_id = attempt_id(found.task_id, self._tries[found.task_id])
+        episode_id = self.run.episode_id(found.task_id, attempt)
         return EpisodeRecorder(
-            self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self._ended, replay=self.replay,
+            self.store, self.run_id, episode_id, found, scheme=self.scheme, on_end=self.run.ended, replay=self.replay,
             fork=self.fork,
         )  # fmt: skip
 
-    def _ended(self, task_id: str, cost_usd: float | None, counts: bool) -> None:
-        if counts:
-            self._done.add(task_id)
-        if cost_usd is not None:
-            self._costs.append(cost_usd)
-
     async def close(self, *, interrupted: bool = False) -> RunFinished:
         """Write ``run.finished`` (derived from the log, like every writer of runs); a resume may close it again."""
-        cost = round(sum(self._costs), 6) if self._costs else None
-        self.finished = await close_run(self.store, self.run_id, interrupted=interrupted, cost_usd=cost)
+        self.finished = await self.run.close(interrupted=interrupted)
         return self.finished
 
     async def __aenter__(self) -> Recording:
@@ -153,23 +137,18 @@ async def open_run(
         provenance = Provenance.here(dataset_id or f"tasks@{digest[:12]}", digest)
     existing = await _labelled(store, label)
     if existing is None:
-        run_id = uuid7()
-        dataset = _carried(carried, tasks, listed, history)
-        run_config = {**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"}
-        started = run_started(
-            run_id,
+        spec = RunSpec(
             label=label,
             agent=agent,
             model=model,
             scheme=scheme,
             provenance=provenance,
-            config=run_config,
-            dataset=dataset.files,
+            config={**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"},
+            carried=_carried(carried, tasks, listed, history),
         )
         try:
-            await store.append([started], dataset.blobs or None)
             point = fork.point if fork is not None and replay is not None else None
-            return Recording(store, run_id, label, scheme, listed, Counter(), set(), replay, point)
+            return Recording(await start_run(store, spec), label, scheme, listed, replay, point)
         except LabelTaken:  # another recorder started it between our look and our append
             if not join:
                 raise
@@ -182,11 +161,7 @@ async def open_run(
             "the tasks still to do, or choose another label"
         )
     _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
-    attempts = await episodes_of(store, existing.run_id, every_attempt=True)
-    if not join:
-        await abort_unfinished(store, attempts)
-    done = {ref.task_id for ref in counted(attempts)}
-    return Recording(store, existing.run_id, label, scheme, listed, Counter(ref.task_id for ref in attempts), done)
+    return Recording(await resume_run(store, existing.run_id, abort=not join), label, scheme, listed)
 
 
 async def _labelled(store: EventStore, label: str) -> RunInfo | None:

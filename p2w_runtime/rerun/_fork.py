@@ -15,19 +15,19 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from p2w_rt.schemas import ForkPoint, ParsedAction, Scheme, uuid7
+from p2w_rt.schemas import ForkPoint, ParsedAction, Scheme
 from p2w_runtime.actions import BROWSER_ACTIONS
 from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
 from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.domain import (
     Provenance,
+    RunSpec,
     check_label_free,
-    close_run,
     derived_dataset,
     episodes_of,
     inherited_config,
     other_dataset_config,
-    run_started,
+    start_run,
 )
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable, RetryPolicy, UsageTotals
@@ -129,10 +129,8 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
             except BaseException:
                 await live.close()
                 raise
-            run_id = uuid7()
             source_run = run.started
-            started = run_started(
-                run_id,
+            spec = RunSpec(
                 label=label,
                 agent=source_run.agent,
                 model=llm.live_model,
@@ -142,14 +140,14 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
                     **inherited_config(source_run.config), **config.as_dict(), "fork_of": ref.stream,
                     **other_dataset_config(request.other_dataset),
                 },
-                dataset=carried.files,
+                carried=carried,
                 embedder=retriever.embedder.ref if retriever is not None else source_run.embedder,
             )  # fmt: skip
-            await store.append([started], carried.blobs)
+            forked = await start_run(store, spec)
             at = source.observations[request.at_step].event_id if request.at_step in source.observations else None
             episode = Episode(
                 task,
-                run_id=run_id,
+                run_id=forked.run_id,
                 episode_id=source.episode_id,
                 store=store,
                 browser=ForkEnvironment(ForkTab(live, source, store, gate, divergence)),
@@ -160,8 +158,8 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
             )
             outcome = await episode.run()
     outcome = _spent(outcome, llm.served)
-    await close_run(store, run_id, cost_usd=outcome.cost_usd)
-    return ForkSummary(run_id, label, ref.stream, request.at_step, restore_by, outcome, llm.served.total_tokens)
+    await forked.close(cost_usd=outcome.cost_usd)
+    return ForkSummary(forked.run_id, label, ref.stream, request.at_step, restore_by, outcome, llm.served.total_tokens)
 
 
 def _spent(outcome: EpisodeOutcome, served: UsageTotals) -> EpisodeOutcome:

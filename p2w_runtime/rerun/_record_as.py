@@ -11,17 +11,17 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from p2w_rt.schemas import AnyPayload, Event, uuid7
+from p2w_rt.schemas import AnyPayload, Event
 from p2w_runtime.domain import (
     EpisodeWriter,
     Provenance,
     RunInfo,
+    RunSpec,
     append_sealed,
-    close_run,
     derived_dataset,
     inherited_config,
     other_dataset_config,
-    run_started,
+    start_run,
 )
 from p2w_runtime.domain.trajectory import EpisodeRecord
 from p2w_runtime.rerun._recorded import RecordedEpisode
@@ -46,36 +46,34 @@ async def record_as(
     """Append the new run (started, episodes, finished with seals); returns its id. ``episodes``: each source
     episode with its re-execution in ``scratch``. The new run carries the banks the re-execution searched:
     ``history_dir``'s when one was given (checked to match the run's unless ``other_dataset``), else the run's."""
-    run_id = uuid7()
     source_start = await store.read_event(run.run_id, 1)
     if source_start is None:
         raise StoreError(f"run {run.label!r} has no run.started event")
     source = run.started
-    carried = await derived_dataset(store, run, history_dir)
-    started = run_started(
-        run_id,
+    spec = RunSpec(
         label=label,
         agent=source.agent,
         model=source.backbone_model,
         scheme=source.scheme,
         provenance=Provenance.here(source.dataset_id, source.dataset_hash),
         config={**inherited_config(source.config), "rerun_of": run.run_id, **other_dataset_config(other_dataset)},
-        dataset=carried.files,
+        carried=await derived_dataset(store, run, history_dir),
         embedder=source.embedder,
+        caused_by=source_start.event_id,
     )
-    await store.append([started.model_copy(update={"causation_id": source_start.event_id})], carried.blobs)
+    copy = await start_run(store, spec)
     for source_episode, rerun in episodes:
         recorded = source_episode.trajectory
         keyed: list[tuple[Key, str]] = [(("episode.started", None), recorded.started_event_id)]
         keyed += [(_record_key(record), record.event_id) for record in recorded.records]
-        writer = EpisodeWriter.copying(run_id, rerun.episode_id, frozenset(i for _, i in keyed))
+        writer = EpisodeWriter.copying(copy.run_id, rerun.episode_id, frozenset(i for _, i in keyed))
         copied = [stored.decode() async for stored in scratch.read_stream(rerun.stream)]
         _aligned(writer, keyed, copied)
         events, _ = writer.take()
         blobs = {sha: await scratch.get_blob(sha) for sha in _blob_refs(e.payload for e in copied)}
         await append_sealed(store, events, blobs)
-    await close_run(store, run_id)
-    return run_id
+    await copy.close()
+    return copy.run_id
 
 
 def _aligned(writer: EpisodeWriter, source: Sequence[tuple[Key, str]], rerun: Sequence[Event]) -> None:

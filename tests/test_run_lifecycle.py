@@ -1,0 +1,93 @@
+"""The one run lifecycle (``p2w_runtime/domain/_lifecycle.py``): a run started with its label held and its files
+carried, resumed with its dead attempts closed and its tasks numbered on, shared by recorders, closed once."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from p2w_rt.replay.synthetic import EpisodeBuilder, SketchTask
+from p2w_rt.schemas import DatasetFiles, NewEvent, RunStarted, blob_hash
+from p2w_runtime.domain import (
+    CarriedDataset,
+    Provenance,
+    RunRecording,
+    RunSpec,
+    check_label_free,
+    episodes_of,
+    list_runs,
+    resume_run,
+    start_run,
+)
+from p2w_runtime.store import LabelTaken, MemoryEventStore
+
+SPEC = RunSpec(label="nightly", agent="a", model="m", scheme="on-demand", provenance=Provenance.synthetic("s"))
+
+
+def _task(task_id: str) -> SketchTask:
+    return SketchTask(task_id, "q", "https://shop.example", 1, None)
+
+
+def _attempt(run_id: str, episode_id: str, end: str | None) -> list[NewEvent]:
+    b = EpisodeBuilder(run_id, episode_id.split("#")[0], query="q", episode_id=episode_id)
+    if end is not None:
+        b.finish(end)
+    return b.events
+
+
+async def test_a_started_run_carries_its_files_and_its_label_is_then_refused() -> None:
+    store = MemoryEventStore()
+    data = b'{"task_id": "t1"}'
+    carried = CarriedDataset(DatasetFiles(tasks={"t1.json": blob_hash(data)}), {blob_hash(data): data})
+    spec = replace(SPEC, carried=carried, caused_by="e1")
+    run = await start_run(store, spec, run_id="r1")
+    (info,) = await list_runs(store)
+    assert run.run_id == info.run_id == "r1" and info.started.dataset == carried.files
+    assert await store.get_blob(blob_hash(data)) == data
+    first = await store.read_event("r1", 1)
+    assert first is not None and first.causation_id == "e1" and isinstance(first.decode().payload, RunStarted)
+    with pytest.raises(LabelTaken):
+        await check_label_free(store, "nightly")
+    with pytest.raises(LabelTaken):
+        await start_run(store, SPEC)
+    await check_label_free(store, "other")
+
+
+async def test_resuming_closes_dead_attempts_and_numbers_the_next_try_on() -> None:
+    store = MemoryEventStore()
+    run = await start_run(store, SPEC)
+    for episode_id, end in [("a", "aborted"), ("a#2", "answered"), ("b", None), ("c", "error")]:
+        await store.append(_attempt(run.run_id, episode_id, end))
+    looked = await resume_run(store, run.run_id, abort=False)
+    assert looked.aborted == 0 and [a.end_reason for a in looked.attempts if a.task_id == "b"] == [None]
+    resumed = await resume_run(store, run.run_id)
+    assert resumed.aborted == 1 and set(resumed.counted) == {"a", "c"}
+    ends = {a.stream.split("/")[1]: a.end_reason for a in await episodes_of(store, run.run_id, every_attempt=True)}
+    assert ends["b"] == "aborted"
+    tasks = [_task(t) for t in ("a", "b", "c", "d")]
+    assert [t.task_id for t in resumed.todo(tasks)] == ["b", "d"]
+    assert [resumed.episode_id("b"), resumed.episode_id("d"), resumed.episode_id("d", attempt=5)] == ["b#2", "d", "d#5"]
+    resumed.ended("b", 0.25, counts=True)
+    resumed.ended("d", 0.5, counts=False)
+    assert [t.task_id for t in resumed.todo(tasks)] == ["d"]
+    finished = await resumed.close(interrupted=True)
+    assert (finished.status, finished.cost_usd, finished.episodes) == ("interrupted", 0.75, 2)
+    assert (await resumed.close(cost_usd=1.0)).cost_usd == 1.0  # a resume may close it again
+
+
+async def test_recorders_sharing_a_run_take_dead_attempts_over_and_finish_it_once() -> None:
+    store = MemoryEventStore()
+    first = await start_run(store, SPEC)
+    await store.append(_attempt(first.run_id, "a", None))
+    await store.append(_attempt(first.run_id, "b", "answered"))
+    shared = RunRecording(store, first.run_id)
+    taken = await shared.take_over("a", "abandoned")
+    assert taken is not None and (taken.attempt, taken.closed) == (2, [f"{first.run_id}/a"])
+    assert await shared.take_over("b", "abandoned") is None
+    assert await shared.take_over("c", "abandoned") == type(taken)(1, [])
+    closed = await shared.close_once()
+    assert closed is not None and closed.status == "completed"
+    assert await RunRecording(store, first.run_id).close_once() is None
+    (info,) = await list_runs(store)
+    assert info.status == "completed" and info.attempts == 2
