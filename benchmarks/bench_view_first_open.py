@@ -88,9 +88,9 @@ def store(folder: Path, name: str, episodes: int, steps: int, base: Path | None 
 
 def profile(db: Path, run_id: str) -> None:
     from p2w_cli.view._filters import parse_filter
+    from p2w_cli.view._links import ServerLinks
     from p2w_cli.view._pages import ViewQueries, ViewState
     from p2w_cli.view._render import environment
-    from p2w_cli.view._links import ServerLinks
     from p2w_runtime.store import open_store
 
     async def once() -> None:
@@ -130,21 +130,23 @@ def main() -> None:
     for db, run_id in cases.values():
         first_open(db, run_id)  # the summary rows brought up to date once, as after any recording
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    figures: dict[str, tuple[float, float, int]] = {}
+    walls: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
+    sizes: dict[str, int] = {}
     for _ in range(args.repeat):  # interleaved, so a change of load moves every case alike
         for name, (db, run_id) in cases.items():
             got = first_open(db, run_id)
-            walls, cpus, _ = figures.get(name, ([], [], 0))  # type: ignore[assignment]
-            figures[name] = (walls + [got["wall"]], cpus + [got["cpu"]], int(got["bytes"]))  # type: ignore[assignment,operator]
-    base_wall = statistics.median(figures["1,000 episodes"][0])  # type: ignore[arg-type]
-    base_cpu = statistics.median(figures["1,000 episodes"][1])  # type: ignore[arg-type]
+            walls[name].append(got["wall"])
+            cpus[name].append(got["cpu"])
+            sizes[name] = int(got["bytes"])
+    base_wall, base_cpu = statistics.median(walls["1,000 episodes"]), statistics.median(cpus["1,000 episodes"])
     print(f"run page, first open (fresh process), median of {args.repeat}:")
     print(f"{'run':34} {'wall':>8} {'CPU':>8} {'bytes':>9} {'wall / 1,000':>13} {'CPU / 1,000':>12}")
-    for name, (walls, cpus, size) in figures.items():
-        wall, cpu = statistics.median(walls), statistics.median(cpus)  # type: ignore[arg-type]
+    for name in cases:
+        wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         verdict = "ok" if wall < 0.5 and wall <= base_wall * 1.2 else "over target (< 0.5 s, <= 1.2x)"
         print(
-            f"{name:34} {wall * 1000:6.0f}ms {cpu * 1000:6.0f}ms {size:9,} {wall / base_wall:12.2f}x "
+            f"{name:34} {wall * 1000:6.0f}ms {cpu * 1000:6.0f}ms {sizes[name]:9,} {wall / base_wall:12.2f}x "
             f"{cpu / base_cpu:11.2f}x  {verdict}"
         )
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
