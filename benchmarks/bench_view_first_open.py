@@ -6,7 +6,10 @@ The runs are bench_view's (an LLM call per step, a screenshot and AX tree per ob
 count. Each figure is the median of ``--repeat`` fresh processes (``python THIS --serve-once DB RUN``): uvicorn on
 127.0.0.1 serving ``create_app(DB)``, the run page fetched once over HTTP; the process's CPU (the page is served in a
 thread of it) and the wall time of that fetch. The ratio is to the 1,000-episode run's figure measured in the same
-run. ``--profile`` prints the cProfile of one first open of the 10,000-episode run's page (in process, no HTTP).
+run. Two tables: the first open with the run's first-page row current (``p2w_cli/view/_first_page.py``: what every
+fresh viewer finds once one has opened the run), and with that row deleted before the process starts (the first
+open after a change to the run: the whole run read, as every first open did before, and the row written back).
+``--profile`` prints the cProfile of one first open of the 10,000-episode run's page (in process, no HTTP).
 
 Usage: python benchmarks/bench_view_first_open.py [--dir DIR (stores kept and reused)] [--steps 2] [--repeat 5]
 """
@@ -32,11 +35,21 @@ from pathlib import Path
 OTHERS = 9
 
 
-def serve_once(db: Path, run_id: str) -> None:
-    """In a fresh process: start the viewer, fetch the run page once, print its wall and CPU seconds as JSON."""
+def serve_once(db: Path, run_id: str, row: str) -> None:
+    """In a fresh process: start the viewer, fetch the run page once, print its wall and CPU seconds as JSON;
+    ``row`` ``deleted``: the first-page rows are deleted first."""
     import uvicorn
 
+    from p2w_cli.view._first_page import MODEL
     from p2w_cli.view.app import create_app
+    from p2w_runtime.store import open_store
+
+    async def delete_rows() -> None:
+        async with open_store(db, create=False) as opened:
+            await opened.clear_summaries(MODEL, [MODEL])
+
+    if row == "deleted":
+        asyncio.run(delete_rows())
 
     server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=0, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
@@ -51,11 +64,10 @@ def serve_once(db: Path, run_id: str) -> None:
     server.should_exit = True
 
 
-def first_open(db: Path, run_id: str) -> dict[str, float]:
+def first_open(db: Path, run_id: str, row: str = "kept") -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
-    out = subprocess.run(
-        [sys.executable, __file__, "--serve-once", str(db), run_id], capture_output=True, text=True, env=env, check=True
-    )
+    command = [sys.executable, __file__, "--serve-once", str(db), run_id, row]
+    out = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
@@ -113,10 +125,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--serve-once", nargs=2, metavar=("DB", "RUN"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve-once", nargs=3, metavar=("DB", "RUN", "ROW"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_once:
-        serve_once(Path(args.serve_once[0]), args.serve_once[1])
+        serve_once(Path(args.serve_once[0]), args.serve_once[1], args.serve_once[2])
         return
     folder = args.dir or Path(tempfile.mkdtemp())
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,17 +142,24 @@ def main() -> None:
     for db, run_id in cases.values():
         first_open(db, run_id)  # the summary rows brought up to date once, as after any recording
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    table(cases, "kept", args.repeat, "first-page row current")
+    table(cases, "deleted", max(1, args.repeat // 2), "first-page row deleted: the run read, the row written")
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+
+
+def table(cases: dict[str, tuple[Path, str]], row: str, repeat: int, title: str) -> None:
     walls: dict[str, list[float]] = {name: [] for name in cases}
     cpus: dict[str, list[float]] = {name: [] for name in cases}
     sizes: dict[str, int] = {}
-    for _ in range(args.repeat):  # interleaved, so a change of load moves every case alike
+    for _ in range(repeat):  # interleaved, so a change of load moves every case alike
         for name, (db, run_id) in cases.items():
-            got = first_open(db, run_id)
+            got = first_open(db, run_id, row)
             walls[name].append(got["wall"])
             cpus[name].append(got["cpu"])
             sizes[name] = int(got["bytes"])
-    base_wall, base_cpu = statistics.median(walls["1,000 episodes"]), statistics.median(cpus["1,000 episodes"])
-    print(f"run page, first open (fresh process), median of {args.repeat}:")
+    base = next(iter(cases))
+    base_wall, base_cpu = statistics.median(walls[base]), statistics.median(cpus[base])
+    print(f"run page, first open (fresh process), {title}, median of {repeat}:")
     print(f"{'run':34} {'wall':>8} {'CPU':>8} {'bytes':>9} {'wall / 1,000':>13} {'CPU / 1,000':>12}")
     for name in cases:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
@@ -149,7 +168,6 @@ def main() -> None:
             f"{name:34} {wall * 1000:6.0f}ms {cpu * 1000:6.0f}ms {sizes[name]:9,} {wall / base_wall:12.2f}x "
             f"{cpu / base_cpu:11.2f}x  {verdict}"
         )
-    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
