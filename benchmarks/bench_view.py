@@ -51,12 +51,12 @@ def screenshot(i: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + f"synthetic screenshot {i}".encode() * 200
 
 
-async def build(db: Path, episodes: int, steps: int) -> tuple[str, str, int]:
+async def build(db: Path, episodes: int, steps: int, label: str = "bench-view") -> tuple[str, str, int]:
     rng = random.Random(7)
     run_id = uuid7()
     total = 0
     async with open_store(db) as store:
-        await store.append([run_started(run_id, "bench-view")])
+        await store.append([run_started(run_id, label)])
         for i in range(episodes):
             b = episode(run_id, i, steps, rng)
             events: list[NewEvent] = []

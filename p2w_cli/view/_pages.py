@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 from p2w_cli.view._annotate import labels_from_form
 from p2w_cli.view._episode import EpisodePage, UnknownEpisode, episode_page
+from p2w_cli.view._first_page import is_first, keep_page, stored_page
 from p2w_cli.view._judges import JudgesPage, judges_page
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
@@ -146,6 +147,8 @@ class ViewQueries:
         """Drawn plots by ``RUN/NAME``: matplotlib takes 0.5 s for the usage chart of 1,000 episodes."""
         self.prices = PriceTable.default()
         """Prices calls recorded without a cost (the built-in table, extended by ``$P2W_PRICES``)."""
+        self.stored_pages = 0
+        """First pages served from their stored rows (``_first_page.py``): the tests' witness of the first open."""
 
     async def runs(self, judge: str = "") -> list[RunRow]:
         """Every run, each headed by ``judge`` (else its default judge: ``headline_judge``)."""
@@ -158,10 +161,21 @@ class ViewQueries:
         return rows
 
     async def run(self, ref: str, wanted: EpisodeFilter, page: int) -> RunPage:
+        """A run's first page (its link's) comes from its stored row unless this viewer has read the run already
+        (``_first_page.py``); built from the whole run instead, it is stored for the next fresh viewer."""
         store = self.state.store()
         end, info = await self.index.find(store, ref)
+        first = is_first(wanted, page) and not self.reads.holds(info.run_id, end)
+        if first:
+            stored = await stored_page(store, info, end)
+            if stored is not None:
+                self.stored_pages += 1
+                return stored
         read = await self.reads.get(store, info, end)
-        return run_page(read, wanted, page, PAGE_SIZE, await self._usage(store, read, end))
+        built = run_page(read, wanted, page, PAGE_SIZE, await self._usage(store, read, end))
+        if first:
+            await keep_page(store, built, end)
+        return built
 
     async def usage(self, ref: str) -> RunUsage:
         """The run's time, tokens and cost per counted episode (the run page's chart and columns)."""

@@ -342,6 +342,11 @@ class RunCache:
         self.size = size
         self.entries: dict[str, tuple[int, RunRead]] = {}
 
+    def holds(self, run_id: str, end: int) -> bool:
+        """Whether the run's read at log end ``end`` is kept."""
+        cached = self.entries.get(run_id)
+        return cached is not None and cached[0] == end
+
     async def get(self, store: EventStore, info: RunInfo, end: int) -> RunRead:
         cached = self.entries.pop(info.run_id, None)
         read = cached[1] if cached is not None and cached[0] == end else await read_run(store, info)
