@@ -14,6 +14,9 @@ The anchor is written by Inspect itself: each run an ``EvalLog`` with one sample
 log's metadata, by ``write_eval_log(..., format="eval")`` (``_inspect_eval.py``). ``inspect-ai`` is installed for
 this benchmark only, in a virtual environment of its own (``--inspect-venv``, made on first use).
 
+The same anchor, of the same content, against runs as imported (``bench_bytes.py``'s two sources: the example runs'
+bundles, and ``bench_import.py``'s 450 Browser-Use runner files), whose episodes are written whole as segments.
+
 Usage: python benchmarks/bench_recorded_bytes.py [--inspect-venv DIR]
 """
 
@@ -32,7 +35,7 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_bytes import RUNS, table_bytes  # noqa: E402
+from bench_bytes import RUNS, fill, table_bytes  # noqa: E402
 
 from p2w_rt.schemas import NewEvent, StoredEvent  # noqa: E402
 from p2w_runtime.domain import append_sealed  # noqa: E402
@@ -83,6 +86,17 @@ async def recorded_bytes(db: Path, events: list[StoredEvent], blobs: dict[str, b
     return table_bytes(db, ("events", "segments"))
 
 
+async def imported_bytes(tmp: Path, source: str) -> tuple[list[StoredEvent], int]:
+    """``source`` imported as ``bench_bytes.py`` imports it (the example runs' bundles, or the Browser-Use runner
+    files of ``bench_import.py``) into a new store: its events and the bytes of its tables."""
+    db, inputs = tmp / f"imported-{source}.db", tmp / f"inputs-{source}"
+    inputs.mkdir()
+    async with open_store(db) as store:
+        await fill(store, source, inputs)
+        events = [e async for e in store.read_all()]
+    return events, table_bytes(db, ("events", "segments"))
+
+
 def inspect_python(venv: Path) -> Path:
     """The interpreter of a virtual environment holding ``inspect-ai`` (made, and the package installed, if not)."""
     python = venv / "bin" / "python"
@@ -94,6 +108,7 @@ def inspect_python(venv: Path) -> Path:
 
 def inspect_bytes(events: list[StoredEvent], python: Path, tmp: Path) -> int:
     """Inspect's ``.eval`` logs of the runs, one per run, written by ``inspect-ai``: their total size."""
+    tmp.mkdir()
     source = tmp / "runs.jsonl"
     with source.open("w") as out:
         for e in events:
@@ -111,15 +126,25 @@ async def measure(tmp: Path, venv: Path) -> None:
     steps = sum(e.type == "action" for e in events)
     rows = await recorded_bytes(tmp / "rows.db", events, blobs, compact=False)
     compacted = await recorded_bytes(tmp / "compacted.db", events, blobs, compact=True)
-    anchor = inspect_bytes(events, inspect_python(venv), tmp)
-    print(f"{len(events):,} events, {steps} steps (actions) in {len(list(RUNS.glob('*.p2w')))} runs")
-    print(f"{'as recorded':42} {'bytes':>10} {'B/step':>8} {'vs .eval':>9}")
-    for name, size in (
-        (f"Inspect .eval (inspect-ai {INSPECT_VERSION})", anchor),
-        ("store, rows (P2W_COMPACT=off)", rows),
-        ("store, compacted as recorded (default)", compacted),
-    ):
-        print(f"{name:42} {size:>10,} {size / steps:>8,.0f} {size / anchor:>8.2f}x")
+    python = inspect_python(venv)
+    anchor = inspect_bytes(events, python, tmp / "recorded")
+    runs = len(list(RUNS.glob("*.p2w")))
+    print(f"load {os.getloadavg()[0]:.2f}; {len(events):,} events, {steps} steps (actions) in {runs} runs")
+    show("as recorded", steps, anchor, {
+        "store, rows (P2W_COMPACT=off)": rows,
+        "store, compacted as recorded (default)": compacted,
+    })  # fmt: skip
+    for source, name in (("examples", "the example runs' bundles"), ("import", "Browser-Use runner files")):
+        events, size = await imported_bytes(tmp, source)
+        steps = sum(e.type == "action" for e in events)
+        anchor = inspect_bytes(events, python, tmp / f"anchor-{source}")
+        show(f"imported: {name}", steps, anchor, {f"store, {len(events):,} events imported": size})
+
+
+def show(title: str, steps: int, anchor: int, sizes: dict[str, int]) -> None:
+    print(f"{title:42} {'bytes':>10} {'B/step':>8} {'vs .eval':>9}")
+    for name, size in {f"Inspect .eval (inspect-ai {INSPECT_VERSION})": anchor, **sizes}.items():
+        print(f"  {name:40} {size:>10,} {size / steps:>8,.0f} {size / anchor:>8.2f}x")
 
 
 def main() -> None:

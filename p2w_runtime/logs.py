@@ -35,6 +35,27 @@ class LogFileError(UserError):
     exit_code = 2
 
 
+class _LazyLogger:
+    """A structlog logger made at its first use: a module that logs costs a command that imports it but logs
+    nothing no structlog import."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, method: str) -> Any:
+        if self._logger is None:
+            import structlog
+
+            self._logger = structlog.get_logger(self._name)
+        return getattr(self._logger, method)
+
+
+def get_logger(name: str) -> Any:
+    """``structlog.get_logger(name)``, imported when the logger is first used."""
+    return _LazyLogger(name)
+
+
 def default_log_file() -> Path:
     if os.environ.get("P2W_LOG_FILE"):
         return Path(os.environ["P2W_LOG_FILE"])

@@ -5,13 +5,14 @@ from __future__ import annotations
 import socket
 import subprocess
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 
 _PACKAGES = ("p2w-rt", "pydantic", "sqlalchemy", "aiosqlite")
 
 
 def package_versions() -> dict[str, str]:
+    from importlib import metadata  # only a recording asks: every command that imports the domain would pay for it
+
     versions = {}
     for name in _PACKAGES:
         try:

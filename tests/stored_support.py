@@ -14,6 +14,7 @@ from pathlib import Path
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import open_store
+from p2w_runtime.store._dictionaries import dictionary_of, load
 from p2w_runtime.store._segments import segment_events, segment_row
 
 _SEGMENT = "stream, first_seq, last_seq, first_position, prev_hash, head_hash, codec, data"
@@ -42,12 +43,23 @@ def rewrite_in_segment(db: Path, stream: str, change: Callable[[StoredEvent], st
     with sqlite3.connect(db) as conn:
         conn.execute("DROP TRIGGER IF EXISTS segments_no_update")
         for row in conn.execute(f"SELECT {_SEGMENT} FROM segments WHERE stream = ?", (stream,)).fetchall():
+            dictionary = dictionary_of(row[6])
+            if dictionary is not None:
+                load(dictionary, _blob(db, dictionary))
             events = segment_events(*row)
             for event in events:
                 payload = change(event)
                 if payload is not None:
                     event.payload_json = payload
                     changed += 1
-            data = segment_row(events, row[3])[-1]
+            data = segment_row(events, row[3], dictionary)[-1]
             conn.execute("UPDATE segments SET data = ? WHERE first_position = ?", (data, row[3]))
     return changed
+
+
+def _blob(db: Path, sha: str) -> bytes:
+    async def read() -> bytes:
+        async with open_store(db, create=False, read_only=True) as store:
+            return await store.get_blob(sha)
+
+    return asyncio.run(read())

@@ -125,6 +125,9 @@ DAILY = (
 )
 """The commands a researcher runs over recorded runs every day, in an order where each finds what it reads: the first
 two judge and classify (appending), the rest read."""
+QUIET = ("structlog", "p2w_runtime.llm._client")
+"""What the reading commands (metrics, diff, verify) log nothing with and call no model through: the log's structlog
+(rich's tracebacks under it) loads with the first record, the LLM client with the first call."""
 
 
 def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Path) -> None:
@@ -140,6 +143,8 @@ def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Pa
         modules, out = _loaded(tmp_path, "--db", str(path), *command)
         assert out.strip(), command
         assert not modules & unwanted, (command, sorted(modules & unwanted))
+        if command[0] in ("metrics", "diff", "verify"):
+            assert not modules & set(QUIET), (command, sorted(modules & set(QUIET)))
 
 
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])

@@ -13,6 +13,7 @@ from p2w_cli.view._range import episode_shape
 from p2w_cli.view._usage import EpisodeUsage, RunUsage, RunUsageSummary
 from p2w_rt.replay.agreement import HUMAN_PREFIX
 from p2w_rt.replay.classify import ClassificationRecord, read_classifications
+from p2w_rt.replay.derived import latest_current
 from p2w_rt.replay.diff import DEFAULT_JUDGE
 from p2w_rt.replay.judges import JudgmentRecord, current_judgments, read_judgments
 from p2w_rt.replay.matching import host_of
@@ -329,13 +330,7 @@ def current_classifications(
     records: Sequence[ClassificationRecord], rows: dict[str, EpisodeRow]
 ) -> list[ClassificationRecord]:
     """The latest successful classification per (episode, classifier) of the episode as it is now."""
-    latest: dict[tuple[str, str], ClassificationRecord] = {}
-    for record in records:
-        c = record.classification
-        row = rows.get(c.episode_stream)
-        if c.status == "ok" and row is not None and c.trajectory_hash == row.ref.hash:
-            latest[(c.episode_stream, c.classifier_id)] = record
-    return list(latest.values())
+    return list(latest_current(records, {stream: row.ref.hash for stream, row in rows.items()}).values())
 
 
 class RunCache:

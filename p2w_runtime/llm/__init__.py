@@ -1,13 +1,27 @@
 """LLM calls over any OpenAI-compatible endpoint, every attempt recorded as an ``llm.call`` payload."""
 
-from p2w_runtime.llm._client import LlmClient, Sink
-from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
-from p2w_runtime.llm._prices import ModelPrice, PriceTable
-from p2w_runtime.llm._request import BadResponse, Completion, fingerprint, parse_usage
-from p2w_runtime.llm._retry import RetryPolicy
-from p2w_runtime.llm._structured import MalformedOutput
-from p2w_runtime.llm._totals import UsageTotals
-from p2w_runtime.llm._wire import Api, WireRequest, api_of, parse_answer, read_request, render_answer, response_object
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from p2w_runtime.llm._client import LlmClient, Sink
+    from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
+    from p2w_runtime.llm._prices import ModelPrice, PriceTable
+    from p2w_runtime.llm._request import BadResponse, Completion, fingerprint, parse_usage
+    from p2w_runtime.llm._retry import RetryPolicy
+    from p2w_runtime.llm._structured import MalformedOutput
+    from p2w_runtime.llm._totals import UsageTotals
+    from p2w_runtime.llm._wire import (
+        Api,
+        WireRequest,
+        api_of,
+        parse_answer,
+        read_request,
+        render_answer,
+        response_object,
+    )
 
 __all__ = [
     "Api",
@@ -34,3 +48,41 @@ __all__ = [
     "UsageTotals",
     "fingerprint",
 ]
+
+_LAZY = {
+    "LlmClient": "_client",
+    "Sink": "_client",
+    "LlmBadResponse": "_errors",
+    "LlmConfigError": "_errors",
+    "LlmError": "_errors",
+    "LlmRejected": "_errors",
+    "LlmUnavailable": "_errors",
+    "ModelPrice": "_prices",
+    "PriceTable": "_prices",
+    "BadResponse": "_request",
+    "Completion": "_request",
+    "fingerprint": "_request",
+    "parse_usage": "_request",
+    "RetryPolicy": "_retry",
+    "MalformedOutput": "_structured",
+    "UsageTotals": "_totals",
+    "Api": "_wire",
+    "WireRequest": "_wire",
+    "api_of": "_wire",
+    "parse_answer": "_wire",
+    "read_request": "_wire",
+    "render_answer": "_wire",
+    "response_object": "_wire",
+}
+"""Where each exported name lives. They load on first use (``__getattr__``): a command that reads recorded usage
+(``UsageTotals``) or only names the client in its types pays nothing for the client and its logging
+(docs/design/startup.md)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -36,12 +36,12 @@ episode written in one batch is ~800 segments, and a page of its timeline decode
 "Segments: long streams")."""
 CODEC = "zstd-jsonl"
 """Each event as a JSON array of its envelope fields ending with its payload's length, a newline, the payload text
-as hashed and a newline; the whole zstd-compressed (level 3, with a content checksum)."""
+as hashed and a newline; the whole zstd-compressed (level 3, with a content checksum). Either codec is followed by
+``+dict:<sha256>`` when compressed with the store's dictionary (``_dictionaries.py``)."""
 SPARSE_CODEC = "zstd-jsonl-at"
 """``CODEC`` with each event's position (as an offset from the segment's first) before its payload's length: the
 events of a compacted episode, which kept the positions they were recorded at (``_sql_sparse.py`` reads them in
-position order); followed by ``+dict:<sha256>`` when compressed with a store's dictionary (``_dictionaries.py``).
-A compacted segment's codec starts with it, and only a compacted segment's (``COMPACTED_LIKE``)."""
+position order). A compacted segment's codec starts with it, and only a compacted segment's (``COMPACTED_LIKE``)."""
 COMPACTED_LIKE = f"{SPARSE_CODEC}%"
 COMPACTED_SQL = f"segments.codec LIKE '{COMPACTED_LIKE}'"
 """Which segments are compacted, as the term of the partial index ``COMPACTED_INDEX`` (a query states it as written
@@ -141,13 +141,18 @@ def _text(events: Sequence[StoredEvent], start: int | None) -> bytes:
     return b"".join(parts)
 
 
-def segment_row(events: Sequence[StoredEvent], first_position: int) -> tuple[Any, ...]:
+def segment_text(events: Sequence[StoredEvent]) -> bytes:
+    """``CODEC``'s uncompressed text of ``events``."""
+    return _text(events, None)
+
+
+def segment_row(events: Sequence[StoredEvent], first_position: int, dictionary: str | None) -> tuple[Any, ...]:
     """The values of a segments row holding ``events`` (one stream's, consecutive, written at ``first_position``
-    onwards), in the table's column order."""
+    onwards), in the table's column order, compressed with the loaded ``dictionary`` (its hash; None: none)."""
     first, last = events[0], events[-1]
     return (
         first_position, first_position + len(events) - 1, first.stream, first.seq, last.seq, first.prev_hash,
-        last.hash, last.type, CODEC, compressor(None).compress(_text(events, None)),
+        last.hash, last.type, with_dictionary(CODEC, dictionary), compressor(dictionary).compress(_text(events, None)),
     )  # fmt: skip
 
 
@@ -162,10 +167,10 @@ def compacted_row(events: Sequence[StoredEvent], dictionary: str | None) -> tupl
     )  # fmt: skip
 
 
-def compacted_text(codec: str, data: bytes) -> bytes | None:
-    """The uncompressed text of a compacted segment without a dictionary (what one is trained on), else None (also
+def plain_text(codec: str, data: bytes) -> bytes | None:
+    """The uncompressed text of a segment compressed without a dictionary (what one is trained on), else None (also
     when it no longer decodes: ``verify`` names it)."""
-    if codec != SPARSE_CODEC:
+    if codec not in (CODEC, SPARSE_CODEC):
         return None
     try:
         return decompressor(None).decompress(data)

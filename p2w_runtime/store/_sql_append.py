@@ -23,8 +23,9 @@ from p2w_runtime.store._event_store import IntegrityError, LabelTaken
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved, StreamEnded
 from p2w_runtime.store._rows import compress_blobs, event_to_row
-from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs
-from p2w_runtime.store._sql_base import ID_CHUNK, Session, SqlStoreBase, chunk_values, fixed, in_chunk
+from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs, segment_text
+from p2w_runtime.store._sql_base import ID_CHUNK, Session, chunk_values, fixed, in_chunk
+from p2w_runtime.store._sql_dictionary import SqlDictionary
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -56,7 +57,7 @@ def _stored_blobs() -> ClauseElement:
     return sa.select(core.BLOBS.c.sha256).where(core.BLOBS.c.sha256.in_(in_chunk()))
 
 
-class SqlAppending(SqlStoreBase):
+class SqlAppending(SqlDictionary):
     """``append`` and ``append_stored`` for every SQL backend."""
 
     optimistic_appends = False
@@ -95,7 +96,8 @@ class SqlAppending(SqlStoreBase):
                 return len(events), _sealed_rows(events, position, heads, sealed), []
             rows = list(_sealed_rows(events, position, heads, sealed))
             await self._check_ids_new(session, [e.event_id for e in sealed])
-            return len(events), *_split(sealed, rows, runs)
+            dictionary = await self._segment_dictionary(session, _texts(sealed, runs))
+            return len(events), *_split(sealed, rows, runs, dictionary)
 
         with collector_paused() if len(events) >= GC_PAUSE_EVENTS else nullcontext():
             # a write with segments reads the end of the log: another writer's segment leaves no row to collide with
@@ -175,7 +177,9 @@ class SqlAppending(SqlStoreBase):
                 position += 1
                 rows.append(event_to_row(event, position))
             await self._hold_labels(session, [(_label(e), e.stream) for e in fresh if e.type == RUN])
-            return len(rows), *_split(fresh, rows, self._segment_runs([e.stream for e in fresh]))
+            runs = self._segment_runs([e.stream for e in fresh])
+            dictionary = await self._segment_dictionary(session, _texts(fresh, runs)) if runs else None
+            return len(rows), *_split(fresh, rows, runs, dictionary)
 
         # never optimistic: a stale head would fail the chain check above instead of colliding
         return await self._write(blobs, check, refused="import refused", optimistic=False)
@@ -331,19 +335,24 @@ def _sealed_rows(
         yield event_to_row(stored, position)
 
 
-def _split(events: Sequence[StoredEvent], rows: list[tuple[Any, ...]], runs: list[tuple[int, int]]) -> tuple[
-    list[tuple[Any, ...]], list[tuple[Any, ...]]
-]:  # fmt: skip
-    """The events rows of a write's events outside ``runs``, and a segments row for each run (``rows[i]`` is the
-    events row of ``events[i]``; its first value is the position)."""
+def _split(
+    events: Sequence[StoredEvent], rows: list[tuple[Any, ...]], runs: list[tuple[int, int]], dictionary: str | None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The events rows of a write's events outside ``runs``, and a segments row for each run compressed with
+    ``dictionary`` (``rows[i]`` is the events row of ``events[i]``; its first value is the position)."""
     if not runs:
         return rows, []
     kept, segments, at = [], [], 0
     for start, end in runs:
         kept += rows[at:start]
-        segments.append(segment_row(events[start:end], rows[start][0]))
+        segments.append(segment_row(events[start:end], rows[start][0], dictionary))
         at = end
     return kept + rows[at:], segments
+
+
+def _texts(events: Sequence[StoredEvent], runs: list[tuple[int, int]]) -> Iterator[bytes]:
+    """The uncompressed text of each segment ``runs`` cuts from ``events`` (what a dictionary may be trained on)."""
+    return (segment_text(events[start:end]) for start, end in runs)
 
 
 def _events_in(segments: list[tuple[Any, ...]]) -> int:

@@ -202,11 +202,10 @@ STATEMENTS: dict[str, Compiled] = {
     'latest_dictionary': Compiled(
         'SELECT segments.codec \n'
         'FROM segments \n'
-        "WHERE segments.codec LIKE 'zstd-jsonl-at%' AND segments.codec LIKE ? ORDER BY "
-        'segments.first_position DESC\n'
+        'WHERE segments.codec LIKE ? ORDER BY segments.first_position DESC\n'
         ' LIMIT ? OFFSET ?',
         ('codec_1', 'param_1', 'param_2'),
-        {'codec_1': 'zstd-jsonl-at%+dict:%', 'param_1': 1, 'param_2': 0},
+        {'codec_1': '%+dict:%', 'param_1': 1, 'param_2': 0},
     ),
     'max_position': Compiled(
         'SELECT max(events.position) AS max_1 \n'
@@ -850,13 +849,12 @@ STATEMENTS: dict[str, Compiled] = {
         {},
     ),
     'untrained_segments': Compiled(
-        'SELECT segments.data \n'
+        'SELECT segments.codec, segments.data \n'
         'FROM segments \n'
-        "WHERE segments.codec LIKE 'zstd-jsonl-at%' AND segments.codec = ? ORDER BY "
-        'segments.first_position\n'
+        'WHERE segments.codec IN (?, ?) ORDER BY segments.first_position\n'
         ' LIMIT ? OFFSET ?',
-        ('codec_1', 'param_1', 'param_2'),
-        {'codec_1': 'zstd-jsonl-at', 'param_1': 64, 'param_2': 0},
+        ('codec_1_1', 'codec_1_2', 'param_1', 'param_2'),
+        {'codec_1_1': 'zstd-jsonl', 'codec_1_2': 'zstd-jsonl-at', 'param_1': 64, 'param_2': 0},
     ),
 }
 # fmt: on

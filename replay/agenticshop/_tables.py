@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
-from p2w_rt.replay.judges import current_judgments, read_judgments
+from p2w_rt.replay.derived import latest_current, run_heads
+from p2w_rt.replay.judges import JudgmentRecord, read_judgments
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
-from p2w_runtime.domain import RunInfo, under
+from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
 
 CHECKLIST, ATTRIBUTION, HIT = "agenticshop-checklist", "attribution", "hit-ratio"
@@ -43,11 +44,10 @@ async def _intent(store: EventStore, stream: str) -> str:
     return "?"
 
 
-async def _hit_failures(store: EventStore, run_id: str) -> dict[str, tuple[str, str]]:
+def _hit_failures(records: list[JudgmentRecord], heads: dict[str, str]) -> dict[str, tuple[str, str]]:
     """(task id, error) of the episodes whose latest ``hit-ratio`` judgment of the episode as it is now failed."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
     failed: dict[str, tuple[str, str]] = {}
-    for record in await read_judgments(store, run_id):
+    for record in records:
         j = record.judgment
         if j.judge_id != HIT or heads.get(j.episode_stream) != j.trajectory_hash:
             continue
@@ -62,9 +62,13 @@ async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> list[User
     """One row per judged episode (user) with the figures of the AgenticShop judges that judged it."""
     rows: dict[str, UserRow] = {}
     for info in runs:
-        for stream, (task_id, error) in (await _hit_failures(store, info.run_id)).items():
+        records = await read_judgments(store, info.run_id)  # read once: a run of other judges is passed over
+        if not any(r.judgment.judge_id in (CHECKLIST, ATTRIBUTION, HIT) for r in records):
+            continue
+        heads = await run_heads(store, info.run_id)
+        for stream, (task_id, error) in _hit_failures(records, heads).items():
             rows[stream] = UserRow(task_id, await _intent(store, stream), hit_missing=error)
-        for (stream, judge_id), record in (await current_judgments(store, info.run_id)).items():
+        for (stream, judge_id), record in latest_current(records, heads).items():
             if judge_id not in (CHECKLIST, ATTRIBUTION, HIT):
                 continue
             j = record.judgment

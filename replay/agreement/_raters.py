@@ -14,9 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from p2w_rt.replay.classify import ALL_LABELS, current_classifications
+from p2w_rt.replay.derived import current_of, run_heads
 from p2w_rt.replay.judges import JudgmentRecord, read_judgments
 from p2w_rt.schemas import Judgment
-from p2w_runtime.domain import under
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore
 
@@ -71,12 +71,7 @@ def _selects(selector: str, j: Judgment) -> bool:
 
 async def current_records(store: EventStore, run_id: str) -> list[JudgmentRecord]:
     """Successful judgments of the run made on the episodes as they are now (stale ones are skipped)."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
-    return [
-        r
-        for r in await read_judgments(store, run_id)
-        if r.judgment.status == "ok" and heads.get(r.judgment.episode_stream) == r.judgment.trajectory_hash
-    ]
+    return current_of(await read_judgments(store, run_id), await run_heads(store, run_id))
 
 
 def rater(selector: str, records: list[JudgmentRecord], run_label: str) -> Rater:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from p2w_rt.replay.derived import CacheKey, DerivedRecord, DerivedStream
 from p2w_rt.schemas import ErrorClassified
-from p2w_runtime.domain import CLASSIFICATIONS_SUFFIX, under
+from p2w_runtime.domain import CLASSIFICATIONS_SUFFIX
 from p2w_runtime.store import EventStore
 
 
@@ -34,10 +34,4 @@ read_classifications = CLASSIFICATIONS.read
 
 async def current_classifications(store: EventStore, run_id: str) -> dict[tuple[str, str], ClassificationRecord]:
     """The latest successful classification per (episode stream, classifier) of the episode as it is now."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
-    current: dict[tuple[str, str], ClassificationRecord] = {}
-    for record in await read_classifications(store, run_id):
-        c = record.classification
-        if c.status == "ok" and heads.get(c.episode_stream) == c.trajectory_hash:
-            current[(c.episode_stream, c.classifier_id)] = record
-    return current
+    return await CLASSIFICATIONS.current(store, run_id)

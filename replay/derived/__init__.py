@@ -26,7 +26,15 @@ from p2w_rt.replay.derived._registry import (
 )
 from p2w_rt.replay.derived._runner import run_pass
 from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
-from p2w_rt.replay.derived._stream import CacheKey, DerivedRecord, DerivedStream, latest_by_key
+from p2w_rt.replay.derived._stream import (
+    CacheKey,
+    DerivedRecord,
+    DerivedStream,
+    current_of,
+    latest_by_key,
+    latest_current,
+    run_heads,
+)
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -49,8 +57,11 @@ __all__ = [
     "Tally",
     "families",
     "family",
+    "current_of",
     "latest_by_key",
+    "latest_current",
     "register",
     "register_plugin",
+    "run_heads",
     "run_pass",
 ]

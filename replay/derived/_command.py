@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from p2w_rt.replay.derived._producer import LlmEndpoint, LlmFactory
 from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
-from p2w_runtime.llm import LlmClient
+
+if TYPE_CHECKING:
+    from p2w_runtime.llm import LlmClient
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,6 +34,8 @@ class PassOptions:
 
     def llm_client(self) -> LlmClient:
         """A client for the endpoint, for the ``LlmFactory`` of a pass (built only when a producer needs it)."""
+        from p2w_runtime.llm import LlmClient  # a pass of rules or of cached results imports no client (startup.md)
+
         return LlmClient(self.model, base_url=self.base_url, api_key=self.api_key)
 
     @asynccontextmanager

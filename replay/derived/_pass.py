@@ -14,18 +14,19 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Generic, ParamSpec, Self, TypeVar
-
-import structlog
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Self, TypeVar
 
 from p2w_rt.replay.derived._stream import Derived
 from p2w_rt.schemas import LlmCall, NewEvent, StreamsSealed
 from p2w_runtime.domain import EpisodeRef, run_of
 from p2w_runtime.domain.trajectory import Trajectory
-from p2w_runtime.llm import Sink
+from p2w_runtime.logs import get_logger
 from p2w_runtime.store import ClaimHolder, EventStore, hold_claims, seal_streams
 
-log = structlog.get_logger(__name__)
+if TYPE_CHECKING:
+    from p2w_runtime.llm import Sink
+
+log = get_logger(__name__)
 
 WRITE_BATCH = 200
 """Events appended per transaction while no LLM was called; results with LLM calls are appended at once."""

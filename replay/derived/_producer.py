@@ -13,7 +13,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -21,7 +21,9 @@ from p2w_rt.replay.derived._stream import CacheKey, Derived
 from p2w_rt.schemas import LlmRole, content_hash
 from p2w_runtime.domain import EpisodeRef
 from p2w_runtime.domain.trajectory import Trajectory
-from p2w_runtime.llm import Sink, UsageTotals
+
+if TYPE_CHECKING:  # types only: importing the LLM client costs a command that never calls one (startup.md)
+    from p2w_runtime.llm import Sink, UsageTotals
 
 M = TypeVar("M", bound=BaseModel)
 

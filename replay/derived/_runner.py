@@ -14,8 +14,6 @@ from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
 
-import structlog
-
 from p2w_rt.replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_log
 from p2w_rt.replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
 from p2w_rt.replay.derived._registry import Family
@@ -24,9 +22,10 @@ from p2w_runtime.collector import collector_frozen
 from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.llm import LlmBadResponse, LlmError
+from p2w_runtime.logs import get_logger
 from p2w_runtime.store import EventStore
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 P = TypeVar("P", bound=Producer[Any, Any, Any])
 OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])

@@ -8,10 +8,11 @@ Nothing is overwritten; the latest result with a cache key is the one that count
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from p2w_runtime.domain import under
 from p2w_runtime.store import EventStore
 
 CacheKey = tuple[str, str, str, str]
@@ -75,6 +76,29 @@ class DerivedStream(Generic[P, R]):
             assert isinstance(payload, self.payload_type)
             records.append(self.record(stored.event_id, stored.recorded_at, payload))
         return records
+
+    async def current(self, store: EventStore, run_id: str) -> dict[tuple[str, str], R]:
+        """The latest successful result per (episode stream, producer id) made on the run's episodes as they are
+        now (``latest_current``)."""
+        return latest_current(await self.read(store, run_id), await run_heads(store, run_id))
+
+
+async def run_heads(store: EventStore, run_id: str) -> dict[str, str]:
+    """Each stream of the run's tree -> its last hash: an episode's ``EpisodeRef.hash``, which a result made on the
+    episode as it is now carries as its trajectory hash."""
+    return {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
+
+
+def current_of(records: Iterable[R], heads: Mapping[str, str]) -> list[R]:
+    """The successful results made on the episodes as ``heads`` (stream -> ``EpisodeRef.hash``) has them, oldest
+    first: a result of an episode that changed since (a rerun appended to it) is stale. The one rule of "current"
+    for every derived kind, whoever reads it (metrics, agreement, exports, the viewer)."""
+    return [r for r in records if r.payload.status == "ok" and heads.get(r.payload.episode_stream) == r.key[0]]
+
+
+def latest_current(records: Iterable[R], heads: Mapping[str, str]) -> dict[tuple[str, str], R]:
+    """``current_of``, the latest per (episode stream, producer id): what a table of scores or labels shows."""
+    return {(r.payload.episode_stream, r.key[1]): r for r in current_of(records, heads)}
 
 
 def latest_by_key(records: Iterable[R]) -> dict[CacheKey, R]:

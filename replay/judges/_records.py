@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from p2w_rt.replay.derived import CacheKey, DerivedRecord, DerivedStream
 from p2w_rt.schemas import Judgment
-from p2w_runtime.domain import JUDGMENTS_SUFFIX, run_of, under
+from p2w_runtime.domain import JUDGMENTS_SUFFIX, run_of
 from p2w_runtime.store import EventStore
 
 
@@ -42,12 +42,5 @@ async def current_judgments(
     store: EventStore, run_id: str, judge_id: str | None = None
 ) -> dict[tuple[str, str], JudgmentRecord]:
     """The latest successful judgment per (episode stream, judge) that judged the episode as it is now."""
-    heads = {h.stream: h.last_hash for h in await store.list_streams(prefix=under(run_id))}
-    current: dict[tuple[str, str], JudgmentRecord] = {}
-    for record in await read_judgments(store, run_id):
-        j = record.judgment
-        if j.status != "ok" or (judge_id is not None and j.judge_id != judge_id):
-            continue
-        if heads.get(j.episode_stream) == j.trajectory_hash:
-            current[(j.episode_stream, j.judge_id)] = record
-    return current
+    current = await JUDGMENTS.current(store, run_id)
+    return current if judge_id is None else {key: r for key, r in current.items() if key[1] == judge_id}

@@ -14,11 +14,10 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-import structlog
-
 from p2w_runtime.errors import UserError
+from p2w_runtime.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class ChromiumNotFound(UserError):
