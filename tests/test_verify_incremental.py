@@ -24,7 +24,9 @@ from p2w_runtime.store import MARK_STREAM, _segments
 from p2w_runtime.store._rows import row_to_event
 
 TRIGGERS = ("events_no_update", "events_delete_held", "blobs_no_update", "blobs_no_delete")
-COLUMNS = "event_id, stream, seq, position, type, schema_version, recorded_at, causation_id, payload, blobs, prev_hash, hash"
+COLUMNS = (
+    "event_id, stream, seq, position, type, schema_version, recorded_at, causation_id, payload, blobs, prev_hash, hash"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -187,7 +189,7 @@ def test_marks_stay_out_of_runs_bundles_migrations_and_compaction(db: Path, tmp_
     copy = tmp_path / "copy.db"
     assert invoke(copy, "import", str(bundle)).exit_code == 0
     moved = tmp_path / "moved.db"
-    migrated = invoke(db, "migrate", "--to", str(moved))
+    migrated = invoke(db, "migrate", "--from", str(db), "--to", str(moved))
     assert migrated.exit_code == 0, migrated.output
     assert marks(moved) == 0 and report(moved)["full_because"] == "no earlier verify mark"
     assert invoke(db, "compact").exit_code == 0
@@ -226,8 +228,8 @@ def test_a_trusted_key_starts_only_from_a_mark_it_signed(db: Path, tmp_path: Pat
             "UPDATE events SET payload = ?, hash = ? WHERE event_id = ?",
             (forged.payload_json, forged.compute_hash(), event.event_id),
         )
-    refused = report(db, "--trusted-key", str(public))
+    assert not report(db)["ok"]  # without a trusted key the check starts from it and finds the heads differ
+    refused = report(db, "--trusted-key", str(public))  # the key's check starts from nothing it did not sign
     assert refused["ok"] and refused["full_because"] == "the last verify mark is not signed by the trusted key"
-    assert not report(db)["ok"]  # unsigned trust starts from it and finds the heads differ
     usage = invoke(db, "verify", "ex", "--sign-key", str(private))
     assert usage.exit_code == 2 and "whole store" in usage.output

@@ -150,6 +150,13 @@ async def full_pass(store: EventStore, root: str | None, through: int | None) ->
         return report, chain
     finally:
         await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
+    await finish_pass(store, chain, root)
+    return report, chain
+
+
+async def finish_pass(store: EventStore, chain: ChainPass, root: str | None) -> None:
+    """After a pass over every event: the seals against the heads it ended with, the unsealed tails, the blobs."""
+    report = chain.report
     report.streams = len(chain.heads)
     await chain.check_seals(store, chain.heads)
     report.unsealed = sorted(chain.runs - chain.sealed_runs())
@@ -159,7 +166,6 @@ async def full_pass(store: EventStore, root: str | None, through: int | None) ->
     if root is None:
         for sha in sorted(chain.referenced - set(hashes)):
             report.problems.append(Problem("blobs", None, None, f"blob {sha} is referenced but missing"))
-    return report, chain
 
 
 async def check_blobs(store: EventStore, report: VerifyReport, hashes: list[str]) -> None:

@@ -26,7 +26,16 @@ from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._segments import CorruptSegment
 from p2w_runtime.store._tree import tree_root
 from p2w_runtime.store._verified_mark import MARK_STREAM, heads_digest, last_mark, signed, signer
-from p2w_runtime.store._verify import ChainPass, Problem, UnsealedTail, VerifyReport, check_blobs, full_pass
+from p2w_runtime.store._verify import (
+    ChainPass,
+    Problem,
+    UnsealedTail,
+    VerifyReport,
+    check_blobs,
+    finish_pass,
+    full_pass,
+)
+from p2w_runtime.store._verify_parallel import parallel_pass
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -103,7 +112,14 @@ def _unusable(
 
 
 async def _full(store: EventStore, end: int) -> VerifyReport:
-    report, chain = await full_pass(store, None, end)
+    spread = await parallel_pass(store, VerifyReport(through=end), end)
+    if spread is None:
+        report, chain = await full_pass(store, None, end)
+    else:
+        chain, corrupt = spread
+        report = chain.report
+        if not corrupt:
+            await finish_pass(store, chain, None)
     if end and report.ok:
         uncovered = {stream: n for tail in report.tails for stream, n in tail.streams.items()}
         report.mark = StoreVerified(

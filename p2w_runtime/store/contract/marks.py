@@ -47,4 +47,3 @@ class VerifyMarkContract(StoreFixture):
         report.problems.append(Problem("r1", None, None, "found by the caller (a summary)"))
         assert not await append_mark(store, report)
         assert await store.stream_head(MARK_STREAM) is None
-
