@@ -28,5 +28,6 @@ class StoreVerified(Payload):
         default_factory=dict, description="Stream of a run -> its events after its last seal (none: left out)."
     )
     unsealed: list[str] = Field(default_factory=list, description="Runs no seal covers.")
+    runs: list[str] = Field(default_factory=list, description="Every run checked (a run's ``run.started`` stream).")
     signed_by: str | None = Field(default=None, description="The Ed25519 public key (raw, base64) that signed it.")
     signature: str | None = Field(default=None, description="Ed25519 signature (base64) over the other fields.")

@@ -125,6 +125,7 @@ async def _full(store: EventStore, end: int) -> VerifyReport:
         report.mark = StoreVerified(
             position=end, events=report.events, blobs=report.blobs, streams=len(chain.heads),
             heads=heads_digest(chain.heads), full=True, uncovered=uncovered, unsealed=report.unsealed,
+            runs=sorted(chain.runs),
         )  # fmt: skip
     return report
 
@@ -168,12 +169,13 @@ async def _since(store: EventStore, mark: StoreVerified, taken: Snapshot) -> Ver
     by_run: dict[str, dict[str, int]] = {}
     for stream in sorted(uncovered):
         by_run.setdefault(tree_root(stream), {})[stream] = uncovered[stream]
-    report.tails = [UnsealedTail(run, by_run[run]) for run in sorted(by_run)]
+    runs = sorted(set(mark.runs) | chain.runs | by_run.keys())
+    report.tails = [UnsealedTail(run, by_run.get(run, {})) for run in runs]
     if report.ok:
         report.mark = StoreVerified(
             position=taken.end, events=taken.events, blobs=taken.blobs, streams=len(heads),
             heads=heads_digest(heads), full=False, since=mark.position, uncovered=uncovered,
-            unsealed=report.unsealed,
+            unsealed=report.unsealed, runs=runs,
         )  # fmt: skip
     return report
 

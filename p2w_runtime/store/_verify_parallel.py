@@ -152,7 +152,9 @@ async def parallel_pass(store: EventStore, report: VerifyReport, end: int) -> tu
     count = workers(end)
     if location is None or count < 2:
         return None
-    chain, ended, late = ChainPass(report), {}, {}
+    chain = ChainPass(report)
+    ended: dict[str, tuple[str, int]] = {}
+    late: dict[str, tuple[str, int]] = {}
     parts = ranges(end, count * RANGES_PER_WORKER)
     loop = asyncio.get_running_loop()
     with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:

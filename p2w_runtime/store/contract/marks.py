@@ -3,8 +3,19 @@ through appends and compactions that happen between the two (docs/design/integri
 
 from __future__ import annotations
 
+import pytest
+
 from p2w_rt.schemas import StoreVerified
-from p2w_runtime.store import MARK_STREAM, EventStore, Problem, append_mark, verify_whole_store
+from p2w_runtime.store import (
+    MARK_STREAM,
+    EventStore,
+    Problem,
+    _verify_parallel,
+    append_mark,
+    verify_store,
+    verify_whole_store,
+)
+from p2w_runtime.store._verified_mark import heads_digest
 from p2w_runtime.store.contract._base import StoreFixture
 from p2w_runtime.store.contract.builders import collect, observation
 from p2w_runtime.store.contract.compaction import EPISODES, record_interleaved
@@ -47,3 +58,19 @@ class VerifyMarkContract(StoreFixture):
         report.problems.append(Problem("r1", None, None, "found by the caller (a summary)"))
         assert not await append_mark(store, report)
         assert await store.stream_head(MARK_STREAM) is None
+
+    async def test_a_check_spread_over_processes_agrees_with_one_pass(
+        self, store: EventStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Workers open the same store read-only (memory: checked here, in one pass); cut into many ranges, every
+        episode's events lie in several, compacted and not."""
+        written = await record_interleaved(store)
+        await store.compact(EPISODES[:2])
+        monkeypatch.setattr(_verify_parallel, "PARALLEL_MIN_EVENTS", 0)
+        monkeypatch.setattr(_verify_parallel, "RANGES_PER_WORKER", 7)
+        monkeypatch.setattr(_verify_parallel, "workers", lambda end: 2)
+        spread, serial = await verify_whole_store(store, full=True), await verify_store(store)
+        assert spread.ok and serial.ok, (spread.problems, serial.problems)
+        assert (spread.events, spread.streams, spread.tails) == (len(written), serial.streams, serial.tails)
+        heads = {head.stream: (head.last_seq, head.last_hash) for head in await store.list_streams()}
+        assert spread.mark is not None and spread.mark.heads == heads_digest(heads)
