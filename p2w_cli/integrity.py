@@ -26,49 +26,96 @@ if TYPE_CHECKING:
 @click.argument("run_ref", metavar="[RUN]", required=False)
 @click.option("--head", is_flag=True, help="Print the run's head digest, to publish with its results.")
 @click.option("--expect", metavar="DIGEST", help="Fail unless the run's head digest is DIGEST (from --head).")
+@click.option("--full", is_flag=True, help="Check every event, not only those after the last verify mark.")
+@click.option(
+    "--sign-key",
+    metavar="KEYFILE",
+    type=click.Path(path_type=Path),
+    help="Sign the verify mark this check appends with this Ed25519 PEM key.",
+)
+@click.option(
+    "--trusted-key",
+    metavar="PUBKEY",
+    type=click.Path(path_type=Path),
+    help="Start after the last verify mark only if this Ed25519 PEM public key signed it (else check in full).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option(
     "--rebuild-summaries", is_flag=True, help="First drop the run and episode summaries and build them from the log."
 )
 @click.pass_context
 def verify(
-    ctx: click.Context, run_ref: str | None, head: bool, expect: str | None, as_json: bool, rebuild_summaries: bool
+    ctx: click.Context,
+    run_ref: str | None,
+    head: bool,
+    expect: str | None,
+    full: bool,
+    sign_key: Path | None,
+    trusted_key: Path | None,
+    as_json: bool,
+    rebuild_summaries: bool,
 ) -> None:
     """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store); count, per
     run, the events no seal covers yet (an episode being recorded); check the run and episode summaries the
-    listings read against the log."""
+    listings read against the log.
+
+    The whole store is checked after the last verify mark (what the previous check of the whole store that found
+    nothing wrong appended): the events since in full, those before by their streams' heads and counts; --full
+    checks every event. A check that finds nothing wrong appends a new mark (unless the store is read-only)."""
     from p2w_runtime.domain import check_summaries, find_run
     from p2w_runtime.domain import rebuild_summaries as rebuild
-    from p2w_runtime.store import Problem, head_digest, same_digest, verify_store
+    from p2w_runtime.store import (
+        Problem,
+        append_mark,
+        head_digest,
+        load_private_key,
+        load_public_key,
+        same_digest,
+        verify_store,
+        verify_whole_store,
+    )
 
     if (head or expect) and not run_ref:
         raise click.UsageError("--head and --expect need a RUN")
+    if (sign_key or trusted_key) and run_ref:
+        raise click.UsageError("--sign-key and --trusted-key are for the whole store's check (a RUN's is always full)")
 
     async def _verify() -> Any:
+        key = load_private_key(sign_key) if sign_key is not None else None
+        trusted = load_public_key(trusted_key) if trusted_key is not None else None
         async with open_db(ctx) as store:
             if rebuild_summaries:
                 await rebuild(store)
             run_id = (await find_run(store, run_ref)).run_id if run_ref else None
-            report = await verify_store(store, run_id)
-            for where, reason in await check_summaries(store, run_id):
-                report.problems.append(Problem(where, None, None, reason))
-            return report, run_id, (await head_digest(store, run_id) if run_id else None)
+            if run_id is None:
+                report = await verify_whole_store(store, full=full, trusted=trusted, key=key)
+            else:
+                report = await verify_store(store, run_id)
+            if not report.incremental:  # summaries are folded from the whole log: a full check's part
+                for where, reason in await check_summaries(store, run_id):
+                    report.problems.append(Problem(where, None, None, reason))
+            marked = run_id is None and await append_mark(store, report)
+            return report, run_id, (await head_digest(store, run_id) if run_id else None), marked
 
-    report, run_id, digest = run(_verify())
+    report, run_id, digest, marked = run(_verify())
     expected_ok = expect is None or same_digest(digest, expect)
     if as_json:
-        echo_json(_as_dict(report, run_id, digest, expect, ok=report.ok and expected_ok))
+        echo_json(_as_dict(report, run_id, digest, expect, ok=report.ok and expected_ok, marked=marked))
     else:
-        _echo_report(report, run_id, digest, None if expected_ok else expect, head=head)
+        if report.full_because is not None and trusted_key is not None:
+            click.echo(f"full check: {report.full_because}", err=True)
+        _echo_report(report, run_id, digest, None if expected_ok else expect, head=head, marked=marked)
     if not (report.ok and expected_ok):
         sys.exit(1)
 
 
 def _as_dict(
-    report: VerifyReport, run_id: str | None, digest: str | None, expect: str | None, *, ok: bool
+    report: VerifyReport, run_id: str | None, digest: str | None, expect: str | None, *, ok: bool, marked: bool
 ) -> dict[str, Any]:
-    fields = ("streams", "events", "blobs", "seals", "unsealed")
+    fields = ("streams", "events", "blobs", "seals", "unsealed", "incremental", "since", "through", "marks")
     return {"ok": ok, "run_id": run_id, **{name: getattr(report, name) for name in fields}, "head": digest} | {
+        "full_because": report.full_because,
+        "marked": marked,
         "uncovered": [{"run_id": t.run_id, "events": t.events, "streams": t.streams} for t in report.tails],
         "expected": expect and clip(expect),
         "problems": [dataclasses.asdict(p) for p in report.problems],
@@ -76,7 +123,7 @@ def _as_dict(
 
 
 def _echo_report(
-    report: VerifyReport, run_id: str | None, digest: str | None, wrong: str | None, *, head: bool
+    report: VerifyReport, run_id: str | None, digest: str | None, wrong: str | None, *, head: bool, marked: bool
 ) -> None:
     """Problems and runs with unsealed events on stderr, one line each; the summary; the digest last with
     ``--head``."""
@@ -88,11 +135,14 @@ def _echo_report(
         if tail.events:
             click.echo(safe(_tail_line(tail.run_id, tail.streams, no_seal=tail.run_id in report.unsealed)), err=True)
     summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
+    if report.incremental:
+        summary += f" after position {report.since} (the log before it unchanged: its heads and counts)"
     if not report.ok or wrong is not None:
         click.echo(f"verify failed: {len(report.problems) + (wrong is not None)} problem(s) in {summary}", err=True)
         return
     uncovered = sum(t.events for t in report.tails)
-    click.echo(f"ok: {summary} verified; {_count(uncovered, 'event')} not covered by a seal")
+    mark = f"; marked verified through position {report.through}" if marked else ""
+    click.echo(f"ok: {summary} verified; {_count(uncovered, 'event')} not covered by a seal{mark}")
     if head:
         click.echo(digest)
 

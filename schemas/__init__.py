@@ -70,6 +70,7 @@ from p2w_rt.schemas._payloads import (
     StreamsSealed,
     render_action,
 )
+from p2w_rt.schemas._store_payloads import StoreVerified
 from p2w_rt.schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ __all__ = [
     "RunFinished",
     "StreamSeal",
     "StreamsSealed",
+    "StoreVerified",
     "TargetRecall",
     "RunStarted",
     "Scheme",

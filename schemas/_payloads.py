@@ -14,12 +14,9 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from p2w_rt.schemas._dataset import GroundTruth, MemoryEntry
-from p2w_rt.schemas._derived_payloads import (
-    ErrorClassified,
-    Judgment,
-    RetrievalCounterfactual,
-)
+from p2w_rt.schemas._derived_payloads import ErrorClassified, Judgment, RetrievalCounterfactual
 from p2w_rt.schemas._payload_base import BlobHash, EndReason, LlmRole, Payload, Scheme
+from p2w_rt.schemas._store_payloads import StoreVerified
 from p2w_rt.schemas._upcast import register_upcaster
 
 
@@ -372,6 +369,7 @@ PAYLOAD_TYPES: tuple[type[Payload], ...] = (
     StreamsSealed,
     EpisodeSealed,
     RetrievalCounterfactual,
+    StoreVerified,
 )
 
 AnyPayload = Annotated[
@@ -392,7 +390,8 @@ AnyPayload = Annotated[
     | ErrorClassified
     | StreamsSealed
     | EpisodeSealed
-    | RetrievalCounterfactual,
+    | RetrievalCounterfactual
+    | StoreVerified,
     Field(discriminator="type"),
 ]
 """Discriminated union of every payload model, keyed on ``type``."""

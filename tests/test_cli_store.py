@@ -95,7 +95,7 @@ def test_export_import_roundtrip_is_idempotent(db: Path, tmp_path: Path) -> None
     imported = json.loads(invoke(other, "import", str(bundle), "--json").stdout)
     assert (imported["events"], imported["inserted"], imported["already_present"]) == (20, 0, 20)
     with sqlite3.connect(db) as a, sqlite3.connect(other) as b:
-        query = "SELECT event_id, stream, seq, hash FROM events ORDER BY stream, seq"
+        query = "SELECT event_id, stream, seq, hash FROM events WHERE stream != 'p2w-rt.verified' ORDER BY stream, seq"
         assert a.execute(query).fetchall() == b.execute(query).fetchall()
         assert a.execute("SELECT sha256 FROM blobs").fetchall() == b.execute("SELECT sha256 FROM blobs").fetchall()
 

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
     from p2w_runtime.store._sql import SqlEventStore
     from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_prefix, tree_root
+    from p2w_runtime.store._verified_mark import MARK_STREAM, append_mark
     from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
+    from p2w_runtime.store._verify_incremental import verify_whole_store
     from p2w_runtime.store.memory import MemoryEventStore
     from p2w_runtime.store.postgres import shown_url
 
@@ -89,6 +91,9 @@ _LAZY = {
     "UnsealedTail": "_verify",
     "VerifyReport": "_verify",
     "verify_store": "_verify",
+    "MARK_STREAM": "_verified_mark",
+    "append_mark": "_verified_mark",
+    "verify_whole_store": "_verify_incremental",
     "MemoryEventStore": "memory",
     "shown_url": "postgres",
 }
@@ -157,6 +162,9 @@ __all__ = [
     "seal_streams",
     "import_bundle",
     "verify_store",
+    "verify_whole_store",
+    "append_mark",
+    "MARK_STREAM",
     "read_tree",
     "tree_root",
     "tree_prefix",

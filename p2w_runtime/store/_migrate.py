@@ -3,7 +3,8 @@
 The source is verified first, so a tampered source writes nothing. Events are copied in position order with
 ``append_stored``, which keeps each event's seq and hashes and refuses any that does not continue its
 stream's chain; an event already in the target with the same hash is skipped, so an interrupted migration
-is resumed by running it again. At the end the target is verified and every stream's head compared.
+is resumed by running it again. At the end the target is verified and every stream's head compared. The source's
+verify marks stay behind: they name the source's positions, which the target's are not (``_verified_mark.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store._event_store import EventStore, StoreError
+from p2w_runtime.store._verified_mark import MARK_STREAM
 from p2w_runtime.store._verify import verify_store
 
 BATCH = 1000
@@ -52,6 +54,8 @@ async def migrate_store(
             progress("events", done, total)
 
     async for event in source.read_all():
+        if event.stream == MARK_STREAM:
+            continue
         batch.append(event)
         if len(batch) >= BATCH:
             await flush()
@@ -63,8 +67,8 @@ async def migrate_store(
     if not after.ok:
         raise StoreError(f"{target.label}: does not verify after the migration ({after.problems[0]})")
     theirs = {head.stream: head for head in await target.list_streams()}
-    ours = await source.list_streams()
+    ours = [head for head in await source.list_streams() if head.stream != MARK_STREAM]
     for head in ours:
         if theirs.get(head.stream) != head:
             raise StoreError(f"{target.label}: stream {head.stream} does not end where it ends in {source.label}")
-    return MigrateSummary(events=total, copied=copied, blobs=len(moved | stray), streams=len(ours))
+    return MigrateSummary(events=done, copied=copied, blobs=len(moved | stray), streams=len(ours))

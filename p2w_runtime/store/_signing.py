@@ -78,16 +78,17 @@ def load_public_key(path: Path) -> bytes:
     return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
-def sign(key: Ed25519PrivateKey, digest: str) -> Signature:
+def sign(key: Ed25519PrivateKey, digest: str, prefix: bytes = SIGNED_PREFIX) -> Signature:
+    """Sign ``digest`` under the domain tag ``prefix`` (a bundle's by default; a verify mark has its own)."""
     public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return Signature(public, digest, key.sign(SIGNED_PREFIX + digest.encode()))
+    return Signature(public, digest, key.sign(prefix + digest.encode()))
 
 
-def valid(signature: Signature) -> bool:
-    """Whether ``signature.value`` is the signature of its key over its digest."""
+def valid(signature: Signature, prefix: bytes = SIGNED_PREFIX) -> bool:
+    """Whether ``signature.value`` is the signature of its key over its digest under the domain tag ``prefix``."""
     try:
         Ed25519PublicKey.from_public_bytes(signature.public_key).verify(
-            signature.value, SIGNED_PREFIX + signature.digest.encode()
+            signature.value, prefix + signature.digest.encode()
         )
     except (InvalidSignature, ValueError):
         return False

@@ -193,6 +193,20 @@ def _segment_heads() -> ClauseElement:
 
 
 @fixed
+def _count() -> Select[Any]:
+    """Events held as rows, and blobs: what ``count`` and ``verify``'s incremental check read, compiled ahead."""
+    events = sa.select(sa.func.count()).select_from(core.EVENTS).scalar_subquery()
+    return sa.select(events, sa.select(sa.func.count()).select_from(core.BLOBS).scalar_subquery())
+
+
+@fixed
+def _count_with_segments() -> ClauseElement:
+    s = core.SEGMENTS.c
+    held = sa.func.coalesce(sa.func.sum(s.last_seq - s.first_seq + 1), 0)
+    return _count().add_columns(sa.select(held).scalar_subquery())
+
+
+@fixed
 def _blob_hashes() -> ClauseElement:
     b = core.BLOBS.c
     after: BindParameter[str] = sa.bindparam("after", value="")
@@ -432,15 +446,9 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries):
             after = rows[-1][0]
 
     async def count(self) -> tuple[int, int]:
-        events = sa.select(sa.func.count()).select_from(core.EVENTS).scalar_subquery()
-        blobs = sa.select(sa.func.count()).select_from(core.BLOBS).scalar_subquery()
-        counts = [events, blobs]
-        if self.has_segments:
-            s = core.SEGMENTS.c
-            held = sa.func.coalesce(sa.func.sum(s.last_seq - s.first_seq + 1), 0)
-            counts.append(sa.select(held).scalar_subquery())
+        counting = self._with_segments("count")
         async with self._reading() as session:
-            ((n_events, n_blobs, *in_segments),) = await self._fetch_once(session, sa.select(*counts))
+            ((n_events, n_blobs, *in_segments),) = await session.fetch(counting.sql, counting.params())
         return n_events + sum(int(n) for n in in_segments), n_blobs
 
     # -- claims --------------------------------------------------------------------------------

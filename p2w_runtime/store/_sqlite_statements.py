@@ -38,6 +38,22 @@ STATEMENTS: dict[str, Compiled] = {
         ('key',),
         {},
     ),
+    'count': Compiled(
+        'SELECT (SELECT count(*) AS count_1 \n'
+        'FROM events) AS anon_1, (SELECT count(*) AS count_2 \n'
+        'FROM blobs) AS anon_2',
+        (),
+        {},
+    ),
+    'count_with_segments': Compiled(
+        'SELECT (SELECT count(*) AS count_1 \n'
+        'FROM events) AS anon_1, (SELECT count(*) AS count_2 \n'
+        'FROM blobs) AS anon_2, (SELECT coalesce(sum((segments.last_seq - segments.first_seq) + ?),'
+        ' ?) AS coalesce_1 \n'
+        'FROM segments) AS anon_3',
+        ('param_1', 'coalesce_2'),
+        {'coalesce_2': 0, 'param_1': 1},
+    ),
     'delete_rows': Compiled(
         'DELETE FROM events WHERE events.stream = ? AND events.seq >= ? AND events.seq <= ?',
         ('stream', 'first_seq', 'last_seq'),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import zstandard
 
-from p2w_rt.schemas import GENESIS_HASH, StoredEvent, StreamSeal, blob_hash
+from p2w_rt.schemas import GENESIS_HASH, StoredEvent, StoreVerified, StreamSeal, blob_hash
 from p2w_runtime.errors import clip
 from p2w_runtime.store._chain import MODIFIED, chain_link
 from p2w_runtime.store._event_store import EventStore
@@ -61,58 +61,115 @@ class VerifyReport:
     tails: list[UnsealedTail] = field(default_factory=list)
     """Every run checked, with the events after its streams' last seals."""
     problems: list[Problem] = field(default_factory=list)
+    incremental: bool = False
+    """Only the events after ``since`` were checked (and what precedes them by its streams' heads and counts)."""
+    since: int = 0
+    """The log position the check started after (0: the whole log)."""
+    through: int | None = None
+    """The log position a whole-store check went through (None: one run's check)."""
+    marks: int = 0
+    """Earlier verify marks an incremental check read with the new events (not counted in ``events``)."""
+    full_because: str | None = None
+    """Why a whole-store check was not incremental (no earlier mark, ``--full``, ...)."""
+    mark: StoreVerified | None = None
+    """What this check found, to append as the store's next verify mark once nothing else failed."""
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-async def verify_store(store: EventStore, root: str | None = None) -> VerifyReport:
+class ChainPass:
+    """One pass over events in position order, each checked against its stream's head: chain, hash, payload, the
+    end of its stream; it keeps one head per stream, the seals met, and the blobs referenced, not the events."""
+
+    def __init__(self, report: VerifyReport, heads: dict[str, tuple[int, str]] | None = None) -> None:
+        self.report = report
+        self.heads: dict[str, tuple[int, str]] = {} if heads is None else heads
+        self.referenced: set[str] = set()
+        self.runs: set[str] = set()
+        self.seals: list[tuple[StoredEvent, list[StreamSeal]]] = []
+        self.sealed_to: dict[str, int] = {}
+        """Stream -> how many of its events the seals seen so far cover."""
+        self.ends = StreamEnds()
+
+    def check(self, event: StoredEvent) -> None:
+        problems = self.report.problems
+        if event.type == "run.started" and tree_root(event.stream) == event.stream:
+            self.runs.add(event.stream)
+        elif event.type in SEAL_EVENT_TYPES:
+            _collect_seal(event, self.seals, self.report, self.sealed_to)
+        link = chain_link(*self.heads.get(event.stream, (0, GENESIS_HASH)), event)
+        if link.unlinked is not None:
+            problems.append(Problem(event.stream, event.seq, event.event_id, link.unlinked))
+        if link.modified:
+            problems.append(Problem(event.stream, event.seq, event.event_id, MODIFIED))
+        elif (invalid := event.payload_problem()) is not None:
+            problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
+        if (after_end := self.ends.problem(event)) is not None:
+            problems.append(Problem(event.stream, event.seq, event.event_id, after_end))
+        self.heads[event.stream] = (event.seq, event.hash)
+        self.referenced.update(event.blobs)
+
+    def sealed_runs(self) -> set[str]:
+        return {tree_root(sealing.stream) for sealing, _ in self.seals}
+
+    async def check_seals(self, store: EventStore, heads: dict[str, tuple[int, str]]) -> None:
+        """Check every seal met against the streams' ``heads`` as the pass ended."""
+        for sealing, entries in self.seals:
+            for entry in entries:
+                self.report.seals += 1
+                problem = await _check_seal(store, heads, sealing, entry)
+                if problem is not None:
+                    self.report.problems.append(problem)
+
+
+async def verify_store(store: EventStore, root: str | None = None, *, through: int | None = None) -> VerifyReport:
     """Check chains (seq gap-free from 1, prev_hash links, recomputed hashes), payloads, seals and blobs.
 
-    With ``root`` (a run id), only that stream, the streams under it and the blobs they reference are checked.
+    With ``root`` (a run id), only that stream, the streams under it and the blobs they reference are checked;
+    with ``through``, only the events up to that log position (what a verify mark then vouches for).
     One pass in position order; memory holds one head per stream and the seals, not the events.
     """
-    report = VerifyReport()
-    heads: dict[str, tuple[int, str]] = {}
-    referenced: set[str] = set()
-    runs: set[str] = set()
-    seals: list[tuple[StoredEvent, list[StreamSeal]]] = []
-    sealed_to: dict[str, int] = {}
-    """Stream -> how many of its events the seals seen so far cover."""
-    ends = StreamEnds()
+    return (await full_pass(store, root, through))[0]
+
+
+async def full_pass(store: EventStore, root: str | None, through: int | None) -> tuple[VerifyReport, ChainPass]:
+    """``verify_store``, with the pass's state: its heads are what a verify mark commits to."""
+    report = VerifyReport(through=through)
+    chain = ChainPass(report)
+    events = store.read_all() if root is None else read_tree(store, root)
     try:
-        async for event in store.read_all() if root is None else read_tree(store, root):
+        async for event in events:
+            if through is not None and (event.position or 0) > through:
+                break
             report.events += 1
-            if event.type == "run.started" and tree_root(event.stream) == event.stream:
-                runs.add(event.stream)
-            elif event.type in SEAL_EVENT_TYPES:
-                _collect_seal(event, seals, report, sealed_to)
-            link = chain_link(*heads.get(event.stream, (0, GENESIS_HASH)), event)
-            if link.unlinked is not None:
-                report.problems.append(Problem(event.stream, event.seq, event.event_id, link.unlinked))
-            if link.modified:
-                report.problems.append(Problem(event.stream, event.seq, event.event_id, MODIFIED))
-            elif (invalid := event.payload_problem()) is not None:
-                report.problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
-            if (after_end := ends.problem(event)) is not None:
-                report.problems.append(Problem(event.stream, event.seq, event.event_id, after_end))
-            heads[event.stream] = (event.seq, event.hash)
-            referenced.update(event.blobs)
+            chain.check(event)
     except CorruptSegment as exc:  # nothing after it can be read in order: the report ends here
         report.problems.append(Problem(exc.stream, exc.first_seq, None, str(exc)))
-        return report
-    report.streams = len(heads)
-    for sealing, entries in seals:
-        for entry in entries:
-            report.seals += 1
-            problem = await _check_seal(store, heads, sealing, entry)
-            if problem is not None:
-                report.problems.append(problem)
-    sealed_runs = {tree_root(sealing.stream) for sealing, _ in seals}
-    report.unsealed = sorted(runs - sealed_runs)
-    report.tails = _tails(runs, heads, sealed_to)
-    hashes = sorted(referenced) if root else [h async for h in store.blob_hashes()]
+        return report, chain
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
+    await finish_pass(store, chain, root)
+    return report, chain
+
+
+async def finish_pass(store: EventStore, chain: ChainPass, root: str | None) -> None:
+    """After a pass over every event: the seals against the heads it ended with, the unsealed tails, the blobs."""
+    report = chain.report
+    report.streams = len(chain.heads)
+    await chain.check_seals(store, chain.heads)
+    report.unsealed = sorted(chain.runs - chain.sealed_runs())
+    report.tails = tails_of(chain.runs, chain.heads, chain.sealed_to)
+    hashes = sorted(chain.referenced) if root else [h async for h in store.blob_hashes()]
+    await check_blobs(store, report, hashes)
+    if root is None:
+        for sha in sorted(chain.referenced - set(hashes)):
+            report.problems.append(Problem("blobs", None, None, f"blob {sha} is referenced but missing"))
+
+
+async def check_blobs(store: EventStore, report: VerifyReport, hashes: list[str]) -> None:
+    """Each blob of ``hashes`` must be there, decompress, and hash to its name."""
     for sha in hashes:
         report.blobs += 1
         try:
@@ -125,10 +182,6 @@ async def verify_store(store: EventStore, root: str | None = None) -> VerifyRepo
             continue
         if blob_hash(data) != sha:
             report.problems.append(Problem("blobs", None, None, f"blob {sha} content does not match its hash"))
-    if root is None:
-        for sha in sorted(referenced - set(hashes)):
-            report.problems.append(Problem("blobs", None, None, f"blob {sha} is referenced but missing"))
-    return report
 
 
 def _collect_seal(
@@ -153,7 +206,7 @@ def _collect_seal(
             sealed_to[entry.stream] = max(sealed_to.get(entry.stream, 0), entry.events)
 
 
-def _tails(runs: set[str], heads: dict[str, tuple[int, str]], sealed_to: dict[str, int]) -> list[UnsealedTail]:
+def tails_of(runs: set[str], heads: dict[str, tuple[int, str]], sealed_to: dict[str, int]) -> list[UnsealedTail]:
     tails = {run: UnsealedTail(run, {}) for run in sorted(runs)}
     for stream, (last_seq, _) in heads.items():
         tail = tails.get(tree_root(stream))

@@ -20,6 +20,7 @@ from p2w_runtime.store.contract.compaction import CompactionContract
 from p2w_runtime.store.contract.coordination import CoordinationContract
 from p2w_runtime.store.contract.events import EventLogContract
 from p2w_runtime.store.contract.imports import ImportContract
+from p2w_runtime.store.contract.marks import VerifyMarkContract
 from p2w_runtime.store.contract.segments import SegmentsContract
 from p2w_runtime.store.contract.sql import SqlStoreHooks
 from p2w_runtime.store.contract.summaries import SummariesContract
@@ -33,6 +34,7 @@ class EventStoreContract(
     CompactionContract,
     SummariesContract,
     CoordinationContract,
+    VerifyMarkContract,
 ):
     """Every capability of ``EventStore``: the class a backend's tests subclass."""
 
@@ -47,5 +49,6 @@ __all__ = [
     "SegmentsContract",
     "SqlStoreHooks",
     "SummariesContract",
+    "VerifyMarkContract",
     "StoreFixture",
 ]
