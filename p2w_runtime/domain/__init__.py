@@ -8,8 +8,7 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 (docs/design/episode-grammar.md).
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from p2w_runtime.domain._compact import Compacted, compact_finished
 from p2w_runtime.domain._errors import EpisodeGrammarError
@@ -40,6 +39,7 @@ from p2w_runtime.domain._streams import (
 )
 from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, check_summaries, rebuild_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
+from p2w_runtime.lazy import lazy_names
 
 if TYPE_CHECKING:
     from p2w_runtime.domain._attach import Attached, attach_dataset
@@ -123,10 +123,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _DATASET.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _DATASET, globals())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from p2w_runtime.lazy import lazy_names
 from p2w_runtime.store._location import is_postgres_url, store_location
 
 if TYPE_CHECKING:
@@ -102,13 +102,7 @@ the payload models or asyncpg only when it touches the store, and for PostgreSQL
 (docs/design/startup.md)."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 async def connect_store(location: str | Path, *, create: bool = True, read_only: bool = False) -> EventStore:
