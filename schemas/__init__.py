@@ -167,7 +167,7 @@ _AGENTICSHOP = frozenset(
     ("DIMENSIONS", "RESULTS_JUDGED", "Checklist", "CuratedProduct", "CurationResult", "ShopProfile", "UserContext")
 )
 """AgenticShop's curation records: built on first use, since reading a Persona2Web run never needs them and their
-models cost 0.05 s of the 0.18 s CPU this package takes to import (docs/design/startup.md)."""
+models are a large part of this package's import (docs/design/startup.md)."""
 
 
 def __getattr__(name: str) -> Any:

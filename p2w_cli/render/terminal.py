@@ -61,7 +61,8 @@ def print_rows(
     wide: written as they come, a few hundred at a time, so a table of any length starts at once and is never
     held whole (``show RUN TASK`` on a 200,000-step episode). The header and top edge come first unless ``header``
     is False, the bottom edge last unless ``bottom`` is False: a table printed a page at a time is one table.
-    Rich lays out a table cell by cell (2.8 ms a row measured in ``show RUN``); these are string joins."""
+    Rich lays out a table cell by cell, too slow a row for a long listing (docs/design/summaries.md); these are string
+    joins."""
     top = "┏" + "┳".join("━" * (w + 2) for w in widths) + "┓"
     rule = "┡" + "╇".join("━" * (w + 2) for w in widths) + "┩"
     if header:

@@ -73,8 +73,7 @@ class ViewState:
 class RunIndex:
     """Each store's runs (``list_runs``) with the log end they were listed at. The log is append-only, so its
     last position names its state: while it is unchanged a page finds its runs here, the next append lists again.
-    ``log_end`` is one index lookup (``count()`` scanned the whole events table: 8.5x slower a page with nine
-    unrelated runs beside the one shown)."""
+    ``log_end`` is one index lookup, where ``count()`` scanned the whole events table (docs/design/view.md)."""
 
     def __init__(self) -> None:
         self.listed = 0
@@ -144,7 +143,7 @@ class ViewQueries:
         """Each run's usage scan, kept across log ends (it catches up with what was appended)."""
         self.texts: LogKept[dict[str, str]] = LogKept()
         self.plots: LogKept[bytes] = LogKept()
-        """Drawn plots by ``RUN/NAME``: matplotlib takes 0.5 s for the usage chart of 1,000 episodes."""
+        """Drawn plots by ``RUN/NAME``: matplotlib is slow to draw a large run's usage chart again."""
         self.prices = PriceTable.default()
         """Prices calls recorded without a cost (the built-in table, extended by ``$P2W_PRICES``)."""
         self.stored_pages = 0

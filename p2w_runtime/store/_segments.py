@@ -28,8 +28,8 @@ from p2w_runtime.store._event_store import StoreError
 
 SEGMENT_MIN_EVENTS = 16
 """A write stores a run of at least this many consecutive events of one stream as a segment. A recorded step is
-about five events and stays rows; an imported episode (about 40) becomes one segment (measured in
-docs/design/store.md, "Segments")."""
+a handful of events and stays rows; an imported episode becomes one segment (docs/design/store.md,
+"Segments")."""
 SEGMENT_MAX_EVENTS = 512
 """A segment holds at most this many events: a read of any of them decodes the segment whole, so a 200,000-step
 episode written in one batch is ~800 segments, and a page of its timeline decodes one or two (docs/design/store.md,

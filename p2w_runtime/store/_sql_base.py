@@ -5,8 +5,7 @@ Statements are SQLAlchemy Core over the SQLModel tables, compiled once for the b
 time: a backend's ``precompiled`` statements, by name of ``FIXED``, need no SQLAlchemy at all); the
 hot paths (append, import, reading pages) run them on the driver connection through a ``Session``, one
 driver call per statement. Going through SQLAlchemy's async adaptation costs three to four thread
-hand-offs per statement, which made a five-event append take 2-3 ms instead of 0.6 ms
-(docs/design/store.md, "Third round").
+hand-offs per statement, several times the append itself (docs/design/store.md, "Third round").
 """
 
 from __future__ import annotations
