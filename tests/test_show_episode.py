@@ -128,3 +128,33 @@ def test_a_window_needs_a_task(episode: tuple[Path, str, list[TimelineRow]]) -> 
     db, _, _ = episode
     result = CliRunner().invoke(main, ["--db", str(db), "show", "long", "--steps", "5"])
     assert result.exit_code == 2 and "--from-step and --steps need a TASK" in result.output
+
+
+def test_show_and_the_viewer_start_a_step_where_the_same_rule_says(tmp_path: Path) -> None:
+    """One step search for both (issue 38): a history query without a step between steps 2 and 3 opens step 3's
+    window in ``show --from-step 3`` and is where the viewer's page of step 3 starts; a window past the last step
+    still ends with the tail."""
+
+    async def build() -> tuple[str, int]:
+        run_id = uuid7()
+        b = EpisodeBuilder(run_id, "Ann_Lee_A1", query="find the usual chinos", level=1)
+        for step in range(1, 5):
+            if step == 3:
+                b.history_query("which size again?")
+            b.observation(step, f"https://shop.example/p/{step}")
+            b.action(step, "click", str(step))
+        b.final_state("https://shop.example/p/4")
+        b.finish("max_steps", answer="none", steps=4)
+        async with open_store(db) as store:
+            await store.append([run_started(run_id, "long"), *b.events, run_finished(run_id, 1)], b.blobs)
+            shape = await trajectory_package.episode_shape(store, b.stream)
+            assert shape is not None
+            return b.stream, await trajectory_package.first_seq_of_step(store, b.stream, 3, 2, shape.tail_from)
+
+    db = tmp_path / "p2w.db"
+    _, viewer_start = asyncio.run(build())
+    window = [json.loads(line) for line in _show(db, "--json", "--from-step", "3", "--steps", "1").splitlines()]
+    assert window[0]["type"] == "history.query" and window[0]["payload"]["step"] is None
+    assert window[0]["seq"] == viewer_start and [e["payload"].get("step") for e in window[1:]] == [3, 3]
+    last = [json.loads(line) for line in _show(db, "--json", "--from-step", "4", "--steps", "3").splitlines()]
+    assert last[-1]["type"] == "episode.finished"

@@ -29,10 +29,10 @@ from view_support import (
     serving,
 )
 
-from p2w_cli.view._range import episode_shape, first_seq_of_step
 from p2w_rt.replay.classify import ALL_LABELS
 from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import LlmCall, LlmUsage, MemoryEntry
+from p2w_runtime.domain.trajectory import episode_shape, first_seq_of_step
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
 

@@ -22,7 +22,7 @@ from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._prompt_diff import PromptDiff
 from p2w_cli.view._queries import headline_judge
-from p2w_cli.view._range import episode_shape, first_seq_of_step, read_range
+from p2w_cli.view._range import read_range
 from p2w_rt.replay.classify import ClassificationRecord, entry_text, targets
 from p2w_rt.replay.judges import JudgmentRecord, SiteSettings
 from p2w_rt.schemas import Event, LlmCall, Observation
@@ -33,6 +33,8 @@ from p2w_runtime.domain.trajectory import (
     ObservationRecord,
     RationaleRecord,
     Trajectory,
+    episode_shape,
+    first_seq_of_step,
     project,
     project_slice,
 )

@@ -14,11 +14,11 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
-from p2w_cli.view._range import episode_shape, first_seq_of_step, read_range
+from p2w_cli.view._range import read_range
 from p2w_rt.replay.diff import Divergence, episode_divergence
 from p2w_rt.schemas import LlmCall
 from p2w_runtime.domain import RunInfo, episodes_of
-from p2w_runtime.domain.trajectory import Trajectory, load_trajectory
+from p2w_runtime.domain.trajectory import Trajectory, episode_shape, first_seq_of_step, load_trajectory
 from p2w_runtime.store import EventStore
 
 CONTEXT_LINES = 3

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 
 from p2w_cli.view._order import ordered
 from p2w_cli.view._problems import BadRequest, known
-from p2w_cli.view._range import episode_shape
 from p2w_cli.view._usage import EpisodeUsage, RunUsage, RunUsageSummary
 from p2w_rt.replay.agreement import HUMAN_PREFIX
 from p2w_rt.replay.classify import ClassificationRecord, read_classifications
@@ -20,6 +19,7 @@ from p2w_rt.replay.matching import host_of
 from p2w_rt.replay.metrics import EpisodeScore, MetricRow, aggregate
 from p2w_rt.schemas import EpisodeFinished
 from p2w_runtime.domain import EpisodeRef, RunInfo, counted, episodes_of
+from p2w_runtime.domain.trajectory import episode_shape
 from p2w_runtime.store import EventStore
 
 PAGE_SIZE = 100

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from p2w_runtime.domain._compact import Compacted, compact_finished
 from p2w_runtime.domain._errors import EpisodeGrammarError
-from p2w_runtime.domain._grammar import EPISODE_TYPES, EpisodeGrammar
+from p2w_runtime.domain._grammar import EPISODE_TYPES, TAIL_TYPES, EpisodeGrammar
 from p2w_runtime.domain._lifecycle import (
     RunRecording,
     RunSpec,
@@ -98,6 +98,7 @@ __all__ = [
     "ATTEMPT_MARK",
     "CLASSIFICATIONS_SUFFIX",
     "EPISODE_TYPES",
+    "TAIL_TYPES",
     "JUDGMENTS_SUFFIX",
     "NOT_AN_OUTCOME",
     "RETRIEVAL_CF_SUFFIX",

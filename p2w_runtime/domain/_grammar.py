@@ -64,6 +64,8 @@ EPISODE_TYPES = frozenset(
         "episode.finished",
     }
 )
+TAIL_TYPES = frozenset({"page.capture", "final_state", "episode.finished"})
+"""The episode's tail, after its last step: ``page.capture* [final_state] episode.finished``, none with a step."""
 Phase = Literal["new", "open", "capturing", "closing", "finished"]
 """Before ``episode.started``; between it and ``final_state`` (``capturing`` once a page capture was written);
 after ``final_state``; after ``episode.finished``."""
@@ -110,7 +112,7 @@ class EpisodeGrammar:
             self._check_started(event, p)
         if self.phase == "closing" and event.type != "episode.finished":
             raise self._refuse(event, "only episode.finished may follow final_state")
-        if self.phase == "capturing" and event.type not in ("page.capture", "final_state", "episode.finished"):
+        if self.phase == "capturing" and event.type not in TAIL_TYPES:
             raise self._refuse(event, "only page captures, final_state and episode.finished follow a page capture")
         if isinstance(p, PageCapture) and p.index != self._captures:
             raise self._refuse(event, f"page capture {p.index} where capture {self._captures} comes next")

@@ -17,6 +17,7 @@ from p2w_runtime.domain.trajectory._model import (
     Trajectory,
 )
 from p2w_runtime.domain.trajectory._project import ProjectionError, project, project_slice
+from p2w_runtime.domain.trajectory._steps import EpisodeShape, episode_shape, first_seq_of_step
 
 __all__ = [
     "ActionCommand",
@@ -25,6 +26,7 @@ __all__ = [
     "EPISODE_CHUNK",
     "EpisodeChunks",
     "EpisodeRecord",
+    "EpisodeShape",
     "FinalStateRecord",
     "FinishedRecord",
     "HistoryAccess",
@@ -35,6 +37,8 @@ __all__ = [
     "RetrievalRecord",
     "RetrievedEntry",
     "Trajectory",
+    "episode_shape",
+    "first_seq_of_step",
     "load_trajectories",
     "load_trajectory",
     "project",

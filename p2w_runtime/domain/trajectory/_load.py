@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
-import orjson
-
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.collector import collector_paused
-from p2w_runtime.domain import episodes_of
+from p2w_runtime.domain import TAIL_TYPES, episodes_of
 from p2w_runtime.domain.trajectory._model import EpisodeRecord, Trajectory
 from p2w_runtime.domain.trajectory._project import ProjectionError, _Fold
+from p2w_runtime.domain.trajectory._steps import first_seq_of_step
 from p2w_runtime.store import EventStore
 
 LOAD_CHUNK = 25
@@ -110,24 +109,8 @@ class EpisodeChunks:
                 fold.forget()
 
     async def seq_of_step(self, step: int) -> int:
-        """The seq of the first event of step ``step`` or later (past the end: the last seq + 1), by bisecting the
-        stream on its events' steps: a few rows read, wherever the step lies. Events without a step (history
-        accesses before the first step, the end) belong with the step before them."""
-        low, high = 2, self.last_seq + 1
-        while low < high:
-            middle = (low + high) // 2
-            if (await self._step_at(middle)) >= step:
-                high = middle
-            else:
-                low = middle + 1
-        return low
-
-    async def _step_at(self, seq: int) -> int:
-        """The step of the event at ``seq``, or of the nearest event before it that has one (0 if none)."""
-        while seq > 1:
-            stored = await self.store.read_event(self.stream, seq)
-            found = orjson.loads(stored.payload_json).get("step") if stored is not None else None
-            if isinstance(found, int):
-                return found
-            seq -= 1
-        return 0
+        """The seq of the first event of step ``step`` or later (``first_seq_of_step``: a few rows read, wherever
+        the step lies); past the last step, the last seq + 1, so that the tail goes with the last step's window."""
+        seq = await first_seq_of_step(self.store, self.stream, step, 2, self.last_seq + 1)
+        at = await self.store.read_event(self.stream, seq) if seq <= self.last_seq else None
+        return self.last_seq + 1 if at is None or at.type in TAIL_TYPES else seq
