@@ -23,10 +23,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from p2w_rt.replay.synthetic import SketchTask
 from p2w_rt.schemas import Action, EpisodeFinished, FinalState, LlmCall, NewEvent, Observation, ParsedAction, Rationale
 from p2w_runtime.domain import EpisodeWriter, Provenance, RunSpec, attempt_id, episode_seals, episode_started, start_run
 from p2w_runtime.store import _segments, connect_store
+from p2w_runtime.testing.episodes import SketchTask
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
 """The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""

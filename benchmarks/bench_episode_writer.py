@@ -17,7 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from p2w_rt.replay.synthetic import SketchTask
 from p2w_rt.schemas import (
     Action,
     AnyPayload,
@@ -31,6 +30,7 @@ from p2w_rt.schemas import (
 )
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import SketchTask
 
 TASK = SketchTask("Ann_Lee_A1", "find the usual chinos", "https://www.bing.com/", 1, None)
 STREAM = "bench/Ann_Lee_A1"

@@ -37,7 +37,6 @@ from pathlib import Path
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, make_judge
 from p2w_rt.replay.matching import compile_value, normalize, tokenize_normalized
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, Location, MemoryEntry, uuid7
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.domain import episodes_of
@@ -46,6 +45,7 @@ from p2w_runtime.domain.trajectory._decode import decode_record
 from p2w_runtime.domain.trajectory._load import LOAD_CHUNK
 from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import EventStore, _segments, open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
 """The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""

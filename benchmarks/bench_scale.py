@@ -45,9 +45,9 @@ from bench_replay import episode
 from p2w_cli.view.app import create_app
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, make_judge
-from p2w_rt.replay.synthetic import run_finished, run_started
 from p2w_rt.schemas import uuid7
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import run_finished, run_started
 
 
 async def build_run(db: Path, label: str, episodes: int, steps: int) -> tuple[str, float, float]:

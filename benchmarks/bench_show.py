@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import uuid7
 from p2w_runtime.store import EventStore, open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 BATCH = 2000
 """Steps appended per transaction while building the run."""

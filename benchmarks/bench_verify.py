@@ -37,10 +37,10 @@ from p2w_runtime.store import _segments  # noqa: E402
 SEGMENT_MIN_EVENTS = _segments.SEGMENT_MIN_EVENTS
 from bench_replay import episode  # noqa: E402  # it keeps every event a row: put back below unless --rows
 
-from p2w_rt.replay.synthetic import run_finished, run_started  # noqa: E402
 from p2w_rt.schemas import uuid7  # noqa: E402
 from p2w_runtime.domain import append_sealed  # noqa: E402
 from p2w_runtime.store import open_store, verify_whole_store  # noqa: E402
+from p2w_runtime.testing.episodes import run_finished, run_started  # noqa: E402
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 LOG_END = (

@@ -36,9 +36,9 @@ from p2w_cli.view.app import create_app
 from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, make_judge
-from p2w_rt.replay.synthetic import run_finished, run_started
 from p2w_rt.schemas import LlmCall, LlmUsage, NewEvent, Observation, blob_hash, uuid7
 from p2w_runtime.store import _segments, open_store
+from p2w_runtime.testing.episodes import run_finished, run_started
 
 _segments.SEGMENT_MIN_EVENTS = 10**9
 """The baseline is plain SQL on ``events`` rows: every event stays a row here (segments: ``bench_bytes.py``)."""

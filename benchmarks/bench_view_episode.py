@@ -26,9 +26,9 @@ from pathlib import Path
 import uvicorn
 
 from p2w_cli.view.app import create_app
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, LlmCall, LlmUsage, MemoryEntry
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 PROMPT = "You are a web agent acting for a user. " * 40
 SHORT_STEPS = 30

@@ -1,14 +1,14 @@
 """Small hand-built runs for tests that need events in a store without importing or recording.
 
-Episodes go through ``replay.synthetic.EpisodeBuilder`` and so through the ``EpisodeWriter``: a test run
+Episodes go through ``p2w_runtime.testing.episodes.EpisodeBuilder`` and so through the ``EpisodeWriter``: a test run
 obeys the same episode grammar as a recorded or imported one.
 """
 
 from __future__ import annotations
 
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished
-from p2w_rt.replay.synthetic import run_started as synthetic_run_started
 from p2w_rt.schemas import NewEvent, uuid7
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished
+from p2w_runtime.testing.episodes import run_started as synthetic_run_started
 
 
 def run_started(run_id: str, label: str) -> NewEvent:

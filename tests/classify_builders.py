@@ -1,4 +1,4 @@
-"""Hand-built episodes for the classifier, diff and stats tests, on top of ``replay.synthetic``.
+"""Hand-built episodes for the classifier, diff and stats tests, on top of ``p2w_runtime.testing.episodes``.
 
 ``good_episode`` is a level-2 episode with no error at all; each test changes one thing in a
 copy of it (or builds its own) so that exactly one label should appear.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 KOHLS_TRUTH = GroundTruth(
     website="kohls.com",

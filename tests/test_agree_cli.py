@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from p2w_rt.cli import main
 from p2w_rt.replay.agreement import cohen_kappa
 from p2w_rt.replay.judges import judgment_stream, read_judgments
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, Judgment, MemoryEntry, NewEvent, uuid7
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 TASKS = ("Alex_Garcia_A3", "Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import read_judgments
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, MemoryEntry, uuid7
 from p2w_runtime.domain import find_run, list_runs
 from p2w_runtime.store import ClaimHolder, LabelTaken, export_bundle, hold_claims, open_store, verify_store
 from p2w_runtime.testing import Delay, ScriptedLlm, Text
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])

@@ -14,10 +14,10 @@ from p2w_rt.cli import main
 from p2w_rt.replay.diff import MissingJudgments, StepAction, diff_runs, load_run_data
 from p2w_rt.replay.diff._align import first_divergence, jaccard
 from p2w_rt.replay.diff._stats import mcnemar_exact, paired_bootstrap
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import ForkPoint, Observation
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 METRICS = ("p_web", "p_pref", "p_avg", "intent", "success_rate")
 

@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 import pytest
 
-from p2w_rt.replay.synthetic import SketchTask
 from p2w_rt.schemas import (
     Action,
     EpisodeFinished,
@@ -28,6 +27,7 @@ from p2w_rt.schemas import (
 )
 from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter, episode_started
 from p2w_runtime.store import EventStore
+from p2w_runtime.testing.episodes import SketchTask
 
 
 @pytest.fixture

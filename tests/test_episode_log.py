@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from p2w_rt.replay.synthetic import SketchTask
 from p2w_rt.schemas import EpisodeFinished, Observation, Rationale, blob_hash
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.store import EventStore, IntegrityError, MemoryEventStore, connect_store
+from p2w_runtime.testing.episodes import SketchTask
 
 TASK = SketchTask("Ann_Lee_A1", "find the usual chinos", "http://127.0.0.1/", 0, None)
 

@@ -361,9 +361,9 @@ def test_runs_from_before_seals_report_every_event_as_unsealed(tmp_path: Path) -
 
     from classify_builders import add_run
 
-    from p2w_rt.replay.synthetic import EpisodeBuilder
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
+    from p2w_runtime.testing.episodes import EpisodeBuilder
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():

@@ -20,10 +20,10 @@ from p2w_rt.replay.judges import (
     SiteSettings,
     goal_of,
 )
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth, uuid7
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from p2w_rt.replay.judges import (
     SiteSettings,
     goal_of,
 )
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth, uuid7
 from p2w_runtime.domain.trajectory import load_trajectory
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 SHOP = GroundTruth(website="shop.p2w.test", websites=["shop.p2w.test"], preferences=["size M", "under $60"])
 SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=()),))

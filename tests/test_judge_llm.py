@@ -9,11 +9,11 @@ import pytest
 
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, ReplayAborted, estimate_replay, judgment_stream, make_judge, read_judgments
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, LlmCall, MemoryEntry, uuid7
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.store import MemoryEventStore
 from p2w_runtime.testing import Garbage, HttpError, ScriptedLlm
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 TOP = {"web": 5, "pref": 2.5, "location": 2.5, "intent": 10}

@@ -13,9 +13,9 @@ from p2w_rt.replay.judges import (
     SiteSettings,
     rubric_metrics,
 )
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
 from p2w_runtime.domain.trajectory import Trajectory
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 LA = Location(city="Los Angeles", state="CA", zip="90210", raw="Los Angeles, CA 90210")
 AMAZON = GroundTruth(website="amazon.com", websites=["amazon.com"], preferences=["32x32", "$70"], location=LA)

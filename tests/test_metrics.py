@@ -17,10 +17,10 @@ from p2w_rt.replay.metrics import (
     level_ticks,
     plot_levels,
 )
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, NewEvent, Observation, uuid7
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import MemoryEventStore
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
 

@@ -27,12 +27,12 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import current_judgments
 from p2w_rt.replay.otel import error_type, nanos
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import HistoryQuery, LlmCall
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder
 from tests.otlp_receiver import OtlpJsonError, OtlpReceiver, decode_otlp_json
 
 SEMCONV_GEN_AI = {v for k, v in vars(gen_ai).items() if k.startswith("GEN_AI_") and isinstance(v, str)}

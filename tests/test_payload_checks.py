@@ -12,10 +12,10 @@ import orjson
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_started
 from p2w_rt.schemas import GENESIS_HASH, StoredEvent
 from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 
 
 def invoke(db: Path, *args: str):

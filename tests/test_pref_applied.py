@@ -12,12 +12,12 @@ import pytest
 from p2w_rt.replay.classify import RulesClassifier
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import RubricRulesJudge, SiteSettings, default_location_sites, reasoned_steps
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectory
 from p2w_runtime.store import EventStore, import_bundle
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=tuple(default_location_sites())),))
 

@@ -24,12 +24,12 @@ from p2w_rt.replay.derived import Family, PassSettings, ProduceContext, Producer
 from p2w_rt.replay.judges import LlmConfig, SiteSettings
 from p2w_rt.replay.matching import site_aliases
 from p2w_rt.replay.retrieval_cf import RetrievalSettings
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.replay.webarena import WebArenaSettings
 from p2w_rt.schemas import GroundTruth, Location, MemoryEntry
 from p2w_runtime.data import load_profiles
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 DATA = Path(__file__).resolve().parent / "data"
 WEBARENA = DATA / "webarena" / "test.raw.json"

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import judgment_stream, read_judgments
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import GroundTruth, MemoryEntry, uuid7
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 KEYS = {"task_id", "judge", "p_web", "p_pref", "p_avg", "intent", "success", "points", "evidence"}

@@ -20,7 +20,6 @@ from click.testing import CliRunner, Result
 
 import p2w_runtime.agent._episode as episode_module
 from p2w_rt.cli import main
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_runtime.agent import AGENT_NAME, prompts
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_tasks_dir
@@ -28,6 +27,7 @@ from p2w_runtime.errors import UserError
 from p2w_runtime.rerun import ForkRequest, ForkSummary, fork, har_has_bodies
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.episodes import EpisodeBuilder
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 
 TASKS = ("Priya_Raman_A1", "Lena_Fischer_A3")

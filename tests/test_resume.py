@@ -21,13 +21,13 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import NewEvent, RunFinished, uuid7
 from p2w_runtime.agent._run import plan_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import episodes_of, list_runs
 from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.episodes import EpisodeBuilder
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.builders import run_started
 

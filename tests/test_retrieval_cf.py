@@ -25,11 +25,11 @@ from p2w_rt.cli import main
 from p2w_rt.replay.derived import run_pass
 from p2w_rt.replay.retrieval_cf import RETRIEVALS, CounterfactualRetrieval, RetrievalSettings
 from p2w_rt.replay.retrieval_cf._plot import recall_by_kind
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import GroundTruth, MemoryEntry
 from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 BANK = [
     MemoryEntry(

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from p2w_rt.replay.synthetic import SketchTask
 from p2w_rt.schemas import HistoryQuery, HistoryRetrieval, MemoryEntry, RetrievalHit
 from p2w_runtime.data import DataError
 from p2w_runtime.domain import EpisodeWriter, episode_started
@@ -23,6 +22,7 @@ from p2w_runtime.retrieval import (
     retrieval_events,
 )
 from p2w_runtime.retrieval._embedder import DEFAULT_EMBEDDER
+from p2w_runtime.testing.episodes import SketchTask
 
 ALEX = [
     {

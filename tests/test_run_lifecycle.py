@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import pytest
 
-from p2w_rt.replay.synthetic import EpisodeBuilder, SketchTask
 from p2w_rt.schemas import DatasetFiles, NewEvent, RunStarted, blob_hash
 from p2w_runtime.domain import (
     CarriedDataset,
@@ -21,6 +20,7 @@ from p2w_runtime.domain import (
     start_run,
 )
 from p2w_runtime.store import LabelTaken, MemoryEventStore
+from p2w_runtime.testing.episodes import EpisodeBuilder, SketchTask
 
 SPEC = RunSpec(label="nightly", agent="a", model="m", scheme="on-demand", provenance=Provenance.synthetic("s"))
 

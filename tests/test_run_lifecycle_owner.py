@@ -18,7 +18,7 @@ ALLOWED = {
     "p2w_runtime/store/contract/builders.py": "raw events for the store contract tests: the store knows no domain",
     "p2w_runtime/store/contract/coordination.py": "a store contract test appending the contract's raw run.started",
     "p2w_runtime/store/contract/summaries.py": "a store contract test appending the contract's raw run.started",
-    "replay/synthetic.py": "hand-built runs for tests and benchmarks, returned as events for the caller to append",
+    "p2w_runtime/testing/episodes.py": "hand-built runs for tests and benchmarks, returned as events to append",
 }
 
 

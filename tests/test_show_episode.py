@@ -17,11 +17,11 @@ from rich.table import Table
 import p2w_runtime.domain.trajectory as trajectory_package
 from p2w_cli.render.terminal import PIPE_WIDTH, cell
 from p2w_rt.cli import main
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.replay.timeline import TimelineRow, timeline, timeline_rows
 from p2w_rt.schemas import uuid7
 from p2w_runtime.domain.trajectory import EpisodeChunks, _load, load_trajectory
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 STEPS = 12
 

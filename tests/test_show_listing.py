@@ -14,10 +14,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import StoredEvent, uuid7
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 
 async def _run_with_an_unreadable_middle(db: Path) -> str:

@@ -12,11 +12,11 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_started
 from p2w_rt.schemas import EpisodeFinished, uuid7
 from p2w_runtime.domain import EpisodeWriter, RunRecording, check_summaries, episodes_of, list_runs, rebuild_summaries
 from p2w_runtime.domain._summaries import EPISODES, MODEL, RUNS
 from p2w_runtime.store import EventStore, MemoryEventStore, Summary, open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 
 FIXTURE = Path(__file__).parent / "data" / "fixture_dbs" / "v1.db"
 

@@ -11,7 +11,6 @@ import pytest
 from pydantic import ValidationError
 
 from p2w_rt.replay.judges import judgment_stream
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import (
     GroundTruth,
     HistoryRetrieval,
@@ -27,6 +26,7 @@ from p2w_runtime.domain import EpisodeGrammarError
 from p2w_runtime.domain.trajectory import ProjectionError, load_trajectories, load_trajectory, project
 from p2w_runtime.domain.trajectory import _load as trajectory_load
 from p2w_runtime.store import MemoryEventStore, open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 

@@ -10,7 +10,6 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import (
     CURRENT_VERSIONS,
     Action,
@@ -31,6 +30,7 @@ from p2w_runtime.domain.trajectory import Trajectory, load_trajectories, project
 from p2w_runtime.domain.trajectory._decode import FAST_RECORDS, decode_record
 from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import MemoryEventStore, import_bundle
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 FAST_TYPES = {"observation", "rationale", "action", "history.retrieval", "llm.call"}
 

@@ -21,8 +21,8 @@ from view_support import build_simple_run, demo_db, fetch
 
 from p2w_cli.view.app import create_app
 from p2w_rt.replay.metrics import figure, signed
-from p2w_rt.replay.synthetic import run_started
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import run_started
 
 pytestmark = pytest.mark.slow
 

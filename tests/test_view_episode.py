@@ -30,11 +30,11 @@ from view_support import (
 )
 
 from p2w_rt.replay.classify import ALL_LABELS
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import LlmCall, LlmUsage, MemoryEntry
 from p2w_runtime.domain.trajectory import episode_shape, first_seq_of_step
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 pytestmark = pytest.mark.slow
 STEPS = 250

@@ -21,9 +21,9 @@ from p2w_cli.view._links import ServerLinks
 from p2w_cli.view._pages import ViewQueries, ViewState
 from p2w_cli.view._queries import RunPage
 from p2w_cli.view._render import environment
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_started
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 
 pytestmark = pytest.mark.slow
 

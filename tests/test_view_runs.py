@@ -21,11 +21,11 @@ from test_view_api import get_html, get_json, serving_app
 from view_support import HOSTILE, build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch
 
 from p2w_cli.view._render import shorten
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import LlmCall, LlmUsage
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 from tests.recording_tasks import TASKS, Sketch
 
 pytestmark = pytest.mark.slow

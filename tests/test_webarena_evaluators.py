@@ -15,10 +15,10 @@ import pytest
 
 from p2w_rt.replay.derived import PassSettings
 from p2w_rt.replay.judges import JudgeContext, Scorecard
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.replay.webarena import WebArenaJudge, WebArenaSettings, exact_match, must_include, url_match
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 GITLAB = "http://gitlab.test:8023"
 FINAL_URL = f"{GITLAB}/byteblaze/dotfiles/-/project_members"

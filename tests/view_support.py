@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from p2w_rt.replay.synthetic import EpisodeBuilder, run_finished, run_started
 from p2w_rt.schemas import NewEvent, Observation, blob_hash
 from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 REPO = Path(__file__).resolve().parents[1]
 URL_LINE = re.compile(r"at (http://\S+/)")
@@ -173,8 +173,8 @@ async def build_long_episode(db: Path, steps: int, *, label: str = "long", run_i
     calls use a priced model (gpt-4o-mini), even steps' one the price table does not know; step 221 has a failed
     attempt first (``FAILED_ATTEMPT_STEP``). Returns where things are:
     the step of the history access."""
-    from p2w_rt.replay.synthetic import EpisodeBuilder
     from p2w_rt.schemas import GroundTruth, LlmCall, LlmUsage, MemoryEntry
+    from p2w_runtime.testing.episodes import EpisodeBuilder
 
     truth = GroundTruth(website="shop.example", websites=["shop.example"], preferences=["size 10"])
     b = EpisodeBuilder(run_id, LONG_TASK, query="buy my usual running shoes", ground_truth=truth, level=1)

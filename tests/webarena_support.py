@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from p2w_rt.replay.judges import JudgeContext, Scorecard
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.replay.webarena import WebArenaJudge
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 DEFAULT_PAGE = "<html><body><p>final page</p></body></html>"
 REAL = Path(__file__).resolve().parent / "data" / "webarena" / "test.raw.json"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from p2w_rt.replay.synthetic import EpisodeBuilder
 from p2w_rt.schemas import NewEvent, Observation
 from p2w_runtime.store import StreamEnded, open_store, verify_store
+from p2w_runtime.testing.episodes import EpisodeBuilder
 
 
 def _finished_episode() -> EpisodeBuilder:

@@ -277,9 +277,9 @@ def test_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
     ``seals=None``) is named unsealed; the bundled example runs, recorded with today's code, carry theirs."""
     from classify_builders import add_run
 
-    from p2w_rt.replay.synthetic import EpisodeBuilder
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
+    from p2w_runtime.testing.episodes import EpisodeBuilder
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():

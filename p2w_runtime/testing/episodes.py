@@ -1,4 +1,5 @@
-"""Episodes built by hand, as the recorder would write them: for tests, benchmarks and examples.
+"""Episodes built by hand, as the recorder would write them: for tests, benchmarks and examples (a testing kit,
+not a writer of recorded runs: ``p2w-rt`` never calls it).
 
 Each method appends one event with the right causation links (retrieval -> query,
 memory answer -> retrieval) and returns its event id, so a test can assert which event a
