@@ -23,7 +23,7 @@ from p2w_rt.replay.classify import (
     summarize,
 )
 from p2w_rt.replay.derived import Tally, run_pass
-from p2w_rt.replay.judges import JUDGES, JudgeOutcome, ReplayOptions, ReplaySummary, estimate_replay, judgment_stream
+from p2w_rt.replay.judges import JUDGES, JudgeOptions, JudgeOutcome, JudgeSummary, estimate_replay, judgment_stream
 from p2w_runtime.domain import RunInfo, episodes_of, find_run
 from p2w_runtime.store import EventStore
 
@@ -55,7 +55,7 @@ def repeated_failures(counts: Tally[Any], err: Console) -> None:
             err.print(cell(f"  {n} results failed with: {error}", "red"))
 
 
-async def replay_command(store: EventStore, run_ref: str, options: ReplayOptions, out: Console, err: Console) -> int:
+async def replay_command(store: EventStore, run_ref: str, options: JudgeOptions, out: Console, err: Console) -> int:
     """Judge a run (or estimate the cost of judging it); returns the exit code (1 when judgments failed)."""
     info = await find_run(store, run_ref)
     if options.dry_run:
@@ -80,7 +80,7 @@ async def replay_command(store: EventStore, run_ref: str, options: ReplayOptions
     total = len(await episodes_of(store, info.run_id)) * len(judges)
     progress = pass_progress("judging", err if options.as_json else out, transient=options.as_json)
     task = progress.add_task(markup(info.label), total=total, state="")
-    counts = ReplaySummary()
+    counts = JudgeSummary()
 
     def on_outcome(outcome: JudgeOutcome) -> None:
         counts.add(outcome)

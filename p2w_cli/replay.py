@@ -75,7 +75,7 @@ def replay_cmd(
     """
     from p2w_cli._passes import replay_command
     from p2w_rt.replay.derived import PassOptions
-    from p2w_rt.replay.judges import ReplayOptions
+    from p2w_rt.replay.judges import JudgeOptions
 
     if retriever is not None:
         if judge_ids:
@@ -86,7 +86,7 @@ def replay_cmd(
     if not judge_ids:
         raise click.UsageError("Missing option '--judge' (or --retriever).")
 
-    options = ReplayOptions(
+    options = JudgeOptions(
         judges=judge_ids,
         samples=samples,
         dry_run=dry_run,

@@ -11,7 +11,7 @@ from test_judge_llm import make_run
 
 from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier, classification_stream
 from p2w_rt.replay.derived import PassSettings, run_pass
-from p2w_rt.replay.judges import JUDGES, JudgeOutcome, ReplaySummary, judgment_stream, make_judge
+from p2w_rt.replay.judges import JUDGES, JudgeOutcome, JudgeSummary, judgment_stream, make_judge
 from p2w_runtime.store import open_store
 
 TASKS = ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
@@ -57,7 +57,7 @@ async def test_one_cause_failing_every_episode_is_one_error_with_a_count(tmp_pat
     judge = make_judge("rubric-llm", PassSettings())
     async with open_store(tmp_path / "j.db") as store:
         run_id = await make_run(store, TASKS)
-        live = ReplaySummary()
+        live = JudgeSummary()
         shown: list[JudgeOutcome] = []
 
         def on_outcome(outcome: JudgeOutcome) -> None:  # as the CLI shows results while they land

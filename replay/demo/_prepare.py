@@ -10,7 +10,7 @@ from pathlib import Path
 from p2w_rt.replay.classify import ClassifyOptions, ErrorSummary, classify_runs, plot_summary, summarize
 from p2w_rt.replay.derived import LlmFactory, PassSettings, run_pass
 from p2w_rt.replay.diff import RunDiff, diff_refs
-from p2w_rt.replay.judges import JUDGES, ReplaySummary, make_judge
+from p2w_rt.replay.judges import JUDGES, JudgeSummary, make_judge
 from p2w_rt.replay.metrics import MetricsReport, metrics_report
 from p2w_runtime.domain import RunInfo, find_run, list_runs
 from p2w_runtime.errors import UserError
@@ -79,9 +79,9 @@ async def judge_demo_runs(
     llm_judged: Sequence[str] = (),
     llm_settings: PassSettings | None = None,
     llm_factory: LlmFactory | None = None,
-) -> list[tuple[RunInfo, str, ReplaySummary]]:
+) -> list[tuple[RunInfo, str, JudgeSummary]]:
     """Judge ``runs`` (labels) with ``rubric-rules``, and ``llm_judged`` with ``rubric-llm``: (run, judge, summary)."""
-    judged: list[tuple[RunInfo, str, ReplaySummary]] = []
+    judged: list[tuple[RunInfo, str, JudgeSummary]] = []
     rules = make_judge(RULES_JUDGE, PassSettings())
     for ref in runs:
         info = await find_run(store, ref)
@@ -99,7 +99,7 @@ class DemoData:
     """Everything the demo shows, computed: judging counts, metric tables, error summary, the diff, the plots."""
 
     db: Path
-    judged: list[tuple[RunInfo, str, ReplaySummary]]
+    judged: list[tuple[RunInfo, str, JudgeSummary]]
     rules_metrics: MetricsReport
     llm_metrics: MetricsReport | None
     errors: ErrorSummary

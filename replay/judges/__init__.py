@@ -19,9 +19,9 @@ if TYPE_CHECKING:
         llm_fields,
     )
     from p2w_rt.replay.judges._candidates import reasoned_steps
-    from p2w_rt.replay.judges._command import ReplayOptions
+    from p2w_rt.replay.judges._command import JudgeOptions
     from p2w_rt.replay.judges._estimate import JudgeEstimate, estimate_replay
-    from p2w_rt.replay.judges._family import JUDGES, JudgeOutcome, ReplayAborted, ReplaySummary, make_judge
+    from p2w_rt.replay.judges._family import JUDGES, JudgeOutcome, JudgeSummary, ReplayAborted, make_judge
     from p2w_rt.replay.judges._goal import goal_of
     from p2w_rt.replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
     from p2w_rt.replay.judges._persona2web import PERSONA2WEB
@@ -66,8 +66,8 @@ __all__ = [
     "OutcomeBasedLlmJudge",
     "OutcomeBasedRulesJudge",
     "ReplayAborted",
-    "ReplayOptions",
-    "ReplaySummary",
+    "JudgeOptions",
+    "JudgeSummary",
     "RubricLlmJudge",
     "RubricRulesJudge",
     "Scorecard",
@@ -101,13 +101,13 @@ _MODULES = {
     "Scorecard": "_base",
     "llm_fields": "_base",
     "reasoned_steps": "_candidates",
-    "ReplayOptions": "_command",
+    "JudgeOptions": "_command",
     "JudgeEstimate": "_estimate",
     "estimate_replay": "_estimate",
     "JUDGES": "_family",
     "JudgeOutcome": "_family",
     "ReplayAborted": "_family",
-    "ReplaySummary": "_family",
+    "JudgeSummary": "_family",
     "make_judge": "_family",
     "goal_of": "_goal",
     "ActionWiseLlmJudge": "_llm",

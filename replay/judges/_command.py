@@ -11,7 +11,7 @@ from p2w_rt.replay.judges._family import make_judge
 
 
 @dataclass(frozen=True)
-class ReplayOptions(PassOptions):
+class JudgeOptions(PassOptions):
     judges: tuple[str, ...]
     dry_run: bool = False
     retry_failed: bool = False

@@ -31,7 +31,7 @@ class JudgeOutcome(Outcome[Judgment]):
 
 
 @dataclass(slots=True)
-class ReplaySummary(Tally[JudgeOutcome]):
+class JudgeSummary(Tally[JudgeOutcome]):
     @property
     def judged(self) -> int:
         return self.new
@@ -42,11 +42,11 @@ class ReplaySummary(Tally[JudgeOutcome]):
         return sum((o.judgment.cost_usd for o in self.outcomes if not o.cached and o.judgment.cost_usd), 0.0)
 
 
-def _summary(run_id: str, judges: Sequence[Judge[Any]]) -> ReplaySummary:
-    return ReplaySummary()
+def _summary(run_id: str, judges: Sequence[Judge[Any]]) -> JudgeSummary:
+    return JudgeSummary()
 
 
-JUDGES: Family[PassSettings, Judge[Any], JudgeOutcome, ReplaySummary] = register(
+JUDGES: Family[PassSettings, Judge[Any], JudgeOutcome, JudgeSummary] = register(
     Family(
         kind="judge",
         option="--judge",
