@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -141,15 +141,20 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     return fail_as_one_line(lambda: asyncio.run(coro))
 
 
+def exit_in_one_line(exc: UserError) -> NoReturn:
+    """``exc`` as one redacted line on stderr, and its exit code."""
+    from p2w_runtime.redaction import redact_text
+
+    click.echo(f"error: {safe(redact_text(str(exc)))}", err=True)
+    sys.exit(exc.exit_code)
+
+
 def fail_as_one_line(work: Callable[[], T]) -> T:
     """Call ``work``; a ``UserError`` becomes one redacted line on stderr and its exit code."""
     try:
         return work()
     except UserError as exc:
-        from p2w_runtime.redaction import redact_text
-
-        click.echo(f"error: {safe(redact_text(str(exc)))}", err=True)
-        sys.exit(exc.exit_code)
+        exit_in_one_line(exc)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
@@ -202,6 +207,8 @@ class MainGroup(click.Group):
         gc.set_threshold(_GC_THRESHOLDS[0], _GC_THRESHOLDS[1], 1000)  # see _GC_THRESHOLDS
         try:
             return super().main(*args, **kwargs)
+        except UserError as exc:  # raised while parsing, before a command's own handler (a plugin that cannot load)
+            exit_in_one_line(exc)
         except Exception as exc:
             if (newer := newer_schema(exc)) is None:
                 raise

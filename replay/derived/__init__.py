@@ -22,9 +22,11 @@ if TYPE_CHECKING:
         StructuredLlm,
     )
     from p2w_rt.replay.derived._registry import (
+        ENTRY_POINT_GROUP,
         Family,
         OptionError,
         Plugin,
+        PluginLoadError,
         PluginOption,
         families,
         family,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "ENTRY_POINT_GROUP",
     "CacheKey",
     "DerivedRecord",
     "DerivedStream",
@@ -55,6 +58,7 @@ __all__ = [
     "PassOptions",
     "PassSettings",
     "Plugin",
+    "PluginLoadError",
     "PluginOption",
     "ProduceContext",
     "Producer",
@@ -84,7 +88,9 @@ _MODULES = {
     "ProducerError": "_producer",
     "StructuredLlm": "_producer",
     "Family": "_registry",
+    "ENTRY_POINT_GROUP": "_registry",
     "OptionError": "_registry",
+    "PluginLoadError": "_registry",
     "Plugin": "_registry",
     "PluginOption": "_registry",
     "families": "_registry",

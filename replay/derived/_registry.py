@@ -25,6 +25,16 @@ PLUGIN_MODULES = "p2w_rt.replay.plugins"
 reads the registry lazily, a judge pass imports no classifier, and this generic module names no benchmark."""
 
 
+ENTRY_POINT_GROUP = "p2w_rt.plugins"
+"""Where an installed package names its plugins, as Inspect's do: ``[project.entry-points."p2w_rt.plugins"]``,
+``NAME = "module:OBJECT"``. Each is loaded on the first lookup of a family, after the built-in ones, and registers
+itself when loaded (``register_plugin``), so a benchmark of another package needs no edit of p2w-rt."""
+
+
+class PluginLoadError(UserError):
+    """An installed package's plugin entry point cannot be loaded: named, with the error, in one line."""
+
+
 class OptionError(UserError):
     """A plugin option's value is wrong; the CLI reports it as a bad value of ``option`` (exit code 2)."""
 
@@ -160,6 +170,22 @@ def _load(kind: str) -> None:
             loaded = importlib.import_module(module)
             if name:
                 getattr(loaded, name)  # a lazy package's registering name
+        _load_installed()
+
+
+def _load_installed() -> None:
+    """Every installed package's plugins (``ENTRY_POINT_GROUP``), once; a plugin of any family registers its kind."""
+    if "installed" in _loaded:
+        return
+    _loaded.add("installed")
+    from importlib.metadata import entry_points  # about 45 ms: only when a family is first looked up
+
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            entry.load()
+        except Exception as error:  # the plugin's own code: whatever it raises is named, not shown as a traceback
+            where = f"{entry.name} = {entry.value!r} (entry point group {ENTRY_POINT_GROUP})"
+            raise PluginLoadError(f"plugin {where} cannot be loaded: {type(error).__name__}: {error}") from error
 
 
 def plugins(kind: str) -> list[Plugin]:
