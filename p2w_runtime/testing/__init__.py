@@ -1,4 +1,5 @@
-"""The scripted OpenAI-compatible server: the one test double, shared by tests, benchmarks and the demo."""
+"""The scripted OpenAI-compatible server, the one test double, shared by tests, benchmarks and the demo; and
+hand-built episodes for tests and benchmarks (``p2w_runtime.testing.episodes``)."""
 
 from p2w_runtime.testing._replies import (
     Delay,
