@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tamper_support
 from builders import episode, run_started
 from click.testing import CliRunner, Result
 
@@ -65,11 +66,8 @@ def copy_db(source: Path, target: Path) -> Path:
 
 
 def attacker(db: Path) -> sqlite3.Connection:
-    """Raw sqlite3 with the append-only triggers dropped, as anyone holding the file can do."""
-    conn = sqlite3.connect(db, isolation_level=None)
-    for trigger in TRIGGERS:
-        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    return conn
+    """Raw sqlite3 with the events' append-only triggers dropped, as anyone holding the file can do."""
+    return tamper_support.attacker(db, TRIGGERS)
 
 
 def verified(db: Path, *args: str) -> tuple[Result, dict]:

@@ -18,13 +18,13 @@ import pytest
 from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from tamper_support import attacker
 
 from p2w_rt.cli import main
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import MARK_STREAM, VerifyReport, _segments, append_mark, open_store, verify_whole_store
 from p2w_runtime.store._rows import row_to_event
 
-TRIGGERS = ("events_no_update", "events_delete_held", "blobs_no_update", "blobs_no_delete")
 COLUMNS = (
     "event_id, stream, seq, position, type, schema_version, recorded_at, causation_id, payload, blobs, prev_hash, hash"
 )
@@ -76,13 +76,6 @@ def db(tmp_path: Path) -> Path:
     assert first["ok"] and first["marked"] and not first["incremental"]
     assert first["full_because"] == "no earlier verify mark"
     return path
-
-
-def attacker(db: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(db, isolation_level=None)
-    for trigger in TRIGGERS:
-        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    return conn
 
 
 def episode(db: Path, label_position: int = 0) -> str:

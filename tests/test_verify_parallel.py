@@ -4,18 +4,16 @@ every episode crosses a cut), untouched and tampered with across a cut (docs/des
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tamper_support import attacker
 
 from p2w_rt.cli import main
 from p2w_runtime.store import _segments, _verify_parallel, open_store, verify_store, verify_whole_store
 from p2w_runtime.store._verify import VerifyReport
-
-TRIGGERS = ("events_no_update", "events_delete_held", "blobs_no_update", "blobs_no_delete")
 
 
 @pytest.fixture(autouse=True)
@@ -48,9 +46,7 @@ def both(db: Path) -> tuple[VerifyReport, VerifyReport]:
 
 
 def tampered(db: Path, *statements: str) -> None:
-    with sqlite3.connect(db, isolation_level=None) as conn:
-        for trigger in TRIGGERS:
-            conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    with attacker(db) as conn:
         for statement in statements:
             conn.execute(statement)
 
