@@ -23,7 +23,7 @@ from functools import cache
 
 from pydantic import TypeAdapter
 
-from p2w_cli.view._queries import EpisodeFilter, EpisodeRow, InFlight, RunPage, run_live
+from p2w_cli.view._queries import EpisodeFilter, EpisodeRow, RunPage, run_live
 from p2w_cli.view._usage import EpisodeUsage, RunUsageSummary
 from p2w_rt.replay.judges import JudgmentRecord
 from p2w_rt.replay.metrics import MetricRow
@@ -179,7 +179,6 @@ def _page(s: _Stored, info: RunInfo, end: int) -> RunPage:
         )
         for row in s.rows
     ]
-    in_flight: list[InFlight] = []
     return RunPage(
         info=info,
         filter=EpisodeFilter(judge=s.judge),
@@ -198,6 +197,6 @@ def _page(s: _Stored, info: RunInfo, end: int) -> RunPage:
         usage=s.usage,
         shown_usage=[row.usage for row in s.rows],
         live=run_live(info, end),
-        in_flight=in_flight,
+        in_flight=[],
         in_flight_usage=[],
     )

@@ -36,8 +36,8 @@ class RangeResult:
 
     events: int = 0
     problems: list[Problem] = field(default_factory=list)
-    first: dict[str, tuple[int, str, str, str]] = field(default_factory=dict)
-    """Stream -> (seq, prev_hash, event id, type) of its first event in the range."""
+    first: dict[str, tuple[int, str, str]] = field(default_factory=dict)
+    """Stream -> (seq, prev_hash, event id) of its first event in the range."""
     heads: dict[str, tuple[int, str]] = field(default_factory=dict)
     ended: dict[str, tuple[str, int]] = field(default_factory=dict)
     """Streams the range ended: (the ending event's type, its seq)."""
@@ -93,11 +93,10 @@ async def pass_range(store: EventStore, after: int, through: int) -> RangeResult
             if (event.position or 0) > through:
                 break
             result.events += 1
-            if event.stream not in chain.heads and after > 0:  # continues a range before: the stitch links it
-                result.first[event.stream] = (event.seq, event.prev_hash, event.event_id, event.type)
-                chain.heads[event.stream] = (event.seq - 1, event.prev_hash)
-            elif event.stream not in chain.heads:
-                result.first[event.stream] = (event.seq, event.prev_hash, event.event_id, event.type)
+            if event.stream not in chain.heads:
+                result.first[event.stream] = (event.seq, event.prev_hash, event.event_id)
+                if after > 0:  # continues a range before: taken as it comes, the stitch links it
+                    chain.heads[event.stream] = (event.seq - 1, event.prev_hash)
             if event.type in STREAM_END_TYPES and event.stream not in result.ended:
                 result.ended[event.stream] = (event.type, event.seq)
             chain.check(event)
@@ -122,9 +121,8 @@ def stitch(
     """Add one range's result, in log order, to ``chain`` (the ranges before it, whose streams ``ended`` as noted):
     link each stream's first event there to its head so far; note in ``late`` a stream with events after its end."""
     report = chain.report
-    for stream, (seq, prev_hash, event_id, _) in result.first.items():
-        if first_range:
-            break  # the first range began at the genesis of every stream: its pass checked the links
+    linked = {} if first_range else result.first  # the first range began at every stream's genesis: its pass linked
+    for stream, (seq, prev_hash, event_id) in linked.items():
         head_seq, head_hash = chain.heads.get(stream, (0, GENESIS_HASH))
         if seq != head_seq + 1:
             report.problems.append(Problem(stream, seq, event_id, f"seq {seq} follows {head_seq}: gap or reorder"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Generic, Literal, TypeVar
 
 from p2w_rt.replay.derived._pass import Outcome, Tally
@@ -173,11 +174,9 @@ def _load(kind: str) -> None:
         _load_installed()
 
 
+@cache
 def _load_installed() -> None:
     """Every installed package's plugins (``ENTRY_POINT_GROUP``), once; a plugin of any family registers its kind."""
-    if "installed" in _loaded:
-        return
-    _loaded.add("installed")
     from importlib.metadata import entry_points  # about 45 ms: only when a family is first looked up
 
     for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
