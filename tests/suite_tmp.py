@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +46,19 @@ def process_tmpdir() -> Iterator[Path]:
     try:
         yield folder
     finally:
+        _remove(folder)
+
+
+REMOVE_FOR = 10.0
+"""Seconds a process folder's removal is retried: a process killed a moment before (a Chromium dying with a killed
+recorder) can still write into it while ``rmtree`` empties it, leaving the folder behind."""
+
+
+def _remove(folder: Path) -> None:
+    deadline = time.monotonic() + REMOVE_FOR
+    shutil.rmtree(folder, ignore_errors=True)
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
         shutil.rmtree(folder, ignore_errors=True)
 
 
