@@ -63,14 +63,21 @@ class DemoModelScript:
     """The handler of ``ScriptedLlm.handle_with``: structured calls from their schema, agent calls from the sample
     agent's script."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency: float = 0.0) -> None:
         from p2w_runtime.data import load_tasks
         from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
         from p2w_runtime.testing.browser_use_script import BrowserUseSampleScript
 
         self._agent = BrowserUseSampleScript(load_tasks(sample_tasks_dir()), sample_checks())
+        self._latency = latency
 
     def __call__(self, request: dict[str, Any]) -> Any:
+        from p2w_runtime.testing import Delay
+
+        answer = self._answer(request)
+        return Delay(self._latency, answer) if self._latency > 0 else answer
+
+    def _answer(self, request: dict[str, Any]) -> Any:
         from p2w_runtime.testing.browser_use_script import is_browser_use
 
         response_format = request.get("response_format")
@@ -109,7 +116,15 @@ def demo_model() -> None:
 @demo_model.command("serve")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-def serve_cmd(port: int, host: str) -> None:
+@click.option(
+    "--latency",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 600),
+    metavar="SECONDS",
+    help="Answer each call after this long, as a hosted model would (to watch a run in `view` as it is recorded).",
+)
+def serve_cmd(port: int, host: str, latency: float) -> None:
     """Serve the scripted model at http://HOST:PORT/v1 until Ctrl-C.
 
     A script, not a model: the agent's calls get the sample agent's answers for the bundled sample tasks
@@ -123,7 +138,7 @@ def serve_cmd(port: int, host: str) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the banner: whoever read it may stop us at once
     server = ScriptedLlm(models=(MODEL,), host=host, port=port, keep_requests=False)
-    server.handle_with(DemoModelScript())
+    server.handle_with(DemoModelScript(latency))
     fail_as_one_line(lambda: _start(server, host, port))
     try:
         url = server.base_url

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -173,6 +174,24 @@ def test_a_structured_call_gets_an_answer_of_its_schema_with_usage(served: _Serv
     assert (answer.web.score, answer.intent, answer.web.evidence) == (2.5, 10, [])
     assert answer.web.justification == SCRIPTED_NOTE and answer.note == SCRIPTED_NOTE
     assert reply["usage"]["total_tokens"] > 0  # type: ignore[index]
+
+
+def test_latency_answers_each_call_after_that_long_with_the_same_answer(served: _Served) -> None:
+    slow = _serve("--port", "0", "--latency", "1.5")
+    try:
+        assert slow.stdout is not None
+        slow_url = _Served(slow, slow.stdout.readline()).base_url
+        body = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
+        started = time.monotonic()
+        status, reply = _post(slow_url, body)
+        waited = time.monotonic() - started
+        assert status == 200 and waited >= 1.5  # a lower bound: a sleep is never shorter
+        assert reply["choices"] == _post(served.base_url, body)[1]["choices"]
+    finally:
+        slow.kill()
+        slow.communicate(timeout=120)
+    refused = subprocess.run([P2W_RT, "demo-model", "serve", "--latency", "-1"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--latency" in refused.stderr
 
 
 def test_schema_answer_takes_consts_and_numeric_bounds() -> None:

@@ -28,8 +28,10 @@ P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 
 @pytest.fixture
 def demo_model() -> Iterator[str]:
-    """``p2w-rt demo-model serve --port 0``; yields its base URL."""
-    proc = subprocess.Popen([P2W_RT, "demo-model", "serve", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    """``p2w-rt demo-model serve --port 0 --latency 0.4``; yields its base URL. The latency keeps each episode in
+    flight for seconds, as a hosted model would: without it a fast machine records all three between two reloads."""
+    serve = [P2W_RT, "demo-model", "serve", "--port", "0", "--latency", "0.4"]
+    proc = subprocess.Popen(serve, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         yield proc.stdout.readline().split()[3].rstrip(",")
