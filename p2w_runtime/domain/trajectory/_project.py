@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import msgspec
+
 from p2w_rt.schemas import (
     Action,
     AnyPayload,
@@ -18,6 +20,8 @@ from p2w_rt.schemas import (
     PageCapture,
     Rationale,
     RetrievalHit,
+    StoredEvent,
+    format_timestamp,
 )
 from p2w_runtime.domain import run_of
 from p2w_runtime.domain.trajectory._decode import FastRecord, decode_record
@@ -30,6 +34,7 @@ from p2w_runtime.domain.trajectory._model import (
     FinishedRecord,
     HistoryAccess,
     HitRecord,
+    LlmCallDetail,
     LlmCallRecord,
     LlmUsageRecord,
     ObservationRecord,
@@ -46,11 +51,20 @@ class ProjectionError(StoreError, ValueError):
     a command names the stream in one line (a ``StoreError``)."""
 
 
-class _Fold:
-    """Applies events one at a time, so a reader can stream an episode without holding its raw events."""
+_DETAIL = msgspec.json.Decoder(LlmCallDetail)
 
-    def __init__(self) -> None:
+
+class _Fold:
+    """Applies events one at a time, so a reader can stream an episode without holding its raw events.
+
+    ``detailed`` also keeps when each event was recorded and each LLM call's request and latency
+    (``Trajectory.recorded_at``, ``call_details``): its events must carry their time (a ``StoredEvent``, an
+    ``Event``), which the chained events of ``load_trajectories`` do not.
+    """
+
+    def __init__(self, *, detailed: bool = False) -> None:
         self.trajectory: Trajectory | None = None
+        self.detailed = detailed
         self._by_event: dict[str, HistoryAccess] = {}
 
     def apply_stored(self, event: StoredEnvelope) -> None:
@@ -62,6 +76,8 @@ class _Fold:
             return
         self._follow(event, t)
         self._place(event, record, t)
+        if self.detailed and type(record) is LlmCallRecord:
+            t.call_details[record.event_id] = _detail_of(event)
         self._advance(event, t)
 
     def apply(self, event: Envelope, payload: AnyPayload) -> None:
@@ -84,6 +100,8 @@ class _Fold:
             for kept in (t.records, t.observations, t.history, t.planner_rationales, t.actions, t.calls, t.captures):
                 kept.clear()
             t.timeline.clear()
+            t.recorded_at.clear()
+            t.call_details.clear()
         self._by_event.clear()
 
     def _follow(self, event: Envelope, t: Trajectory) -> None:
@@ -98,8 +116,13 @@ class _Fold:
             ended = after_end_problem("episode.finished", t.event_count)
             raise ProjectionError(f"stream {event.stream} seq {event.seq}: {event.type} {ended}; run p2w-rt verify")
 
-    @staticmethod
-    def _advance(event: Envelope, t: Trajectory) -> None:
+    def _advance(self, event: Envelope, t: Trajectory) -> None:
+        if self.detailed:
+            at = _recorded_at(event)
+            if t.event_count:
+                t.recorded_at.append(at)
+            else:
+                t.started_at = at
         t.hash = event.hash
         t.last_event_id = event.event_id
         t.event_count += 1
@@ -115,11 +138,13 @@ class _Fold:
             self._place(event, record, t)
         elif type(p) is Action:
             parsed = ActionCommand(p.parsed.name, tuple(p.parsed.args)) if p.parsed else None
-            self._place(event, ActionRecord(eid, p.step, p.raw, parsed, p.status, p.error), t)
+            self._place(event, ActionRecord(eid, p.step, p.raw, parsed, p.status, p.error, p.duration_s), t)
         elif type(p) is Rationale:
             self._place(event, RationaleRecord(eid, p.step, p.source, p.text, tuple(p.cited_entry_ids)), t)
         elif type(p) is LlmCall:
             self._place(event, _llm_record(eid, p), t)
+            if self.detailed:
+                t.call_details[eid] = LlmCallDetail(p.messages, p.latency_s, p.params)
         elif type(p) is HistoryQuery:
             access = HistoryAccess(eid, p.step, p.phase, p.query, p.reason)
             t.history.append(access)
@@ -192,6 +217,24 @@ class _Fold:
         return access
 
 
+def _recorded_at(event: Envelope) -> str:
+    if isinstance(event, StoredEvent):
+        return event.recorded_at
+    if isinstance(event, Event):
+        return format_timestamp(event.recorded_at)
+    raise ProjectionError(f"stream {event.stream} seq {event.seq}: read without its time; a detailed read needs it")
+
+
+def _detail_of(event: StoredEnvelope) -> LlmCallDetail:
+    """The call's request and latency from its stored text (its record came from the text: the payload is current)."""
+    try:
+        return _DETAIL.decode(event.payload_json)
+    except msgspec.MsgspecError:
+        p = event.decode_payload()
+        assert isinstance(p, LlmCall)
+        return LlmCallDetail(p.messages, p.latency_s, p.params)
+
+
 def _llm_record(eid: str, p: LlmCall) -> LlmCallRecord:
     u = p.usage
     usage = LlmUsageRecord(u.prompt_tokens, u.completion_tokens, u.total_tokens) if u is not None else None
@@ -225,9 +268,9 @@ def _start(event: Envelope, p: EpisodeStarted) -> Trajectory:
     )
 
 
-def project(events: Iterable[Event]) -> Trajectory:
-    """The trajectory of one episode from its events in stream order."""
-    fold = _Fold()
+def project(events: Iterable[Event], *, detailed: bool = False) -> Trajectory:
+    """The trajectory of one episode from its events in stream order (``detailed``: see ``_Fold``)."""
+    fold = _Fold(detailed=detailed)
     for event in events:
         fold.apply(event, event.payload)
     if fold.trajectory is None:
