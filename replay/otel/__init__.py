@@ -8,6 +8,8 @@ Times are the recorded ones; trace and span ids are hashes of the run's stream a
 run twice gives the same bytes. The mapping, and what is not mapped: docs/design/otel.md.
 """
 
+from p2w_rt.replay.otel._collector import CollectorError
+from p2w_rt.replay.otel._export import OtelSummary, TraceFileError, export_otel
 from p2w_rt.replay.otel._llm import PROVIDER, error_type
 from p2w_rt.replay.otel._otlp import SCOPE, nanos, otlp_protobuf, phoenix_annotations, span_count
 from p2w_rt.replay.otel._trace import episode_trace
@@ -16,8 +18,12 @@ from p2w_rt.replay.otel._traces import otel_traces
 __all__ = [
     "PROVIDER",
     "SCOPE",
+    "CollectorError",
+    "OtelSummary",
+    "TraceFileError",
     "episode_trace",
     "error_type",
+    "export_otel",
     "nanos",
     "otel_traces",
     "otlp_protobuf",
