@@ -15,8 +15,17 @@ import msgspec
 from p2w_rt.replay.classify import ClassificationRecord
 from p2w_rt.replay.judges import JudgmentRecord
 from p2w_rt.replay.otel._llm import llm_attributes
-from p2w_rt.replay.otel._otlp import KIND_CLIENT, KIND_INTERNAL, OI_KIND, SCOPE, Span, attributes, nanos, otlp_id
-from p2w_rt.replay.otel._otlp import to_json as _json
+from p2w_rt.replay.otel._otlp import (
+    KIND_CLIENT,
+    KIND_INTERNAL,
+    OI_KIND,
+    SCOPE,
+    Span,
+    attributes,
+    nanos,
+    otlp_id,
+    to_json,
+)
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.domain.trajectory import (
     ActionRecord,
@@ -173,7 +182,7 @@ class _Trace:
             "gen_ai.tool.name": tool,
             "gen_ai.tool.type": "function",
             "gen_ai.tool.call.id": action.event_id,
-            "gen_ai.tool.call.arguments": _json(action.parsed.args) if action.parsed is not None else None,
+            "gen_ai.tool.call.arguments": to_json(action.parsed.args) if action.parsed is not None else None,
             "p2w.action.raw": action.raw,
             "p2w.action.status": action.status,
             "error.type": action.status if action.status != "executed" else None,
@@ -201,7 +210,7 @@ class _Trace:
             "gen_ai.request.model": retrieval.model_id,
             "gen_ai.request.top_k": float(retrieval.k),
             "gen_ai.retrieval.query.text": retrieval.query,
-            "gen_ai.retrieval.documents": _json(documents),
+            "gen_ai.retrieval.documents": to_json(documents),
             "p2w.retrieval.threshold": retrieval.threshold,
             "p2w.retrieval.index_hash": retrieval.index_hash,
             "p2w.retrieval.hits": len(retrieval.hits),
@@ -215,7 +224,9 @@ class _Trace:
             if self.content:
                 span.attributes[f"{document}.content"] = f"{hit.entry.type}: {hit.entry.object}"
         if self.content:
-            span.attributes["p2w.retrieval.entries"] = _json([msgspec.to_builtins(hit.entry) for hit in retrieval.hits])
+            span.attributes["p2w.retrieval.entries"] = to_json(
+                [msgspec.to_builtins(hit.entry) for hit in retrieval.hits]
+            )
         if query is None:
             self.access = span
 
