@@ -73,6 +73,21 @@ async def test_a_detailed_read_keeps_each_event_time_and_each_call_request_as_re
         assert calls > 0
 
 
+def test_a_call_whose_detail_the_text_path_refuses_gets_it_from_its_payload_model() -> None:
+    """A latency the payload model reads leniently (a numeric string) is not lost to a detailed read."""
+    started = _started()
+    text = canonical_json({**VALID["llm.call"], "latency_s": "0.5"}).decode()
+    version = CURRENT_VERSIONS["llm.call"]
+    event = StoredEvent("e-2", started.stream, 2, None, "llm.call", version, started.recorded_at, None, text, [],
+                        started.hash, "h2")  # fmt: skip
+    assert decode_record(event) is not None  # the record itself is read from the text
+    fold = _Fold(detailed=True)
+    fold.apply_stored(started)
+    fold.apply_stored(event)
+    assert fold.trajectory is not None
+    assert fold.trajectory.call_details["e-2"] == LlmCallDetail([{"role": "user", "content": "x"}], 0.5, {})
+
+
 def _started() -> StoredEvent:
     builder = EpisodeBuilder("run1", "Alex_Garcia_A1", query="find chinos")
     return builder.sealed()[0]
