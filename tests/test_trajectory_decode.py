@@ -58,7 +58,7 @@ async def test_a_detailed_read_keeps_each_event_time_and_each_call_request_as_re
     """What an OpenTelemetry export reads beside the records: the same by the text path and the payload path."""
     async with MemoryEventStore() as store:
         run_id = (await import_bundle(store, example_run_bundles()[0])).run_id
-        calls = 0
+        calls = retrievals = 0
         for ref in await episodes_of(store, run_id):
             stored = [event async for event in store.read_stream(ref.stream)]
             t = await load_trajectory(store, ref.stream, detailed=True)
@@ -68,9 +68,30 @@ async def test_a_detailed_read_keeps_each_event_time_and_each_call_request_as_re
                 if isinstance(p := event.decode_payload(), LlmCall):
                     assert t.call_details[event.event_id] == LlmCallDetail(p.messages, p.latency_s, p.params)
                     calls += 1
+                elif isinstance(p, HistoryRetrieval):
+                    entries = [hit.entry.model_dump(mode="json") for hit in p.hits]
+                    assert t.retrieved_entries[event.event_id] == entries
+                    retrievals += 1
             plain = await load_trajectory(store, ref.stream)
             assert plain.started_at is None and not plain.recorded_at and not plain.call_details
-        assert calls > 0
+            assert not plain.retrieved_entries
+        assert calls > 0 and retrievals > 0
+
+
+def test_a_detailed_read_keeps_the_extra_keys_a_bank_gave_a_retrieved_entry() -> None:
+    started = _started()
+    (hit,) = VALID["history.retrieval"]["hits"]
+    payload = {**VALID["history.retrieval"], "hits": [{**hit, "entry": {**hit["entry"], "category": "shoes"}}]}
+    version = CURRENT_VERSIONS["history.retrieval"]
+    text = canonical_json(payload).decode()
+    event = StoredEvent("e-2", started.stream, 2, None, "history.retrieval", version, started.recorded_at, None,
+                        text, [], started.hash, "h2")  # fmt: skip
+    fold = _Fold(detailed=True)
+    fold.apply_stored(started)
+    fold.apply_stored(event)
+    assert fold.trajectory is not None
+    (entry,) = fold.trajectory.retrieved_entries["e-2"]
+    assert entry["category"] == "shoes" and list(entry)[:4] == ["timestamp", "type", "object", "website"]
 
 
 def test_a_call_whose_detail_the_text_path_refuses_gets_it_from_its_payload_model() -> None:

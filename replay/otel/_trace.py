@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import msgspec
-
 from p2w_rt.replay.classify import ClassificationRecord
 from p2w_rt.replay.judges import JudgmentRecord
 from p2w_rt.replay.otel._llm import llm_attributes
@@ -224,9 +222,7 @@ class _Trace:
             if self.content:
                 span.attributes[f"{document}.content"] = f"{hit.entry.type}: {hit.entry.object}"
         if self.content:
-            span.attributes["p2w.retrieval.entries"] = to_json(
-                [msgspec.to_builtins(hit.entry) for hit in retrieval.hits]
-            )
+            span.attributes["p2w.retrieval.entries"] = to_json(self.t.retrieved_entries[retrieval.event_id])
         if query is None:
             self.access = span
 

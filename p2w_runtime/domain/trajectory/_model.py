@@ -288,6 +288,9 @@ class Trajectory:
     (``load_trajectories`` reads a run's events without their times)."""
     call_details: dict[str, LlmCallDetail] = field(default_factory=dict)
     """Each LLM call's request and latency, by the call's event id; empty unless read ``detailed``."""
+    retrieved_entries: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each retrieval's hit entries as recorded (``RetrievedEntry`` keeps four fields; a bank's extra keys are here
+    too), by the retrieval's event id; empty unless read ``detailed``."""
 
     @property
     def finished(self) -> bool:

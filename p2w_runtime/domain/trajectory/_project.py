@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import msgspec
-
 from p2w_rt.schemas import (
     Action,
     AnyPayload,
@@ -20,11 +18,10 @@ from p2w_rt.schemas import (
     PageCapture,
     Rationale,
     RetrievalHit,
-    StoredEvent,
-    format_timestamp,
 )
 from p2w_runtime.domain import run_of
 from p2w_runtime.domain.trajectory._decode import FastRecord, decode_record
+from p2w_runtime.domain.trajectory._detail import call_detail, recorded_at, retrieved_entries
 from p2w_runtime.domain.trajectory._envelope import Envelope, StoredEnvelope
 from p2w_runtime.domain.trajectory._model import (
     ActionCommand,
@@ -51,15 +48,12 @@ class ProjectionError(StoreError, ValueError):
     a command names the stream in one line (a ``StoreError``)."""
 
 
-_DETAIL = msgspec.json.Decoder(LlmCallDetail)
-
-
 class _Fold:
     """Applies events one at a time, so a reader can stream an episode without holding its raw events.
 
-    ``detailed`` also keeps when each event was recorded and each LLM call's request and latency
-    (``Trajectory.recorded_at``, ``call_details``): its events must carry their time (a ``StoredEvent``, an
-    ``Event``), which the chained events of ``load_trajectories`` do not.
+    ``detailed`` also keeps when each event was recorded, each LLM call's request and latency, and each retrieval's
+    entries as recorded (``Trajectory.recorded_at``, ``call_details``, ``retrieved_entries``): its events must carry
+    their time (a ``StoredEvent``, an ``Event``), which the chained events of ``load_trajectories`` do not.
     """
 
     def __init__(self, *, detailed: bool = False) -> None:
@@ -77,7 +71,11 @@ class _Fold:
         self._follow(event, t)
         self._place(event, record, t)
         if self.detailed and type(record) is LlmCallRecord:
-            t.call_details[record.event_id] = _detail_of(event)
+            t.call_details[record.event_id] = call_detail(event)
+        elif self.detailed and type(record) is RetrievalRecord:
+            payload = event.decode_payload()  # a bank's extra keys: the payload model keeps them, the record not
+            assert isinstance(payload, HistoryRetrieval)
+            t.retrieved_entries[record.event_id] = retrieved_entries(payload)
         self._advance(event, t)
 
     def apply(self, event: Envelope, payload: AnyPayload) -> None:
@@ -102,6 +100,7 @@ class _Fold:
             t.timeline.clear()
             t.recorded_at.clear()
             t.call_details.clear()
+            t.retrieved_entries.clear()
         self._by_event.clear()
 
     def _follow(self, event: Envelope, t: Trajectory) -> None:
@@ -118,7 +117,7 @@ class _Fold:
 
     def _advance(self, event: Envelope, t: Trajectory) -> None:
         if self.detailed:
-            at = _recorded_at(event)
+            at = recorded_at(event)
             if t.event_count:
                 t.recorded_at.append(at)
             else:
@@ -155,6 +154,8 @@ class _Fold:
             hits = tuple(_hit_record(hit) for hit in p.hits)
             retrieval = RetrievalRecord(eid, p.step, p.query, hits, p.k, p.threshold, p.model_id, p.index_hash)
             self._place(event, retrieval, t)
+            if self.detailed:
+                t.retrieved_entries[eid] = retrieved_entries(p)
         elif type(p) is FinalState:
             t.final_state = FinalStateRecord(
                 eid, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
@@ -215,24 +216,6 @@ class _Fold:
         access = HistoryAccess(None, p.step, None, "")
         t.history.append(access)
         return access
-
-
-def _recorded_at(event: Envelope) -> str:
-    if isinstance(event, StoredEvent):
-        return event.recorded_at
-    if isinstance(event, Event):
-        return format_timestamp(event.recorded_at)
-    raise ProjectionError(f"stream {event.stream} seq {event.seq}: read without its time; a detailed read needs it")
-
-
-def _detail_of(event: StoredEnvelope) -> LlmCallDetail:
-    """The call's request and latency from its stored text (its record came from the text: the payload is current)."""
-    try:
-        return _DETAIL.decode(event.payload_json)
-    except msgspec.MsgspecError:
-        p = event.decode_payload()
-        assert isinstance(p, LlmCall)
-        return LlmCallDetail(p.messages, p.latency_s, p.params)
 
 
 def _llm_record(eid: str, p: LlmCall) -> LlmCallRecord:
