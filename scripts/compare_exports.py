@@ -3,7 +3,8 @@
 The store holds the bundled example runs (``earlier`` judged by ``rubric-rules`` and classified, as
 ``tests/test_otel_export.py`` has them) and the bundled example trajectories of both runner formats, written once by
 the OLD checkout; each checkout then exports every run as OpenTelemetry (JSON with and without content, protobuf),
-as Parquet tables, and ``earlier`` as a bundle. A refactor of an export keeps its output the same:
+as Parquet tables, and ``earlier`` as a bundle; and the runs of ``tests/data/fixture_dbs/v1.db`` (written at schema
+version 1, read through the upcasters) as OpenTelemetry. A refactor of an export keeps its output the same:
 
     python scripts/compare_exports.py OLD_CHECKOUT NEW_CHECKOUT
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,11 +43,16 @@ def build(code: Path, db: Path) -> list[str]:
     p2w(code, db, "classify", "earlier")
     for fmt, label in (("p2w-agentoccam", "occam"), ("p2w-browser-use", "bu")):
         p2w(code, db, "import-trajectories", "--format", fmt, "--examples", "--label", label)
+    return run_ids(code, db)
+
+
+def run_ids(code: Path, db: Path) -> list[str]:
     return [json.loads(line)["run_id"] for line in p2w(code, db, "runs", "--json").splitlines()]
 
 
-def export(code: Path, db: Path, runs: list[str], out: Path) -> None:
+def export(code: Path, db: Path, runs: list[str], out: Path, old_db: Path) -> None:
     out.mkdir()
+    p2w(code, old_db, "export", *run_ids(code, old_db), "--format", "otel", "-o", str(out / "v1-otel.jsonl"))
     p2w(code, db, "export", *runs, "--format", "otel", "-o", str(out / "otel.jsonl"))
     p2w(code, db, "export", *runs, "--format", "otel", "--no-content", "-o", str(out / "otel-no-content.jsonl"))
     p2w(code, db, "export", *runs, "--format", "otel", "--encoding", "protobuf", "-o", str(out / "otel.pb"))
@@ -61,8 +68,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "runs.db"
         runs = build(args.old, db)
+        old_db = Path(tmp) / "v1.db"
+        shutil.copyfile(args.old / "tests" / "data" / "fixture_dbs" / "v1.db", old_db)
         for name, code in (("old", args.old), ("new", args.new)):
-            export(code, db, runs, Path(tmp) / name)
+            export(code, db, runs, Path(tmp) / name, old_db)
         old, new = Path(tmp) / "old", Path(tmp) / "new"
         differ = 0
         for path in sorted(p.relative_to(old) for p in old.rglob("*") if p.is_file()):
