@@ -23,6 +23,7 @@ import pytest
 from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunConfig, RunStarted, StoredEvent, canonical_json
 from p2w_runtime.agent import AgentConfig
 from p2w_runtime.domain import BadRunStarted, Provenance, RunSpec, list_runs, run_started, start_run
+from p2w_runtime.errors import UserError
 from p2w_runtime.store import head_digest, open_store
 
 FIXTURES = Path(__file__).parent / "data" / "fixture_dbs"
@@ -154,9 +155,13 @@ async def test_a_wrong_type_is_refused_when_listed(bad_db: Path) -> None:
         assert stored is not None and stored.compute_hash() == stored.hash == FACTS["bad"]["bad"]["started_hash"]
 
 
-def test_a_new_config_of_the_wrong_type_is_refused() -> None:
-    with pytest.raises(ValueError, match="max_steps"):
-        RunStarted(**_fields("r"), config={"max_steps": "ten"})
+async def test_a_new_config_of_the_wrong_type_is_refused_in_one_line(tmp_path: Path) -> None:
+    spec = RunSpec("theirs", "their-agent", "m", None, Provenance.synthetic("d"), {"seed": 1, "max_steps": "ten"})
+    async with open_store(tmp_path / "new.db") as store:
+        with pytest.raises(UserError) as refused:
+            await start_run(store, spec)
+        assert str(refused.value) == "run 'theirs': config field max_steps = 'ten': Input should be a valid integer"
+        assert await store.count() == (0, 0)
 
 
 # -- (d) a run.started written now hashes as the one earlier code wrote for the same inputs --------------------------
