@@ -51,7 +51,7 @@ def bad_db(tmp_path: Path) -> Iterator[Path]:
 
 
 def p2w(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The installed command, in its own process, with this checkout first on the path."""
+    """The command line, in its own process, with this checkout first on the path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     code = "import sys; from p2w_rt.cli import main; sys.argv[0] = 'p2w-rt'; main()"
     return subprocess.run(

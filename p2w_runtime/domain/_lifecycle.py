@@ -203,8 +203,8 @@ def _config(spec: RunSpec) -> RunConfig:
         return RunConfig.model_validate(dict(spec.config))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise UserError(f"run {spec.label!r}: config field {where} = {first['input']!r}: {first['msg']}") from None
+        where, value = ".".join(str(part) for part in first["loc"]), repr(first["input"])[:80]
+        raise UserError(f"run {spec.label!r}: config field {where} = {value}: {first['msg']}") from None
 
 
 def _aborting(ref: EpisodeRef, detail: str) -> NewEvent:

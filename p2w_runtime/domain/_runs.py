@@ -87,7 +87,7 @@ def _started(run_id: str, event: ChainedEvent) -> RunStarted:
         named = f"run {label!r} ({run_id})" if isinstance(label, str) else f"run {run_id}"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise BadRunStarted(
-            f"{named}: its run.started field {where} holds {first['input']!r}: {first['msg']}{more}"
+            f"{named}: its run.started field {where} holds {repr(first['input'])[:80]}: {first['msg']}{more}"
         ) from None
     assert isinstance(started, RunStarted)
     return started
