@@ -70,6 +70,7 @@ from p2w_rt.schemas._payloads import (
     StreamsSealed,
     render_action,
 )
+from p2w_rt.schemas._run_config import RunConfig
 from p2w_rt.schemas._store_payloads import StoreVerified
 from p2w_rt.schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
 
@@ -140,6 +141,7 @@ __all__ = [
     "StreamsSealed",
     "StoreVerified",
     "TargetRecall",
+    "RunConfig",
     "RunStarted",
     "Scheme",
     "StoredEvent",

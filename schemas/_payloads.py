@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from p2w_rt.schemas._dataset import GroundTruth, MemoryEntry
 from p2w_rt.schemas._derived_payloads import ErrorClassified, Judgment, RetrievalCounterfactual
 from p2w_rt.schemas._payload_base import BlobHash, EndReason, LlmRole, Payload, Scheme
+from p2w_rt.schemas._run_config import RunConfig
 from p2w_rt.schemas._store_payloads import StoreVerified
 from p2w_rt.schemas._upcast import register_upcaster
 
@@ -66,7 +67,9 @@ class RunStarted(Payload):
     code_version: str
     git_sha: str | None = None
     packages: dict[str, str] = Field(default_factory=dict)
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: RunConfig = Field(
+        default_factory=RunConfig, description="The settings it was recorded with, stored as its writer gave them."
+    )
     host: str = ""
     dataset: DatasetFiles | None = Field(default=None, description="None: recorded before runs carried their data.")
     embedder: EmbedderRef | None = Field(default=None, description="None: no history scheme, or recorded before.")

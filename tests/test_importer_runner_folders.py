@@ -138,9 +138,9 @@ async def test_browser_use_folder_crash_records_summary_and_a_crash_superseded_b
     assert end.detail == "ModelProviderError: Error code: 429 - Rate limit reached for gpt-4.1"
     run = await find_run(store, report.run_id)
     # the file names carry the tag gpt41; the summary the model's real name
-    assert run.started.backbone_model == "gpt-4.1" and run.started.config["model_tag"] == "gpt41"
-    assert run.started.config["experiment_id"] == "1" and run.started.config["provider"] == "openai"
-    assert run.started.config["summary"] == "on-demand_gpt41_1/_summary.json"  # names, never a path
+    assert run.started.backbone_model == "gpt-4.1" and run.started.config.model_tag == "gpt41"
+    assert run.started.config.extra("experiment_id") == "1" and run.started.config.extra("provider") == "openai"
+    assert run.started.config.extra("summary") == "on-demand_gpt41_1/_summary.json"  # names, never a path
 
     again = await import_folder(store, BROWSER_USE, folder)
     assert again.imported == [] and sorted(again.already) == sorted(FOLDERS["on-demand_gpt41_1"][3])

@@ -31,7 +31,7 @@ async def test_a_run_carries_its_task_files_and_memory_banks_unless_told_not_to(
         store, label="carried", agent="mine", model="m", tasks=tasks, only=[TASK], history=sample_history_dir()
     )
     run = await find_run(store, "carried")
-    assert run.started.config["tasks"] == [TASK]
+    assert run.started.config.tasks == [TASK]
     assert TASK in (await run_tasks(store, run)).tasks  # no folder given: the run's own files
     assert "Lena_Fischer" in (await run_banks(store, run)).personas()
     assert run.started.dataset is not None and run.started.dataset.tasks_folder == sample_tasks_dir().name

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from p2w_rt.schemas import Scheme
+from p2w_rt.schemas import RunConfig, Scheme
 
 
 @dataclass(frozen=True)
@@ -29,3 +29,23 @@ class AgentConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def recorded(cls, config: RunConfig) -> AgentConfig | None:
+        """The settings a run was recorded with, None when its ``run.started`` holds none of them (an import);
+        one it left out reads as ``RunConfig``'s default, which is this class's (tests/test_run_config.py)."""
+        if not any(config.given(f.name) for f in fields(cls)):
+            return None
+        return cls(
+            scheme=config.scheme,
+            max_steps=config.max_steps,
+            k=config.k,
+            threshold=config.threshold,
+            max_pre_queries=config.max_pre_queries,
+            max_invalid=config.max_invalid,
+            max_repeats=config.max_repeats,
+            observation_chars=config.observation_chars,
+            page_timeout_s=config.page_timeout_s,
+            capture_links=config.capture_links,
+            har_bodies=config.har_bodies,
+        )

@@ -55,21 +55,20 @@ def resumed_request(run: RunInfo, request: RecordRequest) -> RecordRequest:
             f"drop them to resume (a resume may change only {', '.join(RESUME_MAY_CHANGE)})"
         )
     config = started.config
-    fields = {k: v for k, v in config.items() if k in AgentConfig.__dataclass_fields__}
-    tasks = config.get("tasks")
+    tasks = config.tasks
     return replace(
         request,
-        tasks_dir=request.tasks_dir if "--tasks" in request.given else Path(config.get("tasks_dir", request.tasks_dir)),
-        history_dir=Path(config.get("history_dir", request.history_dir)),
-        profiles=request.profiles if "--profiles" in request.given else _path(config.get("profiles")),
-        start_url=config.get("start_url") or request.start_url,
+        tasks_dir=request.tasks_dir if "--tasks" in request.given else _path(config.tasks_dir) or request.tasks_dir,
+        history_dir=_path(config.history_dir) or request.history_dir,
+        profiles=request.profiles if "--profiles" in request.given else _path(config.profiles),
+        start_url=config.start_url or request.start_url,
         model=started.backbone_model,
         label=run.label,
-        config=AgentConfig(**fields) if fields else request.config,
-        embedder=None if config.get("embedder", "default") == "default" else config["embedder"],
+        config=AgentConfig.recorded(config) or request.config,
+        embedder=None if config.embedder == "default" else config.embedder,
         # runs recorded before the selection was kept: the options given now select, as they always did
         task_ids=tuple(tasks) if tasks is not None else request.task_ids,
-        level=None if tasks is not None else config.get("level", request.level),
+        level=None if tasks is not None else config.level if config.given("level") else request.level,
         limit=None if tasks is not None else request.limit,
     )
 
@@ -97,7 +96,7 @@ def _recorded(run: RunInfo) -> dict[str, Any]:
         "--limit": "limit",
         "--start-url": "start_url",
     }
-    recorded.update({flag: config[key] for flag, key in names.items() if key in config})
+    recorded.update({flag: getattr(config, key) for flag, key in names.items() if config.given(key)})
     return recorded
 
 
@@ -117,7 +116,7 @@ def _asked(request: RecordRequest) -> dict[str, Any]:
     }
 
 
-def _path(value: Any) -> Path | None:
+def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 

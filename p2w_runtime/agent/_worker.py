@@ -79,7 +79,7 @@ async def check_joinable(store: EventStore, found: RunInfo, mine: Sequence[str])
     label = found.label
     if found.status != "unfinished" and not await store.work_items(found.run_id):
         raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
-    recorded = found.started.config.get("tasks")
+    recorded = found.started.config.tasks
     if recorded is not None and sorted(recorded) != sorted(mine):
         raise UserError(
             f"run {label} ({found.run_id}) records {len(recorded)} tasks ({_few(recorded)}); this worker selected "

@@ -23,7 +23,7 @@ from p2w_runtime.domain._lifecycle import (
     start_run,
 )
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
-from p2w_runtime.domain._runs import RunInfo, UnknownRun, find_run, list_runs, match_run
+from p2w_runtime.domain._runs import BadRunStarted, RunInfo, UnknownRun, find_run, list_runs, match_run
 from p2w_runtime.domain._seal import append_sealed, episode_seals
 from p2w_runtime.domain._started import Provenance, TaskLike, episode_started
 from p2w_runtime.domain._streams import (
@@ -91,6 +91,7 @@ __all__ = [
     "run_tasks",
     "RunInfo",
     "UnknownRun",
+    "BadRunStarted",
     "check_label_free",
     "find_run",
     "list_runs",

@@ -8,12 +8,12 @@ instead (``--tasks`` / ``--history``) must hold the same content, unless the use
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from p2w_rt.schemas import DatasetFiles, RunDatasetAttached, blob_hash, canonical_json
+from p2w_rt.schemas import DatasetFiles, RunConfig, RunDatasetAttached, blob_hash, canonical_json
 from p2w_runtime.data import (
     BankFiles,
     BankFolder,
@@ -135,16 +135,16 @@ async def derived_dataset(store: EventStore, run: RunInfo, history_dir: Path | N
     return CarriedDataset(changed, blobs)
 
 
-def inherited_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A source run's config for a run made from it, without the folder paths runs recorded before they carried
-    their dataset kept (a path of another machine, never to be copied into a new event)."""
-    return {k: v for k, v in config.items() if k not in LEGACY_PATH_KEYS}
+def inherited_config(config: RunConfig) -> dict[str, Any]:
+    """A source run's config, as stored, for a run made from it, without the folder paths runs recorded before they
+    carried their dataset kept (a path of another machine, never to be copied into a new event)."""
+    return {k: v for k, v in config.stored().items() if k not in LEGACY_PATH_KEYS}
 
 
 def missing_dataset(run: RunInfo, what: str, option: str) -> UserError:
     """One line for a run without its dataset: what it lacks, why when the log says (a run recorded before runs
     carried their dataset kept its folders' paths in its config), and how to attach it."""
-    legacy = any(key in run.started.config for key in LEGACY_PATH_KEYS)
+    legacy = any(run.started.config.given(key) for key in LEGACY_PATH_KEYS)
     why = " (recorded before runs carried their dataset)" if legacy else " (recorded without it)"
     return UserError(
         f"run {run.label!r} carries no {what}{why}: attach them with "

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from p2w_rt.schemas import EmbedderRef, EpisodeFinished, NewEvent, RunFinished, RunStarted, Scheme, uuid7
+from pydantic import ValidationError
+
+from p2w_rt.schemas import EmbedderRef, EpisodeFinished, NewEvent, RunConfig, RunFinished, RunStarted, Scheme, uuid7
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._runs import list_runs
 from p2w_runtime.domain._seal import append_sealed
@@ -21,6 +23,7 @@ from p2w_runtime.domain._started import Provenance, TaskLike
 from p2w_runtime.domain._streams import attempt_id
 from p2w_runtime.domain._summaries import NOT_AN_OUTCOME
 from p2w_runtime.domain._writer import EpisodeWriter
+from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore, LabelTaken, StreamEnded, hold_claims, seal_streams
 
 if TYPE_CHECKING:
@@ -175,7 +178,7 @@ def run_started(run_id: str, spec: RunSpec) -> NewEvent:
         code_version=provenance.code_version,
         git_sha=provenance.git_sha,
         packages=dict(provenance.packages),
-        config=dict(spec.config),
+        config=_config(spec),
         host=provenance.host,
         dataset=carried.files if carried is not None else None,
         embedder=spec.embedder,
@@ -191,6 +194,17 @@ async def resume_run(store: EventStore, run_id: str, *, abort: bool = True) -> R
     if closing:
         await append_sealed(store, closing)  # in one append: a run is resumed by one recorder
     return RunRecording(store, run_id, attempts, len(closing))
+
+
+def _config(spec: RunSpec) -> RunConfig:
+    """The spec's config, typed; a value of the wrong type under a key p2w-rt reads (an outside agent's config
+    through the recording API) is one line naming the run and the field, before anything is written."""
+    try:
+        return RunConfig.model_validate(dict(spec.config))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where, value = ".".join(str(part) for part in first["loc"]), repr(first["input"])[:80]
+        raise UserError(f"run {spec.label!r}: config field {where} = {value}: {first['msg']}") from None
 
 
 def _aborting(ref: EpisodeRef, detail: str) -> NewEvent:

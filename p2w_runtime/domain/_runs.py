@@ -5,13 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_rt.schemas import RunFinished, RunStarted
+import orjson
+from pydantic import ValidationError
+
+from p2w_rt.schemas import ChainedEvent, RunFinished, RunStarted
 from p2w_runtime.domain._summaries import run_summaries
 from p2w_runtime.store import EventStore, StoreError
 
 
 class UnknownRun(StoreError):
     """No run matches the id or label the user gave."""
+
+
+class BadRunStarted(StoreError):
+    """A run's ``run.started`` no longer validates: a writer stored a value of another type under a key p2w-rt reads
+    (its config was an untyped dict before ``RunConfig``). Its bytes, and so its hash, are untouched."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +48,7 @@ async def list_runs(store: EventStore) -> list[RunInfo]:
     """Every run, oldest first, from the runs' summary rows (``_summaries.py``): no run's episodes are read."""
     runs: list[RunInfo] = []
     for summary in await run_summaries(store):
-        started = summary.started.decode_payload()
-        assert isinstance(started, RunStarted)
+        started = _started(summary.run_id, summary.started)
         finished = summary.finished.decode_payload() if summary.finished is not None else None
         assert finished is None or isinstance(finished, RunFinished)
         runs.append(RunInfo(summary.run_id, started, summary.recorded_at, finished, summary.episodes, summary.attempts))
@@ -66,3 +73,21 @@ def match_run(runs: Sequence[RunInfo], ref: str, where: str) -> RunInfo:
         return prefixed[0]
     known = ", ".join(r.label for r in runs[-5:]) or "none"
     raise UnknownRun(f"no run {ref!r} in {where} (labels: {known})")
+
+
+def _started(run_id: str, event: ChainedEvent) -> RunStarted:
+    """The run's ``run.started``; ``BadRunStarted``, one line naming the run and the first field, when it does not
+    validate."""
+    try:
+        started = event.decode_payload()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"] if part != "run.started")
+        label = orjson.loads(event.payload_json).get("label")
+        named = f"run {label!r} ({run_id})" if isinstance(label, str) else f"run {run_id}"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise BadRunStarted(
+            f"{named}: its run.started field {where} holds {repr(first['input'])[:80]}: {first['msg']}{more}"
+        ) from None
+    assert isinstance(started, RunStarted)
+    return started

@@ -150,7 +150,7 @@ async def rerun_browser_use(
     report = ExecReport(run, None)
     model = run.started.backbone_model
     scheme = run.started.scheme or "no-history"
-    max_steps = int(run.started.config.get("max_steps", 25))
+    max_steps = run.started.config.max_steps
     browser = find_chromium(chromium)
     async with ReplayEndpoint() as endpoint, async_playwright() as attach:
         client = openai.AsyncOpenAI(base_url=f"{endpoint.url}/v1", api_key=REPLAY_KEY, max_retries=0)

@@ -90,7 +90,7 @@ async def record_exec(
     if request.resume is not None:
         found = await find_run(store, request.resume)
         label, model, scheme = found.label, found.started.backbone_model, found.started.scheme
-        tasks = [dataset.get(t) for t in found.started.config.get("tasks", [])]
+        tasks = [dataset.get(t) for t in found.started.config.tasks or []]
     else:
         tasks = select_tasks(dataset, request)
     label = label or f"{agent.replace(':', '-')}-{model}"

@@ -375,7 +375,7 @@ async def _import_trajectories(
     if model:
         run_model = _RunModel(name=model, given=True)
     elif existing is not None:
-        run_model = _RunModel(name=existing.started.backbone_model, tag=existing.started.config.get("model_tag"))
+        run_model = _RunModel(name=existing.started.backbone_model, tag=existing.started.config.model_tag)
     opened = await resume_run(store, run_id, abort=False) if existing else None
     done = _finished_episodes(opened) if opened else set()
     planner = _Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)

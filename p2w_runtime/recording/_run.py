@@ -155,9 +155,10 @@ async def open_run(
             existing = await _labelled(store, label)
             assert existing is not None
     if not (resume or join):
+        kept = existing.started.config.tasks
         raise UserError(
             f"run {label!r} already exists ({existing.status}, {existing.episodes} of "
-            f"{len(existing.started.config.get('tasks', ids))} tasks counted): open it with resume=True to record "
+            f"{len(ids if kept is None else kept)} tasks counted): open it with resume=True to record "
             "the tasks still to do, or choose another label"
         )
     _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)

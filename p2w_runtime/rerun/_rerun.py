@@ -152,8 +152,7 @@ async def recorded_queries(store: EventStore, refs: list[EpisodeRef]) -> list[st
 
 def agent_config(run: RunInfo) -> AgentConfig:
     """The agent settings the run was recorded with (``run.started.config``)."""
-    recorded = run.started.config
-    return AgentConfig(**{k: v for k, v in recorded.items() if k in AgentConfig.__dataclass_fields__})
+    return AgentConfig.recorded(run.started.config) or AgentConfig()
 
 
 async def recorded_run(store: EventStore, run_ref: str, verb: str, *, own_agent: bool = True) -> RunInfo:
@@ -204,6 +203,6 @@ async def history_retriever(
     """The retriever the run was recorded with: the memory banks it carries (or ``history_dir``, checked to hold
     the same unless ``other_dataset``) and its embedder."""
     banks = await run_banks(store, run, history_dir, other_dataset=other_dataset)
-    name = run.started.config.get("embedder", "default")
+    name = run.started.config.embedder
     embedder = await asyncio.to_thread(load_embedder, None if name == "default" else name)
     return HistoryRetriever(banks, embedder, cache_dir)

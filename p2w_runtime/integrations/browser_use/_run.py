@@ -76,7 +76,7 @@ async def record_browser_use(
     if request.resume is not None:
         found = await find_run(store, request.resume)
         label, model, scheme = found.label, found.started.backbone_model, found.started.scheme or "no-history"
-        tasks = [dataset.get(t) for t in found.started.config.get("tasks", [])]
+        tasks = [dataset.get(t) for t in found.started.config.tasks or []]
     else:
         tasks = select_tasks(dataset, request)
     label = label or f"{scheme}-{AGENT}-{model}"
