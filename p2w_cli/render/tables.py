@@ -51,7 +51,7 @@ def show_tables(tables: Sequence[Table], fmt: str, out: Console) -> None:
             lines += ["| " + " | ".join(safe(_text(v)) for v in row) + " |" for row in table.rows]
             _plain(out, f"\n{safe(table.title)}\n\n" + "\n".join(lines))
         else:
-            drawn = RichTable(title=cell(table.title), title_justify="left")  # a plugin's text: never markup
+            drawn = RichTable(title=cell(table.title, "table.title"), title_justify="left")  # text, never markup
             for column in table.columns:
                 drawn.add_column(cell(column))
             for row in table.rows:
