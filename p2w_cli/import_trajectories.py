@@ -4,7 +4,7 @@ recorded run."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from p2w_cli._common import RUN_LABEL, open_db, run, terminal_progress
 from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 
 class ImportFormatChoice(click.ParamType[str]):
@@ -30,6 +33,13 @@ class ImportFormatChoice(click.ParamType[str]):
         if value not in known:
             self.fail(f"{value!r} is not one of {', '.join(map(repr, known))}.", param, ctx)
         return str(value)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
+        from p2w_runtime.importers import import_formats
+
+        return [CompletionItem(name) for name in import_formats() if name.startswith(incomplete)]
 
 
 class ImportFormatOption(click.Option):

@@ -74,16 +74,30 @@ def register_format(fmt: ImportFormat) -> ImportFormat:
     return fmt
 
 
-for _module, _help in (
-    (_agentoccam, "Persona2Web's AgentOccam runner: one JSON file per task"),
-    (_browser_use, "Persona2Web's Browser-Use runner: one JSON list of steps per task, crash records, _summary.json"),
-):
-    register_format(
-        ImportFormat(
-            _module.FORMAT, _help, _module.AGENT, _module.parse, _module.header, _module.emit, _module.objective,
-            _module.squeeze,
-        )
-    )  # fmt: skip
+AGENTOCCAM = register_format(
+    ImportFormat(
+        _agentoccam.FORMAT,
+        "Persona2Web's AgentOccam runner: one JSON file per task",
+        _agentoccam.AGENT,
+        _agentoccam.parse,
+        _agentoccam.header,
+        _agentoccam.emit,
+        _agentoccam.objective,
+        _agentoccam.squeeze,
+    )
+)
+BROWSER_USE = register_format(
+    ImportFormat(
+        _browser_use.FORMAT,
+        "Persona2Web's Browser-Use runner: one JSON list of steps per task, crash records, _summary.json",
+        _browser_use.AGENT,
+        _browser_use.parse,
+        _browser_use.header,
+        _browser_use.emit,
+        _browser_use.objective,
+        _browser_use.squeeze,
+    )
+)
 
 
 def import_formats() -> dict[str, ImportFormat]:
