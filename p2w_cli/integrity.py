@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import sys
 import urllib.error
@@ -15,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from p2w_cli._common import echo_json, fail_as_one_line, open_db, run, terminal_progress
+from p2w_cli.render.export import export_report
 from p2w_cli.render.terminal import safe
-from p2w_runtime.errors import UserError, clip
+from p2w_rt.replay.exports import EXPORT_FORMATS, ExportRequest
+from p2w_runtime.errors import clip
 
 if TYPE_CHECKING:
     from p2w_runtime.store import BundleSummary, VerifyReport
@@ -166,6 +166,10 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def _format_help() -> str:
+    return "; ".join(f"{f.name}: {f.help}" for f in EXPORT_FORMATS.values()) + "."
+
+
 @click.command("export")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option(
@@ -177,11 +181,10 @@ def _count(n: int, noun: str) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["bundle", "parquet", "otel"]),
-    default="bundle",
+    type=click.Choice(list(EXPORT_FORMATS)),
+    default=next(iter(EXPORT_FORMATS)),
     show_default=True,
-    help="bundle: one run, events + blobs, importable; parquet: tables of every RUN for analysis (OUTPUT a folder); "
-    "otel: every RUN as OpenTelemetry traces (OTLP JSON lines, GenAI conventions), a trace per episode.",
+    help=_format_help(),
 )
 @click.option(
     "--no-content",
@@ -229,8 +232,8 @@ def export_cmd(
     """Write a run (events + blobs) to a portable single-file bundle, optionally signed; or runs as Parquet tables,
     or as OpenTelemetry traces."""
     from p2w_runtime.domain import find_run
-    from p2w_runtime.store import export_bundle, load_private_key
 
+    chosen = EXPORT_FORMATS[fmt]
     if sign_key is not None and fmt != "bundle":
         raise click.UsageError(f"--sign is for bundles; {fmt} output is not signed")
     if fmt != "otel" and (no_content or encoding != "json" or otlp_endpoint):
@@ -239,127 +242,27 @@ def export_cmd(
         raise click.UsageError("--phoenix-annotations goes with --otlp-endpoint (the Phoenix the traces go to)")
     if output is None and not (fmt == "otel" and otlp_endpoint):
         raise click.UsageError("give -o/--output (or, for --format otel, --otlp-endpoint)")
-    if fmt == "parquet":
-        assert output is not None
-        _export_parquet(ctx, run_refs, output, force=force, as_json=as_json)
-        return
-    if fmt == "otel":
-        url = _traces_url(otlp_endpoint) if otlp_endpoint else None
-        target = OtelTarget(output, encoding == "protobuf", url, phoenix_annotations)
-        _export_otel(ctx, run_refs, target, force=force, content=not no_content, as_json=as_json)
-        return
-    assert output is not None
-    if len(run_refs) != 1:
-        raise click.UsageError("a bundle holds one run; name one RUN (or use --format parquet)")
-    (run_ref,) = run_refs
+    if chosen.one_run and len(run_refs) != 1:
+        raise click.UsageError(f"a {fmt} holds one run; name one RUN (or use --format parquet)")
+    url = _traces_url(otlp_endpoint) if otlp_endpoint else None
 
-    async def _export() -> Any:
-        key = load_private_key(sign_key) if sign_key is not None else None
-        async with open_db(ctx) as store:
-            with terminal_progress() as update:
-                progress = (lambda done, total: update("exporting", done, total)) if update else None
-                found = await find_run(store, run_ref)
-                return await export_bundle(
-                    store, found.run_id, output, label=found.label, force=force, signing_key=key, progress=progress
-                )
-
-    s = run(_export())
-    if as_json:
-        # what export did: no inserted / trusted, which say what an import did
-        written = {"run_id": s.run_id, "label": s.label, "events": s.events, "blobs": s.blobs}
-        echo_json({**written, "signed_by": s.signed_by, "path": str(output)})
-        return
-    signed = f", signed by {s.signed_by}" if s.signed_by else ""
-    click.echo(safe(f"exported {s.label} ({s.run_id}): {s.events} events, {s.blobs} blobs -> {output}{signed}"))
-
-
-def _export_parquet(ctx: click.Context, run_refs: tuple[str, ...], folder: Path, *, force: bool, as_json: bool) -> None:
-    from p2w_rt.replay.parquet import export_parquet
-
-    async def _export() -> Any:
-        async with open_db(ctx) as store:
-            return await export_parquet(store, run_refs, folder, force=force)
-
-    s = run(_export())
-    if as_json:
-        echo_json({"folder": str(folder), "runs": s.runs, "rows": s.rows})
-        return
-    tables = ", ".join(f"{name} {n}" for name, n in s.rows.items())
-    click.echo(safe(f"exported {s.runs} run(s) as Parquet to {folder}: {tables} rows"))
-
-
-class TraceFileError(UserError):
-    """The OpenTelemetry trace file cannot be written."""
-
-
-@dataclasses.dataclass(frozen=True)
-class OtelTarget:
-    """Where ``export --format otel`` puts the traces: a file (JSON lines or protobuf), a collector, or both."""
-
-    path: Path | None
-    protobuf: bool
-    endpoint: str | None
-    annotations: bool = False
-
-
-def _export_otel(
-    ctx: click.Context, run_refs: tuple[str, ...], target: OtelTarget, *, force: bool, content: bool, as_json: bool
-) -> None:
-    """One OTLP ``TracesData`` per episode: a line of OTLP JSON Lines (the OTLP file exporter's format) or a
-    protobuf message appended to the file (concatenated, they are one ``TracesData``), and a request to the
-    collector. Every run is found before anything is written; the file is written whole or not at all."""
-    import orjson
-
-    from p2w_rt.replay.otel import otel_traces, otlp_protobuf, phoenix_annotations, span_count
-    from p2w_runtime.domain import find_run
-    from p2w_runtime.files import check_output, partial_path, publish
-
-    path = target.path
-
-    async def _export() -> Any:
-        if path is not None:
-            check_output(path, force=force, what="the trace file", error=TraceFileError)
+    async def _export() -> object:
+        exporter = chosen.load()
         async with open_db(ctx) as store:
             runs = [await find_run(store, ref) for ref in run_refs]
-            partial = partial_path(path) if path is not None else None
-            traces = spans = 0
-            annotations: list[dict[str, Any]] = []
-            try:
-                with partial.open("wb") if partial is not None else contextlib.nullcontext() as out:
-                    for found in runs:
-                        async for data in otel_traces(store, found, content=content):
-                            body = otlp_protobuf(data) if target.protobuf or target.endpoint else b""
-                            if out is not None:
-                                out.write(body if target.protobuf else orjson.dumps(data) + b"\n")
-                            if target.endpoint is not None:
-                                await asyncio.to_thread(_send_traces, target.endpoint, body, traces)
-                            traces, spans = traces + 1, spans + span_count(data)
-                            annotations += phoenix_annotations(data) if target.annotations else []
-                if target.endpoint is not None and annotations:
-                    await _annotate(target.endpoint, annotations)
-                if partial is not None and path is not None:
-                    publish(partial, path, force=force, error=TraceFileError)
-            except OSError as exc:
-                raise TraceFileError(f"{path}: cannot write the trace file ({exc.strerror})") from None
-            finally:
-                if partial is not None:
-                    partial.unlink(missing_ok=True)
-            return runs, traces, spans, len(annotations)
+            with terminal_progress() as update:
+                progress = (lambda done, total: update("exporting", done, total)) if update else None
+                request = ExportRequest(
+                    output, force=force, signing_key=sign_key, content=not no_content, protobuf=encoding == "protobuf",
+                    endpoint=url, annotations=phoenix_annotations, progress=progress,
+                )  # fmt: skip
+                return await exporter(store, runs, request)
 
-    runs, traces, spans, annotated = run(_export())
+    as_object, line = export_report(fmt, run(_export()), output)
     if as_json:
-        named = [{"run_id": r.run_id, "label": r.label} for r in runs]
-        where = {"path": str(path) if path is not None else None, "endpoint": target.endpoint}
-        echo_json({"runs": named, "traces": traces, "spans": spans, "annotations": annotated, **where})
-        return
-    names = ", ".join(f"{r.label} ({r.run_id})" for r in runs)
-    to = " and ".join(str(w) for w in (path, target.endpoint) if w is not None)
-    notes = f", {annotated} annotations" if target.annotations else ""
-    click.echo(safe(f"exported {names} as OpenTelemetry: {traces} traces, {spans} spans{notes} -> {to}"))
-
-
-class CollectorError(UserError):
-    """The OTLP collector is down or refused the traces."""
+        echo_json(as_object)
+    else:
+        click.echo(safe(line))
 
 
 def _traces_url(endpoint: str) -> str:
@@ -369,49 +272,6 @@ def _traces_url(endpoint: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.UsageError(f"--otlp-endpoint {endpoint!r} is not an http(s) URL")
     return endpoint if parts.path not in ("", "/") else endpoint.rstrip("/") + "/v1/traces"
-
-
-def _send_traces(url: str, body: bytes, sent: int) -> None:
-    """POST one protobuf ``ExportTraceServiceRequest``; a collector that is down or says no is one line."""
-    _post(url, body, "application/x-protobuf", "traces", f"{sent} episode(s) had been sent")
-
-
-ANNOTATION_TRIES = 20
-"""Phoenix files received spans in batches, about a second apart, and refuses (404) annotations of spans it has
-not filed yet: the annotations are sent after the spans, again while it says 404."""
-
-
-async def _annotate(traces_url: str, annotations: list[dict[str, Any]]) -> None:
-    """Send the judgments as Phoenix span annotations (``POST /v1/span_annotations?sync=true`` beside the traces)."""
-    import orjson
-
-    parts = urllib.parse.urlsplit(traces_url)
-    url = f"{parts.scheme}://{parts.netloc}/v1/span_annotations?sync=true"
-    body = orjson.dumps({"data": annotations})
-    for tries_left in reversed(range(ANNOTATION_TRIES)):
-        try:
-            await asyncio.to_thread(_post, url, body, "application/json", "annotations", "the traces were sent")
-            return
-        except CollectorError as refused:
-            if "HTTP 404" not in str(refused) or not tries_left:
-                raise
-        await asyncio.sleep(1)
-
-
-def _post(url: str, body: bytes, content_type: str, what: str, done: str) -> None:
-    """POST ``body``; a server that is down or says no (``what`` it refused, and what was ``done`` before) is one
-    ``CollectorError`` line."""
-    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            answer.read()
-    except urllib.error.HTTPError as exc:
-        said = exc.read()[:200].decode(errors="replace").strip().splitlines()
-        detail = f": {said[0]}" if said else ""
-        raise CollectorError(f"{url} refused the {what} (HTTP {exc.code}{detail}); {done}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise CollectorError(f"{url}: cannot reach the collector ({reason}); {done}") from None
 
 
 @click.command("import")

@@ -17,9 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from p2w_rt.replay.classify import current_classifications
+from p2w_rt.replay.exports import ExportRequest
 from p2w_rt.replay.judges import current_judgments
 from p2w_rt.schemas import LlmCall
-from p2w_runtime.domain import RunInfo, find_run, under
+from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
@@ -136,12 +137,12 @@ def _check_folder(folder: Path, *, force: bool) -> None:
         raise ExportFolderError(f"{folder}: folder {folder.parent} does not exist")
 
 
-async def export_parquet(
-    store: EventStore, run_refs: Sequence[str], folder: Path, *, force: bool = False
-) -> ParquetSummary:
-    """Write the five tables of ``run_refs`` into ``folder``; every run is found before anything is written."""
-    _check_folder(folder, force=force)
-    runs = [await find_run(store, ref) for ref in run_refs]
+async def export_parquet(store: EventStore, runs: Sequence[RunInfo], request: ExportRequest) -> ParquetSummary:
+    """Write the five tables of ``runs`` into the folder ``request.output`` (an exporter: ``replay/exports.py``)."""
+    folder = request.output
+    if folder is None:
+        raise ExportFolderError("Parquet tables are written to a folder: give one")
+    _check_folder(folder, force=request.force)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in SCHEMAS}
     for run in runs:
         await _run_rows(store, run, rows)

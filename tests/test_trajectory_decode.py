@@ -26,7 +26,7 @@ from p2w_rt.schemas import (
 )
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of
-from p2w_runtime.domain.trajectory import Trajectory, load_trajectories, project
+from p2w_runtime.domain.trajectory import LlmCallDetail, Trajectory, load_trajectories, load_trajectory, project
 from p2w_runtime.domain.trajectory._decode import FAST_RECORDS, decode_record
 from p2w_runtime.domain.trajectory._project import _Fold
 from p2w_runtime.store import MemoryEventStore, import_bundle
@@ -52,6 +52,61 @@ async def test_records_from_text_equal_the_payload_path_on_the_recorded_example_
                 episodes += 1
     assert episodes == 48
     assert all(count > 0 for count in taken.values()), taken
+
+
+async def test_a_detailed_read_keeps_each_event_time_and_each_call_request_as_recorded() -> None:
+    """What an OpenTelemetry export reads beside the records: the same by the text path and the payload path."""
+    async with MemoryEventStore() as store:
+        run_id = (await import_bundle(store, example_run_bundles()[0])).run_id
+        calls = retrievals = 0
+        for ref in await episodes_of(store, run_id):
+            stored = [event async for event in store.read_stream(ref.stream)]
+            t = await load_trajectory(store, ref.stream, detailed=True)
+            assert t == project([event.decode() for event in stored], detailed=True)
+            assert [t.started_at, *t.recorded_at] == [event.recorded_at for event in stored]
+            for event in stored:
+                if isinstance(p := event.decode_payload(), LlmCall):
+                    assert t.call_details[event.event_id] == LlmCallDetail(p.messages, p.latency_s, p.params)
+                    calls += 1
+                elif isinstance(p, HistoryRetrieval):
+                    entries = [hit.entry.model_dump(mode="json") for hit in p.hits]
+                    assert t.retrieved_entries[event.event_id] == entries
+                    retrievals += 1
+            plain = await load_trajectory(store, ref.stream)
+            assert plain.started_at is None and not plain.recorded_at and not plain.call_details
+            assert not plain.retrieved_entries
+        assert calls > 0 and retrievals > 0
+
+
+def test_a_detailed_read_keeps_the_extra_keys_a_bank_gave_a_retrieved_entry() -> None:
+    started = _started()
+    (hit,) = VALID["history.retrieval"]["hits"]
+    payload = {**VALID["history.retrieval"], "hits": [{**hit, "entry": {**hit["entry"], "category": "shoes"}}]}
+    version = CURRENT_VERSIONS["history.retrieval"]
+    text = canonical_json(payload).decode()
+    event = StoredEvent("e-2", started.stream, 2, None, "history.retrieval", version, started.recorded_at, None,
+                        text, [], started.hash, "h2")  # fmt: skip
+    fold = _Fold(detailed=True)
+    fold.apply_stored(started)
+    fold.apply_stored(event)
+    assert fold.trajectory is not None
+    (entry,) = fold.trajectory.retrieved_entries["e-2"]
+    assert entry["category"] == "shoes" and list(entry)[:4] == ["timestamp", "type", "object", "website"]
+
+
+def test_a_call_whose_detail_the_text_path_refuses_gets_it_from_its_payload_model() -> None:
+    """A latency the payload model reads leniently (a numeric string) is not lost to a detailed read."""
+    started = _started()
+    text = canonical_json({**VALID["llm.call"], "latency_s": "0.5"}).decode()
+    version = CURRENT_VERSIONS["llm.call"]
+    event = StoredEvent("e-2", started.stream, 2, None, "llm.call", version, started.recorded_at, None, text, [],
+                        started.hash, "h2")  # fmt: skip
+    assert decode_record(event) is not None  # the record itself is read from the text
+    fold = _Fold(detailed=True)
+    fold.apply_stored(started)
+    fold.apply_stored(event)
+    assert fold.trajectory is not None
+    assert fold.trajectory.call_details["e-2"] == LlmCallDetail([{"role": "user", "content": "x"}], 0.5, {})
 
 
 def _started() -> StoredEvent:

@@ -38,7 +38,7 @@ _DECODERS: dict[str, msgspec.json.Decoder[FastRecord]] = {
 }
 _VERSIONS = {kind: {CURRENT_VERSIONS[kind]} for kind in FAST_RECORDS} | {"action": {1, CURRENT_VERSIONS["action"]}}
 """The schema versions whose text each record reads as it is: the current one, and an ``action`` of version 1 (version
-2 added ``duration_s`` only, which the record does not keep)."""
+2 added ``duration_s`` only, which a version 1 text lacks: the record's default, as the upcaster's)."""
 
 
 def decode_record(event: StoredEnvelope) -> FastRecord | None:

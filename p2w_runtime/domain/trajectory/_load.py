@@ -16,9 +16,10 @@ LOAD_CHUNK = 25
 """Episodes read together by ``load_trajectories``: a few queries for the lot, at most this many in memory."""
 
 
-async def load_trajectory(store: EventStore, stream: str) -> Trajectory:
-    """The trajectory of one episode stream (``{run_id}/{episode_id}``)."""
-    fold = _Fold()
+async def load_trajectory(store: EventStore, stream: str, *, detailed: bool = False) -> Trajectory:
+    """The trajectory of one episode stream (``{run_id}/{episode_id}``); ``detailed`` also keeps when each event was
+    recorded and each LLM call's request and latency (``Trajectory.recorded_at``, ``call_details``)."""
+    fold = _Fold(detailed=detailed)
     async for stored in store.read_stream(stream):
         fold.apply_stored(stored)
     if fold.trajectory is None:

@@ -13,7 +13,7 @@ cite evidence, and names its event type (``EVENT_TYPE``), so a reader of ``Traje
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -127,6 +127,8 @@ class ActionRecord(msgspec.Struct, frozen=True, gc=False):
     parsed: ActionCommand | None
     status: Literal["executed", "invalid", "blocked"]
     error: str | None = None
+    duration_s: Annotated[float, msgspec.Meta(ge=0)] | None = None
+    """How long carrying the action out took, when the recorder timed it (``action`` v2)."""
 
     @property
     def name(self) -> str | None:
@@ -182,8 +184,8 @@ class LlmUsageRecord(msgspec.Struct, frozen=True, gc=False, forbid_unknown_field
 class LlmCallRecord(msgspec.Struct, frozen=True, gc=False):
     """One attempt of an LLM call: who asked, under which key, and what came back (``llm.call``).
 
-    The request itself (``messages``, ``params``) is not kept: it is most of a run's bytes and only a rerun whose
-    prompt changed reads it, from the store (``rerun``).
+    The request itself (``messages``, ``params``) is not kept here: it is most of a run's bytes, and only a reader
+    that asks for it gets it (``Trajectory.call_details``; a rerun whose prompt changed reads its one event instead).
     """
 
     EVENT_TYPE: ClassVar[str] = "llm.call"
@@ -205,6 +207,16 @@ class LlmCallRecord(msgspec.Struct, frozen=True, gc=False):
     def answered(self) -> bool:
         """The attempt that got an answer (a failed attempt has an error and no response)."""
         return self.error is None and self.response is not None
+
+
+class LlmCallDetail(msgspec.Struct, frozen=True):
+    """What an ``llm.call`` holds beyond its ``LlmCallRecord``: the request sent and how long it took. Kept by a
+    trajectory read ``detailed`` (an OpenTelemetry export shows prompts, settings and durations; judges never read
+    them, and the messages are most of a run's bytes)."""
+
+    messages: list[dict[str, Any]]
+    latency_s: float
+    params: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class FinishedRecord(msgspec.Struct, frozen=True, gc=False):
@@ -268,6 +280,17 @@ class Trajectory:
     records: list[EpisodeRecord] = field(default_factory=list)
     """Every event after ``episode.started`` as its record, in stream order: ``records[i]`` is the event of seq
     ``i + 2`` (the fold checks the hash chain, so none is missing)."""
+    started_at: str | None = None
+    """When ``episode.started`` was recorded (its ``recorded_at``); None unless the trajectory was read
+    ``detailed``."""
+    recorded_at: list[str] = field(default_factory=list)
+    """When each of ``records`` was recorded, ``recorded_at[i]`` of ``records[i]``; empty unless read ``detailed``
+    (``load_trajectories`` reads a run's events without their times)."""
+    call_details: dict[str, LlmCallDetail] = field(default_factory=dict)
+    """Each LLM call's request and latency, by the call's event id; empty unless read ``detailed``."""
+    retrieved_entries: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each retrieval's hit entries as recorded (``RetrievedEntry`` keeps four fields; a bank's extra keys are here
+    too), by the retrieval's event id; empty unless read ``detailed``."""
 
     @property
     def finished(self) -> bool:

@@ -21,6 +21,7 @@ from p2w_rt.schemas import (
 )
 from p2w_runtime.domain import run_of
 from p2w_runtime.domain.trajectory._decode import FastRecord, decode_record
+from p2w_runtime.domain.trajectory._detail import call_detail, recorded_at, retrieved_entries
 from p2w_runtime.domain.trajectory._envelope import Envelope, StoredEnvelope
 from p2w_runtime.domain.trajectory._model import (
     ActionCommand,
@@ -30,6 +31,7 @@ from p2w_runtime.domain.trajectory._model import (
     FinishedRecord,
     HistoryAccess,
     HitRecord,
+    LlmCallDetail,
     LlmCallRecord,
     LlmUsageRecord,
     ObservationRecord,
@@ -47,10 +49,16 @@ class ProjectionError(StoreError, ValueError):
 
 
 class _Fold:
-    """Applies events one at a time, so a reader can stream an episode without holding its raw events."""
+    """Applies events one at a time, so a reader can stream an episode without holding its raw events.
 
-    def __init__(self) -> None:
+    ``detailed`` also keeps when each event was recorded, each LLM call's request and latency, and each retrieval's
+    entries as recorded (``Trajectory.recorded_at``, ``call_details``, ``retrieved_entries``): its events must carry
+    their time (a ``StoredEvent``, an ``Event``), which the chained events of ``load_trajectories`` do not.
+    """
+
+    def __init__(self, *, detailed: bool = False) -> None:
         self.trajectory: Trajectory | None = None
+        self.detailed = detailed
         self._by_event: dict[str, HistoryAccess] = {}
 
     def apply_stored(self, event: StoredEnvelope) -> None:
@@ -62,6 +70,12 @@ class _Fold:
             return
         self._follow(event, t)
         self._place(event, record, t)
+        if self.detailed and type(record) is LlmCallRecord:
+            t.call_details[record.event_id] = call_detail(event)
+        elif self.detailed and type(record) is RetrievalRecord:
+            payload = event.decode_payload()  # a bank's extra keys: the payload model keeps them, the record not
+            assert isinstance(payload, HistoryRetrieval)
+            t.retrieved_entries[record.event_id] = retrieved_entries(payload)
         self._advance(event, t)
 
     def apply(self, event: Envelope, payload: AnyPayload) -> None:
@@ -84,6 +98,9 @@ class _Fold:
             for kept in (t.records, t.observations, t.history, t.planner_rationales, t.actions, t.calls, t.captures):
                 kept.clear()
             t.timeline.clear()
+            t.recorded_at.clear()
+            t.call_details.clear()
+            t.retrieved_entries.clear()
         self._by_event.clear()
 
     def _follow(self, event: Envelope, t: Trajectory) -> None:
@@ -98,8 +115,13 @@ class _Fold:
             ended = after_end_problem("episode.finished", t.event_count)
             raise ProjectionError(f"stream {event.stream} seq {event.seq}: {event.type} {ended}; run p2w-rt verify")
 
-    @staticmethod
-    def _advance(event: Envelope, t: Trajectory) -> None:
+    def _advance(self, event: Envelope, t: Trajectory) -> None:
+        if self.detailed:
+            at = recorded_at(event)
+            if t.event_count:
+                t.recorded_at.append(at)
+            else:
+                t.started_at = at
         t.hash = event.hash
         t.last_event_id = event.event_id
         t.event_count += 1
@@ -115,11 +137,13 @@ class _Fold:
             self._place(event, record, t)
         elif type(p) is Action:
             parsed = ActionCommand(p.parsed.name, tuple(p.parsed.args)) if p.parsed else None
-            self._place(event, ActionRecord(eid, p.step, p.raw, parsed, p.status, p.error), t)
+            self._place(event, ActionRecord(eid, p.step, p.raw, parsed, p.status, p.error, p.duration_s), t)
         elif type(p) is Rationale:
             self._place(event, RationaleRecord(eid, p.step, p.source, p.text, tuple(p.cited_entry_ids)), t)
         elif type(p) is LlmCall:
             self._place(event, _llm_record(eid, p), t)
+            if self.detailed:
+                t.call_details[eid] = LlmCallDetail(p.messages, p.latency_s, p.params)
         elif type(p) is HistoryQuery:
             access = HistoryAccess(eid, p.step, p.phase, p.query, p.reason)
             t.history.append(access)
@@ -130,6 +154,8 @@ class _Fold:
             hits = tuple(_hit_record(hit) for hit in p.hits)
             retrieval = RetrievalRecord(eid, p.step, p.query, hits, p.k, p.threshold, p.model_id, p.index_hash)
             self._place(event, retrieval, t)
+            if self.detailed:
+                t.retrieved_entries[eid] = retrieved_entries(p)
         elif type(p) is FinalState:
             t.final_state = FinalStateRecord(
                 eid, p.url, p.title, p.dom_html, p.ax_tree, p.screenshot, p.har, p.stylesheets
@@ -225,9 +251,9 @@ def _start(event: Envelope, p: EpisodeStarted) -> Trajectory:
     )
 
 
-def project(events: Iterable[Event]) -> Trajectory:
-    """The trajectory of one episode from its events in stream order."""
-    fold = _Fold()
+def project(events: Iterable[Event], *, detailed: bool = False) -> Trajectory:
+    """The trajectory of one episode from its events in stream order (``detailed``: see ``_Fold``)."""
+    fold = _Fold(detailed=detailed)
     for event in events:
         fold.apply(event, event.payload)
     if fold.trajectory is None:
