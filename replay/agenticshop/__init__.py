@@ -12,7 +12,6 @@ from p2w_runtime.lazy import lazy_names
 
 if TYPE_CHECKING:
     from p2w_rt.replay.agenticshop._extract import extract_by_rules
-    from p2w_rt.replay.agenticshop._ids import SHOP_JUDGE_IDS
     from p2w_rt.replay.agenticshop._judges import SHOP_JUDGES, missing_target, target_brand
     from p2w_rt.replay.agenticshop._pages import attribute, read_page
     from p2w_rt.replay.agenticshop._plugin import AGENTICSHOP
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENTICSHOP",
     "SHOP_JUDGES",
-    "SHOP_JUDGE_IDS",
     "TABLES",
     "ShopSettings",
     "attribute",
@@ -36,7 +34,6 @@ __all__ = [
 _MODULES = {
     "extract_by_rules": "_extract",
     "SHOP_JUDGES": "_judges",
-    "SHOP_JUDGE_IDS": "_ids",
     "missing_target": "_judges",
     "target_brand": "_judges",
     "attribute": "_pages",
