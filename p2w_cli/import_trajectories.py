@@ -1,9 +1,10 @@
-"""`import-trajectories`: trajectory files written by the Persona2Web runners become one recorded run."""
+"""`import-trajectories`: trajectory files written by the Persona2Web runners (or in a plugin's format) become one
+recorded run."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,15 +13,48 @@ from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
 
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+
+class ImportFormatChoice(click.ParamType[str]):
+    """``--format``: one name of ``p2w_runtime.importers.import_formats()``, looked up when the option is given (or
+    its help shown), so that loading this command imports no importer and no installed plugin."""
+
+    name = "format"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        return "FORMAT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from p2w_runtime.importers import import_formats
+
+        known = import_formats()
+        if value not in known:
+            self.fail(f"{value!r} is not one of {', '.join(map(repr, known))}.", param, ctx)
+        return str(value)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
+        from p2w_runtime.importers import import_formats
+
+        return [CompletionItem(name) for name in import_formats() if name.startswith(incomplete)]
+
+
+class ImportFormatOption(click.Option):
+    """``--format`` whose help lists every format with its help line, read from the registry when help is shown."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from p2w_runtime.importers import import_formats
+
+        listed = "; ".join(f"{f.name}: {f.help}" for f in import_formats().values())
+        self.help = f"Which runner wrote the files ({listed})."
+        return super().get_help_record(ctx)
+
 
 @click.command("import-trajectories")
-@click.option(
-    "--format",
-    "fmt",
-    required=True,
-    type=click.Choice(["p2w-agentoccam", "p2w-browser-use"]),
-    help="Which Persona2Web runner wrote the files.",
-)
+@click.option("--format", "fmt", cls=ImportFormatOption, required=True, type=ImportFormatChoice())
 @click.option(
     "--tasks",
     "tasks_dir",
@@ -58,7 +92,8 @@ def import_trajectories_cmd(
     examples: bool,
     paths: tuple[Path, ...],
 ) -> None:
-    """Record trajectory files of the Persona2Web runners as one run, one episode per file.
+    """Record trajectory files of the Persona2Web runners (or of a format an installed plugin adds) as one run,
+    one episode per file.
 
     PATH is a trajectory file or a runner's output folder: its *.json files, AgentOccam's
     captcha_stopped/ (episodes end 'blocked'), Browser-Use's {task}.error.json (episodes end
@@ -75,7 +110,10 @@ def import_trajectories_cmd(
         bundled = example_paths()
         tasks_dir = tasks_dir or bundled.tasks_dir
         history_dir = history_dir or bundled.history_dir
-        paths = paths or tuple(bundled.trajectories(fmt))
+        try:
+            paths = paths or tuple(bundled.trajectories(fmt))
+        except ValueError as exc:  # a plugin's format has no bundled examples
+            raise click.UsageError(str(exc)) from None
         label = label or f"examples-{fmt.removeprefix('p2w-')}"
     required = (("--tasks", tasks_dir), ("--history", history_dir), ("--label", label))
     missing = [name for name, value in required if not value]

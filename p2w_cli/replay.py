@@ -14,7 +14,7 @@ from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_cli.render.terminal import terminal_console
 
 if TYPE_CHECKING:
-    from p2w_rt.replay.derived import PassOptions
+    from p2w_rt.replay.derived import PassOptions, Table
 
 
 @click.command("replay", cls=PluginCommand, family="judge")
@@ -158,27 +158,32 @@ def _counterfactual(
 def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None
 ) -> None:
-    """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level."""
-    from p2w_cli.render.agenticshop import show_shop_tables
+    """P_web, P_pref, P_avg, Intent and SR of judged runs (the paper's Table 5), and by ambiguity level; and the
+    tables of the benchmark plugins whose judges judged them (AgenticShop's...)."""
     from p2w_cli.render.metrics import show_metrics
-    from p2w_rt.replay.agenticshop import SHOP_JUDGE_IDS, shop_tables
+    from p2w_cli.render.tables import show_tables
+    from p2w_rt.replay.derived import metrics_tables
     from p2w_rt.replay.metrics import metrics_report
     from p2w_runtime.domain import find_run
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
+    providers = metrics_tables()
+    owned = {judge_id for provider in providers for judge_id in provider.judges}
 
     async def _metrics() -> None:
         async with open_db(ctx) as store:
             report = None
-            if judge not in SHOP_JUDGE_IDS:
+            if judge not in owned:
                 report = await metrics_report(store, run_refs, judge=judge, by=columns, plot=plot)
-            tables = None
-            if judge is None or judge in SHOP_JUDGE_IDS:  # AgenticShop's own tables, when the runs hold its judgments
-                tables = await shop_tables(store, [await find_run(store, ref) for ref in run_refs])
+            tables: list[Table] = []
+            chosen = [p for p in providers if judge is None or judge in p.judges]
+            if chosen:  # a plugin's own tables, when the runs hold its judgments
+                runs = [await find_run(store, ref) for ref in run_refs]
+                for provider in chosen:
+                    tables += await provider.tables(store, runs, judge)
         persona2web = report is not None and any(v is not None for row in report.rows for v in row.figures.values())
-        if report is not None and (persona2web or not tables):  # no empty Table 5 above AgenticShop's own tables
+        if report is not None and (persona2web or not tables):  # no empty Table 5 above a plugin's own tables
             show_metrics(report, fmt, console, terminal_console(stderr=True))
-        if tables:
-            show_shop_tables(tables, fmt, console)
+        show_tables(tables, fmt, console)
 
     run(_metrics())

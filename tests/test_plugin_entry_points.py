@@ -59,7 +59,7 @@ def install(site: Path, entry: str, module: str | None) -> None:
 
 
 def p2w(site: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(site), os.environ.get("PYTHONPATH"))))}
     command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), "--log-file", str(db) + ".log", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
 

@@ -131,10 +131,12 @@ QUIET = ("structlog", "p2w_runtime.llm._client")
 
 METRICS_NEEDS_NONE = (
     "p2w_rt.replay.judges._base", "p2w_rt.replay.judges._rules", "p2w_rt.replay.matching",
-    "p2w_rt.replay.webarena", "p2w_rt.replay.agenticshop._judges", "p2w_rt.replay.plugins",
+    "p2w_rt.replay.webarena", "p2w_rt.replay.agenticshop._judges", "p2w_rt.replay.agenticshop._plugin",
+    "p2w_rt.replay.judges._persona2web", "p2w_rt.replay.derived._registry", "p2w_rt.replay.derived._pass",
 )  # fmt: skip
-"""What ``metrics`` reads recorded judgments without: the judges' code, the matching rules and the plugins load only
-when a judge runs (the packages name them lazily, ``p2w_runtime/lazy.py``)."""
+"""What ``metrics`` reads recorded judgments without: the judges' code, the matching rules, the judge plugins and the
+registry of producers load only when a judge runs (the packages name them lazily, ``p2w_runtime/lazy.py``). It reads
+the plugin list (``replay/plugins.py``, names only) for its ``metrics`` entries, the plugins' tables."""
 
 
 def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Path) -> None:

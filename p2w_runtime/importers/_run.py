@@ -1,4 +1,5 @@
-"""``import_trajectories``: files written by the Persona2Web runners -> one run of episodes in the store.
+"""``import_trajectories``: files written by the Persona2Web runners (or of a plugin's format) -> one run of
+episodes in the store.
 
 Every file is validated before anything is written, so without ``skip_bad`` a bad file
 leaves the store untouched. The episodes are then appended several files at a time, each
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 
@@ -33,13 +34,15 @@ from p2w_runtime.domain import (
     resume_run,
     start_run,
 )
-from p2w_runtime.importers import _agentoccam, _browser_use
+from p2w_runtime.importers import _browser_use
 from p2w_runtime.importers._agentoccam_log import RunnerLog, read_runner_log
 from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
-from p2w_runtime.importers._layout import Layout, Trajectory, collect
+from p2w_runtime.importers._formats import ImportFormat, import_format
+from p2w_runtime.importers._layout import Trajectory, collect
 from p2w_runtime.importers._naming import crash_task_id, parse_file_name
 from p2w_runtime.importers._read import read_json
+from p2w_runtime.importers._summary import RunModel, summary_model
 from p2w_runtime.store import ClaimHolder, EventStore, hold_claims
 
 log = structlog.get_logger()
@@ -49,42 +52,8 @@ BATCH_EVENTS = 2000
 write lock, the log's end, the commit, the seal's second append) is paid once per batch instead of once per file
 (docs/design/store.md, "Imports"), and a kill still leaves only whole episodes."""
 
-Format = Literal["p2w-agentoccam", "p2w-browser-use"]
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: phase ``checking`` (every file, before any write) then ``writing``."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Reader:
-    agent: str
-    parse: Callable[[Path, Any], Any]
-    header: Callable[[Path, Any, Any], Header]
-    emit: Callable[..., None]
-    objective: Callable[[Any], str | None]
-    """The agent's whole instruction as the file records it, for ``episode.started``."""
-    squeeze: Callable[[str], str]
-    """How this runner turns a model name into the tag of its file names."""
-
-
-READERS: dict[str, _Reader] = {
-    _agentoccam.FORMAT: _Reader(
-        _agentoccam.AGENT,
-        _agentoccam.parse,
-        _agentoccam.header,
-        _agentoccam.emit,
-        _agentoccam.objective,
-        _agentoccam.squeeze,
-    ),
-    _browser_use.FORMAT: _Reader(
-        _browser_use.AGENT,
-        _browser_use.parse,
-        _browser_use.header,
-        _browser_use.emit,
-        _browser_use.objective,
-        _browser_use.squeeze,
-    ),
-}
-FORMATS: tuple[str, ...] = tuple(READERS)
 
 
 @dataclass
@@ -119,58 +88,15 @@ class _Planned:
     captcha: bool = False
 
 
-@dataclass
-class _RunModel:
-    """The run's backbone model and the tag its file names must carry (None: not known yet)."""
-
-    name: str | None = None
-    tag: str | None = None
-    given: bool = False
-    """``--model`` was given: it overrides whatever files and names say."""
-
-
 def _phase(scheme: Scheme | None) -> str:
     return "pre-execution" if scheme == "pre-execution" else "on-demand"
-
-
-def _summary_model(
-    reader: _Reader, layout: Layout, report: ImportReport, self_reported: dict[str, bool | None]
-) -> tuple[_RunModel, Scheme | None, dict[str, Any]]:
-    """Model and scheme from ``_summary.json`` (exact, where file names hold only a squeezed tag); each task's own
-    success flag into ``self_reported``."""
-    records: list[tuple[Path, _browser_use.SummaryRecord]] = []
-    for path in layout.summaries:
-        try:
-            records += [(path, r) for r in _browser_use.parse_summary(path, read_json(path))]
-        except TrajectoryImportError as exc:
-            report.bad.append(exc)
-    ran = [(path, r) for path, r in records if r.error is None]
-    self_reported.update({Path(r.task_file).stem: r.success for _, r in ran})
-    if not ran:
-        return _RunModel(), None, {}
-    first_path, first = ran[0]
-    for path, r in ran[1:]:
-        if (r.model, r.scheme) != (first.model, first.scheme):
-            report.bad.append(
-                TrajectoryImportError(
-                    path,
-                    "model",
-                    f"{r.model!r} ({r.scheme}) differs from {first.model!r} ({first.scheme}) in {first_path}",
-                )
-            )
-            return _RunModel(), None, {}
-    raw = first.model or ""
-    name = raw or f"{first.provider or 'browser-use'} default model"
-    where = f"{first_path.parent.name}/{first_path.name}"  # names, never the machine's path
-    meta = {"summary": where, "experiment_id": first.experiment_id, "provider": first.provider}
-    return _RunModel(name=name, tag=reader.squeeze(raw)), first.scheme, meta
 
 
 class _Planner:
     """Checks files one by one (pass 1) and rebuilds their events for appending (pass 2)."""
 
     def __init__(
-        self, reader: _Reader, tasks: TaskSet, banks: MemoryBanks, run_id: str, done: set[str], model: _RunModel
+        self, reader: ImportFormat, tasks: TaskSet, banks: MemoryBanks, run_id: str, done: set[str], model: RunModel
     ) -> None:
         self.reader, self.tasks, self.banks, self.run_id, self.done = reader, tasks, banks, run_id, done
         self.model = model
@@ -206,7 +132,7 @@ class _Planner:
         except DataError as exc:
             raise TrajectoryImportError(path, where, str(exc)) from None
 
-    def _check_model(self, path: Path, head: Header) -> _RunModel:
+    def _check_model(self, path: Path, head: Header) -> RunModel:
         """The run's model once this file is in it; the first good file sets it unless known already."""
         model = self.model
         if model.given:
@@ -214,7 +140,7 @@ class _Planner:
         if head.model is None or (head.model_is_tag and not head.model and model.name is None):
             raise TrajectoryImportError(path, "model", "not in the file or its name (empty tag); give --model")
         if model.name is None:
-            return _RunModel(head.model, head.model if head.model_is_tag else self.reader.squeeze(head.model))
+            return RunModel(head.model, head.model if head.model_is_tag else self.reader.squeeze(head.model))
         if head.model_is_tag and head.model != model.tag:
             raise TrajectoryImportError(
                 path,
@@ -337,7 +263,7 @@ async def _import_trajectories(
     store: EventStore,
     paths: Sequence[Path],
     *,
-    fmt: Format,
+    fmt: str,
     tasks_dir: Path,
     history_dir: Path,
     label: str,
@@ -355,13 +281,11 @@ async def _import_trajectories(
     ``BadTrajectoryFiles`` (nothing written) when a file is bad and ``skip_bad`` is false; with
     ``skip_bad`` the report lists the bad files.
     """
-    if fmt not in READERS:
-        raise ValueError(f"unknown trajectory format {fmt!r}; known: {', '.join(FORMATS)}")
+    reader = import_format(fmt)
     layout = collect(paths)
     if not layout.trajectories and not layout.crashes:
         raise ImportConflict(f"no trajectory files in {', '.join(map(str, paths)) or 'the arguments'}")
     tasks = load_tasks(tasks_dir)
-    reader = READERS[fmt]
     existing = await _labelled_run(store, label, fmt)
     if existing is not None and existing.started.dataset_hash != tasks.content_hash:
         raise ImportConflict(
@@ -371,11 +295,11 @@ async def _import_trajectories(
     run_id = existing.run_id if existing else uuid7()
     report = ImportReport(run_id=run_id, label=label, format=fmt, resumed=existing is not None)
     self_reported: dict[str, bool | None] = {}
-    run_model, summary_scheme, summary = _summary_model(reader, layout, report, self_reported)
+    run_model, summary_scheme, summary = summary_model(reader, layout, report.bad, self_reported)
     if model:
-        run_model = _RunModel(name=model, given=True)
+        run_model = RunModel(name=model, given=True)
     elif existing is not None:
-        run_model = _RunModel(name=existing.started.backbone_model, tag=existing.started.config.model_tag)
+        run_model = RunModel(name=existing.started.backbone_model, tag=existing.started.config.model_tag)
     opened = await resume_run(store, run_id, abort=False) if existing else None
     done = _finished_episodes(opened) if opened else set()
     planner = _Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)
@@ -423,7 +347,7 @@ async def _import_trajectories(
         carried = carry_dataset(tasks, [item.task for item in planned], history_dir)
         spec = RunSpec(
             label=label,
-            agent=READERS[fmt].agent,
+            agent=reader.agent,
             model=planner.model.name,
             scheme=planner.scheme,
             provenance=Provenance.here(tasks.dataset_id, tasks.content_hash),

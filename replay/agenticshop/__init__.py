@@ -1,6 +1,7 @@
 """AgenticShop (Kim et al., WWW 2026) on recorded curation episodes: page attribution, extraction, checklist.
 
-A plugin of the ``judge`` family (``AGENTICSHOP``; its settings: ``ShopSettings``, from ``--profiles``).
+A plugin of the ``judge`` family (``AGENTICSHOP``; its settings: ``ShopSettings``, from ``--profiles``) and of
+``metrics`` (``TABLES``: its tables, made from current judgments without loading a judge).
 """
 
 from __future__ import annotations
@@ -11,17 +12,16 @@ from p2w_runtime.lazy import lazy_names
 
 if TYPE_CHECKING:
     from p2w_rt.replay.agenticshop._extract import extract_by_rules
-    from p2w_rt.replay.agenticshop._ids import SHOP_JUDGE_IDS
     from p2w_rt.replay.agenticshop._judges import SHOP_JUDGES, missing_target, target_brand
     from p2w_rt.replay.agenticshop._pages import attribute, read_page
     from p2w_rt.replay.agenticshop._plugin import AGENTICSHOP
     from p2w_rt.replay.agenticshop._settings import ShopSettings
-    from p2w_rt.replay.agenticshop._tables import shop_tables
+    from p2w_rt.replay.agenticshop._tables import TABLES, shop_tables
 
 __all__ = [
     "AGENTICSHOP",
     "SHOP_JUDGES",
-    "SHOP_JUDGE_IDS",
+    "TABLES",
     "ShopSettings",
     "attribute",
     "extract_by_rules",
@@ -34,13 +34,13 @@ __all__ = [
 _MODULES = {
     "extract_by_rules": "_extract",
     "SHOP_JUDGES": "_judges",
-    "SHOP_JUDGE_IDS": "_ids",
     "missing_target": "_judges",
     "target_brand": "_judges",
     "attribute": "_pages",
     "read_page": "_pages",
     "AGENTICSHOP": "_plugin",
     "ShopSettings": "_settings",
+    "TABLES": "_tables",
     "shop_tables": "_tables",
 }
 """Where each exported name lives; they load on first use (``metrics`` reads its tables and loads no judge)."""

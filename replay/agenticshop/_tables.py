@@ -14,14 +14,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
-from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, HIT
-from p2w_rt.replay.derived import latest_current, run_heads
+from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, HIT, SHOP_JUDGE_IDS
+from p2w_rt.replay.derived import Cell, MetricsTables, Table, latest_current, register_tables, run_heads
 from p2w_rt.replay.judges import JudgmentRecord, read_judgments
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
 
 COLUMNS = ("users", "score", "score_valid", "hit_ratio", "valid", "invalid", "irrelevant")
+TITLES = {
+    "by_variant": "AgenticShop: score by query variant and intent type (mean over users; valid/invalid/"
+    "irrelevant: attribution shares)",
+    "per_dimension": "AgenticShop: checklist items satisfied per dimension",
+    "hit_ratio": "AgenticShop: hit ratio per user (by_variant's hit_ratio is the mean over the hit_users that have "
+    "one; not_computed: what the profile lacks)",
+}
 
 
 @dataclass(slots=True)
@@ -94,7 +101,7 @@ def _means(rows: list[UserRow], keys: Sequence[str]) -> dict[str, float | None]:
     return out
 
 
-def _hit_users(rows: list[UserRow]) -> list[dict[str, object]]:
+def _hit_users(rows: list[UserRow]) -> list[dict[str, Cell]]:
     """Every user the hit-ratio judge saw: the figure, or what the profile lacks for one."""
     return [
         {"user": r.task_id, "intent": r.intent, "hit_ratio": r.figures.get("hit_ratio"), "not_computed": r.hit_missing}
@@ -103,28 +110,38 @@ def _hit_users(rows: list[UserRow]) -> list[dict[str, object]]:
     ]
 
 
-def tables(rows: list[UserRow]) -> dict[str, list[dict[str, object]]]:
+def tables(rows: list[UserRow]) -> dict[str, list[dict[str, Cell]]]:
     """The reference's tables as plain rows: by variant and intent type, per checklist dimension; and which
     users the hit ratio is over."""
     groups: dict[tuple[str, str], list[UserRow]] = defaultdict(list)
     for r in rows:
         groups[(r.variant, r.intent)].append(r)
-    by_variant: list[dict[str, object]] = []
+    by_variant: list[dict[str, Cell]] = []
     for (variant, intent), members in [*sorted(groups.items()), (("all", "all"), rows)]:
-        row: dict[str, object] = {"variant": variant, "intent": intent, "users": len(members)}
+        row: dict[str, Cell] = {"variant": variant, "intent": intent, "users": len(members)}
         for key, value in _means(members, COLUMNS[1:]).items():
             row[key] = value
             if key == "hit_ratio":
                 row["hit_users"] = sum(key in r.figures for r in members)
         by_variant.append(row)
     dims = _means(rows, [f"dim.{d}" for d in DIMENSIONS])
-    per_dimension: list[dict[str, object]] = [
+    per_dimension: list[dict[str, Cell]] = [
         {"dimension": d, "satisfied": dims[f"dim.{d}"]} for d in DIMENSIONS if dims[f"dim.{d}"] is not None
     ]
     return {"by_variant": by_variant, "per_dimension": per_dimension, "hit_ratio": _hit_users(rows)}
 
 
-async def shop_tables(store: EventStore, runs: Sequence[RunInfo]) -> dict[str, list[dict[str, object]]] | None:
-    """The AgenticShop tables of ``runs``; None when they hold no AgenticShop judgments."""
+def _table(name: str, items: list[dict[str, Cell]]) -> Table:
+    columns = tuple(items[0]) if items else ()
+    return Table(name, TITLES[name], columns, tuple(tuple(item[c] for c in columns) for item in items))
+
+
+async def shop_tables(store: EventStore, runs: Sequence[RunInfo], judge: str | None = None) -> list[Table]:
+    """The AgenticShop tables of ``runs`` (all of them, whichever of its judges ``judge`` names); none when the
+    runs hold no AgenticShop judgments."""
     rows = await collect_users(store, runs)
-    return tables(rows) if rows else None
+    return [_table(name, items) for name, items in tables(rows).items()] if rows else []
+
+
+TABLES = register_tables(MetricsTables("agenticshop", SHOP_JUDGE_IDS, shop_tables))
+"""AgenticShop's contribution to ``metrics`` (the plugin list's ``metrics`` entry): loads no judge."""

@@ -5,35 +5,22 @@ package registering one ``Plugin``, and nothing generic names it."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Generic, Literal, TypeVar
 
 from p2w_rt.replay.derived._pass import Outcome, Tally
+from p2w_rt.replay.derived._plugin_list import known, load
 from p2w_rt.replay.derived._producer import Producer
 from p2w_rt.replay.derived._stream import DerivedStream
 from p2w_runtime.errors import UserError
+from p2w_runtime.installed_plugins import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from p2w_runtime.installed_plugins import PluginLoadError as PluginLoadError
 
 S = TypeVar("S")
 P = TypeVar("P", bound=Producer[Any, Any, Any])
 O = TypeVar("O", bound=Outcome[Any])  # noqa: E741 - the family's outcome type
 T = TypeVar("T", bound=Tally[Any])
-
-PLUGIN_MODULES = "p2w_rt.replay.plugins"
-"""The module naming the plugin packages of each family (``PLUGINS``), read on a family's first lookup: the CLI
-reads the registry lazily, a judge pass imports no classifier, and this generic module names no benchmark."""
-
-
-ENTRY_POINT_GROUP = "p2w_rt.plugins"
-"""Where an installed package names its plugins, as Inspect's do: ``[project.entry-points."p2w_rt.plugins"]``,
-``NAME = "module:OBJECT"``. Each is loaded on the first lookup of a family, after the built-in ones, and registers
-itself when loaded (``register_plugin``), so a benchmark of another package needs no edit of p2w-rt."""
-
-
-class PluginLoadError(UserError):
-    """An installed package's plugin entry point cannot be loaded: named, with the error, in one line."""
 
 
 class OptionError(UserError):
@@ -140,7 +127,6 @@ class Family(Generic[S, P, O, T]):
 
 _FAMILIES: dict[str, Family[Any, Any, Any, Any]] = {}
 _PLUGINS: dict[str, Plugin] = {}
-_loaded: set[str] = set()
 
 
 def register(family: Family[S, P, O, T]) -> Family[S, P, O, T]:
@@ -158,48 +144,19 @@ def register_plugin(plugin: Plugin) -> Plugin:
     return plugin
 
 
-def _known() -> dict[str, tuple[str, ...]]:
-    known: dict[str, tuple[str, ...]] = importlib.import_module(PLUGIN_MODULES).PLUGINS
-    return known
-
-
-def _load(kind: str) -> None:
-    if kind not in _loaded:
-        _loaded.add(kind)
-        for entry in _known().get(kind, ()):
-            module, _, name = entry.partition(":")
-            loaded = importlib.import_module(module)
-            if name:
-                getattr(loaded, name)  # a lazy package's registering name
-        _load_installed()
-
-
-@cache
-def _load_installed() -> None:
-    """Every installed package's plugins (``ENTRY_POINT_GROUP``), once; a plugin of any family registers its kind."""
-    from importlib.metadata import entry_points  # about 45 ms: only when a family is first looked up
-
-    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            entry.load()
-        except Exception as error:  # the plugin's own code: whatever it raises is named, not shown as a traceback
-            where = f"{entry.name} = {entry.value!r} (entry point group {ENTRY_POINT_GROUP})"
-            raise PluginLoadError(f"plugin {where} cannot be loaded: {type(error).__name__}: {error}") from error
-
-
 def plugins(kind: str) -> list[Plugin]:
     """The plugins of family ``kind``, by ``rank`` then registration order."""
-    _load(kind)
+    load(kind)
     return sorted((plugin for plugin in _PLUGINS.values() if plugin.kind == kind), key=lambda p: p.rank)
 
 
 def family(kind: str) -> Family[Any, Any, Any, Any]:
     """The registered family ``kind`` ("judge", "classifier", "retrieval")."""
-    _load(kind)
+    load(kind)
     return _FAMILIES[kind]
 
 
 def families() -> list[Family[Any, Any, Any, Any]]:
-    for kind in _known():
-        _load(kind)
+    for kind in known():
+        load(kind)
     return list(_FAMILIES.values())
