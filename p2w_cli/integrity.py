@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,8 +66,6 @@ def verify(
         Problem,
         append_mark,
         head_digest,
-        load_private_key,
-        load_public_key,
         same_digest,
         verify_store,
         verify_whole_store,
@@ -81,8 +77,12 @@ def verify(
         raise click.UsageError("--sign-key and --trusted-key are for the whole store's check (a RUN's is always full)")
 
     async def _verify() -> Any:
-        key = load_private_key(sign_key) if sign_key is not None else None
-        trusted = load_public_key(trusted_key) if trusted_key is not None else None
+        key = trusted = None
+        if sign_key is not None or trusted_key is not None:  # cryptography, only for a signed check
+            from p2w_runtime.store import load_private_key, load_public_key
+
+            key = load_private_key(sign_key) if sign_key is not None else None
+            trusted = load_public_key(trusted_key) if trusted_key is not None else None
         async with open_db(ctx) as store:
             if rebuild_summaries:
                 await rebuild(store)

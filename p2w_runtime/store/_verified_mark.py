@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from p2w_rt.schemas import NewEvent, StoredEvent, StoreVerified, content_hash
 from p2w_runtime.store._event_store import EventStore, ReadOnlyStore
 from p2w_runtime.store._seal import DIGEST_PREFIX
-from p2w_runtime.store._signing import Signature, sign, valid
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -44,6 +43,8 @@ def mark_digest(mark: StoreVerified) -> str:
 
 
 def signed(mark: StoreVerified, key: Ed25519PrivateKey) -> StoreVerified:
+    from p2w_runtime.store._signing import sign  # cryptography, only for a mark that is signed or checked
+
     signature = sign(key, mark_digest(mark), MARK_SIGNED_PREFIX)
     text = {"signed_by": signature.public_key, "signature": signature.value}
     return mark.model_copy(update={name: base64.b64encode(raw).decode() for name, raw in text.items()})
@@ -57,6 +58,8 @@ def signer(mark: StoreVerified) -> bytes | None:
         key, value = base64.b64decode(mark.signed_by, validate=True), base64.b64decode(mark.signature, validate=True)
     except (binascii.Error, ValueError):
         return None
+    from p2w_runtime.store._signing import Signature, valid
+
     return key if valid(Signature(key, mark_digest(mark), value), MARK_SIGNED_PREFIX) else None
 
 
