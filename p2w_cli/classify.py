@@ -42,8 +42,8 @@ def classify_cmd(
 
     Classifications are appended to the run and cached (prints "cached").
     """
-    from p2w_cli._passes import classify_command
-    from p2w_rt.replay.classify import ClassifyOptions
+    from p2w_cli.render.passes import ClassifyWatch, show_classify_report
+    from p2w_rt.replay.classify import ClassifyOptions, ClassifyReport, classify_runs
 
     options = ClassifyOptions(
         classifier=classifier,
@@ -52,9 +52,16 @@ def classify_cmd(
         plot=plot,
         **pass_fields("classifier", shared),
     )
+    err = terminal_console(stderr=True)
+    watch = ClassifyWatch(options, console, err)
 
-    async def _classify() -> int:
+    async def _classify() -> ClassifyReport:
         async with open_db(ctx) as store:
-            return await classify_command(store, run_refs, options, console, terminal_console(stderr=True))
+            try:
+                return await classify_runs(store, run_refs, options, watch)
+            finally:
+                watch.bars.stop()
 
-    sys.exit(run(_classify()))
+    report = run(_classify())
+    show_classify_report(report, options, console, err)
+    sys.exit(report.exit_code)

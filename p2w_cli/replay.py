@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,7 @@ from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_cli.render.terminal import terminal_console
 
 if TYPE_CHECKING:
-    from p2w_rt.replay.derived import PassOptions, Table
+    from p2w_rt.replay.derived import Table
 
 
 @click.command("replay", cls=PluginCommand, family="judge")
@@ -73,15 +72,13 @@ def replay_cmd(
     The judges' plugins add their options (task configs, profiles, site lists). With --retriever:
     counterfactual retrieval instead, also appended and cached per retriever config.
     """
-    from p2w_cli._passes import replay_command
-    from p2w_rt.replay.derived import PassOptions
-    from p2w_rt.replay.judges import JudgeOptions
+    from p2w_cli.render.passes import JudgeWatch, show_estimates
+    from p2w_rt.replay.judges import JudgeOptions, JudgeReport, judge_runs
 
     if retriever is not None:
         if judge_ids:
             raise click.UsageError("--retriever replays retrieval, --judge judges: give one of them")
-        passed = PassOptions(**pass_fields("judge", shared))
-        _counterfactual(ctx, run_ref, retriever, cf_k, cf_threshold, (history_dir, other_dataset), plot, passed)
+        _counterfactual(ctx, run_ref, retriever, (cf_k, cf_threshold), (history_dir, other_dataset), plot, shared)
         return
     if not judge_ids:
         raise click.UsageError("Missing option '--judge' (or --retriever).")
@@ -93,54 +90,49 @@ def replay_cmd(
         retry_failed=retry_failed,
         **pass_fields("judge", shared),
     )
+    watch = JudgeWatch(options, console, terminal_console(stderr=True))
 
-    async def _replay() -> int:
+    async def _replay() -> JudgeReport:
         async with open_db(ctx) as store:
-            return await replay_command(store, run_ref, options, console, terminal_console(stderr=True))
+            try:
+                return await judge_runs(store, [run_ref], options, watch)
+            finally:
+                watch.bars.stop()
 
-    sys.exit(run(_replay()))
+    report = run(_replay())
+    if options.dry_run:
+        show_estimates(report, options, console)
+    sys.exit(report.exit_code)
 
 
 def _counterfactual(
     ctx: click.Context,
     run_ref: str,
     retriever: str,
-    k: int,
-    threshold: float,
+    search: tuple[int, float],
     history: tuple[Path | None, bool],
     plot: Path | None,
-    passed: PassOptions,
+    shared: dict[str, Any],
 ) -> None:
-    from p2w_cli.render.retrieval_cf import episode_table, totals_line
-    from p2w_rt.replay.retrieval_cf import (
-        CounterfactualOptions,
-        CounterfactualReport,
-        counterfactual_command,
-    )
+    from p2w_cli.render.retrieval_cf import show_report
+    from p2w_rt.replay.retrieval_cf import CounterfactualOptions, CounterfactualReport, counterfactual_runs
 
     options = CounterfactualOptions(
         embedder=retriever,
-        k=k,
-        threshold=threshold,
+        k=search[0],
+        threshold=search[1],
         history_dir=history[0],
         other_dataset=history[1],
-        force=passed.force,
         plot=plot,
-        settings=passed.settings(),
+        **pass_fields("judge", shared),
     )
 
     async def _replay() -> CounterfactualReport:
         async with open_db(ctx) as store:
-            return await counterfactual_command(store, run_ref, options)
+            return await counterfactual_runs(store, [run_ref], options)
 
     report = run(_replay())
-    if passed.as_json:
-        for outcome in report.summary.outcomes:
-            row = {**outcome.payload.model_dump(mode="json"), "cached": outcome.cached}
-            console.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
-    else:
-        console.print(episode_table(report.run, report.summary))
-        console.print(f"{totals_line(report.summary)} ({waited():.2f} s)", highlight=False)
+    show_report(report, console, as_json=options.as_json, seconds=waited())
     sys.exit(report.exit_code)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+from rich.console import Console
 from rich.table import Table
 
 from p2w_cli.render.terminal import cell
-from p2w_rt.replay.retrieval_cf import CounterfactualSummary, recall, totals
+from p2w_rt.replay.retrieval_cf import CounterfactualReport, CounterfactualSummary, recall, totals
 from p2w_runtime.domain import RunInfo
 
 
@@ -48,3 +51,15 @@ def totals_line(summary: CounterfactualSummary) -> str:
         f"history_retrieval_failure removed in {t['retrieval_failures_removed']}, "
         f"added in {t['retrieval_failures_added']}; {summary.cached} cached"
     )
+
+
+def show_report(report: CounterfactualReport, out: Console, *, as_json: bool, seconds: float) -> None:
+    """``replay --retriever``: per run, one JSON object per episode, or its table and totals line (with the wait)."""
+    for result in report.runs:
+        if as_json:
+            for outcome in result.summary.outcomes:
+                row = {**outcome.payload.model_dump(mode="json"), "cached": outcome.cached}
+                out.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
+        else:
+            out.print(episode_table(result.run, result.summary))
+            out.print(f"{totals_line(result.summary)} ({seconds:.2f} s)", highlight=False)

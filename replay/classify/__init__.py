@@ -2,7 +2,7 @@
 docs/design/classification.md."""
 
 from p2w_rt.replay.classify._base import Classifier, ErrorLabels, UnknownClassifier, navigation_label
-from p2w_rt.replay.classify._command import ClassifyOptions, classify_runs, outcome_json
+from p2w_rt.replay.classify._command import ClassifyOptions, ClassifyReport, classify_runs, outcome_json
 from p2w_rt.replay.classify._hallucination import Constraint, applied_constraints, hallucination
 from p2w_rt.replay.classify._history_use import Target, history_use, targets
 from p2w_rt.replay.classify._labels import ALL_LABELS, HISTORY_RETRIEVAL_FAILURE
@@ -30,6 +30,7 @@ __all__ = [
     "Classifier",
     "ClassifyAborted",
     "ClassifyOutcome",
+    "ClassifyReport",
     "ClassifySummary",
     "Constraint",
     "ErrorSummary",

@@ -1,15 +1,18 @@
-"""What ``p2w-rt classify`` asks of the library: the options, and classifying runs with them (data, no output)."""
+"""What ``p2w-rt classify`` asks of the library: the options, and classifying runs with them through the families'
+one entry (``replay.derived.run_family``), the error summary and its chart included (data, no output)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
+from p2w_rt.replay.classify._base import Classifier
+from p2w_rt.replay.classify._plot import plot_summary
 from p2w_rt.replay.classify._registry import CLASSIFIERS, ClassifyOutcome, ClassifySummary, make_classifier
-from p2w_rt.replay.derived import PassOptions, run_pass
+from p2w_rt.replay.classify._summary import ErrorSummary, summarize
+from p2w_rt.replay.derived import FamilyReport, PassOptions, PassWatch, run_family
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
 
@@ -19,6 +22,14 @@ class ClassifyOptions(PassOptions):
     classifier: str = field(default_factory=lambda: CLASSIFIERS.default)
     summary: bool = False
     per_run: bool = False
+    plot: Path | None = None
+
+
+@dataclass(frozen=True)
+class ClassifyReport(FamilyReport[ClassifySummary]):
+    """The classifying passes, and with ``summary`` or ``plot`` the error summary (``errors``) and the chart written."""
+
+    errors: ErrorSummary | None = None
     plot: Path | None = None
 
 
@@ -41,27 +52,19 @@ def outcome_json(info: RunInfo, outcome: ClassifyOutcome) -> dict[str, Any]:
 
 async def classify_runs(
     store: EventStore,
-    runs: list[RunInfo],
+    run_refs: Sequence[str],
     options: ClassifyOptions,
-    on_outcome: Callable[[RunInfo, ClassifyOutcome], None] | None = None,
-    on_done: Callable[[RunInfo, ClassifySummary], None] | None = None,
-) -> list[tuple[RunInfo, ClassifySummary]]:
-    """Classify each run (cached); the LLM client is built on first need and closed after."""
-    classifier = make_classifier(options.classifier, options.settings())
-    results: list[tuple[RunInfo, ClassifySummary]] = []
-    async with options.llm_factory() as llm:
-        for info in runs:
-            summary = await run_pass(
-                CLASSIFIERS,
-                store,
-                info.run_id,
-                [classifier],
-                llm=llm,
-                concurrency=options.concurrency,
-                force=options.force,
-                on_outcome=None if on_outcome is None else partial(on_outcome, info),
-            )
-            results.append((info, summary))
-            if on_done is not None:
-                on_done(info, summary)
-    return results
+    watch: PassWatch[ClassifyOutcome, ClassifySummary] | None = None,
+) -> ClassifyReport:
+    """Classify each run (cached); then the error summary, and its chart written to ``options.plot``."""
+
+    async def classifier(info: RunInfo) -> list[Classifier[Any]]:
+        return [make_classifier(options.classifier, options.settings())]
+
+    report = await run_family(store, CLASSIFIERS, run_refs, options, classifier, watch)
+    errors, plot = None, None
+    if options.summary or options.plot:
+        errors = summarize([(r.run, r.summary) for r in report.runs], per_run=options.per_run)
+        if options.plot:
+            plot = plot_summary(errors, options.plot)
+    return ClassifyReport(report.kind, report.runs, errors, plot)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from p2w_rt.replay.classify import ClassifyOptions, ErrorSummary, classify_runs, plot_summary, summarize
+from p2w_rt.replay.classify import ClassifyOptions, ErrorSummary, classify_runs
 from p2w_rt.replay.derived import LlmFactory, PassSettings, run_pass
 from p2w_rt.replay.diff import RunDiff, diff_refs
 from p2w_rt.replay.judges import JUDGES, JudgeSummary, make_judge
@@ -125,8 +125,10 @@ async def demo_data(
     rules = await metrics_report(store, runs, judge=RULES_JUDGE, by=by, plot=out_dir / "levels.png")
     llm = await metrics_report(store, runs, judge=LLM_JUDGE, by=by, plot=None) if llm_judged else None
     infos = [await find_run(store, ref) for ref in runs]
-    errors = summarize(await classify_runs(store, infos, ClassifyOptions()), per_run=True)
-    errors_png = plot_summary(errors, out_dir / "errors.png")
+    options = ClassifyOptions(summary=True, per_run=True, plot=out_dir / "errors.png")
+    classified = await classify_runs(store, [info.run_id for info in infos], options)
+    assert classified.errors is not None and classified.plot is not None  # asked for by ``options``
+    errors, errors_png = classified.errors, classified.plot
     diff = None
     if len(infos) >= 2:
         diff = await diff_refs(db, infos[0].label, infos[1].label, judge=RULES_JUDGE)

@@ -1,6 +1,7 @@
 """Results derived from recorded episodes (judgments, classifications, and the next ones): the ``Producer``
 base every producer subclasses, the one registry of families and plugins the CLI reads, the per-run stream
-results live in, and the one pass that makes them (``run_pass``). ``replay.judges``, ``replay.classify`` and
+results live in, the one pass that makes them (``run_pass``) and the one entry every family is driven through
+(``run_family``). ``replay.judges``, ``replay.classify`` and
 ``replay.retrieval_cf`` add only what is theirs: the verdict, the payload, how one episode is done; the
 benchmarks add their producers as plugins."""
 
@@ -12,6 +13,7 @@ from p2w_runtime.lazy import lazy_names
 
 if TYPE_CHECKING:
     from p2w_rt.replay.derived._command import PassOptions
+    from p2w_rt.replay.derived._entry import FamilyReport, MakeProducers, PassWatch, RunResult, resolve_runs, run_family
     from p2w_rt.replay.derived._pass import Outcome, Tally
     from p2w_rt.replay.derived._producer import (
         LlmFactory,
@@ -54,12 +56,15 @@ __all__ = [
     "DerivedRecord",
     "DerivedStream",
     "Family",
+    "FamilyReport",
     "LlmFactory",
+    "MakeProducers",
     "MetricsTables",
     "OptionError",
     "Outcome",
     "PassOptions",
     "PassSettings",
+    "PassWatch",
     "Plugin",
     "PluginLoadError",
     "PluginOption",
@@ -67,6 +72,7 @@ __all__ = [
     "Producer",
     "ProducerConfig",
     "ProducerError",
+    "RunResult",
     "StructuredLlm",
     "Table",
     "TableMaker",
@@ -80,12 +86,20 @@ __all__ = [
     "register",
     "register_plugin",
     "register_tables",
+    "resolve_runs",
     "run_heads",
+    "run_family",
     "run_pass",
 ]
 
 _MODULES = {
     "PassOptions": "_command",
+    "FamilyReport": "_entry",
+    "MakeProducers": "_entry",
+    "PassWatch": "_entry",
+    "RunResult": "_entry",
+    "resolve_runs": "_entry",
+    "run_family": "_entry",
     "Outcome": "_pass",
     "Tally": "_pass",
     "LlmFactory": "_producer",

@@ -1,4 +1,5 @@
-"""What ``p2w-rt replay`` and ``p2w-rt classify`` share: the LLM endpoint options and the settings they make."""
+"""What every family's entry takes (``run_family``): the LLM endpoint options, the pass switches and the settings
+they make."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class PassOptions:
-    """The endpoint, settings and pass switches both commands take (a subclass adds its own)."""
+    """The endpoint, settings and pass switches every family's entry takes (a subclass adds its own)."""
 
     model: str = DEFAULT_MODEL
     base_url: str | None = None
@@ -24,6 +25,7 @@ class PassOptions:
     temperature: float | None = None
     concurrency: int = 8
     force: bool = False
+    retry_failed: bool = False
     as_json: bool = False
     plugins: tuple[object, ...] = ()
     """The plugins' settings, from their options (``Family.settings``)."""

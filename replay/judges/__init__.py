@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         llm_fields,
     )
     from p2w_rt.replay.judges._candidates import reasoned_steps
-    from p2w_rt.replay.judges._command import JudgeOptions
+    from p2w_rt.replay.judges._command import JudgeOptions, JudgeReport, judge_runs
     from p2w_rt.replay.judges._estimate import JudgeEstimate, estimate_replay
     from p2w_rt.replay.judges._family import JUDGES, JudgeOutcome, JudgeSummary, ReplayAborted, make_judge
     from p2w_rt.replay.judges._goal import goal_of
@@ -67,6 +67,7 @@ __all__ = [
     "OutcomeBasedRulesJudge",
     "ReplayAborted",
     "JudgeOptions",
+    "JudgeReport",
     "JudgeSummary",
     "RubricLlmJudge",
     "RubricRulesJudge",
@@ -79,6 +80,7 @@ __all__ = [
     "episode_judgments",
     "estimate_replay",
     "goal_of",
+    "judge_runs",
     "judgment_stream",
     "llm_fields",
     "make_judge",
@@ -102,6 +104,8 @@ _MODULES = {
     "llm_fields": "_base",
     "reasoned_steps": "_candidates",
     "JudgeOptions": "_command",
+    "JudgeReport": "_command",
+    "judge_runs": "_command",
     "JudgeEstimate": "_estimate",
     "estimate_replay": "_estimate",
     "JUDGES": "_family",

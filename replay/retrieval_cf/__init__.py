@@ -4,7 +4,7 @@ searched again offline with another embedder, k or threshold, and the ground tru
 from p2w_rt.replay.retrieval_cf._command import (
     CounterfactualOptions,
     CounterfactualReport,
-    counterfactual_command,
+    counterfactual_runs,
     recall,
     totals,
 )
@@ -18,7 +18,7 @@ __all__ = [
     "CounterfactualRetrieval",
     "CounterfactualSummary",
     "RetrievalSettings",
-    "counterfactual_command",
+    "counterfactual_runs",
     "recall",
     "totals",
 ]

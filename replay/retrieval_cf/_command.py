@@ -1,4 +1,5 @@
-"""What ``p2w-rt replay RUN --retriever EMBEDDER`` does: build the retriever, run the pass, write the plot.
+"""What ``p2w-rt replay RUN --retriever EMBEDDER`` asks of the library: the options, and the counterfactual pass over
+runs through the families' one entry (``replay.derived.run_family``), the recall plot included.
 
 It returns the data; ``p2w_cli.render.retrieval_cf`` turns it into the table and totals line the CLI prints.
 """
@@ -6,22 +7,24 @@ It returns the data; ``p2w_cli.render.retrieval_cf`` turns it into the table and
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from p2w_rt.replay.derived import PassSettings, run_pass
-from p2w_rt.replay.retrieval_cf._pass import RETRIEVALS, CounterfactualSummary
+from p2w_rt.replay.derived import FamilyReport, PassOptions, PassWatch, run_family
+from p2w_rt.replay.retrieval_cf._pass import RETRIEVALS, CounterfactualOutcome, CounterfactualSummary
 from p2w_rt.replay.retrieval_cf._plot import plot_recall
 from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
 from p2w_rt.schemas import RetrievalCounterfactual
-from p2w_runtime.domain import RunInfo, find_run, run_banks
+from p2w_runtime.domain import RunInfo, run_banks
+from p2w_runtime.errors import UserError
 from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
 
 
 @dataclass(frozen=True)
-class CounterfactualOptions:
+class CounterfactualOptions(PassOptions):
     embedder: str
     """sentence-transformers name or path; ``default`` is the bundled all-MiniLM-L6-v2."""
     k: int = DEFAULT_K
@@ -30,35 +33,40 @@ class CounterfactualOptions:
     """Instead of the banks the run carries (checked to hold the same, unless ``other_dataset``)."""
     other_dataset: bool = False
     cache_dir: Path | None = None
-    force: bool = False
     plot: Path | None = None
-    settings: PassSettings = field(default_factory=PassSettings)
+    """Recorded vs counterfactual recall per kind of value (PNG); of one run."""
 
 
 @dataclass(frozen=True)
-class CounterfactualReport:
-    run: RunInfo
-    summary: CounterfactualSummary
+class CounterfactualReport(FamilyReport[CounterfactualSummary]):
+    """The counterfactual passes, and the plot written (``options.plot``)."""
 
-    @property
-    def exit_code(self) -> int:
-        """1 when an episode could not be evaluated."""
-        return 1 if self.summary.failed else 0
+    plot: Path | None = None
 
 
-async def counterfactual_command(
-    store: EventStore, run_ref: str, options: CounterfactualOptions
+async def counterfactual_runs(
+    store: EventStore,
+    run_refs: Sequence[str],
+    options: CounterfactualOptions,
+    watch: PassWatch[CounterfactualOutcome, CounterfactualSummary] | None = None,
 ) -> CounterfactualReport:
-    """Run the pass over ``run_ref`` (and write ``options.plot``); user errors come before anything is written."""
-    run = await find_run(store, run_ref)
-    retriever = await _retriever(store, run, options)
-    settings = RetrievalSettings(retriever, options.k, options.threshold, options.settings)
-    producer = CounterfactualRetrieval(settings)
-    summary = await run_pass(RETRIEVALS, store, run.run_id, [producer], concurrency=1, force=options.force)
+    """Run the pass over each run (and write ``options.plot``); user errors come before anything is written."""
+    if options.plot is not None and len(run_refs) != 1:
+        raise UserError(f"a recall plot is of one run; {len(run_refs)} given")
+    made: list[CounterfactualRetrieval] = []
+
+    async def producer(info: RunInfo) -> list[CounterfactualRetrieval]:
+        retriever = await _retriever(store, info, options)
+        made.append(
+            CounterfactualRetrieval(RetrievalSettings(retriever, options.k, options.threshold, options.settings()))
+        )
+        return made[-1:]
+
+    report = await run_family(store, RETRIEVALS, run_refs, options, producer, watch)
     if options.plot is not None:
-        c = producer.config
-        plot_recall(summary, options.plot, f"{c.model_id} k={c.k} t={c.threshold}")
-    return CounterfactualReport(run, summary)
+        c = made[0].config
+        plot_recall(report.runs[0].summary, options.plot, f"{c.model_id} k={c.k} t={c.threshold}")
+    return CounterfactualReport(report.kind, report.runs, options.plot)
 
 
 async def _retriever(store: EventStore, run: RunInfo, options: CounterfactualOptions) -> HistoryRetriever:
