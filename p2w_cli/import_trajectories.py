@@ -4,57 +4,39 @@ recorded run."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from p2w_cli._common import RUN_LABEL, open_db, run, terminal_progress
+from p2w_cli._registry_choice import RegistryChoice, RegistryOption
 from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
 
-if TYPE_CHECKING:
-    from click.shell_completion import CompletionItem
+
+def _format_names() -> list[str]:
+    from p2w_runtime.importers import import_formats
+
+    return list(import_formats())
 
 
-class ImportFormatChoice(click.ParamType[str]):
-    """``--format``: one name of ``p2w_runtime.importers.import_formats()``, looked up when the option is given (or
-    its help shown), so that loading this command imports no importer and no installed plugin."""
+def _formats_help() -> str:
+    from p2w_runtime.importers import import_formats
 
-    name = "format"
-
-    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
-        return "FORMAT"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from p2w_runtime.importers import import_formats
-
-        known = import_formats()
-        if value not in known:
-            self.fail(f"{value!r} is not one of {', '.join(map(repr, known))}.", param, ctx)
-        return str(value)
-
-    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        from click.shell_completion import CompletionItem
-
-        from p2w_runtime.importers import import_formats
-
-        return [CompletionItem(name) for name in import_formats() if name.startswith(incomplete)]
-
-
-class ImportFormatOption(click.Option):
-    """``--format`` whose help lists every format with its help line, read from the registry when help is shown."""
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        from p2w_runtime.importers import import_formats
-
-        listed = "; ".join(f"{f.name}: {f.help}" for f in import_formats().values())
-        self.help = f"Which runner wrote the files ({listed})."
-        return super().get_help_record(ctx)
+    listed = "; ".join(f"{f.name}: {f.help}" for f in import_formats().values())
+    return f"Which runner wrote the files ({listed})."
 
 
 @click.command("import-trajectories")
-@click.option("--format", "fmt", cls=ImportFormatOption, required=True, type=ImportFormatChoice())
+@click.option(
+    "--format",
+    "fmt",
+    cls=RegistryOption,
+    described=_formats_help,
+    required=True,
+    type=RegistryChoice("FORMAT", _format_names),
+)
 @click.option(
     "--tasks",
     "tasks_dir",

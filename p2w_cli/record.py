@@ -1,4 +1,5 @@
-"""`record`: run the personalized agent in Chromium and record every step as events."""
+"""`record`: run an agent in Chromium (the personalized one, or ``--agent NAME`` of ``p2w_runtime.integrations``, or
+``--exec CMD``) and record every step as events."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
+from p2w_cli._registry_choice import RegistryChoice, RegistryOption
 from p2w_cli.progress import EpisodeLines
 from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
@@ -118,14 +120,27 @@ def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> 
     return "no-history"
 
 
+def _agent_names() -> list[str]:
+    from p2w_runtime.integrations import agents
+
+    return list(agents())
+
+
+def _agents_help() -> str:
+    """Each agent with its help line: the built-in ones and installed plugins' (``p2w_runtime.integrations``)."""
+    from p2w_runtime.integrations import agents
+
+    return " ".join(f"{a.name}: {a.help}" for a in agents().values())
+
+
 @click.command("record")
 @click.option(
     "--agent",
-    type=click.Choice(["own", "browser-use"]),
+    cls=RegistryOption,
+    described=_agents_help,
+    type=RegistryChoice("AGENT", _agent_names),
     default="own",
     show_default=True,
-    help="own: p2w-rt's personalized agent. browser-use: Browser-Use's Agent, recorded live (the browser-use extra; "
-    "schemes no-history and on-demand, no --worker).",
 )
 @click.option(
     "--exec",
@@ -252,10 +267,11 @@ def record_cmd(
     har: bool,
     page_timeout: float,
 ) -> None:
-    """Record one run of the personalized agent: one episode per task, every step as events."""
+    """Record one run of an agent (the personalized one unless --agent or --exec): one episode per task, every
+    step as events."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress, record
+    from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress
     from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.llm import RetryPolicy
 
@@ -335,11 +351,9 @@ def record_cmd(
                             from p2w_runtime.exec import record_exec
 
                             return await record_exec(store, request, command, on_progress, hosting=DemoHosting())
-                        if agent == "browser-use":
-                            from p2w_runtime.integrations.browser_use import record_browser_use
+                        from p2w_runtime.integrations import agent as integration
 
-                            return await record_browser_use(store, request, on_progress, hosting=DemoHosting())
-                        return await record(store, request, on_progress, hosting=DemoHosting())
+                        return await integration(agent).record(store, request, on_progress, hosting=DemoHosting())
                     except UserError:  # e.g. a Chromium that will not start: found before any event
                         empty = fresh and not await store.list_streams()
                         raise

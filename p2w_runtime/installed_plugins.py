@@ -1,7 +1,8 @@
 """Plugins of installed packages, named under one entry point group and loaded once by whichever registry is asked
-first: the judge registry (``replay.derived``), the metrics tables or the import formats
-(``p2w_runtime.importers``). It lives at the runtime's floor so that the importers, which never import ``replay``,
-load the same plugins; one entry point object may register a judge, a metrics table and an import format."""
+first: the judge registry (``replay.derived``), the metrics tables, the import formats (``p2w_runtime.importers``)
+or the agents (``p2w_runtime.integrations``). It lives at the runtime's floor so that the importers and the
+recorders, which never import ``replay``, load the same plugins; one entry point object may register a judge, a
+metrics table, an import format and an agent."""
 
 from __future__ import annotations
 

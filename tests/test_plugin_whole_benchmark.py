@@ -1,8 +1,8 @@
 """A whole benchmark from another package (issue 38): one installed distribution whose one entry point (group
-``p2w_rt.plugins``) adds a judge, a metrics table and an import format, with no edit of p2w-rt. Its runner's file
-is imported, judged and tabulated through the real ``p2w-rt`` command; an unknown format and a plugin that cannot
-load each stop in one line. The distribution is real metadata on ``PYTHONPATH``, as ``test_plugin_entry_points``
-installs it."""
+``p2w_rt.plugins``) adds a judge, a metrics table, an import format and an agent, with no edit of p2w-rt. Its
+runner's file is imported, judged and tabulated, and its agent records a run, through the real ``p2w-rt`` command;
+an unknown format or agent and a plugin that cannot load each stop in one line. The distribution is real metadata
+on ``PYTHONPATH``, as ``test_plugin_entry_points`` installs it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ from p2w_rt.replay.derived import (
 )
 from p2w_rt.replay.judges import Judge, JudgeContext, Scorecard, read_judgments
 from p2w_rt.schemas import Evidence, ParsedAction
+from p2w_runtime.agent import EpisodeOutcome, RecordSummary
+from p2w_runtime.errors import UserError
 from p2w_runtime.importers import Header, ImportFormat, TrajectoryImportError, register_format
+from p2w_runtime.integrations import AgentIntegration, register_agent
+from p2w_runtime.recording import load_tasks, open_run
 
 
 class StepsConfig(ProducerConfig):
@@ -94,10 +98,30 @@ def emit(file, builder, *, phase, captcha, runner=None):
     builder.finished(end_reason=end, answer=file.answer, final_url=file.steps[-1].url, steps=len(file.steps))
 
 
+async def record_fixed_stop(store, request, progress, *, hosting):
+    """The outside agent: visits nothing, answers each task with the same stop, through the recording API."""
+    if request.worker or request.resume:
+        raise UserError("--agent fixed-stop records a new run with --concurrency, not --worker or --resume")
+    tasks = load_tasks(request.tasks_dir)
+    outcomes = []
+    async with await open_run(
+        store, label=request.label or f"fixed-stop-{request.model}", agent="fixed-stop", model=request.model,
+        tasks=tasks, only=request.task_ids or None, history=request.history_dir,
+    ) as run:
+        for task in run.todo():
+            async with run.episode(task) as episode:
+                await episode.observe(url=task.start_url, title="not visited")
+                await episode.action("stop [nothing to buy]", ParsedAction(name="stop", args=["nothing to buy"]))
+                end = await episode.end("answered", "nothing to buy")
+            outcomes.append(EpisodeOutcome(episode.stream, task.task_id, end.end_reason, end.answer, end.steps))
+    return RecordSummary(run.run_id, run.label, 0, outcomes)
+
+
 register_plugin(Plugin(name="outside-bench", kind="judge", producers=(StepsJudge,)))
 register_tables(MetricsTables("outside-bench", frozenset({StepsJudge.id}), steps_tables))
 PLUGIN = register_format(ImportFormat("outside-steps", "the outside runner: one JSON file per task", "outside-agent",
                                       parse, header, emit))
+register_agent(AgentIntegration("fixed-stop", "another package's agent: answers each task at once.", record_fixed_stop))
 '''
 
 RUNNER_FILE = {
@@ -187,3 +211,53 @@ def test_a_plugin_that_cannot_load_stops_import_and_metrics_in_one_line(tmp_path
         (line,) = failed.stderr.splitlines()
         assert "plugin outside = 'outside_bench_gone:PLUGIN'" in line and "ModuleNotFoundError" in line, command
     assert "outside-run" not in p2w(site, db, "runs").stdout, "nothing was imported"
+
+
+def _record_args(*options: str) -> list[str]:
+    return ["record", "--agent", "fixed-stop", "--model", "outside-model", "--task", "Lena_Fischer_A1", *options]
+
+
+def test_an_installed_agent_records_a_run_that_lists_verifies_and_judges(tmp_path: Path) -> None:
+    site, db = tmp_path / "site", tmp_path / "runs.db"
+    install(site, "outside = outside_bench:PLUGIN", PLUGIN)
+    listed = p2w(site, db, "record", "--help")
+    assert listed.returncode == 0 and "fixed-stop: another package's agent" in " ".join(listed.stdout.split())
+
+    recorded = p2w(site, db, *_record_args("--label", "outside-agent-run"))  # the bundled sample tasks
+    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.stdout.startswith("recorded outside-agent-run (") and "1 episode; 1 answered" in recorded.stdout
+    runs = p2w(site, db, "runs")
+    (line,) = [line for line in runs.stdout.splitlines() if "outside-agent-run" in line]
+    assert "fixed-stop" in line and "outside-model" in line and "completed" in line, runs.stdout
+    verified = p2w(site, db, "verify", "outside-agent-run")
+    assert verified.returncode == 0 and verified.stdout.startswith("ok: 2 streams"), verified.stdout + verified.stderr
+    shown = p2w(site, db, "show", "outside-agent-run")
+    assert "Lena_Fischer_A1" in shown.stdout and "answered" in shown.stdout, shown.stderr
+    judged = p2w(site, db, "replay", "outside-agent-run", "--judge", "outside-steps", "--json")
+    assert judged.returncode == 0, judged.stderr
+    (row,) = [json.loads(line) for line in judged.stdout.splitlines() if line.startswith("{")]
+    assert (row["task_id"], row["points"]) == ("Lena_Fischer_A1", {"steps": 1})
+
+
+def test_an_installed_agent_refuses_what_it_does_not_record_before_anything_is_written(tmp_path: Path) -> None:
+    site, db = tmp_path / "site", tmp_path / "runs.db"
+    install(site, "outside = outside_bench:PLUGIN", PLUGIN)
+    refused = p2w(site, db, *_record_args("--worker", "--label", "w"))
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    (line,) = refused.stderr.splitlines()
+    assert "--agent fixed-stop records a new run" in line
+    assert not db.exists(), "nothing written, no empty database left"
+
+
+def test_an_unknown_agent_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    site, db = tmp_path / "site", tmp_path / "runs.db"
+    install(site, "outside = outside_bench:PLUGIN", PLUGIN)
+    unknown = p2w(site, db, "record", "--agent", "no-such-agent", "--model", "m")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    (line,) = [line for line in unknown.stderr.splitlines() if line.startswith("Error")]
+    assert (
+        line == "Error: Invalid value for '--agent': 'no-such-agent' is not one of 'own', 'browser-use', 'fixed-stop'."
+    )
+    uninstalled = p2w(tmp_path / "empty", db, *_record_args())
+    assert uninstalled.returncode == 2 and "'fixed-stop' is not one of 'own', 'browser-use'." in uninstalled.stderr
+    assert not db.exists()
