@@ -36,16 +36,4 @@ class AgentConfig:
         one it left out reads as ``RunConfig``'s default, which is this class's (tests/test_run_config.py)."""
         if not any(config.given(f.name) for f in fields(cls)):
             return None
-        return cls(
-            scheme=config.scheme,
-            max_steps=config.max_steps,
-            k=config.k,
-            threshold=config.threshold,
-            max_pre_queries=config.max_pre_queries,
-            max_invalid=config.max_invalid,
-            max_repeats=config.max_repeats,
-            observation_chars=config.observation_chars,
-            page_timeout_s=config.page_timeout_s,
-            capture_links=config.capture_links,
-            har_bodies=config.har_bodies,
-        )
+        return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
