@@ -159,7 +159,7 @@ def metrics_cmd(
     from p2w_runtime.domain import find_run
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
-    providers = metrics_tables()
+    providers = list(metrics_tables().values())
     owned = {judge_id for provider in providers for judge_id in provider.judges}
 
     async def _metrics() -> None:

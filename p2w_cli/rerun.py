@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -17,9 +17,11 @@ from p2w_cli.render.words import counted
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
-    from p2w_runtime.exec import ExecEpisode, ExecReport
-    from p2w_runtime.rerun import Mismatch, ReplayedEpisode
+    from p2w_runtime.exec import ExecReport
+    from p2w_runtime.rerun import Mismatch, ReplayedEpisode, RerunReport
     from p2w_runtime.store import EventStore
+
+R = TypeVar("R")
 
 
 @click.command("rerun")
@@ -68,8 +70,9 @@ def rerun_cmd(
 
     Observations come from the recorded events, LLM answers from the recorded calls with the same fingerprint
     and ordinal; the first decision that differs (prompt, action, history query, hits, end) is reported.
-    A run another agent recorded is re-executed by that agent: --exec CMD; a Browser-Use run (record --agent
-    browser-use) re-executes Browser-Use in this process, its model calls served from the recording.
+    RUN is re-executed by the agent integration that recorded it (record --agent): p2w-rt's agent, Browser-Use
+    (in this process, its model calls served from the recording) or an installed plugin's; an agent that runs as
+    a command, by --exec CMD.
     """
     if command is not None:
         if record_as or recorded_retrieval or history_dir:
@@ -80,15 +83,9 @@ def rerun_cmd(
         return
     if restore:
         raise click.UsageError("--restore har serves pages to an agent run with --exec CMD")
-    if _by_browser_use(ctx, run_ref):
-        if record_as or recorded_retrieval or history_dir:
-            raise click.UsageError(
-                "a Browser-Use run is re-executed against its recording as it is: no --record-as, "
-                "--recorded-retrieval, --history"
-            )
-        _rerun_browser_use(ctx, run_ref, task_ids, as_json)  # exits
-        return
-    from p2w_runtime.rerun import RerunOptions, RerunReport, rerun
+    from p2w_runtime.demo.sites import DemoHosting
+    from p2w_runtime.integrations import rerun_recorded
+    from p2w_runtime.rerun import RerunOptions, RerunReport
 
     options = RerunOptions(
         task_ids=task_ids,
@@ -99,12 +96,30 @@ def rerun_cmd(
         cache_dir=cache_dir,
     )
 
-    async def _rerun() -> RerunReport:
+    def go(store: EventStore, told: Callable[[ReplayedEpisode], None]) -> Awaitable[RerunReport | ExecReport]:
+        return rerun_recorded(store, run_ref, options, told, hosting=DemoHosting())
+
+    report = _re_executed(ctx, go)
+    if isinstance(report, RerunReport):
+        _echo_own(report, record_as, as_json)
+    else:
+        _echo_exec(report, as_json)
+    sys.exit(0 if report.identical else 1)
+
+
+def _re_executed(ctx: click.Context, go: Callable[[EventStore, Callable[[ReplayedEpisode], None]], Awaitable[R]]) -> R:
+    """``go`` (the run re-executed episode by episode) against the open store, with a progress line per episode."""
+
+    async def _go() -> R:
         async with open_db(ctx) as store:
             with bar_or_lines("re-executing") as say:
-                return await rerun(store, run_ref, options, _told(say))
+                return await go(store, _told(say))
 
-    report = run(_rerun())
+    return run(_go())
+
+
+def _echo_own(report: RerunReport, record_as: str | None, as_json: bool) -> None:
+    """The own agent's report: the divergence of each episode, and the run ``--record-as`` wrote."""
     if as_json:
         echo_json(
             {
@@ -116,13 +131,12 @@ def rerun_cmd(
                 "episodes": [e.as_dict() for e in report.episodes],
             }
         )
-    else:
-        _echo_headline(f"rerun of {report.run.label} ({report.run.run_id})", report.episodes)
-        for episode in report.episodes:
-            _echo_episode(episode.task_id, episode.mismatch)
-        if report.recorded_run_id:
-            click.echo(safe(f"recorded as {options.record_as} ({report.recorded_run_id})"))
-    sys.exit(0 if report.identical else 1)
+        return
+    _echo_headline(f"rerun of {report.run.label} ({report.run.run_id})", report.episodes)
+    for episode in report.episodes:
+        _echo_episode(episode.task_id, episode.mismatch)
+    if report.recorded_run_id:
+        click.echo(safe(f"recorded as {record_as} ({report.recorded_run_id})"))
 
 
 def _told(say: Callable[[str], None]) -> Callable[[ReplayedEpisode], None]:
@@ -169,51 +183,18 @@ def _rerun_exec(
     """``--exec``: the recording agent's command, once per episode, against the replay endpoint."""
     from p2w_runtime.exec import rerun_exec
 
-    def go(store: EventStore, told: Callable[[ExecEpisode], None]) -> Awaitable[ExecReport]:
+    def go(store: EventStore, told: Callable[[ReplayedEpisode], None]) -> Awaitable[ExecReport]:
         return rerun_exec(
             store, run_ref, command, task_ids, timeout_s=timeout_s, restore_har=restore_har, progress=told
         )
 
-    _report_exec(ctx, go, as_json)
+    report = _re_executed(ctx, go)
+    _echo_exec(report, as_json)
+    sys.exit(0 if report.identical else 1)
 
 
-def _by_browser_use(ctx: click.Context, run_ref: str) -> bool:
-    """Whether ``record --agent browser-use`` recorded the run: ``rerun`` re-executes Browser-Use itself."""
-    from p2w_runtime.domain import find_run
-    from p2w_runtime.integrations.browser_use import AGENT
-
-    async def _agent() -> str:
-        async with open_db(ctx, create=False) as store:
-            return (await find_run(store, run_ref)).started.agent
-
-    return run(_agent()) == AGENT
-
-
-def _rerun_browser_use(ctx: click.Context, run_ref: str, task_ids: tuple[str, ...], as_json: bool) -> None:
-    """Browser-Use re-executed in this process on the demo sites, its model calls served from the recording."""
-    from p2w_runtime.demo.sites import DemoHosting
-    from p2w_runtime.exec import rerun_browser_use
-
-    def go(store: EventStore, told: Callable[[ExecEpisode], None]) -> Awaitable[ExecReport]:
-        return rerun_browser_use(store, run_ref, task_ids, hosting=DemoHosting(), progress=told)
-
-    _report_exec(ctx, go, as_json)
-
-
-def _report_exec(
-    ctx: click.Context,
-    go: Callable[[EventStore, Callable[[ExecEpisode], None]], Awaitable[ExecReport]],
-    as_json: bool,
-) -> None:
-    """Run ``go`` (an outside agent re-executed per episode) with progress lines, report it and exit 1 on a
-    divergence."""
-
-    async def _go() -> ExecReport:
-        async with open_db(ctx, create=False) as store:
-            with bar_or_lines("re-executing") as say:
-                return await go(store, _told(say))
-
-    report = run(_go())
+def _echo_exec(report: ExecReport, as_json: bool) -> None:
+    """An outside agent's report (through its command, or in process): each episode's divergence and exit."""
     if as_json:
         echo_json(
             {
@@ -225,14 +206,13 @@ def _report_exec(
                 "episodes": [e.as_dict() for e in report.episodes],
             }
         )
-    else:
-        how = f"through `{report.command}`" if report.command else "in process"
-        _echo_headline(
-            f"rerun of {report.run.label} ({report.run.run_id}) by {report.run.started.agent} {how}", report.episodes
-        )
-        for episode in report.episodes:
-            _echo_episode(episode.task_id, episode.mismatch)
-            if not episode.identical and episode.returncode != 0:
-                ended = "was killed at its timeout" if episode.returncode is None else f"exited {episode.returncode}"
-                click.echo(safe(f"      the agent {ended}: {episode.stderr_tail}"))
-    sys.exit(0 if report.identical else 1)
+        return
+    how = f"through `{report.command}`" if report.command else "in process"
+    _echo_headline(
+        f"rerun of {report.run.label} ({report.run.run_id}) by {report.run.started.agent} {how}", report.episodes
+    )
+    for episode in report.episodes:
+        _echo_episode(episode.task_id, episode.mismatch)
+        if not episode.identical and episode.returncode != 0:
+            ended = "was killed at its timeout" if episode.returncode is None else f"exited {episode.returncode}"
+            click.echo(safe(f"      the agent {ended}: {episode.stderr_tail}"))

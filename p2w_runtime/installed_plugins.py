@@ -6,6 +6,9 @@ metrics table, an import format and an agent."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 
 from p2w_runtime.errors import UserError
@@ -20,6 +23,25 @@ class PluginLoadError(UserError):
     """An installed package's plugin entry point cannot be loaded: named, with the error, in one line."""
 
 
+_INSTALLING: ContextVar[bool] = ContextVar("installing", default=False)
+
+
+@contextmanager
+def installing() -> Iterator[None]:
+    """While installed plugins load: what they register is theirs (``from_installed``), listed after the built-in
+    entries even of a registry whose built-in entries load later (the metrics tables, on their first lookup)."""
+    token = _INSTALLING.set(True)
+    try:
+        yield
+    finally:
+        _INSTALLING.reset(token)
+
+
+def from_installed() -> bool:
+    """Whether what is registered now comes from an installed package's plugin."""
+    return _INSTALLING.get()
+
+
 @cache
 def load_installed() -> None:
     """Every installed package's plugins (``ENTRY_POINT_GROUP``), once per process."""
@@ -27,7 +49,8 @@ def load_installed() -> None:
 
     for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         try:
-            entry.load()
+            with installing():
+                entry.load()
         except Exception as error:  # the plugin's own code: whatever it raises is named, not shown as a traceback
             where = f"{entry.name} = {entry.value!r} (entry point group {ENTRY_POINT_GROUP})"
             raise PluginLoadError(f"plugin {where} cannot be loaded: {type(error).__name__}: {error}") from error

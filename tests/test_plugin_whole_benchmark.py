@@ -1,12 +1,16 @@
 """A whole benchmark from another package (issue 38): one installed distribution whose one entry point (group
 ``p2w_rt.plugins``) adds a judge, a metrics table, an import format and an agent, with no edit of p2w-rt. Its
 runner's file is imported, judged and tabulated, and its agent records a run, through the real ``p2w-rt`` command;
-an unknown format or agent and a plugin that cannot load each stop in one line. The distribution is real metadata
+an unknown format or agent, a plugin that cannot load and a ``rerun`` of a run whose agent has no rerun (or is
+uninstalled) each stop in one line. The distribution is real metadata
 on ``PYTHONPATH``, as ``test_plugin_entry_points`` installs it."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from test_plugin_entry_points import install, p2w
@@ -175,6 +179,27 @@ def test_one_entry_point_adds_a_judge_a_metrics_table_and_an_import_format(tmp_p
     assert without.returncode == 0 and "outside_steps" not in without.stdout, "uninstalled, its table is gone"
 
 
+def test_the_installed_entries_come_after_the_built_in_ones_in_every_registry(tmp_path: Path) -> None:
+    """Each registry loads the entry point on its first lookup; the one object registered in all four."""
+    site = tmp_path / "site"
+    install(site, "outside = outside_bench:PLUGIN", PLUGIN)
+    listing = (
+        "from p2w_rt.replay.derived import family, metrics_tables\n"
+        "from p2w_runtime.importers import import_formats\n"
+        "from p2w_runtime.integrations import agents\n"
+        "print(list(import_formats()), list(agents()), list(metrics_tables()), family('judge').ids[-1])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(site), os.environ.get("PYTHONPATH"))))}
+    done = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("] ") == [
+        "['p2w-agentoccam', 'p2w-browser-use', 'outside-steps'",
+        "['own', 'browser-use', 'fixed-stop'",
+        "['agenticshop', 'outside-bench'",
+        "outside-steps\n",
+    ]
+
+
 def test_a_bad_file_of_the_plugins_format_names_file_and_field_and_writes_nothing(tmp_path: Path) -> None:
     site, db = tmp_path / "site", tmp_path / "runs.db"
     install(site, "outside = outside_bench:PLUGIN", PLUGIN)
@@ -237,6 +262,20 @@ def test_an_installed_agent_records_a_run_that_lists_verifies_and_judges(tmp_pat
     assert judged.returncode == 0, judged.stderr
     (row,) = [json.loads(line) for line in judged.stdout.splitlines() if line.startswith("{")]
     assert (row["task_id"], row["points"]) == ("Lena_Fischer_A1", {"steps": 1})
+
+    refused = p2w(site, db, "rerun", "outside-agent-run")  # its integration has no rerun
+    assert refused.returncode == 2 and refused.stdout == "", refused.stdout
+    assert refused.stderr.splitlines() == [
+        "error: run 'outside-agent-run' was recorded by agent 'fixed-stop', whose integration (record --agent "
+        "fixed-stop) has no rerun: p2w-rt rerun outside-agent-run --exec CMD re-executes it if it runs as a command"
+    ]
+    gone = p2w(tmp_path / "empty", db, "rerun", "outside-agent-run")  # the package uninstalled
+    assert gone.returncode == 2 and gone.stdout == "", gone.stdout
+    assert gone.stderr.splitlines() == [
+        "error: run 'outside-agent-run' was recorded by agent 'fixed-stop', which no installed agent integration "
+        "records (own, browser-use): p2w-rt rerun outside-agent-run --exec CMD re-executes it (CMD: the command "
+        "that starts that agent)"
+    ]
 
 
 def test_an_installed_agent_refuses_what_it_does_not_record_before_anything_is_written(tmp_path: Path) -> None:

@@ -190,7 +190,8 @@ async def test_the_endpoint_answers_the_recorded_call_in_every_wire_format(recor
 
 
 def test_a_fork_of_a_browser_use_run_is_refused_in_one_line_pointing_at_rerun(tmp_path: Path) -> None:
-    """Its rerun re-executes Browser-Use (tests/test_browser_use_rerun.py); a fork of it is not built."""
+    """Its rerun re-executes Browser-Use (tests/test_browser_use_rerun.py); a fork of it is not built, nor a rerun
+    that would write a new run or search the memory bank again."""
     db = tmp_path / "bu.db"
 
     async def recorded_by_browser_use() -> None:
@@ -205,6 +206,12 @@ def test_a_fork_of_a_browser_use_run_is_refused_in_one_line_pointing_at_rerun(tm
     done = CliRunner().invoke(main, ["--db", str(db), "fork", "bu", "T1", "--at-step", "1"])
     assert done.exit_code != 0 and len(done.output.strip().splitlines()) == 1, done.output
     assert "recorded by agent 'browser-use'" in done.output and "p2w-rt rerun bu re-executes" in done.output
+    # its rerun (the browser-use integration's) refuses what it does not re-execute, before Browser-Use starts
+    refused = CliRunner().invoke(main, ["--db", str(db), "rerun", "bu", "--record-as", "again"])
+    assert refused.exit_code == 2 and refused.output.splitlines() == [
+        "error: a Browser-Use run is re-executed against its recording as it is: no --record-as, "
+        "--recorded-retrieval, --history"
+    ]
 
 
 def test_fork_exec_continues_the_agent_live_after_its_recorded_prefix(recorded: Path) -> None:

@@ -20,7 +20,7 @@ from p2w_runtime.importers import _agentoccam, _browser_use
 from p2w_runtime.importers._agentoccam_log import RunnerLog
 from p2w_runtime.importers._episode import Header, ImportedEpisode
 from p2w_runtime.importers._naming import FileName
-from p2w_runtime.installed_plugins import load_installed
+from p2w_runtime.registry import Registry
 
 
 class Emit(Protocol):
@@ -63,16 +63,13 @@ class UnknownImportFormat(UserError):
     exit_code = 2
 
 
-_FORMATS: dict[str, ImportFormat] = {}
-
-
-def register_format(fmt: ImportFormat) -> ImportFormat:
-    """Add an import format; a name already taken is an error."""
-    if fmt.name in _FORMATS:
-        raise ValueError(f"duplicate import format {fmt.name!r}")
-    _FORMATS[fmt.name] = fmt
-    return fmt
-
+FORMATS = Registry[ImportFormat]("trajectory format", flag="--format", unknown=UnknownImportFormat)
+register_format = FORMATS.register
+"""Add an import format (a plugin's, from its entry point); a name already taken is an error."""
+import_formats = FORMATS.all
+"""Every format by name: the built-in ones, then installed plugins' (loaded on this first lookup)."""
+import_format = FORMATS.get
+"""The format called ``name``; ``UnknownImportFormat`` naming the known ones otherwise."""
 
 AGENTOCCAM = register_format(
     ImportFormat(
@@ -98,17 +95,3 @@ BROWSER_USE = register_format(
         _browser_use.squeeze,
     )
 )
-
-
-def import_formats() -> dict[str, ImportFormat]:
-    """Every format by name: the built-in ones, then installed plugins' (loaded on this first lookup)."""
-    load_installed()
-    return dict(_FORMATS)
-
-
-def import_format(name: str) -> ImportFormat:
-    """The format called ``name``; ``UnknownImportFormat`` naming the known ones otherwise."""
-    formats = import_formats()
-    if name not in formats:
-        raise UnknownImportFormat(f"unknown trajectory format {name!r} (--format); known: {', '.join(formats)}")
-    return formats[name]

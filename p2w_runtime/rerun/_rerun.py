@@ -31,6 +31,9 @@ from p2w_runtime.store import EventStore, open_store
 
 @dataclass(frozen=True)
 class RerunOptions:
+    """The options of ``rerun RUN``, given to the rerun of the agent integration that recorded RUN
+    (``p2w_runtime.integrations.rerun_recorded``), which refuses those it does not re-execute."""
+
     task_ids: tuple[str, ...] = ()
     history_dir: Path | None = None
     """The memory banks to retrieve from; default: the ones the run carries."""

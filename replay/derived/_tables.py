@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from p2w_rt.replay.derived._plugin_list import load
 from p2w_runtime.domain import RunInfo
+from p2w_runtime.registry import Registry
 from p2w_runtime.store import EventStore
 
 Cell = str | int | float | None
@@ -45,18 +47,9 @@ class MetricsTables:
     tables: TableMaker
 
 
-_TABLES: dict[str, MetricsTables] = {}
-
-
-def register_tables(tables: MetricsTables) -> MetricsTables:
-    """Add a plugin's metrics tables; a second registration of one name is an error."""
-    if tables.name in _TABLES:
-        raise ValueError(f"duplicate metrics tables {tables.name!r}")
-    _TABLES[tables.name] = tables
-    return tables
-
-
-def metrics_tables() -> list[MetricsTables]:
-    """Every plugin's metrics tables, built-in ones first, in registration order."""
-    load("metrics")
-    return list(_TABLES.values())
+TABLES = Registry[MetricsTables]("metrics tables", load=partial(load, "metrics"))
+"""The built-in tables (the plugin list's ``metrics`` entries) load on the first lookup, then installed plugins'."""
+register_tables = TABLES.register
+"""Add a plugin's metrics tables; a second registration of one name is an error."""
+metrics_tables = TABLES.all
+"""Every plugin's metrics tables by name, built-in ones first, in registration order."""
