@@ -7,7 +7,7 @@ is one more name here."""
 PLUGINS: dict[str, tuple[str, ...]] = {
     "judge": (
         "p2w_rt.replay.judges:JUDGES",
-        "p2w_rt.replay.judges:PERSONA2WEB",
+        "p2w_rt.replay.persona2web:PERSONA2WEB",
         "p2w_rt.replay.webarena",
         "p2w_rt.replay.agenticshop:AGENTICSHOP",
     ),

@@ -1,8 +1,8 @@
 """How a source file of the repository is named once installed, for the tests that read the import graph.
 
 ``schemas/``, ``replay/`` and ``cli.py`` install under the ``p2w_rt`` namespace (``p2w_rt/`` links to them), so
-``replay/judges/_intent.py`` is the module ``p2w_rt.replay.judges._intent``; ``p2w_runtime`` and ``p2w_cli`` keep
-their own names.
+``replay/persona2web/_intent.py`` is the module ``p2w_rt.replay.persona2web._intent``; ``p2w_runtime`` and
+``p2w_cli`` keep their own names.
 """
 
 from __future__ import annotations

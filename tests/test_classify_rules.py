@@ -16,7 +16,7 @@ from classify_builders import (
 
 from p2w_rt.replay.classify import RulesClassifier
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import SiteSettings
+from p2w_rt.replay.persona2web import SiteSettings
 from p2w_rt.schemas import ErrorLabel
 from p2w_runtime.testing.episodes import EpisodeBuilder
 

@@ -11,12 +11,11 @@ import pytest
 from builders import run_started
 
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import (
+from p2w_rt.replay.judges import JudgeContext, Scorecard
+from p2w_rt.replay.persona2web import (
     ActionWiseRulesJudge,
-    JudgeContext,
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
-    Scorecard,
     SiteSettings,
     goal_of,
 )

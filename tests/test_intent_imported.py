@@ -12,7 +12,8 @@ import pytest
 from import_support import AGENTOCCAM, BROWSER_USE, RUNNERS, import_folder, run_import
 
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import JudgeContext, RubricRulesJudge, Scorecard, SiteSettings, default_location_sites
+from p2w_rt.replay.judges import JudgeContext, Scorecard
+from p2w_rt.replay.persona2web import RubricRulesJudge, SiteSettings, default_location_sites
 from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore

@@ -15,12 +15,11 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import (
+from p2w_rt.replay.judges import JudgeContext, Scorecard
+from p2w_rt.replay.persona2web import (
     ActionWiseRulesJudge,
-    JudgeContext,
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
-    Scorecard,
     SiteSettings,
     default_location_sites,
 )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import (
+from p2w_rt.replay.judges import JudgeError
+from p2w_rt.replay.persona2web import (
     ActionWiseRulesJudge,
-    JudgeError,
     OutcomeBasedRulesJudge,
     RubricRulesJudge,
     SiteSettings,

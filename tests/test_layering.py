@@ -1,5 +1,6 @@
 """Dependencies point one way (docs/ARCHITECTURE.md): the runtime and replay never import the demo package or the
-test doubles; ``schemas`` imports nothing of ours; the store knows no domain; the domain nothing above it.
+test doubles; ``schemas`` imports nothing of ours; the store knows no domain; the domain nothing above it; the judge
+family and the other benchmarks' plugins never import the Persona2Web rubric, a plugin beside them.
 
 Imports inside functions count too: a lazy import is still a dependency; so do relative imports and
 ``importlib.import_module`` / ``__import__`` of a literal name.
@@ -10,9 +11,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from module_names import installed_name
 
-from p2w_rt.replay.judges import DEMO_LOCATION_SITES
+from p2w_rt.replay.persona2web import DEMO_LOCATION_SITES
 from p2w_runtime.demo.sites.catalog import SITES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +44,10 @@ FLOORS = {
 }
 """Folder -> the packages no file in it may import: the interfaces stand on nothing of ours, the store knows
 streams, events, blobs, claims and seals but no runs or episodes."""
+PERSONA2WEB = ("p2w_rt.replay.persona2web",)
+BESIDE_PERSONA2WEB = ("replay/judges", "replay/webarena", "replay/agenticshop")
+"""The generic judge family and the other benchmarks' plugins: the Persona2Web rubric is one plugin of the family,
+standing on it beside WebArena and AgenticShop, so none of them may import it (issue 38)."""
 
 
 def _imported(tree: ast.AST, package: str = "") -> set[str]:
@@ -156,6 +162,33 @@ def test_the_floor_check_sees_lazy_relative_and_dynamic_imports() -> None:
     ]
     assert not _within("p2w_runtime.domains", ("p2w_runtime.domain",))
     assert not _within("p2w_rt.clickhouse", ("p2w_rt.cli",))
+
+
+@pytest.mark.parametrize("folder", BESIDE_PERSONA2WEB)
+def test_the_judge_family_and_the_other_benchmarks_never_import_the_persona2web_plugin(folder: str) -> None:
+    assert floor_violations(folder, PERSONA2WEB) == []
+
+
+def test_the_plugin_check_sees_imports_for_the_type_checker_inside_functions_and_relative() -> None:
+    """A WebArena module reaching the rubric in each way the rule forbids is found."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from p2w_rt.replay.persona2web import SiteSettings\n"
+        "def targets():\n"
+        "    from p2w_rt.replay.persona2web._targets import rubric_targets\n"
+        "def sites():\n"
+        "    from ..persona2web import _sites\n"
+        "from p2w_rt.replay import persona2web\n"
+    )
+    names = _imported(ast.parse(source), "p2w_rt.replay.webarena")
+    assert sorted(name for name in names if _within(name, PERSONA2WEB)) == [
+        "p2w_rt.replay.persona2web",
+        "p2w_rt.replay.persona2web.SiteSettings",
+        "p2w_rt.replay.persona2web._sites",
+        "p2w_rt.replay.persona2web._targets",
+        "p2w_rt.replay.persona2web._targets.rubric_targets",
+    ]
 
 
 def test_replay_names_the_demo_sites_that_the_catalogue_flags_location_aware() -> None:

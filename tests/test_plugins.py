@@ -27,19 +27,17 @@ from p2w_rt.replay.derived import (
     family,
     register_plugin,
 )
-from p2w_rt.replay.judges import Judge, JudgeContext, RubricRulesJudge, Scorecard, read_judgments
+from p2w_rt.replay.judges import Judge, JudgeContext, Scorecard, read_judgments
+from p2w_rt.replay.persona2web import RubricRulesJudge
 from p2w_rt.schemas import Evidence
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
-GENERIC = [
-    *sorted((ROOT / "replay" / "derived").glob("*.py")),
-    *(ROOT / "replay" / "judges" / name for name in ("_base.py", "_family.py", "_records.py", "_estimate.py")),
-    ROOT / "replay" / "judges" / "_command.py",
-]
-"""The registry, the common settings and the pass, and the judge family's base, stream, estimate and options."""
-BENCHMARKS = ("webarena", "agenticshop", "shop", "demo", "p2w.test")
+GENERIC = [*sorted((ROOT / "replay" / "derived").glob("*.py")), *sorted((ROOT / "replay" / "judges").glob("*.py"))]
+"""The registry, the common settings and the pass, and the whole judge family: its base, stream, estimate and
+options."""
+BENCHMARKS = ("persona2web", "rubric", "webarena", "agenticshop", "shop", "demo", "p2w.test")
 
 
 def identifiers(path: Path) -> Iterator[str]:
@@ -77,10 +75,10 @@ def test_the_generic_modules_name_no_benchmark(path: Path) -> None:
     assert not named, f"{path.relative_to(ROOT)} names a benchmark: {named}"
 
 
-def test_the_judges_package_imports_no_other_benchmark() -> None:
-    """``replay.judges`` holds the family and the Persona2Web rubric, its first plugin; the others import it,
-    never the other way round (it imported the AgenticShop judges upward)."""
-    for path in sorted((ROOT / "replay" / "judges").glob("*.py")):
+def test_the_persona2web_plugin_names_no_other_benchmark() -> None:
+    """The benchmarks' plugins stand side by side on the judge family: the Persona2Web rubric names neither of the
+    others (``tests/test_layering.py`` keeps them and the family from importing it)."""
+    for path in sorted((ROOT / "replay" / "persona2web").glob("*.py")):
         named = sorted({n for n in identifiers(path) for b in ("webarena", "agenticshop") if b in n.lower()})
         assert not named, f"{path.relative_to(ROOT)} names another benchmark: {named}"
 

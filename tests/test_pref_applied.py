@@ -11,7 +11,7 @@ import pytest
 
 from p2w_rt.replay.classify import RulesClassifier
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import RubricRulesJudge, SiteSettings, default_location_sites, reasoned_steps
+from p2w_rt.replay.persona2web import RubricRulesJudge, SiteSettings, default_location_sites, reasoned_steps
 from p2w_rt.schemas import GroundTruth
 from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.domain import episodes_of

@@ -21,8 +21,9 @@ from p2w_rt.replay.agenticshop import SHOP_JUDGES as SHOP_JUDGE_CLASSES
 from p2w_rt.replay.agenticshop import ShopSettings
 from p2w_rt.replay.classify import LlmClassifier, RulesClassifier
 from p2w_rt.replay.derived import Family, PassSettings, ProduceContext, Producer, families
-from p2w_rt.replay.judges import LlmConfig, SiteSettings
+from p2w_rt.replay.judges import LlmConfig
 from p2w_rt.replay.matching import site_aliases
+from p2w_rt.replay.persona2web import SiteSettings
 from p2w_rt.replay.retrieval_cf import RetrievalSettings
 from p2w_rt.replay.webarena import WebArenaSettings
 from p2w_rt.schemas import GroundTruth, Location, MemoryEntry

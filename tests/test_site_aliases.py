@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import RubricRulesJudge
 from p2w_rt.replay.matching import SITE_ALIASES, expected_hosts, mentions_site, on_site, site_aliases, site_hosts
+from p2w_rt.replay.persona2web import RubricRulesJudge
 from p2w_rt.schemas import GroundTruth, MemoryEntry
 from p2w_runtime.data import load_tasks
 from p2w_runtime.store import open_store

@@ -130,9 +130,9 @@ QUIET = ("structlog", "p2w_runtime.llm._client")
 (rich's tracebacks under it) loads with the first record, the LLM client with the first call."""
 
 METRICS_NEEDS_NONE = (
-    "p2w_rt.replay.judges._base", "p2w_rt.replay.judges._rules", "p2w_rt.replay.matching",
+    "p2w_rt.replay.judges._base", "p2w_rt.replay.persona2web._rules", "p2w_rt.replay.matching",
     "p2w_rt.replay.webarena", "p2w_rt.replay.agenticshop._judges", "p2w_rt.replay.agenticshop._plugin",
-    "p2w_rt.replay.judges._persona2web", "p2w_rt.replay.derived._registry", "p2w_rt.replay.derived._pass",
+    "p2w_rt.replay.persona2web._plugin", "p2w_rt.replay.derived._registry", "p2w_rt.replay.derived._pass",
 )  # fmt: skip
 """What ``metrics`` reads recorded judgments without: the judges' code, the matching rules, the judge plugins and the
 registry of producers load only when a judge runs (the packages name them lazily, ``p2w_runtime/lazy.py``). It reads

@@ -24,7 +24,8 @@ from p2w_cli.view._prompt_diff import PromptDiff
 from p2w_cli.view._queries import headline_judge
 from p2w_cli.view._range import read_range
 from p2w_rt.replay.classify import ClassificationRecord, entry_text, targets
-from p2w_rt.replay.judges import JudgmentRecord, SiteSettings
+from p2w_rt.replay.judges import JudgmentRecord
+from p2w_rt.replay.persona2web import SiteSettings
 from p2w_rt.schemas import Event, LlmCall, Observation
 from p2w_runtime.domain import RunInfo, episode_stream
 from p2w_runtime.domain.trajectory import (

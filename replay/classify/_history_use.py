@@ -1,6 +1,6 @@
 """History retrieval and utilization failures, against the task's ground truth.
 
-The values are the rubric's (``replay.judges.rubric_targets``): the expected website, each
+The values are the rubric's (``replay.persona2web.rubric_targets``): the expected website, each
 preference, and the location on location-aware sites. Retrieval failure: a value the query does
 not state never appears in a retrieved entry or memory answer (a value the query states needs no
 history). Utilization failure: a value was retrieved, and nothing the agent did after that
@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from p2w_rt.replay.classify._labels import HISTORY_RETRIEVAL_FAILURE, HISTORY_UTILIZATION_FAILURE
 from p2w_rt.replay.classify._texts import Text, applied_texts, event_order, memory_texts, page_urls
-from p2w_rt.replay.judges import JudgeError, SiteLists, reasoned_steps, rubric_targets
+from p2w_rt.replay.judges import JudgeError
 from p2w_rt.replay.matching import compile_value, find_value, mentions_site, on_site
+from p2w_rt.replay.persona2web import SiteLists, reasoned_steps, rubric_targets
 from p2w_rt.schemas import ErrorLabel, Evidence
 from p2w_runtime.domain.trajectory import Trajectory
 

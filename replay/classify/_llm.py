@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from p2w_rt.replay.classify._base import Classifier, ErrorLabels, navigation_label
 from p2w_rt.replay.classify._labels import DEFINITIONS, PERSONALIZATION_LABELS
 from p2w_rt.replay.derived import DEFAULT_MODEL, PassSettings, ProduceContext
-from p2w_rt.replay.judges import JudgeError, LlmSiteConfig, llm_fields, render_full, rubric_targets, site_fields
+from p2w_rt.replay.judges import JudgeError, llm_fields
+from p2w_rt.replay.persona2web import LlmSiteConfig, render_full, rubric_targets, site_fields
 from p2w_rt.schemas import ErrorLabel, Evidence
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.llm import LlmBadResponse

@@ -16,7 +16,7 @@ from p2w_rt.replay.classify._llm import LlmClassifier
 from p2w_rt.replay.classify._records import CLASSIFICATIONS
 from p2w_rt.replay.classify._rules import RulesClassifier
 from p2w_rt.replay.derived import Family, Outcome, PassSettings, Plugin, Tally, register, register_plugin
-from p2w_rt.replay.judges import SITE_OPTIONS, site_settings
+from p2w_rt.replay.persona2web import SITE_OPTIONS, site_settings
 from p2w_rt.schemas import ErrorClassified
 from p2w_runtime.errors import UserError
 

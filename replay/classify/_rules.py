@@ -7,7 +7,7 @@ from p2w_rt.replay.classify._hallucination import hallucination
 from p2w_rt.replay.classify._history_use import history_use
 from p2w_rt.replay.classify._redundant import RedundancySettings, redundant_access
 from p2w_rt.replay.derived import PassSettings, ProduceContext
-from p2w_rt.replay.judges import SiteConfig, site_fields
+from p2w_rt.replay.persona2web import SiteConfig, site_fields
 from p2w_runtime.domain.trajectory import Trajectory
 
 

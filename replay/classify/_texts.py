@@ -87,7 +87,8 @@ def page_urls(t: Trajectory, order: dict[str, int]) -> list[Text]:
 
 def applied_texts(t: Trajectory, order: dict[str, int], reasoned: set[int]) -> list[Text]:
     """Where a value counts as applied: action arguments, URLs the agent brought about, the planner reasoning of the
-    ``reasoned`` steps (``replay.judges.reasoned_steps``: a step whose action acts on the plan it states), answer."""
+    ``reasoned`` steps (``replay.persona2web.reasoned_steps``: a step whose action acts on the plan it states),
+    answer."""
     found = [text for action in t.actions for text in action_args(action, order)]
     found += [
         Text(u.event_id, unquote_plus(u.text), u.where, u.order) for u in page_urls(t, order) if u.text != t.start_url

@@ -7,6 +7,7 @@ that can change a verdict (model, prompt template hash, parameters, site lists).
 
 from __future__ import annotations
 
+import hashlib
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -62,6 +63,12 @@ class CallEstimate:
 
 JudgeContext = ProduceContext
 """What a judge may use besides the trajectory: blobs of the store, and an LLM scoped to this judgment."""
+
+
+def template_hash(*templates: str) -> str:
+    """The hash of an LLM producer's prompt templates, the ``prompt`` of its ``LlmConfig``: editing a template
+    changes the config hash, so judgments made with the old prompt are no longer current."""
+    return hashlib.sha256("\x00".join(templates).encode()).hexdigest()
 
 
 def llm_fields(settings: PassSettings, prompt: str) -> dict[str, object]:

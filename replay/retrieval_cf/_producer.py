@@ -15,7 +15,7 @@ from typing import Any
 
 from p2w_rt.replay.classify import HISTORY_RETRIEVAL_FAILURE, Target, history_use, targets
 from p2w_rt.replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerError
-from p2w_rt.replay.judges import SiteConfig, site_fields
+from p2w_rt.replay.persona2web import SiteConfig, site_fields
 from p2w_rt.schemas import MemoryEntry, RetrievalCounterfactual, TargetRecall
 from p2w_runtime.data import DataError
 from p2w_runtime.domain.trajectory import RetrievedEntry, Trajectory

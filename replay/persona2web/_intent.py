@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from p2w_rt.replay.judges._base import Scorecard
-from p2w_rt.replay.judges._choice import ChoiceCheck, check_choice
-from p2w_rt.replay.judges._goal import (
+from p2w_rt.replay.judges import Scorecard
+from p2w_rt.replay.matching import on_site
+from p2w_rt.replay.persona2web._choice import ChoiceCheck, check_choice
+from p2w_rt.replay.persona2web._goal import (
     Goal,
     cart_holds,
     decisive_words,
@@ -26,10 +27,9 @@ from p2w_rt.replay.judges._goal import (
     is_goal_page,
     unavailable,
 )
-from p2w_rt.replay.judges._items import item_problem, price_ceilings, wanted_sizes
-from p2w_rt.replay.judges._pages import PRESSING, RecordedPages, element
-from p2w_rt.replay.judges._targets import INTENT_POINTS, RubricTargets
-from p2w_rt.replay.matching import on_site
+from p2w_rt.replay.persona2web._items import item_problem, price_ceilings, wanted_sizes
+from p2w_rt.replay.persona2web._pages import PRESSING, RecordedPages, element
+from p2w_rt.replay.persona2web._targets import INTENT_POINTS, RubricTargets
 from p2w_rt.schemas import FAILURE_END_REASONS, Evidence
 from p2w_runtime.domain.trajectory import ActionRecord, Trajectory
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from p2w_rt.replay.judges._goal import Goal
-from p2w_rt.replay.judges._targets import RubricTargets
+from p2w_rt.replay.persona2web._goal import Goal
+from p2w_rt.replay.persona2web._targets import RubricTargets
 
 _QTY = re.compile(r"\bQty:? (\d+)\b|\bQuantity:? (\d+)\b|(?:^|[\s:])(\d+) × ", re.I | re.M)
 _LINE_SIZE = re.compile(r"\bSize:? ([\w.]+)", re.I)

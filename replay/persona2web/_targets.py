@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from p2w_rt.replay.judges._base import JudgeError
+from p2w_rt.replay.judges import JudgeError
 from p2w_rt.replay.matching import SITE_ALIASES, expected_hosts, on_site, site_aliases, site_hosts
 from p2w_rt.schemas import Location
 from p2w_runtime.domain.trajectory import Trajectory

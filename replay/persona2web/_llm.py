@@ -13,17 +13,11 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges._base import CallEstimate, Judge, JudgeContext, Scorecard, llm_fields
-from p2w_rt.replay.judges._prompts import (
-    ACTION_WISE_SYSTEM,
-    OUTCOME_SYSTEM,
-    RUBRIC_SYSTEM,
-    USER_TEMPLATE,
-    template_hash,
-)
-from p2w_rt.replay.judges._render import Rendered, render_actions, render_full, render_outcome
-from p2w_rt.replay.judges._sites import LlmSiteConfig, site_fields
-from p2w_rt.replay.judges._targets import (
+from p2w_rt.replay.judges import CallEstimate, Judge, JudgeContext, Scorecard, llm_fields, template_hash
+from p2w_rt.replay.persona2web._prompts import ACTION_WISE_SYSTEM, OUTCOME_SYSTEM, RUBRIC_SYSTEM, USER_TEMPLATE
+from p2w_rt.replay.persona2web._render import Rendered, render_actions, render_full, render_outcome
+from p2w_rt.replay.persona2web._sites import LlmSiteConfig, site_fields
+from p2w_rt.replay.persona2web._targets import (
     INTENT_POINTS,
     PREF_POINTS,
     WEB_POINTS,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from p2w_rt.replay.judges._goal import Goal, is_goal_page
+from p2w_rt.replay.persona2web._goal import Goal, is_goal_page
 from p2w_runtime.domain.trajectory import Trajectory
 
 PRESSING = frozenset({"click", "press", "type"})

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-from p2w_rt.replay.judges._choice import Superlative, superlative_of
+from p2w_rt.replay.persona2web._choice import Superlative, superlative_of
 
 GoalKind = Literal["cart", "reservation", "checkout", "information"]
 

@@ -2,9 +2,9 @@
 lists (``SiteSettings``) and their options."""
 
 from p2w_rt.replay.derived import Plugin, register_plugin
-from p2w_rt.replay.judges._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
-from p2w_rt.replay.judges._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
-from p2w_rt.replay.judges._sites import SITE_OPTIONS, site_settings
+from p2w_rt.replay.persona2web._llm import ActionWiseLlmJudge, OutcomeBasedLlmJudge, RubricLlmJudge
+from p2w_rt.replay.persona2web._rules import ActionWiseRulesJudge, OutcomeBasedRulesJudge, RubricRulesJudge
+from p2w_rt.replay.persona2web._sites import SITE_OPTIONS, site_settings
 
 PERSONA2WEB = register_plugin(
     Plugin(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from p2w_rt.replay.derived import OptionError, PassSettings, PluginOption, ProducerConfig
-from p2w_rt.replay.judges._base import LlmConfig
+from p2w_rt.replay.judges import LlmConfig
 from p2w_rt.replay.matching import alias_target, site_aliases
 
 PERSONA2WEB_LOCATION_SITES: tuple[str, ...] = ("amazon.com", "instacart.com", "resy.com", "opentable.com")

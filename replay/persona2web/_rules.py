@@ -10,26 +10,26 @@ from abc import abstractmethod
 from collections.abc import Sequence
 
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges._base import Judge, JudgeContext, Scorecard
-from p2w_rt.replay.judges._candidates import (
+from p2w_rt.replay.judges import Judge, JudgeContext, Scorecard
+from p2w_rt.replay.matching import TextSet, ValueMatch, mentions_site, on_site
+from p2w_rt.replay.persona2web._candidates import (
     Candidate,
     action_view_candidates,
     applied_candidates,
     memory_candidates,
     outcome_view_candidates,
 )
-from p2w_rt.replay.judges._goal import goal_of
-from p2w_rt.replay.judges._intent import intent_points
-from p2w_rt.replay.judges._pages import RecordedPages, fetch_pages
-from p2w_rt.replay.judges._sites import SiteConfig, site_fields
-from p2w_rt.replay.judges._targets import (
+from p2w_rt.replay.persona2web._goal import goal_of
+from p2w_rt.replay.persona2web._intent import intent_points
+from p2w_rt.replay.persona2web._pages import RecordedPages, fetch_pages
+from p2w_rt.replay.persona2web._sites import SiteConfig, site_fields
+from p2w_rt.replay.persona2web._targets import (
     PREF_POINTS,
     WEB_POINTS,
     RubricTargets,
     rubric_metrics,
     rubric_targets,
 )
-from p2w_rt.replay.matching import TextSet, ValueMatch, mentions_site, on_site
 from p2w_rt.schemas import Evidence
 from p2w_runtime.domain.trajectory import Trajectory
 

@@ -1,12 +1,10 @@
 """The LLM judges' prompts: Persona2Web's appendix-E rubric and the two meta-evaluation baselines.
 
-Templates are constants; their hash is part of each judge's config hash, so editing a
-prompt invalidates cached judgments made with the old one.
+Templates are constants; their hash (``replay.judges.template_hash``) is part of each judge's config hash, so
+editing a prompt invalidates cached judgments made with the old one.
 """
 
 from __future__ import annotations
-
-import hashlib
 
 RUBRIC_SYSTEM = """\
 You are the judge of Persona2Web's reasoning-aware evaluation of a personalized web agent (role: judge).
@@ -72,7 +70,3 @@ Expected preferences:
 {location}
 Trajectory ({view}):
 {trajectory}"""
-
-
-def template_hash(*templates: str) -> str:
-    return hashlib.sha256("\x00".join(templates).encode()).hexdigest()
