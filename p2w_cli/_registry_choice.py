@@ -1,6 +1,6 @@
 """Options whose choices are a runtime registry's names (``record --agent``, ``import-trajectories --format``): read
 from the registry when the option is given or its help shown, so that loading the command imports neither the
-registry's entries nor any installed plugin (``tests/test_startup_imports.py``)."""
+registry's entries nor any installed plugin (``tests/cli/test_startup_imports.py``)."""
 
 from __future__ import annotations
 

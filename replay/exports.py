@@ -3,7 +3,7 @@
 An exporter writes the runs it is given (found already: ``find_run``) to ``request.output``, whole or not at all, and
 returns what it wrote as data; the command chooses the output, resolves the runs and reports the summary. The table
 (``EXPORT_FORMATS``) names each exporter as ``module:NAME``, imported only when that format is used, so the command's
-choices and help come from here without loading pyarrow, protobuf or zstandard (``tests/test_startup_imports.py``).
+choices and help come from here without loading pyarrow, protobuf or zstandard (``tests/cli/test_startup_imports.py``).
 """
 
 from __future__ import annotations

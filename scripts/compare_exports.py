@@ -1,10 +1,10 @@
 """Export the same runs with two checkouts of p2w-rt and say whether every output file is byte-identical.
 
 The store holds the bundled example runs (``earlier`` judged by ``rubric-rules`` and classified, as
-``tests/test_otel_export.py`` has them) and the bundled example trajectories of both runner formats, written once by
-the OLD checkout; each checkout then exports every run as OpenTelemetry (JSON with and without content, protobuf),
-as Parquet tables, and ``earlier`` as a bundle; and the runs of ``tests/data/fixture_dbs/v1.db`` (written at schema
-version 1, read through the upcasters) as OpenTelemetry. A refactor of an export keeps its output the same:
+``tests/replay/test_otel_export.py`` has them) and the bundled example trajectories of both runner formats, written
+once by the OLD checkout; each checkout then exports every run as OpenTelemetry (JSON with and without content,
+protobuf), as Parquet tables, and ``earlier`` as a bundle; and the runs of ``tests/data/fixture_dbs/v1.db`` (written
+at schema version 1, read through the upcasters) as OpenTelemetry. A refactor of an export keeps its output the same:
 
     python scripts/compare_exports.py OLD_CHECKOUT NEW_CHECKOUT
 """

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 from _pytest.tmpdir import tmppath_result_key
-from suite_tmp import SuiteTmp
 
 from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
+from tests.helpers.suite_tmp import SuiteTmp
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser

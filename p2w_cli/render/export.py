@@ -51,7 +51,7 @@ REPORTS: dict[str, Callable[[object, Path | None], Report]] = {
     "parquet": _parquet,
     "otel": _otel,
 }
-"""The report of each export format (``tests/test_export_formats.py``: one per format of the table)."""
+"""The report of each export format (``tests/replay/test_export_formats.py``: one per format of the table)."""
 
 
 def export_report(fmt: str, summary: object, output: Path | None) -> Report:

@@ -33,7 +33,7 @@ class AgentConfig:
     @classmethod
     def recorded(cls, config: RunConfig) -> AgentConfig | None:
         """The settings a run was recorded with, None when its ``run.started`` holds none of them (an import);
-        one it left out reads as ``RunConfig``'s default, which is this class's (tests/test_run_config.py)."""
+        one it left out reads as ``RunConfig``'s default, which is this class's (tests/schemas/test_run_config.py)."""
         if not any(config.given(f.name) for f in fields(cls)):
             return None
         return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})

@@ -22,7 +22,7 @@ DEMO_LOCATION_SITES: tuple[str, ...] = (
     "stagepass.p2w.test",
 )
 """The bundled demo sites flagged ``location_aware`` in their catalogue, named here as data so that replay never
-imports the demo package (``tests/test_layering.py`` checks the two lists agree)."""
+imports the demo package (``tests/architecture/test_layering.py`` checks the two lists agree)."""
 DEFAULT_LOCATION_SITES = (*PERSONA2WEB_LOCATION_SITES, *DEMO_LOCATION_SITES)
 
 

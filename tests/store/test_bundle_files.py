@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 import zstandard
-from builders import episode, run_started
 from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -30,8 +29,9 @@ from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
 from p2w_rt.cli import main
 from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunFinished, StoredEvent, uuid7
 from p2w_runtime.store import open_store, seal_streams
+from tests.helpers.builders import episode, run_started
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 SEAL_TYPES = ("run.finished", "streams.sealed")
 
@@ -245,8 +245,8 @@ def test_export_into_a_missing_or_unwritable_folder_is_one_line(db: Path, tmp_pa
 def test_two_processes_exporting_to_one_path_at_once_leave_one_whole_bundle(db: Path, tmp_path: Path) -> None:
     bundle = tmp_path / "december.p2w"
     command = [P2W_RT, "--db", str(db), "export", "december", "-o", str(bundle)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    both = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) for _ in range(2)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    both = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO) for _ in range(2)]
     results = sorted((p.wait(timeout=120), p.stderr.read()) for p in both)
     assert results[0] == (0, "")
     assert results[1][0] == 1 and f"{bundle}: already exists (--force replaces it)" in results[1][1]
@@ -301,8 +301,8 @@ def test_a_small_bundle_expanding_to_one_huge_line_is_refused_in_bounded_memory(
         [*command, "import", str(bundle)],
         capture_output=True,
         text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         timeout=300,
     )
     code, max_rss_kb = map(int, done.stdout.split())
@@ -322,8 +322,8 @@ def test_progress_goes_to_a_terminal_only(db: Path, tmp_path: Path) -> None:
             [P2W_RT, "--db", str(tmp_path / "t.db"), "import", str(bundle)],
             stdout=subprocess.PIPE,
             stderr=terminal,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm"},
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm"},
             timeout=120,
         )
         os.close(terminal)

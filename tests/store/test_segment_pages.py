@@ -18,8 +18,8 @@ from p2w_runtime.store import _sql, _sql_pages, open_store
 from p2w_runtime.store._segments import SEGMENT_MAX_EVENTS, SEGMENT_MIN_EVENTS
 from p2w_runtime.store._sql_pages import EVENTS_PER_SEGMENT
 from p2w_runtime.store.contract.builders import observation
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
 SEGMENTS = 10
 """Streams of 17 events appended at once: ten segments (the write's first event a row)."""
 
@@ -92,8 +92,8 @@ def test_pages_do_not_follow_a_write_threshold_raised_while_the_store_was_import
 
         asyncio.run(main())
     """)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["3"]
 

@@ -275,11 +275,10 @@ def test_deleting_run_finished_is_named_by_the_pass_seals_after_it(db: Path) -> 
 def test_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
     """A run that finished without seals (as runs recorded before seals did: run.finished version 1 reads as
     ``seals=None``) is named unsealed; the bundled example runs, recorded with today's code, carry theirs."""
-    from classify_builders import add_run
-
     from p2w_runtime.demo.examples import example_run_bundles
     from p2w_runtime.store import open_store
     from p2w_runtime.testing.episodes import EpisodeBuilder
+    from tests.helpers.classify_builders import add_run
 
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():

@@ -5,7 +5,7 @@ pass over the stored JSON: the fields the trajectory keeps are checked (types, l
 field in a command) and nothing else is built. Any text this path does not take (an older schema version, a
 value it refuses, an odd event id) goes through the payload model instead, which gives the authoritative
 answer and pydantic's error naming the field. The path is never looser than the payload model on a kept field
-(``tests/test_trajectory_decode.py``); the measurements that chose it are in docs/design/projection.md.
+(``tests/domain/test_trajectory_decode.py``); the measurements that chose it are in docs/design/projection.md.
 """
 
 from __future__ import annotations

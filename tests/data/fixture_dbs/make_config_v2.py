@@ -1,5 +1,5 @@
 """Writes config_v2.db, config_bad.db and config_v2.json: runs whose ``run.started`` config was an untyped dict,
-kept so later code proves it still reads, verifies and re-writes them byte for byte (tests/test_run_config.py).
+kept so later code proves it still reads, verifies and re-writes them byte for byte (tests/schemas/test_run_config.py).
 
 Run once, with the code of the time ``RunStarted.config`` was ``dict[str, Any]`` (schema version 2 of run.started),
 from that checkout's root and with it first on the path:

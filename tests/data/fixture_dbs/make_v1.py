@@ -1,5 +1,5 @@
 """Writes v1.db and v1.json: a database written by the store's first table layout, kept so later code proves
-it still opens it (tests/test_fixture_db.py). Run once, from the repository root, with the code of that time:
+it still opens it (tests/store/test_fixture_db.py). Run once, from the repository root, with the code of that time:
 
     python tests/data/fixture_dbs/make_v1.py
 

@@ -2,8 +2,8 @@
 
 Each writer module (``agentoccam_writer.py``, ``browser_use_writer.py``) follows one writer of
 ``serin-kimm/Persona2Web`` (key names and order, nesting, types, file names, sibling files, ``json.dump`` arguments);
-the contents are made up for the sample personas of ``p2w_runtime/demo/sample``. ``tests/test_importers.py`` checks
-that the committed files are what this script writes, so edit the script and rerun it rather than the files:
+the contents are made up for the sample personas of ``p2w_runtime/demo/sample``. ``tests/runtime/test_importers.py``
+checks that the committed files are what this script writes, so edit the script and rerun it rather than the files:
 
     python tests/data/runners/make_fixtures.py
 """

@@ -1,0 +1,402 @@
+"""Each episode is sealed in its run's stream when it finishes, and `verify` reports per run the events after the
+last seal, so only the episodes in flight are ever unsealed and deleting a finished episode's newest events fails
+plain `verify` (issue 23).
+
+Real processes throughout: `p2w-rt record` subprocesses (killed with SIGKILL mid-episode, resumed, two workers on
+one SQLite file), real Chromium on the demo sites, the scripted LLM, tampering with raw sqlite3 as an attacker does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from p2w_rt.cli import main
+from p2w_rt.schemas import uuid7
+from p2w_runtime.agent import finish_run
+from p2w_runtime.data import load_tasks
+from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.domain import append_sealed
+from p2w_runtime.store import open_store
+from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.sample_agent import SampleAgentScript
+from tests.helpers import tamper_support
+from tests.helpers.builders import episode, run_started
+from tests.helpers.paths import REPO
+
+TRIGGERS = ("events_no_update", "events_delete_held")
+EPISODES_AS_ROWS = True
+"""These tests read the recorded events with SQL (``conftest._episodes_as_rows``)."""
+FIXTURE_V1 = REPO / "tests" / "data" / "fixture_dbs" / "v1.db"
+
+
+def cli(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+
+
+def rows(db: Path, sql: str, *params: object) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def _count(db: Path, sql: str) -> int:
+    try:
+        return rows(db, sql)[0][0]
+    except sqlite3.Error:
+        return 0
+
+
+def copy_db(source: Path, target: Path) -> Path:
+    """A copy of a live SQLite file, its WAL included."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    return target
+
+
+def attacker(db: Path) -> sqlite3.Connection:
+    """Raw sqlite3 with the events' append-only triggers dropped, as anyone holding the file can do."""
+    return tamper_support.attacker(db, TRIGGERS)
+
+
+def verified(db: Path, *args: str) -> tuple[Result, dict]:
+    """The same full check twice, as text and as JSON (the first one's verify mark would make the second read only
+    what follows it)."""
+    result = cli(db, "verify", "--full", *args)
+    as_json = cli(db, "verify", "--full", "--json", *args)
+    return result, json.loads(as_json.stdout)
+
+
+def uncovered(report: dict, run_id: str) -> dict[str, int]:
+    (tail,) = [t for t in report["uncovered"] if t["run_id"] == run_id]
+    assert tail["events"] == sum(tail["streams"].values())
+    return tail["streams"]
+
+
+def sealed_streams(db: Path, run_id: str) -> Counter[str]:
+    """How often each stream is named by an ``episode.sealed`` in the run's stream."""
+    found: Counter[str] = Counter()
+    for (payload,) in rows(db, "SELECT payload FROM events WHERE stream = ? AND type = 'episode.sealed'", run_id):
+        found.update(seal["stream"] for seal in json.loads(payload)["seals"])
+    return found
+
+
+def last_sealed(db: Path, run_id: str) -> str:
+    """The episode that finished last (a resume records concurrently: not always the last one started)."""
+    ((payload,),) = rows(db, "SELECT payload FROM events WHERE stream = ? AND type = 'episode.sealed' "
+                             "ORDER BY seq DESC LIMIT 1", run_id)  # fmt: skip
+    (seal,) = json.loads(payload)["seals"]
+    return seal["stream"]
+
+
+def episode_streams(db: Path, run_id: str) -> list[str]:
+    """Through the store: an imported episode is a segment, not rows (docs/design/store.md, "Segments")."""
+
+    async def started() -> list[str]:
+        async with open_store(db, create=False, read_only=True) as store:
+            return [e.stream async for e in store.read_all(stream_prefix=f"{run_id}/", types=["episode.started"])]
+
+    return asyncio.run(started())
+
+
+def stream_head(db: Path, stream: str) -> tuple[int, str]:
+    async def head() -> tuple[int, str]:
+        async with open_store(db, create=False, read_only=True) as store:
+            found = await store.stream_head(stream)
+            assert found is not None
+            return found.last_seq, found.last_hash
+
+    return asyncio.run(head())
+
+
+def run_of(db: Path) -> str:
+    ((run_id,),) = rows(db, "SELECT stream FROM events WHERE type = 'run.started'")
+    return run_id
+
+
+def record_args(db: Path, llm: ScriptedLlm, *extra: str) -> list[str]:
+    args = ["--db", str(db), "record", "--model", "scripted-model", "--base-url", llm.base_url, "--api-key", "sk-x"]
+    return [*args, "--scheme", "on-demand", *extra]
+
+
+def spawn(args: list[str], cwd: Path, **env: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+    )
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedLlm]:
+    tasks = load_tasks(sample_tasks_dir())
+    with ScriptedLlm() as server:
+        server.handle_with(SampleAgentScript(tasks, sample_checks()))
+        yield server
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLlm) -> tuple[Path, Path]:
+    """A `--level 2 --limit 3` recording killed -9 during its second episode (a copy kept as it was left), then
+    resumed to the end: (the run in flight, the finished run)."""
+    tmp = tmp_path_factory.mktemp("seals")
+    db = tmp / "r.db"
+    proc = spawn(record_args(db, llm, "--level", "2", "--limit", "3", "--concurrency", "1", "--label", "L"), tmp)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        finished = _count(db, "SELECT count(*) FROM events WHERE type='episode.finished'")
+        started = _count(db, "SELECT count(*) FROM events WHERE type='episode.started'")
+        second = _count(db, "SELECT count(*) FROM events WHERE stream = (SELECT stream FROM events "
+                            "WHERE type='episode.started' ORDER BY position LIMIT 1 OFFSET 1)")  # fmt: skip
+        if finished == 1 and started == 2 and second >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    in_flight = copy_db(db, tmp / "in-flight.db")
+    resumed = cli(db, "record", "--resume", "L", "--base-url", llm.base_url, "--api-key", "sk-x")
+    assert resumed.exit_code == 0, resumed.output
+    return in_flight, db
+
+
+@pytest.fixture
+def in_flight(recorded: tuple[Path, Path], tmp_path: Path) -> Path:
+    return copy_db(recorded[0], tmp_path / "in-flight.db")
+
+
+@pytest.fixture
+def finished(recorded: tuple[Path, Path], tmp_path: Path) -> Path:
+    return copy_db(recorded[1], tmp_path / "finished.db")
+
+
+def test_a_run_in_flight_leaves_only_the_episode_being_recorded_unsealed(in_flight: Path) -> None:
+    run_id = run_of(in_flight)
+    first, second = episode_streams(in_flight, run_id)
+    assert sealed_streams(in_flight, run_id) == Counter({first: 1}), "the finished episode was sealed at once"
+    assert _count(in_flight, "SELECT count(*) FROM events WHERE type = 'run.finished'") == 0
+    result, report = verified(in_flight)
+    assert result.exit_code == 0 and report["ok"] and report["unsealed"] == []
+    ((n,),) = rows(in_flight, "SELECT count(*) FROM events WHERE stream = ?", second)
+    assert uncovered(report, run_id) == {second: n}
+    assert f"unsealed: run {run_id}: {n} events in 1 stream are not covered by a seal ({second}: {n})" in result.output
+    checked = report["events"] - 1  # the JSON check ran second and read the first one's verify mark too
+    assert f"ok: 3 streams, {checked} events" in result.output and f"; {n} events not covered" in result.output
+
+
+def test_deleting_the_newest_events_of_a_sealed_episode_fails_plain_verify(in_flight: Path) -> None:
+    """Before episode seals this passed `verify`: no `run.finished` yet, so nothing covered the first episode."""
+    run_id = run_of(in_flight)
+    first, _ = episode_streams(in_flight, run_id)
+    ((last,),) = rows(in_flight, "SELECT max(seq) FROM events WHERE stream = ?", first)
+    with attacker(in_flight) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq >= ?", (first, last - 1))
+    result = cli(in_flight, "verify")
+    assert result.exit_code == 1
+    (problem,) = [line for line in result.output.splitlines() if line.startswith("MISMATCH")]
+    assert f"stream {first} seq {last - 2}: stream truncated: {last - 2} events, sealed by episode.sealed" in problem
+    assert f"({run_id} seq 2) with {last}" in problem
+
+
+def test_the_unsealed_episode_in_flight_is_the_one_gap_left_and_it_is_reported(in_flight: Path) -> None:
+    run_id = run_of(in_flight)
+    _, second = episode_streams(in_flight, run_id)
+    ((last,),) = rows(in_flight, "SELECT max(seq) FROM events WHERE stream = ?", second)
+    with attacker(in_flight) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq > 1", (second,))
+    result, report = verified(in_flight)
+    assert result.exit_code == 0, "no seal covers an episode still being recorded: nothing can show this"
+    assert uncovered(report, run_id) == {second: 1} and last > 1
+
+
+def test_the_resumed_run_seals_every_attempt_once_and_leaves_nothing_unsealed(finished: Path) -> None:
+    run_id = run_of(finished)
+    attempts = episode_streams(finished, run_id)
+    assert len(attempts) == 4 and attempts[1] + "#2" in attempts  # the killed attempt, closed, and its retry
+    assert sealed_streams(finished, run_id) == Counter(dict.fromkeys(attempts, 1))
+    types = [t for (t,) in rows(finished, "SELECT type FROM events WHERE stream = ? ORDER BY seq", run_id)]
+    assert types == ["run.started", "episode.sealed", "episode.sealed", "episode.sealed", "episode.sealed",
+                     "run.finished"]  # fmt: skip
+    result, report = verified(finished)
+    assert result.exit_code == 0 and report["ok"]
+    assert uncovered(report, run_id) == {}
+    assert "unsealed" not in result.output and "; 0 events not covered by a seal" in result.output
+
+
+def test_deleting_a_finished_runs_newest_events_fails_plain_verify_or_shows_as_its_unsealed_tail(
+    finished: Path, tmp_path: Path
+) -> None:
+    """The issue's case: the newest events of a finished run, after its last seal, are gone. The last episode's
+    tail is now named by its own seal; cutting that seal and `run.finished` too leaves the tail reported."""
+    run_id = run_of(finished)
+    newest = last_sealed(finished, run_id)
+    ((last,),) = rows(finished, "SELECT max(seq) FROM events WHERE stream = ?", newest)
+    cut = copy_db(finished, tmp_path / "cut.db")
+    with attacker(cut) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq >= ?", (newest, last - 2))
+    result = cli(cut, "verify")
+    assert result.exit_code == 1
+    where = f"stream {newest} seq {last - 3}: stream truncated"
+    truncated = [line for line in result.output.splitlines() if where in line]
+    assert len(truncated) == 2  # by its episode.sealed and by run.finished
+    assert {"episode.sealed" in line for line in truncated} == {True, False}
+    with attacker(finished) as conn:
+        (seal_seq,) = conn.execute("SELECT max(seq) FROM events WHERE stream = ? AND type = 'episode.sealed'",
+                                   (run_id,)).fetchone()  # fmt: skip
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq >= ?", (run_id, seal_seq))
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq >= ?", (newest, last - 2))
+    result, report = verified(finished)
+    assert result.exit_code == 0  # a consistent prefix: the run now reads as one in flight...
+    assert uncovered(report, run_id) == {newest: last - 3}  # ...and the episode it lost events of is named
+    assert f"are not covered by a seal ({newest}: {last - 3})" in result.output
+    (run,) = [json.loads(line) for line in cli(finished, "runs", "--json").output.splitlines()]
+    assert run["status"] == "unfinished"
+
+
+def test_a_bundle_of_the_run_carries_the_episode_seals_and_they_are_checked_on_import(
+    finished: Path, tmp_path: Path
+) -> None:
+    import io
+
+    import zstandard
+
+    bundle = tmp_path / "run.p2w"
+    assert cli(finished, "export", "L", "-o", str(bundle)).exit_code == 0
+    target = tmp_path / "copy.db"
+    assert cli(target, "import", str(bundle)).exit_code == 0
+    _, report = verified(target)
+    _, source = verified(finished)
+    assert report["ok"] and report["seals"] == source["seals"] and uncovered(report, run_of(target)) == {}
+    run_id = run_of(finished)
+    newest = episode_streams(finished, run_id)[-1]
+    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bundle.read_bytes())).read().decode()
+    records = [json.loads(line) for line in text.splitlines()]
+    last = max(r["event"]["seq"] for r in records if r.get("event", {}).get("stream") == newest)
+    dropped = [
+        r
+        for r in records
+        if r.get("event", {}).get("type") != "run.finished"  # the run's stream stays a valid prefix
+        and not (r.get("event", {}).get("stream") == newest and r["event"]["seq"] == last)
+    ]
+    dropped[0]["events"] -= len(records) - len(dropped)
+    body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in dropped)
+    cut = tmp_path / "cut.p2w"
+    cut.write_bytes(zstandard.ZstdCompressor().compress(body.encode()))
+    refused = cli(tmp_path / "other.db", "import", str(cut))
+    assert refused.exit_code == 1
+    assert newest in refused.output and "stream truncated" in refused.output and "episode.sealed" in refused.output
+
+
+def test_two_workers_appending_seals_to_one_run_stream_on_sqlite_lose_and_duplicate_nothing(
+    llm: ScriptedLlm, tmp_path: Path
+) -> None:
+    """Two `record --worker` processes, two lanes each, on one SQLite file: every episode's seal goes into the
+    one run stream they share, in a chain `verify` accepts, each episode sealed exactly once."""
+    db = tmp_path / "w.db"
+    args = record_args(db, llm, "--limit", "6", "--concurrency", "2", "--label", "shared", "--worker")
+    workers = [spawn(args, tmp_path, P2W_WORKER_LEASE_S="30") for _ in range(2)]
+    try:
+        for w in workers:
+            _, err = w.communicate(timeout=420)
+            assert w.returncode == 0, err.decode()[-2000:]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+    run_id = run_of(db)
+    attempts = episode_streams(db, run_id)
+    assert len(attempts) == 6
+    assert sealed_streams(db, run_id) == Counter(dict.fromkeys(attempts, 1))
+    pids = {pid for (pid,) in rows(db, "SELECT pid FROM work_items WHERE run_id = ? AND done", run_id)}
+    assert len(pids) == 2, "both workers recorded episodes, so both appended seals to the run's stream"
+    seqs = [s for (s,) in rows(db, "SELECT seq FROM events WHERE stream = ? ORDER BY position", run_id)]
+    assert seqs == list(range(1, 6 + 3))  # run.started, six seals, run.finished: no gap, no duplicate
+    result, report = verified(db)
+    assert result.exit_code == 0 and report["ok"] and uncovered(report, run_id) == {}
+
+
+def test_an_imported_run_seals_each_episode_as_it_is_written(tmp_path: Path) -> None:
+    db = tmp_path / "ex.db"
+    imported = cli(db, "import-trajectories", "--examples", "--format", "p2w-agentoccam", "--label", "ex")
+    assert imported.exit_code == 0, imported.output
+    run_id = run_of(db)
+    attempts = episode_streams(db, run_id)
+    assert len(attempts) == 3 and sealed_streams(db, run_id) == Counter(dict.fromkeys(attempts, 1))
+    for stream in attempts:
+        seq, head = stream_head(db, stream)
+        seals = [json.loads(p)["seals"] for (p,) in rows(db, "SELECT payload FROM events WHERE type='episode.sealed'")]
+        assert {"stream": stream, "events": seq, "head_hash": head} in [s for batch in seals for s in batch]
+    _, report = verified(db)
+    assert report["ok"] and uncovered(report, run_id) == {}
+
+
+def test_a_database_of_the_earlier_schema_verifies_on_its_run_seals_alone(tmp_path: Path) -> None:
+    """``tests/data/fixture_dbs/v1.db`` has no episode seals: its finished runs are covered by ``run.finished``."""
+    old = copy_db(FIXTURE_V1, tmp_path / "v1.db")
+    assert _count(old, "SELECT count(*) FROM events WHERE type = 'episode.sealed'") == 0
+    result, report = verified(old)
+    assert result.exit_code == 0 and report["ok"] and len(report["uncovered"]) == 2
+    assert all(tail["events"] == 0 for tail in report["uncovered"]) and "; 0 events not covered" in result.output
+
+
+def test_runs_from_before_seals_report_every_event_as_unsealed(tmp_path: Path) -> None:
+    """Runs that finished without seals, as runs recorded before seals did (``run.finished`` with no seals),
+    next to the bundled example runs, which carry theirs."""
+    import asyncio
+
+    from p2w_runtime.demo.examples import example_run_bundles
+    from p2w_runtime.store import open_store
+    from p2w_runtime.testing.episodes import EpisodeBuilder
+    from tests.helpers.classify_builders import add_run
+
+    db = tmp_path / "old.db"
+    for bundle in example_run_bundles():
+        assert cli(db, "import", str(bundle)).exit_code == 0
+
+    async def add(label: str) -> None:
+        old = EpisodeBuilder(label, "Priya_Raman_A1", query="q", start_url="http://search.p2w.test/")
+        old.observation(1, "http://search.p2w.test/")
+        old.action(1, "stop", "done")
+        old.finish("answered", "done", steps=1)
+        async with open_store(db) as store:
+            await add_run(store, label, [old], run_id=label)
+
+    asyncio.run(add("old-1"))
+    asyncio.run(add("old-2"))
+    result, report = verified(db)
+    assert result.exit_code == 0 and report["ok"]
+    lines = [line for line in result.output.splitlines() if line.startswith("unsealed: run")]
+    assert len(lines) == len(report["unsealed"]) == 2 and sorted(report["unsealed"]) == ["old-1", "old-2"]
+    assert all(line.endswith("; it has no seal (recorded before seals, or unfinished)") for line in lines)
+    for run_id in report["unsealed"]:
+        counts = dict(rows(db, "SELECT stream, count(*) FROM events WHERE stream = ? OR stream LIKE ? || '/%' "
+                               "GROUP BY stream", run_id, run_id))  # fmt: skip
+        assert uncovered(report, run_id) == counts, "no seal: every event of every stream is uncovered"
+        assert f"{sum(counts.values())} events in {len(counts)} streams are not covered" in result.output
+
+
+async def test_a_seal_after_run_finished_does_not_make_the_run_finish_twice(store) -> None:
+    """A worker whose lease was taken over seals its dropped attempt after another worker finished the run; the
+    next worker to reach the finish looks for any ``run.finished``, not only at the stream's last event."""
+    run_id = uuid7()
+    await store.append([run_started(run_id, "workers")])
+    await append_sealed(store, *episode(run_id, "Ann_Lee_A3"))
+    await finish_run(store, run_id)
+    late = await append_sealed(store, *episode(run_id, "Ann_Lee_B3"))
+    assert (await store.stream_head(run_id)).last_type == "episode.sealed", late
+    await finish_run(store, run_id)
+    types = [e.type async for e in store.read_stream(run_id)]
+    assert types.count("run.finished") == 1 and types[-1] == "episode.sealed"

@@ -1,0 +1,102 @@
+"""A benchmark from another package (issue 38): an installed distribution naming a plugin under the entry point
+group ``p2w_rt.plugins`` adds a ``--judge`` choice with no edit of p2w-rt; one whose plugin cannot be loaded is
+named in one line. The distribution is real metadata on ``PYTHONPATH`` (a ``.dist-info`` folder, as pip writes
+it), read by ``importlib.metadata`` in a fresh ``p2w-rt`` process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from p2w_rt.replay.derived import ENTRY_POINT_GROUP
+from p2w_rt.replay.judges import read_judgments
+from p2w_runtime.store import open_store
+from tests.replay.test_judge_llm import make_run
+
+PLUGIN = '''
+from p2w_rt.replay.derived import PassSettings, Plugin, ProducerConfig, register_plugin
+from p2w_rt.replay.judges import Judge, JudgeContext, Scorecard
+from p2w_rt.schemas import Evidence
+
+
+class StepsConfig(ProducerConfig):
+    pass
+
+
+class StepsJudge(Judge[StepsConfig]):
+    """Awards a point per step the episode took, up to three."""
+
+    id = "outside-steps"
+    version = "1"
+    description = "another package's judge"
+
+    def configure(self, settings: PassSettings) -> StepsConfig:
+        return StepsConfig()
+
+    async def judge(self, trajectory, ctx: JudgeContext) -> Scorecard:
+        card = Scorecard()
+        card.award("steps", min(len(trajectory.actions), 3), 3.0, Evidence(note="steps taken"))
+        return card
+
+
+PLUGIN = register_plugin(Plugin(name="outside-bench", kind="judge", producers=(StepsJudge,)))
+'''
+
+
+def install(site: Path, entry: str, module: str | None) -> None:
+    """A distribution ``outside-bench`` as pip leaves it: its module and its ``.dist-info`` with the entry point."""
+    info = site / "outside_bench-0.1.dist-info"
+    info.mkdir(parents=True)
+    if module is not None:
+        (site / "outside_bench.py").write_text(module)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: outside-bench\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry}\n")
+
+
+def p2w(site: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(site), os.environ.get("PYTHONPATH"))))}
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), "--log-file", str(db) + ".log", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def recorded_run(db: Path) -> str:
+    async def build() -> str:
+        async with open_store(db, create=True) as store:
+            return await make_run(store, ("Alex_Garcia_A1",))
+
+    return asyncio.run(build())
+
+
+def test_an_installed_package_adds_a_judge_with_no_edit_of_p2w_rt(tmp_path: Path) -> None:
+    site, db = tmp_path / "site", tmp_path / "runs.db"
+    install(site, "outside = outside_bench:PLUGIN", PLUGIN)
+    run_id = recorded_run(db)
+    listed = p2w(site, db, "replay", "--help")
+    assert listed.returncode == 0 and "outside-steps" in listed.stdout, listed.stderr
+    judged = p2w(site, db, "replay", run_id, "--judge", "outside-steps", "--json")
+    assert judged.returncode == 0, judged.stderr
+    (row,) = [json.loads(line) for line in judged.stdout.splitlines() if line.startswith("{")]
+    assert (row["judge"], row["points"]) == ("outside-steps", {"steps": 2})
+    without = p2w(tmp_path / "empty", db, "replay", "--help")
+    assert without.returncode == 0 and "outside-steps" not in without.stdout
+
+
+def test_a_plugin_that_cannot_load_is_named_in_one_line_and_nothing_is_judged(tmp_path: Path) -> None:
+    site, db = tmp_path / "site", tmp_path / "runs.db"
+    install(site, "outside = outside_bench_gone:PLUGIN", None)
+    run_id = recorded_run(db)
+    failed = p2w(site, db, "replay", run_id, "--judge", "rubric-rules")
+    assert failed.returncode != 0 and "Traceback" not in failed.stderr
+    (line,) = [line for line in failed.stderr.splitlines() if "outside_bench_gone" in line]
+    assert "plugin outside = 'outside_bench_gone:PLUGIN'" in line and "ModuleNotFoundError" in line
+
+    async def judgments() -> int:
+        async with open_store(db) as store:
+            return len(await read_judgments(store, run_id))
+
+    assert asyncio.run(judgments()) == 0, "nothing was judged"
+    assert p2w(site, db, "runs").returncode == 0, "a command that looks up no plugin is not stopped by a broken one"

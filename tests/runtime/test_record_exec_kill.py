@@ -1,0 +1,101 @@
+"""`record --exec CMD` killed -9 (only the p2w-rt process, not its group): the agent it started and the Chromium it
+launched for the agent die with it instead of running on, unwatched (``setpriv --pdeathsig``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import REPO
+from tests.helpers.suite_tmp import process_tmpdir
+
+P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
+
+pytestmark = pytest.mark.slow
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its (dead) parent's reaper."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _chromiums_of(profile_root: Path) -> list[int]:
+    """The Chromium processes whose profile lies under ``profile_root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(arg.startswith(f"--user-data-dir={profile_root}".encode()) for arg in cmdline) and _alive(
+            int(entry.name)
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_agent_and_its_chromium_die_with_a_killed_recorder(tmp_path: Path) -> None:
+    with process_tmpdir() as tmp:
+        _kill_the_recorder(tmp_path, tmp)
+
+
+def _kill_the_recorder(tmp_path: Path, tmp: Path) -> None:
+    pid_file, script = tmp_path / "agent.pid", tmp_path / "sleeper.py"
+    script.write_text(f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n")
+    agent = f"{sys.executable} {script}"
+    recorder = subprocess.Popen(
+        [
+            P2W_RT,
+            "--db",
+            str(tmp_path / "p2w.db"),
+            "record",
+            "--exec",
+            agent,
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--task",
+            "Lena_Fischer_A1",
+            "--label",
+            "killed",
+        ],  # fmt: skip
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(tmp)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (pid_file.is_file() and pid_file.read_text()):
+            assert recorder.poll() is None, recorder.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "the agent never started"
+            time.sleep(0.2)
+        agent_pid = int(pid_file.read_text())
+        browsers = _chromiums_of(tmp)
+        assert browsers and _alive(agent_pid), "the agent and its Chromium run while the recorder does"
+
+        recorder.send_signal(signal.SIGKILL)  # the recorder alone, as the OOM killer would
+        recorder.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while (_alive(agent_pid) or _chromiums_of(tmp)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(agent_pid), "the agent outlived the recorder"
+        assert _chromiums_of(tmp) == [], "Chromium outlived the recorder"
+    finally:
+        if recorder.poll() is None:
+            os.killpg(recorder.pid, signal.SIGKILL)
+            recorder.wait()
