@@ -25,8 +25,8 @@ from p2w_runtime.data._json import MAX_DEPTH
 from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.llm import LlmClient, LlmConfigError
 from p2w_runtime.testing import ScriptedLlm
-from tests.replay.test_judge_llm import answer
-from tests.replay.test_replay_cli import build
+from tests.helpers.builders import build
+from tests.helpers.judge_replies import answer
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 

@@ -23,9 +23,9 @@ from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
-from tests.cli.test_view_api import get_html, get_json, serving_app
 from tests.helpers.recording_tasks import TASKS, Sketch
 from tests.helpers.stored_support import run_of_label, stored_events
+from tests.helpers.view_app import get_html, get_json, serving_app
 from tests.helpers.view_support import HOSTILE, build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch
 
 pytestmark = pytest.mark.slow

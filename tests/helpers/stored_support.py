@@ -2,7 +2,8 @@
 
 Raw SQL on ``events`` sees a recording's steps; an imported episode (the demo's runs, ``import-trajectories``) is one
 row of ``segments`` (docs/design/store.md, "Segments"). Tests that look up expected values read the events through
-the store instead, and tests that damage an event as a failing disk would rewrite it inside its segment.
+the store instead, and tests that damage an event as a failing disk would rewrite it inside its segment. Tests
+that look for a secret read every value of the file, as someone holding it could.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
+
+import zstandard
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import open_store
@@ -34,6 +38,22 @@ def run_of_label(db: Path, label: str) -> str:
     """The id of the run labelled ``label``."""
     (run_id,) = [e.stream for e in stored_events(db, types=["run.started"]) if e.payload["label"] == label]
     return run_id
+
+
+def database_text(db: Path) -> str:
+    """Every value of every table, blobs decompressed: what someone with the file could read."""
+    parts: list[str] = []
+    decompressor = zstandard.ZstdDecompressor()
+    with closing(sqlite3.connect(db)) as conn:
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            for row in conn.execute(f'SELECT * FROM "{table}"'):
+                for value in row:
+                    if isinstance(value, bytes):
+                        value = decompressor.decompress(value) if value[:4] == b"\x28\xb5\x2f\xfd" else value
+                        value = value.decode("utf-8", "replace")
+                    parts.append(str(value))
+    return "\n".join(parts)
 
 
 def rewrite_in_segment(db: Path, stream: str, change: Callable[[StoredEvent], str | None]) -> int:

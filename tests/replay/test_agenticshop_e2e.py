@@ -13,13 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_rt.replay.judges import read_judgments
-from p2w_rt.schemas import Judgment
-from p2w_runtime.domain import episodes_of, list_runs
+from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from tests.helpers.paths import REPO
+from tests.helpers.stored_judgments import judgments
 
 SAMPLE = REPO / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"
@@ -48,17 +47,6 @@ def judge_reply(request: dict) -> str:
             for name in schema["schema"]["properties"]
         }
     )
-
-
-def judgments(db: Path) -> dict[tuple[str, str], Judgment]:
-    async def read() -> dict[tuple[str, str], Judgment]:
-        async with open_store(db) as store:
-            (run, *_) = await list_runs(store)
-            return {
-                (r.judgment.task_id, r.judgment.judge_id): r.judgment for r in await read_judgments(store, run.run_id)
-            }
-
-    return asyncio.run(read())
 
 
 @pytest.mark.slow

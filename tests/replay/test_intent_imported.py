@@ -10,13 +10,9 @@ from typing import Any
 
 import pytest
 
-from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import JudgeContext, Scorecard
-from p2w_rt.replay.persona2web import RubricRulesJudge, SiteSettings, default_location_sites
-from p2w_runtime.domain import episodes_of
-from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
 from tests.helpers.import_support import AGENTOCCAM, BROWSER_USE, RUNNERS, import_folder, run_import
+from tests.helpers.rubric_support import judged
 
 
 @pytest.fixture
@@ -25,7 +21,6 @@ def store(memory_store: EventStore) -> EventStore:
     return memory_store
 
 
-SETTINGS = PassSettings(plugins=(SiteSettings(location_sites=tuple(default_location_sites())),))
 THREADS, TABLEFOR, STAGEPASS = "http://threads.p2w.test", "http://tablefor.p2w.test", "http://stagepass.p2w.test"
 
 
@@ -91,15 +86,6 @@ def write_browser_use_runs(bu: Any, root: Path) -> Path:
     ], success=True)  # fmt: skip
     run.close()
     return run.out_dir
-
-
-async def judged(store: EventStore, runs: list) -> dict[str, Scorecard]:
-    out = {}
-    for run in runs:
-        for ref in await episodes_of(store, run.run_id):
-            t = await load_trajectory(store, ref.stream)
-            out[t.task_id] = await RubricRulesJudge(SETTINGS).judge(t, JudgeContext(get_blob=store.get_blob))
-    return out
 
 
 async def test_imported_runs_are_scored_from_urls_action_text_and_reasoning(

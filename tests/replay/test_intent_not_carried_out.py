@@ -19,7 +19,7 @@ from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.store import EventStore
 from tests.helpers.import_support import AGENTOCCAM, import_folder
 from tests.helpers.paths import DATA
-from tests.replay.test_intent_imported import judged
+from tests.helpers.rubric_support import judged
 
 REAL = DATA / "runners-real" / "agentoccam" / "on-demand_gpt41"
 BASKET = "http://basket.p2w.test"

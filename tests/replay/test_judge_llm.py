@@ -9,50 +9,16 @@ import pytest
 
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, ReplayAborted, estimate_replay, judgment_stream, make_judge, read_judgments
-from p2w_rt.schemas import GroundTruth, LlmCall, MemoryEntry, uuid7
+from p2w_rt.schemas import LlmCall
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.store import MemoryEventStore
 from p2w_runtime.testing import Garbage, HttpError, ScriptedLlm
-from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
-
-TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
-TOP = {"web": 5, "pref": 2.5, "location": 2.5, "intent": 10}
-
-
-def fields(request: dict[str, Any]) -> list[str]:
-    return list(request["response_format"]["json_schema"]["schema"]["properties"])
-
-
-def answer(request: dict[str, Any], intent: int = 10, cite: str = "E1") -> str:
-    """What a judge model would reply: every criterion at its maximum, citing one event tag."""
-    body = {}
-    for name in fields(request):
-        score = intent if name == "intent" else TOP[name.split("_")[0]]
-        body[name] = {"score": score, "evidence": [cite], "justification": f"{name} looks right"}
-    return json.dumps(body)
+from tests.helpers.builders import make_run
+from tests.helpers.judge_replies import answer, fields
 
 
 def user_text(request: dict[str, Any]) -> str:
     return next(m["content"] for m in request["messages"] if m["role"] == "user")
-
-
-async def make_run(store: Any, tasks: tuple[str, ...] = ("Alex_Garcia_A1", "Alex_Garcia_B1")) -> str:
-    run_id = uuid7()
-    await store.append([run_started(run_id, "llm-run")])
-    for task in tasks:
-        b = EpisodeBuilder(run_id, task, query="Find chinos for me", ground_truth=TRUTH, level=2)
-        q = b.history_query("what size?", step=1)
-        r = b.retrieval(q, "what size?", [MemoryEntry(timestamp="t", type="purchase", object="chinos 32x32")], step=1)
-        b.memory_answer(r, "MEMORY-ANSWER-TEXT: the user wears 32x32", step=1)
-        b.observation(2, "https://www.kohls.com/search?q=chinos")
-        b.planner(2, "PLANNER-REASONING-TEXT: type the size")
-        b.action(2, "type", "3", "chinos 32x32", "1")
-        b.planner(3, "FINAL-REASONING-TEXT")
-        b.action(3, "stop", "Chinos 32x32 for $59")
-        b.finish("answered", "Chinos 32x32 for $59", steps=3)
-        await store.append(b.events, b.blobs)
-    await store.append([run_finished(run_id, len(tasks))])
-    return run_id
 
 
 def factory(server: ScriptedLlm, model: str = "gpt-5-mini") -> Any:

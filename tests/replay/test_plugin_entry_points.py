@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from p2w_rt.replay.derived import ENTRY_POINT_GROUP
 from p2w_rt.replay.judges import read_judgments
 from p2w_runtime.store import open_store
-from tests.replay.test_judge_llm import make_run
+from tests.helpers.builders import make_run
+from tests.helpers.plugin_install import install, p2w
 
 PLUGIN = '''
 from p2w_rt.replay.derived import PassSettings, Plugin, ProducerConfig, register_plugin
@@ -45,22 +42,6 @@ class StepsJudge(Judge[StepsConfig]):
 
 PLUGIN = register_plugin(Plugin(name="outside-bench", kind="judge", producers=(StepsJudge,)))
 '''
-
-
-def install(site: Path, entry: str, module: str | None) -> None:
-    """A distribution ``outside-bench`` as pip leaves it: its module and its ``.dist-info`` with the entry point."""
-    info = site / "outside_bench-0.1.dist-info"
-    info.mkdir(parents=True)
-    if module is not None:
-        (site / "outside_bench.py").write_text(module)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: outside-bench\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry}\n")
-
-
-def p2w(site: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(site), os.environ.get("PYTHONPATH"))))}
-    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), "--log-file", str(db) + ".log", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
 def recorded_run(db: Path) -> str:

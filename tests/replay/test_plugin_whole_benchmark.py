@@ -3,7 +3,7 @@
 runner's file is imported, judged and tabulated, and its agent records a run, through the real ``p2w-rt`` command;
 an unknown format or agent, a plugin that cannot load and a ``rerun`` of a run whose agent has no rerun (or is
 uninstalled) each stop in one line. The distribution is real metadata
-on ``PYTHONPATH``, as ``test_plugin_entry_points`` installs it."""
+on ``PYTHONPATH``, as ``tests/helpers/plugin_install.py`` installs it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from p2w_runtime.demo.examples import example_paths
-from tests.replay.test_plugin_entry_points import install, p2w
+from tests.helpers.plugin_install import install, p2w
 
 PLUGIN = '''
 """outside_bench: a judge, a metrics table and the "outside-steps" runner's file format, registered when loaded."""

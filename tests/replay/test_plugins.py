@@ -31,8 +31,8 @@ from p2w_rt.replay.persona2web import RubricRulesJudge
 from p2w_rt.schemas import Evidence
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.store import open_store
+from tests.helpers.builders import make_run
 from tests.helpers.paths import REPO
-from tests.replay.test_judge_llm import make_run
 
 GENERIC = [*sorted((REPO / "replay" / "derived").glob("*.py")), *sorted((REPO / "replay" / "judges").glob("*.py"))]
 """The registry, the common settings and the pass, and the whole judge family: its base, stream, estimate and

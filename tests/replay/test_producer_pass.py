@@ -11,7 +11,7 @@ from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier, classification_
 from p2w_rt.replay.derived import PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, JudgeOutcome, JudgeSummary, judgment_stream, make_judge
 from p2w_runtime.store import open_store
-from tests.replay.test_judge_llm import make_run
+from tests.helpers.builders import make_run
 
 TASKS = ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1")
 

@@ -10,38 +10,11 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import judgment_stream, read_judgments
-from p2w_rt.schemas import GroundTruth, MemoryEntry, uuid7
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm
-from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
+from tests.helpers.builders import build
 
-TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
 KEYS = {"task_id", "judge", "p_web", "p_pref", "p_avg", "intent", "success", "points", "evidence"}
-
-
-async def _build(db: Path, label: str = "cli-run", model: str = "gpt-4.1") -> str:
-    run_id = uuid7()
-    async with open_store(db) as store:
-        await store.append([run_started(run_id, label, agent="agentoccam", model=model, scheme="on-demand")])
-        for level, task in ((0, "Alex_Garcia_A3"), (2, "Alex_Garcia_A1"), (2, "Alex_Garcia_B1")):
-            b = EpisodeBuilder(run_id, task, query="Find chinos", ground_truth=TRUTH, level=level)
-            q = b.history_query("size?", step=1)
-            entries = [MemoryEntry(timestamp="t", type="purchase", object="chinos 32x32", website="kohls.com")]
-            b.memory_answer(b.retrieval(q, "size?", entries, step=1), "budget $70", step=1)
-            b.observation(2, "https://www.kohls.com/search?q=chinos+32x32")
-            b.action(2, "type", "1", "chinos 32x32 under $70", "1")
-            if task == "Alex_Garcia_B1":
-                b.finish("max_steps", steps=25)
-            else:
-                b.action(3, "stop", "Chinos at $59")
-                b.finish("answered", "Chinos at $59", steps=3)
-            await store.append(b.events, b.blobs)
-        await store.append([run_finished(run_id, 3)])
-    return run_id
-
-
-def build(db: Path, **kwargs: str) -> str:
-    return asyncio.run(_build(db, **kwargs))
 
 
 def invoke(db: Path, *args: str) -> tuple[int, str, str]:

@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -19,42 +18,13 @@ import pytest
 
 from p2w_runtime.exec import agent_name, answer_of, attributes, spans_of, tool_args
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text, ToolCall
+from tests.helpers.exec_support import ANSWER, KEY, P2W_RT, PENNE, PYTHON_AGENT, SEARCH, TASK, p2w_rt, record_exec
 from tests.helpers.paths import REPO
-from tests.helpers.stored_support import stored_events
+from tests.helpers.stored_support import database_text, stored_events
 from tests.helpers.suite_tmp import left_behind, process_tmpdir
 from tests.helpers.view_support import fetch, serving
-from tests.runtime.test_secrets import database_text
 
-P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
-PYTHON_AGENT = f"{sys.executable} examples/exec_agent.py"
 NODE_AGENT = "node examples/node_agent/agent.mjs"
-TASK = "Lena_Fischer_A2"
-PENNE = "Meadow & Co Organic Gluten-Free Brown Rice Penne"
-SEARCH = "http://basket.p2w.test/search?q=gluten-free+organic+penne"
-ANSWER = f"Added two boxes of {PENNE} to the cart."
-KEY = "sk-upstream-ECHOED-9c1e4a7b2d"
-
-
-def p2w_rt(db: Path, *args: str, timeout: float = 600, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``p2w-rt --db DB ARGS``; with ``tmp`` as its TMPDIR when given."""
-    log = db.with_suffix(".jsonl")
-    return subprocess.run(
-        [P2W_RT, "--db", str(db), "--log-file", str(log), *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=timeout,
-        env=None if tmp is None else {**os.environ, "TMPDIR": str(tmp)},
-    )
-
-
-def record_exec(
-    db: Path, command: str, base_url: str, label: str, *more: str, tmp: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return p2w_rt(
-        db, "record", "--exec", command, "--base-url", base_url, "--api-key", KEY, "--model", "scripted-model",
-        "--label", label, *more, tmp=tmp,
-    )  # fmt: skip
 
 
 def shown(db: Path, label: str, task: str = TASK) -> list[dict[str, object]]:

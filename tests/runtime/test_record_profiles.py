@@ -17,7 +17,7 @@ from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.data import curation_tasks, load_profiles
 from p2w_runtime.testing import ScriptedLlm, Text, last_user_message, system_message
 from tests.helpers.paths import REPO
-from tests.replay.test_agenticshop_e2e import judgments
+from tests.helpers.stored_judgments import judgments
 
 SAMPLE = REPO / "p2w_runtime" / "demo" / "sites" / "agenticshop"
 PROFILES = SAMPLE / "demo_user_profile.json"

@@ -15,8 +15,8 @@ import pytest
 from p2w_runtime.rerun import har_has_bodies
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
+from tests.helpers.exec_support import ANSWER, PENNE, PYTHON_AGENT, SEARCH, TASK, p2w_rt, record_exec
 from tests.helpers.paths import REPO
-from tests.runtime.test_record_exec import ANSWER, PENNE, PYTHON_AGENT, SEARCH, TASK, p2w_rt, record_exec
 
 pytestmark = pytest.mark.slow
 

@@ -19,6 +19,7 @@ import zstandard
 from p2w_runtime.agent.prompts import PLANNER_MARKER
 from p2w_runtime.redaction import add_secret, add_url_credentials, redact, redact_text
 from p2w_runtime.testing import HttpError, ScriptedLlm, Text, system_contains
+from tests.helpers.stored_support import database_text
 
 KEY = "sk-live-ECHOED-4f1b9c2d8e7a6b5c"
 PASSWORD = "pw-in-url-s3cret-77d1"
@@ -31,22 +32,6 @@ def p2w_rt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [P2W_RT, "--db", str(db), "--log-file", str(log), *args], capture_output=True, text=True, timeout=300
     )
-
-
-def database_text(db: Path) -> str:
-    """Every value of every table, blobs decompressed: what someone with the file could read."""
-    parts: list[str] = []
-    decompressor = zstandard.ZstdDecompressor()
-    with closing(sqlite3.connect(db)) as conn:
-        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        for table in tables:
-            for row in conn.execute(f'SELECT * FROM "{table}"'):
-                for value in row:
-                    if isinstance(value, bytes):
-                        value = decompressor.decompress(value) if value[:4] == b"\x28\xb5\x2f\xfd" else value
-                        value = value.decode("utf-8", "replace")
-                    parts.append(str(value))
-    return "\n".join(parts)
 
 
 def bundle_text(path: Path) -> str:

@@ -1,0 +1,28 @@
+"""A distribution ``outside-bench`` installed as pip leaves one, in a folder put on ``PYTHONPATH`` of a fresh
+``p2w-rt`` process: how the plugin tests add a benchmark from another package."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from p2w_rt.replay.derived import ENTRY_POINT_GROUP
+
+
+def install(site: Path, entry: str, module: str | None) -> None:
+    """A distribution ``outside-bench`` as pip leaves it: its module and its ``.dist-info`` with the entry point."""
+    info = site / "outside_bench-0.1.dist-info"
+    info.mkdir(parents=True)
+    if module is not None:
+        (site / "outside_bench.py").write_text(module)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: outside-bench\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry}\n")
+
+
+def p2w(site: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``p2w-rt --db DB ARGS`` with ``site`` first on its ``PYTHONPATH``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(site), os.environ.get("PYTHONPATH"))))}
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), "--log-file", str(db) + ".log", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)

@@ -1,0 +1,48 @@
+"""The viewer app served from a thread of the test's own process, so a test can read its state, and its pages read
+back as JSON or HTML."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from p2w_cli.view.app import create_app
+from tests.helpers.view_support import fetch
+
+
+@contextmanager
+def serving_app(db: Path) -> Iterator[tuple[str, Any]]:
+    """The viewer app on uvicorn in a thread of this process (so a test can read its state); yields (url, app)."""
+    app = create_app(db)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the viewer did not start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/", app
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def get_json(url: str) -> tuple[int, Any]:
+    status, headers, body = fetch(url)
+    assert headers["content-type"] == "application/json", headers
+    return status, json.loads(body)
+
+
+def get_html(url: str) -> str:
+    status, _, body = fetch(url)
+    assert status == 200, body[:300]
+    return body.decode("utf-8")
