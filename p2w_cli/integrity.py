@@ -60,9 +60,8 @@ def verify(
     The whole store is checked after the last verify mark (what the previous check of the whole store that found
     nothing wrong appended): the events since in full, those before by their streams' heads and counts; --full
     checks every event. A check that finds nothing wrong appends a new mark (unless the store is read-only)."""
-    from p2w_runtime.domain import check_summaries, find_run
-    from p2w_runtime.domain import rebuild_summaries as rebuild
     from p2w_runtime.store import (
+        LIFECYCLE_TYPES,
         Problem,
         append_mark,
         head_digest,
@@ -85,14 +84,25 @@ def verify(
             trusted = load_public_key(trusted_key) if trusted_key is not None else None
         async with open_db(ctx) as store:
             if rebuild_summaries:
+                from p2w_runtime.domain import rebuild_summaries as rebuild
+
                 await rebuild(store)
-            run_id = (await find_run(store, run_ref)).run_id if run_ref else None
-            if run_id is None:
-                report = await verify_whole_store(store, full=full, trusted=trusted, key=key)
+            run_id = None
+            if run_ref:
+                from p2w_runtime.domain import find_run
+
+                run_id = (await find_run(store, run_ref)).run_id
+            if run_id is None:  # a full check keeps the events the summaries fold, so they are read once
+                report = await verify_whole_store(store, full=full, trusted=trusted, key=key, collect=LIFECYCLE_TYPES)
             else:
                 report = await verify_store(store, run_id)
             if not report.incremental:  # summaries are folded from the whole log: a full check's part
-                for where, reason in await check_summaries(store, run_id):
+                from p2w_runtime.domain import Met, check_summaries  # the domain's models, only for a full check
+
+                met = None
+                if report.collected is not None and report.through is not None:
+                    met = Met(report.through, report.collected)
+                for where, reason in await check_summaries(store, run_id, met):
                     report.problems.append(Problem(where, None, None, reason))
             marked = run_id is None and await append_mark(store, report)
             return report, run_id, (await head_digest(store, run_id) if run_id else None), marked

@@ -37,7 +37,7 @@ from p2w_runtime.domain._streams import (
     run_of,
     under,
 )
-from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, check_summaries, rebuild_summaries
+from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, Met, check_summaries, rebuild_summaries
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.lazy import lazy_names
 
@@ -112,6 +112,7 @@ __all__ = [
     "append_sealed",
     "attempt_id",
     "check_summaries",
+    "Met",
     "counted",
     "episode_of",
     "episode_seals",

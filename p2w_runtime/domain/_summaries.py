@@ -11,7 +11,7 @@ fold of the whole log (``p2w-rt verify``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ import orjson
 
 from p2w_rt.schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
 from p2w_runtime.domain._streams import run_of
-from p2w_runtime.store import ReadOnlyStore, Summary
+from p2w_runtime.store import LIFECYCLE_TYPES, ReadOnlyStore, Summary
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore
@@ -28,7 +28,8 @@ MODEL = "runs.v1"
 """The read model's name, its mark's key: a change of what the rows hold takes a new name, rebuilt from the log."""
 RUNS = "run.v1"
 EPISODES = "episode.v1"
-SUMMARY_TYPES = ("run.started", "run.finished", "episode.started", "episode.finished")
+SUMMARY_TYPES = LIFECYCLE_TYPES
+"""What the rows fold: a run's and an episode's start and end (what a full ``verify`` hands ``check_summaries``)."""
 NOT_AN_OUTCOME = frozenset({"aborted"})
 """End reasons that say the recorder stopped, not how the agent did: such an attempt never counts."""
 BY_TYPE_GAP = 20_000
@@ -106,6 +107,15 @@ def counts(attempts: Iterable[EpisodeSummary]) -> tuple[int, int]:
     return len(tasks), n
 
 
+@dataclass(frozen=True, slots=True)
+class Met:
+    """The summary events (``SUMMARY_TYPES``) of positions 1 to ``through``, in log order, as a pass over the whole
+    log met them (``verify``'s collected events)."""
+
+    through: int
+    events: Sequence[StoredEvent]
+
+
 @dataclass(slots=True)
 class Fold:
     """Summary rows changed by the events after a mark (or every row, folded from the whole log)."""
@@ -117,14 +127,13 @@ class Fold:
         return [e.row() for e in self.episodes.values()] + [r.row() for r in self.runs.values()]
 
 
-async def _fold(store: EventStore, since: int, end: int, *, whole: bool) -> Fold:
+async def _fold(store: EventStore, since: int, end: int, *, whole: bool, met: Met | None = None) -> Fold:
     """The rows the summary events in ``(since, end]`` change, started from the stored rows they continue
-    (``whole``: nothing is stored, fold the log from its start)."""
+    (``whole``: nothing is stored, fold the log from its start); ``met``: those a pass from the log's start read."""
     fold = Fold()
     late_ends: list[StoredEvent] = []
     late_runs: list[StoredEvent] = []
-    types = SUMMARY_TYPES if end - since > BY_TYPE_GAP else None  # a first build of a small store by position too
-    async for stored in store.read_all(after_position=since, types=types):
+    async for stored in _summary_events(store, since, end, met):
         if stored.position is not None and stored.position > end:
             break
         kind = stored.type
@@ -152,6 +161,19 @@ async def _fold(store: EventStore, since: int, end: int, *, whole: bool) -> Fold
     if not whole:
         await _continue_stored(store, fold, late_ends, late_runs)
     return fold
+
+
+async def _summary_events(store: EventStore, since: int, end: int, met: Met | None) -> AsyncIterator[StoredEvent]:
+    """The summary events after ``since`` in log order: what ``met`` holds when it starts where they do, then the
+    log's from where it ends."""
+    if met is not None and since == 0:
+        for stored in met.events:
+            yield stored
+        since = met.through
+    types = SUMMARY_TYPES if end - since > BY_TYPE_GAP else None  # a first build of a small store by position too
+    if since < end:
+        async for stored in store.read_all(after_position=since, types=types):
+            yield stored
 
 
 def _finish(episodes: dict[str, EpisodeSummary], stored: StoredEvent) -> None:
@@ -270,17 +292,20 @@ async def rebuild_summaries(store: EventStore) -> int:
     return len(current.fold.rows())
 
 
-async def check_summaries(store: EventStore, run_id: str | None = None) -> list[tuple[str, str]]:
+async def check_summaries(
+    store: EventStore, run_id: str | None = None, met: Met | None = None
+) -> list[tuple[str, str]]:
     """Where the stored summary rows (of run ``run_id``, or all) disagree with a fold of the whole log: (the run
     or episode stream, what is wrong) for each row changed, missing or naming nothing; none when they agree.
 
     The stored rows are brought up to date first, as any reader would, so what is checked is what readers see.
+    ``met``: the summary events a full ``verify`` read, so that only the log after them is read here.
     """
     if await store.summary_mark(MODEL) is None:
         return []  # nothing stored to disagree with (a read-only file from before summaries)
     await bring_up_to_date(store)
     mark = await store.summary_mark(MODEL) or 0
-    truth = await _fold(store, 0, mark, whole=True)
+    truth = await _fold(store, 0, mark, whole=True, met=met)
     _count_all(truth)
     problems: list[tuple[str, str]] = []
     expected = {

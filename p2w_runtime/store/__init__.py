@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
     from p2w_runtime.store._bundle_lines import BundleError
     from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
+    from p2w_runtime.store._core import LIFECYCLE_TYPES
     from p2w_runtime.store._event_store import (
         BlobStore,
         EventLog,
@@ -55,6 +56,7 @@ _LAZY = {
     "ClaimHolder": "_claims",
     "hold_claims": "_claims",
     "this_process": "_claims",
+    "LIFECYCLE_TYPES": "_core",
     "BlobStore": "_event_store",
     "EventLog": "_event_store",
     "EventStore": "_event_store",
@@ -138,6 +140,7 @@ __all__ = [
     "LabelTaken",
     "ReadOnlyStore",
     "hold_claims",
+    "LIFECYCLE_TYPES",
     "BundleSummary",
     "VerifiedBundle",
     "verify_bundle",

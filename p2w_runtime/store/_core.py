@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     CHAINED_COLUMNS: tuple[Column[Any], ...]
     """The columns ``read_chained`` selects: a row of them is a ``ChainedEvent``'s fields, in order."""
 
-TYPE_INDEXED = ("run.started", "run.finished", "episode.started", "episode.finished")
+LIFECYCLE_TYPES = ("run.started", "run.finished", "episode.started", "episode.finished")
+"""A run's and an episode's start and end: what the run and episode summaries fold (``p2w_runtime.domain``), and
+what a full ``verify`` of the whole store hands their check so that it need not read the log again."""
+TYPE_INDEXED = LIFECYCLE_TYPES
 """The event types SQLite indexes by type (``ix_events_lifecycle``): a few an episode, read by type across the whole
 store (the summaries' first build, the viewer's search). A step's types are not indexed: their index entries made
 ~40 % of a per-step append's SQLite work, and their typed reads are a run's (docs/design/store.md, "Appends, fifth

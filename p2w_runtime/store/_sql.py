@@ -22,6 +22,7 @@ from p2w_runtime.store._segments import COMPACTED_LIKE
 from p2w_runtime.store._sql_append import SqlAppending
 from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, chunk_values, fixed, in_chunk
 from p2w_runtime.store._sql_compact import SqlCompaction
+from p2w_runtime.store._sql_heads import SqlHeads
 from p2w_runtime.store._sql_pages import (
     AT_EVENT,
     BY_CHAINED,
@@ -165,33 +166,6 @@ def _page_of(
     return query.order_by(*(query.selected_columns[name] for name in by))
 
 
-def _heads(stream: ColumnElement[str], seq: ColumnElement[int], hash_: Any, type_: Any) -> ClauseElement:
-    """Each stream's last (seq, hash, type) held in one table, for streams starting with ``:prefix`` ('' for all).
-
-    The prefix is compared as a ``substr``, not a ``LIKE``: the statement is compiled once for every prefix, and a
-    bound ``LIKE`` pattern would need its ``%`` and ``_`` escaped by the caller."""
-    prefix: BindParameter[str] = sa.bindparam("prefix", value="", type_=sa.String)
-    heads = (
-        sa.select(stream, sa.func.max(seq).label("seq"))
-        .where(sa.func.substr(stream, 1, sa.func.length(prefix)) == prefix)
-        .group_by(stream)
-        .subquery()
-    )
-    return sa.select(stream, seq, hash_, type_).join(heads, (stream == heads.c.stream) & (seq == heads.c.seq))
-
-
-@fixed
-def _stream_heads() -> ClauseElement:
-    e = core.EVENTS.c
-    return _heads(e.stream, e.seq, e.hash, e.type)
-
-
-@fixed
-def _segment_heads() -> ClauseElement:
-    s = core.SEGMENTS.c
-    return _heads(s.stream, s.last_seq, s.head_hash, s.last_type)
-
-
 @fixed
 def _count() -> Select[Any]:
     """Events held as rows, and blobs: what ``count`` and ``verify``'s incremental check read, compiled ahead."""
@@ -260,7 +234,7 @@ def _all_page(
     return rows.order_by(e.position), ("position",), segments, s.last_position
 
 
-class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries):
+class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, SqlHeads):
     """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens.
 
     Every read sees events in rows and in segments alike (``_segments.py``): one statement selects a page of rows
@@ -413,18 +387,6 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries):
     async def _fetch_page(self, page: Compiled, after: dict[str, Any]) -> list[tuple[Any, ...]]:
         async with self._reading() as session:
             return await session.fetch(page.sql, page.params(**after))
-
-    async def list_streams(self, prefix: str | None = None) -> list[StreamHead]:
-        found: dict[str, StreamHead] = {}
-        names = ["stream_heads", "segment_heads"] if self.has_segments else ["stream_heads"]
-        async with self._reading() as session:
-            for name in names:
-                heads = self._statement(name)
-                for row in await session.fetch(heads.sql, heads.params(prefix=prefix or "")):
-                    head = StreamHead(*row)
-                    if head.stream not in found or found[head.stream].last_seq < head.last_seq:
-                        found[head.stream] = head
-        return [found[stream] for stream in sorted(found)]
 
     async def get_blob(self, sha256: str) -> bytes:
         async with self._reading() as session:

@@ -157,7 +157,16 @@ def in_order(
     No row's key and no other segment's last key falls inside a segment's range, so a segment lies wholly on one side
     of the bound and of each row: rows and segments are put in order by a row's key and a segment's last key, and a
     segment is decoded only when its turn comes. A reader that stops early (a first screen, a page of a timeline)
-    decodes only the segments it reached; one past the bound is left to the next page, which selects it again."""
+    decodes only the segments it reached; one past the bound is left to the next page, which selects it again.
+    A page of rows alone (a log of rows, a stream being recorded) is in order as selected: it is handed out as it is,
+    at one key comparison a row, since every event of a ``verify`` passes here."""
+    if not segments:
+        row_key = order.row_key
+        for row in rows:
+            if bound is not None and row_key(row) > bound:
+                return
+            yield make(row[:-1])
+        return
     units = [(order.row_key(row), False, i) for i, row in enumerate(rows)]
     units += [(order.segment_key(segment), True, i) for i, segment in enumerate(segments)]
     units.sort(key=lambda unit: (unit[0], unit[1]))

@@ -140,6 +140,44 @@ STATEMENTS: dict[str, Compiled] = {
         ('after', 'limit', 'param_1', 'after', 'codec_1', 'segment_limit', 'param_2'),
         {'after': 0, 'codec_1': 'zstd-jsonl-at%', 'limit': 0, 'param_1': 0, 'param_2': 0, 'segment_limit': 0},
     ),
+    'every_segment_head': Compiled(
+        'WITH RECURSIVE walk(first_position, stream, last_seq, head_hash, last_type) AS \n'
+        '(SELECT anon_1.first_position AS first_position, anon_1.stream AS stream, anon_1.last_seq '
+        'AS last_seq, anon_1.head_hash AS head_hash, anon_1.last_type AS last_type \n'
+        'FROM (SELECT segments.first_position AS first_position, segments.stream AS stream, '
+        'segments.last_seq AS last_seq, segments.head_hash AS head_hash, segments.last_type AS '
+        'last_type \n'
+        'FROM segments ORDER BY segments.stream DESC, segments.last_seq DESC\n'
+        ' LIMIT ? OFFSET ?) AS anon_1 UNION ALL SELECT step.first_position AS first_position, '
+        'step.stream AS stream, step.last_seq AS last_seq, step.head_hash AS head_hash, '
+        'step.last_type AS last_type \n'
+        'FROM walk JOIN segments AS step ON step.first_position = (SELECT probe.first_position \n'
+        'FROM segments AS probe \n'
+        'WHERE probe.stream < walk.stream ORDER BY probe.stream DESC, probe.last_seq DESC\n'
+        ' LIMIT ? OFFSET ?))\n'
+        ' SELECT walk.stream, walk.last_seq, walk.head_hash, walk.last_type \n'
+        'FROM walk',
+        ('param_1', 'param_2', 'param_3', 'param_4'),
+        {'param_1': 1, 'param_2': 0, 'param_3': 1, 'param_4': 0},
+    ),
+    'every_stream_head': Compiled(
+        'WITH RECURSIVE walk(position, stream, seq, hash, type) AS \n'
+        '(SELECT anon_1.position AS position, anon_1.stream AS stream, anon_1.seq AS seq, '
+        'anon_1.hash AS hash, anon_1.type AS type \n'
+        'FROM (SELECT events.position AS position, events.stream AS stream, events.seq AS seq, '
+        'events.hash AS hash, events.type AS type \n'
+        'FROM events ORDER BY events.stream DESC, events.seq DESC\n'
+        ' LIMIT ? OFFSET ?) AS anon_1 UNION ALL SELECT step.position AS position, step.stream AS '
+        'stream, step.seq AS seq, step.hash AS hash, step.type AS type \n'
+        'FROM walk JOIN events AS step ON step.position = (SELECT probe.position \n'
+        'FROM events AS probe \n'
+        'WHERE probe.stream < walk.stream ORDER BY probe.stream DESC, probe.seq DESC\n'
+        ' LIMIT ? OFFSET ?))\n'
+        ' SELECT walk.stream, walk.seq, walk.hash, walk.type \n'
+        'FROM walk',
+        ('param_1', 'param_2', 'param_3', 'param_4'),
+        {'param_1': 1, 'param_2': 0, 'param_3': 1, 'param_4': 0},
+    ),
     'head': Compiled(
         'SELECT events.seq, events.hash, events.type \n'
         'FROM events \n'

@@ -16,6 +16,11 @@ from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._segments import CorruptSegment
 from p2w_runtime.store._tree import read_tree, tree_root
 
+NOTED_TYPES = frozenset(("run.started", *SEAL_EVENT_TYPES))
+"""The types ``ChainPass`` notes beyond the chain: a run's start, and the events that carry seals."""
+NOTE, LINK, CONTENT, AFTER_END = range(4)
+"""The steps of ``ChainPass.check`` in the order it takes them, which is the order of an event's problems."""
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -73,6 +78,9 @@ class VerifyReport:
     """Why a whole-store check was not incremental (no earlier mark, ``--full``, ...)."""
     mark: StoreVerified | None = None
     """What this check found, to append as the store's next verify mark once nothing else failed."""
+    collected: list[StoredEvent] | None = None
+    """The events of the types a whole-store check was asked to collect, in log order through ``through``; None
+    when no pass read the whole log (an incremental check, or one a segment that no longer decodes cut short)."""
 
     @property
     def ok(self) -> bool:
@@ -81,9 +89,20 @@ class VerifyReport:
 
 class ChainPass:
     """One pass over events in position order, each checked against its stream's head: chain, hash, payload, the
-    end of its stream; it keeps one head per stream, the seals met, and the blobs referenced, not the events."""
+    end of its stream; it keeps one head per stream, the seals met, the blobs referenced, and the events of the
+    ``collect`` types (what the caller folds next, so that it need not read the log again), not the events.
 
-    def __init__(self, report: VerifyReport, heads: dict[str, tuple[int, str]] | None = None) -> None:
+    ``check`` runs once per event of the log, so the common case (linked, unchanged, nothing special about its type)
+    takes one set lookup of the type and no objects beyond the head; a broken link is described by ``chain_link``
+    as any other reader describes it. Each problem's place in the log is kept beside it (``places``), so that
+    passes over parts of the log can be put together in the order one pass finds them."""
+
+    def __init__(
+        self,
+        report: VerifyReport,
+        heads: dict[str, tuple[int, str]] | None = None,
+        collect: frozenset[str] = frozenset(),
+    ) -> None:
         self.report = report
         self.heads: dict[str, tuple[int, str]] = {} if heads is None else heads
         self.referenced: set[str] = set()
@@ -92,24 +111,61 @@ class ChainPass:
         self.sealed_to: dict[str, int] = {}
         """Stream -> how many of its events the seals seen so far cover."""
         self.ends = StreamEnds()
+        self.collect = collect
+        self.collected: list[StoredEvent] = []
+        self.places: list[tuple[int, int]] = []
+        """(position, step) of each problem the pass found: the event's, and which step of ``check`` found it."""
+        self._noted = collect | NOTED_TYPES
 
     def check(self, event: StoredEvent) -> None:
-        problems = self.report.problems
+        stream, type_ = event.stream, event.type
+        if type_ in self._noted:
+            self._note(event)
+        head = self.heads.get(stream)
+        prev_seq, prev_hash = (0, GENESIS_HASH) if head is None else head
+        modified = event.compute_hash() != event.hash
+        if modified or event.seq != prev_seq + 1 or event.prev_hash != prev_hash:
+            self._broken(event, prev_seq, prev_hash)
+        elif (invalid := event.payload_problem()) is not None:
+            self.found(event, CONTENT, invalid)
+        if (after_end := self.ends.problem(event)) is not None:
+            self.found(event, AFTER_END, after_end)
+        self.heads[stream] = (event.seq, event.hash)
+        if event.blobs:
+            self.referenced.update(event.blobs)
+
+    def found(self, event: StoredEvent, step: int, reason: str) -> None:
+        self.report.problems.append(Problem(event.stream, event.seq, event.event_id, reason))
+        self.places.append((event.position or 0, step))
+
+    def _note(self, event: StoredEvent) -> None:
+        """A run's start, a seal, or an event of a type the caller collects."""
+        if event.type in self.collect:
+            self.collected.append(event)
         if event.type == "run.started" and tree_root(event.stream) == event.stream:
             self.runs.add(event.stream)
         elif event.type in SEAL_EVENT_TYPES:
-            _collect_seal(event, self.seals, self.report, self.sealed_to)
-        link = chain_link(*self.heads.get(event.stream, (0, GENESIS_HASH)), event)
+            try:
+                entries = getattr(event.decode().payload, "seals", None)
+            except ValueError as exc:
+                self.found(event, NOTE, f"{event.type} unreadable, its seal unchecked ({exc})"[:300])
+                return
+            if entries is not None:  # a run.finished from before seals carries none
+                self.seals.append((event, entries))
+                self.sealed_to[event.stream] = max(self.sealed_to.get(event.stream, 0), event.seq)
+                for entry in entries:
+                    self.sealed_to[entry.stream] = max(self.sealed_to.get(entry.stream, 0), entry.events)
+
+    def _broken(self, event: StoredEvent, prev_seq: int, prev_hash: str) -> None:
+        """What is wrong with an event that does not link to its head or match its hash; its payload is checked
+        only when its content is its hash's."""
+        link = chain_link(prev_seq, prev_hash, event)
         if link.unlinked is not None:
-            problems.append(Problem(event.stream, event.seq, event.event_id, link.unlinked))
+            self.found(event, LINK, link.unlinked)
         if link.modified:
-            problems.append(Problem(event.stream, event.seq, event.event_id, MODIFIED))
+            self.found(event, CONTENT, MODIFIED)
         elif (invalid := event.payload_problem()) is not None:
-            problems.append(Problem(event.stream, event.seq, event.event_id, invalid))
-        if (after_end := self.ends.problem(event)) is not None:
-            problems.append(Problem(event.stream, event.seq, event.event_id, after_end))
-        self.heads[event.stream] = (event.seq, event.hash)
-        self.referenced.update(event.blobs)
+            self.found(event, CONTENT, invalid)
 
     def sealed_runs(self) -> set[str]:
         return {tree_root(sealing.stream) for sealing, _ in self.seals}
@@ -134,10 +190,13 @@ async def verify_store(store: EventStore, root: str | None = None, *, through: i
     return (await full_pass(store, root, through))[0]
 
 
-async def full_pass(store: EventStore, root: str | None, through: int | None) -> tuple[VerifyReport, ChainPass]:
-    """``verify_store``, with the pass's state: its heads are what a verify mark commits to."""
+async def full_pass(
+    store: EventStore, root: str | None, through: int | None, collect: frozenset[str] = frozenset()
+) -> tuple[VerifyReport, ChainPass]:
+    """``verify_store``, with the pass's state: its heads are what a verify mark commits to; the events of the
+    ``collect`` types in ``report.collected`` when it read every one."""
     report = VerifyReport(through=through)
-    chain = ChainPass(report)
+    chain = ChainPass(report, collect=collect)
     events = store.read_all() if root is None else read_tree(store, root)
     try:
         async for event in events:
@@ -151,6 +210,8 @@ async def full_pass(store: EventStore, root: str | None, through: int | None) ->
     finally:
         await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
     await finish_pass(store, chain, root)
+    if collect:
+        report.collected = chain.collected
     return report, chain
 
 
@@ -182,28 +243,6 @@ async def check_blobs(store: EventStore, report: VerifyReport, hashes: list[str]
             continue
         if blob_hash(data) != sha:
             report.problems.append(Problem("blobs", None, None, f"blob {sha} content does not match its hash"))
-
-
-def _collect_seal(
-    event: StoredEvent,
-    seals: list[tuple[StoredEvent, list[StreamSeal]]],
-    report: VerifyReport,
-    sealed_to: dict[str, int],
-) -> None:
-    try:
-        entries = getattr(event.decode().payload, "seals", None)
-    except ValueError as exc:
-        report.problems.append(
-            Problem(
-                event.stream, event.seq, event.event_id, f"{event.type} unreadable, its seal unchecked ({exc})"[:300]
-            )
-        )
-        return
-    if entries is not None:  # a run.finished from before seals carries none
-        seals.append((event, entries))
-        sealed_to[event.stream] = max(sealed_to.get(event.stream, 0), event.seq)
-        for entry in entries:
-            sealed_to[entry.stream] = max(sealed_to.get(entry.stream, 0), entry.events)
 
 
 def tails_of(runs: set[str], heads: dict[str, tuple[int, str]], sealed_to: dict[str, int]) -> list[UnsealedTail]:

@@ -16,7 +16,7 @@ place, a blob's bytes): only ``--full`` reads those.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,7 +35,6 @@ from p2w_runtime.store._verify import (
     finish_pass,
     full_pass,
 )
-from p2w_runtime.store._verify_parallel import parallel_pass
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -72,21 +71,22 @@ async def verify_whole_store(
     full: bool = False,
     trusted: bytes | None = None,
     key: Ed25519PrivateKey | None = None,
+    collect: Collection[str] = (),
 ) -> VerifyReport:
     """Check the whole store, incrementally after its last usable mark unless ``full``; the report carries the mark
     to append (signed with ``key``), or none when an incremental check found nothing new to vouch for.
 
-    ``trusted`` (a raw Ed25519 public key): only a mark that key signed is a starting point."""
+    ``trusted`` (a raw Ed25519 public key): only a mark that key signed is a starting point. A check that reads the
+    whole log keeps its events of the ``collect`` types (``report.collected``), for the caller's own fold."""
     found = None if full else await last_mark(store)
     taken = None if full else await snapshot(store)
     because = "--full" if full else _unusable(found, taken, trusted)
     if because is None and found is not None and found[1] is not None and taken is not None:
-        report = await _since(store, found[1], taken)
-        mine = None if key is None else key.public_key().public_bytes_raw()
-        if report.events == 0 and (mine is None or signer(found[1]) == mine):
-            report.mark = None  # nothing new to vouch for: the last mark still says all there is
+        # an unchanged store's check appends nothing, unless the mark is to be signed by a key that did not sign it
+        resign = key is not None and signer(found[1]) != key.public_key().public_bytes_raw()
+        report = await _since(store, found[1], taken, resign=resign)
     else:
-        report = await _full(store, await store.log_end())
+        report = await _full(store, await store.log_end(), frozenset(collect))
         report.full_because = because
     if report.mark is not None and key is not None:
         report.mark = signed(report.mark, key)
@@ -111,15 +111,18 @@ def _unusable(
     return None
 
 
-async def _full(store: EventStore, end: int) -> VerifyReport:
-    spread = await parallel_pass(store, VerifyReport(through=end), end)
+async def _full(store: EventStore, end: int, collect: frozenset[str]) -> VerifyReport:
+    from p2w_runtime.store._verify_parallel import parallel_pass  # worker processes: only for a full check
+
+    spread = await parallel_pass(store, VerifyReport(through=end), end, collect)
     if spread is None:
-        report, chain = await full_pass(store, None, end)
+        report, chain = await full_pass(store, None, end, collect)
     else:
         chain, corrupt = spread
         report = chain.report
         if not corrupt:
             await finish_pass(store, chain, None)
+            report.collected = chain.collected if collect else None
     if end and report.ok:
         uncovered = {stream: n for tail in report.tails for stream, n in tail.streams.items()}
         report.mark = StoreVerified(
@@ -130,7 +133,9 @@ async def _full(store: EventStore, end: int) -> VerifyReport:
     return report
 
 
-async def _since(store: EventStore, mark: StoreVerified, taken: Snapshot) -> VerifyReport:
+async def _since(store: EventStore, mark: StoreVerified, taken: Snapshot, *, resign: bool) -> VerifyReport:
+    """The check after ``mark``; the next mark only when it read new events (or ``resign``: the same, signed by
+    another key), since the last one still says all there is of an unchanged store."""
     report = VerifyReport(incremental=True, since=mark.position, through=taken.end)
     chain = ChainPass(report)
     first: dict[str, tuple[int, str]] = {}
@@ -171,7 +176,7 @@ async def _since(store: EventStore, mark: StoreVerified, taken: Snapshot) -> Ver
         by_run.setdefault(tree_root(stream), {})[stream] = uncovered[stream]
     runs = sorted(set(mark.runs) | chain.runs | by_run.keys())
     report.tails = [UnsealedTail(run, by_run.get(run, {})) for run in runs]
-    if report.ok:
+    if report.ok and (report.events or resign):
         report.mark = StoreVerified(
             position=taken.end, events=taken.events, blobs=taken.blobs, streams=len(heads),
             heads=heads_digest(heads), full=False, since=mark.position, uncovered=uncovered,

@@ -22,10 +22,12 @@ from p2w_rt.schemas import GENESIS_HASH, StoredEvent, StreamSeal
 from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._seal import STREAM_END_TYPES, after_end_problem
 from p2w_runtime.store._segments import CorruptSegment
-from p2w_runtime.store._verify import ChainPass, Problem, VerifyReport
+from p2w_runtime.store._verify import AFTER_END, LINK, ChainPass, Problem, VerifyReport
 
 PARALLEL_MIN_EVENTS = 200_000
 """Below this many positions a worker's start-up (an interpreter and the store's modules) outweighs what it saves."""
+CUT = AFTER_END + 1
+"""The place of a range's unreadable segment: after every problem of the events read before it."""
 RANGES_PER_WORKER = 2
 """Each worker takes a few ranges, so one that lands on a slower part of the log does not hold the others up."""
 
@@ -36,8 +38,10 @@ class RangeResult:
 
     events: int = 0
     problems: list[Problem] = field(default_factory=list)
-    first: dict[str, tuple[int, str, str]] = field(default_factory=dict)
-    """Stream -> (seq, prev_hash, event id) of its first event in the range."""
+    places: list[tuple[int, int]] = field(default_factory=list)
+    """Where each problem sits in log order (``ChainPass.places``)."""
+    first: dict[str, tuple[int, str, str, int]] = field(default_factory=dict)
+    """Stream -> (seq, prev_hash, event id, position) of its first event in the range."""
     heads: dict[str, tuple[int, str]] = field(default_factory=dict)
     ended: dict[str, tuple[str, int]] = field(default_factory=dict)
     """Streams the range ended: (the ending event's type, its seq)."""
@@ -45,6 +49,8 @@ class RangeResult:
     seals: list[tuple[StoredEvent, list[StreamSeal]]] = field(default_factory=list)
     sealed_to: dict[str, int] = field(default_factory=dict)
     referenced: set[str] = field(default_factory=set)
+    collected: list[StoredEvent] = field(default_factory=list)
+    """The range's events of the types the caller collects, in log order."""
     corrupt: bool = False
     """A segment no longer decodes: nothing after it in the range was read."""
 
@@ -72,21 +78,21 @@ def ranges(end: int, count: int) -> list[tuple[int, int]]:
     return [(cuts[i], cuts[i + 1]) for i in range(count) if cuts[i + 1] > cuts[i]]
 
 
-def check_range(location: str | Path, after: int, through: int) -> RangeResult:
+def check_range(location: str | Path, after: int, through: int, collect: frozenset[str]) -> RangeResult:
     """A worker's part: positions (``after``, ``through``] of the store at ``location``, opened read-only."""
-    return asyncio.run(_check_range(location, after, through))
+    return asyncio.run(_check_range(location, after, through, collect))
 
 
-async def _check_range(location: str | Path, after: int, through: int) -> RangeResult:
+async def _check_range(location: str | Path, after: int, through: int, collect: frozenset[str]) -> RangeResult:
     from p2w_runtime.store import open_store
 
     async with open_store(location, create=False, read_only=True) as store:
-        return await pass_range(store, after, through)
+        return await pass_range(store, after, through, collect)
 
 
-async def pass_range(store: EventStore, after: int, through: int) -> RangeResult:
+async def pass_range(store: EventStore, after: int, through: int, collect: frozenset[str] = frozenset()) -> RangeResult:
     result = RangeResult()
-    chain = ChainPass(VerifyReport())
+    chain = ChainPass(VerifyReport(), collect=collect)
     events = store.read_all(after_position=after)
     try:
         async for event in events:
@@ -94,7 +100,7 @@ async def pass_range(store: EventStore, after: int, through: int) -> RangeResult
                 break
             result.events += 1
             if event.stream not in chain.heads:
-                result.first[event.stream] = (event.seq, event.prev_hash, event.event_id)
+                result.first[event.stream] = (event.seq, event.prev_hash, event.event_id, event.position or 0)
                 if after > 0:  # continues a range before: taken as it comes, the stitch links it
                     chain.heads[event.stream] = (event.seq - 1, event.prev_hash)
             if event.type in STREAM_END_TYPES and event.stream not in result.ended:
@@ -102,11 +108,14 @@ async def pass_range(store: EventStore, after: int, through: int) -> RangeResult
             chain.check(event)
     except CorruptSegment as exc:
         chain.report.problems.append(Problem(exc.stream, exc.first_seq, None, str(exc)))
+        chain.places.append((through, CUT))
         result.corrupt = True
     finally:
         await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
-    result.problems, result.heads, result.runs = chain.report.problems, chain.heads, chain.runs
+    result.problems, result.places = chain.report.problems, chain.places
+    result.heads, result.runs = chain.heads, chain.runs
     result.seals, result.sealed_to, result.referenced = list(chain.seals), chain.sealed_to, chain.referenced
+    result.collected = chain.collected
     return result
 
 
@@ -122,15 +131,20 @@ def stitch(
     link each stream's first event there to its head so far; note in ``late`` a stream with events after its end."""
     report = chain.report
     linked = {} if first_range else result.first  # the first range began at every stream's genesis: its pass linked
-    for stream, (seq, prev_hash, event_id) in linked.items():
+    for stream, (seq, prev_hash, event_id, position) in linked.items():
         head_seq, head_hash = chain.heads.get(stream, (0, GENESIS_HASH))
+        unlinked = None
         if seq != head_seq + 1:
-            report.problems.append(Problem(stream, seq, event_id, f"seq {seq} follows {head_seq}: gap or reorder"))
+            unlinked = f"seq {seq} follows {head_seq}: gap or reorder"
         elif prev_hash != head_hash:
-            report.problems.append(Problem(stream, seq, event_id, "prev_hash does not match the previous event's hash"))
+            unlinked = "prev_hash does not match the previous event's hash"
+        if unlinked is not None:
+            report.problems.append(Problem(stream, seq, event_id, unlinked))
+            chain.places.append((position, LINK))
         if stream in ended:
             late.setdefault(stream, ended[stream])
     report.problems += result.problems
+    chain.places += result.places
     report.events += result.events
     chain.heads.update(result.heads)
     for stream, end in result.ended.items():
@@ -140,43 +154,59 @@ def stitch(
     for stream, count in result.sealed_to.items():
         chain.sealed_to[stream] = max(chain.sealed_to.get(stream, 0), count)
     chain.referenced |= result.referenced
+    chain.collected += result.collected
 
 
-async def parallel_pass(store: EventStore, report: VerifyReport, end: int) -> tuple[ChainPass, bool] | None:
-    """Positions 1..``end`` checked by worker processes and stitched into one pass's state, with whether a segment
-    no longer decodes (the pass then ends there); None when this store is checked in this process (small, in
-    memory, or one core)."""
+async def parallel_pass(
+    store: EventStore, report: VerifyReport, end: int, collect: frozenset[str] = frozenset()
+) -> tuple[ChainPass, bool] | None:
+    """Positions 1..``end`` checked by worker processes and stitched into one pass's state (the events of the
+    ``collect`` types in log order among it), with whether a segment no longer decodes (the pass then ends there);
+    None when this store is checked in this process (small, in memory, or one core)."""
     location = reopen_location(store)
     count = workers(end)
     if location is None or count < 2:
         return None
-    chain = ChainPass(report)
+    chain = ChainPass(report, collect=collect)
     ended: dict[str, tuple[str, int]] = {}
     late: dict[str, tuple[str, int]] = {}
     parts = ranges(end, count * RANGES_PER_WORKER)
     loop = asyncio.get_running_loop()
     with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [loop.run_in_executor(pool, check_range, location, after, through) for after, through in parts]
+        futures = [
+            loop.run_in_executor(pool, check_range, location, after, through, collect) for after, through in parts
+        ]
         results = await asyncio.gather(*futures)
+    corrupt = False
     for i, result in enumerate(results):
         stitch(chain, ended, late, result, first_range=i == 0)
         if result.corrupt:  # nothing after an unreadable segment can be read in order: the report ends there
-            return chain, True
-    await _after_ends(store, report, late, end)
-    return chain, False
+            corrupt = True
+            break
+    if not corrupt:
+        await _after_ends(store, chain, late, end)
+    in_order = sorted(range(len(report.problems)), key=chain.places.__getitem__)  # stable: a range's own order kept
+    report.problems = [report.problems[i] for i in in_order]
+    chain.places = [chain.places[i] for i in in_order]
+    return chain, corrupt
 
 
-async def _after_ends(store: EventStore, report: VerifyReport, late: dict[str, tuple[str, int]], end: int) -> None:
+async def _after_ends(store: EventStore, chain: ChainPass, late: dict[str, tuple[str, int]], end: int) -> None:
     """Every event that follows its stream's end in a range after the end's (a tampered store only): named as one
     pass names them, in place of what a range that did not see the end said of them."""
+    report = chain.report
     for stream, (end_type, end_seq) in late.items():
-        report.problems = [p for p in report.problems if not (p.stream == stream and _after_an_end(p.reason))]
+        kept = [
+            (problem, place)
+            for problem, place in zip(report.problems, chain.places, strict=True)
+            if not (problem.stream == stream and _after_an_end(problem.reason))
+        ]
+        report.problems, chain.places = [p for p, _ in kept], [place for _, place in kept]
         events = store.read_stream(stream, after_seq=end_seq)
         try:
             async for event in events:
                 if (event.position or 0) <= end:
-                    reason = f"{event.type} {after_end_problem(end_type, end_seq)}"
-                    report.problems.append(Problem(stream, event.seq, event.event_id, reason))
+                    chain.found(event, AFTER_END, f"{event.type} {after_end_problem(end_type, end_seq)}")
         finally:
             await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
 

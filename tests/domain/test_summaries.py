@@ -13,8 +13,16 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.schemas import EpisodeFinished, uuid7
-from p2w_runtime.domain import EpisodeWriter, RunRecording, check_summaries, episodes_of, list_runs, rebuild_summaries
-from p2w_runtime.domain._summaries import EPISODES, MODEL, RUNS
+from p2w_runtime.domain import (
+    EpisodeWriter,
+    Met,
+    RunRecording,
+    check_summaries,
+    episodes_of,
+    list_runs,
+    rebuild_summaries,
+)
+from p2w_runtime.domain._summaries import EPISODES, MODEL, RUNS, SUMMARY_TYPES
 from p2w_runtime.store import EventStore, MemoryEventStore, Summary, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 from tests.helpers.paths import DATA
@@ -87,6 +95,23 @@ def test_verify_names_a_summary_that_disagrees_with_the_log_and_rebuild_mends_it
     assert result.exit_code == 0, result.stderr
     result = CliRunner().invoke(main, ["--db", str(db), "show", "r", "--json"])
     assert '"end_reason": "answered"' in result.stdout
+
+
+async def test_the_check_folds_the_events_a_full_verify_met_and_reads_only_the_log_after_them() -> None:
+    """``verify --full`` hands the check the summary events its pass met (``Met``) up to where it began; what was
+    appended since is read from the log."""
+    store = MemoryEventStore()
+    run_id = uuid7()
+    await store.append([run_started(run_id, "r")])
+    await store.append(_episode(run_id, "t1", "answered").events)
+    through = await store.log_end()
+    met = [e async for e in store.read_all() if e.type in SUMMARY_TYPES]
+    await store.append(_episode(run_id, "t2", "answered").events)  # after the pass began: not among ``met``
+    await list_runs(store)
+    assert await check_summaries(store, None, Met(through, met)) == []
+    # what is folded is what ``met`` holds: without t1's start, its stored row names nothing and the run's differs
+    found = dict(await check_summaries(store, None, Met(through, met[:1] + met[2:])))
+    assert set(found) == {met[1].stream, run_id} and "names nothing in the log" in found[met[1].stream]
 
 
 async def _tamper(db: Path) -> str:
