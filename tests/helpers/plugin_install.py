@@ -10,6 +10,29 @@ from pathlib import Path
 
 from p2w_rt.replay.derived import ENTRY_POINT_GROUP
 
+STEPS_JUDGE = '''
+class StepsConfig(ProducerConfig):
+    pass
+
+
+class StepsJudge(Judge[StepsConfig]):
+    """Awards a point per step the episode took, up to three."""
+
+    id = "outside-steps"
+    version = "1"
+    description = "another package's judge"
+
+    def configure(self, settings: PassSettings) -> StepsConfig:
+        return StepsConfig()
+
+    async def judge(self, trajectory, ctx: JudgeContext) -> Scorecard:
+        card = Scorecard()
+        card.award("steps", min(len(trajectory.actions), 3), 3.0, Evidence(note="steps taken"))
+        return card
+'''
+"""The outside package's judge, as source: it needs ``Judge``, ``JudgeContext``, ``Scorecard``, ``PassSettings``,
+``ProducerConfig`` and ``Evidence`` imported before it."""
+
 
 def install(site: Path, entry: str, module: str | None) -> None:
     """A distribution ``outside-bench`` as pip leaves it: its module and its ``.dist-info`` with the entry point."""

@@ -12,36 +12,22 @@ from pathlib import Path
 from p2w_rt.replay.judges import read_judgments
 from p2w_runtime.store import open_store
 from tests.helpers.builders import make_run
-from tests.helpers.plugin_install import install, p2w
+from tests.helpers.plugin_install import STEPS_JUDGE, install, p2w
 
-PLUGIN = '''
+PLUGIN = (
+    """
 from p2w_rt.replay.derived import PassSettings, Plugin, ProducerConfig, register_plugin
 from p2w_rt.replay.judges import Judge, JudgeContext, Scorecard
 from p2w_rt.schemas import Evidence
 
 
-class StepsConfig(ProducerConfig):
-    pass
-
-
-class StepsJudge(Judge[StepsConfig]):
-    """Awards a point per step the episode took, up to three."""
-
-    id = "outside-steps"
-    version = "1"
-    description = "another package's judge"
-
-    def configure(self, settings: PassSettings) -> StepsConfig:
-        return StepsConfig()
-
-    async def judge(self, trajectory, ctx: JudgeContext) -> Scorecard:
-        card = Scorecard()
-        card.award("steps", min(len(trajectory.actions), 3), 3.0, Evidence(note="steps taken"))
-        return card
-
+"""
+    + STEPS_JUDGE
+    + """
 
 PLUGIN = register_plugin(Plugin(name="outside-bench", kind="judge", producers=(StepsJudge,)))
-'''
+"""
+)
 
 
 def recorded_run(db: Path) -> str:

@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 
 from p2w_runtime.demo.examples import example_paths
-from tests.helpers.plugin_install import install, p2w
+from tests.helpers.plugin_install import STEPS_JUDGE, install, p2w
 
-PLUGIN = '''
+PLUGIN = (
+    '''
 """outside_bench: a judge, a metrics table and the "outside-steps" runner's file format, registered when loaded."""
 
 from pydantic import BaseModel, ValidationError
@@ -34,25 +35,9 @@ from p2w_runtime.integrations import AgentIntegration, register_agent
 from p2w_runtime.recording import load_tasks, open_run
 
 
-class StepsConfig(ProducerConfig):
-    pass
-
-
-class StepsJudge(Judge[StepsConfig]):
-    """Awards a point per step the episode took, up to three."""
-
-    id = "outside-steps"
-    version = "1"
-    description = "another package's judge"
-
-    def configure(self, settings: PassSettings) -> StepsConfig:
-        return StepsConfig()
-
-    async def judge(self, trajectory, ctx: JudgeContext) -> Scorecard:
-        card = Scorecard()
-        card.award("steps", min(len(trajectory.actions), 3), 3.0, Evidence(note="steps taken"))
-        return card
-
+'''
+    + STEPS_JUDGE
+    + '''
 
 async def steps_tables(store, runs, judge):
     rows = []
@@ -126,6 +111,7 @@ PLUGIN = register_format(ImportFormat("outside-steps", "the outside runner: one 
                                       parse, header, emit))
 register_agent(AgentIntegration("fixed-stop", "another package's agent: answers each task at once.", record_fixed_stop))
 '''
+)
 
 RUNNER_FILE = {
     "task": "Jordan_Park_A1",
