@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from p2w_runtime.store import EventStore
 
 T = TypeVar("T")
-FC = TypeVar("FC", bound=Callable[..., Any])
 console = terminal_console()
 STARTED = time.monotonic()
 """When the CLI began (``cli`` imports this module first): the wait a command reports counts from here."""
@@ -112,18 +111,6 @@ class RunLabel(click.ParamType[str, Any]):
 
 
 RUN_LABEL = RunLabel()
-
-
-def exec_timeout_option(help_text: str) -> Callable[[FC], FC]:
-    """``--timeout`` for a command that runs an outside agent (``--exec``): seconds before it is killed."""
-    return click.option(
-        "--timeout",
-        "timeout_s",
-        type=click.FloatRange(min=0, min_open=True),
-        default=600.0,
-        show_default=True,
-        help=help_text,
-    )
 
 
 def db_path(ctx: click.Context) -> Path | str:
@@ -242,33 +229,6 @@ async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[
 
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, default=str))
-
-
-def _options(*options: Callable[[FC], FC]) -> Callable[[FC], FC]:
-    def decorate(f: FC) -> FC:
-        for option in reversed(options):
-            f = option(f)
-        return f
-
-    return decorate
-
-
-def llm_pass_options(who: str, results: str) -> Callable[[FC], FC]:
-    """The endpoint options of an offline pass over runs (``replay``, ``classify``), kept alike because both
-    end in ``replay.derived.PassOptions``; ``who`` is what the model serves, ``results`` what it makes."""
-    return _options(
-        click.option("--model", default="gpt-5-mini", show_default=True, help=f"Model of {who}."),
-        click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL."),
-        click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored."),
-        click.option("--temperature", type=float, help=f"Sampling temperature of {who} (default: the model's)."),
-        click.option(
-            "--concurrency",
-            default=8,
-            show_default=True,
-            type=click.IntRange(min=1),
-            help=f"LLM {results} in flight at once.",
-        ),
-    )
 
 
 @contextmanager

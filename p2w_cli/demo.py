@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, run
+from p2w_cli._options import api_key_option
 from p2w_cli.render.terminal import cell, terminal_console
 
 
@@ -29,7 +30,7 @@ from p2w_cli.render.terminal import cell, terminal_console
 )
 @click.option("--model", default="gpt-4.1-mini", show_default=True, help="Model for --record (agent and judge).")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint for --record.")
-@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@api_key_option
 @click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable for --record.")
 @click.option("--force", is_flag=True, help="Replace OUT/demo.db even if it holds runs the demo did not make.")
 def demo_cmd(

@@ -7,8 +7,15 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import RUN_LABEL, echo_json, exec_timeout_option, open_db, run, waited
-from p2w_cli._dataset_options import history_option, other_dataset_option
+from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
+from p2w_cli._options import (
+    api_key_option,
+    base_url_option,
+    cache_dir_option,
+    exec_timeout_option,
+    history_option,
+    other_dataset_option,
+)
 from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
@@ -27,12 +34,12 @@ from p2w_cli.render.words import counted
     help="How the browser reaches step K: re-play the recorded actions on the live site, or the same against "
     "the source's recorded HAR (needs `record --har`). Default: har when the source has one.",
 )
-@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
-@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@base_url_option
+@api_key_option
 @click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable. Env: P2W_CHROMIUM.")
 @history_option
 @other_dataset_option
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@cache_dir_option
 @click.option(
     "--exec",
     "command",

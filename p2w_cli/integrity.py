@@ -19,6 +19,8 @@ from p2w_runtime.errors import clip
 if TYPE_CHECKING:
     from p2w_runtime.store import BundleSummary, VerifyReport
 
+_json_option = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+
 
 @click.command()
 @click.argument("run_ref", metavar="[RUN]", required=False)
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     type=click.Path(path_type=Path),
     help="Start after the last verify mark only if this Ed25519 PEM public key signed it (else check in full).",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@_json_option
 @click.option(
     "--rebuild-summaries", is_flag=True, help="First drop the run and episode summaries and build them from the log."
 )
@@ -224,7 +226,7 @@ def _format_help() -> str:
 @click.option(
     "--sign", "sign_key", metavar="KEYFILE", type=click.Path(path_type=Path), help="Sign with this Ed25519 PEM key."
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@_json_option
 @click.pass_context
 def export_cmd(
     ctx: click.Context,
@@ -292,7 +294,7 @@ def _traces_url(endpoint: str) -> str:
     type=click.Path(path_type=Path),
     help="Refuse the bundle unless it is signed by this Ed25519 PEM public key.",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@_json_option
 @click.pass_context
 def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_json: bool) -> None:
     """Import a bundle written by `export`; every hash, seal and signature is verified first, nothing is duplicated.

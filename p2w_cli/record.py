@@ -19,6 +19,7 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
+from p2w_cli._options import api_key_option, base_url_option, cache_dir_option
 from p2w_cli._registry_choice import RegistryChoice, RegistryOption
 from p2w_cli.progress import EpisodeLines
 from p2w_cli.render.terminal import safe
@@ -179,8 +180,8 @@ def _agents_help() -> str:
     "--scheme", type=click.Choice(["no-history", "on-demand", "pre-execution"]), default="on-demand", show_default=True
 )
 @click.option("--model", help="Backbone model name at the endpoint (required, except with --resume).")
-@click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL.")
-@click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+@base_url_option
+@api_key_option
 @click.option("--level", type=click.IntRange(0, 2), help="Only tasks of this ambiguity level.")
 @click.option("--task", "task_ids", multiple=True, help="Only these task ids (repeatable).")
 @click.option("--limit", type=click.IntRange(1), help="At most N tasks.")
@@ -207,7 +208,7 @@ def _agents_help() -> str:
     help="Chromium executable (default: Playwright's own, else /usr/bin/chromium). Env: P2W_CHROMIUM.",
 )
 @click.option("--embedder", help="sentence-transformers name or path (default: bundled all-MiniLM-L6-v2).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@cache_dir_option
 @click.option("--prices", type=click.Path(dir_okay=False, path_type=Path), help="Extra model prices (JSON).")
 @click.option(
     "--max-retries",

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import console, llm_pass_options, open_db, run, waited
+from p2w_cli._common import console, open_db, run, waited
+from p2w_cli._options import llm_pass_options
 from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_cli.render.terminal import terminal_console
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from p2w_cli._common import RUN_LABEL, echo_json, exec_timeout_option, open_db, run, waited
-from p2w_cli._dataset_options import history_option, other_dataset_option
+from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
+from p2w_cli._options import cache_dir_option, exec_timeout_option, history_option, other_dataset_option
 from p2w_cli.progress import bar_or_lines
 from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
@@ -33,7 +33,7 @@ R = TypeVar("R")
     "--recorded-retrieval", is_flag=True, help="Answer history queries with the recorded hits; search nothing."
 )
 @click.option("--record-as", "record_as", type=RUN_LABEL, help="Write the re-executed episodes as a new run.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache.")
+@cache_dir_option
 @click.option(
     "--exec",
     "command",

@@ -23,16 +23,15 @@ from functools import cache
 
 from pydantic import TypeAdapter
 
-from p2w_cli.view._queries import EpisodeFilter, EpisodeRow, RunPage, run_live
+from p2w_cli.view._queries import EpisodeFilter, EpisodeRow, RunFacets, RunPage, run_live
 from p2w_cli.view._usage import EpisodeUsage, RunUsageSummary
 from p2w_rt.replay.judges import JudgmentRecord
-from p2w_rt.replay.metrics import MetricRow
 from p2w_rt.schemas import Judgment
 from p2w_runtime.domain import EpisodeRef, RunInfo, under
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore, ReadOnlyStore, Summary
 
-MODEL = "view.first-page.v1"
+MODEL = "view.first-page.v2"
 """The read model's name and its rows' kind: a change of what a row holds takes a new name (old rows are ignored)."""
 GAP = 20_000
 """Events appended after a row beyond which it is rebuilt rather than the events read for one of its run's."""
@@ -59,13 +58,7 @@ class _Stored:
     matched: int
     total: int
     pages: int
-    judges: list[str]
-    levels: list[int]
-    websites: list[str]
-    labels: list[str]
-    metrics: list[MetricRow]
-    metrics_by_level: list[MetricRow]
-    classifiers: list[str]
+    facets: RunFacets
     rows: list[_Row]
     usage: RunUsageSummary | None
 
@@ -155,13 +148,15 @@ def _stored(page: RunPage) -> _Stored:
         page.matched,
         page.total,
         page.pages,
-        page.judges,
-        page.levels,
-        page.websites,
-        page.labels,
-        page.metrics,
-        page.metrics_by_level,
-        page.classifiers,
+        RunFacets(
+            page.judges,
+            page.levels,
+            page.websites,
+            page.labels,
+            page.metrics,
+            page.metrics_by_level,
+            page.classifiers,
+        ),
         rows,
         page.usage,
     )
@@ -184,13 +179,13 @@ def _page(s: _Stored, info: RunInfo, end: int) -> RunPage:
         filter=EpisodeFilter(judge=s.judge),
         matched=s.matched,
         total=s.total,
-        judges=s.judges,
-        levels=s.levels,
-        websites=s.websites,
-        labels=s.labels,
-        metrics=s.metrics,
-        metrics_by_level=s.metrics_by_level,
-        classifiers=s.classifiers,
+        judges=s.facets.judges,
+        levels=s.facets.levels,
+        websites=s.facets.websites,
+        labels=s.facets.labels,
+        metrics=s.facets.metrics,
+        metrics_by_level=s.facets.metrics_by_level,
+        classifiers=s.facets.classifiers,
         page=1,
         pages=s.pages,
         shown=shown,

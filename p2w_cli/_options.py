@@ -1,0 +1,77 @@
+"""The click options several commands share, declared once so that their names, defaults, env vars and help
+cannot drift apart between commands: the model endpoint, the retrieval cache, an outside agent's timeout, an
+offline LLM pass's options, and the dataset folder a command reads instead of the run's (docs/design/dataset.md).
+
+Only click and pathlib are imported here: every command module imports this one at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+FC = TypeVar("FC", bound=Callable[..., Any])
+
+base_url_option = click.option(
+    "--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL."
+)
+api_key_option = click.option("--api-key", envvar="OPENAI_API_KEY", help="Env: OPENAI_API_KEY. Never stored.")
+cache_dir_option = click.option(
+    "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Retrieval index cache."
+)
+history_option = click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Memory-bank folder to retrieve from instead of the banks the run carries; refused when a bank differs "
+    "from the run's (unless --other-dataset).",
+)
+other_dataset_option = click.option(
+    "--other-dataset",
+    is_flag=True,
+    help="Use the --history folder although its banks differ from the run's (recorded in what this writes).",
+)
+
+
+def options(*stack: Callable[[FC], FC]) -> Callable[[FC], FC]:
+    """One decorator applying ``stack`` in the order written (first option first in ``--help``)."""
+
+    def decorate(f: FC) -> FC:
+        for option in reversed(stack):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+def exec_timeout_option(help_text: str) -> Callable[[FC], FC]:
+    """``--timeout`` for a command that runs an outside agent (``--exec``): seconds before it is killed."""
+    return click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(min=0, min_open=True),
+        default=600.0,
+        show_default=True,
+        help=help_text,
+    )
+
+
+def llm_pass_options(who: str, results: str) -> Callable[[FC], FC]:
+    """The endpoint options of an offline pass over runs (``replay``, ``classify``), kept alike because both
+    end in ``replay.derived.PassOptions``; ``who`` is what the model serves, ``results`` what it makes."""
+    return options(
+        click.option("--model", default="gpt-5-mini", show_default=True, help=f"Model of {who}."),
+        base_url_option,
+        click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored."),
+        click.option("--temperature", type=float, help=f"Sampling temperature of {who} (default: the model's)."),
+        click.option(
+            "--concurrency",
+            default=8,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help=f"LLM {results} in flight at once.",
+        ),
+    )
