@@ -33,7 +33,7 @@ from p2w_rt.schemas._envelope import (
     utc_now,
     uuid7,
 )
-from p2w_rt.schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas, generated_schemas
+from p2w_rt.schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas
 from p2w_rt.schemas._payload_base import (
     FAILURE_END_REASONS,
     NOT_CARRIED_OUT,
@@ -156,7 +156,6 @@ __all__ = [
     "event_hash",
     "export_schemas",
     "format_timestamp",
-    "generated_schemas",
     "register_upcaster",
     "unregister_upcaster",
     "upcast",

@@ -15,8 +15,6 @@ ATTEMPT_MARK = "#"
 JUDGMENTS_SUFFIX = "/judgments"
 CLASSIFICATIONS_SUFFIX = "/classifications"
 RETRIEVAL_CF_SUFFIX = "/retrieval-cf"
-DERIVED_SUFFIXES = (JUDGMENTS_SUFFIX, CLASSIFICATIONS_SUFFIX, RETRIEVAL_CF_SUFFIX)
-"""Streams under a run that hold derived events (judgments, classifications, counterfactual retrievals)."""
 
 
 def under(run_id: str) -> str:
@@ -41,7 +39,3 @@ def run_of(stream: str) -> str:
 def episode_of(stream: str) -> str:
     """The episode id of an episode stream (``""`` for a run's own stream)."""
     return stream.partition(SEPARATOR)[2]
-
-
-def is_derived(stream: str) -> bool:
-    return stream.endswith(DERIVED_SUFFIXES)

@@ -22,7 +22,6 @@ from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore
 
 Restore = Literal["replay-actions", "har"]
-RESTORES: tuple[Restore, ...] = ("replay-actions", "har")
 
 
 def har_has_bodies(data: bytes) -> bool:

@@ -19,11 +19,11 @@ entry may differ by this much. Well above float noise (≤ 1.5e-7 on the bundled
 the gaps between distinct entries the bundled runs retrieve (≥ 1.3e-3)."""
 
 
-def tie_groups(scores: Sequence[float], tolerance: float = SCORE_TOLERANCE) -> Iterator[range]:
-    """Positions of ``scores`` (best first) in runs whose neighbours are at most ``tolerance`` apart."""
+def tie_groups(scores: Sequence[float]) -> Iterator[range]:
+    """Positions of ``scores`` (best first) in runs whose neighbours are at most ``SCORE_TOLERANCE`` apart."""
     start = 0
     for position in range(1, len(scores)):
-        if abs(scores[position - 1] - scores[position]) > tolerance:
+        if abs(scores[position - 1] - scores[position]) > SCORE_TOLERANCE:
             yield range(start, position)
             start = position
     if scores:
@@ -37,7 +37,6 @@ def ranked(
     threshold: float,
     *,
     complete: bool,
-    tolerance: float = SCORE_TOLERANCE,
 ) -> list[tuple[int, float]] | None:
     """The hits among candidates ``ids`` / ``scores``, best score first as FAISS returns them: up to ``k``
     ``(entry_id, score)``, best tie group first.
@@ -46,11 +45,11 @@ def ranked(
     lower entry ids come first, and a group straddling ``k`` gives its lowest ids. Candidates with id -1 (FAISS
     found nothing) or a NaN score are not hits. ``None`` when the candidates are not ``complete`` (the bank has
     more) and the last kept group reaches their end: it may go on past them, so fetch more and ask again.
-    It runs after every search: when the first ``k + 1`` scores are all further apart than ``tolerance`` (most
+    It runs after every search: when the first ``k + 1`` scores are all further apart than ``SCORE_TOLERANCE`` (most
     searches), every group is one entry and the first ``k`` candidates above the threshold are the hits.
     """
     head = scores[: k + 1]
-    if (complete or len(scores) > k) and (len(head) < 2 or min(map(operator.sub, head, head[1:])) > tolerance):
+    if (complete or len(scores) > k) and (len(head) < 2 or min(map(operator.sub, head, head[1:])) > SCORE_TOLERANCE):
         return [(i, s) for i, s in zip(ids[:k], scores[:k], strict=True) if s >= threshold and i >= 0]
     hits: list[tuple[int, float]] = []
     group = 0  # where the current tie group starts in ``hits``
@@ -58,7 +57,7 @@ def ranked(
     for entry_id, score in zip(ids, scores, strict=True):
         if entry_id < 0 or math.isnan(score):
             continue
-        if previous - score > tolerance:  # a new group: the previous one is complete
+        if previous - score > SCORE_TOLERANCE:  # a new group: the previous one is complete
             if len(hits) >= k or score < threshold:
                 return _by_id_from(hits, group)[:k]
             _by_id_from(hits, group)
@@ -80,10 +79,10 @@ def _by_id_from(hits: list[tuple[int, float]], start: int) -> list[tuple[int, fl
 def same_hits(
     recorded: Sequence[tuple[int, float | None]],
     reexecuted: Sequence[tuple[int, float | None]],
-    tolerance: float = SCORE_TOLERANCE,
 ) -> bool:
     """Whether two searches' ``(entry_id, score)`` lists are one answer: the same entries, each scored within
-    ``tolerance``, and in the same order but for ties (the entries of each of the recording's tie groups, as a set).
+    ``SCORE_TOLERANCE``, and in the same order but for ties (the entries of each of the recording's tie groups, as a
+    set).
 
     Without scores (a recording that has none) the ids must be equal in order.
     """
@@ -93,9 +92,9 @@ def same_hits(
     scores = dict(now)
     if len(was) != len(now) or scores.keys() != {i for i, _ in was}:
         return False
-    if any(abs(score - scores[i]) > tolerance for i, score in was):
+    if any(abs(score - scores[i]) > SCORE_TOLERANCE for i, score in was):
         return False
-    groups = tie_groups([score for _, score in was], tolerance)
+    groups = tie_groups([score for _, score in was])
     return all({was[p][0] for p in group} == {now[p][0] for p in group} for group in groups)
 
 

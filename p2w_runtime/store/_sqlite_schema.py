@@ -57,7 +57,6 @@ def _trigger_name(ddl: str) -> str:
     return ddl.split()[5]  # CREATE TRIGGER IF NOT EXISTS <name>
 
 
-TRIGGER_NAMES = frozenset(map(_trigger_name, APPEND_ONLY_TRIGGERS))
 OBSOLETE_TRIGGERS = ("events_no_delete",)
 """Triggers of files made before compaction, dropped when such a file is opened for writing (``events_delete_held``
 refuses the same deletions but those of rows a segment holds)."""

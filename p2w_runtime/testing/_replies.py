@@ -81,9 +81,9 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def _messages(request: RequestJson, role: str | None = None) -> list[str]:
+def _messages(request: RequestJson, role: str) -> list[str]:
     messages = request.get("messages") or []
-    return [message_text(m) for m in messages if isinstance(m, dict) and (role is None or m.get("role") == role)]
+    return [message_text(m) for m in messages if isinstance(m, dict) and m.get("role") == role]
 
 
 def last_user_message(request: RequestJson) -> str:
@@ -102,10 +102,6 @@ def last_user_contains(*needles: str) -> Predicate:
 def system_contains(*needles: str) -> Predicate:
     """Match a role marker: the agent's system prompts say which role (planner, generator, judge) is asked."""
     return lambda request: all(n in system_message(request) for n in needles)
-
-
-def any_message_contains(*needles: str) -> Predicate:
-    return lambda request: all(any(n in text for text in _messages(request)) for n in needles)
 
 
 def all_of(*predicates: Predicate) -> Predicate:

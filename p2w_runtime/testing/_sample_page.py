@@ -68,9 +68,6 @@ class Page:
     def find(self, role: str, name: str) -> Node | None:
         return next((n for n in self.nodes if n.role == role and n.name == name), None)
 
-    def starting(self, role: str, prefix: str) -> Node | None:
-        return next((n for n in self.nodes if n.role == role and n.name.startswith(prefix)), None)
-
     def summary(self) -> str:
         """The text under the page's main heading up to its first link or form field: what the page is about.
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from p2w_rt.replay.agenticshop._pages import attribute, read_page
     from p2w_rt.replay.agenticshop._plugin import AGENTICSHOP
     from p2w_rt.replay.agenticshop._settings import ShopSettings
-    from p2w_rt.replay.agenticshop._tables import TABLES, shop_tables
+    from p2w_rt.replay.agenticshop._tables import TABLES
 
 __all__ = [
     "AGENTICSHOP",
@@ -28,7 +28,6 @@ __all__ = [
     "missing_target",
     "target_brand",
     "read_page",
-    "shop_tables",
 ]
 
 _MODULES = {
@@ -41,7 +40,6 @@ _MODULES = {
     "AGENTICSHOP": "_plugin",
     "ShopSettings": "_settings",
     "TABLES": "_tables",
-    "shop_tables": "_tables",
 }
 """Where each exported name lives; they load on first use (``metrics`` reads its tables and loads no judge)."""
 

@@ -3,7 +3,7 @@ docs/design/classification.md."""
 
 from p2w_rt.replay.classify._base import Classifier, ErrorLabels, UnknownClassifier, navigation_label
 from p2w_rt.replay.classify._command import ClassifyOptions, ClassifyReport, classify_runs, outcome_json
-from p2w_rt.replay.classify._hallucination import Constraint, applied_constraints, hallucination
+from p2w_rt.replay.classify._hallucination import hallucination
 from p2w_rt.replay.classify._history_use import Target, history_use, targets
 from p2w_rt.replay.classify._labels import ALL_LABELS, HISTORY_RETRIEVAL_FAILURE
 from p2w_rt.replay.classify._llm import LlmClassifier
@@ -32,14 +32,12 @@ __all__ = [
     "ClassifyOutcome",
     "ClassifyReport",
     "ClassifySummary",
-    "Constraint",
     "ErrorSummary",
     "LlmClassifier",
     "RedundancySettings",
     "RulesClassifier",
     "UnknownClassifier",
     "ErrorLabels",
-    "applied_constraints",
     "classification_stream",
     "classify_runs",
     "current_classifications",

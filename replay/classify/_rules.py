@@ -22,12 +22,11 @@ class RulesClassifier(Classifier[RulesConfig]):
     version = "3"
     description = "Persona2Web error types and navigation end reasons from the structured events, no LLM"
 
-    def __init__(self, settings: PassSettings | None = None, redundancy: RedundancySettings | None = None) -> None:
-        self._redundancy = redundancy or RedundancySettings()
+    def __init__(self, settings: PassSettings | None = None) -> None:
         super().__init__(settings or PassSettings())
 
     def configure(self, settings: PassSettings) -> RulesConfig:
-        return RulesConfig.model_validate({**site_fields(settings), "redundancy": self._redundancy})
+        return RulesConfig.model_validate({**site_fields(settings), "redundancy": RedundancySettings()})
 
     async def produce(self, trajectory: Trajectory, ctx: ProduceContext) -> ErrorLabels:
         return self.label(trajectory)

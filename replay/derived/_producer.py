@@ -9,11 +9,10 @@ whenever the producer's rules change for the same trajectory and config.
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -111,12 +110,6 @@ class Producer(ABC, Generic[SettingsT, ConfigT, VerdictT]):
     @abstractmethod
     def configure(self, settings: SettingsT) -> ConfigT:
         """The part of the user's settings this producer uses; it keeps nothing else."""
-
-    def reconfigured(self, config: ConfigT) -> Self:
-        """The same producer with another config (what the cache-key tests change field by field)."""
-        other = copy.copy(self)
-        other.config = config
-        return other
 
     def task_config(self, task_id: str) -> dict[str, JsonValue]:
         """Per-task settings the output depends on (WebArena's eval blocks); keyed by task id, not trajectory,

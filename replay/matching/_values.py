@@ -80,10 +80,8 @@ class ValuePattern:
 
 @dataclass(frozen=True, slots=True)
 class ValueMatch:
-    """Where a value was found: the alternative that matched, the text that matched it, and its coverage."""
+    """Where a value was found: the text that matched it, and its coverage."""
 
-    value: str
-    alternative: str
     snippet: str
     score: float
 
@@ -278,7 +276,7 @@ def find_value(value: str | ValuePattern, text: str | None, *, bounded: bool = F
 
 
 def _match(pattern: ValuePattern, text: str, norm: str, bounded: bool = False) -> ValueMatch | None:
-    best: tuple[float, Alternative, int, int] | None = None
+    best: tuple[float, int, int] | None = None
     tokens: Tokens | None = None
     for alt in pattern.alternatives:
         if not _could_match(alt, norm, bounded):
@@ -291,12 +289,12 @@ def _match(pattern: ValuePattern, text: str, norm: str, bounded: bool = False) -
             continue
         score = window[0] / alt.size
         if best is None or score > best[0]:
-            best = (score, alt, window[1], window[2])
+            best = (score, window[1], window[2])
     if best is None:
         return None
-    score, alt, first, last = best
+    score, first, last = best
     assert tokens is not None
-    return ValueMatch(pattern.value, alt.text, tokens.snippet(first, last, text), round(score, 3))
+    return ValueMatch(tokens.snippet(first, last, text), round(score, 3))
 
 
 class TextSet:

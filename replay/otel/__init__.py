@@ -10,13 +10,12 @@ run twice gives the same bytes. The mapping, and what is not mapped: docs/design
 
 from p2w_rt.replay.otel._collector import CollectorError
 from p2w_rt.replay.otel._export import OtelSummary, TraceFileError, export_otel
-from p2w_rt.replay.otel._llm import PROVIDER, error_type
+from p2w_rt.replay.otel._llm import error_type
 from p2w_rt.replay.otel._otlp import SCOPE, nanos, otlp_protobuf, phoenix_annotations, span_count
 from p2w_rt.replay.otel._trace import episode_trace
 from p2w_rt.replay.otel._traces import otel_traces
 
 __all__ = [
-    "PROVIDER",
     "SCOPE",
     "CollectorError",
     "OtelSummary",

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from p2w_runtime.demo.sites._app import build_app
 from p2w_runtime.demo.sites._state import Confirmation, SitesState
-from p2w_runtime.demo.sites.catalog import SITE_HOSTS, base_url, host_resolver_rules, start_url
+from p2w_runtime.demo.sites.catalog import host_resolver_rules, start_url
 from p2w_runtime.errors import UserError
 
 
@@ -23,11 +23,6 @@ class RunningSites:
     @property
     def control_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def base_urls(self) -> dict[str, str]:
-        """Site URLs as the browser sees them under the resolver rules (no port)."""
-        return {host: base_url(host) for host in SITE_HOSTS}
 
     @property
     def start_url(self) -> str:

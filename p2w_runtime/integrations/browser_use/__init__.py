@@ -11,7 +11,6 @@ from p2w_runtime.integrations.browser_use._recorder import (
     StepRecorder,
     check_version,
     memory_tools,
-    rationale_text,
     recorded_chat,
 )
 from p2w_runtime.integrations.browser_use._run import (
@@ -36,7 +35,6 @@ __all__ = [
     "check_version",
     "memory_tools",
     "not_cancelled_inside",
-    "rationale_text",
     "record_browser_use",
     "record_episode",
     "recorded_chat",
