@@ -5,19 +5,22 @@ Both start the agent's command once per task (``run_agent``). Recording gives it
 calls (``RecordProxy``), a Chromium it attaches to over CDP and p2w-rt observes (``ObservedChromium``) and a
 receiver for its OpenTelemetry spans (``SpanSink``); re-execution gives it ``ReplayEndpoint``, which serves the
 recorded model calls and history retrievals of one ``EpisodeReplay`` and compares what the agent did with them
-(``fork_exec`` continues the agent live after a step). ``rerun_browser_use`` re-executes a Browser-Use run in this
-process against the same endpoint, its requests matched with their volatile parts normalised.
+(``fork_exec`` continues the agent live after a step). ``rerun_in_process`` re-executes an agent integration's run
+in this process against the same endpoint, the agent's recording code run in the recording API's replay mode:
+Browser-Use's (``rerun_browser_use``, its requests matched with their volatile parts normalised) and any installed
+package's agent's.
 """
 
 # one process per task
 from p2w_runtime.exec._agent_process import AgentExit, answer_of, run_agent
 
-# Browser-Use re-executed in process (rerun of a record --agent browser-use run)
+# an agent integration's run re-executed in process (rerun RUN): Browser-Use's, a plugin's
 from p2w_runtime.exec._browser_use import BrowserUseVolatile, browser_use_volatile, rerun_browser_use
 
 # re-execution from a recording (rerun --exec); an outside agent forked (fork --exec)
 from p2w_runtime.exec._episode_replay import EpisodeReplay, Volatile
 from p2w_runtime.exec._fork_exec import ExecFork, fork_exec
+from p2w_runtime.exec._in_process import InProcessEpisode, rerun_in_process
 from p2w_runtime.exec._live import LiveModel
 
 # record --exec
@@ -43,7 +46,9 @@ __all__ = [
     "record_exec",
     "spans_of",
     "tool_args",
-    # Browser-Use re-executed in process
+    # an agent integration's run re-executed in process: Browser-Use's, a plugin's
+    "InProcessEpisode",
+    "rerun_in_process",
     "BrowserUseVolatile",
     "browser_use_volatile",
     "rerun_browser_use",

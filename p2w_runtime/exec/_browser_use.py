@@ -1,37 +1,31 @@
 """`rerun RUN` of a run recorded by ``record --agent browser-use``: Browser-Use re-executed in this process.
 
 Each episode runs Browser-Use as ``record`` runs it (``record_episode``: the same settings, Chromium and demo
-sites, live), under the recording API's replay mode: its model calls and history retrievals are answered by the
-replay endpoint from the recording, and its would-be events are compared with the recorded ones, as ``rerun
---exec`` compares any agent's (docs/design/replay.md). Browser-Use's prompts change on every run where nothing
-the agent decided did (the date, tab ids, element indices), so its requests are matched with those normalised on
-both sides (``browser_use_volatile``).
+sites, live), under the recording API's replay mode (``rerun_in_process``): its model calls and history
+retrievals are answered by the replay endpoint from the recording, and its would-be events are compared with the
+recorded ones, as ``rerun --exec`` compares any agent's (docs/design/replay.md). Browser-Use's prompts change on
+every run where nothing the agent decided did (the date, tab ids, element indices), so its requests are matched
+with those normalised on both sides (``browser_use_volatile``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
-import openai
 from playwright.async_api import async_playwright
 
 from p2w_runtime.agent import SiteHosting
 from p2w_runtime.browser import find_chromium
-from p2w_runtime.domain import episodes_of
 from p2w_runtime.domain.trajectory import ActionRecord, EpisodeRecord
-from p2w_runtime.exec._episode_replay import EpisodeReplay
-from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
-from p2w_runtime.exec._rerun_exec import REPLAY_KEY, ExecEpisode, ExecReport
+from p2w_runtime.exec._in_process import InProcessEpisode, rerun_in_process
+from p2w_runtime.exec._rerun_exec import ExecEpisode, ExecReport
 from p2w_runtime.integrations.browser_use import AGENT, check_version, record_episode
-from p2w_runtime.recording import REPLAY_ENV, open_run
-from p2w_runtime.rerun import load_episode, recorded_run, select_episodes
+from p2w_runtime.recording import open_run
 from p2w_runtime.retrieval import HistoryRetriever
 from p2w_runtime.store import EventStore, MemoryEventStore
 
@@ -144,59 +138,28 @@ async def rerun_browser_use(
     progress: Callable[[ExecEpisode], None] | None = None,
 ) -> ExecReport:
     """Re-execute Browser-Use on each counted episode of ``run_ref`` (or ``task_ids``) against its recording."""
-    run = await recorded_run(store, run_ref, "rerun", own_agent=False)
     check_version()
-    refs = select_episodes(run, await episodes_of(store, run.run_id), task_ids)
-    report = ExecReport(run, None)
-    model = run.started.backbone_model
-    scheme = run.started.scheme or "no-history"
-    max_steps = run.started.config.max_steps
     browser = find_chromium(chromium)
-    async with ReplayEndpoint() as endpoint, async_playwright() as attach:
-        client = openai.AsyncOpenAI(base_url=f"{endpoint.url}/v1", api_key=REPLAY_KEY, max_retries=0)
-        for ref in refs:
-            source = await load_episode(store, ref.stream)
-            replay = EpisodeReplay(source, BrowserUseVolatile())
-            endpoint.episode = replay
-            task = source.task()
-            error = ""
-            with _replay_mode(endpoint.url, ref.task_id):
-                recording = await open_run(
-                    MemoryEventStore(), label=run.label, agent=AGENT, model=model, tasks=[task], scheme=scheme
-                )
-                async with recording, hosting.serving([task]) as chromium_args:
-                    try:
-                        await record_episode(
-                            recording, task, client=client, model=model,
-                            retriever=None if scheme == "no-history" else _never_searched,
-                            chromium=browser, chromium_args=chromium_args, max_steps=max_steps, attach=attach,
-                        )  # fmt: skip
-                    except Exception as failed:  # noqa: BLE001 - the agent's failure is its episode's divergence
-                        error = f"{type(failed).__name__}: {failed}"
-            endpoint.episode = None
-            result = ExecEpisode(ref.stream, ref.task_id, replay.mismatch(), 1 if error else 0, error)
-            report.episodes.append(result)
-            if progress is not None:
-                progress(result)
-    return report
+    async with async_playwright() as attach:
+
+        async def episode(this: InProcessEpisode) -> None:
+            started, task = this.run.started, this.task
+            scheme = started.scheme or "no-history"
+            recording = await open_run(
+                MemoryEventStore(), label=this.run.label, agent=AGENT, model=started.backbone_model, tasks=[task],
+                scheme=scheme,
+            )  # fmt: skip
+            async with recording, hosting.serving([task]) as chromium_args:
+                await record_episode(
+                    recording, task, client=this.client, model=started.backbone_model,
+                    retriever=None if scheme == "no-history" else _never_searched,
+                    chromium=browser, chromium_args=chromium_args, max_steps=started.config.max_steps, attach=attach,
+                )  # fmt: skip
+
+        return await rerun_in_process(store, run_ref, episode, task_ids, volatile=BrowserUseVolatile, progress=progress)
 
 
 def _never_searched() -> HistoryRetriever:
     """The retriever Browser-Use's ``memory_access`` would search: in replay mode the recorded hits answer and the
     recording API never calls this (``EpisodeRecorder.retrieve``), so no embedder is loaded."""
     raise RuntimeError("a re-executed Browser-Use searched the history instead of its recording")
-
-
-@contextlib.contextmanager
-def _replay_mode(url: str, task_id: str) -> Iterator[None]:
-    """The recording API's replay mode for this process, as ``rerun --exec`` sets it for an agent's process."""
-    saved = {name: os.environ.get(name) for name in (REPLAY_ENV, "P2W_TASK_ID")}
-    os.environ.update({REPLAY_ENV: url, "P2W_TASK_ID": task_id})
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
