@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from p2w_runtime.demo.sites.catalog import TEST_DOMAIN
 
@@ -39,21 +39,6 @@ class CategorySpec:
     count: int = 24
 
 
-class Anchor(TypedDict):
-    """A hand-placed product, as ``Product``'s fields but its host."""
-
-    id: str
-    category: str
-    name: str
-    brand: str
-    price: float
-    rating: float
-    review_count: int
-    sizes: tuple[str, ...]
-    tags: tuple[str, ...]
-    color: str
-
-
 def _category(entry: dict[str, Any], shared: dict[str, list[str]]) -> CategorySpec:
     def listed(value: str | list[str]) -> tuple[str, ...]:
         return tuple(shared[value] if isinstance(value, str) else value)
@@ -77,22 +62,12 @@ def _category(entry: dict[str, Any], shared: dict[str, list[str]]) -> CategorySp
     )
 
 
-def _anchor(entry: dict[str, Any]) -> Anchor:
-    return Anchor(
-        id=entry["id"],
-        category=entry["category"],
-        name=entry["name"],
-        brand=entry["brand"],
-        price=entry["price"],
-        rating=entry["rating"],
-        review_count=entry["review_count"],
-        sizes=tuple(entry["sizes"]),
-        tags=tuple(entry["tags"]),
-        color=entry.get("color", ""),
-    )
+def _anchor(entry: dict[str, Any]) -> dict[str, Any]:
+    """A hand-placed product: ``Product``'s fields but its host."""
+    return {**entry, "sizes": tuple(entry["sizes"]), "tags": tuple(entry["tags"]), "color": entry.get("color", "")}
 
 
-def _load() -> tuple[tuple[CategorySpec, ...], tuple[Anchor, ...]]:
+def _load() -> tuple[tuple[CategorySpec, ...], tuple[dict[str, Any], ...]]:
     data = json.loads(Path(__file__).with_name("products.json").read_text(encoding="utf-8"))
     categories = tuple(_category(entry, data["shared"]) for entry in data["categories"])
     return categories, tuple(_anchor(entry) for group in data["anchors"] for entry in group["products"])
