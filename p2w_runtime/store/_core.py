@@ -2,7 +2,7 @@
 
 Importing SQLAlchemy (its ORM comes with SQLModel) and declaring the tables was half of what ``p2w-rt runs``
 executed (1,000 M of 1,970 M instructions); a SQLite store that runs only statements compiled ahead
-(``_sqlite_statements.py``: a listing) never imports them (docs/design/startup.md, fourth round). The store's
+(``sqlite_statements.json``: a listing) never imports them (docs/design/startup.md, fourth round). The store's
 modules reach SQLAlchemy through an ``OnFirstUse`` (``sa.select``) and the tables through this module's attributes
 (``core.EVENTS``), both resolved at first use.
 """

@@ -3,7 +3,7 @@
 ``_sqlite_writer.py``.
 
 Opening a store that is already set up, and reading it with the statements compiled ahead
-(``_sqlite_statements.py``), imports no SQLAlchemy: a listing (``runs``, ``show RUN``) never does. The engine,
+(``sqlite_statements.json``), imports no SQLAlchemy: a listing (``runs``, ``show RUN``) never does. The engine,
 SQLAlchemy and the SQLModel tables load when a store must be set up (``create_all``) or a statement is first
 compiled (docs/design/startup.md, fourth round).
 """

@@ -52,7 +52,7 @@ LISTING_NEEDS_NONE = (
 """Loaded by other commands, not by ``runs`` and ``show RUN``: the log's structlog is imported when something logs,
 the dataset readers when a run's files are attached or carried, rich's table layout only for a table too wide for
 the terminal (``print_table`` draws the rest), SQLAlchemy, SQLModel and the tables when a statement not compiled
-ahead is first run or a store is set up (``_sqlite_statements.py``; docs/design/startup.md)."""
+ahead is first run or a store is set up (``sqlite_statements.json``; docs/design/startup.md)."""
 OTHER_COMMANDS = ("p2w_cli.integrity", "p2w_cli.record", "p2w_cli.history", "p2w_cli.replay", "p2w_cli.demo")
 
 _REPORT = """
@@ -195,7 +195,7 @@ async def _listed_with(db: Path) -> tuple[list[str], list[str]]:
 
 def test_a_store_compiles_a_statement_when_first_used(db: Path) -> None:
     """Opening a store compiles none of its statements, and a SQLite store's listing runs them compiled ahead
-    (``_sqlite_statements.py``): nothing is compiled, the writers' statements included."""
+    (``sqlite_statements.json``): nothing is compiled, the writers' statements included."""
     labels, compiled = asyncio.run(_listed_with(db))
     assert labels == ["earlier"] and compiled == []
 

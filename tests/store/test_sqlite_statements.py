@@ -1,4 +1,4 @@
-"""The SQLite store without SQLAlchemy: the statements it runs compiled ahead (``_sqlite_statements.py``) are what
+"""The SQLite store without SQLAlchemy: the statements it runs compiled ahead (``sqlite_statements.json``) are what
 SQLAlchemy compiles from the tables today, a store that is set up opens and is listed (its summaries brought up
 to date and written) without importing it, and one with a table or trigger missing is set up through it."""
 
@@ -20,7 +20,7 @@ from p2w_runtime.domain import list_runs
 from p2w_runtime.store import _precompile, connect_store
 from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._sql_base import FIXED, SKIPPING_DUPLICATES, Compiled, or_skip_name
-from p2w_runtime.store._sqlite_statements import STATEMENTS, TABLES
+from p2w_runtime.store._sqlite_statements import SOURCE, STATEMENTS, TABLES
 from p2w_runtime.store.sqlite import SqliteEventStore
 
 
@@ -48,7 +48,7 @@ def test_the_statements_compiled_ahead_are_what_sqlalchemy_compiles_now(tmp_path
     shipped = {name: _as_shipped(compiled) for name, compiled in STATEMENTS.items()}
     assert asyncio.run(_compiled_by(tmp_path / "new.db")) == shipped
     assert set(EVENTS.metadata.tables) == TABLES
-    assert _precompile.TARGET.read_text() == _precompile.source()
+    assert SOURCE.read_text() == _precompile.source()
 
 
 _LIST = """
