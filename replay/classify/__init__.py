@@ -15,7 +15,7 @@ from p2w_rt.replay.classify._records import (
     read_classifications,
 )
 from p2w_rt.replay.classify._redundant import RedundancySettings, redundant_access
-from p2w_rt.replay.classify._registry import CLASSIFIERS, ClassifyAborted, ClassifyOutcome, ClassifySummary
+from p2w_rt.replay.classify._registry import CLASSIFIERS, ClassifyOutcome, ClassifySummary
 from p2w_rt.replay.classify._rules import RulesClassifier
 from p2w_rt.replay.classify._summary import ErrorSummary, summarize
 from p2w_rt.replay.classify._texts import entry_text
@@ -28,7 +28,6 @@ __all__ = [
     "Target",
     "ClassifyOptions",
     "Classifier",
-    "ClassifyAborted",
     "ClassifyOutcome",
     "ClassifyReport",
     "ClassifySummary",

@@ -8,30 +8,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_rt.replay.derived import CacheKey, DerivedRecord, DerivedStream
+from p2w_rt.replay.derived import DerivedRecord, DerivedStream
 from p2w_rt.schemas import ErrorClassified
 from p2w_runtime.domain import CLASSIFICATIONS_SUFFIX
-from p2w_runtime.store import EventStore
 
 
 @dataclass(frozen=True, slots=True)
 class ClassificationRecord(DerivedRecord[ErrorClassified]):
+    kind = "classifier"
+
     @property
     def classification(self) -> ErrorClassified:
         return self.payload
-
-    @property
-    def key(self) -> CacheKey:
-        c = self.payload
-        return (c.trajectory_hash, c.classifier_id, c.classifier_version, c.config_hash)
 
 
 CLASSIFICATIONS = DerivedStream(CLASSIFICATIONS_SUFFIX, "error.classified", ErrorClassified, ClassificationRecord)
 classification_stream = CLASSIFICATIONS.name
 read_classifications = CLASSIFICATIONS.read
 """Every classification of a run, oldest first (nothing is overwritten)."""
-
-
-async def current_classifications(store: EventStore, run_id: str) -> dict[tuple[str, str], ClassificationRecord]:
-    """The latest successful classification per (episode stream, classifier) of the episode as it is now."""
-    return await CLASSIFICATIONS.current(store, run_id)
+current_classifications = CLASSIFICATIONS.current
+"""The latest successful classification per (episode stream, classifier) of the episode as it is now."""

@@ -18,11 +18,6 @@ from p2w_rt.replay.classify._rules import RulesClassifier
 from p2w_rt.replay.derived import Family, Outcome, PassSettings, Plugin, Tally, register, register_plugin
 from p2w_rt.replay.persona2web import SITE_OPTIONS, site_settings
 from p2w_rt.schemas import ErrorClassified
-from p2w_runtime.errors import UserError
-
-
-class ClassifyAborted(UserError):
-    """The batch cannot go on (LLM endpoint down or misconfigured); classifications made so far are kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +43,11 @@ def _summary(run_id: str, classifiers: Sequence[Classifier[Any]]) -> ClassifySum
 
 CLASSIFIERS: Family[PassSettings, Classifier[Any], ClassifyOutcome, ClassifySummary] = register(
     Family(
-        kind="classifier",
         option="--classifier",
         unknown=UnknownClassifier,
         stream=CLASSIFICATIONS,
         outcome=ClassifyOutcome,
         summary=_summary,
-        aborted=ClassifyAborted,
         noun="classifications",
         retries_failures=True,
     )

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         register,
         register_plugin,
     )
-    from p2w_rt.replay.derived._runner import run_pass
+    from p2w_rt.replay.derived._runner import PassAborted, run_pass
     from p2w_rt.replay.derived._settings import DEFAULT_MODEL, PassSettings
     from p2w_rt.replay.derived._stream import (
         CacheKey,
@@ -62,6 +62,7 @@ __all__ = [
     "MetricsTables",
     "OptionError",
     "Outcome",
+    "PassAborted",
     "PassOptions",
     "PassSettings",
     "PassWatch",
@@ -118,6 +119,7 @@ _MODULES = {
     "family": "_registry",
     "register": "_registry",
     "register_plugin": "_registry",
+    "PassAborted": "_runner",
     "run_pass": "_runner",
     "DEFAULT_MODEL": "_settings",
     "PassSettings": "_settings",

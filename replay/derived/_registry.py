@@ -67,18 +67,21 @@ class Family(Generic[S, P, O, T]):
     """The producers of one kind and what its pass needs: where results live, how outcomes, counts and aborts
     look. Producers come from the plugins of ``kind``, in the order they registered; the first is the default."""
 
-    kind: str
     option: str
     unknown: type[UserError]
     stream: DerivedStream[Any, Any]
     outcome: type[O]
     summary: Callable[[str, Sequence[P]], T]
     """The counts of one pass over a run (``run_id``, its producers)."""
-    aborted: type[UserError]
     noun: str
     """What the results are called in messages ("judgments")."""
     retries_failures: bool = False
     """Whether a cached failure is made again on every pass (else only with ``retry_failed``)."""
+
+    @property
+    def kind(self) -> str:
+        """The producers' ``Producer.kind``, which the records of its stream name (``DerivedRecord.kind``)."""
+        return self.stream.record.kind
 
     @property
     def plugins(self) -> list[Plugin]:

@@ -5,7 +5,7 @@ hash) exists: the episode's events are not even read when every producer has a h
 reported as a failure on every pass (the exit code says so) and made again only with ``retry_failed``;
 when the retry fails the same way without calling a model, nothing new is appended. ``force`` makes
 everything again and appends; older results stay. An endpoint that is down stops the pass with what was
-made so far kept (``aborted``).
+made so far kept (``PassAborted``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from p2w_rt.replay.derived._stream import CacheKey, Derived, DerivedRecord, late
 from p2w_runtime.collector import collector_frozen
 from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
+from p2w_runtime.errors import UserError
 from p2w_runtime.llm import LlmBadResponse, LlmError
 from p2w_runtime.logs import get_logger
 from p2w_runtime.store import EventStore
@@ -30,6 +31,10 @@ log = get_logger(__name__)
 P = TypeVar("P", bound=Producer[Any, Any, Any])
 OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
 SummaryT = TypeVar("SummaryT", bound=Tally[Any])
+
+
+class PassAborted(UserError):
+    """The pass cannot go on (LLM endpoint down or misconfigured); the results made so far are kept."""
 
 
 async def run_pass(
@@ -88,7 +93,7 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
             try:
                 self._llm = self.llm_factory()
             except LlmError as exc:
-                raise self.family.aborted(str(exc)) from None
+                raise PassAborted(str(exc)) from None
         return self._llm
 
     def _reuse(self, record: DerivedRecord[Any] | None) -> bool:
@@ -106,7 +111,7 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
             verdict = producer.failed(str(exc), ctx.llm.totals.cost_usd if ctx.llm is not None else None)
         except LlmError as exc:
             await self.writer.keep_calls(t, calls)
-            raise self.family.aborted(
+            raise PassAborted(
                 f"{exc} ({producer.kind} {producer.id}, episode {t.stream}); {self.family.noun} made so far are kept"
             ) from None
         payload = producer.payload(t, key, verdict)

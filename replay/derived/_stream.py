@@ -7,10 +7,9 @@ Nothing is overwritten; the latest result with a cache key is the one that count
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from p2w_runtime.domain import under
 from p2w_runtime.store import EventStore
@@ -20,13 +19,20 @@ CacheKey = tuple[str, str, str, str]
 
 
 class Derived(Protocol):
-    """What the cache reads of a derived payload (``Judgment``, ``ErrorClassified``)."""
+    """What the cache reads of a derived payload (``Judgment``, ``ErrorClassified``): the fields
+    ``Producer.keyed`` gives it, but for ``{kind}_id`` and ``{kind}_version``, named by the kind."""
 
     @property
     def type(self) -> str: ...
 
     @property
     def episode_stream(self) -> str: ...
+
+    @property
+    def trajectory_hash(self) -> str: ...
+
+    @property
+    def config_hash(self) -> str: ...
 
     @property
     def status(self) -> str: ...
@@ -39,16 +45,19 @@ P = TypeVar("P", bound=Derived)
 
 
 @dataclass(frozen=True, slots=True)
-class DerivedRecord(ABC, Generic[P]):
-    """One stored result and the event that holds it; a subclass names its cache key (and the payload)."""
+class DerivedRecord(Generic[P]):
+    """One stored result and the event that holds it; a subclass names its producers' ``kind`` (and the payload)."""
 
+    kind: ClassVar[str]
+    """The producers' ``Producer.kind``: the payload names its producer in ``{kind}_id`` and ``{kind}_version``."""
     event_id: str
     recorded_at: str
     payload: P
 
     @property
-    @abstractmethod
-    def key(self) -> CacheKey: ...
+    def key(self) -> CacheKey:
+        p = self.payload
+        return (p.trajectory_hash, getattr(p, f"{self.kind}_id"), getattr(p, f"{self.kind}_version"), p.config_hash)
 
 
 R = TypeVar("R", bound=DerivedRecord[Any])
@@ -61,7 +70,7 @@ class DerivedStream(Generic[P, R]):
     suffix: str
     event_type: str
     payload_type: type[P]
-    record: Callable[[str, str, P], R]
+    record: type[R]
 
     def name(self, run_id: str) -> str:
         return f"{run_id}{self.suffix}"

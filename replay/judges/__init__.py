@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     )
     from p2w_rt.replay.judges._command import JudgeOptions, JudgeReport, judge_runs
     from p2w_rt.replay.judges._estimate import JudgeEstimate, estimate_replay
-    from p2w_rt.replay.judges._family import JUDGES, JudgeOutcome, JudgeSummary, ReplayAborted, make_judge
+    from p2w_rt.replay.judges._family import JUDGES, JudgeOutcome, JudgeSummary, make_judge
     from p2w_rt.replay.judges._records import (
         JudgmentRecord,
         current_judgments,
@@ -44,7 +44,6 @@ __all__ = [
     "JudgeSummary",
     "JudgmentRecord",
     "LlmConfig",
-    "ReplayAborted",
     "Scorecard",
     "current_judgments",
     "episode_judgments",
@@ -73,7 +72,6 @@ _MODULES = {
     "estimate_replay": "_estimate",
     "JUDGES": "_family",
     "JudgeOutcome": "_family",
-    "ReplayAborted": "_family",
     "JudgeSummary": "_family",
     "make_judge": "_family",
     "JudgmentRecord": "_records",

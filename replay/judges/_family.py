@@ -16,11 +16,6 @@ from p2w_rt.replay.derived import Family, Outcome, PassSettings, Tally, register
 from p2w_rt.replay.judges._base import Judge, UnknownJudge
 from p2w_rt.replay.judges._records import JUDGMENTS
 from p2w_rt.schemas import Judgment
-from p2w_runtime.errors import UserError
-
-
-class ReplayAborted(UserError):
-    """The batch cannot go on (LLM endpoint down or misconfigured); judgments made so far are kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +43,11 @@ def _summary(run_id: str, judges: Sequence[Judge[Any]]) -> JudgeSummary:
 
 JUDGES: Family[PassSettings, Judge[Any], JudgeOutcome, JudgeSummary] = register(
     Family(
-        kind="judge",
         option="--judge",
         unknown=UnknownJudge,
         stream=JUDGMENTS,
         outcome=JudgeOutcome,
         summary=_summary,
-        aborted=ReplayAborted,
         noun="judgments",
     )
 )

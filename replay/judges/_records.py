@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from p2w_rt.replay.derived import CacheKey, DerivedRecord, DerivedStream
+from p2w_rt.replay.derived import DerivedRecord, DerivedStream
 from p2w_rt.schemas import Judgment
 from p2w_runtime.domain import JUDGMENTS_SUFFIX, run_of
 from p2w_runtime.store import EventStore
@@ -16,14 +16,11 @@ from p2w_runtime.store import EventStore
 
 @dataclass(frozen=True, slots=True)
 class JudgmentRecord(DerivedRecord[Judgment]):
+    kind = "judge"
+
     @property
     def judgment(self) -> Judgment:
         return self.payload
-
-    @property
-    def key(self) -> CacheKey:
-        j = self.payload
-        return (j.trajectory_hash, j.judge_id, j.judge_version, j.config_hash)
 
 
 JUDGMENTS = DerivedStream(JUDGMENTS_SUFFIX, "judgment", Judgment, JudgmentRecord)

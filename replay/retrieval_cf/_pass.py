@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2w_rt.replay.derived import (
-    CacheKey,
     DerivedRecord,
     DerivedStream,
     Family,
@@ -25,15 +24,11 @@ from p2w_rt.replay.derived import (
 from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings, UnknownRetrieval
 from p2w_rt.schemas import RetrievalCounterfactual
 from p2w_runtime.domain import RETRIEVAL_CF_SUFFIX
-from p2w_runtime.errors import UserError
 
 
 @dataclass(frozen=True, slots=True)
 class CounterfactualRecord(DerivedRecord[RetrievalCounterfactual]):
-    @property
-    def key(self) -> CacheKey:
-        c = self.payload
-        return (c.trajectory_hash, c.retrieval_id, c.retrieval_version, c.config_hash)
+    kind = "retrieval"
 
 
 COUNTERFACTUALS = DerivedStream(
@@ -51,23 +46,17 @@ class CounterfactualSummary(Tally[CounterfactualOutcome]):
     run_id: str
 
 
-class CounterfactualAborted(UserError):
-    """Never raised by a producer that calls no model; the family names it all the same."""
-
-
 def _summary(run_id: str, producers: Sequence[CounterfactualRetrieval]) -> CounterfactualSummary:
     return CounterfactualSummary(run_id=run_id)
 
 
 RETRIEVALS: Family[RetrievalSettings, CounterfactualRetrieval, CounterfactualOutcome, CounterfactualSummary] = register(
     Family(
-        kind="retrieval",
         option="--retriever",
         unknown=UnknownRetrieval,
         stream=COUNTERFACTUALS,
         outcome=CounterfactualOutcome,
         summary=_summary,
-        aborted=CounterfactualAborted,
         noun="counterfactual retrievals",
         retries_failures=True,
     )

@@ -14,12 +14,11 @@ from click.testing import CliRunner
 from p2w_rt.cli import main
 from p2w_rt.replay.classify import (
     CLASSIFIERS,
-    ClassifyAborted,
     LlmClassifier,
     classification_stream,
     read_classifications,
 )
-from p2w_rt.replay.derived import PassSettings, run_pass
+from p2w_rt.replay.derived import PassAborted, PassSettings, run_pass
 from p2w_rt.schemas import LlmCall
 from p2w_runtime.llm import LlmClient
 from p2w_runtime.store import MemoryEventStore, open_store
@@ -144,7 +143,7 @@ async def test_a_rejected_request_stops_the_batch_and_keeps_its_recorded_call(sc
     async with MemoryEventStore() as store:
         await add_run(store, "december", [good_episode("run", "Alex_Garcia_A1")], run_id="run")
         scripted_llm.handle_with(lambda _: HttpError(401, "Incorrect API key provided"))
-        with pytest.raises(ClassifyAborted, match="Incorrect API key provided.*run/Alex_Garcia_A1"):
+        with pytest.raises(PassAborted, match="Incorrect API key provided.*run/Alex_Garcia_A1"):
             await classify(store, scripted_llm)
         events = [e.decode() async for e in store.read_stream(classification_stream("run"))]
         assert [e.type for e in events] == ["llm.call", "streams.sealed"]  # what the stopped pass wrote is sealed

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from p2w_rt.replay.derived import PassSettings, run_pass
-from p2w_rt.replay.judges import JUDGES, ReplayAborted, estimate_replay, judgment_stream, make_judge, read_judgments
+from p2w_rt.replay.derived import PassAborted, PassSettings, run_pass
+from p2w_rt.replay.judges import JUDGES, estimate_replay, judgment_stream, make_judge, read_judgments
 from p2w_rt.schemas import LlmCall
 from p2w_runtime.llm import LlmClient, RetryPolicy
 from p2w_runtime.store import MemoryEventStore
@@ -129,7 +129,7 @@ async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(scripted_ll
     judge = make_judge("rubric-llm", PassSettings())
     async with MemoryEventStore() as store:
         run_id = await make_run(store)
-        with pytest.raises(ReplayAborted, match="503"):
+        with pytest.raises(PassAborted, match="503"):
             await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
         records = await read_judgments(store, run_id)
         assert [r.judgment.status for r in records] == ["ok"]
