@@ -1,7 +1,7 @@
 """What every command shares: the app context set by ``main``, the store, the event loop and the console.
 
-Conventions for commands: take the store with ``open_db(ctx)``, run coroutines with
-``run(...)`` (which turns ``UserError`` into one line on stderr and its exit code), and
+Conventions for commands: do the store work with ``in_store(ctx, work)`` (or take the store with ``open_db(ctx)``),
+run coroutines with ``run(...)`` (which turns ``UserError`` into one line on stderr and its exit code), and
 print with ``console`` / ``echo_json`` (recorded text through ``p2w_cli.render.terminal``).
 """
 
@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 import unicodedata
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib import import_module
@@ -225,6 +225,16 @@ async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[
     async with open_store(db_path(ctx), create=create) as store:
         started_up()
         yield store
+
+
+def in_store(ctx: click.Context, work: Callable[[EventStore], Awaitable[T]], *, create: bool = False) -> T:
+    """``work`` against the store ``open_db`` opens, run to its end by ``run``: a command's store work in one call."""
+
+    async def _work() -> T:
+        async with open_db(ctx, create=create) as store:
+            return await work(store)
+
+    return run(_work())
 
 
 def echo_json(value: Any) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import RUN_LABEL, open_db, run
+from p2w_cli._common import RUN_LABEL, in_store
 
 
 @click.command("import-curation")
@@ -41,19 +41,19 @@ def import_curation_cmd(
     from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.importers import import_curation
 
-    async def _import() -> str:
-        async with open_db(ctx, create=True) as store:
-            return await import_curation(
-                store,
-                results,
-                profiles,
-                label=label,
-                model=model,
-                captures=captures,
-                fetch=fetch,
-                chromium=chromium,
-                hosting=DemoHosting(),
-            )
-
-    run_id = run(_import())
+    run_id = in_store(
+        ctx,
+        lambda store: import_curation(
+            store,
+            results,
+            profiles,
+            label=label,
+            model=model,
+            captures=captures,
+            fetch=fetch,
+            chromium=chromium,
+            hosting=DemoHosting(),
+        ),
+        create=True,
+    )
     click.echo(f"imported {label} as run {run_id}")

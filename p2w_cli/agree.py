@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import console, open_db, run
+from p2w_cli._common import console, in_store
 
 
 @click.command("agree")
@@ -37,17 +37,11 @@ def agree_cmd(
     from p2w_cli.render.agreement import render
     from p2w_rt.replay.agreement import agree
 
-    async def _agree() -> None:
-        async with open_db(ctx) as store:
-            report = await agree(store, run_ref, judges, human=human, samples=samples)
-        if as_json:
-            console.print(
-                json.dumps(to_json(report), ensure_ascii=False), markup=False, highlight=False, soft_wrap=True
-            )
-        else:
-            render(report, console)
-
-    run(_agree())
+    report = in_store(ctx, lambda store: agree(store, run_ref, judges, human=human, samples=samples))
+    if as_json:
+        console.print(json.dumps(to_json(report), ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)
+    else:
+        render(report, console)
 
 
 @click.command("import-labels")
@@ -57,9 +51,5 @@ def import_labels_cmd(ctx: click.Context, path: Path) -> None:
     """Human labels (CSV or JSON lines: run, task, point, label, annotator[, max]) as judgments by human:ANNOTATOR."""
     from p2w_rt.replay.agreement import import_labels
 
-    async def _import() -> None:
-        async with open_db(ctx) as store:
-            summary = await import_labels(store, path)
-        click.echo(f"{summary.labels} labels: {summary.written} judgments written, {summary.already} already there")
-
-    run(_import())
+    summary = in_store(ctx, lambda store: import_labels(store, path))
+    click.echo(f"{summary.labels} labels: {summary.written} judgments written, {summary.already} already there")

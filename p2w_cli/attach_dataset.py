@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from p2w_cli._common import echo_json, open_db, run
+from p2w_cli._common import echo_json, in_store
 from p2w_cli.render.words import counted
 from p2w_runtime.terminal import safe
 
 if TYPE_CHECKING:
     from p2w_rt.schemas import MemoryEntry
+    from p2w_runtime.store import EventStore
 
 
 def searched_index(model_id: str, entries: list[MemoryEntry]) -> str:
@@ -50,12 +51,11 @@ def attach_dataset_cmd(
     nothing recorded is rewritten. A run that already carries its dataset is left as it is."""
     from p2w_runtime.domain import Attached, attach_dataset, find_run
 
-    async def _attach() -> tuple[str, Attached]:
-        async with open_db(ctx) as store:
-            found = await find_run(store, run_ref)
-            return found.label, await attach_dataset(store, found, tasks_dir, history_dir, searched_index)
+    async def _attach(store: EventStore) -> tuple[str, Attached]:
+        found = await find_run(store, run_ref)
+        return found.label, await attach_dataset(store, found, tasks_dir, history_dir, searched_index)
 
-    label, attached = run(_attach())
+    label, attached = in_store(ctx, _attach)
     files = attached.files
     if as_json:
         echo_json(

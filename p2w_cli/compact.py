@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from p2w_cli._common import open_db, run
+from p2w_cli._common import in_store
 from p2w_cli.progress import piped_lines
+
+if TYPE_CHECKING:
+    from p2w_runtime.domain import Compacted
+    from p2w_runtime.store import EventStore
 
 
 @click.command("compact")
@@ -24,10 +28,9 @@ def compact_cmd(ctx: click.Context, run_ref: str | None) -> None:
         if say is not None:
             say(f"compact: {done}/{total} episodes")
 
-    async def _compact() -> Any:
-        async with open_db(ctx) as store:
-            run_id = (await find_run(store, run_ref)).run_id if run_ref else None
-            return await compact_finished(store, run_id, progress=compacted)
+    async def _compact(store: EventStore) -> Compacted:
+        run_id = (await find_run(store, run_ref)).run_id if run_ref else None
+        return await compact_finished(store, run_id, progress=compacted)
 
-    done = run(_compact())
+    done = in_store(ctx, _compact)
     click.echo(f"compacted {done.events} events of {done.episodes} finished episodes")

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from p2w_cli._common import console, db_path, run
+from p2w_cli._options import FC
+
+
+def _judge_option(use: str) -> Callable[[FC], FC]:
+    """``--judge`` of ``diff`` and ``stats``: whose judgments to ``use``, rules judges run first when needed."""
+    return click.option(
+        "--judge",
+        default="rubric-rules",
+        show_default=True,
+        help=f"Whose judgments to {use} (rules judges are run first when needed).",
+    )
 
 
 @click.command("diff")
 @click.argument("a_ref", metavar="A")
 @click.argument("b_ref", metavar="B")
-@click.option(
-    "--judge",
-    default="rubric-rules",
-    show_default=True,
-    help="Whose judgments to compare (rules judges are run first when needed).",
-)
+@_judge_option("compare")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: metrics, tasks, only_in_a/b, mcnemar_p.")
 @click.pass_context
 def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bool) -> None:
@@ -28,12 +36,7 @@ def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bo
 
 @click.command("stats")
 @click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
-@click.option(
-    "--judge",
-    default="rubric-rules",
-    show_default=True,
-    help="Whose judgments to use (rules judges are run first when needed).",
-)
+@_judge_option("use")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: per-run figures, mean and std.")
 @click.pass_context
 def stats_cmd(ctx: click.Context, run_refs: tuple[str, ...], judge: str, as_json: bool) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import RUN_LABEL, echo_json, open_db, run, waited
+from p2w_cli._common import RUN_LABEL, echo_json, in_store, waited
 from p2w_cli._options import (
     api_key_option,
     base_url_option,
@@ -78,7 +78,7 @@ def fork_cmd(
         _fork_exec(ctx, run_ref, task_id, at_step, command, (base_url, model, api_key), label, timeout_s, as_json)
         return
     from p2w_runtime.demo.sites import DemoHosting
-    from p2w_runtime.rerun import ForkRequest, ForkSummary, fork
+    from p2w_runtime.rerun import ForkRequest, fork
 
     request = ForkRequest(
         run_ref=run_ref,
@@ -96,11 +96,7 @@ def fork_cmd(
         restore=restore,  # type: ignore[arg-type]  # click.Choice: a Restore
     )
 
-    async def _fork() -> ForkSummary:
-        async with open_db(ctx, create=False) as store:
-            return await fork(store, request, hosting=DemoHosting())
-
-    summary = run(_fork())
+    summary = in_store(ctx, lambda store: fork(store, request, hosting=DemoHosting()))
     o = summary.outcome
     if (say := piped_lines()) is not None:  # the one episode has ended: its line, like record's
         spent = f"{o.tokens} tokens spent ({summary.served_tokens} served)"
@@ -149,15 +145,14 @@ def _fork_exec(
     as_json: bool,
 ) -> None:
     """``--exec``: the agent that recorded RUN, its prefix served from the recording, live from step K."""
-    from p2w_runtime.exec import ExecFork, LiveModel, fork_exec
+    from p2w_runtime.exec import LiveModel, fork_exec
 
-    async def _go() -> ExecFork:
-        async with open_db(ctx, create=False) as store:
-            return await fork_exec(
-                store, run_ref, task_id, at_step, command, LiveModel(*live), label=label, timeout_s=timeout_s
-            )
-
-    done = run(_go())
+    done = in_store(
+        ctx,
+        lambda store: fork_exec(
+            store, run_ref, task_id, at_step, command, LiveModel(*live), label=label, timeout_s=timeout_s
+        ),
+    )
     m = done.prefix_mismatch
     if as_json:
         echo_json(

@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import sys
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from p2w_cli._common import echo_json, fail_as_one_line, open_db, run, terminal_progress
+from p2w_cli._options import FC
 from p2w_cli.render.export import export_report
 from p2w_cli.render.terminal import safe
+from p2w_cli.render.words import counted
 from p2w_rt.replay.exports import EXPORT_FORMATS, ExportRequest
 from p2w_runtime.errors import clip
 
@@ -20,6 +23,11 @@ if TYPE_CHECKING:
     from p2w_runtime.store import BundleSummary, VerifyReport
 
 _json_option = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+
+
+def _trusted_key_option(help_text: str) -> Callable[[FC], FC]:
+    """``--trusted-key``: the Ed25519 PEM public key ``verify`` and ``import`` trust, each for its own check."""
+    return click.option("--trusted-key", metavar="PUBKEY", type=click.Path(path_type=Path), help=help_text)
 
 
 @click.command()
@@ -33,11 +41,8 @@ _json_option = click.option("--json", "as_json", is_flag=True, help="One JSON ob
     type=click.Path(path_type=Path),
     help="Sign the verify mark this check appends with this Ed25519 PEM key.",
 )
-@click.option(
-    "--trusted-key",
-    metavar="PUBKEY",
-    type=click.Path(path_type=Path),
-    help="Start after the last verify mark only if this Ed25519 PEM public key signed it (else check in full).",
+@_trusted_key_option(
+    "Start after the last verify mark only if this Ed25519 PEM public key signed it (else check in full)."
 )
 @_json_option
 @click.option(
@@ -154,7 +159,7 @@ def _echo_report(
         return
     uncovered = sum(t.events for t in report.tails)
     mark = f"; marked verified through position {report.through}" if marked else ""
-    click.echo(f"ok: {summary} verified; {_count(uncovered, 'event')} not covered by a seal{mark}")
+    click.echo(f"ok: {summary} verified; {counted(uncovered, 'event')} not covered by a seal{mark}")
     if head:
         click.echo(digest)
 
@@ -169,13 +174,9 @@ def _tail_line(run_id: str, tail: dict[str, int], *, no_seal: bool) -> str:
     named = ", ".join(f"{clip(s)}: {n}" for s, n in list(tail.items())[:NAMED_STREAMS])
     more = f" and {streams - NAMED_STREAMS} more" if streams > NAMED_STREAMS else ""
     verb = "is" if events == 1 else "are"
-    line = f"unsealed: run {clip(run_id)}: {_count(events, 'event')} in {_count(streams, 'stream')} {verb}"
+    line = f"unsealed: run {clip(run_id)}: {counted(events, 'event')} in {counted(streams, 'stream')} {verb}"
     line += f" not covered by a seal ({named}{more})"
     return line + ("; it has no seal (recorded before seals, or unfinished)" if no_seal else "")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _format_help() -> str:
@@ -288,12 +289,7 @@ def _traces_url(endpoint: str) -> str:
 
 @click.command("import")
 @click.argument("bundle", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--trusted-key",
-    metavar="PUBKEY",
-    type=click.Path(path_type=Path),
-    help="Refuse the bundle unless it is signed by this Ed25519 PEM public key.",
-)
+@_trusted_key_option("Refuse the bundle unless it is signed by this Ed25519 PEM public key.")
 @_json_option
 @click.pass_context
 def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_json: bool) -> None:

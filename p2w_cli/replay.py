@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import console, open_db, run, waited
+from p2w_cli._common import console, in_store, open_db, run, waited
 from p2w_cli._options import llm_pass_options
 from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_cli.render.terminal import terminal_console
@@ -116,7 +116,7 @@ def _counterfactual(
     shared: dict[str, Any],
 ) -> None:
     from p2w_cli.render.retrieval_cf import show_report
-    from p2w_rt.replay.retrieval_cf import CounterfactualOptions, CounterfactualReport, counterfactual_runs
+    from p2w_rt.replay.retrieval_cf import CounterfactualOptions, counterfactual_runs
 
     options = CounterfactualOptions(
         embedder=retriever,
@@ -128,11 +128,7 @@ def _counterfactual(
         **pass_fields("judge", shared),
     )
 
-    async def _replay() -> CounterfactualReport:
-        async with open_db(ctx) as store:
-            return await counterfactual_runs(store, [run_ref], options)
-
-    report = run(_replay())
+    report = in_store(ctx, lambda store: counterfactual_runs(store, [run_ref], options))
     show_report(report, console, as_json=options.as_json, seconds=waited())
     sys.exit(report.exit_code)
 

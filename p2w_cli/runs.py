@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from p2w_cli._common import console, db_path, echo_json, open_db, run
+from p2w_cli._common import console, db_path, echo_json, in_store, open_db, run
 from p2w_cli.progress import show_progress
 from p2w_cli.render.terminal import cell, markup, print_rows, print_table, safe
 
@@ -27,11 +27,7 @@ def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
 
     from p2w_runtime.domain import list_runs
 
-    async def _runs() -> list[Any]:
-        async with open_db(ctx) as store:
-            return await list_runs(store)
-
-    found = run(_runs())
+    found = in_store(ctx, list_runs)
     if as_json:
         for r in found:
             echo_json(

@@ -4,27 +4,12 @@ awaited (Python printed a "coroutine … was never awaited" warning for each, at
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from p2w_runtime.demo.examples import example_run_bundles
 from p2w_runtime.testing import HttpError, ScriptedLlm
-
-
-def p2w_rt(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=db.parent)
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("endpoint") / "p2w.db"
-    done = p2w_rt(path, "import", str(example_run_bundles()[0]))  # 24 episodes: more than one pass's slots
-    assert done.returncode == 0, done.stderr
-    return path
+from tests.helpers.p2w_process import p2w_rt
 
 
 @pytest.mark.parametrize(
@@ -32,10 +17,11 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     [(("replay", "earlier", "--judge", "rubric-llm"), "judge"), (("classify", "earlier", "--classifier", "llm"), "")],
 )
 def test_a_refused_request_ends_in_one_line_with_no_warning(
-    db: Path, scripted_llm: ScriptedLlm, command: tuple[str, ...], what: str
+    example_db: Path, scripted_llm: ScriptedLlm, command: tuple[str, ...], what: str
 ) -> None:
+    """The example run's 24 episodes are more than one pass's slots."""
     scripted_llm.handle_with(lambda _: HttpError(401, "Incorrect API key provided"))
-    done = p2w_rt(db, *command, "--base-url", scripted_llm.base_url, "--api-key", "k", "--concurrency", "4")
+    done = p2w_rt(example_db, *command, "--base-url", scripted_llm.base_url, "--api-key", "k", "--concurrency", "4")
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if "llm." not in line]  # the client's structlog lines
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Incorrect API key provided" in lines[0], lines

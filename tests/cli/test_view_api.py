@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,20 +15,9 @@ from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import run_started
 from tests.helpers.stored_support import rewrite_in_segment, run_of_label
 from tests.helpers.view_app import get_html, get_json, serving_app
-from tests.helpers.view_support import build_simple_run, demo_db, fetch
+from tests.helpers.view_support import build_simple_run, fetch
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_db(tmp_path_factory.getbasetemp())[0]
-
-
-@pytest.fixture(scope="module")
-def demo_url(demo: Path) -> Iterator[str]:
-    with serving_app(demo) as (url, _):
-        yield url
 
 
 def test_api_runs_lists_the_runs_and_figures_the_runs_page_shows(demo_url: str) -> None:

@@ -7,27 +7,15 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 from playwright.async_api import Browser, Page
 
-from tests.helpers.view_support import build_hostile_store, cli, demo_db, serving
+from tests.helpers.view_support import build_hostile_store, cli, serving
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_db(tmp_path_factory.getbasetemp())[0]
-
-
-@pytest.fixture(scope="module")
-def demo_url(demo: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with serving(demo, cwd=tmp_path_factory.mktemp("view-browser")) as url:
-        yield url
 
 
 async def _page(browser: Browser) -> tuple[Page, list[str]]:
@@ -56,10 +44,10 @@ async def _images_decode(page: Page, selector: str) -> list[tuple[int, int]]:
 
 
 async def test_runs_run_episode_and_a_judgments_evidence_highlights_the_cited_step(
-    browser: Browser, demo_url: str, shots: Path
+    browser: Browser, demo_process_url: str, shots: Path
 ) -> None:
     page, dialogs = await _page(browser)
-    await page.goto(demo_url)
+    await page.goto(demo_process_url)
     assert await page.locator("#runs-table tbody tr").count() == 2
     await page.fill("input.filter", "later")
     assert await page.locator("#runs-table tbody tr:visible").count() == 1
@@ -107,10 +95,10 @@ async def test_runs_run_episode_and_a_judgments_evidence_highlights_the_cited_st
 
 
 async def test_compare_shows_the_demos_flips_and_the_two_trajectories_side_by_side(
-    browser: Browser, demo_url: str, shots: Path
+    browser: Browser, demo_process_url: str, shots: Path
 ) -> None:
     page, _ = await _page(browser)
-    await page.goto(demo_url)
+    await page.goto(demo_process_url)
     await page.click("button:text('compare')")
     await page.wait_for_url("**/compare?**")
     assert await page.text_content("#gained") == "7 gained" and await page.text_content("#lost") == "1 lost"
@@ -132,10 +120,10 @@ async def test_compare_shows_the_demos_flips_and_the_two_trajectories_side_by_si
 
 
 async def test_a_memory_access_step_shows_its_reasoning_first_and_no_repeated_screenshot(
-    browser: Browser, demo_url: str, shots: Path
+    browser: Browser, demo_process_url: str, shots: Path
 ) -> None:
     page, _ = await _page(browser)
-    await page.goto(demo_url + "run/earlier/episode/Lena_Fischer_B1")
+    await page.goto(demo_process_url + "run/earlier/episode/Lena_Fischer_B1")
     step = page.locator("#step-2")
     why = await step.locator(".rationale.planner").first.bounding_box()
     query = await step.locator(".history").first.bounding_box()

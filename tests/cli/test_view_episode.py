@@ -10,7 +10,6 @@ import http.client
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
@@ -27,37 +26,18 @@ from tests.helpers.stored_support import run_of_label, stored_events
 from tests.helpers.view_support import (
     FAILED_ATTEMPT_STEP,
     HOSTILE,
+    LONG_STEPS,
     LONG_TASK,
     TRUTH_ENTRY,
-    build_long_episode,
     cli,
-    demo_db,
+    dangling_links,
     event_count,
     fetch,
     serving,
 )
 
 pytestmark = pytest.mark.slow
-STEPS = 250
 EPISODE = f"run/long/episode/{LONG_TASK}"
-
-
-@pytest.fixture(scope="module")
-def long_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("long") / "long.db"
-    asyncio.run(build_long_episode(db, STEPS))
-    return db
-
-
-@pytest.fixture(scope="module")
-def long_url(long_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with serving(long_db, cwd=tmp_path_factory.mktemp("long-view")) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_db(tmp_path_factory.getbasetemp())[0]
 
 
 def _html(url: str) -> str:
@@ -98,7 +78,7 @@ def test_a_long_episode_is_shown_100_steps_a_page_projected_from_that_page_alone
     assert [s["number"] for s in first["steps"]] == list(range(1, 101))
     assert [s["number"] for s in second["steps"]] == list(range(101, 201))
     assert [s["number"] for s in last["steps"]] == list(range(201, 251))
-    assert {p["pages"] for p in (first, second, last)} == {3} and second["last_step"] == STEPS
+    assert {p["pages"] for p in (first, second, last)} == {3} and second["last_step"] == LONG_STEPS
     # each page projects its own steps only (4 events a step, 2 more for the history access at step 150)
     assert second["trajectory"]["event_count"] == 1 + 100 * 4 + 2, "its start, its steps, nothing else"
     assert first["trajectory"]["final_state"] is None and last["trajectory"]["final_state"] is not None
@@ -350,11 +330,7 @@ def test_the_static_export_writes_every_page_of_a_long_episode(long_db: Path, tm
     assert result.returncode == 0, result.stderr
     pages = sorted(p.name for p in out.glob("episode-*.html"))
     assert len(pages) == 3 and [p for p in pages if p.endswith(("-p2.html", "-p3.html"))]
-    missing = []
-    for page in out.glob("*.html"):
-        for ref in re.findall(r'(?:href|src)="([^"#?]+)"', page.read_text()):
-            if not ref.startswith("http") and not (out / ref).exists():
-                missing.append((page.name, ref))
+    missing = dangling_links(out)
     assert not missing, missing[:5]
     second = next(out.glob("episode-*-p2.html")).read_text()
     assert 'id="step-150"' in second and "-p2.html#step-150" in second and 'class="label-form"' not in second

@@ -4,39 +4,16 @@ browser is recorded. Each page is screenshotted into the test's output folder (o
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, Page
 
-from tests.helpers.view_support import LONG_TASK, build_long_episode, demo_db, event_count, serving
+from tests.helpers.view_support import LONG_TASK, event_count, serving
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_db(tmp_path_factory.getbasetemp())[0]
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = Path(os.environ.get("P2W_VIEW_SHOTS") or tmp_path_factory.mktemp("episode-screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def long_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("long-browser")
-    asyncio.run(build_long_episode(folder / "long.db", 250))
-    with serving(folder / "long.db", cwd=folder) as url:
-        yield url
 
 
 async def _in_view(page: Page, selector: str) -> bool:

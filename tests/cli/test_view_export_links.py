@@ -3,27 +3,11 @@ link to a file elsewhere is replaced, not written through. Run as ``p2w-rt`` pro
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from p2w_runtime.demo.examples import example_run_bundles
-
-
-def p2w_rt(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=db.parent)
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("view-links") / "p2w.db"
-    earlier = example_run_bundles()[0]  # a recorded run: its pages have blobs (screenshots, AX trees)
-    done = p2w_rt(path, "import", str(earlier))
-    assert done.returncode == 0, done.stderr
-    return path
+from tests.helpers.p2w_process import p2w_rt
 
 
 def files_in(folder: Path) -> dict[str, bytes]:
@@ -32,7 +16,7 @@ def files_in(folder: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize(("link", "target"), [("blobs", "."), ("index.html", "kept.html"), ("static", ".")])
 def test_a_symbolic_link_inside_the_export_folder_is_refused_and_nothing_lands_outside(
-    db: Path, tmp_path: Path, link: str, target: str
+    example_db: Path, tmp_path: Path, link: str, target: str
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -40,7 +24,7 @@ def test_a_symbolic_link_inside_the_export_folder_is_refused_and_nothing_lands_o
     site = tmp_path / "site"
     site.mkdir()
     (site / link).symlink_to(outside / target)
-    done = p2w_rt(db, "view", "--export", str(site), "earlier")
+    done = p2w_rt(example_db, "view", "--export", str(site), "earlier")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         f"error: {site / link}: is a symbolic link inside the export folder; refusing to write through it "
@@ -50,13 +34,13 @@ def test_a_symbolic_link_inside_the_export_folder_is_refused_and_nothing_lands_o
     assert (site / link).is_symlink()
 
 
-def test_a_hard_link_inside_the_export_folder_is_replaced_not_written_through(db: Path, tmp_path: Path) -> None:
+def test_a_hard_link_inside_the_export_folder_is_replaced_not_written_through(example_db: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.html"
     outside.write_text("mine")
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").hardlink_to(outside)
-    done = p2w_rt(db, "view", "--export", str(site), "earlier")
+    done = p2w_rt(example_db, "view", "--export", str(site), "earlier")
     assert done.returncode == 0, done.stderr
     assert outside.read_text() == "mine" and "<html" in (site / "index.html").read_text()
     written = files_in(site)

@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from datetime import datetime
 from html import unescape
 from pathlib import Path
@@ -26,20 +25,9 @@ from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_start
 from tests.helpers.recording_tasks import TASKS, Sketch
 from tests.helpers.stored_support import run_of_label, stored_events
 from tests.helpers.view_app import get_html, get_json, serving_app
-from tests.helpers.view_support import HOSTILE, build_hostile_store, build_simple_run, cli, demo_db, event_count, fetch
+from tests.helpers.view_support import HOSTILE, build_hostile_store, build_simple_run, cli, event_count, fetch
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_db(tmp_path_factory.getbasetemp())[0]
-
-
-@pytest.fixture(scope="module")
-def demo_url(demo: Path) -> Iterator[str]:
-    with serving_app(demo) as (url, _):
-        yield url
 
 
 def _links(html: str, text: str) -> list[dict[str, str]]:

@@ -5,7 +5,6 @@ through the recording API, then stops once the run finishes. Screenshots go to t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,16 +13,9 @@ from playwright.async_api import Browser, Page, expect
 from p2w_runtime.recording import Recording, open_run
 from p2w_runtime.store import open_store
 from tests.helpers.recording_tasks import Sketch
-from tests.helpers.view_support import demo_db, serving
+from tests.helpers.view_support import serving
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def demo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    demo = demo_db(tmp_path_factory.getbasetemp())[0]
-    with serving(demo, cwd=tmp_path_factory.mktemp("view-runs-browser")) as url:
-        yield url
 
 
 async def _page(browser: Browser) -> Page:
@@ -51,10 +43,10 @@ async def _column(page: Page, title: str) -> list[str]:
 
 
 async def test_the_search_box_finds_episodes_of_every_run_and_links_them(
-    browser: Browser, demo_url: str, shots: Path
+    browser: Browser, demo_process_url: str, shots: Path
 ) -> None:
     page = await _page(browser)
-    await page.goto(demo_url + "run/earlier/episode/Lena_Fischer_B1")
+    await page.goto(demo_process_url + "run/earlier/episode/Lena_Fischer_B1")
     await page.fill(".search-box input[name=q]", "hallucination")
     await page.press(".search-box input[name=q]", "Enter")
     await page.wait_for_url("**/search?q=hallucination")
@@ -70,15 +62,15 @@ async def test_the_search_box_finds_episodes_of_every_run_and_links_them(
     await rows.nth(2).locator("a", has_text="Tomas_Reyes_B1").click()
     await page.wait_for_url("**/episode/Tomas_Reyes_B1")
     assert "later" in (await page.text_content("header nav") or "")
-    await page.goto(demo_url + "search?q=%00")
+    await page.goto(demo_process_url + "search?q=%00")
     assert "control character" in (await page.text_content(".error-message") or "")
 
 
 async def test_sorting_by_a_score_and_failures_first_in_the_browser(
-    browser: Browser, demo_url: str, shots: Path
+    browser: Browser, demo_process_url: str, shots: Path
 ) -> None:
     page = await _page(browser)
-    await page.goto(demo_url + "run/earlier")
+    await page.goto(demo_process_url + "run/earlier")
     await page.click("#episodes thead a:text-is('P_avg')")
     await page.wait_for_url("**sort=p_avg**")
     ascending = [float(x) for x in await _column(page, "P_avg")]

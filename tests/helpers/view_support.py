@@ -137,6 +137,16 @@ def demo_db(base: Path) -> tuple[Path, str]:
     return out / "demo.db", done.read_text()
 
 
+def dangling_links(out: Path) -> list[tuple[str, str]]:
+    """(page, link) of each local link or source of a static export's pages in ``out`` that names no file there."""
+    missing = []
+    for page in out.glob("*.html"):
+        for ref in re.findall(r'(?:href|src)="([^"#?]+)"', page.read_text()):
+            if not ref.startswith("http") and not (out / ref).exists():
+                missing.append((page.name, ref))
+    return missing
+
+
 def event_count(db: Path) -> int:
     import sqlite3
 
@@ -161,6 +171,8 @@ async def build_simple_run(db: Path, label: str, *, episodes: int) -> None:
 
 LONG_RUN = "01long-run"
 LONG_TASK = "Long_Persona_A1"
+LONG_STEPS = 250
+"""The steps of the long episode the viewer tests serve: three pages of 100."""
 FAILED_ATTEMPT_STEP = 221
 """The long episode's step with a failed LLM attempt (no answer, a model with no price) before the answered call."""
 TRUTH_ENTRY = "bought running shoes size 10 at shop.example"
