@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from p2w_rt.schemas import GENESIS_HASH, StoredEvent
+from tests.helpers.p2w_process import p2w_rt
 
 COLUMNS = ("event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id")
-
-
-def p2w_rt(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=db.parent)
 
 
 @pytest.fixture(scope="module")
