@@ -1,6 +1,6 @@
 """structlog set up once per process: JSON lines to a file, readable lines on the console, both redacted.
 
-Setting up costs no structlog import (with rich under it, about a tenth of a second of CPU): the file handler writes
+Setting up imports no structlog (nor rich's tracebacks, which it imports): the file handler writes
 a standard-library record as a JSON line itself and builds structlog's formatter at the first record a structlog
 logger made, the console handler builds its formatter at its first record, and structlog itself is configured the
 moment something imports it (``_AfterImport``), before any of its loggers can be used. ``get_logger`` logs through

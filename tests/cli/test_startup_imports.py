@@ -130,12 +130,12 @@ QUIET = ("structlog", "p2w_runtime.llm._client", "rich.traceback", "rich.pretty"
 under it) loads with the first record of a structlog logger, the LLM client with the first call. A pass's own
 records go through the standard library (``p2w_runtime.logs.get_logger``), written to the file without structlog."""
 OTHER_JUDGES = ("p2w_rt.replay.webarena._judge", "p2w_rt.replay.agenticshop._judges", "p2w_rt.replay.persona2web._llm")
-OTHER_FAMILY = {
+LEFT_OUT = {
     "replay": ("p2w_rt.replay.classify", "p2w_cli.render.classify", "p2w_cli.render.classify_pass", *OTHER_JUDGES),
     "classify": ("p2w_rt.replay.judges._command", "p2w_cli.render.judging", "p2w_cli.render.judge_pass"),
     "diff": OTHER_JUDGES,
 }
-"""What a pass of one family renders and runs without: the other family's library and watch, and the judges it does
+"""What a command runs without: a pass, the other family's library and watch; a pass and ``diff``, the judges they do
 not run (a plugin's producers are imported when one of them is asked for, ``replay.derived.Deferred``)."""
 
 METRICS_NEEDS_NONE = (
@@ -162,8 +162,8 @@ def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Pa
         modules, out = _loaded(tmp_path, "--db", str(path), *command)
         assert out.strip(), command
         assert not modules & unwanted, (command, sorted(modules & unwanted))
-        other = set(OTHER_FAMILY.get(command[0], ()))
-        assert not modules & other, (command, sorted(modules & other))
+        left_out = set(LEFT_OUT.get(command[0], ()))
+        assert not modules & left_out, (command, sorted(modules & left_out))
         if command[0] == "metrics":
             assert not modules & set(METRICS_NEEDS_NONE), sorted(modules & set(METRICS_NEEDS_NONE))
 
