@@ -43,7 +43,7 @@ def classify_cmd(
 
     Classifications are appended to the run and cached (prints "cached").
     """
-    from p2w_cli.render.passes import ClassifyWatch, show_classify_report
+    from p2w_cli.render.classify_pass import ClassifyWatch, show_classify_report
     from p2w_rt.replay.classify import ClassifyOptions, ClassifyReport, classify_runs
 
     options = ClassifyOptions(

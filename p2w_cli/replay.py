@@ -73,7 +73,7 @@ def replay_cmd(
     The judges' plugins add their options (task configs, profiles, site lists). With --retriever:
     counterfactual retrieval instead, also appended and cached per retriever config.
     """
-    from p2w_cli.render.passes import JudgeWatch, show_estimates
+    from p2w_cli.render.judge_pass import JudgeWatch, show_estimates
     from p2w_rt.replay.judges import JudgeOptions, JudgeReport, judge_runs
 
     if retriever is not None:

@@ -1,18 +1,22 @@
 """structlog set up once per process: JSON lines to a file, readable lines on the console, both redacted.
 
-Setting up costs no structlog import (with rich under it, about a tenth of a second of CPU): the handlers build their
-structlog formatters at their first record, and structlog itself is configured the moment something imports it
-(``_AfterImport``), before any of its loggers can be used. ``runs`` and ``show`` log nothing and load neither
+Setting up imports no structlog (nor rich's tracebacks, which it imports): the file handler writes
+a standard-library record as a JSON line itself and builds structlog's formatter at the first record a structlog
+logger made, the console handler builds its formatter at its first record, and structlog itself is configured the
+moment something imports it (``_AfterImport``), before any of its loggers can be used. ``get_logger`` logs through
+the standard library in structlog's call form, so a pass that writes its records to the file loads no structlog
 (docs/design/startup.md).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import sys
 from collections.abc import Callable, MutableMapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -35,25 +39,35 @@ class LogFileError(UserError):
     exit_code = 2
 
 
-class _LazyLogger:
-    """A structlog logger made at its first use: a module that logs costs a command that imports it but logs
-    nothing no structlog import."""
+_FIELDS = "p2w_fields"
+"""The attribute of a standard-library record holding the key-value pairs ``get_logger``'s caller gave."""
+
+
+class Logger:
+    """A standard-library logger called as a structlog one (``log.info(event, key=value)``): the pairs travel on the
+    record and both handlers render them where structlog puts its own, so the lines read the same, and a module
+    that logs costs no structlog import."""
 
     def __init__(self, name: str) -> None:
-        self._name = name
-        self._logger: Any = None
+        self._logger = logging.getLogger(name)
 
-    def __getattr__(self, method: str) -> Any:
-        if self._logger is None:
-            import structlog
+    def debug(self, event: str, **fields: Any) -> None:
+        self._log(logging.DEBUG, event, fields)
 
-            self._logger = structlog.get_logger(self._name)
-        return getattr(self._logger, method)
+    def info(self, event: str, **fields: Any) -> None:
+        self._log(logging.INFO, event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._log(logging.WARNING, event, fields)
+
+    def _log(self, level: int, event: str, fields: dict[str, Any]) -> None:
+        if self._logger.isEnabledFor(level):
+            self._logger.log(level, "%s", event, extra={_FIELDS: fields})
 
 
-def get_logger(name: str) -> Any:
-    """``structlog.get_logger(name)``, imported when the logger is first used."""
-    return _LazyLogger(name)
+def get_logger(name: str) -> Logger:
+    """A logger of the standard library named ``name``, taking structlog's call form."""
+    return Logger(name)
 
 
 def default_log_file() -> Path:
@@ -79,7 +93,7 @@ def configure_logging(*, verbose: int = 0, log_file: Path | None = None) -> Path
     if _configured:
         return log_file
     file_handler = _open_log_file(log_file)
-    file_handler.setFormatter(_FirstRecord(_file_formatter))
+    file_handler.setFormatter(_JsonLines())
     console = logging.StreamHandler()
     console.setLevel(logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG)
     console.setFormatter(_FirstRecord(_console_formatter))
@@ -119,7 +133,40 @@ def _configure_structlog() -> None:
     )
 
 
-def _file_formatter() -> logging.Formatter:
+def _record_fields(_logger: object, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """structlog processor for a standard-library record: the pairs ``get_logger``'s caller gave."""
+    event.update(getattr(event["_record"], _FIELDS, {}))
+    return event
+
+
+class _JsonLines(logging.Formatter):
+    """The file's line of a record: what structlog's formatter writes (the caller's pairs, ``event``, ``level``,
+    ``logger``, ``timestamp``, then ``exception``; redacted), made here for a standard-library record and by
+    structlog's formatter, built at its first, for a record a structlog logger made."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._structlog: logging.Formatter | None = None
+
+    def format(self, record: logging.LogRecord) -> str:
+        if hasattr(record, "_logger"):  # structlog's ``wrap_for_formatter`` made it
+            if self._structlog is None:
+                self._structlog = _structlog_file_formatter()
+            return self._structlog.format(record)
+        from p2w_runtime.redaction import redact_log_record
+
+        event: dict[str, Any] = {**getattr(record, _FIELDS, {}), "event": record.getMessage()}
+        if record.stack_info:
+            event["stack_info"] = record.stack_info
+        event["level"] = record.levelname.lower()
+        event["logger"] = record.name
+        event["timestamp"] = datetime.fromtimestamp(record.created, UTC).isoformat().replace("+00:00", "Z")
+        if record.exc_info:
+            event["exception"] = self.formatException(record.exc_info)
+        return json.dumps(redact_log_record(None, "", event), default=repr)
+
+
+def _structlog_file_formatter() -> logging.Formatter:
     import structlog
 
     from p2w_runtime.redaction import redact_log_record
@@ -131,7 +178,6 @@ def _file_formatter() -> logging.Formatter:
             redact_log_record,
             structlog.processors.JSONRenderer(),
         ],
-        foreign_pre_chain=_shared(),
     )
 
 
@@ -147,13 +193,13 @@ def _console_formatter() -> logging.Formatter:
             _terminal_safe,
             structlog.dev.ConsoleRenderer(colors=False),
         ],
-        foreign_pre_chain=_shared(),
+        foreign_pre_chain=[_record_fields, *_shared()],
     )
 
 
 class _FirstRecord(logging.Formatter):
-    """A formatter built when its handler formats its first record, so that a command that logs nothing never
-    imports structlog."""
+    """A formatter built when its handler formats its first record, so that a command whose records stay below the
+    console's level never imports structlog for it."""
 
     def __init__(self, build: Callable[[], logging.Formatter]) -> None:
         super().__init__()

@@ -8,7 +8,7 @@ PLUGINS: dict[str, tuple[str, ...]] = {
     "judge": (
         "p2w_rt.replay.judges:JUDGES",
         "p2w_rt.replay.persona2web:PERSONA2WEB",
-        "p2w_rt.replay.webarena",
+        "p2w_rt.replay.webarena:WEBARENA",
         "p2w_rt.replay.agenticshop:AGENTICSHOP",
     ),
     "classifier": ("p2w_rt.replay.classify",),

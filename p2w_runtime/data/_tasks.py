@@ -30,7 +30,7 @@ _QUERY_PREFIX = "Query: "
 class Task(BaseModel):
     """One task file, with the identity and answer key the benchmark derives from it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     task_id: str
     persona: str

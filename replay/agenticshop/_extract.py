@@ -28,7 +28,7 @@ Guidelines:
 
 
 class ProductInfo(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     name: str = ""
     brand: str = ""

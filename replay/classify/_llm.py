@@ -50,7 +50,7 @@ Trajectory (full, with reasoning traces):
 
 
 class LabelAnswer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     label: Literal[
         "redundant_history_access",
@@ -64,7 +64,7 @@ class LabelAnswer(BaseModel):
 
 
 class ClassifierAnswer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     labels: list[LabelAnswer]
 

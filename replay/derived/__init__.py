@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     )
     from p2w_rt.replay.derived._registry import (
         ENTRY_POINT_GROUP,
+        Deferred,
         Family,
         OptionError,
         Plugin,
@@ -57,6 +58,7 @@ __all__ = [
     "DerivedStream",
     "Family",
     "FamilyReport",
+    "Deferred",
     "LlmFactory",
     "MakeProducers",
     "MetricsTables",
@@ -109,6 +111,7 @@ _MODULES = {
     "ProducerConfig": "_producer",
     "ProducerError": "_producer",
     "StructuredLlm": "_producer",
+    "Deferred": "_registry",
     "Family": "_registry",
     "ENTRY_POINT_GROUP": "_registry",
     "OptionError": "_registry",

@@ -69,7 +69,7 @@ class ProducerError(Exception):
 class ProducerConfig(BaseModel):
     """Every setting a producer's output depends on; all fields are hashed into the cache key."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 @dataclass(slots=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import import_module
 from typing import Any, Generic, Literal, TypeVar
 
 from p2w_rt.replay.derived._pass import Outcome, Tally
@@ -45,21 +47,69 @@ class PluginOption:
     """An existing path of this kind (a ``pathlib.Path``), or text."""
 
 
+ProducerClass = type[Producer[Any, Any, Any]]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """Producers a plugin names by id and imports when one of them is first needed: registering the plugin, listing
+    the family's ids and parsing its options load none of their code, so a pass by another producer does not.
+    ``where`` is ``module:NAME``, NAME a producer class or a sequence of them, holding exactly ``ids`` in order."""
+
+    ids: tuple[str, ...]
+    where: str
+
+    def load(self) -> tuple[ProducerClass, ...]:
+        return _imported(self)
+
+
+@cache
+def _imported(deferred: Deferred) -> tuple[ProducerClass, ...]:
+    module, _, name = deferred.where.partition(":")
+    found = getattr(import_module(module), name)
+    classes: tuple[ProducerClass, ...] = tuple(found) if isinstance(found, Sequence) else (found,)
+    if tuple(cls.id for cls in classes) != deferred.ids:
+        held = [cls.id for cls in classes]
+        raise ValueError(f"{deferred.where} holds the producers {held}, not the ids declared: {list(deferred.ids)}")
+    return classes
+
+
+def _ids(entry: ProducerClass | Deferred) -> tuple[str, ...]:
+    return entry.ids if isinstance(entry, Deferred) else (entry.id,)
+
+
+def _classes(entry: ProducerClass | Deferred) -> tuple[ProducerClass, ...]:
+    return entry.load() if isinstance(entry, Deferred) else (entry,)
+
+
 @dataclass(frozen=True)
 class Plugin:
     """What one plugin adds to a family: producers (in ``--help`` order), a settings model and its options.
 
     ``settings`` builds the plugin's settings object from its options' values (by ``PluginOption.dest``);
-    producers read it with ``PassSettings.of(type)``.
+    producers read it with ``PassSettings.of(type)``. A producer is its class, or ``Deferred``: named by id and
+    imported when first needed.
     """
 
     name: str
     kind: str
-    producers: Sequence[type[Producer[Any, Any, Any]]]
+    producers: Sequence[ProducerClass | Deferred]
     settings: Callable[[Mapping[str, Any]], object] | None = None
     options: Sequence[PluginOption] = ()
     rank: int = 50
     """Where its producers come in ``--help`` (lower first, then registration order); the first is the default."""
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(producer_id for entry in self.producers for producer_id in _ids(entry))
+
+    def get(self, producer_id: str) -> ProducerClass | None:
+        """The producer registered as ``producer_id``, importing it (and only the producers named with it) if it is
+        ``Deferred``; None if this plugin has no such producer."""
+        for entry in self.producers:
+            if producer_id in _ids(entry):
+                return next(cls for cls in _classes(entry) if cls.id == producer_id)
+        return None
 
 
 @dataclass(frozen=True)
@@ -89,20 +139,21 @@ class Family(Generic[S, P, O, T]):
 
     @property
     def producers(self) -> tuple[type[P], ...]:
-        return tuple(cls for plugin in self.plugins for cls in plugin.producers)  # type: ignore[misc]
+        """Every producer's class: the ``Deferred`` ones are imported."""
+        return tuple(cls for plugin in self.plugins for e in plugin.producers for cls in _classes(e))  # type: ignore[misc]
 
     @property
     def ids(self) -> tuple[str, ...]:
-        return tuple(cls.id for cls in self.producers)
+        return tuple(producer_id for plugin in self.plugins for producer_id in plugin.ids)
 
     @property
     def default(self) -> str:
-        return self.producers[0].id
+        return self.ids[0]
 
     def get(self, producer_id: str) -> type[P]:
-        for cls in self.producers:
-            if cls.id == producer_id:
-                return cls
+        for plugin in self.plugins:
+            if (cls := plugin.get(producer_id)) is not None:
+                return cls  # type: ignore[return-value]
         raise self.unknown(f"unknown {self.kind} {producer_id!r} ({self.option}); known: {', '.join(self.ids)}")
 
     def make(self, producer_id: str, settings: S) -> P:
@@ -139,8 +190,8 @@ def register(family: Family[S, P, O, T]) -> Family[S, P, O, T]:
 
 def register_plugin(plugin: Plugin) -> Plugin:
     """Add ``plugin``'s producers to its family; an id another plugin of the family took is an error."""
-    taken = {cls.id for other in _PLUGINS.values() if other.kind == plugin.kind for cls in other.producers}
-    ids = [cls.id for cls in plugin.producers]
+    taken = {producer_id for other in _PLUGINS.values() if other.kind == plugin.kind for producer_id in other.ids}
+    ids = plugin.ids
     if len(set(ids)) != len(ids) or taken & set(ids):
         raise ValueError(f"duplicate {plugin.kind} ids in plugin {plugin.name}: {sorted(taken & set(ids))}")
     _PLUGINS[plugin.name] = plugin

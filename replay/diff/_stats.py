@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import comb
 
-import numpy as np
-
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20250101
 """Fixed, so the same two runs always give the same interval."""
@@ -27,8 +25,11 @@ def paired_bootstrap(
     """Percentile interval of mean(b) - mean(a) per column, resampling tasks (rows) with replacement.
 
     ``a`` and ``b`` are tasks x metrics, row i of both the same task. All metrics are resampled with
-    the same task draws, so the intervals describe one set of bootstrap worlds. None for no tasks.
+    the same task draws, so the intervals describe one set of bootstrap worlds. None for no tasks. numpy is
+    imported here, when a diff has paired scores to resample, not by every importer of ``replay.diff`` (the viewer).
     """
+    import numpy as np
+
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     if diffs.ndim != 2 or diffs.shape[0] == 0:
         columns = diffs.shape[1] if diffs.ndim == 2 else 0

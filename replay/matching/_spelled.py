@@ -10,6 +10,7 @@ before ``dozen`` / ``hundred``, ``half a dozen``, and a trailing ``and a half``.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # fmt: off
 _SMALL = {
@@ -24,9 +25,16 @@ _ANY_SMALL = "|".join(sorted(_SMALL, key=len, reverse=True))
 _UNDER_100 = rf"(?:(?:{'|'.join(_TENS)})(?:[ -](?:{_UNIT}))?|{_ANY_SMALL})"
 _UNDER_1000 = rf"(?:(?:{_UNDER_100}|a|an|one) hundred(?: (?:and )?{_UNDER_100})?|{_UNDER_100})"
 _NUMBER = rf"(?:(?:{_UNDER_1000}|a|an|one) thousand(?: (?:and )?{_UNDER_1000})?|{_UNDER_1000})"
-_PHRASE = re.compile(rf"\b(?:half a dozen|(?:{_UNDER_100} |an? )?dozen|{_NUMBER}(?: and a half)?)\b")
-_HINT = re.compile(rf"\b(?:{'|'.join(_SMALL)}|{'|'.join(_TENS)}|dozen|hundred|thousand)")
-"""A cheap test run first: most texts hold no number word at all."""
+
+
+@cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(hint, phrase), compiled when the first text is read rather than at import: the phrase is the largest of the
+    matching rules' patterns, and a command that reads no text (a pass finding every result cached) needs neither.
+    The hint is a cheap test run first: most texts hold no number word at all."""
+    hint = re.compile(rf"\b(?:{'|'.join(_SMALL)}|{'|'.join(_TENS)}|dozen|hundred|thousand)")
+    phrase = re.compile(rf"\b(?:half a dozen|(?:{_UNDER_100} |an? )?dozen|{_NUMBER}(?: and a half)?)\b")
+    return hint, phrase
 
 
 def _value(phrase: str) -> float:
@@ -59,6 +67,7 @@ def _digits(match: re.Match[str]) -> str:
 
 def spell_numbers(text: str) -> str:
     """``text`` (lower case) with its number phrases as digits."""
-    if not _HINT.search(text):
+    hint, phrase = _patterns()
+    if not hint.search(text):
         return text
-    return _PHRASE.sub(_digits, text)
+    return phrase.sub(_digits, text)

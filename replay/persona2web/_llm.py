@@ -34,7 +34,7 @@ COMPLETION_TOKENS_PER_CRITERION = 60
 
 
 class _Criterion(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     evidence: list[str] = Field(default_factory=list, description="[E<n>] tags of the events behind the score")
     justification: str = Field(description="One or two sentences: why this score")

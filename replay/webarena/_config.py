@@ -31,7 +31,7 @@ class WebArenaConfigError(UserError):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
 
 class RequiredContents(_Model):

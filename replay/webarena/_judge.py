@@ -45,14 +45,14 @@ from p2w_runtime.llm import LlmBadResponse
 
 
 class FuzzyVerdict(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     verdict: Literal["correct", "incorrect", "partially correct"]
     reason: str = ""
 
 
 class SameReason(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     same_reason: bool
     reason: str = ""

@@ -125,9 +125,18 @@ DAILY = (
 )
 """The commands a researcher runs over recorded runs every day, in an order where each finds what it reads: the first
 two judge and classify (appending), the rest read."""
-QUIET = ("structlog", "p2w_runtime.llm._client")
-"""What the reading commands (metrics, diff, verify) log nothing with and call no model through: the log's structlog
-(rich's tracebacks under it) loads with the first record, the LLM client with the first call."""
+QUIET = ("structlog", "p2w_runtime.llm._client", "rich.traceback", "rich.pretty", "pygments")
+"""What none of them logs with or calls a model through: structlog (rich's tracebacks and pretty-printer, pygments
+under it) loads with the first record of a structlog logger, the LLM client with the first call. A pass's own
+records go through the standard library (``p2w_runtime.logs.get_logger``), written to the file without structlog."""
+OTHER_JUDGES = ("p2w_rt.replay.webarena._judge", "p2w_rt.replay.agenticshop._judges", "p2w_rt.replay.persona2web._llm")
+LEFT_OUT = {
+    "replay": ("p2w_rt.replay.classify", "p2w_cli.render.classify", "p2w_cli.render.classify_pass", *OTHER_JUDGES),
+    "classify": ("p2w_rt.replay.judges._command", "p2w_cli.render.judging", "p2w_cli.render.judge_pass"),
+    "diff": OTHER_JUDGES,
+}
+"""What a command runs without: a pass, the other family's library and watch; a pass and ``diff``, the judges they do
+not run (a plugin's producers are imported when one of them is asked for, ``replay.derived.Deferred``)."""
 
 METRICS_NEEDS_NONE = (
     "p2w_rt.replay.judges._base", "p2w_rt.replay.persona2web._rules", "p2w_rt.replay.matching",
@@ -141,19 +150,20 @@ the plugin list (``replay/plugins.py``, names only) for its ``metrics`` entries,
 
 def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Path) -> None:
     """Judging with rules, classifying, metrics, diff and verify call no model and run only statements compiled
-    ahead: none loads openai, torch, scipy or the rest, nor SQLAlchemy (issue 37; ``bench_startup.py`` times them)."""
+    ahead: none loads openai, torch, scipy or the rest, nor SQLAlchemy, nor structlog though a pass logs, nor the
+    other family's pass (issue 37; ``bench_startup.py`` times them)."""
     path = tmp_path / "daily.db"
     for bundle in example_run_bundles():
         args = ["--db", str(path), "--log-file", str(tmp_path / "log"), "import", str(bundle)]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
-    unwanted = {*HEAVY, "sqlalchemy", "sqlmodel", "p2w_runtime.store._tables"}
-    for command in DAILY:
+    unwanted = {*HEAVY, "sqlalchemy", "sqlmodel", "p2w_runtime.store._tables", *QUIET}
+    for command in (*DAILY, *DAILY[:2]):  # replay and classify twice: the second pass finds every episode cached
         modules, out = _loaded(tmp_path, "--db", str(path), *command)
         assert out.strip(), command
         assert not modules & unwanted, (command, sorted(modules & unwanted))
-        if command[0] in ("metrics", "diff", "verify"):
-            assert not modules & set(QUIET), (command, sorted(modules & set(QUIET)))
+        left_out = set(LEFT_OUT.get(command[0], ()))
+        assert not modules & left_out, (command, sorted(modules & left_out))
         if command[0] == "metrics":
             assert not modules & set(METRICS_NEEDS_NONE), sorted(modules & set(METRICS_NEEDS_NONE))
 
@@ -262,6 +272,35 @@ def test_structlog_is_set_up_when_first_imported_after_the_log_is(tmp_path: Path
     assert first["event"] == "first Authorization: ***" and first["level"] == "warning"
     assert second["event"] == "second" and second["logger"] == "late" and second["url"] == "https://***@example.test/x"
     assert "hunter2secret" not in done.stderr and "second" in done.stderr and "first" in done.stderr
+
+
+def test_a_pass_logger_writes_what_structlog_writes_without_importing_it(tmp_path: Path) -> None:
+    """``get_logger``'s records, made through the standard library, are the lines a structlog logger writes for the
+    same call, key order and redaction included, in the file and on the console; structlog is imported only for
+    the console's first record."""
+    log = tmp_path / "p2w.jsonl"
+    code = (
+        "import sys; from pathlib import Path; from p2w_runtime.logs import configure_logging, get_logger\n"
+        f"configure_logging(log_file=Path({str(log)!r}))\n"
+        "fields = dict(run_id='r1', producers=['rules'], url='https://user:hunter2secret@example.test/x', n=3)\n"
+        "get_logger('pass').info('judge.pass.start', **fields)\n"
+        "get_logger('pass').debug('not written', **fields)\n"
+        "assert 'structlog' not in sys.modules\n"
+        "get_logger('pass').warning('waiting', **fields)\n"
+        "import structlog\n"
+        "structlog.get_logger('pass').info('judge.pass.start', **fields)\n"
+        "structlog.get_logger('pass').warning('waiting', **fields)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    ours_info, ours_warning, theirs_info, theirs_warning = (json.loads(line) for line in log.read_text().splitlines())
+    for ours, theirs in ((ours_info, theirs_info), (ours_warning, theirs_warning)):
+        assert ours.pop("timestamp").endswith("Z") and theirs.pop("timestamp").endswith("Z")
+        assert list(ours.items()) == list(theirs.items()), (ours, theirs)
+    assert ours_info["url"] == "https://***@example.test/x" and ours_info["logger"] == "pass"
+    console = [line.split(" ", 1)[1] for line in done.stderr.splitlines()]  # without the timestamp
+    assert len(console) == 2 and console[0] == console[1] and "hunter2secret" not in console[0], console
+    assert "n=3" in console[0] and "run_id=r1" in console[0], console
 
 
 def test_a_command_loading_a_model_says_so_on_a_terminal(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from p2w_cli.render.passes import ClassifyWatch, JudgeWatch
+from p2w_cli.render.classify_pass import ClassifyWatch
+from p2w_cli.render.judge_pass import JudgeWatch
 from p2w_cli.render.retrieval_cf import show_report
 from p2w_cli.render.terminal import PIPE_WIDTH
 from p2w_rt.cli import main

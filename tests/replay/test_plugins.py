@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from click.testing import CliRunner
 import p2w_rt.replay.derived._registry as registry
 from p2w_rt.cli import main
 from p2w_rt.replay.derived import (
+    Deferred,
     OptionError,
     PassSettings,
     Plugin,
@@ -86,7 +89,7 @@ def test_the_persona2web_plugin_names_no_other_benchmark() -> None:
 def test_the_check_sees_a_benchmark_where_one_is_named() -> None:
     """The AST walk is not blind: the WebArena plugin's own module is caught by it."""
     found = set(identifiers(REPO / "replay" / "webarena" / "_plugin.py"))
-    assert {"p2w_rt.replay.webarena._judge", "WebArenaJudge", "webarena"} <= found
+    assert {"p2w_rt.replay.webarena._settings", "p2w_rt.replay.webarena._judge:WebArenaJudge", "webarena"} <= found
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,37 @@ def test_a_plugin_cannot_take_an_id_another_plugin_has() -> None:
     with pytest.raises(ValueError, match="rubric-rules"):
         register_plugin(Plugin(name="copycat", kind="judge", producers=(RubricRulesJudge,)))
     assert "copycat" not in {p.name for p in family("judge").plugins}
+
+
+def test_a_deferred_producer_is_imported_when_first_needed() -> None:
+    """The built-in plugins name the judges they do not need to register by id (``Deferred``): the family lists
+    them and parses their options without importing them; asking for one imports its module, and only its."""
+    code = (
+        "import sys; from p2w_rt.replay.derived import family\n"
+        "judges = family('judge')\n"
+        "modules = ('p2w_rt.replay.webarena._judge', 'p2w_rt.replay.agenticshop._judges', "
+        "'p2w_rt.replay.persona2web._llm')\n"
+        "ids = judges.ids\n"
+        "print(judges.default, *ids[:2], 'webarena' in ids, 'attribution' in ids, len(judges.options()))\n"
+        "print(*(m in sys.modules for m in modules))\n"
+        "assert judges.get('webarena').id == 'webarena' and judges.get('rubric-rules').id == 'rubric-rules'\n"
+        "print(*(m in sys.modules for m in modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    listed, before, after = done.stdout.splitlines()
+    assert listed.split()[:5] == ["rubric-rules", "rubric-rules", "rubric-llm", "True", "True"], listed
+    assert int(listed.split()[5]) == len(family("judge").options())
+    assert before == "False False False" and after == "True False False"
+
+
+def test_a_deferred_producer_must_hold_the_ids_it_declares(monkeypatch: pytest.MonkeyPatch) -> None:
+    family("judge")
+    wrong = Plugin(name="mislabelled", kind="judge", producers=(Deferred(("not-echo",), f"{__name__}:EchoJudge"),))
+    monkeypatch.setitem(registry._PLUGINS, wrong.name, wrong)
+    assert "not-echo" in family("judge").ids
+    with pytest.raises(ValueError, match=r"EchoJudge holds the producers \['echo-test'\], not the ids declared"):
+        family("judge").get("not-echo")
 
 
 def test_a_plugin_is_gone_with_its_registration() -> None:
