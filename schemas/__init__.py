@@ -47,10 +47,7 @@ from p2w_rt.schemas._payloads import (
     PAYLOAD_TYPES,
     Action,
     AnyPayload,
-    DatasetFiles,
-    EmbedderRef,
     EpisodeFinished,
-    EpisodeSealed,
     EpisodeStarted,
     FinalState,
     ForkPoint,
@@ -63,14 +60,19 @@ from p2w_rt.schemas._payloads import (
     ParsedAction,
     Rationale,
     RetrievalHit,
+    render_action,
+)
+from p2w_rt.schemas._run_config import RunConfig
+from p2w_rt.schemas._run_payloads import (
+    DatasetFiles,
+    EmbedderRef,
+    EpisodeSealed,
     RunDatasetAttached,
     RunFinished,
     RunStarted,
     StreamSeal,
     StreamsSealed,
-    render_action,
 )
-from p2w_rt.schemas._run_config import RunConfig
 from p2w_rt.schemas._store_payloads import StoreVerified
 from p2w_rt.schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
 
