@@ -24,8 +24,6 @@ from p2w_rt.schemas._derived_payloads import (
     TargetRecall,
 )
 from p2w_rt.schemas._envelope import (
-    CURRENT_VERSIONS,
-    PAYLOAD_ADAPTER,
     ChainedEvent,
     Event,
     NewEvent,
@@ -43,6 +41,7 @@ from p2w_rt.schemas._payload_base import (
     Payload,
     Scheme,
 )
+from p2w_rt.schemas._payload_decode import CURRENT_VERSIONS, PAYLOAD_ADAPTER
 from p2w_rt.schemas._payloads import (
     PAYLOAD_TYPES,
     Action,
