@@ -18,13 +18,13 @@ from p2w_runtime.store import _core as core
 from p2w_runtime.store._blob_compression import compress_in_threads, settle
 from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._core import OnFirstUse
-from p2w_runtime.store._event_store import IntegrityError, LabelTaken
+from p2w_runtime.store._event_store import IntegrityError, LabelTaken, claimed_labels
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved, StreamEnded
 from p2w_runtime.store._rows import event_to_row
-from p2w_runtime.store._segments import by_stream, segment_events, segment_runs
+from p2w_runtime.store._segments import by_stream, segment_runs
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, chunk_values, fixed, in_chunk
-from p2w_runtime.store._sql_dictionary import SqlDictionary
+from p2w_runtime.store._sql_stored import SqlStored
 from p2w_runtime.store._write_rows import events_in, sealed_rows, segment_texts, split_segments
 
 if TYPE_CHECKING:
@@ -43,17 +43,11 @@ and the segments rows holding the rest (``_segments.py``)."""
 
 
 @fixed
-def _stored_hashes() -> ClauseElement:
-    e = core.EVENTS.c
-    return sa.select(e.event_id, e.hash).where(e.event_id.in_(in_chunk()))
-
-
-@fixed
 def _stored_blobs() -> ClauseElement:
     return sa.select(core.BLOBS.c.sha256).where(core.BLOBS.c.sha256.in_(in_chunk()))
 
 
-class SqlAppending(SqlDictionary):
+class SqlAppending(SqlStored):
     """``append`` and ``append_stored`` for every SQL backend."""
 
     optimistic_appends = False
@@ -172,7 +166,7 @@ class SqlAppending(SqlDictionary):
                 heads.advance(event)
                 position += 1
                 rows.append(event_to_row(event, position))
-            await self._hold_labels(session, [(_label(e), e.stream) for e in fresh if e.type == RUN])
+            await self._hold_labels(session, claimed_labels(fresh))
             runs = self._segment_runs([e.stream for e in fresh])
             dictionary = await self._segment_dictionary(session, segment_texts(fresh, runs)) if runs else None
             return len(rows), *split_segments(fresh, rows, runs, dictionary)
@@ -256,35 +250,6 @@ class SqlAppending(SqlDictionary):
             if holder != run_id:
                 raise LabelTaken(label, holder, self.label)
 
-    async def _stored_hashes(self, session: Session, event_ids: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        stored = self._statement("stored_hashes")
-        for i in range(0, len(event_ids), ID_CHUNK):
-            found.update(await session.fetch(stored.sql, stored.params(**chunk_values(event_ids[i : i + ID_CHUNK]))))
-        return found
-
-    async def _segment_hashes(
-        self, session: Session, heads: Heads[Session], events: Sequence[StoredEvent]
-    ) -> dict[str, str]:
-        """Of imported ``events`` not found in rows, those stored in segments, with their stored hash: an event at or
-        below its stream's head whose stored event at that seq has its id."""
-        wanted: dict[str, dict[int, str]] = {}
-        for event in events:
-            if event.seq <= (await heads.get(session, event.stream))[0]:
-                wanted.setdefault(event.stream, {})[event.seq] = event.event_id
-        found: dict[str, str] = {}
-        s = core.SEGMENTS.c
-        columns = [s[name] for name in _SEGMENT_ARGS]
-        for stream, seqs in wanted.items():
-            query = sa.select(*columns).where(s.stream == stream, s.last_seq >= min(seqs), s.first_seq <= max(seqs))
-            rows = await self._fetch_once(session, query)
-            await self._load_dictionaries([row[_SEGMENT_ARGS.index("codec")] for row in rows])
-            for row in rows:
-                for stored in segment_events(*row):
-                    if seqs.get(stored.seq) == stored.event_id:
-                        found[stored.event_id] = stored.hash
-        return found
-
     async def _check_blobs_present(self, session: Session, referenced: set[str], given: set[str]) -> None:
         """Every blob the events reference is in this append (``given``) or stored already."""
         if not referenced:
@@ -299,16 +264,3 @@ class SqlAppending(SqlDictionary):
         if missing:
             raise IntegrityError(f"events reference blobs that are not stored: {', '.join(sorted(missing))[:200]}")
         self._stored_blobs.update(present)
-
-
-_SEGMENT_ARGS = ("stream", "first_seq", "last_seq", "first_position", "prev_hash", "head_hash", "codec", "data")
-"""The segments columns ``segment_events`` takes, in its order."""
-
-
-RUN = "run.started"
-
-
-def _label(event: StoredEvent) -> str:
-    payload = event.decode().payload
-    assert isinstance(payload, RunStarted)
-    return payload.label

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._chain import check_continues
-from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, Summary
+from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, Summary, claimed_labels
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
 from p2w_runtime.store._memory_coordination import MemoryCoordination
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
@@ -126,7 +126,7 @@ class MemoryEventStore(MemoryCoordination, EventStore):
                 fresh = by_stream([e for e in events if e.event_id not in self._hashes])  # in SQL's order
                 self._check_blobs_present({sha for e in fresh for sha in e.blobs}, blobs)
                 rows = self._continuing(fresh)
-                labels = self._new_labels((_label(e), e.stream) for e in fresh if e.type == "run.started")
+                labels = self._new_labels(claimed_labels(fresh))
                 self._keep(rows, blob_rows, labels)
         except LabelTaken:
             raise
@@ -287,9 +287,3 @@ class MemoryEventStore(MemoryCoordination, EventStore):
 
     async def close(self) -> None:
         """Nothing to release: the contents live as long as the object."""
-
-
-def _label(event: StoredEvent) -> str:
-    payload = event.decode().payload
-    assert isinstance(payload, RunStarted)
-    return payload.label
