@@ -69,21 +69,16 @@ def run_row(read: RunRead, judge: str = "") -> RunRow:
     return RunRow(read.info, metrics, headline)
 
 
-@dataclass(slots=True)
-class RunPage:
+@dataclass(frozen=True, slots=True)
+class RunPage(RunFacets):
+    """A page of a run's episodes: the run's facets (the same on every page), then the rows the filter keeps here."""
+
     info: RunInfo
     filter: EpisodeFilter
     """The filter applied (its judge, when none was asked for, the run's ``headline_judge``)."""
     matched: int
     """Episodes the filter keeps; the page shows ``shown`` of them."""
     total: int
-    judges: list[str]
-    levels: list[int]
-    websites: list[str]
-    labels: list[str]
-    metrics: list[MetricRow]
-    metrics_by_level: list[MetricRow]
-    classifiers: list[str]
     page: int = 1
     pages: int = 1
     shown: list[EpisodeRow] = field(default_factory=list)
