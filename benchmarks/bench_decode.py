@@ -36,7 +36,7 @@ from bench_replay import build
 
 from p2w_rt.schemas import PAYLOAD_TYPES, Action, Observation, Rationale, StoredEvent
 from p2w_runtime.domain.trajectory._decode import decode_record
-from p2w_runtime.domain.trajectory._model import ActionCommand, ActionRecord, ObservationRecord, RationaleRecord
+from p2w_runtime.domain.trajectory._records import ActionCommand, ActionRecord, ObservationRecord, RationaleRecord
 from p2w_runtime.store import open_store
 
 MODELS = {cls.model_fields["type"].default: cls for cls in PAYLOAD_TYPES}

@@ -24,8 +24,6 @@ from p2w_rt.schemas._derived_payloads import (
     TargetRecall,
 )
 from p2w_rt.schemas._envelope import (
-    CURRENT_VERSIONS,
-    PAYLOAD_ADAPTER,
     ChainedEvent,
     Event,
     NewEvent,
@@ -43,14 +41,12 @@ from p2w_rt.schemas._payload_base import (
     Payload,
     Scheme,
 )
+from p2w_rt.schemas._payload_decode import CURRENT_VERSIONS, PAYLOAD_ADAPTER
 from p2w_rt.schemas._payloads import (
     PAYLOAD_TYPES,
     Action,
     AnyPayload,
-    DatasetFiles,
-    EmbedderRef,
     EpisodeFinished,
-    EpisodeSealed,
     EpisodeStarted,
     FinalState,
     ForkPoint,
@@ -63,14 +59,19 @@ from p2w_rt.schemas._payloads import (
     ParsedAction,
     Rationale,
     RetrievalHit,
+    render_action,
+)
+from p2w_rt.schemas._run_config import RunConfig
+from p2w_rt.schemas._run_payloads import (
+    DatasetFiles,
+    EmbedderRef,
+    EpisodeSealed,
     RunDatasetAttached,
     RunFinished,
     RunStarted,
     StreamSeal,
     StreamsSealed,
-    render_action,
 )
-from p2w_rt.schemas._run_config import RunConfig
 from p2w_rt.schemas._store_payloads import StoreVerified
 from p2w_rt.schemas._upcast import NewerSchemaError, UpcastError, register_upcaster, unregister_upcaster, upcast
 

@@ -26,10 +26,10 @@ from p2w_cli.view._episode import EpisodePage, UnknownEpisode, page_of_step
 from p2w_cli.view._filters import parse_filter, parse_search
 from p2w_cli.view._json import as_json
 from p2w_cli.view._links import ServerLinks
+from p2w_cli.view._live import runs_live
 from p2w_cli.view._pages import Forbidden, ViewQueries, ViewState
 from p2w_cli.view._plots import NoPlot
 from p2w_cli.view._problems import BadRequest
-from p2w_cli.view._queries import runs_live
 from p2w_cli.view._render import STATIC, environment
 from p2w_rt.replay.diff import MissingJudgments
 from p2w_runtime.domain import UnknownRun

@@ -21,8 +21,8 @@ from typing import Any
 from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._prompt_diff import PromptDiff
-from p2w_cli.view._queries import headline_judge
 from p2w_cli.view._range import read_range
+from p2w_cli.view._run_page import headline_judge
 from p2w_rt.replay.classify import ClassificationRecord, entry_text, targets
 from p2w_rt.replay.judges import JudgmentRecord
 from p2w_rt.replay.persona2web import SiteSettings

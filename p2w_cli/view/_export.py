@@ -14,11 +14,13 @@ from p2w_cli.view._app import RECORDED_CSP
 from p2w_cli.view._beneath import Beneath
 from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_cli.view._episode import episode_page
+from p2w_cli.view._episode_rows import EpisodeFilter
 from p2w_cli.view._links import ExportLinks
 from p2w_cli.view._pages import Comparison
 from p2w_cli.view._plots import NoPlot, plot_png
-from p2w_cli.view._queries import EpisodeFilter, read_run, run_page, run_row
 from p2w_cli.view._render import STATIC, environment
+from p2w_cli.view._run_page import run_page, run_row
+from p2w_cli.view._run_read import read_run
 from p2w_cli.view._side_by_side import side_by_side
 from p2w_cli.view._usage import read_usage
 from p2w_rt.replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data

@@ -8,9 +8,9 @@ import unicodedata
 from collections.abc import Mapping
 from typing import get_args
 
+from p2w_cli.view._episode_rows import SUCCESS_VALUES, EpisodeFilter
 from p2w_cli.view._order import ORDERS, SORT_KEYS
 from p2w_cli.view._problems import BadRequest, known
-from p2w_cli.view._queries import SUCCESS_VALUES, EpisodeFilter
 from p2w_cli.view._search import SEARCH_FIELDS, SearchQuery
 from p2w_rt.schemas import EndReason
 

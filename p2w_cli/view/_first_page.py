@@ -23,7 +23,10 @@ from functools import cache
 
 from pydantic import TypeAdapter
 
-from p2w_cli.view._queries import EpisodeFilter, EpisodeRow, RunFacets, RunPage, run_live
+from p2w_cli.view._episode_rows import EpisodeFilter, EpisodeRow
+from p2w_cli.view._live import run_live
+from p2w_cli.view._run_page import RunPage
+from p2w_cli.view._run_read import RunFacets
 from p2w_cli.view._usage import EpisodeUsage, RunUsageSummary
 from p2w_rt.replay.judges import JudgmentRecord
 from p2w_rt.schemas import Judgment

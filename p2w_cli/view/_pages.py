@@ -15,26 +15,15 @@ from urllib.parse import unquote
 
 from p2w_cli.view._annotate import labels_from_form
 from p2w_cli.view._episode import EpisodePage, UnknownEpisode, episode_page
+from p2w_cli.view._episode_rows import EpisodeFilter
 from p2w_cli.view._first_page import is_first, keep_page, stored_page
 from p2w_cli.view._judges import JudgesPage, judges_page
+from p2w_cli.view._live import RunLive, RunsLive, run_live, runs_live
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
-from p2w_cli.view._queries import (
-    PAGE_SIZE,
-    EpisodeFilter,
-    RunCache,
-    RunLive,
-    RunPage,
-    RunRead,
-    RunRow,
-    RunsLive,
-    judge_of,
-    run_live,
-    run_page,
-    run_row,
-    runs_live,
-)
+from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, judge_of, run_page, run_row
+from p2w_cli.view._run_read import RunCache, RunRead
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import SideBySide, side_by_side
 from p2w_cli.view._usage import RunUsage, UsageScan

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from p2w_cli.view._queries import RunRead, current_classifications
 from p2w_cli.view._render import duration
+from p2w_cli.view._run_read import RunRead, current_classifications
 from p2w_cli.view._usage import RunUsage
 from p2w_rt.replay.classify import ClassifyOutcome, ClassifySummary, plot_summary, summarize
 from p2w_rt.replay.metrics import aggregate, plot_levels

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from p2w_cli.view._episode_rows import EpisodeRow
 from p2w_cli.view._problems import BadRequest, known
-from p2w_cli.view._queries import EpisodeRow, RunRead, headline_judge
+from p2w_cli.view._run_page import headline_judge
+from p2w_cli.view._run_read import RunRead
 from p2w_rt.replay.metrics import episode_figures
 from p2w_rt.schemas import EpisodeStarted
 from p2w_runtime.domain import under

@@ -13,15 +13,14 @@ from p2w_rt.schemas import (
     Action,
     EndReason,
     EpisodeFinished,
-    FinalState,
     ForkPoint,
     Observation,
-    PageCapture,
     ParsedAction,
     Rationale,
 )
 from p2w_runtime.actions import BROWSER_ACTIONS, ActionParseError, extract_action, parse_action, repeated_action
 from p2w_runtime.agent._config import AgentConfig
+from p2w_runtime.agent._end_state import final_state, record_captures
 from p2w_runtime.agent._environment import Environment, EpisodeTab, SeamDiverged
 from p2w_runtime.agent._memory import Personalization
 from p2w_runtime.agent._replies import parse_queries, parse_rewrite, planner_thought
@@ -33,7 +32,7 @@ from p2w_runtime.agent.prompts import (
     pre_execution_messages,
     rewrite_messages,
 )
-from p2w_runtime.browser import EpisodeSettings, answer_links
+from p2w_runtime.browser import EpisodeSettings
 from p2w_runtime.data import Task
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
@@ -253,22 +252,6 @@ class Episode:
             return "parse_failures", None, f"{state.invalid_in_row} invalid actions in a row; last: {error}"
         return None
 
-    async def _capture_links(self, tab: EpisodeTab, answer: str) -> None:
-        """A curation's product links, each fetched now and kept (status, final URL, DOM, screenshot)."""
-        for index, page in enumerate(await tab.capture(answer_links(answer))):
-            self.log.add(
-                PageCapture(
-                    index=index,
-                    requested_url=page.requested_url,
-                    final_url=page.final_url,
-                    status=page.status,
-                    title=page.title,
-                    dom_html=self.log.blob(page.html) if page.html is not None else None,
-                    screenshot=self.log.blob(page.screenshot) if page.screenshot is not None else None,
-                    error=page.error,
-                )
-            )
-
     async def _finish(
         self, tab: EpisodeTab, reason: EndReason, answer: str | None, steps: int, detail: str | None
     ) -> None:
@@ -277,20 +260,10 @@ class Episode:
         try:
             final = await tab.final_state()
             if self.config.capture_links and reason == "answered" and answer:
-                await self._capture_links(tab, answer)
+                await record_captures(self.log, tab, answer)
             har = await tab.close()
             final_url = final.url
-            self.log.add(
-                FinalState(
-                    url=final.url,
-                    title=final.title,
-                    dom_html=self.log.blob(final.dom_html),
-                    ax_tree=self.log.blob(final.ax_tree),
-                    screenshot=self.log.blob(final.screenshot) if final.screenshot else None,
-                    har=self.log.blob(har) if har else None,
-                    stylesheets=self.log.blob(final.stylesheets) if final.stylesheets else None,
-                )
-            )
+            self.log.add(final_state(self.log, final, har))
         except Exception as exc:  # a dead page must not lose the episode's end
             log.warning("final state not captured", task_id=self.task.task_id, error=str(exc))
             detail = f"{detail}; final state not captured: {exc}" if detail else f"final state not captured: {exc}"

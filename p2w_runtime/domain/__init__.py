@@ -37,7 +37,8 @@ from p2w_runtime.domain._streams import (
     run_of,
     under,
 )
-from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, Met, check_summaries, rebuild_summaries
+from p2w_runtime.domain._summaries import Met, check_summaries, rebuild_summaries
+from p2w_runtime.domain._summary_rows import NOT_AN_OUTCOME
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.lazy import lazy_names
 

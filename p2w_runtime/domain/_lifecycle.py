@@ -21,7 +21,7 @@ from p2w_runtime.domain._runs import list_runs
 from p2w_runtime.domain._seal import append_sealed
 from p2w_runtime.domain._started import Provenance, TaskLike
 from p2w_runtime.domain._streams import attempt_id
-from p2w_runtime.domain._summaries import NOT_AN_OUTCOME
+from p2w_runtime.domain._summary_rows import NOT_AN_OUTCOME
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore, LabelTaken, StreamEnded, hold_claims, seal_streams

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from p2w_rt.schemas import EpisodeFinished
 from p2w_runtime.domain._streams import episode_of, run_of
-from p2w_runtime.domain._summaries import NOT_AN_OUTCOME, episode_summaries
+from p2w_runtime.domain._summaries import episode_summaries
+from p2w_runtime.domain._summary_rows import NOT_AN_OUTCOME
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore

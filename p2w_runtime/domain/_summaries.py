@@ -11,7 +11,7 @@ fold of the whole log (``p2w-rt verify``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,92 +19,17 @@ import orjson
 
 from p2w_rt.schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
 from p2w_runtime.domain._streams import run_of
+from p2w_runtime.domain._summary_rows import EPISODES, MODEL, RUNS, EpisodeSummary, RunSummary, counts
 from p2w_runtime.store import LIFECYCLE_TYPES, ReadOnlyStore, Summary
 
 if TYPE_CHECKING:
     from p2w_runtime.store import EventStore
 
-MODEL = "runs.v1"
-"""The read model's name, its mark's key: a change of what the rows hold takes a new name, rebuilt from the log."""
-RUNS = "run.v1"
-EPISODES = "episode.v1"
 SUMMARY_TYPES = LIFECYCLE_TYPES
 """What the rows fold: a run's and an episode's start and end (what a full ``verify`` hands ``check_summaries``)."""
-NOT_AN_OUTCOME = frozenset({"aborted"})
-"""End reasons that say the recorder stopped, not how the agent did: such an attempt never counts."""
 BY_TYPE_GAP = 20_000
 """Past the mark by more events than this, the events are read by type (the type index); closer, every event after
 the mark is read by position (the primary key), which costs only the events appended since."""
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeSummary:
-    """An attempt as its summary row holds it: what a listing shows of its ``episode.started`` (task, level,
-    scheme) and its first ``episode.finished`` whole (the stored event: its payload is decoded by the reader)."""
-
-    stream: str
-    position: int
-    task_id: str
-    level: int | None
-    scheme: str | None
-    finished: ChainedEvent | None = None
-    end_reason: str | None = None
-
-    def row(self) -> Summary:
-        body = [self.task_id, self.level, self.scheme, _listed(self.finished), self.end_reason]
-        return Summary(EPISODES, self.stream, run_of(self.stream), self.position, orjson.dumps(body).decode())
-
-    @classmethod
-    def of(cls, row: Summary) -> EpisodeSummary:
-        task_id, level, scheme, finished, end_reason = orjson.loads(row.body)
-        ended = ChainedEvent(*finished) if finished else None
-        return cls(row.key, row.ordinal, task_id, level, scheme, ended, end_reason)
-
-
-@dataclass(slots=True)
-class RunSummary:
-    """A run as its summary row holds it: its ``run.started`` (and when), its latest ``run.finished``, and how
-    many attempts it holds and how many count (``counted``'s rule: tasks with an attempt that has an outcome)."""
-
-    run_id: str
-    position: int
-    started: ChainedEvent
-    recorded_at: str
-    finished: ChainedEvent | None = None
-    episodes: int = 0
-    attempts: int = 0
-
-    def row(self) -> Summary:
-        body = {
-            "started": list(self.started), "at": self.recorded_at, "finished": _listed(self.finished),
-            "episodes": self.episodes, "attempts": self.attempts,
-        }  # fmt: skip
-        return Summary(RUNS, self.run_id, "", self.position, orjson.dumps(body).decode())
-
-    @classmethod
-    def of(cls, row: Summary) -> RunSummary:
-        body = orjson.loads(row.body)
-        finished = body["finished"]
-        return cls(
-            row.key, row.ordinal, ChainedEvent(*body["started"]), body["at"],
-            ChainedEvent(*finished) if finished else None, body["episodes"], body["attempts"],
-        )  # fmt: skip
-
-
-def _listed(event: ChainedEvent | None) -> list[Any] | None:
-    """A stored event's fields as JSON holds them (orjson writes no named tuples)."""
-    return list(event) if event is not None else None
-
-
-def counts(attempts: Iterable[EpisodeSummary]) -> tuple[int, int]:
-    """(episodes that count, attempts) of one run's attempts."""
-    tasks: set[str] = set()
-    n = 0
-    for attempt in attempts:
-        n += 1
-        if attempt.end_reason is not None and attempt.end_reason not in NOT_AN_OUTCOME:
-            tasks.add(attempt.task_id)
-    return len(tasks), n
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,8 @@ from typing import Any
 import structlog
 
 from p2w_rt.schemas import NewEvent, Scheme, uuid7
-from p2w_runtime.data import DataError, Task, TaskSet, load_tasks
+from p2w_runtime.data import load_tasks
 from p2w_runtime.domain import (
-    EpisodeGrammarError,
-    EpisodeWriter,
     Provenance,
     RunInfo,
     RunRecording,
@@ -34,14 +32,13 @@ from p2w_runtime.domain import (
     resume_run,
     start_run,
 )
-from p2w_runtime.importers import _browser_use
-from p2w_runtime.importers._agentoccam_log import RunnerLog, read_runner_log
-from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
+from p2w_runtime.importers._agentoccam_log import read_runner_log
+from p2w_runtime.importers._episode import MemoryBanks
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
-from p2w_runtime.importers._formats import ImportFormat, import_format
-from p2w_runtime.importers._layout import Trajectory, collect
-from p2w_runtime.importers._naming import crash_task_id, parse_file_name
-from p2w_runtime.importers._read import read_json
+from p2w_runtime.importers._formats import import_format
+from p2w_runtime.importers._layout import collect
+from p2w_runtime.importers._naming import crash_task_id
+from p2w_runtime.importers._plan import Planned, Planner
 from p2w_runtime.importers._summary import RunModel, summary_model
 from p2w_runtime.store import ClaimHolder, EventStore, hold_claims
 
@@ -79,115 +76,6 @@ class ImportReport:
     """Episodes in the run after this call."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Planned:
-    path: Path
-    task: Task
-    scheme: Scheme | None
-    crash: bool = False
-    captcha: bool = False
-
-
-def _phase(scheme: Scheme | None) -> str:
-    return "pre-execution" if scheme == "pre-execution" else "on-demand"
-
-
-class _Planner:
-    """Checks files one by one (pass 1) and rebuilds their events for appending (pass 2)."""
-
-    def __init__(
-        self, reader: ImportFormat, tasks: TaskSet, banks: MemoryBanks, run_id: str, done: set[str], model: RunModel
-    ) -> None:
-        self.reader, self.tasks, self.banks, self.run_id, self.done = reader, tasks, banks, run_id, done
-        self.model = model
-        self.seen: dict[str, Path] = {}
-        self.trajectory_tasks: set[str] = set()
-        """Tasks with a trajectory among the files: their crash records are superseded."""
-        self.scheme: Scheme | None = None
-        self.runner = RunnerLog()
-        self.notes: dict[str, list[str]] = {}
-
-    def build(self, item: _Planned) -> list[NewEvent]:
-        writer = EpisodeWriter.of(self.run_id, item.task.task_id)
-        builder = ImportedEpisode(writer, path=item.path, persona=item.task.persona, banks=self.banks)
-        try:
-            if item.crash:
-                builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme)
-                _browser_use.emit_crash(_browser_use.parse_crash(item.path, read_json(item.path)), builder)
-            else:
-                data = self.reader.parse(item.path, read_json(item.path))
-                goal = self.reader.objective(data)
-                builder.started(item.task, episode_id=item.task.task_id, scheme=item.scheme, objective=goal)
-                self.reader.emit(data, builder, phase=_phase(item.scheme), captcha=item.captcha, runner=self.runner)
-        except EpisodeGrammarError as exc:  # the file's order is not an episode's: a bad file, like a bad field
-            raise TrajectoryImportError(item.path, None, f"{exc.event_type} out of order: {exc.reason}") from None
-        self.notes[item.task.task_id] = builder.notes
-        return writer.take()[0]
-
-    def _task(self, path: Path, task_id: str, where: str) -> Task:
-        if task_id in self.seen:
-            raise TrajectoryImportError(path, where, f"task {task_id} is also in {self.seen[task_id]}")
-        try:
-            return self.tasks.get(task_id)
-        except DataError as exc:
-            raise TrajectoryImportError(path, where, str(exc)) from None
-
-    def _check_model(self, path: Path, head: Header) -> RunModel:
-        """The run's model once this file is in it; the first good file sets it unless known already."""
-        model = self.model
-        if model.given:
-            return model
-        if head.model is None or (head.model_is_tag and not head.model and model.name is None):
-            raise TrajectoryImportError(path, "model", "not in the file or its name (empty tag); give --model")
-        if model.name is None:
-            return RunModel(head.model, head.model if head.model_is_tag else self.reader.squeeze(head.model))
-        if head.model_is_tag and head.model != model.tag:
-            raise TrajectoryImportError(
-                path,
-                "file name",
-                f"model tag {head.model!r} differs from the run's model {model.name!r} (tag {model.tag!r})",
-            )
-        if not head.model_is_tag and head.model != model.name:
-            raise TrajectoryImportError(path, "model", f"{head.model!r} differs from the run's model {model.name!r}")
-        return model
-
-    def check(self, source: Trajectory, *, scheme: Scheme | None) -> _Planned | str:
-        """The file's plan, or its task id when the run already holds it; ``TrajectoryImportError`` if bad."""
-        path = source.path
-        data = self.reader.parse(path, read_json(path))
-        name = parse_file_name(path, self.tasks.tasks)
-        head = self.reader.header(path, data, name)
-        self.trajectory_tasks.add(head.task_id)
-        if head.task_id in self.done:
-            return head.task_id
-        task = self._task(path, head.task_id, head.field)
-        model = self._check_model(path, head)
-        file_scheme = scheme or name.scheme
-        if self.scheme is not None and file_scheme is not None and file_scheme != self.scheme:
-            raise TrajectoryImportError(path, "scheme", f"{file_scheme} differs from the run's scheme {self.scheme}")
-        planned = _Planned(path, task, self.scheme or file_scheme, captcha=source.captcha)
-        self.build(planned)  # a bad file (an index outside the bank...) raises before it sets the run's model
-        self.model, self.scheme, self.seen[task.task_id] = model, planned.scheme, path
-        return planned
-
-    def check_crash(self, path: Path) -> _Planned | str | None:
-        """A crash record's plan, its task id when the run holds it, None when a trajectory supersedes it.
-
-        Call after every trajectory was checked. The runner never deletes a crash record: a later
-        invocation that finished the task leaves both files behind, and the trajectory is the outcome.
-        """
-        task_id = crash_task_id(path)
-        assert task_id is not None
-        _browser_use.parse_crash(path, read_json(path))
-        if task_id in self.trajectory_tasks:
-            return None
-        if task_id in self.done:
-            return task_id
-        task = self._task(path, task_id, "file name")
-        self.seen[task.task_id] = path
-        return _Planned(path, task, self.scheme, crash=True)
-
-
 async def _labelled_run(store: EventStore, label: str, fmt: str) -> RunInfo | None:
     """The run an import under ``label`` continues: the newest unfinished one, else the newest finished one."""
     runs = [r for r in await list_runs(store) if r.label == label]
@@ -210,14 +98,14 @@ def _finished_episodes(run: RunRecording) -> set[str]:
 
 async def _write_episodes(
     store: EventStore,
-    planner: _Planner,
-    planned: Sequence[_Planned],
+    planner: Planner,
+    planned: Sequence[Planned],
     report: ImportReport,
     progress: Progress | None,
     on_episode: Callable[[str, NewEvent], None],
 ) -> None:
     """Append the planned episodes, whole episodes of up to ``BATCH_EVENTS`` events per transaction."""
-    batch: list[tuple[_Planned, list[NewEvent]]] = []
+    batch: list[tuple[Planned, list[NewEvent]]] = []
     size = written = 0
 
     async def write() -> None:
@@ -302,17 +190,17 @@ async def _import_trajectories(
         run_model = RunModel(name=existing.started.backbone_model, tag=existing.started.config.model_tag)
     opened = await resume_run(store, run_id, abort=False) if existing else None
     done = _finished_episodes(opened) if opened else set()
-    planner = _Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)
+    planner = Planner(reader, tasks, MemoryBanks(history_dir), run_id, done, run_model)
     planner.scheme = existing.started.scheme if existing else (scheme or summary_scheme)
     try:
         planner.runner = replace(read_runner_log(layout.runner_configs, layout.csv_summaries), success=self_reported)
     except TrajectoryImportError as exc:
         report.bad.append(exc)
-    checks: list[tuple[Path, Callable[[], _Planned | str | None]]] = [
+    checks: list[tuple[Path, Callable[[], Planned | str | None]]] = [
         *((t.path, partial(planner.check, t, scheme=scheme)) for t in layout.trajectories),
         *((p, partial(planner.check_crash, p)) for p in layout.crashes),
     ]
-    planned: list[_Planned] = []
+    planned: list[Planned] = []
     for i, (path, check) in enumerate(checks):
         try:
             checked = check()

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import structlog
 from pydantic import BaseModel
 
 from p2w_rt.schemas import LlmCall, LlmRole, LlmUsage
-from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmRejected, LlmUnavailable
+from p2w_runtime.llm._endpoint import endpoint
+from p2w_runtime.llm._errors import LlmBadResponse, LlmRejected, LlmUnavailable
 from p2w_runtime.llm._prices import PriceTable
 from p2w_runtime.llm._request import (
     BadResponse,
@@ -42,10 +41,6 @@ log = structlog.get_logger(__name__)
 
 Sink = Callable[[LlmCall], Awaitable[None]]
 T = TypeVar("T", bound=BaseModel)
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_KEYLESS = "no-key"
-"""Sent to endpoints that need no key (vLLM, Ollama); the openai package insists on some value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +87,7 @@ class LlmClient:
         prices: PriceTable | None = None,
         max_repairs: int = 2,
     ) -> None:
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        api_key = api_key or os.environ.get("OPENAI_API_KEY")
-        _check_url(base_url)
-        self.endpoint = _display_url(base_url)
-        if not api_key:
-            if urlsplit(base_url).hostname == urlsplit(DEFAULT_BASE_URL).hostname:
-                raise LlmConfigError(f"no API key for {self.endpoint}: pass --api-key or set OPENAI_API_KEY")
-            api_key = _KEYLESS
+        base_url, api_key, self.endpoint = endpoint(base_url, api_key)
         self.model = model
         self.role_params = {role: dict(p) for role, p in (role_params or {}).items()}
         self.retry = retry or RetryPolicy()
@@ -298,25 +286,3 @@ class LlmClient:
         self.totals.add(call)
         if self._sink is not None:
             await self._sink(call)
-
-
-def _check_url(url: str) -> None:
-    """An endpoint that cannot be an OpenAI-compatible server fails here, not after every retry has timed out."""
-    try:
-        parts = urlsplit(url)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError:
-        usable = False
-    if not usable:
-        raise LlmConfigError(
-            f"LLM endpoint URL {redact_text(url)!r} (--base-url / OPENAI_BASE_URL) is not an http(s) URL with a host"
-        )
-
-
-def _display_url(url: str) -> str:
-    """The endpoint as shown in messages: no credentials, no query string."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

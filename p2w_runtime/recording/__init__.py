@@ -26,7 +26,8 @@ needs is importable from here.
 from p2w_rt.schemas import MemoryEntry, ParsedAction, RetrievalHit
 from p2w_runtime.data import Task, TaskSet, load_tasks
 from p2w_runtime.domain import CarriedDataset, EpisodeGrammarError, carry_dataset
-from p2w_runtime.recording._episode import ActionCall, EpisodeRecorder, current_episode
+from p2w_runtime.recording._action import ActionCall
+from p2w_runtime.recording._episode import EpisodeRecorder, current_episode
 from p2w_runtime.recording._instrument import instrument
 from p2w_runtime.recording._page import PageView, PageWatcher, ScreenshotPolicy
 from p2w_runtime.recording._replay import FORK_ENV, REPLAY_ENV, Fork, ReplayDiverged

@@ -11,10 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import Counter
-from collections.abc import Awaitable, Callable, Generator, Sequence
-from datetime import datetime
-from time import perf_counter
-from typing import Literal
+from collections.abc import Callable, Sequence
 
 from playwright.async_api import Page
 
@@ -22,29 +19,23 @@ from p2w_rt.schemas import (
     Action,
     EndReason,
     EpisodeFinished,
-    FinalState,
     ForkPoint,
-    HistoryQuery,
-    HistoryRetrieval,
     LlmCall,
-    NewEvent,
-    Observation,
     ParsedAction,
     Rationale,
-    RetrievalHit,
     Scheme,
     utc_now,
 )
-from p2w_runtime.browser import scrub_har
 from p2w_runtime.domain import NOT_AN_OUTCOME, EpisodeWriter, TaskLike, episode_started
 from p2w_runtime.errors import UserError
-from p2w_runtime.recording._page import PageWatcher, ScreenshotPolicy, final_of, first_line
+from p2w_runtime.recording._action import ActionCall, ActionStatus
+from p2w_runtime.recording._final_state import Har, final_state
+from p2w_runtime.recording._history import EpisodeHistory
+from p2w_runtime.recording._observer import StepObserver
+from p2w_runtime.recording._page import ScreenshotPolicy
 from p2w_runtime.recording._replay import ReplayLink
-from p2w_runtime.retrieval import DEFAULT_K, DEFAULT_THRESHOLD, HistoryRetriever, SearchHit, retrieval_events
 from p2w_runtime.store import EventStore
 
-Phase = Literal["pre-execution", "on-demand"]
-ActionStatus = Literal["executed", "invalid", "blocked"]
 OnEnd = Callable[[str, float | None, bool], None]
 current_episode: contextvars.ContextVar[EpisodeRecorder | None] = contextvars.ContextVar(
     "p2w_current_episode", default=None
@@ -52,7 +43,7 @@ current_episode: contextvars.ContextVar[EpisodeRecorder | None] = contextvars.Co
 """The episode an instrumented OpenAI client records into: the innermost open ``async with`` of this task."""
 
 
-class EpisodeRecorder:
+class EpisodeRecorder(EpisodeHistory):
     """Records one attempt (``run/TASK#n``); open it with ``async with``, end it with ``end``.
 
     Leaving the block without ``end`` ends the episode anyway: ``aborted`` when the task was cancelled, ``error``
@@ -89,11 +80,7 @@ class EpisodeRecorder:
         self.tokens = 0
         """Tokens of the model calls recorded so far (their ``usage``), for an agent's progress line."""
         self._on_end = on_end
-        self._watcher = PageWatcher()
-        self._capture: asyncio.Task[None] | None = None
-        """The page read of the latest ``observe``, running behind the agent."""
-        self._held: list[NewEvent] = []
-        """Model calls that ended while that read was running, staged after its observation."""
+        self._observer = StepObserver(self.writer)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._token: contextvars.Token[EpisodeRecorder | None] | None = None
         self.finished: EpisodeFinished | None = None
@@ -161,46 +148,10 @@ class EpisodeRecorder:
         self.step, self._acted = step, False
         if page is None:
             assert url is not None
-            self._observation(step, at, url, title, tabs, ax_tree, screenshot, description)
+            self._observer.given(step, at, url, title, tabs, ax_tree, screenshot, description)
         else:
-            self._capture = asyncio.create_task(self._read(page, step, at, screenshots, description))
+            self._observer.read(page, step, at, screenshots, description)
         return step
-
-    async def _read(
-        self, page: Page, step: int, at: datetime, screenshots: ScreenshotPolicy, description: str | None
-    ) -> None:
-        view = await self._watcher.view(page, screenshots)
-        self._observation(step, at, view.url, view.title, view.tabs, view.ax_text, view.screenshot, description)
-        held, self._held = self._held, []
-        self.writer.extend(held)
-
-    def _observation(
-        self,
-        step: int,
-        at: datetime,
-        url: str,
-        title: str,
-        tabs: Sequence[str],
-        ax_tree: str | None,
-        screenshot: bytes | None,
-        description: str | None,
-    ) -> None:
-        observation = Observation(
-            step=step,
-            url=url,
-            title=title,
-            tabs=list(tabs),
-            description=description,
-            ax_tree=self.writer.blob(ax_tree.encode()) if ax_tree is not None else None,
-            screenshot=self.writer.blob(screenshot) if screenshot else None,
-        )
-        self.writer.extend([NewEvent(stream=self.stream, payload=observation, recorded_at=at)])
-
-    async def _observed(self) -> None:
-        """Wait for the page read in progress (its observation and the calls it held are staged when it ends)."""
-        if self._capture is not None:
-            await self._capture
-            self._capture = None
 
     async def rationale(self, text: str) -> None:
         """The agent's reasoning for the current step (its thought before acting)."""
@@ -239,72 +190,6 @@ class EpisodeRecorder:
         self._acted = True
         await self.writer.flush()
 
-    # -- history ---------------------------------------------------------------------------------------
-
-    async def history(
-        self,
-        query: str,
-        hits: Sequence[RetrievalHit],
-        *,
-        model_id: str,
-        index_hash: str,
-        k: int,
-        threshold: float,
-        phase: Phase = "on-demand",
-        reason: str | None = None,
-    ) -> None:
-        """A history query and what the agent's own retriever returned for it."""
-        await self._observed()
-        asked = self.writer.add(HistoryQuery(step=self._at(), phase=phase, query=query, reason=reason))
-        retrieval = HistoryRetrieval(
-            step=self._at(),
-            query=query,
-            model_id=model_id,
-            index_hash=index_hash,
-            k=k,
-            threshold=threshold,
-            hits=list(hits),
-        )
-        self._retrieval = self.writer.add(retrieval, asked.event_id).event_id
-
-    async def retrieve(
-        self,
-        retriever: HistoryRetriever | Callable[[], HistoryRetriever],
-        query: str,
-        *,
-        persona: str | None = None,
-        k: int = DEFAULT_K,
-        threshold: float = DEFAULT_THRESHOLD,
-        phase: Phase = "on-demand",
-        reason: str | None = None,
-    ) -> list[SearchHit]:
-        """Ask p2w-rt's retriever about the task's persona (or ``persona``) and record the query and its hits;
-        ``retriever`` may be a function making it, called only when a search is made: a re-execution by p2w-rt makes
-        none, the recorded hits answer (``ReplayDiverged`` when the query is not the recorded one)."""
-        if self.replay is not None and (self.fork is None or self.step < self.fork.at_step):
-            recorded, found = await self.replay.retrieval(query)
-            await self.history(query, recorded, phase=phase, reason=reason, **found)
-            return [SearchHit(hit.entry_id, hit.rank, hit.score or 0.0, hit.entry) for hit in recorded]
-        if not isinstance(retriever, HistoryRetriever):
-            retriever = await asyncio.to_thread(retriever)
-        index = await asyncio.to_thread(retriever.index, persona or self.task.persona)
-        hits = await asyncio.to_thread(index.search, query, k, threshold)
-        await self._observed()
-        _, answered = retrieval_events(self.writer, query, hits, index, k, threshold, self._at(), phase, reason)
-        self._retrieval = answered.event_id
-        return hits
-
-    async def memory_answer(self, text: str, cited: Sequence[int] = ()) -> None:
-        """The answer the agent drew from the latest retrieval (its generator's), caused by that retrieval."""
-        await self._observed()
-        if self._retrieval is None:
-            raise UserError(f"episode {self.stream}: a memory answer needs a history retrieval before it")
-        rationale = Rationale(step=self._at(), source="generator", text=text, cited_entry_ids=list(cited))
-        self.writer.add(rationale, self._retrieval)
-
-    def _at(self) -> int | None:
-        return self.step or None
-
     # -- the end ---------------------------------------------------------------------------------------
 
     async def final_state(
@@ -316,7 +201,7 @@ class EpisodeRecorder:
         dom_html: str | bytes | None = None,
         ax_tree: str | None = None,
         screenshot: bytes | None = None,
-        har: bytes | Callable[[], Awaitable[bytes | None]] | None = None,
+        har: Har = None,
     ) -> None:
         """The state the episode ended in, for offline checks: read off ``page`` (DOM with typed form values,
         AX tree, full-page screenshot, stylesheets), or given as values (``url`` required then).
@@ -324,33 +209,11 @@ class EpisodeRecorder:
         ``har`` is the HAR's bytes, or a coroutine function called once the page was read: Playwright writes a HAR
         only when its context closes, which would close the page first. Its cookies and credentials are removed."""
         await self._observed()
-        stylesheets: bytes | None = None
-        if page is not None:
-            final = await final_of(page)
-            url, title, dom_html, screenshot = final.url, final.title, final.dom_html, final.screenshot or None
-            ax_tree, stylesheets = final.ax_tree.decode(), final.stylesheets or None
-        if url is None:
-            raise UserError(f"episode {self.stream}: a final state needs a page or a url")
-        if callable(har):
-            har = await har()
-        try:
-            har = scrub_har(har) if har else None
-        except ValueError as exc:
-            raise UserError(f"episode {self.stream}: the final state's HAR is not a HAR file: {exc}") from None
-        dom = dom_html.encode() if isinstance(dom_html, str) else dom_html
-        blob = self.writer.blob
-        self.writer.add(
-            FinalState(
-                url=url,
-                title=title,
-                dom_html=blob(dom) if dom is not None else None,
-                ax_tree=blob(ax_tree.encode()) if ax_tree is not None else None,
-                screenshot=blob(screenshot) if screenshot else None,
-                har=blob(har) if har else None,
-                stylesheets=blob(stylesheets) if stylesheets else None,
-            )
+        state = await final_state(
+            self.writer, page, url=url, title=title, dom_html=dom_html, ax_tree=ax_tree, screenshot=screenshot, har=har
         )
-        self._final_url = url
+        self.writer.add(state)
+        self._final_url = state.url
 
     async def end(self, reason: EndReason, answer: str | None = None, *, detail: str | None = None) -> EpisodeFinished:
         """End the episode (``answered`` with the agent's answer, or why it stopped) and store it, sealed."""
@@ -396,10 +259,7 @@ class EpisodeRecorder:
         asyncio.run_coroutine_threadsafe(self._stage_async(call), loop).result()
 
     def _stage(self, call: LlmCall) -> None:
-        if self._capture is not None and not self._capture.done():
-            self._held.append(NewEvent(stream=self.stream, payload=call))  # staged after the observation being read
-        else:
-            self.writer.add(call)
+        self._observer.stage(call)
         if call.usage is not None:
             self.tokens += call.usage.total_tokens
         if call.cost_usd is not None:
@@ -407,34 +267,3 @@ class EpisodeRecorder:
 
     async def _stage_async(self, call: LlmCall) -> None:
         self._stage(call)
-
-
-class ActionCall:
-    """One action of an episode: awaited, it is recorded as given; used with ``async with`` around carrying it
-    out, it is recorded when the block ends, with its outcome and how long it took (``EpisodeRecorder.action``)."""
-
-    def __init__(
-        self, episode: EpisodeRecorder, raw: str, parsed: ParsedAction | None, status: ActionStatus, error: str | None
-    ) -> None:
-        self.episode, self.raw, self.parsed, self.status, self.error = episode, raw, parsed, status, error
-        self._started: float | None = None
-
-    def failed(self, error: str, *, status: ActionStatus = "invalid") -> None:
-        """Say the action could not be carried out (``invalid``, or ``blocked`` by the site), without raising."""
-        self.status, self.error = status, error
-
-    def __await__(self) -> Generator[object, None, None]:
-        return self.episode._act(self, None).__await__()
-
-    async def __aenter__(self) -> ActionCall:
-        await self.episode._observed()  # the page is read before the agent changes it
-        self._started = perf_counter()
-        return self
-
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
-        if kind is not None and issubclass(kind, asyncio.CancelledError):
-            return  # the episode ends as aborted; an action cut short has no outcome
-        if exc is not None:
-            self.failed(f"{type(exc).__name__}: {first_line(exc)}")
-        started = self._started if self._started is not None else perf_counter()
-        await self.episode._act(self, perf_counter() - started)

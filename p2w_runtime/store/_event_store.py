@@ -8,10 +8,10 @@ capability they check. Backends live one per module (``sqlite.py``, ``postgres.p
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from p2w_rt.schemas import ChainedEvent, NewEvent, StoredEvent
+from p2w_rt.schemas import ChainedEvent, NewEvent, RunStarted, StoredEvent
 from p2w_runtime.errors import UserError
 from p2w_runtime.store._claims import ClaimHolder
 
@@ -35,6 +35,17 @@ class LabelTaken(IntegrityError):
 
     def __init__(self, label: str, holder: str, where: str) -> None:
         super().__init__(f"label {label!r} is already used by run {holder} in {where}; choose another")
+
+
+def claimed_labels(events: Iterable[StoredEvent]) -> list[tuple[str, str]]:
+    """(label, run id) of each ``run.started`` among ``events``: what a backend holds for it as it appends them."""
+    claimed = []
+    for event in events:
+        if event.type == "run.started":
+            payload = event.decode().payload
+            assert isinstance(payload, RunStarted)
+            claimed.append((payload.label, event.stream))
+    return claimed
 
 
 class ReadOnlyStore(StoreError):

@@ -1,26 +1,26 @@
-"""The SQL event store every SQL backend subclasses: reading pages, blobs, counts and claims.
+"""The SQL event store every SQL backend subclasses: reading pages, blobs and counts, over the mixins of the other
+capabilities.
 
-Appending lives in ``_sql_append.py``, the sessions and compiled statements in ``_sql_base.py``, how a page of rows
-and segments is merged in ``_sql_pages.py``.
+Appending lives in ``_sql_append.py``, claims in ``_sql_claims.py``, the sessions and compiled statements in
+``_sql_base.py``, the read statements in ``_sql_reads.py``, how a page of rows and segments is merged in
+``_sql_pages.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from p2w_rt.schemas import ChainedEvent, StoredEvent
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._claims import ClaimHolder
 from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._rows import decompress_blob, row_to_event
-from p2w_runtime.store._segments import COMPACTED_LIKE
 from p2w_runtime.store._sql_append import SqlAppending
-from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, chunk_values, fixed, in_chunk
+from p2w_runtime.store._sql_base import ID_CHUNK, Compiled, chunk_values, fixed
+from p2w_runtime.store._sql_claims import SqlClaims
 from p2w_runtime.store._sql_compact import SqlCompaction
 from p2w_runtime.store._sql_heads import SqlHeads
 from p2w_runtime.store._sql_pages import (
@@ -35,9 +35,8 @@ from p2w_runtime.store._sql_pages import (
     segment_chained,
     segment_stored,
     segments_per_page,
-    with_segments,
-    without_segments,
 )
+from p2w_runtime.store._sql_reads import all_page, page_of
 from p2w_runtime.store._sql_sparse import SparsePages, by_position
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
@@ -54,116 +53,6 @@ STREAMS_PAGE = 5
 """``read_streams`` fetches this many times ``PAGE_SIZE`` rows per query: it reads whole runs, and each page has
 a fixed cost besides its rows (docs/design/projection.md)."""
 _Read = TypeVar("_Read")
-
-
-def _event_rows() -> Select[Any]:
-    e = core.EVENTS.c
-    return sa.select(*core.EVENT_COLUMNS).where(e.stream == sa.bindparam("stream"), e.seq == sa.bindparam("seq"))
-
-
-@fixed
-def _event() -> ClauseElement:
-    return without_segments(_event_rows())
-
-
-@fixed
-def _event_with_segments() -> ClauseElement:
-    s = core.SEGMENTS.c
-    stream: BindParameter[str] = sa.bindparam("stream")
-    seq: BindParameter[int] = sa.bindparam("seq")
-    return with_segments(_event_rows(), (s.stream == stream, s.first_seq <= seq, s.last_seq >= seq), 1)
-
-
-def _all_after(*, segments_too: bool) -> ClauseElement:
-    """A page of ``read_all`` without filters (what brings summaries up to date): compiled ahead."""
-    after: BindParameter[int] = sa.bindparam("after", value=0)
-    rows = sa.select(*core.EVENT_COLUMNS).where(core.EVENTS.c.position > after).order_by(core.EVENTS.c.position)
-    segments_after = (core.SEGMENTS.c.last_position > after, core.SEGMENTS.c.codec.not_like(COMPACTED_LIKE))
-    return _page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments_too)
-
-
-def _one_stream(*, segments_too: bool) -> ClauseElement:
-    """A page of ``read_stream``: the stream is bound, so one statement compiled ahead reads any stream."""
-    after: BindParameter[int] = sa.bindparam("after", value=0)
-    stream: BindParameter[str] = sa.bindparam("stream", value="")
-    e, s = core.EVENTS.c, core.SEGMENTS.c
-    rows = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > after).order_by(e.seq)
-    return _page_of(rows, ("seq",), (s.stream == stream, s.last_seq > after), s.last_seq, segments_too=segments_too)
-
-
-def _streams_page(columns: Sequence[Any], *, segments_too: bool) -> ClauseElement:
-    """A page of ``read_streams`` / ``read_chained`` over ``ID_CHUNK`` streams bound as an ``in_chunk``."""
-    after_stream: BindParameter[str] = sa.bindparam("after_stream", value="")
-    after: BindParameter[int] = sa.bindparam("after", value=0)
-    listed = in_chunk()
-    e, s = core.EVENTS.c, core.SEGMENTS.c
-    rows = (
-        sa.select(*columns)
-        .where(
-            e.stream.in_(listed),
-            # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
-            sa.or_(after_stream < e.stream, sa.and_(after_stream == e.stream, e.seq > after)),
-        )
-        .order_by(e.stream, e.seq)
-    )
-    segments = (
-        s.stream.in_(listed),
-        sa.or_(after_stream < s.stream, sa.and_(after_stream == s.stream, s.last_seq > after)),
-    )
-    by = ("stream", "seq")
-    return _page_of(rows, by, segments, s.stream, s.last_seq, segments_too=segments_too)
-
-
-@fixed
-def _streams_events() -> ClauseElement:
-    return _streams_page(core.EVENT_COLUMNS, segments_too=False)
-
-
-@fixed
-def _streams_events_with_segments() -> ClauseElement:
-    return _streams_page(core.EVENT_COLUMNS, segments_too=True)
-
-
-@fixed
-def _streams_chained() -> ClauseElement:
-    return _streams_page(core.CHAINED_COLUMNS, segments_too=False)
-
-
-@fixed
-def _streams_chained_with_segments() -> ClauseElement:
-    return _streams_page(core.CHAINED_COLUMNS, segments_too=True)
-
-
-@fixed
-def _stream_events() -> ClauseElement:
-    return _one_stream(segments_too=False)
-
-
-@fixed
-def _stream_events_with_segments() -> ClauseElement:
-    return _one_stream(segments_too=True)
-
-
-@fixed
-def _events_after() -> ClauseElement:
-    return _all_after(segments_too=False)
-
-
-@fixed
-def _events_after_with_segments() -> ClauseElement:
-    return _all_after(segments_too=True)
-
-
-def _page_of(
-    rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any, segments_too: bool
-) -> ClauseElement:
-    """A page: up to ``:limit`` rows and the next ``:segment_limit`` segments, in one statement, ordered on the
-    columns named ``by`` (a segment by its first event): a ``UNION`` of ordered parts has no order of its own."""
-    rows = rows.limit(sa.bindparam("limit", value=0))
-    if not segments_too:
-        return without_segments(rows)
-    query = with_segments(rows, segments, sa.bindparam("segment_limit", value=0), *order)
-    return query.order_by(*(query.selected_columns[name] for name in by))
 
 
 @fixed
@@ -187,54 +76,7 @@ def _blob_hashes() -> ClauseElement:
     return sa.select(b.sha256).where(b.sha256 > after).order_by(b.sha256).limit(sa.bindparam("limit", value=0))
 
 
-@fixed
-def _claim_holder() -> ClauseElement:
-    c = core.CLAIMS.c
-    return sa.select(c.owner, c.host, c.pid, c.claimed_at).where(c.key == sa.bindparam("key"))
-
-
-@fixed
-def _drop_claim() -> ClauseElement:
-    return sa.delete(core.CLAIMS).where(core.CLAIMS.c.key == sa.bindparam("key"))
-
-
-@fixed
-def _insert_claim() -> ClauseElement:
-    c = core.CLAIMS.c
-    columns = (c.key, c.owner, c.host, c.pid, c.claimed_at)
-    return sa.insert(core.CLAIMS).values({column: sa.bindparam(column.key) for column in columns})
-
-
-@fixed
-def _release_claim() -> ClauseElement:
-    c = core.CLAIMS.c
-    return sa.delete(core.CLAIMS).where(c.key == sa.bindparam("key"), c.owner == sa.bindparam("owner"))
-
-
-def _all_page(
-    types: Sequence[str] | None, prefix: str | None
-) -> tuple[Select[Any], tuple[str, ...], list[ColumnElement[bool]], Any]:
-    """A page of ``read_all`` with filters, as ``_page`` takes it: rows of ``types`` (none: every type) in streams
-    under ``prefix`` (none: every stream), and the segments that may hold such events.
-
-    On SQLite only the lifecycle types have an index (``TYPE_INDEXED``); other typed reads walk the log by position
-    from ``after``, as an untyped read does (docs/design/store.md, "Appends, fifth round").
-    """
-    after: BindParameter[int] = sa.bindparam("after", value=0)
-    e, s = core.EVENTS.c, core.SEGMENTS.c
-    rows = sa.select(*core.EVENT_COLUMNS).where(e.position > after)
-    segments: list[ColumnElement[bool]] = [s.last_position > after, s.codec.not_like(COMPACTED_LIKE)]
-    if prefix is not None:
-        rows = rows.where(e.stream.startswith(prefix, autoescape=True))
-        segments.append(s.stream.startswith(prefix, autoescape=True))
-    if types:
-        rows = rows.where(e.type.in_(list(types)))
-        if set(types) <= set(core.TYPE_INDEXED):
-            rows = rows.where(sa.text(core.TYPE_INDEXED_SQL))  # what lets SQLite use its partial index
-    return rows.order_by(e.position), ("position",), segments, s.last_position
-
-
-class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, SqlHeads):
+class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, SqlHeads, SqlClaims):
     """The whole ``EventStore`` over SQL; a backend adds its sessions, its blob upsert and how it opens.
 
     Every read sees events in rows and in segments alike (``_segments.py``): one statement selects a page of rows
@@ -302,7 +144,7 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
         make_segment = segment_stored
         if wanted:
             make_segment = lambda row: [e for e in decoded(row, AT_EVENT) if e.type in wanted]  # noqa: E731
-        page = self._page(*_all_page(types, stream_prefix))
+        page = self._page(*all_page(types, stream_prefix))
         start = (after_position,)
         return self._merged([page], PAGE_SIZE, BY_POSITION, start, row_to_event, make_segment, sparse=sparse)
 
@@ -316,8 +158,8 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
     def _page(
         self, rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any
     ) -> Compiled:
-        """``_page_of`` compiled for this store: with its segments unless the database has none."""
-        return self._compiled(_page_of(rows, by, segments, *order, segments_too=self.has_segments))
+        """``page_of`` compiled for this store: with its segments unless the database has none."""
+        return self._compiled(page_of(rows, by, segments, *order, segments_too=self.has_segments))
 
     async def _merged(
         self,
@@ -412,27 +254,6 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
         async with self._reading() as session:
             ((n_events, n_blobs, *in_segments),) = await session.fetch(counting.sql, counting.params())
         return n_events + sum(int(n) for n in in_segments), n_blobs
-
-    # -- claims --------------------------------------------------------------------------------
-    async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
-        holder_of, stale, claim = (self._statement(n) for n in ("claim_holder", "drop_claim", "insert_claim"))
-        async with self._writing() as session:
-            rows = await session.fetch(holder_of.sql, holder_of.params(key=key))
-            if rows:
-                holder = ClaimHolder(*rows[0])
-                if holder.owner == me.owner:
-                    return None
-                if not holder.is_stale(time.time()):
-                    return holder
-                await session.fetch(stale.sql, stale.params(key=key))
-            mine = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
-            await session.fetch(claim.sql, claim.params(**mine))
-        return None
-
-    async def release_claim(self, key: str, me: ClaimHolder) -> None:
-        release = self._statement("release_claim")
-        async with self._writing() as session:
-            await session.fetch(release.sql, release.params(key=key, owner=me.owner))
 
     async def close(self) -> None:
         await self.engine.dispose()

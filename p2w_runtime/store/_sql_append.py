@@ -1,4 +1,5 @@
-"""Appending to a SQL store: sealing new events, checking imported ones, blobs compressed beside the lock.
+"""Appending to a SQL store: sealing new events, checking imported ones, blobs compressed beside the lock
+(``_blob_compression.py``), the rows of a write built by ``_write_rows.py``.
 
 An append hash-checks and compresses its blobs in worker threads before it takes the write lock, then seals
 each event under the lock (docs/design/store.md), as the insert consumes its row. A writer that trusts the end of
@@ -7,35 +8,30 @@ the log it last committed continues from it without reading it (``_log_end.py``,
 
 from __future__ import annotations
 
-import asyncio
-import os
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from p2w_rt.schemas import NewEvent, RunStarted, StoredEvent
 from p2w_runtime.collector import collector_paused
-from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store import _core as core
+from p2w_runtime.store._blob_compression import compress_in_threads, settle
 from p2w_runtime.store._chain import check_continues
 from p2w_runtime.store._core import OnFirstUse
-from p2w_runtime.store._event_store import IntegrityError, LabelTaken
-from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
+from p2w_runtime.store._event_store import IntegrityError, LabelTaken, claimed_labels
+from p2w_runtime.store._limits import TooLarge, check_blob_sizes
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved, StreamEnded
-from p2w_runtime.store._rows import compress_blobs, event_to_row
-from p2w_runtime.store._segments import by_stream, segment_events, segment_row, segment_runs, segment_text
+from p2w_runtime.store._rows import event_to_row
+from p2w_runtime.store._segments import by_stream, segment_runs
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, chunk_values, fixed, in_chunk
-from p2w_runtime.store._sql_dictionary import SqlDictionary
+from p2w_runtime.store._sql_stored import SqlStored
+from p2w_runtime.store._write_rows import events_in, sealed_rows, segment_texts, split_segments
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
     from sqlalchemy.sql import ClauseElement
 else:
     sa = OnFirstUse("sqlalchemy")
-
-BLOBS_PER_THREAD = 16
-"""A batch with fewer blobs is compressed on one worker thread; a thread hand-off costs more than it saves."""
-COMPRESSION_THREADS = os.cpu_count() or 1
 
 GC_PAUSE_EVENTS = 64
 """A batch this large is sealed with the cyclic collector paused: the sealed events it keeps alive would otherwise
@@ -47,17 +43,11 @@ and the segments rows holding the rest (``_segments.py``)."""
 
 
 @fixed
-def _stored_hashes() -> ClauseElement:
-    e = core.EVENTS.c
-    return sa.select(e.event_id, e.hash).where(e.event_id.in_(in_chunk()))
-
-
-@fixed
 def _stored_blobs() -> ClauseElement:
     return sa.select(core.BLOBS.c.sha256).where(core.BLOBS.c.sha256.in_(in_chunk()))
 
 
-class SqlAppending(SqlDictionary):
+class SqlAppending(SqlStored):
     """``append`` and ``append_stored`` for every SQL backend."""
 
     optimistic_appends = False
@@ -93,11 +83,11 @@ class SqlAppending(SqlDictionary):
             heads.refuse_ended(streams)
             await self._hold_labels(session, labels)
             if not runs:
-                return len(events), _sealed_rows(events, position, heads, sealed), []
-            rows = list(_sealed_rows(events, position, heads, sealed))
+                return len(events), sealed_rows(events, position, heads, sealed), []
+            rows = list(sealed_rows(events, position, heads, sealed))
             await self._check_ids_new(session, [e.event_id for e in sealed])
-            dictionary = await self._segment_dictionary(session, _texts(sealed, runs))
-            return len(events), *_split(sealed, rows, runs, dictionary)
+            dictionary = await self._segment_dictionary(session, segment_texts(sealed, runs))
+            return len(events), *split_segments(sealed, rows, runs, dictionary)
 
         with collector_paused() if len(events) >= GC_PAUSE_EVENTS else nullcontext():
             # a write with segments reads the end of the log: another writer's segment leaves no row to collide with
@@ -136,7 +126,7 @@ class SqlAppending(SqlDictionary):
         ):
             return False
         heads = Heads(self._head, end.heads)
-        rows = list(_sealed_rows(events, end.position, heads, sealed))
+        rows = list(sealed_rows(events, end.position, heads, sealed))
         try:
             await self._insert_alone(rows)
         except IntegrityError:  # nothing was written (one statement is atomic)
@@ -176,10 +166,10 @@ class SqlAppending(SqlDictionary):
                 heads.advance(event)
                 position += 1
                 rows.append(event_to_row(event, position))
-            await self._hold_labels(session, [(_label(e), e.stream) for e in fresh if e.type == RUN])
+            await self._hold_labels(session, claimed_labels(fresh))
             runs = self._segment_runs([e.stream for e in fresh])
-            dictionary = await self._segment_dictionary(session, _texts(fresh, runs)) if runs else None
-            return len(rows), *_split(fresh, rows, runs, dictionary)
+            dictionary = await self._segment_dictionary(session, segment_texts(fresh, runs)) if runs else None
+            return len(rows), *split_segments(fresh, rows, runs, dictionary)
 
         # never optimistic: a stale head would fail the chain check above instead of colliding
         return await self._write(blobs, check, refused="import refused", optimistic=False)
@@ -200,7 +190,7 @@ class SqlAppending(SqlDictionary):
         appended since, the insert collides (``LogMoved``), nothing is written, and the write is done again from
         the end read afresh (``_log_end.py``).
         """
-        compressing = self._compress(blobs)
+        compressing = compress_in_threads(blobs, frozenset(self._stored_blobs.intersection(blobs)))
         optimistic = optimistic and self._log_end_current and self._log_end is not None
         try:
             while True:
@@ -214,7 +204,7 @@ class SqlAppending(SqlDictionary):
                                 await session.execute_many(self._insert_blobs, blob_rows)
                         if count:
                             # rows first: a collision there (``LogMoved``) is what an optimistic write retries on
-                            await session.insert_events(self._insert_events, rows, count - _events_in(segments))
+                            await session.insert_events(self._insert_events, rows, count - events_in(segments))
                         if segments:
                             await session.execute_many(self._insert_segments, segments)
                     break
@@ -229,7 +219,7 @@ class SqlAppending(SqlDictionary):
             raise
         finally:
             if compressing is not None:
-                _settle(compressing)
+                settle(compressing)
         if count:
             self._log_end = LogEnd(position + count, heads.kept())
         self._stored_blobs.update(blobs)
@@ -248,19 +238,6 @@ class SqlAppending(SqlDictionary):
         self._log_end_current = end is not None and end.position == position
         return position, Heads(self._head, end.heads if end is not None and self._log_end_current else {})
 
-    def _compress(self, blobs: Mapping[str, bytes]) -> asyncio.Future[list[tuple[str, int, str, bytes]]] | None:
-        """Start checking and compressing ``blobs`` in worker threads: one per CPU for a large batch."""
-        if not blobs:
-            return None
-        known = frozenset(self._stored_blobs.intersection(blobs))
-        loop = asyncio.get_running_loop()
-        parts = min(COMPRESSION_THREADS, len(blobs) // BLOBS_PER_THREAD)
-        if parts < 2:
-            return loop.run_in_executor(None, compress_blobs, blobs, known)
-        items = list(blobs.items())
-        work = [loop.run_in_executor(None, compress_blobs, dict(items[i::parts]), known) for i in range(parts)]
-        return asyncio.ensure_future(_joined(work))
-
     async def _hold_labels(self, session: Session, labels: list[tuple[str, str]]) -> None:
         """Give each new run its label, in the transaction that appends its ``run.started``.
 
@@ -272,35 +249,6 @@ class SqlAppending(SqlDictionary):
             holder = (await session.fetch(self._label_holder.sql, self._label_holder.params(label=label)))[0][0]
             if holder != run_id:
                 raise LabelTaken(label, holder, self.label)
-
-    async def _stored_hashes(self, session: Session, event_ids: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        stored = self._statement("stored_hashes")
-        for i in range(0, len(event_ids), ID_CHUNK):
-            found.update(await session.fetch(stored.sql, stored.params(**chunk_values(event_ids[i : i + ID_CHUNK]))))
-        return found
-
-    async def _segment_hashes(
-        self, session: Session, heads: Heads[Session], events: Sequence[StoredEvent]
-    ) -> dict[str, str]:
-        """Of imported ``events`` not found in rows, those stored in segments, with their stored hash: an event at or
-        below its stream's head whose stored event at that seq has its id."""
-        wanted: dict[str, dict[int, str]] = {}
-        for event in events:
-            if event.seq <= (await heads.get(session, event.stream))[0]:
-                wanted.setdefault(event.stream, {})[event.seq] = event.event_id
-        found: dict[str, str] = {}
-        s = core.SEGMENTS.c
-        columns = [s[name] for name in _SEGMENT_ARGS]
-        for stream, seqs in wanted.items():
-            query = sa.select(*columns).where(s.stream == stream, s.last_seq >= min(seqs), s.first_seq <= max(seqs))
-            rows = await self._fetch_once(session, query)
-            await self._load_dictionaries([row[_SEGMENT_ARGS.index("codec")] for row in rows])
-            for row in rows:
-                for stored in segment_events(*row):
-                    if seqs.get(stored.seq) == stored.event_id:
-                        found[stored.event_id] = stored.hash
-        return found
 
     async def _check_blobs_present(self, session: Session, referenced: set[str], given: set[str]) -> None:
         """Every blob the events reference is in this append (``given``) or stored already."""
@@ -316,73 +264,3 @@ class SqlAppending(SqlDictionary):
         if missing:
             raise IntegrityError(f"events reference blobs that are not stored: {', '.join(sorted(missing))[:200]}")
         self._stored_blobs.update(present)
-
-
-def _sealed_rows(
-    events: Sequence[NewEvent], position: int, heads: Heads[Session], sealed: list[StoredEvent]
-) -> Iterator[tuple[Any, ...]]:
-    """Seal each event (redacted) when the insert asks for its row, collecting the sealed events in ``sealed``.
-
-    A COPY consumes rows as it sends them, so the server inserts the first rows while the next are sealed.
-    """
-    for new in events:
-        seq, prev = heads.known(new.stream)
-        position += 1
-        stored = seal_redacted(new, seq=seq + 1, prev_hash=prev, position=position)
-        check_event_size(stored)
-        heads.advance(stored)
-        sealed.append(stored)
-        yield event_to_row(stored, position)
-
-
-def _split(
-    events: Sequence[StoredEvent], rows: list[tuple[Any, ...]], runs: list[tuple[int, int]], dictionary: str | None
-) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The events rows of a write's events outside ``runs``, and a segments row for each run compressed with
-    ``dictionary`` (``rows[i]`` is the events row of ``events[i]``; its first value is the position)."""
-    if not runs:
-        return rows, []
-    kept, segments, at = [], [], 0
-    for start, end in runs:
-        kept += rows[at:start]
-        segments.append(segment_row(events[start:end], rows[start][0], dictionary))
-        at = end
-    return kept + rows[at:], segments
-
-
-def _texts(events: Sequence[StoredEvent], runs: list[tuple[int, int]]) -> Iterator[bytes]:
-    """The uncompressed text of each segment ``runs`` cuts from ``events`` (what a dictionary may be trained on)."""
-    return (segment_text(events[start:end]) for start, end in runs)
-
-
-def _events_in(segments: list[tuple[Any, ...]]) -> int:
-    return sum(row[1] - row[0] + 1 for row in segments)  # last_position - first_position + 1
-
-
-_SEGMENT_ARGS = ("stream", "first_seq", "last_seq", "first_position", "prev_hash", "head_hash", "codec", "data")
-"""The segments columns ``segment_events`` takes, in its order."""
-
-
-async def _joined(parts: list[asyncio.Future[list[Any]]]) -> list[Any]:
-    try:
-        return [row for part in await asyncio.gather(*parts) for row in part]
-    finally:
-        for part in parts:
-            _settle(part)
-
-
-def _settle(future: asyncio.Future[Any]) -> None:
-    """After a failed append the blobs are not needed: cancel their compression or consume its error."""
-    if not future.done():
-        future.cancel()
-    elif not future.cancelled():
-        future.exception()
-
-
-RUN = "run.started"
-
-
-def _label(event: StoredEvent) -> str:
-    payload = event.decode().payload
-    assert isinstance(payload, RunStarted)
-    return payload.label

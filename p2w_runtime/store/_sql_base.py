@@ -94,10 +94,10 @@ FIXED: dict[str, Callable[[], ClauseElement]] = {}
 compiled (``SqlStoreBase.precompiled``), and ``_precompile.py`` compiles them for SQLite."""
 
 
-def fixed(build: _Build) -> _Build:
-    """Register ``build`` in ``FIXED`` under its name (without the leading underscore); a name registered twice is
-    refused, since the later one would silently replace the statement the earlier module meant."""
-    name = build.__name__.lstrip("_")
+def fixed(build: _Build, name: str = "") -> _Build:
+    """Register ``build`` in ``FIXED`` under ``name`` or its own (without the leading underscore); a name registered
+    twice is refused, since the later one would silently replace the statement the earlier module meant."""
+    name = name or build.__name__.lstrip("_")
     if name in FIXED:
         raise ValueError(f"FIXED statement {name!r} is registered twice")
     FIXED[name] = build

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import NamedTuple
 
 from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunStarted, StoredEvent
 from p2w_runtime.redaction import seal_redacted
 from p2w_runtime.store._chain import check_continues
-from p2w_runtime.store._claims import ClaimHolder
-from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, Summary, WorkItem
+from p2w_runtime.store._event_store import EventStore, IntegrityError, LabelTaken, StreamHead, Summary, claimed_labels
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes, check_event_size
+from p2w_runtime.store._memory_coordination import MemoryCoordination
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
 from p2w_runtime.store._segments import by_stream
 
@@ -67,7 +65,7 @@ _PageOf = Callable[[int], Sequence[_Row]]
 """The rows of a page starting at an index of one of the store's lists."""
 
 
-class MemoryEventStore(EventStore):
+class MemoryEventStore(MemoryCoordination, EventStore):
     """Every capability of ``EventStore`` in one process's memory; ``MemoryEventStore()`` is a fresh, empty store.
 
     Writes check and commit without awaiting in between, so asyncio tasks appending at once are serialised by the
@@ -76,6 +74,7 @@ class MemoryEventStore(EventStore):
     """
 
     def __init__(self, label: str = "memory") -> None:
+        super().__init__()
         self.label = label
         self._lock = threading.Lock()
         self._rows: list[_Row] = []
@@ -87,9 +86,6 @@ class MemoryEventStore(EventStore):
         self._blobs: dict[str, _Blob] = {}
         self._labels: dict[str, str] = {}
         """Which run holds each label."""
-        self._claims: dict[str, ClaimHolder] = {}
-        self._work: dict[str, dict[str, WorkItem]] = {}
-        """Each run's work items by task id."""
         self._summaries: dict[tuple[str, str], Summary] = {}
         self._marks: dict[str, int] = {}
 
@@ -130,7 +126,7 @@ class MemoryEventStore(EventStore):
                 fresh = by_stream([e for e in events if e.event_id not in self._hashes])  # in SQL's order
                 self._check_blobs_present({sha for e in fresh for sha in e.blobs}, blobs)
                 rows = self._continuing(fresh)
-                labels = self._new_labels((_label(e), e.stream) for e in fresh if e.type == "run.started")
+                labels = self._new_labels(claimed_labels(fresh))
                 self._keep(rows, blob_rows, labels)
         except LabelTaken:
             raise
@@ -291,72 +287,3 @@ class MemoryEventStore(EventStore):
 
     async def close(self) -> None:
         """Nothing to release: the contents live as long as the object."""
-
-    # -- coordination ---------------------------------------------------------------------------
-    async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
-        with self._lock:
-            holder = self._claims.get(key)
-            if holder is not None:
-                if holder.owner == me.owner:
-                    return None
-                if not holder.is_stale(time.time()):
-                    return holder
-            self._claims[key] = me
-        return None
-
-    async def release_claim(self, key: str, me: ClaimHolder) -> None:
-        with self._lock:
-            holder = self._claims.get(key)
-            if holder is not None and holder.owner == me.owner:
-                del self._claims[key]
-
-    async def seed_work(self, run_id: str, task_ids: Sequence[str]) -> None:
-        with self._lock:
-            items = self._work.setdefault(run_id, {})
-            for task in task_ids:
-                items.setdefault(task, WorkItem(task, None, None, None, 0.0, False))
-
-    async def claim_work(self, run_id: str, me: ClaimHolder, lease_s: float) -> str | None:
-        now = time.time()
-        with self._lock:
-            items = self._work.get(run_id, {})
-            for task in sorted(items):
-                item = items[task]
-                if not item.done and (item.owner is None or item.lease_until < now):
-                    items[task] = replace(item, owner=me.owner, host=me.host, pid=me.pid, lease_until=now + lease_s)
-                    return task
-        return None
-
-    async def renew_work(self, run_id: str, task_id: str, me: ClaimHolder, lease_s: float) -> bool:
-        until = time.time() + lease_s
-        return self._update_mine(run_id, task_id, me, lambda item: replace(item, lease_until=until))
-
-    async def finish_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
-        self._update_mine(run_id, task_id, me, lambda item: replace(item, done=True))
-
-    async def release_work(self, run_id: str, task_id: str, me: ClaimHolder) -> None:
-        def free(item: WorkItem) -> WorkItem:
-            return item if item.done else replace(item, owner=None, host=None, pid=None, lease_until=0.0)
-
-        self._update_mine(run_id, task_id, me, free)
-
-    def _update_mine(self, run_id: str, task_id: str, me: ClaimHolder, change: Callable[[WorkItem], WorkItem]) -> bool:
-        """Change ``me``'s work item; False (nothing changed) if it is not ``me``'s."""
-        with self._lock:
-            items = self._work.get(run_id, {})
-            item = items.get(task_id)
-            if item is None or item.owner != me.owner:
-                return False
-            items[task_id] = change(item)
-        return True
-
-    async def work_items(self, run_id: str) -> list[WorkItem]:
-        with self._lock:
-            items = self._work.get(run_id, {})
-            return [items[task] for task in sorted(items)]
-
-
-def _label(event: StoredEvent) -> str:
-    payload = event.decode().payload
-    assert isinstance(payload, RunStarted)
-    return payload.label

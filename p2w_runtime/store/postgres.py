@@ -8,7 +8,7 @@ A writer that trusts the end of the log it last committed skips those reads, and
 as one statement that takes the lock itself; rows that collide with another writer's newer ones are refused
 by the primary key or ``(stream, seq)`` and the append is done again from a fresh read (``_log_end.py``).
 Triggers refuse UPDATE, DELETE and TRUNCATE on ``events``, ``segments`` and ``blobs`` (but the DELETE of an event row
-a segment holds: compaction).
+a segment holds: compaction; ``_postgres_schema.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
 from p2w_runtime.store._location import URL_PATTERN
 from p2w_runtime.store._log_end import LogMoved
-from p2w_runtime.store._segments import COMPACTED_INDEX
+from p2w_runtime.store._postgres_schema import APPEND_ONLY, TRIGGERS
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
 
@@ -41,48 +41,6 @@ WRITE_LOCK = 0x7032_772D_7274  # "p2w-rt": the advisory lock every write transac
 SCHEMA_LOCK = WRITE_LOCK + 1
 """Held while creating tables: several workers starting at once would otherwise race CREATE TABLE."""
 
-_APPEND_ONLY = [
-    "CREATE OR REPLACE FUNCTION p2w_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-    "RAISE EXCEPTION '% are append-only: % refused', TG_TABLE_NAME, TG_OP "
-    "USING ERRCODE = 'integrity_constraint_violation'; "
-    "END $$",
-    # compaction (``_sql_compact.py``) deletes the rows of events it has just stored in a segment: no other row goes
-    "CREATE OR REPLACE FUNCTION p2w_delete_held() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-    "IF EXISTS (SELECT 1 FROM segments WHERE stream = OLD.stream AND last_seq >= OLD.seq AND first_seq <= OLD.seq) "
-    "THEN RETURN OLD; END IF; "
-    "RAISE EXCEPTION 'events are append-only: DELETE refused (only a row a segment holds may go)' "
-    "USING ERRCODE = 'integrity_constraint_violation'; "
-    "END $$",
-    # an optimistic append (``_log_end.py``) learns that the log moved by colliding with a row at its first position;
-    # a compacted event left no row there, so rows at or before a segment's last position collide with it instead
-    "CREATE OR REPLACE FUNCTION p2w_past_segments() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-    "IF (SELECT min(position) FROM new_rows) <= (SELECT max(last_position) FROM segments) THEN "
-    "RAISE EXCEPTION 'events: a segment holds this position or a later one' "
-    "USING ERRCODE = 'unique_violation', CONSTRAINT = 'events_pkey'; END IF; RETURN NULL; "
-    "END $$",
-    *(
-        f"CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
-        f"FOR EACH ROW EXECUTE FUNCTION p2w_append_only()"
-        for table in ("blobs", "segments")
-    ),
-    "CREATE OR REPLACE TRIGGER events_append_only BEFORE UPDATE ON events "
-    "FOR EACH ROW EXECUTE FUNCTION p2w_append_only()",
-    "CREATE OR REPLACE TRIGGER events_delete_held BEFORE DELETE ON events "
-    "FOR EACH ROW EXECUTE FUNCTION p2w_delete_held()",
-    "CREATE OR REPLACE TRIGGER events_past_segments AFTER INSERT ON events REFERENCING NEW TABLE AS new_rows "
-    "FOR EACH STATEMENT EXECUTE FUNCTION p2w_past_segments()",
-    *(
-        f"CREATE OR REPLACE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
-        f"FOR EACH STATEMENT EXECUTE FUNCTION p2w_append_only()"
-        for table in ("events", "blobs", "segments")
-    ),
-    COMPACTED_INDEX,  # with the triggers that came with it: a database that lacks them lacks it
-]
-"""``INSERT ... ON CONFLICT DO UPDATE`` runs the UPDATE trigger, so no upsert can rewrite an event either."""
-_TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs", "segments") for kind in ("append_only", "no_truncate")} | {
-    "events_delete_held",
-    "events_past_segments",
-}
 COPY_ROWS = 64
 """Event batches at least this large go in by binary COPY (measured in docs/design/postgres.md)."""
 IDLE_IN_TRANSACTION_S = float(os.environ.get("P2W_PG_IDLE_IN_TRANSACTION_S", "30"))
@@ -288,10 +246,10 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
                 raise StoreError(f"{label}: {why} (record or import a run first)")
             store.has_segments = not read_only or "segments" in present  # a writer adds the table below
             triggers = {r[0] for r in await conn.execute(text("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"))}
-            if not read_only and not (present >= set(SQLModel.metadata.tables) and triggers >= _TRIGGERS):
+            if not read_only and not (present >= set(SQLModel.metadata.tables) and triggers >= TRIGGERS):
                 await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
                 await conn.run_sync(SQLModel.metadata.create_all)
-                for ddl in _APPEND_ONLY:
+                for ddl in APPEND_ONLY:
                     await conn.execute(text(ddl))
     except StoreError:
         await engine.dispose()

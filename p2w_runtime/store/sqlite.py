@@ -1,6 +1,6 @@
-"""The embedded SQLite backend: the file checked before it is opened, WAL, busy timeout, reading connections
-(aiosqlite), setting a file up. What it adds to the tables is in ``_sqlite_schema.py``, its writer in
-``_sqlite_writer.py``.
+"""The embedded SQLite backend: opening a file, reading connections (aiosqlite), setting a file up. The file's checks
+and each connection's set-up (WAL, busy timeout) are in ``_sqlite_file.py``, what it adds to the tables in
+``_sqlite_schema.py``, its writer in ``_sqlite_writer.py``.
 
 Opening a store that is already set up, and reading it with the statements compiled ahead
 (``sqlite_statements.json``), imports no SQLAlchemy: a listing (``runs``, ``show RUN``) never does. The engine,
@@ -10,17 +10,13 @@ compiled (docs/design/startup.md, fourth round).
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import struct
 import threading
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 import aiosqlite
 
@@ -28,6 +24,7 @@ from p2w_rt.schemas import NewEvent, StoredEvent
 from p2w_runtime.store._event_store import IntegrityError, StoreError
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
+from p2w_runtime.store._sqlite_file import check_sqlite_file, make_engine, opened_as, prepare, writable
 from p2w_runtime.store._sqlite_schema import (
     BACKFILL_LABELS,
     INDEXES,
@@ -38,7 +35,6 @@ from p2w_runtime.store._sqlite_schema import (
 from p2w_runtime.store._sqlite_statements import STATEMENTS, TABLES
 from p2w_runtime.store._sqlite_writer import (
     BUSY_TIMEOUT_MS,
-    BusyBackoff,
     SqliteWriter,
     WouldWait,
     WriteTransaction,
@@ -49,50 +45,6 @@ from p2w_runtime.store._sqlite_writer import (
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
     from sqlalchemy.sql import ClauseElement
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-def check_sqlite_file(path: Path, *, create: bool) -> None:
-    """Refuse a file that is not a whole SQLite database before SQLAlchemy ever sees it.
-
-    A missing file is created only when ``create``; a truncated or foreign file is an error
-    either way, because opening it would fail later or silently start a new log. An empty file is
-    accepted only when ``create``: it is what SQLite leaves between creating a database and writing
-    its first page, so another process opening the same new database at that moment sees one.
-    """
-    if not path.exists():
-        if create:
-            if not path.parent.exists():
-                raise StoreError(f"{path}: folder {path.parent} does not exist")
-            return
-        raise StoreError(f"{path}: no such database (record or import a run first, or pass --db)")
-    if path.is_dir():
-        raise StoreError(f"{path}: is a directory, not a database file")
-    size = path.stat().st_size
-    if size == 0:
-        if create:
-            return
-        raise StoreError(f"{path}: file is empty, not a p2w-rt database")
-    with path.open("rb") as handle:
-        header = handle.read(100)
-    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
-        raise StoreError(f"{path}: not a SQLite database")
-    page_size = struct.unpack(">H", header[16:18])[0]
-    page_size = 65536 if page_size == 1 else page_size
-    change_counter, page_count = struct.unpack(">II", header[24:32])
-    valid_for = struct.unpack(">I", header[92:96])[0]
-    # A checkpoint writes page 1 (with the new page count) before the pages after it; killed in
-    # between, the file is short but the WAL still holds every page, and SQLite recovers from it.
-    wal = path.with_name(path.name + "-wal")
-    recoverable = wal.exists() and wal.stat().st_size > 0
-    if valid_for == change_counter and size < page_size * page_count and not recoverable:
-        raise StoreError(f"{path}: database file is truncated ({size} of {page_size * page_count} bytes)")
-
-
-def _tables(cursor: Any) -> set[str]:
-    cursor.execute("SELECT name FROM sqlite_master WHERE type='table'")
-    return {row[0] for row in cursor.fetchall()}
 
 
 class _AiosqliteSession(Session):
@@ -130,11 +82,11 @@ class SqliteEventStore(SqlEventStore):
     def engine(self) -> AsyncEngine:  # type: ignore[override]  # made on first use, not passed in
         """The SQLAlchemy engine: for setting the store up (``create_all``), and the dialect statements are compiled
         for. Reading and writing use the driver connections directly (``_driver``, ``SqliteWriter``)."""
-        return _engine(self._path, read_only=self.read_only, create=self._create)
+        return make_engine(self._path, read_only=self.read_only, create=self._create)
 
     async def _connect(self) -> aiosqlite.Connection:
-        """A reading connection, set up as the engine sets up each of its own (``_prepare``)."""
-        database, uri = _database(self._path, read_only=self.read_only)
+        """A reading connection, set up as the engine sets up each of its own (``prepare``)."""
+        database, uri = opened_as(self._path, read_only=self.read_only)
         opening = aiosqlite.connect(database, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         # as SQLAlchemy's adapter does, for aiosqlite before 0.22 (a Thread) and after: an unclosed store never
         # holds the interpreter's exit up
@@ -142,7 +94,7 @@ class SqliteEventStore(SqlEventStore):
         worker.daemon = True
         conn = await opening
         try:  # on the connection's own thread, as the engine's "connect" listener runs
-            await conn._execute(_prepare, conn._conn, read_only=self.read_only, create=self._create)
+            await conn._execute(prepare, conn._conn, read_only=self.read_only, create=self._create)
         except BaseException:
             await conn.close()
             raise
@@ -255,33 +207,6 @@ class SqliteEventStore(SqlEventStore):
                     await conn.execute(text(BACKFILL_LABELS))
 
 
-def writable(path: Path) -> bool:
-    """Whether this process may write the database: the file and its folder (for the WAL and shared-memory files).
-
-    ``os.access`` asks the kernel, so a read-only mount counts as read-only even for root.
-    """
-    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-
-
-def _database(path: Path, *, read_only: bool) -> tuple[str, bool]:
-    """What the driver opens, and whether it is a URI. Read-only is SQLite's ``mode=ro``; in a folder where the
-    WAL's shared-memory file cannot be created and no WAL is left to read, ``immutable=1`` (nothing can change the
-    file from there either)."""
-    if not read_only:
-        return str(path), False
-    query = "mode=ro"
-    wal = path.with_name(path.name + "-wal")
-    if not os.access(path.parent, os.W_OK) and not (wal.exists() and wal.stat().st_size > 0):
-        query += "&immutable=1"
-    return f"file:{quote(str(path.resolve()))}?{query}", True
-
-
-def _url(path: Path, *, read_only: bool) -> str:
-    """The engine's URL for the database ``_database`` names."""
-    database, uri = _database(path, read_only=read_only)
-    return f"sqlite+aiosqlite:///{database}" + ("&uri=true" if uri else "")
-
-
 async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool = False) -> SqliteEventStore:
     """Open (and, if ``create``, initialise) a SQLite event store, checking the file first.
 
@@ -306,58 +231,3 @@ async def open_sqlite(path: str | Path, *, create: bool = True, read_only: bool 
             raise database_problem(path, cause) from exc
         raise
     return store
-
-
-def _engine(path: Path, *, read_only: bool, create: bool) -> AsyncEngine:
-    """The SQLAlchemy engine of the store at ``path``: each connection set up by ``_prepare``, ``BEGIN IMMEDIATE``
-    when asked (``p2w_immediate``), driver errors naming the file."""
-    from sqlalchemy import event
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    engine = create_async_engine(_url(path, read_only=read_only), connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-
-    @event.listens_for(engine.sync_engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        _prepare(dbapi_connection, read_only=read_only, create=create)
-
-    @event.listens_for(engine.sync_engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        immediate = conn.get_execution_options().get("p2w_immediate")
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-    @event.listens_for(engine.sync_engine, "handle_error")
-    def _name_the_file(context: Any) -> Exception | None:
-        return unreadable(path, context.original_exception)
-
-    return engine
-
-
-def _prepare(dbapi_connection: Any, *, read_only: bool, create: bool) -> None:
-    """Set up a new connection (the engine's, or a reading one): we issue BEGIN ourselves, wait for locks, and
-    switch a file that is ours to WAL."""
-    dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    # WAL is persistent: never switch a foreign file, nor one opened read-only
-    if not read_only and may_become_ours(_tables(cursor), create=create):
-        _switch_to_wal(cursor)
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
-
-
-def _switch_to_wal(cursor: Any) -> None:
-    """Put the file in WAL mode unless it is already. The switch takes an exclusive lock, and two processes making
-    one new file at once may each hold the shared lock the other waits behind: SQLite then refuses one at once,
-    without its busy handler, "database is locked". That one waits as the busy handler would (``BusyBackoff``) and
-    looks again (``test_two_processes_appending_to_one_new_file...``: 2 failures in 15
-    runs before)."""
-    backoff = BusyBackoff()
-    while True:
-        try:
-            cursor.execute("PRAGMA journal_mode")  # the engine's cursor returns nothing from execute
-            if cursor.fetchone()[0] != "wal":
-                cursor.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            pause = backoff.pause(exc)
-        time.sleep(pause)  # on the driver's thread, or the engine's set-up of a new file

@@ -12,31 +12,22 @@ import asyncio
 import itertools
 import json
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from aiohttp import web
 
-from p2w_runtime.llm import Api, Completion, parse_usage, read_request, render_answer, response_object
+from p2w_runtime.llm import read_request
 from p2w_runtime.testing._replies import (
-    Delay,
-    Garbage,
-    HttpError,
     Reply,
     ReplySpec,
     RequestJson,
     Rule,
-    Text,
-    ToolCall,
-    Usage,
     message_text,
     resolve,
 )
-
-_ERROR_TYPES = {429: "rate_limit_exceeded", 400: "invalid_request_error", 401: "authentication_error"}
+from p2w_runtime.testing._scripted_answers import answer, error
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,118 +168,27 @@ class ScriptedLlm:
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         received = await self._record(request)
         if not isinstance(received.body, dict) or not isinstance(received.body.get("messages"), list):
-            return _error(400, "request body must be a JSON object with a 'messages' list")
+            return error(400, "request body must be a JSON object with a 'messages' list")
         reply = self._choose(received.body)
         if reply is None:
             last = next((message_text(m) for m in reversed(received.body["messages"]) if isinstance(m, dict)), "")
-            return _error(
+            return error(
                 400,
                 f"scripted server: no reply scripted for this request (last message: {last[:200]!r})",
                 kind="script_exhausted",
             )
-        return await self._answer(reply, received.body)
+        return await answer(reply, received.body, "chat", self._ids, self.models[0])
 
     async def _responses(self, request: web.Request) -> web.StreamResponse:
         """``POST /v1/responses``: scripted like a chat whose messages are the instructions and the input."""
         received = await self._record(request)
         if not isinstance(received.body, dict) or "input" not in received.body:
-            return _error(400, "request body must be a JSON object with an 'input'")
+            return error(400, "request body must be a JSON object with an 'input'")
         body = {**received.body, "messages": read_request("responses", received.body).messages}
         reply = self._choose(body)
         if reply is None:
-            return _error(400, "scripted server: no reply scripted for this request", kind="script_exhausted")
-        return await self._answer(reply, body, "responses")
-
-    async def _answer(self, reply: Reply, body: RequestJson, api: Api = "chat") -> web.StreamResponse:
-        if isinstance(reply, Delay):
-            await asyncio.sleep(reply.seconds)
-            return await self._answer(reply.then, body, api)
-        if isinstance(reply, HttpError):
-            headers = {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after is not None else None
-            return _error(reply.status, reply.message, headers=headers)
-        if isinstance(reply, Garbage):
-            if isinstance(reply.body, dict):
-                return web.json_response(reply.body, status=reply.status)
-            return web.Response(text=reply.body, status=reply.status, content_type=reply.content_type)
-        if isinstance(reply, Text) and (api == "responses" or body.get("stream")):
-            chat = self._completion(reply, body)
-            answer = Completion(reply.content, reply.finish_reason, parse_usage(chat.get("usage")), chat["model"])
-            content_type, text = render_answer(api, answer, chat["model"], bool(body.get("stream")), next(self._ids))
-            return web.Response(text=text, content_type=content_type)
-        if isinstance(reply, Text):
-            return web.json_response(self._completion(reply, body))
-        if isinstance(reply, ToolCall):
-            return self._tool_call(reply, body, api)
-        raise TypeError(f"not a scripted reply: {reply!r}")
-
-    def _completion(self, reply: Text, body: RequestJson) -> dict[str, Any]:
-        completion: dict[str, Any] = {
-            "id": f"chatcmpl-scripted-{next(self._ids)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": str(body.get("model", self.models[0])),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": reply.finish_reason,
-                }
-            ],
-        }
-        usage = reply.usage
-        if usage == "auto":
-            prompt_chars = sum(len(message_text(m)) for m in body["messages"] if isinstance(m, dict))
-            usage = Usage(prompt_chars // 4 + 1, len(reply.content) // 4 + 1)
-        if isinstance(usage, Usage):
-            completion["usage"] = {
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-            }
-        return completion
-
-    def _tool_call(self, reply: ToolCall, body: RequestJson, api: Api) -> web.Response:
-        """A tool call in the shape asked for: a chat completion (streamed or not) or a Responses object."""
-        serial = next(self._ids)
-        model = str(body.get("model", self.models[0]))
-        call = {
-            "id": f"call_{serial}",
-            "type": "function",
-            "function": {"name": reply.name, "arguments": reply.arguments},
-        }
-        if api == "responses":
-            item = {
-                "type": "function_call", "id": f"fc_{serial}", "call_id": f"call_{serial}", "name": reply.name,
-                "arguments": reply.arguments, "status": "completed",
-            }  # fmt: skip
-            answer = response_object(Completion("", "completed", None, model), model, serial)
-            answer["output"] = [item]
-            if not body.get("stream"):
-                return web.json_response(answer)
-            done = {"type": "response.completed", "sequence_number": 0, "response": answer}
-            return web.Response(
-                text=f"event: {done['type']}\ndata: {json.dumps(done)}\n\n", content_type="text/event-stream"
-            )
-        completion = self._completion(Text(""), body)
-        completion["choices"][0] = {
-            "index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-            "finish_reason": "tool_calls",
-        }  # fmt: skip
-        if not body.get("stream"):
-            return web.json_response(completion)
-        head = {
-            "id": completion["id"],
-            "object": "chat.completion.chunk",
-            "created": completion["created"],
-            "model": model,
-        }
-        delta = {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **call}]}
-        chunks = [
-            {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-            {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-        ]
-        text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-        return web.Response(text=text, content_type="text/event-stream")
+            return error(400, "scripted server: no reply scripted for this request", kind="script_exhausted")
+        return await answer(reply, body, "responses", self._ids, self.models[0])
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
         await self._record(request)
@@ -371,11 +271,3 @@ class ScriptedLlm:
 
     def __exit__(self, *exc: object) -> None:
         self.stop_thread()
-
-
-def _error(
-    status: int, message: str, *, kind: str | None = None, headers: dict[str, str] | None = None
-) -> web.Response:
-    error_type = kind or _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    body = {"error": {"message": message, "type": error_type, "param": None, "code": error_type}}
-    return web.json_response(body, status=status, headers=headers)

@@ -12,11 +12,12 @@ from p2w_runtime.lazy import lazy_names
 
 if TYPE_CHECKING:
     from p2w_rt.replay.agenticshop._extract import extract_by_rules
-    from p2w_rt.replay.agenticshop._judges import SHOP_JUDGES, missing_target, target_brand
+    from p2w_rt.replay.agenticshop._judges import SHOP_JUDGES
     from p2w_rt.replay.agenticshop._pages import attribute, read_page
     from p2w_rt.replay.agenticshop._plugin import AGENTICSHOP
     from p2w_rt.replay.agenticshop._settings import ShopSettings
     from p2w_rt.replay.agenticshop._tables import TABLES
+    from p2w_rt.replay.agenticshop._target import missing_target, target_brand
 
 __all__ = [
     "AGENTICSHOP",
@@ -33,8 +34,8 @@ __all__ = [
 _MODULES = {
     "extract_by_rules": "_extract",
     "SHOP_JUDGES": "_judges",
-    "missing_target": "_judges",
-    "target_brand": "_judges",
+    "missing_target": "_target",
+    "target_brand": "_target",
     "attribute": "_pages",
     "read_page": "_pages",
     "AGENTICSHOP": "_plugin",

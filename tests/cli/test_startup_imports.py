@@ -216,7 +216,7 @@ def test_the_listing_builds_only_the_payload_models_it_validates(tmp_path: Path,
     report = tmp_path / "built.json"
     probe = _REPORT.replace(
         "from p2w_rt import cli\n",
-        "from p2w_rt import cli\nfrom p2w_rt.schemas._envelope import PAYLOAD_ADAPTER, PAYLOAD_MODELS\n",
+        "from p2w_rt import cli\nfrom p2w_rt.schemas._payload_decode import PAYLOAD_ADAPTER, PAYLOAD_MODELS\n",
     ).replace(
         '"modules": sorted(sys.modules)',
         '"modules": sorted(n for n, m in PAYLOAD_MODELS.items() if m.__pydantic_complete__),'

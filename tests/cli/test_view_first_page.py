@@ -18,8 +18,8 @@ from p2w_cli.view._filters import parse_filter
 from p2w_cli.view._first_page import MODEL, prices_key
 from p2w_cli.view._links import ServerLinks
 from p2w_cli.view._pages import ViewQueries, ViewState
-from p2w_cli.view._queries import RunPage
 from p2w_cli.view._render import environment
+from p2w_cli.view._run_page import RunPage
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started

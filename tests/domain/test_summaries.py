@@ -22,7 +22,8 @@ from p2w_runtime.domain import (
     list_runs,
     rebuild_summaries,
 )
-from p2w_runtime.domain._summaries import EPISODES, MODEL, RUNS, SUMMARY_TYPES
+from p2w_runtime.domain._summaries import SUMMARY_TYPES
+from p2w_runtime.domain._summary_rows import EPISODES, MODEL, RUNS
 from p2w_runtime.store import EventStore, MemoryEventStore, Summary, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 from tests.helpers.paths import DATA

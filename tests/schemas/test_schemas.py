@@ -87,8 +87,8 @@ def test_old_event_loads_through_upcaster(monkeypatch: pytest.MonkeyPatch) -> No
 
     from pydantic import TypeAdapter
 
-    monkeypatch.setitem(schemas._envelope.CURRENT_VERSIONS, "rationale", 2)
-    monkeypatch.setattr(schemas._envelope, "PAYLOAD_ADAPTER", TypeAdapter(RationaleV2))
+    monkeypatch.setitem(schemas._payload_decode.CURRENT_VERSIONS, "rationale", 2)
+    monkeypatch.setattr(schemas._payload_decode, "PAYLOAD_ADAPTER", TypeAdapter(RationaleV2))
     with pytest.raises(schemas.UpcastError):
         old.decode()
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_runtime.store import StoreError, connect_store, open_store, verify_store
-from p2w_runtime.store.sqlite import check_sqlite_file
+from p2w_runtime.store._sqlite_file import check_sqlite_file
 from tests.helpers.builders import build_run
 
 PAGE = 4096

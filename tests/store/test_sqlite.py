@@ -13,7 +13,7 @@ from p2w_rt.schemas import blob_hash
 from p2w_runtime.domain._summaries import SUMMARY_TYPES
 from p2w_runtime.store import EventStore, connect_store
 from p2w_runtime.store._core import TYPE_INDEXED, TYPE_INDEXED_SQL
-from p2w_runtime.store._sql import _all_page
+from p2w_runtime.store._sql_reads import all_page
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import observation, page_text
 from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteEventStore
@@ -180,7 +180,7 @@ async def test_only_the_lifecycle_types_are_indexed_and_typed_reads_of_them_use_
         with sqlite3.connect(path) as raw:
 
             def plan(types: tuple[str, ...], prefix: str | None) -> str:
-                page = store._page(*_all_page(types, prefix))
+                page = store._page(*all_page(types, prefix))
                 params = page.params(after=0, limit=10, segment_limit=1)
                 return " | ".join(row[-1] for row in raw.execute(f"EXPLAIN QUERY PLAN {page.sql}", params))
 

@@ -1,7 +1,9 @@
 """Trajectories: the read model judges and classifiers work on, projected from an episode's events."""
 
 from p2w_runtime.domain.trajectory._load import EPISODE_CHUNK, EpisodeChunks, load_trajectories, load_trajectory
-from p2w_runtime.domain.trajectory._model import (
+from p2w_runtime.domain.trajectory._model import Trajectory
+from p2w_runtime.domain.trajectory._project import ProjectionError, project, project_slice
+from p2w_runtime.domain.trajectory._records import (
     ActionCommand,
     ActionRecord,
     CaptureRecord,
@@ -15,9 +17,7 @@ from p2w_runtime.domain.trajectory._model import (
     RationaleRecord,
     RetrievalRecord,
     RetrievedEntry,
-    Trajectory,
 )
-from p2w_runtime.domain.trajectory._project import ProjectionError, project, project_slice
 from p2w_runtime.domain.trajectory._steps import EpisodeShape, episode_shape, first_seq_of_step
 
 __all__ = [

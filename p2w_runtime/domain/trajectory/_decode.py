@@ -14,7 +14,7 @@ import msgspec
 
 from p2w_rt.schemas import CURRENT_VERSIONS
 from p2w_runtime.domain.trajectory._envelope import StoredEnvelope
-from p2w_runtime.domain.trajectory._model import (
+from p2w_runtime.domain.trajectory._records import (
     ActionRecord,
     LlmCallRecord,
     ObservationRecord,

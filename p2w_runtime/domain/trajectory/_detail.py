@@ -9,7 +9,7 @@ import msgspec
 
 from p2w_rt.schemas import Event, HistoryRetrieval, LlmCall, StoredEvent, format_timestamp
 from p2w_runtime.domain.trajectory._envelope import Envelope, StoredEnvelope
-from p2w_runtime.domain.trajectory._model import LlmCallDetail
+from p2w_runtime.domain.trajectory._records import LlmCallDetail
 from p2w_runtime.store import StoreError
 
 _DETAIL = msgspec.json.Decoder(LlmCallDetail)

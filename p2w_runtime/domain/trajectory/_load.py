@@ -7,8 +7,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.domain import TAIL_TYPES, episodes_of
-from p2w_runtime.domain.trajectory._model import EpisodeRecord, Trajectory
+from p2w_runtime.domain.trajectory._model import Trajectory
 from p2w_runtime.domain.trajectory._project import ProjectionError, _Fold
+from p2w_runtime.domain.trajectory._records import EpisodeRecord
 from p2w_runtime.domain.trajectory._steps import first_seq_of_step
 from p2w_runtime.store import EventStore
 

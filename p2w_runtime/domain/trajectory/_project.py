@@ -23,7 +23,8 @@ from p2w_runtime.domain import run_of
 from p2w_runtime.domain.trajectory._decode import FastRecord, decode_record
 from p2w_runtime.domain.trajectory._detail import call_detail, recorded_at, retrieved_entries
 from p2w_runtime.domain.trajectory._envelope import Envelope, StoredEnvelope
-from p2w_runtime.domain.trajectory._model import (
+from p2w_runtime.domain.trajectory._model import Trajectory
+from p2w_runtime.domain.trajectory._records import (
     ActionCommand,
     ActionRecord,
     CaptureRecord,
@@ -38,7 +39,6 @@ from p2w_runtime.domain.trajectory._model import (
     RationaleRecord,
     RetrievalRecord,
     RetrievedEntry,
-    Trajectory,
 )
 from p2w_runtime.store import StoreError, after_end_problem
 

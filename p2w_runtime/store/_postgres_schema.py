@@ -1,0 +1,50 @@
+"""What PostgreSQL adds to the tables: the triggers that keep ``events``, ``segments`` and ``blobs`` append-only (but
+the DELETE of an event row a segment holds: compaction), and the index of compacted episodes; ``TRIGGERS`` names the
+triggers a set-up database holds."""
+
+from __future__ import annotations
+
+from p2w_runtime.store._segments import COMPACTED_INDEX
+
+APPEND_ONLY = [
+    "CREATE OR REPLACE FUNCTION p2w_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "RAISE EXCEPTION '% are append-only: % refused', TG_TABLE_NAME, TG_OP "
+    "USING ERRCODE = 'integrity_constraint_violation'; "
+    "END $$",
+    # compaction (``_sql_compact.py``) deletes the rows of events it has just stored in a segment: no other row goes
+    "CREATE OR REPLACE FUNCTION p2w_delete_held() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF EXISTS (SELECT 1 FROM segments WHERE stream = OLD.stream AND last_seq >= OLD.seq AND first_seq <= OLD.seq) "
+    "THEN RETURN OLD; END IF; "
+    "RAISE EXCEPTION 'events are append-only: DELETE refused (only a row a segment holds may go)' "
+    "USING ERRCODE = 'integrity_constraint_violation'; "
+    "END $$",
+    # an optimistic append (``_log_end.py``) learns that the log moved by colliding with a row at its first position;
+    # a compacted event left no row there, so rows at or before a segment's last position collide with it instead
+    "CREATE OR REPLACE FUNCTION p2w_past_segments() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF (SELECT min(position) FROM new_rows) <= (SELECT max(last_position) FROM segments) THEN "
+    "RAISE EXCEPTION 'events: a segment holds this position or a later one' "
+    "USING ERRCODE = 'unique_violation', CONSTRAINT = 'events_pkey'; END IF; RETURN NULL; "
+    "END $$",
+    *(
+        f"CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION p2w_append_only()"
+        for table in ("blobs", "segments")
+    ),
+    "CREATE OR REPLACE TRIGGER events_append_only BEFORE UPDATE ON events "
+    "FOR EACH ROW EXECUTE FUNCTION p2w_append_only()",
+    "CREATE OR REPLACE TRIGGER events_delete_held BEFORE DELETE ON events "
+    "FOR EACH ROW EXECUTE FUNCTION p2w_delete_held()",
+    "CREATE OR REPLACE TRIGGER events_past_segments AFTER INSERT ON events REFERENCING NEW TABLE AS new_rows "
+    "FOR EACH STATEMENT EXECUTE FUNCTION p2w_past_segments()",
+    *(
+        f"CREATE OR REPLACE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION p2w_append_only()"
+        for table in ("events", "blobs", "segments")
+    ),
+    COMPACTED_INDEX,  # with the triggers that came with it: a database that lacks them lacks it
+]
+"""``INSERT ... ON CONFLICT DO UPDATE`` runs the UPDATE trigger, so no upsert can rewrite an event either."""
+TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs", "segments") for kind in ("append_only", "no_truncate")} | {
+    "events_delete_held",
+    "events_past_segments",
+}

@@ -1,0 +1,66 @@
+"""Run claims over SQL (``RunCoordination``): one row per claimed key, taken from a stale holder in the same write
+transaction, released only by its owner."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from p2w_runtime.store import _core as core
+from p2w_runtime.store._claims import ClaimHolder
+from p2w_runtime.store._core import OnFirstUse
+from p2w_runtime.store._sql_base import SqlStoreBase, fixed
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy import ClauseElement
+else:
+    sa = OnFirstUse("sqlalchemy")
+
+
+@fixed
+def _claim_holder() -> ClauseElement:
+    c = core.CLAIMS.c
+    return sa.select(c.owner, c.host, c.pid, c.claimed_at).where(c.key == sa.bindparam("key"))
+
+
+@fixed
+def _drop_claim() -> ClauseElement:
+    return sa.delete(core.CLAIMS).where(core.CLAIMS.c.key == sa.bindparam("key"))
+
+
+@fixed
+def _insert_claim() -> ClauseElement:
+    c = core.CLAIMS.c
+    columns = (c.key, c.owner, c.host, c.pid, c.claimed_at)
+    return sa.insert(core.CLAIMS).values({column: sa.bindparam(column.key) for column in columns})
+
+
+@fixed
+def _release_claim() -> ClauseElement:
+    c = core.CLAIMS.c
+    return sa.delete(core.CLAIMS).where(c.key == sa.bindparam("key"), c.owner == sa.bindparam("owner"))
+
+
+class SqlClaims(SqlStoreBase):
+    """``try_claim`` and ``release_claim`` of a SQL store."""
+
+    async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
+        holder_of, stale, claim = (self._statement(n) for n in ("claim_holder", "drop_claim", "insert_claim"))
+        async with self._writing() as session:
+            rows = await session.fetch(holder_of.sql, holder_of.params(key=key))
+            if rows:
+                holder = ClaimHolder(*rows[0])
+                if holder.owner == me.owner:
+                    return None
+                if not holder.is_stale(time.time()):
+                    return holder
+                await session.fetch(stale.sql, stale.params(key=key))
+            mine = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
+            await session.fetch(claim.sql, claim.params(**mine))
+        return None
+
+    async def release_claim(self, key: str, me: ClaimHolder) -> None:
+        release = self._statement("release_claim")
+        async with self._writing() as session:
+            await session.fetch(release.sql, release.params(key=key, owner=me.owner))

@@ -1,0 +1,131 @@
+"""The statements a SQL store reads events with, each selecting a page of rows and the segments overlapping it in
+one statement (``_sql_pages.py`` merges them): one event, one stream, many streams, the whole log after a position,
+and the log filtered by type and stream prefix.
+
+Each page read is ``FIXED`` twice: reading rows and segments alike, and rows alone for a database of the earlier
+schema (``SqlStoreBase._with_segments`` picks one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from p2w_runtime.store import _core as core
+from p2w_runtime.store._core import OnFirstUse
+from p2w_runtime.store._segments import COMPACTED_LIKE
+from p2w_runtime.store._sql_base import fixed, in_chunk
+from p2w_runtime.store._sql_pages import with_segments, without_segments
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy import BindParameter, ClauseElement, ColumnElement, Select
+else:
+    sa = OnFirstUse("sqlalchemy")
+
+
+def _event_rows() -> Select[Any]:
+    e = core.EVENTS.c
+    return sa.select(*core.EVENT_COLUMNS).where(e.stream == sa.bindparam("stream"), e.seq == sa.bindparam("seq"))
+
+
+@fixed
+def _event() -> ClauseElement:
+    return without_segments(_event_rows())
+
+
+@fixed
+def _event_with_segments() -> ClauseElement:
+    s = core.SEGMENTS.c
+    stream: BindParameter[str] = sa.bindparam("stream")
+    seq: BindParameter[int] = sa.bindparam("seq")
+    return with_segments(_event_rows(), (s.stream == stream, s.first_seq <= seq, s.last_seq >= seq), 1)
+
+
+def _all_after(*, segments_too: bool) -> ClauseElement:
+    """A page of ``read_all`` without filters (what brings summaries up to date): compiled ahead."""
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    rows = sa.select(*core.EVENT_COLUMNS).where(core.EVENTS.c.position > after).order_by(core.EVENTS.c.position)
+    segments_after = (core.SEGMENTS.c.last_position > after, core.SEGMENTS.c.codec.not_like(COMPACTED_LIKE))
+    return page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments_too)
+
+
+def _one_stream(*, segments_too: bool) -> ClauseElement:
+    """A page of ``read_stream``: the stream is bound, so one statement compiled ahead reads any stream."""
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    stream: BindParameter[str] = sa.bindparam("stream", value="")
+    e, s = core.EVENTS.c, core.SEGMENTS.c
+    rows = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > after).order_by(e.seq)
+    return page_of(rows, ("seq",), (s.stream == stream, s.last_seq > after), s.last_seq, segments_too=segments_too)
+
+
+def _streams_page(*, chained: bool, segments_too: bool) -> ClauseElement:
+    """A page of ``read_streams`` (or, ``chained``, ``read_chained``: only a ``ChainedEvent``'s columns) over
+    ``ID_CHUNK`` streams bound as an ``in_chunk``."""
+    columns = core.CHAINED_COLUMNS if chained else core.EVENT_COLUMNS
+    after_stream: BindParameter[str] = sa.bindparam("after_stream", value="")
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    listed = in_chunk()
+    e, s = core.EVENTS.c, core.SEGMENTS.c
+    rows = (
+        sa.select(*columns)
+        .where(
+            e.stream.in_(listed),
+            # not the row value (stream, seq) > (?, ?): SQLite then rescans the streams before it
+            sa.or_(after_stream < e.stream, sa.and_(after_stream == e.stream, e.seq > after)),
+        )
+        .order_by(e.stream, e.seq)
+    )
+    segments = (
+        s.stream.in_(listed),
+        sa.or_(after_stream < s.stream, sa.and_(after_stream == s.stream, s.last_seq > after)),
+    )
+    by = ("stream", "seq")
+    return page_of(rows, by, segments, s.stream, s.last_seq, segments_too=segments_too)
+
+
+def page_of(
+    rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any, segments_too: bool
+) -> ClauseElement:
+    """A page: up to ``:limit`` rows and the next ``:segment_limit`` segments, in one statement, ordered on the
+    columns named ``by`` (a segment by its first event): a ``UNION`` of ordered parts has no order of its own."""
+    rows = rows.limit(sa.bindparam("limit", value=0))
+    if not segments_too:
+        return without_segments(rows)
+    query = with_segments(rows, segments, sa.bindparam("segment_limit", value=0), *order)
+    return query.order_by(*(query.selected_columns[name] for name in by))
+
+
+def all_page(
+    types: Sequence[str] | None, prefix: str | None
+) -> tuple[Select[Any], tuple[str, ...], list[ColumnElement[bool]], Any]:
+    """A page of ``read_all`` with filters, as ``SqlEventStore._page`` takes it: rows of ``types`` (none: every type)
+    in streams under ``prefix`` (none: every stream), and the segments that may hold such events.
+
+    On SQLite only the lifecycle types have an index (``TYPE_INDEXED``); other typed reads walk the log by position
+    from ``after``, as an untyped read does (docs/design/store.md, "Appends, fifth round").
+    """
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    e, s = core.EVENTS.c, core.SEGMENTS.c
+    rows = sa.select(*core.EVENT_COLUMNS).where(e.position > after)
+    segments: list[ColumnElement[bool]] = [s.last_position > after, s.codec.not_like(COMPACTED_LIKE)]
+    if prefix is not None:
+        rows = rows.where(e.stream.startswith(prefix, autoescape=True))
+        segments.append(s.stream.startswith(prefix, autoescape=True))
+    if types:
+        rows = rows.where(e.type.in_(list(types)))
+        if set(types) <= set(core.TYPE_INDEXED):
+            rows = rows.where(sa.text(core.TYPE_INDEXED_SQL))  # what lets SQLite use its partial index
+    return rows.order_by(e.position), ("position",), segments, s.last_position
+
+
+_PAGES: dict[str, Callable[..., ClauseElement]] = {
+    "stream_events": _one_stream,
+    "events_after": _all_after,
+    "streams_events": partial(_streams_page, chained=False),
+    "streams_chained": partial(_streams_page, chained=True),
+}
+for _name, _build in _PAGES.items():
+    fixed(partial(_build, segments_too=False), _name)
+    fixed(partial(_build, segments_too=True), f"{_name}_with_segments")
