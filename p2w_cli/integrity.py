@@ -151,7 +151,15 @@ def _echo_report(
     for tail in report.tails:
         if tail.events:
             click.echo(safe(_tail_line(tail.run_id, tail.streams, no_seal=tail.run_id in report.unsealed)), err=True)
-    summary = f"{report.streams} streams, {report.events} events, {report.blobs} blobs, {report.seals} seals"
+    summary = ", ".join(
+        counted(n, noun)
+        for n, noun in (
+            (report.streams, "stream"),
+            (report.events, "event"),
+            (report.blobs, "blob"),
+            (report.seals, "seal"),
+        )
+    )
     if report.incremental:
         summary += f" after position {report.since} (the log before it unchanged: its heads and counts)"
     if not report.ok or wrong is not None:
