@@ -11,7 +11,7 @@ from typing import Protocol
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._resume import resumed_request, selection_config
-from p2w_runtime.agent._run import ProgressCallback, plan_run, record_episodes
+from p2w_runtime.agent._run import NewRun, ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
@@ -86,12 +86,10 @@ async def record(
         timeout_s=request.llm_timeout_s,
         prices=PriceTable.default(request.prices),
     )
+    new = NewRun(tasks, dataset, label, model, config, run_config, carried, embedder_ref)
     worker_run = None
     if request.worker:  # before the browser starts, so that a run the workers cannot join is refused at once
-        worker_run = await join_run(
-            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config,
-            carried=carried, embedder=embedder_ref,
-        )  # fmt: skip
+        worker_run = await join_run(store, new)
     async with llm, hosted_browser(tasks, request.chromium, hosting) as browser:
         if worker_run is not None:
             run_id = worker_run
@@ -105,10 +103,7 @@ async def record(
 
             mine = await work(store, run_id, tasks, episode, concurrency=request.concurrency, progress=progress)
             return RecordSummary(run_id, label, 0, mine)
-        plan = await plan_run(
-            store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=resume,
-            carried=carried, embedder=embedder_ref,
-        )  # fmt: skip
+        plan = await plan_run(store, new, resume)
         outcomes = await record_episodes(
             store,
             plan,

@@ -81,31 +81,35 @@ class RunPlan:
         return self.run.run_id
 
 
-async def plan_run(
-    store: EventStore,
-    tasks: Sequence[Task],
-    dataset: TaskSet,
-    *,
-    label: str,
-    model: str,
-    config: AgentConfig,
-    run_config: dict[str, Any],
-    resume: RunInfo | None,
-    carried: CarriedDataset | None = None,
-    embedder: EmbedderRef | None = None,
-) -> RunPlan:
-    """Start a new run, or pick up ``resume``: tasks whose episode counts stay, unfinished attempts are
-    closed as aborted, and every other task of ``tasks`` is recorded again as ``TASK#n``. A new run's
-    ``run.started`` names the ``carried`` files (stored beside it) and the ``embedder``."""
-    if resume is None:
-        here = Provenance.here(dataset.dataset_id, dataset.content_hash)
-        settings = {**config.as_dict(), **run_config}
-        spec = RunSpec(label, AGENT_NAME, model, config.scheme, here, settings, carried=carried, embedder=embedder)
-        run = await start_run(store, spec)
-    else:
-        run = await resume_run(store, resume.run_id)
-    todo = [(t, run.episode_id(t.task_id)) for t in run.todo(tasks)]
-    kept = [run.counted[t.task_id] for t in tasks if t.task_id in run.counted]
+@dataclass(frozen=True)
+class NewRun:
+    """What ``record`` starts a run with: alone (``plan_run``) or as the first of its workers (``join_run``)."""
+
+    tasks: Sequence[Task]
+    dataset: TaskSet
+    label: str
+    model: str
+    config: AgentConfig
+    run_config: dict[str, Any]
+    carried: CarriedDataset | None = None
+    """The files its ``run.started`` names (stored beside it)."""
+    embedder: EmbedderRef | None = None
+
+    def spec(self) -> RunSpec:
+        here = Provenance.here(self.dataset.dataset_id, self.dataset.content_hash)
+        settings = {**self.config.as_dict(), **self.run_config}
+        return RunSpec(
+            self.label, AGENT_NAME, self.model, self.config.scheme, here, settings,
+            carried=self.carried, embedder=self.embedder,
+        )  # fmt: skip
+
+
+async def plan_run(store: EventStore, new: NewRun, resume: RunInfo | None) -> RunPlan:
+    """Start ``new``, or pick up ``resume``: tasks whose episode counts stay, unfinished attempts are closed as
+    aborted, and every other task of ``new.tasks`` is recorded again as ``TASK#n``."""
+    run = await start_run(store, new.spec()) if resume is None else await resume_run(store, resume.run_id)
+    todo = [(t, run.episode_id(t.task_id)) for t in run.todo(new.tasks)]
+    kept = [run.counted[t.task_id] for t in new.tasks if t.task_id in run.counted]
     if resume is not None:
         log.info("resuming run", run_id=run.run_id, kept=len(kept), aborted=run.aborted, todo=len(todo))
     return RunPlan(run, todo, kept)

@@ -15,16 +15,13 @@ import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import structlog
 
-from p2w_rt.schemas import EmbedderRef
-from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._episode import EpisodeOutcome
-from p2w_runtime.agent._run import ProgressCallback, RunProgress, plan_run
-from p2w_runtime.data import Task, TaskSet
-from p2w_runtime.domain import CarriedDataset, RunInfo, RunRecording, TaskLike, UnknownRun, find_run
+from p2w_runtime.agent._run import NewRun, ProgressCallback, RunProgress, plan_run
+from p2w_runtime.domain import RunInfo, RunRecording, TaskLike, UnknownRun, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, StreamEnded, this_process
 
@@ -41,35 +38,20 @@ RecordTask = Callable[[T, int], Awaitable[EpisodeOutcome]]
 how it ended; cancelled when the lease is lost or the worker stopped, the attempt then ends as aborted."""
 
 
-async def join_run(
-    store: EventStore,
-    tasks: Sequence[Task],
-    dataset: TaskSet,
-    *,
-    label: str,
-    model: str,
-    config: AgentConfig,
-    run_config: dict[str, Any],
-    carried: CarriedDataset | None = None,
-    embedder: EmbedderRef | None = None,
-) -> str:
-    """The run labelled ``label``: found, or started by this worker if no other got there first.
+async def join_run(store: EventStore, new: NewRun) -> str:
+    """The run labelled ``new.label``: found, or started by this worker if no other got there first.
 
     Every worker then seeds the work items (``work``), so a run whose creator died before it seeded them is
     completed by whoever joins next; a worker that selected other tasks than the run was started with is refused.
     """
     try:
-        found = await find_run(store, label)
+        found = await find_run(store, new.label)
     except UnknownRun:
         try:
-            plan = await plan_run(
-                store, tasks, dataset, label=label, model=model, config=config, run_config=run_config, resume=None,
-                carried=carried, embedder=embedder,
-            )  # fmt: skip
-            return plan.run_id
+            return (await plan_run(store, new, resume=None)).run_id
         except LabelTaken:  # another worker started it between our look and our append
-            found = await find_run(store, label)
-    await check_joinable(store, found, [t.task_id for t in tasks])
+            found = await find_run(store, new.label)
+    await check_joinable(store, found, [t.task_id for t in new.tasks])
     return found.run_id
 
 

@@ -50,22 +50,22 @@ if TYPE_CHECKING:
         carry_dataset,
         derived_dataset,
         folder_names,
-        inherited_config,
-        other_dataset_config,
         run_banks,
         run_tasks,
     )
+    from p2w_runtime.domain._derived import derived_spec
 
 _DATASET = {
     "Attached": "_attach",
     "attach_dataset": "_attach",
     **dict.fromkeys(
         (
-            "CarriedDataset", "carried_files", "carry_dataset", "derived_dataset", "folder_names", "inherited_config",
-            "other_dataset_config", "run_banks", "run_tasks",
+            "CarriedDataset", "carried_files", "carry_dataset", "derived_dataset", "folder_names", "run_banks",
+            "run_tasks",
         ),
         "_dataset",
     ),
+    "derived_spec": "_derived",
 }  # fmt: skip
 """The dataset side of a run (attaching, carrying its files), loaded on first use: it reads dataset files through
 ``p2w_runtime.data``, whose models cost more to import than ``runs`` and ``show`` spend in all
@@ -86,8 +86,7 @@ __all__ = [
     "carry_dataset",
     "derived_dataset",
     "folder_names",
-    "inherited_config",
-    "other_dataset_config",
+    "derived_spec",
     "run_banks",
     "run_tasks",
     "RunInfo",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import httpx2
 from aiohttp import web
 
+from p2w_runtime.exec._local_server import MAX_BODY, serve_locally
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import AsyncRecordingTransport, CallRecorder, EpisodeRecorder
 from p2w_runtime.redaction import add_secret, add_url_credentials, redact_text
@@ -59,14 +60,10 @@ class RecordProxy:
         self.port = 0
 
     async def __aenter__(self) -> RecordProxy:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=MAX_BODY)
         app.router.add_post("/e/{token}/v1/traces", self._traces)
         app.router.add_route("*", "/e/{token}/v1/{tail:.*}", self._forward)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        self._runner, self.port = await serve_locally(app)
         return self
 
     async def __aexit__(self, *_: object) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from p2w_runtime.exec._episode_replay import Answer, EpisodeReplay, refusal
+from p2w_runtime.exec._local_server import MAX_BODY, serve_locally
 from p2w_runtime.llm import Api, api_of
 from p2w_runtime.recording import ROLE_HEADER
 from p2w_runtime.rerun import Mismatch
@@ -32,16 +33,12 @@ class ReplayEndpoint:
         return f"http://127.0.0.1:{self._port}"
 
     async def __aenter__(self) -> ReplayEndpoint:
-        app = web.Application(client_max_size=64 * 1024**2)
+        app = web.Application(client_max_size=MAX_BODY)
         app.router.add_post("/v1/chat/completions", self._model_call)
         app.router.add_post("/v1/responses", self._model_call)
         app.router.add_post("/p2w/retrieve", self._retrieve)
         app.router.add_post("/p2w/episode", self._hand_back)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = self._runner.addresses[0][1]
+        self._runner, self._port = await serve_locally(app)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -48,10 +48,15 @@ class _Action(BaseModel):
     query: str | None = None
 
 
-class _MemoryStep(BaseModel):
+class _StepBase(BaseModel):
+    """What every step of the file has; ``step_type`` says which of the two it is."""
+
     model_config = ConfigDict(extra="allow")
     step: int
     url: str | None = None
+
+
+class _MemoryStep(_StepBase):
     step_type: Literal["memory"]
     current_observation: str | None = None
     memory_reason: str | None = None
@@ -60,10 +65,7 @@ class _MemoryStep(BaseModel):
     memory_answer: str | None = None
 
 
-class _NavigationStep(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    step: int
-    url: str | None = None
+class _NavigationStep(_StepBase):
     step_type: Literal["navigation"]
     reason: str | None = None
     actions: list[_Action] = Field(default_factory=list)

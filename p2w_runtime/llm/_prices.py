@@ -17,20 +17,11 @@ from pathlib import Path
 from typing import Protocol
 
 from p2w_runtime.llm._errors import LlmConfigError
+from p2w_runtime.llm._totals import TokenCounts
 
 PRICES_ENV = "P2W_PRICES"
 _SNAPSHOT_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|latest)$")
 """Dated snapshots (``gpt-4o-2024-08-06``) cost what their family costs; other variants are not guessed."""
-
-
-class Tokens(Protocol):
-    """What pricing reads of a call's usage (``LlmUsage``, or the fields a reader decoded alone)."""
-
-    @property
-    def prompt_tokens(self) -> int: ...
-
-    @property
-    def completion_tokens(self) -> int: ...
 
 
 class PricedCall(Protocol):
@@ -40,7 +31,7 @@ class PricedCall(Protocol):
     def model(self) -> str: ...
 
     @property
-    def usage(self) -> Tokens | None: ...
+    def usage(self) -> TokenCounts | None: ...
 
     @property
     def response(self) -> str | None: ...
@@ -54,7 +45,7 @@ class ModelPrice:
     input_per_1k: float
     output_per_1k: float
 
-    def cost(self, usage: Tokens) -> float:
+    def cost(self, usage: TokenCounts) -> float:
         return usage.prompt_tokens / 1000 * self.input_per_1k + usage.completion_tokens / 1000 * self.output_per_1k
 
 
@@ -103,7 +94,7 @@ class PriceTable:
                 return self._prices[family]
         return None
 
-    def cost(self, model: str, usage: Tokens | None) -> float | None:
+    def cost(self, model: str, usage: TokenCounts | None) -> float | None:
         price = self.price(model)
         return price.cost(usage) if price is not None and usage is not None else None
 

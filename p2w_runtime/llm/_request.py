@@ -46,14 +46,20 @@ class Completion:
     model: str | None
 
 
-def parse_completion(body: str, content_type: str | None) -> Completion:
-    """Parse a chat completion body by hand, so that every malformed shape becomes one clear ``BadResponse``."""
+def json_object(body: str, content_type: str | None) -> dict[str, Any]:
+    """An answer's body as a JSON object; ``BadResponse`` saying what it is instead (with its content type)."""
     try:
         data = json.loads(body)
     except json.JSONDecodeError:
         raise BadResponse(f"body is not JSON ({content_type or 'no content type'}): {body[:200]!r}") from None
     if not isinstance(data, dict):
         raise BadResponse(f"body is JSON but not an object: {body[:200]!r}")
+    return data
+
+
+def parse_completion(body: str, content_type: str | None) -> Completion:
+    """Parse a chat completion body by hand, so that every malformed shape becomes one clear ``BadResponse``."""
+    data = json_object(body, content_type)
     if "error" in data and "choices" not in data:
         raise BadResponse(f"error object in a 2xx answer: {json.dumps(data['error'])[:300]}")
     choices = data.get("choices")

@@ -8,6 +8,8 @@ from typing import Protocol
 
 
 class TokenCounts(Protocol):
+    """What the fold and pricing read of a call's usage (``LlmUsage``, or the fields a reader decoded alone)."""
+
     @property
     def prompt_tokens(self) -> int: ...
     @property

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from p2w_rt.schemas import LlmUsage
-from p2w_runtime.llm._request import BadResponse, Completion, parse_completion, parse_usage, tool_calls_text
+from p2w_runtime.llm._request import (
+    BadResponse,
+    Completion,
+    json_object,
+    parse_completion,
+    parse_usage,
+    tool_calls_text,
+)
 
 Api = Literal["chat", "responses"]
 _TRANSPORT_ONLY = frozenset({"stream", "stream_options"})
@@ -63,17 +70,7 @@ def parse_answer(api: Api, body: str, content_type: str | None, stream: bool) ->
     """The answer's text, finish reason, usage and model; ``BadResponse`` when it is none of the known shapes."""
     if api == "chat":
         return parse_chat_stream(body) if stream else parse_completion(body, content_type)
-    return parse_response_stream(body) if stream else parse_response(_json(body))
-
-
-def _json(body: str) -> dict[str, Any]:
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError:
-        raise BadResponse(f"body is not JSON: {body[:200]!r}") from None
-    if not isinstance(data, dict):
-        raise BadResponse(f"body is JSON but not an object: {body[:200]!r}")
-    return data
+    return parse_response_stream(body) if stream else parse_response(json_object(body, content_type))
 
 
 def _sse(body: str) -> Iterator[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar, overload
+from typing import TypeVar
 
 import httpx2
 import openai
@@ -17,29 +17,13 @@ from p2w_runtime.redaction import add_secret, add_url_credentials
 Client = TypeVar("Client", openai.OpenAI, openai.AsyncOpenAI)
 
 
-@overload
 def instrument(
-    client: openai.OpenAI,
-    *,
-    role: LlmRole = ...,
-    episode: EpisodeRecorder | None = ...,
-    prices: PriceTable | None = ...,
-) -> openai.OpenAI: ...
-@overload
-def instrument(
-    client: openai.AsyncOpenAI,
-    *,
-    role: LlmRole = ...,
-    episode: EpisodeRecorder | None = ...,
-    prices: PriceTable | None = ...,
-) -> openai.AsyncOpenAI: ...
-def instrument(
-    client: openai.OpenAI | openai.AsyncOpenAI,
+    client: Client,
     *,
     role: LlmRole = "planner",
     episode: EpisodeRecorder | None = None,
     prices: PriceTable | None = None,
-) -> openai.OpenAI | openai.AsyncOpenAI:
+) -> Client:
     """A copy of ``client`` (same key, endpoint, timeouts, retries) that records every model call into
     ``episode``, or, without it, into the episode open in the calling task (``async with run.episode(...)``).
 

@@ -69,6 +69,10 @@ class _Pending:
     started: float
 
 
+_Tee = Callable[[object, Callable[[bytes], None]], httpx2.SyncByteStream | httpx2.AsyncByteStream]
+"""Wraps a response body: passes it on, and hands the whole of it to the callback once it has passed."""
+
+
 class CallRecorder:
     """What both transports share: which requests are model calls, and the ``llm.call`` each one becomes."""
 
@@ -145,6 +149,17 @@ class CallRecorder:
         )
         pending.episode.record_call(call)
 
+    def relay(self, pending: _Pending, response: httpx2.Response, tee: _Tee) -> httpx2.Response:
+        """``response`` as the client gets it: its body passed on through ``tee``, which records the call at its end."""
+        stream = tee(response.stream, lambda raw: self.finish(pending, response, raw, None))
+        return httpx2.Response(
+            response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
+        )
+
+    def failed(self, pending: _Pending, exc: Exception) -> None:
+        """Record the call as having met ``exc`` before any answer came."""
+        self.finish(pending, None, b"", f"{type(exc).__name__}: {exc}")
+
 
 class RecordingTransport(httpx2.BaseTransport):
     """The sync transport (``openai.OpenAI``)."""
@@ -163,12 +178,9 @@ class RecordingTransport(httpx2.BaseTransport):
         try:
             response = self.inner.handle_request(request)
         except Exception as exc:
-            self.calls.finish(pending, None, b"", f"{type(exc).__name__}: {exc}")
+            self.calls.failed(pending, exc)
             raise
-        stream = _SyncTee(response.stream, lambda raw: self.calls.finish(pending, response, raw, None))
-        return httpx2.Response(
-            response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
-        )
+        return self.calls.relay(pending, response, _SyncTee)
 
     def close(self) -> None:
         self.inner.close()
@@ -191,15 +203,28 @@ class AsyncRecordingTransport(httpx2.AsyncBaseTransport):
         try:
             response = await self.inner.handle_async_request(request)
         except Exception as exc:
-            self.calls.finish(pending, None, b"", f"{type(exc).__name__}: {exc}")
+            self.calls.failed(pending, exc)
             raise
-        stream = _AsyncTee(response.stream, lambda raw: self.calls.finish(pending, response, raw, None))
-        return httpx2.Response(
-            response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
-        )
+        return self.calls.relay(pending, response, _AsyncTee)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class _Body:
+    """A body kept as it passes, chunk by chunk; handed whole to ``done`` once: at its end, or on close before it."""
+
+    def __init__(self, done: Callable[[bytes], None]) -> None:
+        self.done, self.chunks, self.ended = done, list[bytes](), False
+
+    def add(self, chunk: bytes) -> bytes:
+        self.chunks.append(chunk)
+        return chunk
+
+    def end(self) -> None:
+        if not self.ended:
+            self.ended = True
+            self.done(b"".join(self.chunks))
 
 
 class _SyncTee(httpx2.SyncByteStream):
@@ -207,47 +232,35 @@ class _SyncTee(httpx2.SyncByteStream):
 
     def __init__(self, inner: object, done: Callable[[bytes], None]) -> None:
         assert isinstance(inner, httpx2.SyncByteStream)
-        self.inner, self.done, self.chunks, self.ended = inner, done, list[bytes](), False
+        self.inner, self.body = inner, _Body(done)
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self.inner:
-            self.chunks.append(chunk)
-            yield chunk
-        self._end()
+            yield self.body.add(chunk)
+        self.body.end()
 
     def close(self) -> None:
         try:
             self.inner.close()
         finally:
-            self._end()
-
-    def _end(self) -> None:
-        if not self.ended:
-            self.ended = True
-            self.done(b"".join(self.chunks))
+            self.body.end()
 
 
 class _AsyncTee(httpx2.AsyncByteStream):
     def __init__(self, inner: object, done: Callable[[bytes], None]) -> None:
         assert isinstance(inner, httpx2.AsyncByteStream)
-        self.inner, self.done, self.chunks, self.ended = inner, done, list[bytes](), False
+        self.inner, self.body = inner, _Body(done)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self.inner:
-            self.chunks.append(chunk)
-            yield chunk
-        self._end()
+            yield self.body.add(chunk)
+        self.body.end()
 
     async def aclose(self) -> None:
         try:
             await self.inner.aclose()
         finally:
-            self._end()
-
-    def _end(self) -> None:
-        if not self.ended:
-            self.ended = True
-            self.done(b"".join(self.chunks))
+            self.body.end()
 
 
 def _retries(request: httpx2.Request) -> int:

@@ -19,16 +19,7 @@ from p2w_rt.schemas import ForkPoint, ParsedAction, Scheme
 from p2w_runtime.actions import BROWSER_ACTIONS
 from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
 from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
-from p2w_runtime.domain import (
-    Provenance,
-    RunSpec,
-    check_label_free,
-    derived_dataset,
-    episodes_of,
-    inherited_config,
-    other_dataset_config,
-    start_run,
-)
+from p2w_runtime.domain import check_label_free, derived_dataset, derived_spec, episodes_of, start_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable, RetryPolicy, UsageTotals
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
@@ -129,20 +120,16 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
             except BaseException:
                 await live.close()
                 raise
-            source_run = run.started
-            spec = RunSpec(
-                label=label,
-                agent=source_run.agent,
+            spec = derived_spec(
+                run.started,
+                label,
                 model=llm.live_model,
                 scheme=config.scheme,
-                provenance=Provenance.here(source_run.dataset_id, source_run.dataset_hash),
-                config={
-                    **inherited_config(source_run.config), **config.as_dict(), "fork_of": ref.stream,
-                    **other_dataset_config(request.other_dataset),
-                },
+                config={**config.as_dict(), "fork_of": ref.stream},
+                other_dataset=request.other_dataset,
                 carried=carried,
-                embedder=retriever.embedder.ref if retriever is not None else source_run.embedder,
-            )  # fmt: skip
+                embedder=retriever.embedder.ref if retriever is not None else run.started.embedder,
+            )
             forked = await start_run(store, spec)
             at = source.observations[request.at_step].event_id if request.at_step in source.observations else None
             episode = Episode(

@@ -12,17 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from p2w_rt.schemas import AnyPayload, Event
-from p2w_runtime.domain import (
-    EpisodeWriter,
-    Provenance,
-    RunInfo,
-    RunSpec,
-    append_sealed,
-    derived_dataset,
-    inherited_config,
-    other_dataset_config,
-    start_run,
-)
+from p2w_runtime.domain import EpisodeWriter, RunInfo, append_sealed, derived_dataset, derived_spec, start_run
 from p2w_runtime.domain.trajectory import EpisodeRecord
 from p2w_runtime.rerun._recorded import RecordedEpisode
 from p2w_runtime.store import EventStore, StoreError
@@ -50,13 +40,13 @@ async def record_as(
     if source_start is None:
         raise StoreError(f"run {run.label!r} has no run.started event")
     source = run.started
-    spec = RunSpec(
-        label=label,
-        agent=source.agent,
+    spec = derived_spec(
+        source,
+        label,
         model=source.backbone_model,
         scheme=source.scheme,
-        provenance=Provenance.here(source.dataset_id, source.dataset_hash),
-        config={**inherited_config(source.config), "rerun_of": run.run_id, **other_dataset_config(other_dataset)},
+        config={"rerun_of": run.run_id},
+        other_dataset=other_dataset,
         carried=await derived_dataset(store, run, history_dir),
         embedder=source.embedder,
         caused_by=source_start.event_id,

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.schemas import NewEvent, RunFinished, uuid7
-from p2w_runtime.agent._run import plan_run
+from p2w_runtime.agent._run import NewRun, plan_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import episodes_of, list_runs
@@ -203,16 +203,8 @@ async def test_the_latest_attempt_that_finished_by_itself_counts_and_resume_redo
     (info,) = await list_runs(store)
     assert (info.episodes, info.attempts, info.status) == (2, 5, "interrupted")
 
-    plan = await plan_run(
-        store,
-        [a, b, c],
-        tasks,
-        label="mixed",
-        model="m",
-        config=None,
-        run_config={},
-        resume=info,  # type: ignore[arg-type]
-    )
+    new = NewRun([a, b, c], tasks, label="mixed", model="m", config=None, run_config={})  # type: ignore[arg-type]
+    plan = await plan_run(store, new, resume=info)
     assert [episode_id for _, episode_id in plan.todo] == [f"{c.task_id}#2"]
     assert [r.task_id for r in plan.kept] == [a.task_id, b.task_id]
     ends = {r.stream.split("/")[1]: r.end_reason for r in await episodes_of(store, run_id, every_attempt=True)}

@@ -19,6 +19,7 @@ import asyncpg
 import pytest
 
 from p2w_runtime.agent import AgentConfig
+from p2w_runtime.agent._run import NewRun
 from p2w_runtime.agent._worker import ABANDONED_DETAIL, join_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
@@ -135,10 +136,9 @@ def test_a_run_left_without_work_items_is_completed_by_the_next_worker(
 
     async def died_after_creating() -> None:
         async with open_store(url) as store:
-            run_id = await join_run(
-                store, tasks, dataset, label="shared", model="scripted-model",
-                config=AgentConfig(scheme="no-history"), run_config={"tasks": [t.task_id for t in tasks]},
-            )  # fmt: skip
+            config = AgentConfig(scheme="no-history")
+            new = NewRun(tasks, dataset, "shared", "scripted-model", config, {"tasks": [t.task_id for t in tasks]})
+            run_id = await join_run(store, new)
             assert await store.work_items(run_id) == []
 
     asyncio.run(died_after_creating())
