@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from p2w_cli._common import echo_json, fail_as_one_line, open_db, run, terminal_progress
 from p2w_cli._options import FC
+from p2w_cli.render.bundle_import import import_report
 from p2w_cli.render.export import export_report
 from p2w_cli.render.terminal import safe
-from p2w_cli.render.words import counted
+from p2w_cli.render.verify import verify_json, verify_lines
 from p2w_rt.replay.exports import EXPORT_FORMATS, ExportRequest
-from p2w_runtime.errors import clip
-
-if TYPE_CHECKING:
-    from p2w_runtime.store import BundleSummary, VerifyReport
 
 _json_option = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 
@@ -117,74 +113,17 @@ def verify(
     report, run_id, digest, marked = run(_verify())
     expected_ok = expect is None or same_digest(digest, expect)
     if as_json:
-        echo_json(_as_dict(report, run_id, digest, expect, ok=report.ok and expected_ok, marked=marked))
+        echo_json(verify_json(report, run_id, digest, expect, ok=report.ok and expected_ok, marked=marked))
     else:
         if report.full_because is not None and trusted_key is not None:
             click.echo(f"full check: {report.full_because}", err=True)
-        _echo_report(report, run_id, digest, None if expected_ok else expect, head=head, marked=marked)
+        err, out = verify_lines(report, run_id, digest, None if expected_ok else expect, head=head, marked=marked)
+        for line in err:
+            click.echo(line, err=True)
+        for line in out:
+            click.echo(line)
     if not (report.ok and expected_ok):
         sys.exit(1)
-
-
-def _as_dict(
-    report: VerifyReport, run_id: str | None, digest: str | None, expect: str | None, *, ok: bool, marked: bool
-) -> dict[str, Any]:
-    fields = ("streams", "events", "blobs", "seals", "unsealed", "incremental", "since", "through", "marks")
-    return {"ok": ok, "run_id": run_id, **{name: getattr(report, name) for name in fields}, "head": digest} | {
-        "full_because": report.full_because,
-        "marked": marked,
-        "uncovered": [{"run_id": t.run_id, "events": t.events, "streams": t.streams} for t in report.tails],
-        "expected": expect and clip(expect),
-        "problems": [dataclasses.asdict(p) for p in report.problems],
-    }
-
-
-def _echo_report(
-    report: VerifyReport, run_id: str | None, digest: str | None, wrong: str | None, *, head: bool, marked: bool
-) -> None:
-    """Problems and runs with unsealed events on stderr, one line each; the summary; the digest last with
-    ``--head``."""
-    for problem in report.problems:
-        click.echo(safe(f"MISMATCH {problem}"), err=True)
-    if wrong is not None:
-        click.echo(safe(f"MISMATCH run {run_id}: head digest {digest}, expected {clip(wrong)}"), err=True)
-    for tail in report.tails:
-        if tail.events:
-            click.echo(safe(_tail_line(tail.run_id, tail.streams, no_seal=tail.run_id in report.unsealed)), err=True)
-    summary = ", ".join(
-        counted(n, noun)
-        for n, noun in (
-            (report.streams, "stream"),
-            (report.events, "event"),
-            (report.blobs, "blob"),
-            (report.seals, "seal"),
-        )
-    )
-    if report.incremental:
-        summary += f" after position {report.since} (the log before it unchanged: its heads and counts)"
-    if not report.ok or wrong is not None:
-        click.echo(f"verify failed: {len(report.problems) + (wrong is not None)} problem(s) in {summary}", err=True)
-        return
-    uncovered = sum(t.events for t in report.tails)
-    mark = f"; marked verified through position {report.through}" if marked else ""
-    click.echo(f"ok: {summary} verified; {counted(uncovered, 'event')} not covered by a seal{mark}")
-    if head:
-        click.echo(digest)
-
-
-NAMED_STREAMS = 3
-"""An unsealed tail names this many of its streams (a run in flight: the episodes being recorded)."""
-
-
-def _tail_line(run_id: str, tail: dict[str, int], *, no_seal: bool) -> str:
-    """``unsealed: run R: N events in M streams are not covered by a seal (S: n, ...)``; ``tail``: stream -> events."""
-    streams, events = len(tail), sum(tail.values())
-    named = ", ".join(f"{clip(s)}: {n}" for s, n in list(tail.items())[:NAMED_STREAMS])
-    more = f" and {streams - NAMED_STREAMS} more" if streams > NAMED_STREAMS else ""
-    verb = "is" if events == 1 else "are"
-    line = f"unsealed: run {clip(run_id)}: {counted(events, 'event')} in {counted(streams, 'stream')} {verb}"
-    line += f" not covered by a seal ({named}{more})"
-    return line + ("; it has no seal (recorded before seals, or unfinished)" if no_seal else "")
 
 
 def _format_help() -> str:
@@ -321,29 +260,8 @@ def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_js
                 return await import_bundle(store, verified, progress=progress)
 
     with verified:
-        s = run(_import())
-    already = s.events - s.inserted
+        as_object, line = import_report(run(_import()))
     if as_json:
-        read = {"run_id": s.run_id, "label": s.label, "events": s.events, "inserted": s.inserted}
-        signature = {"signed_by": s.signed_by, "trusted": s.trusted, "signature": _signature_state(s)}
-        echo_json({**read, "already_present": already, "blobs": s.blobs, **signature})
-        return
-    click.echo(
-        safe(f"imported {s.label} ({s.run_id}): {s.inserted} new events")
-        + (f", {already} already present" if already else "")
-        + f", {s.blobs} blobs; "
-        + _signature_note(s)
-    )
-
-
-def _signature_state(s: BundleSummary) -> str:
-    """``unsigned``, ``verified`` (a valid signature by a key nobody vouched for) or ``trusted``."""
-    return "unsigned" if s.signed_by is None else "trusted" if s.trusted else "verified"
-
-
-def _signature_note(s: BundleSummary) -> str:
-    if s.signed_by is None:
-        return "unsigned bundle: nothing shows who wrote it"
-    if s.trusted:
-        return f"signature by trusted key {s.signed_by} verified"
-    return f"signature by key {s.signed_by} verified (no --trusted-key: the key itself is not vouched for)"
+        echo_json(as_object)
+    else:
+        click.echo(line)

@@ -81,6 +81,41 @@ class EpisodeLines:
             click.echo(safe(line), err=True)
 
 
+@contextmanager
+def record_progress() -> Iterator[Callable[[RunProgress], None]]:
+    """``record``'s progress callback: on a terminal a transient bar (done of total, failed, running, tokens,
+    elapsed), elsewhere one line per finished episode (``EpisodeLines``)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (
+        TextColumn("recording"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} done"),
+        TextColumn("{task.fields[failed]} failed, {task.fields[running]} running, {task.fields[tokens]} tokens"),
+        TimeElapsedColumn(),
+    )
+    err = Console(stderr=True)
+    lines = None if err.is_terminal else EpisodeLines()  # piped: the bar draws nothing, so say each finished episode
+    bar_off = lines is not None  # rich would still print blank lines on stop
+    with Progress(*columns, console=err, transient=True, disable=bar_off) as bar:
+        task = bar.add_task("record", total=None, failed=0, running=0, tokens=0)
+
+        def on_progress(state: RunProgress) -> None:
+            if lines is not None:
+                lines(state)
+            bar.update(
+                task,
+                total=state.total,
+                completed=state.done,
+                failed=state.failed,
+                running=state.running,
+                tokens=state.tokens,
+            )
+
+        yield on_progress
+
+
 def show_progress(ctx: click.Context, label: str, *, as_json: bool) -> None:
     from rich.table import Table
 

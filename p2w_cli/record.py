@@ -3,143 +3,37 @@
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-import shlex
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import click
-from click.core import ParameterSource
-from rich.console import Console
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
+from p2w_cli._interrupted import DaemonThreads, exit_at_once_when_interrupted
 from p2w_cli._options import api_key_option, base_url_option, cache_dir_option
+from p2w_cli._record_options import (
+    agent_names,
+    agents_help,
+    curation_scheme,
+    demo_shop,
+    exec_arguments,
+    given_options,
+    sample_or_path,
+)
 from p2w_cli._registry_choice import RegistryChoice, RegistryOption
-from p2w_cli.progress import EpisodeLines
+from p2w_cli.progress import record_progress
+from p2w_cli.render.record import recorded_line
 from p2w_cli.render.terminal import safe
-from p2w_cli.render.words import counted
 from p2w_runtime.errors import UserError
-
-
-def _demo_shop() -> str:
-    """Where curation tasks start by default: the demo shop whose catalog the sample profiles were written for."""
-    from p2w_runtime.demo.sites.catalog import TEST_DOMAIN, base_url
-
-    return base_url(f"threads.{TEST_DOMAIN}") + "/"
-
-
-def _sample_or_path(value: str, which: str) -> Path:
-    """`sample` names the bundled sample personas; anything else is a folder."""
-    from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
-
-    if value == "sample":
-        return sample_tasks_dir() if which == "tasks" else sample_history_dir()
-    return Path(value)
-
-
-class _DaemonThreads(ThreadPoolExecutor):
-    """The event loop's default executor for ``record``: each call on its own daemon thread, never joined.
-
-    A model load or a memory bank's encoding cannot be cancelled, and ``asyncio.run`` joins the default executor
-    before it returns, so Ctrl-C waited for them (minutes on a busy machine) after the episode had closed itself as
-    aborted. Here the process exits once its own cleanup is done; a thread still working is dropped with it.
-    """
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-
-        def call() -> None:
-            if not future.set_running_or_notify_cancel():
-                return
-            try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as exc:
-                future.set_exception(exc)
-
-        threading.Thread(target=call, name="p2w-record", daemon=True).start()
-        return future
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Nothing to join: every thread is a daemon."""
-
-
-@contextlib.contextmanager
-def _exit_at_once_when_interrupted() -> Iterator[None]:
-    """After Ctrl-C, once the run has cleaned up (episode closed as aborted, a worker's lease given back, browser
-    and store closed), exit without the interpreter's teardown: it garbage-collects the whole heap, 4-5 s on a
-    busy machine, which a stopped worker does not have (docs/design/postgres.md)."""
-    try:
-        yield
-    except SystemExit as stop:
-        if stop.code != 130:  # 130: interrupted (``fail_as_one_line``)
-            raise
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
-
-
-def _given_options(ctx: click.Context) -> frozenset[str]:
-    """The options the user set (on the command line or by env), by flag: a resume checks them."""
-    given = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    return frozenset(
-        p.opts[0] for p in ctx.command.params if p.name and ctx.get_parameter_source(p.name) in given and p.opts
-    )
-
-
-def _exec_command(ctx: click.Context, value: str | None) -> list[str] | None:
-    """``--exec``'s command line as arguments (shell quoting); it records instead of ``--agent``."""
-    if value is None:
-        return None
-    if ctx.get_parameter_source("agent") == ParameterSource.COMMANDLINE:
-        raise click.UsageError("give either --agent or --exec CMD (an outside agent run as a process)")
-    try:
-        command = shlex.split(value)
-    except ValueError as exc:
-        raise click.UsageError(f"--exec {value!r}: {exc}") from None
-    if not command:
-        raise click.UsageError("--exec: give the command that runs the agent")
-    return command
-
-
-def _curation_scheme(ctx: click.Context, profiles: Path | None, scheme: str) -> str:
-    """Curation tasks run without a memory bank: the profile's narrative is in the task."""
-    if profiles is None:
-        raise click.UsageError("--start-url is for curation tasks: give --profiles too")
-    if ctx.get_parameter_source("tasks_dir") == ParameterSource.COMMANDLINE:
-        raise click.UsageError("give either --tasks (Persona2Web task files) or --profiles (AgenticShop users)")
-    if ctx.get_parameter_source("scheme") == ParameterSource.COMMANDLINE and scheme != "no-history":
-        raise click.UsageError(
-            f"--profiles records under --scheme no-history (the profile's narrative is the user context), not {scheme}"
-        )
-    return "no-history"
-
-
-def _agent_names() -> list[str]:
-    from p2w_runtime.integrations import agents
-
-    return list(agents())
-
-
-def _agents_help() -> str:
-    """Each agent with its help line: the built-in ones and installed plugins' (``p2w_runtime.integrations``)."""
-    from p2w_runtime.integrations import agents
-
-    return " ".join(f"{a.name}: {a.help}" for a in agents().values())
 
 
 @click.command("record")
 @click.option(
     "--agent",
     cls=RegistryOption,
-    described=_agents_help,
-    type=RegistryChoice("AGENT", _agent_names),
+    described=agents_help,
+    type=RegistryChoice("AGENT", agent_names),
     default="own",
     show_default=True,
 )
@@ -270,19 +164,17 @@ def record_cmd(
 ) -> None:
     """Record one run of an agent (the personalized one unless --agent or --exec): one episode per task, every
     step as events."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from p2w_runtime.agent import AgentConfig, RecordRequest, RunProgress
+    from p2w_runtime.agent import AgentConfig, RecordRequest
     from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.llm import RetryPolicy
 
-    command = _exec_command(ctx, exec_command)
+    command = exec_arguments(ctx, exec_command)
     if model is None and resume is None:
         raise click.UsageError("Missing option '--model' (needed unless --resume RUN).")
     if worker and (resume is not None or label is None):
         raise click.UsageError("--worker needs --label (the run the workers share) and no --resume")
     if (profiles is not None or start_url is not None) and resume is None:  # a resume keeps the recorded ones
-        scheme, capture_links = _curation_scheme(ctx, profiles, scheme), True  # the judges read the linked pages
+        scheme, capture_links = curation_scheme(ctx, profiles, scheme), True  # the judges read the linked pages
     config = AgentConfig(
         scheme=scheme,  # type: ignore[arg-type]  # click.Choice: a Scheme
         max_steps=max_steps,
@@ -291,8 +183,8 @@ def record_cmd(
         har_bodies=har,
     )
     request = RecordRequest(
-        tasks_dir=_sample_or_path(tasks_dir, "tasks"),
-        history_dir=_sample_or_path(history_dir, "history"),
+        tasks_dir=sample_or_path(tasks_dir, "tasks"),
+        history_dir=sample_or_path(history_dir, "history"),
         model=model or "",
         label=label,
         config=config,
@@ -309,40 +201,17 @@ def record_cmd(
         resume=resume,
         retry=RetryPolicy(max_retries=max_retries),
         llm_timeout_s=llm_timeout,
-        given=_given_options(ctx),
+        given=given_options(ctx),
         worker=worker,
         profiles=profiles,
-        start_url=(start_url or _demo_shop()) if profiles else start_url,
+        start_url=(start_url or demo_shop()) if profiles else start_url,
     )
-    columns = (
-        TextColumn("recording"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} done"),
-        TextColumn("{task.fields[failed]} failed, {task.fields[running]} running, {task.fields[tokens]} tokens"),
-        TimeElapsedColumn(),
-    )
-    err = Console(stderr=True)
-    lines = None if err.is_terminal else EpisodeLines()  # piped: the bar draws nothing, so say each finished episode
-    bar_off = lines is not None  # rich would still print blank lines on stop
-    with _exit_at_once_when_interrupted(), Progress(*columns, console=err, transient=True, disable=bar_off) as bar:
-        task = bar.add_task("record", total=None, failed=0, running=0, tokens=0)
-
-        def on_progress(state: RunProgress) -> None:
-            if lines is not None:
-                lines(state)
-            bar.update(
-                task,
-                total=state.total,
-                completed=state.done,
-                failed=state.failed,
-                running=state.running,
-                tokens=state.tokens,
-            )
+    with exit_at_once_when_interrupted(), record_progress() as on_progress:
 
         async def _record() -> Any:
             import asyncio
 
-            asyncio.get_running_loop().set_default_executor(_DaemonThreads(max_workers=1))
+            asyncio.get_running_loop().set_default_executor(DaemonThreads(max_workers=1))
             db = db_path(ctx)
             fresh, empty = isinstance(db, Path) and not db.exists(), False
             try:
@@ -364,18 +233,7 @@ def record_cmd(
                         path.unlink(missing_ok=True)
 
         summary = run(_record())
-    reasons: dict[str, int] = {}
-    for outcome in summary.outcomes:
-        reasons[outcome.end_reason] = reasons.get(outcome.end_reason, 0) + 1
-    tokens = sum(o.tokens for o in summary.outcomes)
-    costs = [o.cost_usd for o in summary.outcomes if o.cost_usd is not None]
-    kept = f", {summary.kept} kept from before" if summary.kept else ""
-    click.echo(
-        safe(f"recorded {summary.label} ({summary.run_id}): {counted(len(summary.outcomes), 'episode')}{kept}; ")
-        + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
-        + f"; {tokens} tokens"
-        + (f", ${sum(costs):.4f}" if costs else "")
-    )
+    click.echo(recorded_line(summary))
     if summary.outcomes and all(o.end_reason == "error" for o in summary.outcomes):
         click.echo(safe(f"error: every episode failed; first: {summary.outcomes[0].detail}"), err=True)
         sys.exit(1)

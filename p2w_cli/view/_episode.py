@@ -4,21 +4,20 @@ An episode of up to ``PAGE_STEPS`` steps is read whole and projected, as it alwa
 ``PAGE_STEPS`` steps a page: only that page's events are read (``_range``: two binary searches over single-row
 reads, one ranged read) and projected (``project_slice``), with the episode's start and tail (final state, end),
 so a page of a 200,000-step episode costs what a page of a short one does (docs/design/view.md, "Long episodes").
-From the same events the page takes only what the projection does not keep: an observation's screenshot and tabs,
-each LLM call's messages, tokens and latency, each event's time (a step's duration), and the ids of its events
-(which evidence ids link to this page).
+From the same events the page's steps (``_episode_steps.py``) take only what the projection does not keep: an
+observation's screenshot and tabs, each LLM call's messages, tokens and latency, each event's time (a step's
+duration); the page keeps the ids of its events (which evidence ids link to this page).
 """
 
 from __future__ import annotations
 
-import json
-from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from p2w_cli.view._blobs import BlobProblem, read_blob
+from p2w_cli.view._episode_steps import Step, llm_totals, steps_of
+from p2w_cli.view._har import HarSummary, har_summary
 from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._prompt_diff import PromptDiff
 from p2w_cli.view._range import read_range
@@ -26,13 +25,10 @@ from p2w_cli.view._run_page import headline_judge
 from p2w_rt.replay.classify import ClassificationRecord, entry_text, targets
 from p2w_rt.replay.judges import JudgmentRecord
 from p2w_rt.replay.persona2web import SiteSettings
-from p2w_rt.schemas import Event, LlmCall, Observation
+from p2w_rt.schemas import Event
 from p2w_runtime.domain import RunInfo, episode_stream
 from p2w_runtime.domain.trajectory import (
-    ActionRecord,
-    HistoryAccess,
-    ObservationRecord,
-    RationaleRecord,
+    EpisodeShape,
     Trajectory,
     episode_shape,
     first_seq_of_step,
@@ -42,8 +38,6 @@ from p2w_runtime.domain.trajectory import (
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore
 
-HAR_ROWS = 200
-"""HAR entries listed on the page; the rest are counted."""
 PAGE_STEPS = 100
 """Steps per episode page: a 200,000-step episode is 2,000 pages of about 60 KB each."""
 
@@ -55,92 +49,6 @@ class UnknownEpisode(LookupError):
 def page_of_step(step: int | None) -> int:
     """The page that shows ``step`` (history asked before the first step is on page 1)."""
     return 1 if step is None or step < 1 else (step - 1) // PAGE_STEPS + 1
-
-
-@dataclass(frozen=True, slots=True)
-class ShownObservation:
-    """An observation as the page shows it: the projection's record, with the screenshot and tabs it leaves out."""
-
-    record: ObservationRecord
-    screenshot: str | None = None
-    tabs: list[str] = field(default_factory=list)
-    same_as_step: int | None = None
-    """The step whose screenshot is this same blob, when the page did not change since (a ``memory_access``
-    step sees the page it asked from): the page links to it rather than showing the image again."""
-
-
-@dataclass(frozen=True, slots=True)
-class ShownCall:
-    """An LLM call as the page shows it: the recorded call, its anchor and what it cost."""
-
-    event_id: str
-    call: LlmCall
-    anchor: str
-    """``llm-STEP-K``: the K-th call of the step (``llm-pre-K`` before the first step), a permalink."""
-    cost: float | None
-    """The recorded cost, else the price table's; None when the model has no price, no usage was recorded, or the
-    attempt got no answer (``call.response`` is None: not priced, as ``UsageTotals`` counts calls)."""
-
-
-Item = ShownObservation | HistoryAccess | RationaleRecord | ActionRecord | ShownCall
-KINDS: dict[type, str] = {
-    ShownObservation: "observation",
-    HistoryAccess: "history",
-    RationaleRecord: "reasoning",
-    ActionRecord: "action",
-    ShownCall: "llm",
-}
-
-
-@dataclass(slots=True)
-class Step:
-    """Everything that happened at one step, in the order the agent saw and did it, and what it took."""
-
-    number: int | None
-    observations: list[ShownObservation] = field(default_factory=list)
-    history: list[HistoryAccess] = field(default_factory=list)
-    reasoning: list[RationaleRecord] = field(default_factory=list)
-    actions: list[ActionRecord] = field(default_factory=list)
-    llm_calls: list[ShownCall] = field(default_factory=list)
-    entries: list[tuple[str, Item]] = field(default_factory=list)
-    """(kind, item) of everything above in recorded order, as the page shows it: the reasoning before the
-    history query or action it led to."""
-    seconds: float | None = None
-    """From the step's first event to the next step's first (or the episode's end): what the step took."""
-    tokens: int = 0
-    cost: float = 0.0
-    """What the step's priced calls cost; ``unpriced`` names the models whose calls could not be priced."""
-    unpriced: list[str] = field(default_factory=list)
-    latency: float = 0.0
-
-    @property
-    def anchor(self) -> str:
-        return f"step-{self.number if self.number is not None else 'pre'}"
-
-    @property
-    def event_ids(self) -> list[str]:
-        ids = [o.record.event_id for o in self.observations] + [r.event_id for r in self.reasoning]
-        ids += [a.event_id for a in self.actions] + [c.event_id for c in self.llm_calls]
-        for access in self.history:
-            ids += [i for i in [access.query_event_id] if i] + [r.event_id for r in access.retrievals]
-            ids += [r.event_id for r in access.answers]
-        return ids
-
-
-@dataclass(frozen=True, slots=True)
-class HarEntry:
-    method: str
-    url: str
-    status: int | None
-    mime: str
-    size: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class HarSummary:
-    entries: list[HarEntry]
-    total: int
-    error: str | None = None
 
 
 @dataclass(slots=True)
@@ -210,25 +118,7 @@ async def episode_page(
     pages = max(1, -(-shape.last_step // PAGE_STEPS))
     if not 1 <= page <= pages:
         raise BadRequest("No such page", f"?page={page}: episode {episode_id!r} has {pages} page(s) of steps")
-    after: datetime | None = None
-    if pages == 1:
-        events = [shape.started, *await read_range(store, stream, 2, shape.head.last_seq + 1)]
-        trajectory = project(events)
-    else:
-        first, last = (page - 1) * PAGE_STEPS + 1, page * PAGE_STEPS
-        lo = 2 if page == 1 else await first_seq_of_step(store, stream, first, 2, shape.tail_from)
-        hi = shape.tail_from if page == pages else await first_seq_of_step(store, stream, last + 1, lo, shape.tail_from)
-        body = await read_range(store, stream, lo, hi)
-        tail = await read_range(store, stream, shape.tail_from, shape.head.last_seq + 1)
-        if page == pages:
-            trajectory = project_slice(shape.started, body + tail)
-        else:
-            trajectory = project_slice(shape.started, body)
-            trajectory.end = project_slice(shape.started, tail).end if tail else None
-            trajectory.hash = shape.head.last_hash
-            boundary = await store.read_event(stream, hi)
-            after = boundary.decode().recorded_at if boundary is not None else None
-        events = [shape.started, *body, *(tail if page == pages else [])]  # the end is shown on the last page
+    trajectory, events, after = await _read_page(store, stream, shape, page, pages)
     final = trajectory.final_state
     har = await har_summary(store, final.har) if final and final.har else None
     judged = [
@@ -239,15 +129,7 @@ async def episode_page(
         for r in classifications
         if r.classification.episode_stream == stream
     ]
-    steps = _steps(trajectory, events, prices or PriceTable.default(), after)
-    calls = [c for step in steps for c in step.llm_calls]
-    totals = {
-        "calls": len(calls),
-        "tokens": sum(step.tokens for step in steps),
-        "cost": sum(step.cost for step in steps),
-        "unpriced": sorted({m for step in steps for m in step.unpriced}),
-        "latency": sum(step.latency for step in steps),
-    }
+    steps = steps_of(trajectory, events, prices or PriceTable.default(), after)
     ids = {e.event_id for e in events}
     shown = [o for step in steps for o in step.observations if o.screenshot]
     same = None
@@ -265,7 +147,7 @@ async def episode_page(
         judged[::-1],
         classified[::-1],
         ids,
-        totals,
+        llm_totals(steps),
         same,
         page=page,
         pages=pages,
@@ -274,6 +156,29 @@ async def episode_page(
         truth=truth,
         truth_targets=names,
     )
+
+
+async def _read_page(
+    store: EventStore, stream: str, shape: EpisodeShape, page: int, pages: int
+) -> tuple[Trajectory, list[Event], datetime | None]:
+    """Page ``page`` of ``pages``: its projection, the events it was projected from, and the time of the first event
+    after them (None on the last page). A one-page episode is read whole; a longer one only its page's steps, with
+    the episode's tail (its final state and end)."""
+    if pages == 1:
+        events = [shape.started, *await read_range(store, stream, 2, shape.head.last_seq + 1)]
+        return project(events), events, None
+    first, last = (page - 1) * PAGE_STEPS + 1, page * PAGE_STEPS
+    lo = 2 if page == 1 else await first_seq_of_step(store, stream, first, 2, shape.tail_from)
+    hi = shape.tail_from if page == pages else await first_seq_of_step(store, stream, last + 1, lo, shape.tail_from)
+    body = await read_range(store, stream, lo, hi)
+    tail = await read_range(store, stream, shape.tail_from, shape.head.last_seq + 1)
+    if page == pages:  # the end is shown on the last page
+        return project_slice(shape.started, body + tail), [shape.started, *body, *tail], None
+    trajectory = project_slice(shape.started, body)
+    trajectory.end = project_slice(shape.started, tail).end if tail else None
+    trajectory.hash = shape.head.last_hash
+    boundary = await store.read_event(stream, hi)
+    return trajectory, [shape.started, *body], boundary.decode().recorded_at if boundary is not None else None
 
 
 def _truth_marks(t: Trajectory) -> tuple[dict[str, list[str]], list[str]]:
@@ -295,98 +200,3 @@ def _truth_marks(t: Trajectory) -> tuple[dict[str, list[str]], list[str]]:
             if found:
                 marks[answer.event_id] = found
     return marks, [target.name for target in wanted]
-
-
-def _steps(t: Trajectory, events: list[Event], prices: PriceTable, after: datetime | None) -> list[Step]:
-    """Group the trajectory by step number; history asked before the first step (pre-execution) is step None,
-    shown first. ``events`` are the ones ``t`` was projected from, for what it leaves out; ``after`` is the time of
-    the first event after them (the next page's), which ends the last step's duration."""
-    steps: dict[int | None, Step] = {}
-
-    def at(number: int | None) -> Step:
-        return steps.setdefault(number, Step(number))
-
-    position = {e.event_id: i for i, e in enumerate(events)}
-    placed: dict[int | None, list[tuple[int, Item]]] = {}
-
-    def put(step: int | None, event_id: str, item: Item) -> None:
-        placed.setdefault(step, []).append((position.get(event_id, len(position)), item))
-
-    seen = {e.event_id: e.payload for e in events if isinstance(e.payload, Observation)}
-    last: tuple[str | None, int | None] = (None, None)
-    for record in t.observations:
-        o = seen.get(record.event_id)
-        shot = o.screenshot if o else None
-        same = last[1] if shot and shot == last[0] else None
-        shown = ShownObservation(record, shot, o.tabs if o else [], same)
-        last = (shot, record.step) if same is None else last
-        at(record.step).observations.append(shown)
-        put(record.step, record.event_id, shown)
-    for access in t.history:
-        at(access.step).history.append(access)
-        ids = [r.event_id for r in access.retrievals] + [a.event_id for a in access.answers]
-        put(access.step, access.query_event_id or (ids[0] if ids else ""), access)
-    for rationale in t.planner_rationales:
-        at(rationale.step).reasoning.append(rationale)
-        put(rationale.step, rationale.event_id, rationale)
-    for action in t.actions:
-        at(action.step).actions.append(action)
-        put(action.step, action.event_id, action)
-    for event in events:
-        if isinstance(event.payload, LlmCall):
-            c = event.payload
-            step = at(c.step)
-            cost = prices.call_cost(c)
-            shown_call = ShownCall(event.event_id, c, f"llm-{step.anchor[5:]}-{len(step.llm_calls) + 1}", cost)
-            step.llm_calls.append(shown_call)
-            step.tokens += c.usage.total_tokens if c.usage else 0
-            step.latency += c.latency_s
-            if c.response is None:  # a failed attempt: nothing answered, nothing priced (as ``UsageTotals`` counts)
-                pass
-            elif cost is None:
-                step.unpriced = sorted({*step.unpriced, c.model})
-            else:
-                step.cost += cost
-            put(c.step, event.event_id, shown_call)
-    for number, items in placed.items():
-        steps[number].entries = [(KINDS[type(item)], item) for _, item in sorted(items, key=lambda x: x[0])]
-    ordered = sorted(steps.values(), key=lambda s: -1 if s.number is None else s.number)
-    _durations(ordered, events, position, after)
-    return ordered
-
-
-def _durations(steps: list[Step], events: list[Event], position: dict[str, int], after: datetime | None) -> None:
-    """Each step's time: from its first event to the first event of whichever step comes next in the stream, the
-    last one's to ``after`` or to the episode's last event."""
-    starts = [min((position[i] for i in step.event_ids if i in position), default=None) for step in steps]
-    ordered = sorted(s for s in starts if s is not None)
-    end = after or (events[-1].recorded_at if events else None)
-    for step, start in zip(steps, starts, strict=True):
-        if start is None:
-            continue
-        later = ordered[bisect_right(ordered, start)] if bisect_right(ordered, start) < len(ordered) else None
-        until = events[later].recorded_at if later is not None else end
-        if until is not None:
-            step.seconds = max(0.0, (until - events[start].recorded_at).total_seconds())
-
-
-async def har_summary(store: EventStore, sha: str) -> HarSummary:
-    """Method, URL, status, type and size of each request in the recorded HAR."""
-    try:
-        log = json.loads(await read_blob(store, sha)).get("log", {})
-        raw: list[dict[str, Any]] = log.get("entries", [])
-        entries = [
-            HarEntry(
-                str(e.get("request", {}).get("method", "")),
-                str(e.get("request", {}).get("url", "")),
-                e.get("response", {}).get("status"),
-                str(e.get("response", {}).get("content", {}).get("mimeType", "")),
-                e.get("response", {}).get("content", {}).get("size"),
-            )
-            for e in raw[:HAR_ROWS]
-        ]
-        return HarSummary(entries, len(raw))
-    except BlobProblem as exc:
-        return HarSummary([], 0, str(exc))
-    except (ValueError, AttributeError, TypeError) as exc:
-        return HarSummary([], 0, f"HAR blob {sha} is unreadable: {type(exc).__name__}")

@@ -16,12 +16,11 @@ from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_cli.view._episode import episode_page
 from p2w_cli.view._episode_rows import EpisodeFilter
 from p2w_cli.view._links import ExportLinks
-from p2w_cli.view._pages import Comparison
 from p2w_cli.view._plots import NoPlot, plot_png
 from p2w_cli.view._render import STATIC, environment
 from p2w_cli.view._run_page import run_page, run_row
 from p2w_cli.view._run_read import read_run
-from p2w_cli.view._side_by_side import side_by_side
+from p2w_cli.view._side_by_side import comparison
 from p2w_cli.view._usage import read_usage
 from p2w_rt.replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
 from p2w_rt.replay.judges import read_judgments
@@ -78,8 +77,7 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
             d = diff_runs(*[await load_run_data(store, info, DEFAULT_JUDGE, info.label) for info in (a, b)])
         except MissingJudgments as exc:
             raise ExportError(str(exc)) from None
-        c = Comparison(d, {t.task_id: side_by_side(t) for t in d.tasks}, a_local=True, b_local=True)
-        write(links.compare(a.label, b.label), "compare.html", c=c)
+        write(links.compare(a.label, b.label), "compare.html", c=comparison(d, a_local=True, b_local=True))
         pages += 1
     for info in infos:
         read = reads[info.run_id]

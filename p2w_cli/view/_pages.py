@@ -1,8 +1,8 @@
 """The query functions behind the viewer: each page's data, which its HTML route renders and its ``/api/`` twin
 serves as JSON, so the pages and any other client read one API.
 
-Run lookups are kept while a store's log is unchanged (``RunIndex``), so a page does not list every run of the
-store again; nothing here appends.
+Run lookups are kept while a store's log is unchanged (``RunIndex``, ``_log_kept.py``), so a page does not list
+every run of the store again; nothing here appends.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
 from urllib.parse import unquote
 
 from p2w_cli.view._annotate import labels_from_form
@@ -19,18 +18,19 @@ from p2w_cli.view._episode_rows import EpisodeFilter
 from p2w_cli.view._first_page import is_first, keep_page, stored_page
 from p2w_cli.view._judges import JudgesPage, judges_page
 from p2w_cli.view._live import RunLive, RunsLive, run_live, runs_live
+from p2w_cli.view._log_kept import LogKept, RunIndex
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
 from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, judge_of, run_page, run_row
 from p2w_cli.view._run_read import RunCache, RunRead
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
-from p2w_cli.view._side_by_side import SideBySide, side_by_side
+from p2w_cli.view._side_by_side import Comparison, comparison
 from p2w_cli.view._usage import RunUsage, UsageScan
 from p2w_rt.replay.agreement import ImportSummary, record_labels
-from p2w_rt.replay.diff import DEFAULT_JUDGE, RunDiff, diff_runs, load_run_data, parse_ref
+from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, load_run_data, parse_ref
 from p2w_rt.replay.judges import JUDGES
-from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream, episodes_of, list_runs, match_run
+from p2w_runtime.domain import UnknownRun, episode_stream, episodes_of
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
@@ -57,67 +57,6 @@ class ViewState:
         if found is None:
             raise Forbidden(f"{path}: not a database this viewer was started with (add --with {path})")
         return found
-
-
-class RunIndex:
-    """Each store's runs (``list_runs``) with the log end they were listed at. The log is append-only, so its
-    last position names its state: while it is unchanged a page finds its runs here, the next append lists again.
-    ``log_end`` is one index lookup, where ``count()`` scanned the whole events table (docs/design/view.md)."""
-
-    def __init__(self) -> None:
-        self.listed = 0
-        """How often ``list_runs`` ran: what a page after an append costs, and the cache's test."""
-        self._kept: dict[int, tuple[int, list[RunInfo]]] = {}
-
-    async def runs(self, store: EventStore) -> tuple[int, list[RunInfo]]:
-        """(the log end, every run of ``store`` at that end)."""
-        end = await store.log_end()
-        kept = self._kept.get(id(store))
-        if kept is not None and kept[0] == end:
-            return kept
-        self.listed += 1
-        self._kept[id(store)] = (end, await list_runs(store))
-        return self._kept[id(store)]
-
-    async def find(self, store: EventStore, ref: str) -> tuple[int, RunInfo]:
-        end, runs = await self.runs(store)
-        return end, match_run(runs, ref, store.label)
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """Compare's data: the diff of two runs, each task side by side, and which run is in the viewer's own db."""
-
-    diff: RunDiff
-    sides: dict[str, SideBySide]
-    """By task id: the two trajectories from where they part."""
-    a_local: bool
-    b_local: bool
-
-
-T = TypeVar("T")
-
-
-class LogKept(Generic[T]):
-    """Values derived from a run (its usage, query texts, plots), each kept under a key with the log's event count
-    it was made at (as ``RunCache``): read again only after an append; the least recently used dropped beyond
-    ``size``. A value kept under end 0 is one that stays valid as the log grows (a ``UsageScan`` catches up)."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self.entries: dict[str, tuple[int, T]] = {}
-
-    def get(self, key: str, end: int) -> T | None:
-        kept = self.entries.pop(key, None)
-        if kept is None or kept[0] != end:
-            return None
-        self.entries[key] = kept
-        return kept[1]
-
-    def put(self, key: str, end: int, value: T) -> None:
-        self.entries[key] = (end, value)
-        while len(self.entries) > self.size:
-            self.entries.pop(next(iter(self.entries)))
 
 
 class ViewQueries:
@@ -297,5 +236,4 @@ class ViewQueries:
             _, info = await self.index.find(store, ref.run)
             data.append(await load_run_data(store, info, judge, text))
             local.append(ref.db.resolve() == self.state.db.resolve())
-        d = diff_runs(data[0], data[1])
-        return Comparison(d, {t.task_id: side_by_side(t) for t in d.tasks}, local[0], local[1])
+        return comparison(diff_runs(data[0], data[1]), local[0], local[1])

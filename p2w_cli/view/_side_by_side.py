@@ -1,12 +1,12 @@
-"""Compare: each task's two trajectories side by side from where they part (the runs are loaded and aligned by
-``replay.diff``, which never writes)."""
+"""Compare's data: the diff of two runs and each task's two trajectories side by side from where they part (the runs
+are loaded and aligned by ``replay.diff``, which never writes)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from p2w_rt.replay.diff import StepAction, TaskDiff
+from p2w_rt.replay.diff import RunDiff, StepAction, TaskDiff
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,3 +25,19 @@ def side_by_side(task: TaskDiff) -> SideBySide:
     while same < min(len(a), len(b)) and (a[same].action, a[same].url) == (b[same].action, b[same].url):
         same += 1
     return SideBySide(same, list(zip_longest(a[same:], b[same:])))
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Compare's data: the diff of two runs, each task side by side, and which run is in the viewer's own db."""
+
+    diff: RunDiff
+    sides: dict[str, SideBySide]
+    """By task id: the two trajectories from where they part."""
+    a_local: bool
+    b_local: bool
+
+
+def comparison(diff: RunDiff, a_local: bool, b_local: bool) -> Comparison:
+    """The compare page of ``diff``: each of its tasks side by side."""
+    return Comparison(diff, {t.task_id: side_by_side(t) for t in diff.tasks}, a_local, b_local)

@@ -1,6 +1,7 @@
 """Deterministic matching of expected values, locations and websites in recorded text and URLs."""
 
 from p2w_rt.replay.matching._numbers import number_mentions, number_value
+from p2w_rt.replay.matching._patterns import compile_value
 from p2w_rt.replay.matching._sites import (
     SITE_ALIASES,
     alias_target,
@@ -12,7 +13,7 @@ from p2w_rt.replay.matching._sites import (
     site_hosts,
 )
 from p2w_rt.replay.matching._tokens import key_tokens, normalize, tokenize, tokenize_normalized
-from p2w_rt.replay.matching._values import TextSet, ValueMatch, compile_value, find_value
+from p2w_rt.replay.matching._values import TextSet, ValueMatch, find_value
 
 __all__ = [
     "SITE_ALIASES",
