@@ -11,7 +11,7 @@ PLUGINS: dict[str, tuple[str, ...]] = {
         "p2w_rt.replay.webarena:WEBARENA",
         "p2w_rt.replay.agenticshop:AGENTICSHOP",
     ),
-    "classifier": ("p2w_rt.replay.classify",),
+    "classifier": ("p2w_rt.replay.classify:PERSONA2WEB_ERRORS",),
     "retrieval": ("p2w_rt.replay.retrieval_cf",),
     "metrics": ("p2w_rt.replay.agenticshop:TABLES",),
 }

@@ -16,7 +16,7 @@ from statistics import mean
 
 from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, HIT, SHOP_JUDGE_IDS
 from p2w_rt.replay.derived import Cell, MetricsTables, Table, latest_current, register_tables, run_heads
-from p2w_rt.replay.judges import JudgmentRecord, read_judgments
+from p2w_rt.replay.judges import ScoresRecord, read_scores
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
@@ -51,7 +51,7 @@ async def _intent(store: EventStore, stream: str) -> str:
     return "?"
 
 
-def _hit_failures(records: list[JudgmentRecord], heads: dict[str, str]) -> dict[str, tuple[str, str]]:
+def _hit_failures(records: list[ScoresRecord], heads: dict[str, str]) -> dict[str, tuple[str, str]]:
     """(task id, error) of the episodes whose latest ``hit-ratio`` judgment of the episode as it is now failed."""
     failed: dict[str, tuple[str, str]] = {}
     for record in records:
@@ -69,7 +69,7 @@ async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> list[User
     """One row per judged episode (user) with the figures of the AgenticShop judges that judged it."""
     rows: dict[str, UserRow] = {}
     for info in runs:
-        records = await read_judgments(store, info.run_id)  # read once: a run of other judges is passed over
+        records = await read_scores(store, info.run_id)  # read once: a run of other judges is passed over
         if not any(r.judgment.judge_id in (CHECKLIST, ATTRIBUTION, HIT) for r in records):
             continue
         heads = await run_heads(store, info.run_id)

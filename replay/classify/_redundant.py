@@ -7,18 +7,15 @@ Jaccard of their key tokens at least ``duplicate_jaccard``, or the same normaliz
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from p2w_rt.replay.classify._labels import REDUNDANT_HISTORY_ACCESS
 from p2w_rt.replay.matching import key_tokens, normalize
 from p2w_rt.schemas import ErrorLabel, Evidence
 from p2w_runtime.domain.trajectory import HistoryAccess, Trajectory
 
-
-@dataclass(frozen=True, slots=True)
-class RedundancySettings:
-    min_empty: int = 2
-    duplicate_jaccard: float = 0.8
+if TYPE_CHECKING:
+    from p2w_rt.replay.classify._rules import RedundancySettings
 
 
 def _event_id(access: HistoryAccess) -> str | None:

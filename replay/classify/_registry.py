@@ -1,5 +1,6 @@
 """The ``classifier`` family: where classifications live, how a classified episode and a pass's counts look, and
-Persona2Web's classifiers as its plugin (``--classifier ID``), read with the rubric's site lists.
+Persona2Web's classifiers as its plugin (``--classifier ID``), read with the rubric's site lists; the LLM
+classifier is imported when it classifies.
 
 Caching, appending and concurrency are ``replay.derived.run_pass``'s. A failed classification (an unusable
 model answer) is appended with its calls and made again next time (``retries_failures``).
@@ -12,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from p2w_rt.replay.classify._base import Classifier, UnknownClassifier
-from p2w_rt.replay.classify._llm import LlmClassifier
 from p2w_rt.replay.classify._records import CLASSIFICATIONS
 from p2w_rt.replay.classify._rules import RulesClassifier
-from p2w_rt.replay.derived import Family, Outcome, PassSettings, Plugin, Tally, register, register_plugin
+from p2w_rt.replay.derived import Deferred, Family, Outcome, PassSettings, Plugin, Tally, register, register_plugin
 from p2w_rt.replay.persona2web import SITE_OPTIONS, site_settings
 from p2w_rt.schemas import ErrorClassified
 
@@ -57,7 +57,7 @@ PERSONA2WEB_ERRORS = register_plugin(
     Plugin(
         name="persona2web-errors",
         kind="classifier",
-        producers=(RulesClassifier, LlmClassifier),
+        producers=(RulesClassifier, Deferred(("llm",), "p2w_rt.replay.classify._llm:LlmClassifier")),
         settings=site_settings,
         options=SITE_OPTIONS,
         rank=0,

@@ -7,10 +7,11 @@ Nothing is overwritten; the latest result with a cache key is the one that count
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from p2w_rt.schemas import StoredEvent
 from p2w_runtime.domain import under
 from p2w_runtime.store import EventStore
 
@@ -65,12 +66,16 @@ R = TypeVar("R", bound=DerivedRecord[Any])
 
 @dataclass(frozen=True, slots=True)
 class DerivedStream(Generic[P, R]):
-    """Where one kind of result lives: the per-run stream, its event type, and the record it reads back as."""
+    """Where one kind of result lives: the per-run stream, its event type, and the record it reads back as.
+
+    ``decode`` reads a stored result as ``payload_type``; by default the whole payload, validated. A reader that needs
+    a few fields of many results (a table of scores) gives a narrower model and the function validating it."""
 
     suffix: str
     event_type: str
     payload_type: type[P]
     record: type[R]
+    decode: Callable[[StoredEvent], P] | None = None
 
     def name(self, run_id: str) -> str:
         return f"{run_id}{self.suffix}"
@@ -81,7 +86,7 @@ class DerivedStream(Generic[P, R]):
         async for stored in store.read_stream(self.name(run_id)):
             if stored.type != self.event_type:
                 continue
-            payload = stored.decode().payload
+            payload = stored.decode_payload() if self.decode is None else self.decode(stored)  # no envelope model
             assert isinstance(payload, self.payload_type)
             records.append(self.record(stored.event_id, stored.recorded_at, payload))
         return records

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import Judge, JudgeContext, JudgeError, current_judgments, make_judge
+from p2w_rt.replay.judges import Judge, JudgeContext, JudgeError, current_scores, make_judge
 from p2w_rt.replay.matching import host_of
 from p2w_rt.replay.metrics import EPISODE_KEYS, episode_figures
 from p2w_rt.schemas import ForkPoint
@@ -99,7 +99,7 @@ def _scores(metrics: dict[str, float] | None) -> dict[str, float] | None:
 async def load_run_data(store: EventStore, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:
     """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it."""
     judge = make_judge(judge_id, PassSettings())
-    judged = await current_judgments(store, info.run_id, judge_id)
+    judged = await current_scores(store, info.run_id, judge_id)
     episodes: list[EpisodeData] = []
     unjudged: list[str] = []
     try:

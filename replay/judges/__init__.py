@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         judgment_stream,
         read_judgments,
     )
+    from p2w_rt.replay.judges._scores import JudgmentScores, ScoresRecord, current_scores, read_scores
 
 __all__ = [
     "JUDGES",
@@ -43,9 +44,12 @@ __all__ = [
     "JudgeReport",
     "JudgeSummary",
     "JudgmentRecord",
+    "JudgmentScores",
     "LlmConfig",
     "Scorecard",
+    "ScoresRecord",
     "current_judgments",
+    "current_scores",
     "episode_judgments",
     "estimate_replay",
     "judge_runs",
@@ -53,6 +57,7 @@ __all__ = [
     "llm_fields",
     "make_judge",
     "read_judgments",
+    "read_scores",
     "template_hash",
 ]
 
@@ -79,6 +84,10 @@ _MODULES = {
     "episode_judgments": "_records",
     "judgment_stream": "_records",
     "read_judgments": "_records",
+    "JudgmentScores": "_scores",
+    "ScoresRecord": "_scores",
+    "current_scores": "_scores",
+    "read_scores": "_scores",
 }
 """Where each exported name lives; they load on first use (``metrics`` reads judgments and loads no judge)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_rt.replay.judges import current_judgments
+from p2w_rt.replay.judges import current_scores
 from p2w_runtime.domain import RunInfo, episodes_of
 from p2w_runtime.store import EventStore
 
@@ -47,7 +47,7 @@ async def collect_scores(
     """
     scores: list[EpisodeScore] = []
     for run in runs:
-        judged = await current_judgments(store, run.run_id, judge_id)
+        judged = await current_scores(store, run.run_id, judge_id)
         judges: list[str | None] = [*sorted({j for _, j in judged})] or [judge_id]
         for episode in await episodes_of(store, run.run_id):
             scheme = episode.scheme or run.started.scheme or "-"

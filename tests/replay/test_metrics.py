@@ -7,7 +7,15 @@ from pathlib import Path
 from p2w_cli.render.metrics import csv_text, level_title, markdown
 from p2w_cli.render.words import counted
 from p2w_rt.replay.derived import PassSettings, run_pass
-from p2w_rt.replay.judges import JUDGES, current_judgments, make_judge
+from p2w_rt.replay.judges import (
+    JUDGES,
+    JudgmentScores,
+    current_judgments,
+    current_scores,
+    make_judge,
+    read_judgments,
+    read_scores,
+)
 from p2w_rt.replay.metrics import (
     EpisodeScore,
     MetricRow,
@@ -108,3 +116,40 @@ async def test_stale_judgments_do_not_count() -> None:
             ("Ann_Lee_A3", 0, True),
             ("Ann_Lee_A1", 2, False),
         ]
+
+
+async def test_scores_read_the_judgments_fields_a_table_needs() -> None:
+    """``read_scores`` / ``current_scores`` (what ``metrics``, ``diff`` and AgenticShop's tables read) hold, for every
+    judgment, the fields ``read_judgments`` / ``current_judgments`` give, and the same judgments count as current."""
+    async with MemoryEventStore() as store:
+        run_id = uuid7()
+        await store.append([run_started(run_id, "m-run")])
+        streams = []
+        for task in ("Ann_Lee_A3", "Ann_Lee_A1"):
+            b = EpisodeBuilder(run_id, task, ground_truth=TRUTH, level=2)
+            b.observation(1, "https://www.kohls.com/?size=32x32")
+            b.action(1, "stop", "done")
+            b.finish("answered", "done")
+            await store.append(b.events)
+            streams.append(b.stream)
+        for judge_id in ("rubric-rules", "action-wise-rules"):
+            await run_pass(JUDGES, store, run_id, [make_judge(judge_id, PassSettings())])
+        await store.append([NewEvent(stream=streams[1], payload=Observation(step=9, url="https://x.test/"))])
+
+        fields = set(JudgmentScores.model_fields)
+        whole = await read_judgments(store, run_id)
+        scores = await read_scores(store, run_id)
+        assert len(whole) == len(scores) == 4 and {r.judgment.judge_id for r in scores} == {
+            "rubric-rules",
+            "action-wise-rules",
+        }
+        for full, read in zip(whole, scores, strict=True):
+            assert (read.event_id, read.key) == (full.event_id, full.key)
+            assert read.judgment.model_dump() == full.judgment.model_dump(include=fields)
+        for judge in (None, "rubric-rules"):
+            current, current_read = (
+                await current_judgments(store, run_id, judge),
+                await current_scores(store, run_id, judge),
+            )
+            assert list(current_read) == list(current) and len(current) == (1 if judge else 2)
+            assert [r.event_id for r in current_read.values()] == [r.event_id for r in current.values()]
