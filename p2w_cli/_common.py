@@ -11,6 +11,7 @@ import atexit
 import gc
 import json
 import logging
+import os
 import sys
 import time
 import unicodedata
@@ -46,6 +47,13 @@ usual); at exit, every object is frozen out of the last collection (docs/design/
 def started_up() -> None:
     """The command's start-up is over (its store is open): the collector runs as usual for the work itself."""
     gc.set_threshold(*_GC_THRESHOLDS)
+
+
+def numpy_on_one_thread() -> None:
+    """For a command whose numpy work is resampling small arrays (``diff``'s and ``agree``'s bootstraps), called
+    before numpy loads: OpenBLAS starts a thread per core as numpy loads, and those threads spin on CPU the command
+    never uses (docs/design/startup.md). A value the user set is kept."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def waited() -> float:

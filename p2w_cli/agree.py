@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import console, in_store
+from p2w_cli._common import console, in_store, numpy_on_one_thread
 
 
 @click.command("agree")
@@ -33,6 +33,7 @@ def agree_cmd(
     ctx: click.Context, run_ref: str, judges: tuple[str, ...], human: bool, samples: int, as_json: bool
 ) -> None:
     """Agreement of judges on RUN per metric, dimension and rubric point: κ, α, ρ, r, accuracy, changed verdicts."""
+    numpy_on_one_thread()  # before anything imports numpy
     from p2w_cli.render.agreement import as_json as to_json
     from p2w_cli.render.agreement import render
     from p2w_rt.replay.agreement import agree

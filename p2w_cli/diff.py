@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from p2w_cli._common import console, db_path, run
+from p2w_cli._common import console, db_path, numpy_on_one_thread, run
 from p2w_cli._options import FC
 
 
@@ -28,6 +28,7 @@ def _judge_option(use: str) -> Callable[[FC], FC]:
 @click.pass_context
 def diff_cmd(ctx: click.Context, a_ref: str, b_ref: str, judge: str, as_json: bool) -> None:
     """Compare run A with run B task by task; either may be FILE.db:RUN (a run in another database)."""
+    numpy_on_one_thread()  # before anything imports numpy
     from p2w_cli.render.diff import show_diff
     from p2w_rt.replay.diff import diff_refs
 

@@ -150,11 +150,14 @@ class Family(Generic[S, P, O, T]):
     def default(self) -> str:
         return self.ids[0]
 
+    def check(self, producer_id: str) -> None:
+        """The one-line error naming the known ids when no plugin registered ``producer_id``; imports no producer."""
+        if producer_id not in self.ids:
+            raise self.unknown(f"unknown {self.kind} {producer_id!r} ({self.option}); known: {', '.join(self.ids)}")
+
     def get(self, producer_id: str) -> type[P]:
-        for plugin in self.plugins:
-            if (cls := plugin.get(producer_id)) is not None:
-                return cls  # type: ignore[return-value]
-        raise self.unknown(f"unknown {self.kind} {producer_id!r} ({self.option}); known: {', '.join(self.ids)}")
+        self.check(producer_id)
+        return next(cls for plugin in self.plugins if (cls := plugin.get(producer_id)) is not None)  # type: ignore[return-value]
 
     def make(self, producer_id: str, settings: S) -> P:
         """The producer registered as ``producer_id``, configured from the user's ``settings``."""

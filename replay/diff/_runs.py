@@ -10,10 +10,10 @@ spend tokens behind the user's back, and the error names the episodes that lack 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from p2w_rt.replay.derived import PassSettings
-from p2w_rt.replay.judges import Judge, JudgeContext, JudgeError, current_scores, make_judge
+from p2w_rt.replay.derived import PassSettings, family
+from p2w_rt.replay.judges import current_scores
 from p2w_rt.replay.matching import host_of
 from p2w_rt.replay.metrics import EPISODE_KEYS, episode_figures
 from p2w_rt.schemas import ForkPoint
@@ -21,6 +21,9 @@ from p2w_runtime.domain import RunInfo
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
+
+if TYPE_CHECKING:
+    from p2w_rt.replay.judges import Judge
 
 DEFAULT_JUDGE = "rubric-rules"
 
@@ -83,6 +86,8 @@ def episode_data(t: Trajectory, scores: dict[str, float] | None, run_scheme: str
 
 async def _judge_in_memory(store: EventStore, judge: Judge[Any], t: Trajectory) -> dict[str, float] | None:
     """A rules judge's figures for an episode it has not judged yet, never appended (comparisons write nothing)."""
+    from p2w_rt.replay.judges import JudgeContext, JudgeError  # with the judge, only when one judges
+
     try:
         verdict = await judge.judge(t, JudgeContext(get_blob=store.get_blob, llm=None))
     except JudgeError:
@@ -98,21 +103,29 @@ def _scores(metrics: dict[str, float] | None) -> dict[str, float] | None:
 
 async def load_run_data(store: EventStore, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:
     """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it."""
-    judge = make_judge(judge_id, PassSettings())
+    family("judge").check(judge_id)
     judged = await current_scores(store, info.run_id, judge_id)
+    judge: Judge[Any] | None = None
+    """Made for the first episode without a judgment: a run judged whole never loads the judge's code."""
     episodes: list[EpisodeData] = []
     unjudged: list[str] = []
     try:
         async for t in load_trajectories(store, info.run_id):
             record = judged.get((t.stream, judge_id))
             metrics = record.judgment.metrics if record is not None else None
-            if record is None and judge.uses_llm:
-                unjudged.append(t.task_id)
-            elif record is None:
-                metrics = await _judge_in_memory(store, judge, t)
+            if record is None:
+                if judge is None:
+                    from p2w_rt.replay.judges import make_judge
+
+                    judge = make_judge(judge_id, PassSettings())
+                if judge.uses_llm:
+                    unjudged.append(t.task_id)
+                else:
+                    metrics = await _judge_in_memory(store, judge, t)
             episodes.append(episode_data(t, _scores(metrics), info.started.scheme))
     finally:
-        await judge.aclose()
+        if judge is not None:
+            await judge.aclose()
     if unjudged and len(unjudged) == len(episodes):
         shown = ", ".join(unjudged[:5]) + (f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else "")
         raise MissingJudgments(

@@ -41,10 +41,10 @@ async def metrics_report(
     Every problem the user can fix (an unknown judge, a plot path that cannot be written) is raised before anything
     is written; the plot is written before any table is shown, so a failed plot shows no half result.
     """
-    if judge is not None:  # an unknown id is a UserError naming the known ones; only then are the judges loaded
+    if judge is not None:  # an unknown id is a UserError naming the known ones
         from p2w_rt.replay.derived import family
 
-        family("judge").get(judge)
+        family("judge").check(judge)
     if plot:
         check_plot_path(plot)
     runs = [await find_run(store, ref) for ref in run_refs]

@@ -15,7 +15,7 @@ import pty
 import subprocess
 import sys
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import click
 import pytest
@@ -64,8 +64,13 @@ except SystemExit as exit:
     code = exit.code
 else:
     code = 0
+modules = sorted(sys.modules)
+blas = None
+if "numpy" in sys.modules:
+    from threadpoolctl import threadpool_info
+    blas = [pool["num_threads"] for pool in threadpool_info() if pool["internal_api"] == "openblas"]
 with open(sys.argv[1], "w") as out:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+    json.dump({"code": code, "modules": modules, "blas_threads": blas}, out)
 """
 
 
@@ -82,16 +87,23 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _loaded(tmp_path: Path, *args: str) -> tuple[set[str], str]:
     """(modules in ``sys.modules`` when the command ended, each with the packages above it; its stdout); the command
     must succeed."""
+    seen, stdout = _reported(tmp_path, *args)
+    modules = set(seen["modules"])
+    return modules | {name.split(".")[0] for name in modules}, stdout
+
+
+def _reported(tmp_path: Path, *args: str) -> tuple[dict[str, Any], str]:
+    """What ``_REPORT`` wrote of the command (its modules, the threads of numpy's OpenBLAS if numpy loaded) and its
+    stdout; the command must succeed."""
     report = tmp_path / "modules.json"
     env = {**os.environ, "P2W_LOG_FILE": str(tmp_path / "p2w.log")}
     done = subprocess.run(
         [sys.executable, "-c", _REPORT, str(report), *args], capture_output=True, text=True, env=env, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    seen = json.loads(report.read_text())
+    seen: dict[str, Any] = json.loads(report.read_text())
     assert seen["code"] in (0, None), done.stderr
-    modules = set(seen["modules"])
-    return modules | {name.split(".")[0] for name in modules}, done.stdout
+    return seen, done.stdout
 
 
 def test_help_loads_neither_the_store_nor_any_heavy_library(tmp_path: Path) -> None:
@@ -186,6 +198,29 @@ def test_the_daily_commands_load_no_heavy_library_and_no_sqlalchemy(tmp_path: Pa
             assert not modules & set(METRICS_NEEDS_NONE), sorted(modules & set(METRICS_NEEDS_NONE))
 
 
+def test_diff_of_judged_runs_loads_no_judge_and_runs_numpy_on_one_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``diff`` of two runs judged whole reads their judgments, so the judge's code is not loaded; its bootstrap
+    resamples small arrays, so numpy's OpenBLAS starts one thread instead of one per core (their spinning was a fifth
+    of ``diff``'s CPU), unless the user set a count."""
+    path = tmp_path / "judged.db"
+    for bundle in example_run_bundles():
+        args = ["--db", str(path), "--log-file", str(tmp_path / "log"), "import", str(bundle)]
+        assert CliRunner().invoke(main, args).exit_code == 0
+    for label in ("earlier", "later"):
+        args = ["--db", str(path), "--log-file", str(tmp_path / "log"), "replay", label, "--judge", "rubric-rules"]
+        assert CliRunner().invoke(main, args).exit_code == 0
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    seen, out = _reported(tmp_path, "--db", str(path), "diff", "earlier", "later")
+    assert "earlier" in out and "later" in out
+    assert "p2w_rt.replay.persona2web._rules" not in seen["modules"]
+    assert seen["blas_threads"] == [1]
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    seen, _ = _reported(tmp_path, "--db", str(path), "diff", "earlier", "later")
+    assert seen["blas_threads"] == [min(2, os.cpu_count() or 1)]
+
+
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
 def test_print_table_draws_what_rich_table_draws(terminal: bool) -> None:
     """``runs`` and ``show RUN`` print with ``print_table`` instead of importing ``rich.table``: the same bytes,
@@ -232,13 +267,16 @@ def test_the_listing_builds_only_the_payload_models_it_validates(tmp_path: Path,
     """Payload models are built on first use (``defer_build``): after ``show RUN`` only the four event types of
     the listing have a validator; the union of every payload (``PAYLOAD_ADAPTER``) was never built."""
     report = tmp_path / "built.json"
-    probe = _REPORT.replace(
-        "from p2w_rt import cli\n",
-        "from p2w_rt import cli\nfrom p2w_rt.schemas._payload_decode import PAYLOAD_ADAPTER, PAYLOAD_MODELS\n",
-    ).replace(
-        '"modules": sorted(sys.modules)',
-        '"modules": sorted(n for n, m in PAYLOAD_MODELS.items() if m.__pydantic_complete__),'
-        ' "union": PAYLOAD_ADAPTER.pydantic_complete',
+    probe = (
+        _REPORT.replace(
+            "from p2w_rt import cli\n",
+            "from p2w_rt import cli\nfrom p2w_rt.schemas._payload_decode import PAYLOAD_ADAPTER, PAYLOAD_MODELS\n",
+        )
+        .replace(
+            "modules = sorted(sys.modules)",
+            "modules = sorted(n for n, m in PAYLOAD_MODELS.items() if m.__pydantic_complete__)",
+        )
+        .replace('"blas_threads": blas', '"union": PAYLOAD_ADAPTER.pydantic_complete')
     )
     env = {**os.environ, "P2W_LOG_FILE": str(tmp_path / "p2w.log")}
     done = subprocess.run(

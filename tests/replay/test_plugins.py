@@ -164,14 +164,18 @@ def test_a_plugin_cannot_take_an_id_another_plugin_has() -> None:
 
 def test_a_deferred_producer_is_imported_when_first_needed() -> None:
     """The built-in plugins name the judges they do not need to register by id (``Deferred``): the family lists
-    them and parses their options without importing them; asking for one imports its module, and only its."""
+    them, checks an id and parses their options without importing them; asking for one imports its module, and
+    only its."""
     code = (
         "import sys; from p2w_rt.replay.derived import family\n"
         "judges = family('judge')\n"
         "modules = ('p2w_rt.replay.webarena._judge', 'p2w_rt.replay.agenticshop._judges', "
-        "'p2w_rt.replay.persona2web._llm')\n"
+        "'p2w_rt.replay.persona2web._llm', 'p2w_rt.replay.persona2web._rules')\n"
         "ids = judges.ids\n"
         "print(judges.default, *ids[:2], 'webarena' in ids, 'attribution' in ids, len(judges.options()))\n"
+        "judges.check('rubric-llm'); judges.check('webarena')\n"
+        "try:\n    judges.check('no-such-judge')\nexcept judges.unknown as e:\n    assert 'known: rubric-rules' in str(e)\n"
+        "else:\n    raise AssertionError('an unknown id passed')\n"
         "print(*(m in sys.modules for m in modules))\n"
         "assert judges.get('webarena').id == 'webarena' and judges.get('rubric-rules').id == 'rubric-rules'\n"
         "print(*(m in sys.modules for m in modules))\n"
@@ -181,7 +185,7 @@ def test_a_deferred_producer_is_imported_when_first_needed() -> None:
     listed, before, after = done.stdout.splitlines()
     assert listed.split()[:5] == ["rubric-rules", "rubric-rules", "rubric-llm", "True", "True"], listed
     assert int(listed.split()[5]) == len(family("judge").options())
-    assert before == "False False False" and after == "True False False"
+    assert before == "False False False False" and after == "True False False True"
 
 
 def test_a_deferred_producer_must_hold_the_ids_it_declares(monkeypatch: pytest.MonkeyPatch) -> None:
