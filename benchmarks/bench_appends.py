@@ -13,9 +13,11 @@ commit: the configuration issue 28's 2.98x matches), and at the store's durabili
 (``synchronous=NORMAL``, WAL both); the store is compared with each (docs/design/store.md, "Appends, fifth round").
 
 Figures are wall and process CPU time, the median of ``--rounds`` alternated rounds, each in a new file.
-eventsourcing is not a dependency of p2w-rt: ``pip install eventsourcing`` into the benchmark's environment.
+eventsourcing is not a dependency of p2w-rt: it is installed for this benchmark only, in a virtual environment of its
+own (``--eventsourcing-venv``, made on first use), and runs there (``_eventsourcing_round.py``), timing its own
+appends.
 
-Usage: python benchmarks/bench_appends.py [--steps 2000] [--rounds 3]
+Usage: python benchmarks/bench_appends.py [--steps 2000] [--rounds 3] [--eventsourcing-venv DIR]
 """
 
 from __future__ import annotations
@@ -23,22 +25,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from _bench_venv import CACHE, peer_python  # noqa: E402
 from bench_episode_writer import STREAM, Planned, plan  # noqa: E402
 
 from p2w_rt.schemas import GENESIS_HASH, NewEvent, Observation, StoredEvent  # noqa: E402
 from p2w_runtime.domain import EpisodeWriter  # noqa: E402
 from p2w_runtime.store import open_store  # noqa: E402
 
+EVENTSOURCING_VERSION = "9.5.6"
+HERE = Path(__file__).parent
 Timed = tuple[float, float]
 """Wall and CPU seconds."""
 
@@ -99,41 +105,27 @@ def sealing_round(steps: list[list[NewEvent]]) -> tuple[float, float]:
     return sealing, time.process_time() - started
 
 
-def eventsourcing_round(sealed: list[list[StoredEvent]], db: Path, *, synchronous: str | None) -> Timed:
-    from eventsourcing.persistence import StoredEvent as EsEvent
-    from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteConnectionPool, SQLiteDatastore
-
-    create: Callable[..., object] = SQLiteConnectionPool._create_connection
-
-    def tuned(pool: SQLiteConnectionPool) -> object:
-        connection = create(pool)
-        if synchronous is not None:
-            connection._sqlite_conn.execute(f"PRAGMA synchronous={synchronous}")  # type: ignore[attr-defined]
-        return connection
-
-    SQLiteConnectionPool._create_connection = tuned  # type: ignore[method-assign]
-    try:
-        datastore = SQLiteDatastore(str(db), originator_id_type="text")
-        recorder = SQLiteApplicationRecorder(datastore)
-        recorder.create_table()
-        batches = [
-            [EsEvent(e.stream, e.seq, e.type, e.payload_json.encode()) for e in step] for step in sealed
-        ]  # built before the clock starts: the store's events were built before its clock too
-        wall, cpu = time.perf_counter(), time.process_time()
-        for batch in batches:
-            recorder.insert_events(batch)
-        timed = time.perf_counter() - wall, time.process_time() - cpu
-        datastore.close()
-    finally:
-        SQLiteConnectionPool._create_connection = create  # type: ignore[method-assign]
-    return timed
+def eventsourcing_round(sealed: list[list[StoredEvent]], python: Path, db: Path, *, synchronous: str) -> Timed:
+    """eventsourcing's appends of the same steps, in its own environment's interpreter (``_eventsourcing_round.py``):
+    the wall and CPU seconds of its ``insert_events`` calls alone."""
+    source = db.with_suffix(".json")
+    source.write_text(json.dumps([[[e.stream, e.seq, e.type, e.payload_json] for e in step] for step in sealed]))
+    done = subprocess.run(
+        [str(python), str(HERE / "_eventsourcing_round.py"), str(source), str(db), synchronous],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    wall, cpu = (float(x) for x in done.stdout.split())
+    return wall, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    default = CACHE / "eventsourcing-venv"
+    parser.add_argument("--eventsourcing-venv", type=Path, default=default, help=f"default: {default}")
     args = parser.parse_args()
+    python = peer_python(args.eventsourcing_venv, f"eventsourcing=={EVENTSOURCING_VERSION}")
     steps = new_events(steps_of(plan(args.steps)))
     n_events = sum(len(step) for step in steps)
     ours: list[Timed] = []
@@ -152,8 +144,8 @@ def main() -> None:
             cut = iter(events)
             sealed = [[next(cut) for _ in step] for step in steps]
             assert len(by_id) == n_events
-            theirs.append(eventsourcing_round(sealed, Path(tmp) / f"es{i}.db", synchronous="NORMAL"))
-            theirs_full.append(eventsourcing_round(sealed, Path(tmp) / f"esf{i}.db", synchronous=None))
+            theirs.append(eventsourcing_round(sealed, python, Path(tmp) / f"es{i}.db", synchronous="NORMAL"))
+            theirs_full.append(eventsourcing_round(sealed, python, Path(tmp) / f"esf{i}.db", synchronous="default"))
     print(f"load {os.getloadavg()[0]:.2f}; {args.steps} steps, {n_events} events, {n_events / len(steps):.1f} a step")
 
     def show(name: str, runs: list[Timed]) -> Timed:

@@ -35,6 +35,7 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from _bench_venv import CACHE, peer_python  # noqa: E402
 from bench_bytes import RUNS, fill, table_bytes  # noqa: E402
 
 from p2w_rt.schemas import NewEvent, StoredEvent  # noqa: E402
@@ -97,15 +98,6 @@ async def imported_bytes(tmp: Path, source: str) -> tuple[list[StoredEvent], int
     return events, table_bytes(db, ("events", "segments"))
 
 
-def inspect_python(venv: Path) -> Path:
-    """The interpreter of a virtual environment holding ``inspect-ai`` (made, and the package installed, if not)."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", f"inspect-ai=={INSPECT_VERSION}"], check=True)
-    return python
-
-
 def inspect_bytes(events: list[StoredEvent], python: Path, tmp: Path) -> int:
     """Inspect's ``.eval`` logs of the runs, one per run, written by ``inspect-ai``: their total size."""
     tmp.mkdir()
@@ -126,7 +118,7 @@ async def measure(tmp: Path, venv: Path) -> None:
     steps = sum(e.type == "action" for e in events)
     rows = await recorded_bytes(tmp / "rows.db", events, blobs, compact=False)
     compacted = await recorded_bytes(tmp / "compacted.db", events, blobs, compact=True)
-    python = inspect_python(venv)
+    python = peer_python(venv, f"inspect-ai=={INSPECT_VERSION}")
     anchor = inspect_bytes(events, python, tmp / "recorded")
     runs = len(list(RUNS.glob("*.p2w")))
     print(f"load {os.getloadavg()[0]:.2f}; {len(events):,} events, {steps} steps (actions) in {runs} runs")
@@ -149,7 +141,7 @@ def show(title: str, steps: int, anchor: int, sizes: dict[str, int]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "p2w-bench" / "inspect-venv"
+    default = CACHE / "inspect-venv"
     parser.add_argument("--inspect-venv", type=Path, default=default, help=f"default: {default}")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))

@@ -90,6 +90,9 @@ class StoredEvent:
     prev_hash: str
     hash: str
     _parsed: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    hash_derived: bool = field(default=False, init=False, repr=False, compare=False)
+    """``hash`` was computed from this very content when it was read (a segment stores the hash of its last event
+    only): comparing the two again proves nothing, so ``hash_matches`` does not."""
 
     @property
     def payload(self) -> dict[str, Any]:
@@ -132,6 +135,10 @@ class StoredEvent:
             blobs=self.blobs,
             prev_hash=self.prev_hash,
         )
+
+    def hash_matches(self) -> bool:
+        """Whether ``hash`` is this content's: what every chain check asks of an event."""
+        return self.hash_derived or self.compute_hash() == self.hash
 
     @classmethod
     def seal(cls, new: NewEvent, *, seq: int, prev_hash: str, position: int | None = None) -> StoredEvent:

@@ -36,7 +36,7 @@ def chain_link(prev_seq: int, prev_hash: str, event: StoredEvent) -> ChainLink:
         unlinked = f"seq {event.seq} follows {prev_seq}: gap or reorder"
     elif event.prev_hash != prev_hash:
         unlinked = "prev_hash does not match the previous event's hash"
-    return ChainLink(unlinked, event.compute_hash() != event.hash)
+    return ChainLink(unlinked, not event.hash_matches())
 
 
 def check_continues(prev_seq: int, prev_hash: str, event: StoredEvent) -> None:

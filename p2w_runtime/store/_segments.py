@@ -218,6 +218,7 @@ def segment_events(
                 "",
             )
             prev_hash = event.hash = event.compute_hash()
+            event.hash_derived = True
             events.append(event)
             seq += 1
             position += 1  # a sparse segment's next event says its own
@@ -227,5 +228,5 @@ def segment_events(
         raise CorruptSegment(stream, first_seq, last_seq, str(exc)) from exc
     if seq != last_seq + 1:
         raise CorruptSegment(stream, first_seq, last_seq, f"holds {seq - first_seq} events")
-    events[-1].hash = head_hash
+    events[-1].hash, events[-1].hash_derived = head_hash, False  # the stored hash, which its content must match
     return events

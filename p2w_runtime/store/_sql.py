@@ -222,9 +222,10 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
                             yield cast("_Read", event)
                     if bound is not None:
                         after = bound
-            finally:
+            finally:  # a reader that stopped early: the page fetched ahead is dropped, its connection handed back now
                 if fetching is not None:
                     fetching.cancel()
+                    await asyncio.gather(fetching, return_exceptions=True)
 
     async def _fetch_page(self, page: Compiled, after: dict[str, Any]) -> list[tuple[Any, ...]]:
         async with self._reading() as session:

@@ -47,7 +47,7 @@ def chain_intact(events: Sequence[StoredEvent]) -> bool:
     """Whether consecutive ``events`` of one stream link and each hash is what its content gives."""
     prev = events[0].prev_hash
     for event in events:
-        if event.prev_hash != prev or event.compute_hash() != event.hash:
+        if event.prev_hash != prev or not event.hash_matches():
             return False
         prev = event.hash
     return True

@@ -123,7 +123,7 @@ class ChainPass:
             self._note(event)
         head = self.heads.get(stream)
         prev_seq, prev_hash = (0, GENESIS_HASH) if head is None else head
-        modified = event.compute_hash() != event.hash
+        modified = not event.hash_matches()
         if modified or event.seq != prev_seq + 1 or event.prev_hash != prev_hash:
             self._broken(event, prev_seq, prev_hash)
         elif (invalid := event.payload_problem()) is not None:

@@ -196,7 +196,7 @@ async def _check_head(store: EventStore, chain: ChainPass, event: StoredEvent) -
     if before.hash != event.prev_hash:
         unlinked = "prev_hash does not match the previous event's hash"
         problems.append(Problem(event.stream, event.seq, event.event_id, unlinked))
-    if before.compute_hash() != before.hash:
+    if not before.hash_matches():
         problems.append(Problem(before.stream, before.seq, before.event_id, MODIFIED))
     chain.ends.problem(before)  # notes the end of its stream, if it is one
 

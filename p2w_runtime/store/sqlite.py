@@ -76,6 +76,7 @@ class SqliteEventStore(SqlEventStore):
         self._create = create
         self._idle: list[aiosqlite.Connection] = []
         """Open reading connections no reader holds."""
+        self._closed = False
         self._writer = SqliteWriter(path, label, read_only=read_only)
 
     @cached_property
@@ -103,7 +104,8 @@ class SqliteEventStore(SqlEventStore):
     @asynccontextmanager
     async def _driver(self) -> AsyncIterator[aiosqlite.Connection]:
         """A kept reading connection (or a new one); its driver errors become the store's. A connection that
-        raised a driver error is closed, not kept."""
+        raised a driver error, or that comes back after the store closed, is closed, not kept: its driver thread
+        must not outlive the event loop it answers to."""
         conn: aiosqlite.Connection | None = None
         try:
             conn = self._idle.pop() if self._idle else await self._connect()
@@ -119,7 +121,9 @@ class SqliteEventStore(SqlEventStore):
                 raise
             raise error from exc
         finally:
-            if conn is not None:
+            if conn is not None and self._closed:
+                await conn.close()
+            elif conn is not None:
                 self._idle.append(conn)
 
     def append_now(self, events: Sequence[NewEvent]) -> list[StoredEvent] | None:
@@ -149,6 +153,7 @@ class SqliteEventStore(SqlEventStore):
         return self._writer.transaction()
 
     async def close(self) -> None:
+        self._closed = True
         self._writer.close()
         idle, self._idle = self._idle, []
         for conn in idle:

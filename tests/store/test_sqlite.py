@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,43 @@ async def test_a_writer_swaps_the_earlier_type_index_and_a_reader_leaves_it(tmp_
     finally:
         await writer.close()
     assert set(_indexes(path)) == {"ix_events_lifecycle"}
+
+
+async def _stop_after_one_event(path: Path) -> None:
+    store = await connect_store(path, read_only=True)
+    try:
+        events = store.read_all()
+        async for _ in events:
+            break  # the next page is being fetched ahead by now
+        await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
+    finally:
+        await store.close()
+
+
+def test_a_read_stopped_early_leaves_no_connection_behind_the_closed_store(tmp_path: Path) -> None:
+    """A reader that stops while ``read_all`` fetches its next page ahead, then closes the store and its event loop
+    (what each ``verify --full`` worker does at the end of its range): the fetch is over and its connection closed
+    with the store. A connection handed back after the store closed used to stay open, its driver thread posting
+    the rows to the closed loop ("Event loop is closed" on stderr)."""
+    path = tmp_path / "paged.db"
+
+    async def fill() -> None:
+        store = await connect_store(path)
+        try:
+            await store.append([observation(f"r{i // 40}", i % 40 + 1) for i in range(2_500)])
+        finally:
+            await store.close()
+
+    asyncio.run(fill())
+    caught: list[threading.ExceptHookArgs] = []
+    previous, threading.excepthook = threading.excepthook, caught.append
+    try:
+        for _ in range(5):
+            asyncio.run(_stop_after_one_event(path))
+        left = [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
+        for thread in left:
+            thread.join(timeout=10)
+    finally:
+        threading.excepthook = previous
+    assert [str(args.exc_value) for args in caught] == []
+    assert [t.name for t in left if t.is_alive()] == []

@@ -95,6 +95,26 @@ async def test_a_segment_rewritten_with_changed_content_fails_verify_at_its_last
     assert problem.startswith(f"stream r1/e1 seq {RUN} ") and "modified" in problem
 
 
+async def test_verify_hashes_each_event_of_a_segment_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A segment stores only its last event's hash: reading it computes every other event's hash from its content
+    (``hash_derived``), which ``verify`` does not compute again; the last one's, the only one that can differ from
+    what is stored, is still compared (the test above)."""
+    path = tmp_path / "p2w.db"
+    written = await _written(path)
+    computed: list[tuple[str, int]] = []
+    compute = StoredEvent.compute_hash
+
+    def counted(event: StoredEvent) -> str:
+        computed.append((event.stream, event.seq))
+        return compute(event)
+
+    monkeypatch.setattr(StoredEvent, "compute_hash", counted)
+    assert await _problems(path) == []
+    segment = [(e.stream, e.seq) for e in written if e.stream == "r1/e1" and e.seq > 1]
+    rows = [(e.stream, e.seq) for e in written if (e.stream, e.seq) not in segment]
+    assert sorted(computed) == sorted(segment + rows + [segment[-1]])  # the segment's last: read, then checked
+
+
 async def test_a_file_without_the_segments_table_opened_read_only_reads_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "p2w.db"
     store = await connect_store(path)
