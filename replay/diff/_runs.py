@@ -105,8 +105,7 @@ async def load_run_data(store: EventStore, info: RunInfo, judge_id: str = DEFAUL
     """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it."""
     family("judge").check(judge_id)
     judged = await current_scores(store, info.run_id, judge_id)
-    judge: Judge[Any] | None = None
-    """Made for the first episode without a judgment: a run judged whole never loads the judge's code."""
+    judge: Judge[Any] | None = None  # made for the first episode without a judgment: a run judged whole loads none
     episodes: list[EpisodeData] = []
     unjudged: list[str] = []
     try:
