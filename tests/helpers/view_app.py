@@ -4,12 +4,15 @@ back as JSON or HTML."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import uvicorn
 
@@ -46,3 +49,9 @@ def get_html(url: str) -> str:
     status, _, body = fetch(url)
     assert status == 200, body[:300]
     return body.decode("utf-8")
+
+
+def link_queries(html: str, text: str) -> list[dict[str, str]]:
+    """The query of each link of ``html`` whose text is ``text``."""
+    hrefs = re.findall(r'<a [^>]*href="([^"]*)"[^>]*>' + re.escape(text) + "</a>", html)
+    return [dict(parse_qsl(urlsplit(unescape(h)).query)) for h in hrefs]
