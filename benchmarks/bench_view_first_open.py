@@ -8,7 +8,8 @@ count. Each figure is the median of ``--repeat`` fresh processes (``python THIS 
 thread of it) and the wall time of that fetch. The ratio is to the 1,000-episode run's figure measured in the same
 run. Two tables: the first open with the run's first-page row current (``p2w_cli/view/_first_page.py``: what every
 fresh viewer finds once one has opened the run), and with that row deleted before the process starts (the first
-open after a change to the run: the whole run read, as every first open did before, and the row written back).
+open after a change to the run: the run's scores, labels and episodes read, its usage continued from the kept scan
+of ``p2w_cli/view/_usage_kept.py``, and the row written back).
 ``--profile`` prints the cProfile of one first open of the 10,000-episode run's page (in process, no HTTP).
 
 Usage: python benchmarks/bench_view_first_open.py [--dir DIR (stores kept and reused)] [--steps 2] [--repeat 5]
@@ -143,7 +144,7 @@ def main() -> None:
         first_open(db, run_id)  # the summary rows brought up to date once, as after any recording
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     table(cases, "kept", args.repeat, "first-page row current")
-    table(cases, "deleted", max(1, args.repeat // 2), "first-page row deleted: the run read, the row written")
+    table(cases, "deleted", max(1, args.repeat // 2), "first-page row deleted: the page built, the row written")
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 

@@ -1,11 +1,11 @@
-"""One episode's line on a run page (``EpisodeRow``: where it ended, its current judgments and error labels) and
+"""One episode's line on a run page (``EpisodeRow``: where it ended, its current scores and error labels) and
 the filter a run page keeps rows by (``EpisodeFilter``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from p2w_rt.replay.judges import JudgmentRecord
+from p2w_rt.replay.judges import ScoresRecord
 from p2w_rt.schemas import EpisodeFinished
 from p2w_runtime.domain import EpisodeRef
 
@@ -21,7 +21,8 @@ class EpisodeRow:
     finished: EpisodeFinished | None
     website: str = ""
     """The host the episode ended on."""
-    judgments: dict[str, JudgmentRecord] = field(default_factory=dict)
+    judgments: dict[str, ScoresRecord] = field(default_factory=dict)
+    """Each judge's current judgment as its scores (the episode page reads the whole judgments)."""
     labels: list[str] = field(default_factory=list)
 
     @property

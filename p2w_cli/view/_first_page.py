@@ -17,24 +17,23 @@ with is part of the row, so another ``$P2W_PRICES`` rebuilds it.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import cache
 
 from pydantic import TypeAdapter
 
 from p2w_cli.view._episode_rows import EpisodeFilter, EpisodeRow
+from p2w_cli.view._kept_rows import write_row
 from p2w_cli.view._live import run_live
 from p2w_cli.view._run_page import RunPage
 from p2w_cli.view._run_read import RunFacets
 from p2w_cli.view._usage import EpisodeUsage, RunUsageSummary
-from p2w_rt.replay.judges import JudgmentRecord
-from p2w_rt.schemas import Judgment
+from p2w_cli.view._usage_kept import prices_key
+from p2w_rt.replay.judges import JudgmentScores, ScoresRecord
 from p2w_runtime.domain import EpisodeRef, RunInfo, under
-from p2w_runtime.llm import PriceTable
-from p2w_runtime.store import EventStore, ReadOnlyStore, Summary
+from p2w_runtime.store import EventStore, Summary
 
-MODEL = "view.first-page.v2"
+MODEL = "view.first-page.v3"
 """The read model's name and its rows' kind: a change of what a row holds takes a new name (old rows are ignored)."""
 GAP = 20_000
 """Events appended after a row beyond which it is rebuilt rather than the events read for one of its run's."""
@@ -47,7 +46,7 @@ class _Row:
     ref: EpisodeRef
     index: int
     website: str
-    judgments: dict[str, tuple[str, str, Judgment]]
+    judgments: dict[str, tuple[str, str, JudgmentScores]]
     labels: list[str]
     usage: EpisodeUsage | None
 
@@ -71,13 +70,6 @@ def _adapter() -> TypeAdapter[_Stored]:
     return TypeAdapter(_Stored)
 
 
-@cache
-def prices_key() -> str:
-    """Names the price table usage is priced with (the built-in one, extended by ``$P2W_PRICES``)."""
-    table = PriceTable.default()
-    return hashlib.sha256(repr([(m, table.price(m)) for m in table.models]).encode()).hexdigest()[:16]
-
-
 def is_first(wanted: EpisodeFilter, page: int) -> bool:
     return wanted == EpisodeFilter() and page == 1
 
@@ -93,7 +85,7 @@ async def stored_page(store: EventStore, info: RunInfo, end: int) -> RunPage | N
     if row.ordinal < end:
         if await _touched(store, info.run_id, row.ordinal, end):
             return None
-        await _write(store, Summary(MODEL, info.run_id, info.run_id, end, row.body), end)
+        await write_row(store, MODEL, Summary(MODEL, info.run_id, info.run_id, end, row.body), end)
     stored = _adapter().validate_json(row.body)
     if stored.prices != prices_key():
         return None
@@ -104,7 +96,7 @@ async def keep_page(store: EventStore, page: RunPage, end: int) -> None:
     """Store a first page built from the whole run at log end ``end`` (not a run being recorded)."""
     if page.info.finished is not None and not page.in_flight:
         body = _adapter().dump_json(_stored(page)).decode()
-        await _write(store, Summary(MODEL, page.info.run_id, page.info.run_id, end, body), end)
+        await write_row(store, MODEL, Summary(MODEL, page.info.run_id, page.info.run_id, end, body), end)
 
 
 async def _touched(store: EventStore, run_id: str, after: int, end: int) -> bool:
@@ -120,17 +112,6 @@ async def _touched(store: EventStore, run_id: str, after: int, end: int) -> bool
         if event.stream == run_id or event.stream.startswith(prefix):
             return True
     return False
-
-
-async def _write(store: EventStore, row: Summary, end: int) -> None:
-    """Each row names the log end it is current to, so the model's mark only has to move forward; a writer that
-    lost the mark to another writes nothing (the next open writes again), a read-only store nothing at all."""
-    try:
-        mark = await store.summary_mark(MODEL)
-        if mark is not None:
-            await store.write_summaries(MODEL, [row], since=mark, until=max(mark, end))
-    except ReadOnlyStore:
-        pass
 
 
 def _stored(page: RunPage) -> _Stored:
@@ -172,7 +153,7 @@ def _page(s: _Stored, info: RunInfo, end: int) -> RunPage:
             row.index,
             row.ref.finished,
             row.website,
-            {judge: JudgmentRecord(*record) for judge, record in row.judgments.items()},
+            {judge: ScoresRecord(*record) for judge, record in row.judgments.items()},
             row.labels,
         )
         for row in s.rows

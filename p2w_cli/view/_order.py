@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from p2w_cli.view._usage import EpisodeUsage
-from p2w_rt.replay.judges import JudgmentRecord
+from p2w_rt.replay.judges import ScoresRecord
 from p2w_rt.replay.metrics import EPISODE_KEYS, METRICS, TITLES
 from p2w_rt.schemas import EpisodeFinished
 from p2w_runtime.domain import EpisodeRef
@@ -47,7 +47,7 @@ class Sortable(Protocol):
     @property
     def website(self) -> str: ...
     @property
-    def judgments(self) -> dict[str, JudgmentRecord]: ...
+    def judgments(self) -> dict[str, ScoresRecord]: ...
     @property
     def labels(self) -> list[str]: ...
 

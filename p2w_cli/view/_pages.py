@@ -27,6 +27,7 @@ from p2w_cli.view._run_read import RunCache, RunRead
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import Comparison, comparison
 from p2w_cli.view._usage import RunUsage, UsageScan
+from p2w_cli.view._usage_kept import keep_scan, kept_scan
 from p2w_rt.replay.agreement import ImportSummary, record_labels
 from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, load_run_data, parse_ref
 from p2w_rt.replay.judges import JUDGES
@@ -115,8 +116,10 @@ class ViewQueries:
         kept = self.usages.get(run_id, end)
         if kept is not None:
             return kept
-        scan = self.scans.get(run_id, 0) or UsageScan(run_id)
+        scan = self.scans.get(run_id, 0) or await kept_scan(store, run_id, end)
+        since = scan.position
         await scan.catch_up(store)
+        await keep_scan(store, read.info, scan, since)
         self.scans.put(run_id, 0, scan)
         counted = {row.ref.stream: row.index for row in read.rows.values()}
         usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from p2w_cli.view._episode_rows import EpisodeFilter, EpisodeRow
 from p2w_rt.replay.classify import ClassificationRecord, read_classifications
 from p2w_rt.replay.derived import latest_current
-from p2w_rt.replay.judges import JudgmentRecord, current_judgments, read_judgments
+from p2w_rt.replay.judges import JudgmentRecord, current_scores, read_judgments
 from p2w_rt.replay.matching import host_of
 from p2w_rt.replay.metrics import EpisodeScore, MetricRow, aggregate
 from p2w_runtime.domain import EpisodeRef, RunInfo, counted, episodes_of
@@ -88,7 +88,7 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
     attempts = await episodes_of(store, info.run_id, every_attempt=True)
     rows = {ref.stream: _row(ref, i) for i, ref in enumerate(counted(attempts))}
-    for (stream, judge), record in (await current_judgments(store, info.run_id)).items():
+    for (stream, judge), record in (await current_scores(store, info.run_id)).items():
         if stream in rows:
             rows[stream].judgments[judge] = record
     classified = await read_classifications(store, info.run_id)

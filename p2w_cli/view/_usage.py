@@ -164,6 +164,11 @@ class RunUsage:
         return {prefix + e.episode_id: e for e in self.episodes}
 
 
+Flat = tuple[str, str, str | None, int, int, int, int, int, int, float, int, int, float, list[str]]
+"""A stream's fold as one flat tuple, what ``_usage_kept`` stores: a tuple decodes far faster than nested objects
+(docs/design/view.md, "The first open")."""
+
+
 @dataclass(slots=True)
 class _Stream:
     task_id: str = ""
@@ -171,6 +176,27 @@ class _Stream:
     finished_at: str | None = None
     steps: int = 0
     calls: _Fold = field(default_factory=_Fold)
+
+    def flat(self) -> Flat:
+        c, t = self.calls, self.calls.totals
+        return (
+            *(self.task_id, self.started_at, self.finished_at, self.steps),
+            *(t.calls, t.attempts, t.failed_attempts, t.prompt_tokens, t.completion_tokens),
+            *(t.priced_cost_usd, t.unpriced_calls, c.table_priced, c.latency, sorted(c.unpriced)),
+        )
+
+    @classmethod
+    def of_flat(cls, f: Flat) -> _Stream:
+        totals = UsageTotals(
+            calls=f[4],
+            attempts=f[5],
+            failed_attempts=f[6],
+            prompt_tokens=f[7],
+            completion_tokens=f[8],
+            priced_cost_usd=f[9],
+            unpriced_calls=f[10],
+        )
+        return cls(f[0], f[1], f[2], f[3], _Fold(totals, f[11], f[12], set(f[13])))
 
 
 def _seconds(start: str, end: str | None) -> float | None:
@@ -189,6 +215,14 @@ class UsageScan:
         self.position = 0
         self.prices = PriceTable.default()
         self.streams: dict[str, _Stream] = {}
+
+    def flat(self) -> dict[str, Flat]:
+        """The folds so far by stream, to be kept with ``position`` (``_usage_kept``)."""
+        return {name: s.flat() for name, s in self.streams.items()}
+
+    def resume(self, position: int, flat: dict[str, Flat]) -> None:
+        """Continue a scan kept at ``position``."""
+        self.position, self.streams = position, {name: _Stream.of_flat(f) for name, f in flat.items()}
 
     async def catch_up(self, store: EventStore) -> None:
         async for stored in store.read_all(

@@ -8,21 +8,21 @@ import asyncio
 import json
 import shutil
 import sqlite3
-from collections.abc import Mapping
 from pathlib import Path
 
 import pydantic_core
 import pytest
 
-from p2w_cli.view._filters import parse_filter
-from p2w_cli.view._first_page import MODEL, prices_key
+from p2w_cli.view._first_page import MODEL
 from p2w_cli.view._links import ServerLinks
 from p2w_cli.view._pages import ViewQueries, ViewState
 from p2w_cli.view._render import environment
 from p2w_cli.view._run_page import RunPage
+from p2w_cli.view._usage_kept import prices_key
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
+from tests.helpers.view_app import fresh_open
 from tests.helpers.view_support import build_simple_run, demo_db
 
 pytestmark = pytest.mark.slow
@@ -33,19 +33,6 @@ def db(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
     copy = tmp_path / "view.db"
     shutil.copy(demo_db(tmp_path_factory.getbasetemp())[0], copy)
     return copy
-
-
-def fresh_open(db: Path, ref: str, query: Mapping[str, str] | None = None) -> tuple[RunPage, ViewQueries]:
-    """A run page as a viewer process just started on ``db`` serves it: its first request."""
-
-    async def go() -> tuple[RunPage, ViewQueries]:
-        state = ViewState(db)
-        async with open_store(db, create=False) as store:
-            state.stores[db.resolve()] = store
-            queries = ViewQueries(state)
-            return await queries.run(ref, *parse_filter(query or {})), queries
-
-    return asyncio.run(go())
 
 
 def html(db: Path, page: RunPage) -> str:

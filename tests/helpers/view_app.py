@@ -1,13 +1,14 @@
 """The viewer app served from a thread of the test's own process, so a test can read its state, and its pages read
-back as JSON or HTML."""
+back as JSON or HTML; a run page as a viewer process just started serves it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from html import unescape
 from pathlib import Path
@@ -16,7 +17,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import uvicorn
 
+from p2w_cli.view._filters import parse_filter
+from p2w_cli.view._pages import ViewQueries, ViewState
+from p2w_cli.view._run_page import RunPage
 from p2w_cli.view.app import create_app
+from p2w_runtime.store import open_store
 from tests.helpers.view_support import fetch
 
 
@@ -55,3 +60,16 @@ def link_queries(html: str, text: str) -> list[dict[str, str]]:
     """The query of each link of ``html`` whose text is ``text``."""
     hrefs = re.findall(r'<a [^>]*href="([^"]*)"[^>]*>' + re.escape(text) + "</a>", html)
     return [dict(parse_qsl(urlsplit(unescape(h)).query)) for h in hrefs]
+
+
+def fresh_open(db: Path, ref: str, query: Mapping[str, str] | None = None) -> tuple[RunPage, ViewQueries]:
+    """A run page as a viewer process just started on ``db`` serves it: its first request."""
+
+    async def go() -> tuple[RunPage, ViewQueries]:
+        state = ViewState(db)
+        async with open_store(db, create=False) as store:
+            state.stores[db.resolve()] = store
+            queries = ViewQueries(state)
+            return await queries.run(ref, *parse_filter(query or {})), queries
+
+    return asyncio.run(go())

@@ -1,0 +1,113 @@
+"""A finished run's usage scan kept beside the log (``p2w_cli/view/_usage_kept.py``): the first open after the run
+changed builds its page from the kept scan and the usage events appended since, and shows what a scan of the whole
+run shows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pydantic_core
+import pytest
+from click.testing import CliRunner
+
+from p2w_cli.view._first_page import MODEL as FIRST_PAGE
+from p2w_cli.view._usage_kept import MODEL
+from p2w_rt.cli import main
+from p2w_runtime.testing import ScriptedLlm
+from tests.helpers.judge_replies import answer
+from tests.helpers.view_app import fresh_open
+from tests.helpers.view_support import demo_db
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def db(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
+    copy = tmp_path / "view.db"
+    shutil.copy(demo_db(tmp_path_factory.getbasetemp())[0], copy)
+    return copy
+
+
+def kept_row(db: Path, run_id: str) -> tuple[int, dict[str, list[object]]]:
+    """The kept scan's position and its folds by stream."""
+    with sqlite3.connect(db) as conn:
+        ordinal, body = conn.execute(
+            "SELECT ordinal, body FROM summaries WHERE kind = ? AND key = ?", (MODEL, run_id)
+        ).fetchone()
+    return ordinal, json.loads(body)["streams"]
+
+
+def drop_rows(db: Path, *models: str) -> None:
+    with sqlite3.connect(db) as conn:
+        for model in models:
+            conn.execute("DELETE FROM summaries WHERE kind = ?", (model,))
+            conn.execute("DELETE FROM summary_marks WHERE model = ?", (model,))
+
+
+def test_a_judging_pass_is_folded_into_the_kept_scan_as_a_whole_scan_would_fold_it(
+    db: Path, scripted_llm: ScriptedLlm
+) -> None:
+    built, _ = fresh_open(db, "earlier")
+    run_id = built.info.run_id
+    position, streams = kept_row(db, run_id)
+    assert built.usage is not None and built.usage.derived.calls == 0 and len(streams) == built.total
+
+    scripted_llm.handle_with(lambda request: answer(request))
+    judge = ["--db", str(db), "replay", "earlier", "--judge", "rubric-llm", "--base-url", scripted_llm.base_url]
+    result = CliRunner().invoke(main, [*judge, "--api-key", "k"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+
+    changed, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0, "the run changed: its first page was built again"
+    assert changed.usage is not None and changed.usage.derived.calls == len(scripted_llm.chat_requests) > 0
+    assert kept_row(db, run_id)[0] > position, "the scan read on from its kept position and was kept again"
+
+    drop_rows(db, MODEL, FIRST_PAGE)
+    whole, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0
+    assert pydantic_core.to_json(changed) == pydantic_core.to_json(whole)
+
+
+def test_the_first_open_after_a_change_starts_from_the_kept_scan(db: Path) -> None:
+    """The kept folds are what the page shows: a count written into the row shows up (nothing read it again)."""
+    built, _ = fresh_open(db, "earlier")
+    run_id = built.info.run_id
+    position, streams = kept_row(db, run_id)
+    first = built.shown[0].ref.stream
+    prompt_tokens = 7  # the flat tuple's prompt tokens
+    marked = {**streams, first: [*streams[first][:prompt_tokens], 123_456_789, *streams[first][prompt_tokens + 1 :]]}
+    with sqlite3.connect(db) as conn:
+        body = json.dumps(
+            {
+                "prices": json.loads(conn.execute("SELECT body FROM summaries WHERE kind = ?", (MODEL,)).fetchone()[0])[
+                    "prices"
+                ],
+                "streams": marked,
+            }
+        )
+        conn.execute("UPDATE summaries SET body = ? WHERE kind = ? AND key = ?", (body, MODEL, run_id))
+    drop_rows(db, FIRST_PAGE)
+    again, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0 and again.shown_usage[0] is not None
+    assert again.shown_usage[0].usage.prompt_tokens == 123_456_789
+    assert kept_row(db, run_id)[0] == position, "nothing was appended since: the row stays as it was"
+
+
+def test_a_kept_scan_past_the_log_end_is_not_used(db: Path) -> None:
+    """Events deleted behind the store's back (what ``verify``'s seals catch): the row may count what is gone."""
+    built, _ = fresh_open(db, "earlier")
+    run_id = built.info.run_id
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE summaries SET ordinal = ordinal + 1000000 WHERE kind = ?", (MODEL,))
+        body = conn.execute("SELECT body FROM summaries WHERE kind = ?", (MODEL,)).fetchone()[0]
+        conn.execute(
+            "UPDATE summaries SET body = ? WHERE kind = ?",
+            (body.replace('"streams":{', '"streams":{"x/y":["t","",null,0,9,9,0,9,9,0.0,0,0,0.0,[]],', 1), MODEL),
+        )
+    drop_rows(db, FIRST_PAGE)
+    again, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0 and pydantic_core.to_json(again.usage) == pydantic_core.to_json(built.usage)
+    assert kept_row(db, run_id)[0] < 1_000_000
