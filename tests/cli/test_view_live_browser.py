@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from p2w_runtime.store import open_store
 from tests.helpers.view_support import serving
@@ -46,16 +45,20 @@ def _listed_runs(url: str) -> list[dict[str, object]]:
     return rows
 
 
-async def _until_changed(row: Locator, steps: int, *, within_s: float) -> None:
-    """Wait until the in-flight ``row`` shows other than ``steps`` or is gone (its episode finished between two
-    reloads: a fast episode on a busy machine may never show a second count)."""
+async def _until_moved_on(page: Page, row: Locator, task: str, steps: int, *, within_s: float) -> None:
+    """Wait until the in-flight ``row`` shows more than ``steps``, or its episode is listed as finished (it finished
+    between two reloads: a fast episode on a busy machine may never show a second count). A page caught in the
+    middle of a reload, its in-flight table not parsed yet, is neither: look again."""
     deadline = time.monotonic() + within_s
-    while await row.count():
+    while True:
         try:
-            if await row.locator(".steps-so-far").text_content(timeout=2_000) != str(steps):
+            if await row.count():
+                if int(await row.locator(".steps-so-far").text_content(timeout=2_000) or "0") > steps:
+                    return
+            elif task in (await page.text_content("#episodes", timeout=2_000) or ""):
                 return
-        except PlaywrightTimeoutError:
-            continue  # the page reloaded between the count and the read: look again
+        except PlaywrightError:
+            pass  # the page reloaded between two reads: look again
         assert time.monotonic() < deadline, f"the in-flight steps stayed at {steps} for {within_s} s"
         await asyncio.sleep(0.25)
 
@@ -113,11 +116,7 @@ async def test_an_episode_in_flight_shows_with_its_steps_while_record_runs(
             task = await flying.first.locator("a").first.text_content() or ""
             row = page.locator("#in-flight tbody tr", has=page.locator("a", has_text=task))
             steps = int(await row.locator(".steps-so-far").text_content() or "0")
-            await _until_changed(row, steps, within_s=30)
-            if await row.count():  # still in flight: further on
-                assert int(await row.locator(".steps-so-far").text_content() or "0") > steps
-            else:  # it finished meanwhile: a counted episode now
-                assert task in (await page.text_content("#episodes") or "")
+            await _until_moved_on(page, row, task, steps, within_s=30)
             flying_now, usage_rows, other_rows = await _while_in_flight(page, within_s=60)
             assert flying_now and usage_rows == 1, "the in-flight tokens are their own row, not 'other attempts'"
             assert other_rows == 0
