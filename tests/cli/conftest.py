@@ -1,11 +1,12 @@
 """The CLI test modules' shared fixtures: a store holding a recorded example run, and for the viewer the demo's
-database, served by a ``p2w-rt view`` process or by the viewer app in this process, and a long episode served by a
-``p2w-rt view`` process. Each is module-scoped, so a module gets its own store or server; the demo itself is made
-once per session (``demo_db``)."""
+database (or a test's own copy of it to change), served by a ``p2w-rt view`` process or by the viewer app in this
+process, and a long episode served by a ``p2w-rt view`` process. The stores and servers are module-scoped, so a
+module gets its own; the demo itself is made once per session (``demo_db``)."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +31,14 @@ def example_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The database ``p2w-rt demo`` writes."""
     return demo_db(tmp_path_factory.getbasetemp())[0]
+
+
+@pytest.fixture
+def demo_copy(demo: Path, tmp_path: Path) -> Path:
+    """A copy of the demo's database the test may change."""
+    copy = tmp_path / "view.db"
+    shutil.copy(demo, copy)
+    return copy
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -23,16 +22,14 @@ from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 from tests.helpers.view_app import fresh_open
-from tests.helpers.view_support import build_simple_run, demo_db
+from tests.helpers.view_support import build_simple_run
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def db(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
-    copy = tmp_path / "view.db"
-    shutil.copy(demo_db(tmp_path_factory.getbasetemp())[0], copy)
-    return copy
+def db(demo_copy: Path) -> Path:
+    return demo_copy
 
 
 def html(db: Path, page: RunPage) -> str:

@@ -5,7 +5,6 @@ run shows."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -19,16 +18,13 @@ from p2w_rt.cli import main
 from p2w_runtime.testing import ScriptedLlm
 from tests.helpers.judge_replies import answer
 from tests.helpers.view_app import fresh_open
-from tests.helpers.view_support import demo_db
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def db(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
-    copy = tmp_path / "view.db"
-    shutil.copy(demo_db(tmp_path_factory.getbasetemp())[0], copy)
-    return copy
+def db(demo_copy: Path) -> Path:
+    return demo_copy
 
 
 def kept_row(db: Path, run_id: str) -> tuple[int, dict[str, list[object]]]:
