@@ -22,7 +22,7 @@ from p2w_cli.view._log_kept import LogKept, RunIndex
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
-from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, judge_of, run_page, run_row
+from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, facets_row, judge_of, run_page, run_row
 from p2w_cli.view._run_read import RunCache, RunRead
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import Comparison, comparison
@@ -31,7 +31,7 @@ from p2w_cli.view._usage_kept import keep_scan, kept_scan
 from p2w_rt.replay.agreement import ImportSummary, record_labels
 from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, load_run_data, parse_ref
 from p2w_rt.replay.judges import JUDGES
-from p2w_runtime.domain import UnknownRun, episode_stream, episodes_of
+from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream, episodes_of
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
@@ -79,10 +79,17 @@ class ViewQueries:
         """First pages served from their stored rows (``_first_page.py``): the tests' witness of the first open."""
 
     async def runs(self, judge: str = "") -> list[RunRow]:
-        """Every run, each headed by ``judge`` (else its default judge: ``headline_judge``)."""
+        """Every run, each headed by ``judge`` (else its default judge: ``headline_judge``). A run's line comes from
+        its first page, stored or built and stored (``_first_page.py``), unless this viewer has read the run: a
+        fresh viewer's runs page reads one row per run, not every run's episodes and judgments."""
         store = self.state.store()
         end, infos = await self.index.runs(store)
-        rows = [run_row(await self.reads.get(store, info, end), judge) for info in infos]
+        rows = []
+        for info in infos:
+            if self.reads.holds(info.run_id, end):
+                rows.append(run_row(await self.reads.get(store, info, end), judge))
+            else:
+                rows.append(facets_row(info, await self._first_page(store, info, end), judge))
         judged = sorted({judge_of(m) for row in rows for m in row.metrics})
         if judge and judge not in judged:
             raise BadRequest("Unknown judge", f"?judge={judge!r}: no run is judged by it; known: {known(judged)}")
@@ -93,16 +100,20 @@ class ViewQueries:
         (``_first_page.py``); built from the whole run instead, it is stored for the next fresh viewer."""
         store = self.state.store()
         end, info = await self.index.find(store, ref)
-        first = is_first(wanted, page) and not self.reads.holds(info.run_id, end)
-        if first:
-            stored = await stored_page(store, info, end)
-            if stored is not None:
-                self.stored_pages += 1
-                return stored
+        if is_first(wanted, page) and not self.reads.holds(info.run_id, end):
+            return await self._first_page(store, info, end)
         read = await self.reads.get(store, info, end)
-        built = run_page(read, wanted, page, PAGE_SIZE, await self._usage(store, read, end))
-        if first:
-            await keep_page(store, built, end)
+        return run_page(read, wanted, page, PAGE_SIZE, await self._usage(store, read, end))
+
+    async def _first_page(self, store: EventStore, info: RunInfo, end: int) -> RunPage:
+        """The run's first page from its stored row, else built from the whole run and stored."""
+        stored = await stored_page(store, info, end)
+        if stored is not None:
+            self.stored_pages += 1
+            return stored
+        read = await self.reads.get(store, info, end)
+        built = run_page(read, EpisodeFilter(), 1, PAGE_SIZE, await self._usage(store, read, end))
+        await keep_page(store, built, end)
         return built
 
     async def usage(self, ref: str) -> RunUsage:

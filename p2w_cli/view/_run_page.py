@@ -64,9 +64,15 @@ def judge_of(row: MetricRow) -> str:
 
 def run_row(read: RunRead, judge: str = "") -> RunRow:
     read.facets = read.facets or RunFacets.of(read)
-    headline = headline_judge(read.facets.judges, judge)
-    metrics = sorted(read.facets.metrics, key=lambda row: judge_of(row) != headline)
-    return RunRow(read.info, metrics, headline)
+    return facets_row(read.info, read.facets, judge)
+
+
+def facets_row(info: RunInfo, facets: RunFacets, judge: str = "") -> RunRow:
+    """The runs page's line of a run from its facets: a run's first page (``RunPage``) carries them, so a stored
+    first page makes the line without reading the run."""
+    headline = headline_judge(facets.judges, judge)
+    metrics = sorted(facets.metrics, key=lambda row: judge_of(row) != headline)
+    return RunRow(info, metrics, headline)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,9 +36,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def demo_copy(demo: Path, tmp_path: Path) -> Path:
-    """A copy of the demo's database the test may change."""
+    """A copy of the demo's database the test may change, without the rows other tests' viewers kept in it."""
     copy = tmp_path / "view.db"
     shutil.copy(demo, copy)
+    with sqlite3.connect(copy) as conn:
+        conn.execute("DELETE FROM summaries WHERE kind LIKE 'view.%'")
+        conn.execute("DELETE FROM summary_marks WHERE model LIKE 'view.%'")
     return copy
 
 

@@ -15,13 +15,14 @@ import pytest
 from p2w_cli.view._first_page import MODEL
 from p2w_cli.view._links import ServerLinks
 from p2w_cli.view._pages import ViewQueries, ViewState
+from p2w_cli.view._problems import BadRequest
 from p2w_cli.view._render import environment
 from p2w_cli.view._run_page import RunPage
 from p2w_cli.view._usage_kept import prices_key
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
-from tests.helpers.view_app import fresh_open
+from tests.helpers.view_app import fresh_open, fresh_runs
 from tests.helpers.view_support import build_simple_run
 
 pytestmark = pytest.mark.slow
@@ -72,9 +73,8 @@ def test_only_the_first_page_of_a_long_run_is_kept_and_the_others_are_built(db: 
     assert len(second.shown) == 50
 
 
-def test_the_first_open_reads_no_event(db: Path, tmp_path: Path) -> None:
-    """Every event of the copy is made unreadable: its first page is still the original's, any other page fails."""
-    before, _ = fresh_open(db, "earlier")
+def unreadable_copy(db: Path, tmp_path: Path) -> Path:
+    """A copy of ``db`` whose every event is unreadable (its summary rows kept)."""
     broken = tmp_path / "broken.db"
     with sqlite3.connect(db) as source, sqlite3.connect(broken) as target:
         source.backup(target)
@@ -83,11 +83,30 @@ def test_the_first_open_reads_no_event(db: Path, tmp_path: Path) -> None:
             conn.execute(f'DROP TRIGGER "{trigger}"')
         conn.execute("UPDATE events SET payload = '{broken', hash = 'x', prev_hash = 'x'")
         conn.execute("UPDATE segments SET data = x'00'")
+    return broken
+
+
+def test_the_first_open_reads_no_event(db: Path, tmp_path: Path) -> None:
+    """Every event of the copy is made unreadable: its first page is still the original's, any other page fails."""
+    before, _ = fresh_open(db, "earlier")
+    broken = unreadable_copy(db, tmp_path)
     after, queries = fresh_open(broken, "earlier")
     assert queries.stored_pages == 1
     assert pydantic_core.to_json(after) == pydantic_core.to_json(before)
     with pytest.raises(pydantic_core.ValidationError):  # the same viewer reads the run for any other page
         fresh_open(broken, "earlier", {"sort": "task"})
+
+
+def test_a_fresh_viewers_runs_page_reads_each_run_from_its_stored_first_page(db: Path, tmp_path: Path) -> None:
+    """The runs page stores the first page of each run it reads; the next fresh viewer's runs page reads no event."""
+    built, queries = fresh_runs(db)
+    assert queries.stored_pages == 0 and len(stored_rows(db)) == len(built) > 1
+    assert any(row.metrics for row in built)
+    kept, queries = fresh_runs(unreadable_copy(db, tmp_path))
+    assert queries.stored_pages == len(built) and not queries.reads.entries
+    assert pydantic_core.to_json(kept) == pydantic_core.to_json(built)  # what /api/runs serves
+    with pytest.raises(BadRequest, match="human:none"):  # a judge no run has, refused from the rows as before
+        fresh_runs(unreadable_copy(db, tmp_path), "human:none")
 
 
 def test_an_append_to_another_run_keeps_the_row_and_moves_it_to_the_log_end(db: Path) -> None:

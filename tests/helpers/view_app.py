@@ -19,7 +19,7 @@ import uvicorn
 
 from p2w_cli.view._filters import parse_filter
 from p2w_cli.view._pages import ViewQueries, ViewState
-from p2w_cli.view._run_page import RunPage
+from p2w_cli.view._run_page import RunPage, RunRow
 from p2w_cli.view.app import create_app
 from p2w_runtime.store import open_store
 from tests.helpers.view_support import fetch
@@ -71,5 +71,18 @@ def fresh_open(db: Path, ref: str, query: Mapping[str, str] | None = None) -> tu
             state.stores[db.resolve()] = store
             queries = ViewQueries(state)
             return await queries.run(ref, *parse_filter(query or {})), queries
+
+    return asyncio.run(go())
+
+
+def fresh_runs(db: Path, judge: str = "") -> tuple[list[RunRow], ViewQueries]:
+    """The runs page as a viewer process just started on ``db`` serves it: its first request."""
+
+    async def go() -> tuple[list[RunRow], ViewQueries]:
+        state = ViewState(db)
+        async with open_store(db, create=False) as store:
+            state.stores[db.resolve()] = store
+            queries = ViewQueries(state)
+            return await queries.runs(judge), queries
 
     return asyncio.run(go())
