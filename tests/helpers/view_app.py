@@ -8,11 +8,11 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from html import unescape
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import uvicorn
@@ -23,6 +23,8 @@ from p2w_cli.view._run_page import RunPage, RunRow
 from p2w_cli.view.app import create_app
 from p2w_runtime.store import open_store
 from tests.helpers.view_support import fetch
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -62,27 +64,24 @@ def link_queries(html: str, text: str) -> list[dict[str, str]]:
     return [dict(parse_qsl(urlsplit(unescape(h)).query)) for h in hrefs]
 
 
-def fresh_open(db: Path, ref: str, query: Mapping[str, str] | None = None) -> tuple[RunPage, ViewQueries]:
-    """A run page as a viewer process just started on ``db`` serves it: its first request."""
+def fresh_viewer(db: Path, ask: Callable[[ViewQueries], Awaitable[T]]) -> tuple[T, ViewQueries]:
+    """What a viewer process just started on ``db`` answers to its first request (``ask``), and its queries."""
 
-    async def go() -> tuple[RunPage, ViewQueries]:
+    async def go() -> tuple[T, ViewQueries]:
         state = ViewState(db)
         async with open_store(db, create=False) as store:
             state.stores[db.resolve()] = store
             queries = ViewQueries(state)
-            return await queries.run(ref, *parse_filter(query or {})), queries
+            return await ask(queries), queries
 
     return asyncio.run(go())
+
+
+def fresh_open(db: Path, ref: str, query: Mapping[str, str] | None = None) -> tuple[RunPage, ViewQueries]:
+    """A run page as a viewer process just started on ``db`` serves it: its first request."""
+    return fresh_viewer(db, lambda queries: queries.run(ref, *parse_filter(query or {})))
 
 
 def fresh_runs(db: Path, judge: str = "") -> tuple[list[RunRow], ViewQueries]:
     """The runs page as a viewer process just started on ``db`` serves it: its first request."""
-
-    async def go() -> tuple[list[RunRow], ViewQueries]:
-        state = ViewState(db)
-        async with open_store(db, create=False) as store:
-            state.stores[db.resolve()] = store
-            queries = ViewQueries(state)
-            return await queries.runs(judge), queries
-
-    return asyncio.run(go())
+    return fresh_viewer(db, lambda queries: queries.runs(judge))
