@@ -8,7 +8,6 @@ one SQLite file), real Chromium on the demo sites, the scripted LLM, tampering w
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -21,75 +20,33 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from p2w_rt.cli import main
-from p2w_rt.schemas import uuid7
-from p2w_runtime.agent import finish_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
-from p2w_runtime.domain import append_sealed
-from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers import tamper_support
-from tests.helpers.builders import episode, run_started
 from tests.helpers.paths import REPO
+from tests.helpers.seals_support import (
+    cli,
+    copy_db,
+    count,
+    episode_streams,
+    rows,
+    run_of,
+    sealed_streams,
+    uncovered,
+    verified,
+)
 
 TRIGGERS = ("events_no_update", "events_delete_held")
 EPISODES_AS_ROWS = True
 """These tests read the recorded events with SQL (``conftest._episodes_as_rows``)."""
-FIXTURE_V1 = REPO / "tests" / "data" / "fixture_dbs" / "v1.db"
-
-
-def cli(db: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
-
-
-def rows(db: Path, sql: str, *params: object) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
-def _count(db: Path, sql: str) -> int:
-    try:
-        return rows(db, sql)[0][0]
-    except sqlite3.Error:
-        return 0
-
-
-def copy_db(source: Path, target: Path) -> Path:
-    """A copy of a live SQLite file, its WAL included."""
-    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
-        src.backup(dst)
-    return target
 
 
 def attacker(db: Path) -> sqlite3.Connection:
     """Raw sqlite3 with the events' append-only triggers dropped, as anyone holding the file can do."""
     return tamper_support.attacker(db, TRIGGERS)
-
-
-def verified(db: Path, *args: str) -> tuple[Result, dict]:
-    """The same full check twice, as text and as JSON (the first one's verify mark would make the second read only
-    what follows it)."""
-    result = cli(db, "verify", "--full", *args)
-    as_json = cli(db, "verify", "--full", "--json", *args)
-    return result, json.loads(as_json.stdout)
-
-
-def uncovered(report: dict, run_id: str) -> dict[str, int]:
-    (tail,) = [t for t in report["uncovered"] if t["run_id"] == run_id]
-    assert tail["events"] == sum(tail["streams"].values())
-    return tail["streams"]
-
-
-def sealed_streams(db: Path, run_id: str) -> Counter[str]:
-    """How often each stream is named by an ``episode.sealed`` in the run's stream."""
-    found: Counter[str] = Counter()
-    for (payload,) in rows(db, "SELECT payload FROM events WHERE stream = ? AND type = 'episode.sealed'", run_id):
-        found.update(seal["stream"] for seal in json.loads(payload)["seals"])
-    return found
 
 
 def last_sealed(db: Path, run_id: str) -> str:
@@ -98,31 +55,6 @@ def last_sealed(db: Path, run_id: str) -> str:
                              "ORDER BY seq DESC LIMIT 1", run_id)  # fmt: skip
     (seal,) = json.loads(payload)["seals"]
     return seal["stream"]
-
-
-def episode_streams(db: Path, run_id: str) -> list[str]:
-    """Through the store: an imported episode is a segment, not rows (docs/design/store.md, "Segments")."""
-
-    async def started() -> list[str]:
-        async with open_store(db, create=False, read_only=True) as store:
-            return [e.stream async for e in store.read_all(stream_prefix=f"{run_id}/", types=["episode.started"])]
-
-    return asyncio.run(started())
-
-
-def stream_head(db: Path, stream: str) -> tuple[int, str]:
-    async def head() -> tuple[int, str]:
-        async with open_store(db, create=False, read_only=True) as store:
-            found = await store.stream_head(stream)
-            assert found is not None
-            return found.last_seq, found.last_hash
-
-    return asyncio.run(head())
-
-
-def run_of(db: Path) -> str:
-    ((run_id,),) = rows(db, "SELECT stream FROM events WHERE type = 'run.started'")
-    return run_id
 
 
 def record_args(db: Path, llm: ScriptedLlm, *extra: str) -> list[str]:
@@ -157,9 +89,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLlm) -> tupl
     proc = spawn(record_args(db, llm, "--level", "2", "--limit", "3", "--concurrency", "1", "--label", "L"), tmp)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
-        finished = _count(db, "SELECT count(*) FROM events WHERE type='episode.finished'")
-        started = _count(db, "SELECT count(*) FROM events WHERE type='episode.started'")
-        second = _count(db, "SELECT count(*) FROM events WHERE stream = (SELECT stream FROM events "
+        finished = count(db, "SELECT count(*) FROM events WHERE type='episode.finished'")
+        started = count(db, "SELECT count(*) FROM events WHERE type='episode.started'")
+        second = count(db, "SELECT count(*) FROM events WHERE stream = (SELECT stream FROM events "
                             "WHERE type='episode.started' ORDER BY position LIMIT 1 OFFSET 1)")  # fmt: skip
         if finished == 1 and started == 2 and second >= 3:
             break
@@ -187,7 +119,7 @@ def test_a_run_in_flight_leaves_only_the_episode_being_recorded_unsealed(in_flig
     run_id = run_of(in_flight)
     first, second = episode_streams(in_flight, run_id)
     assert sealed_streams(in_flight, run_id) == Counter({first: 1}), "the finished episode was sealed at once"
-    assert _count(in_flight, "SELECT count(*) FROM events WHERE type = 'run.finished'") == 0
+    assert count(in_flight, "SELECT count(*) FROM events WHERE type = 'run.finished'") == 0
     result, report = verified(in_flight)
     assert result.exit_code == 0 and report["ok"] and report["unsealed"] == []
     ((n,),) = rows(in_flight, "SELECT count(*) FROM events WHERE stream = ?", second)
@@ -326,77 +258,3 @@ def test_two_workers_appending_seals_to_one_run_stream_on_sqlite_lose_and_duplic
     assert seqs == list(range(1, 6 + 3))  # run.started, six seals, run.finished: no gap, no duplicate
     result, report = verified(db)
     assert result.exit_code == 0 and report["ok"] and uncovered(report, run_id) == {}
-
-
-def test_an_imported_run_seals_each_episode_as_it_is_written(tmp_path: Path) -> None:
-    db = tmp_path / "ex.db"
-    imported = cli(db, "import-trajectories", "--examples", "--format", "p2w-agentoccam", "--label", "ex")
-    assert imported.exit_code == 0, imported.output
-    run_id = run_of(db)
-    attempts = episode_streams(db, run_id)
-    assert len(attempts) == 3 and sealed_streams(db, run_id) == Counter(dict.fromkeys(attempts, 1))
-    for stream in attempts:
-        seq, head = stream_head(db, stream)
-        seals = [json.loads(p)["seals"] for (p,) in rows(db, "SELECT payload FROM events WHERE type='episode.sealed'")]
-        assert {"stream": stream, "events": seq, "head_hash": head} in [s for batch in seals for s in batch]
-    _, report = verified(db)
-    assert report["ok"] and uncovered(report, run_id) == {}
-
-
-def test_a_database_of_the_earlier_schema_verifies_on_its_run_seals_alone(tmp_path: Path) -> None:
-    """``tests/data/fixture_dbs/v1.db`` has no episode seals: its finished runs are covered by ``run.finished``."""
-    old = copy_db(FIXTURE_V1, tmp_path / "v1.db")
-    assert _count(old, "SELECT count(*) FROM events WHERE type = 'episode.sealed'") == 0
-    result, report = verified(old)
-    assert result.exit_code == 0 and report["ok"] and len(report["uncovered"]) == 2
-    assert all(tail["events"] == 0 for tail in report["uncovered"]) and "; 0 events not covered" in result.output
-
-
-def test_runs_from_before_seals_report_every_event_as_unsealed(tmp_path: Path) -> None:
-    """Runs that finished without seals, as runs recorded before seals did (``run.finished`` with no seals),
-    next to the bundled example runs, which carry theirs."""
-    import asyncio
-
-    from p2w_runtime.demo.examples import example_run_bundles
-    from p2w_runtime.store import open_store
-    from p2w_runtime.testing.episodes import EpisodeBuilder
-    from tests.helpers.classify_builders import add_run
-
-    db = tmp_path / "old.db"
-    for bundle in example_run_bundles():
-        assert cli(db, "import", str(bundle)).exit_code == 0
-
-    async def add(label: str) -> None:
-        old = EpisodeBuilder(label, "Priya_Raman_A1", query="q", start_url="http://search.p2w.test/")
-        old.observation(1, "http://search.p2w.test/")
-        old.action(1, "stop", "done")
-        old.finish("answered", "done", steps=1)
-        async with open_store(db) as store:
-            await add_run(store, label, [old], run_id=label)
-
-    asyncio.run(add("old-1"))
-    asyncio.run(add("old-2"))
-    result, report = verified(db)
-    assert result.exit_code == 0 and report["ok"]
-    lines = [line for line in result.output.splitlines() if line.startswith("unsealed: run")]
-    assert len(lines) == len(report["unsealed"]) == 2 and sorted(report["unsealed"]) == ["old-1", "old-2"]
-    assert all(line.endswith("; it has no seal (recorded before seals, or unfinished)") for line in lines)
-    for run_id in report["unsealed"]:
-        counts = dict(rows(db, "SELECT stream, count(*) FROM events WHERE stream = ? OR stream LIKE ? || '/%' "
-                               "GROUP BY stream", run_id, run_id))  # fmt: skip
-        assert uncovered(report, run_id) == counts, "no seal: every event of every stream is uncovered"
-        assert f"{sum(counts.values())} events in {len(counts)} streams are not covered" in result.output
-
-
-async def test_a_seal_after_run_finished_does_not_make_the_run_finish_twice(store) -> None:
-    """A worker whose lease was taken over seals its dropped attempt after another worker finished the run; the
-    next worker to reach the finish looks for any ``run.finished``, not only at the stream's last event."""
-    run_id = uuid7()
-    await store.append([run_started(run_id, "workers")])
-    await append_sealed(store, *episode(run_id, "Ann_Lee_A3"))
-    await finish_run(store, run_id)
-    late = await append_sealed(store, *episode(run_id, "Ann_Lee_B3"))
-    assert (await store.stream_head(run_id)).last_type == "episode.sealed", late
-    await finish_run(store, run_id)
-    types = [e.type async for e in store.read_stream(run_id)]
-    assert types.count("run.finished") == 1 and types[-1] == "episode.sealed"
