@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from p2w_rt.schemas import StoredEvent, StreamSeal, content_hash
 from p2w_runtime.store._event_store import EventStore, StreamHead
-from p2w_runtime.store._tree import tree_prefix
+from p2w_runtime.store._tree import tree_prefix, tree_root
 
 SEAL_EVENT_TYPES = ("run.finished", "episode.sealed", "streams.sealed", "run.dataset_attached")
 """Event types whose payload carries ``seals``."""
@@ -20,6 +20,9 @@ STREAM_END_TYPES = ("episode.finished",)
 """Event types that end their stream: nothing may follow one (the episode grammar's rule, which a row inserted by
 hand after a sealed episode would otherwise break unseen, since a seal only commits to a prefix)."""
 DIGEST_PREFIX = "sha256:"
+SEAL_SCAN_LIMIT = 10_000
+"""Events of a run after its derived stream's last seal beyond which the next seal lists every stream of the run
+rather than reading them all to find the few that moved."""
 
 
 async def _run_heads(store: EventStore, run_id: str) -> list[StreamHead]:
@@ -28,12 +31,46 @@ async def _run_heads(store: EventStore, run_id: str) -> list[StreamHead]:
 
 
 async def seal_streams(store: EventStore, run_id: str, *, into: str) -> list[StreamSeal]:
-    """A seal over every stream of ``run_id`` except ``into``, the stream the seal is appended to.
+    """A seal over the streams of ``run_id`` but ``into``, the stream the seal is appended to, that moved since the
+    seal ``into`` ends with; over every one when ``into`` does not end with a seal (its first pass, or a pass that
+    appended results before its end) or when finding what moved would read more than ``SEAL_SCAN_LIMIT`` events.
 
-    That stream needs none: the sealing event's own ``prev_hash`` already commits to what precedes it.
+    ``into`` needs no entry: the sealing event's own ``prev_hash`` commits to what precedes it. Nor does a stream
+    that did not move: the seal ``into`` ends with committed to it (or, by the same rule, one before that), and the
+    new seal's ``prev_hash`` commits to that seal. A label posted on a 10,000-episode run seals what it changed, not
+    10,000 streams again (docs/design/integrity.md, "Seals").
     """
     heads = await _run_heads(store, run_id)
-    return [StreamSeal(stream=h.stream, events=h.last_seq, head_hash=h.last_hash) for h in heads if h.stream != into]
+    moved = await _moved_since_seal(store, run_id, into, heads)
+    return [
+        StreamSeal(stream=h.stream, events=h.last_seq, head_hash=h.last_hash)
+        for h in heads
+        if h.stream != into and (moved is None or h.stream in moved)
+    ]
+
+
+async def _moved_since_seal(store: EventStore, run_id: str, into: str, heads: list[StreamHead]) -> set[str] | None:
+    """The run's streams with an event after ``into``'s last one when that is a ``streams.sealed`` (positions are
+    given in commit order); None when it is not, or when more than ``SEAL_SCAN_LIMIT`` events follow it."""
+    head = next((h for h in heads if h.stream == into), None)
+    if head is None or head.last_type != "streams.sealed":
+        return None
+    sealing = await store.read_event(into, head.last_seq)
+    if sealing is None or sealing.position is None:
+        return None
+    moved: set[str] = set()
+    events = store.read_all(after_position=sealing.position, stream_prefix=run_id)
+    try:
+        count = 0
+        async for event in events:
+            count += 1
+            if count > SEAL_SCAN_LIMIT:
+                return None
+            if tree_root(event.stream) == run_id:
+                moved.add(event.stream)
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
+    return moved
 
 
 async def head_digest(store: EventStore, run_id: str) -> str:

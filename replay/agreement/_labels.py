@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_rt.replay.agreement._raters import HUMAN_PREFIX
-from p2w_rt.replay.judges import judgment_stream, read_judgments
+from p2w_rt.replay.judges import judgment_stream, read_scores
 from p2w_rt.schemas import Judgment, NewEvent, StreamsSealed, content_hash
 from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run
@@ -194,9 +194,9 @@ async def record_labels(store: EventStore, labels: Sequence[Label]) -> ImportSum
     written = already = 0
     for run_id, groups in by_run.items():
         async with hold_claims(store, [f"labels/{run_id}"]):
-            seen = {
+            seen = {  # the keys only: a run of 10,000 judged episodes is not decoded whole for each label posted
                 (r.judgment.trajectory_hash, r.judgment.judge_id, r.judgment.config_hash)
-                for r in await read_judgments(store, run_id)
+                for r in await read_scores(store, run_id)
             }
             events = []
             for (task, annotator), group in groups.items():
