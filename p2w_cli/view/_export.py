@@ -19,7 +19,7 @@ from p2w_cli.view._links import ExportLinks
 from p2w_cli.view._plots import NoPlot, plot_png
 from p2w_cli.view._render import STATIC, environment
 from p2w_cli.view._run_page import run_page, run_row
-from p2w_cli.view._run_read import read_run
+from p2w_cli.view._run_read import classifications_of, read_run
 from p2w_cli.view._side_by_side import comparison
 from p2w_cli.view._usage import read_usage
 from p2w_rt.replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
@@ -85,12 +85,13 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
         write(links.run(info.run_id), "run.html", p=p)
         pages += 1
         judgments = await read_judgments(store, info.run_id)
+        classifications = await classifications_of(store, read)
         for row in p.shown:
-            ep = await episode_page(store, info, row.episode_id, judgments, read.classifications)
+            ep = await episode_page(store, info, row.episode_id, judgments, classifications)
             write(links.episode(info.run_id, row.episode_id), "episode.html", p=ep, annotate=None, labelled=None)
             pages += 1
             for n in range(2, ep.pages + 1):  # a long episode: every page of its steps, as the server pages it
-                more = await episode_page(store, info, row.episode_id, judgments, read.classifications, page=n)
+                more = await episode_page(store, info, row.episode_id, judgments, classifications, page=n)
                 write(
                     links.episode(info.run_id, row.episode_id, n), "episode.html", p=more, annotate=None, labelled=None
                 )
@@ -98,7 +99,7 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
     problems: list[str] = []
     for run_id, name in sorted(links.plots):
         try:
-            png = plot_png(reads[run_id], name, usages[run_id])
+            png = plot_png(reads[run_id], name, usages[run_id], await classifications_of(store, reads[run_id]))
             files.write(links.plot(run_id, name), png)
         except NoPlot as exc:
             problems.append(str(exc))

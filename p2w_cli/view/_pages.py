@@ -22,8 +22,9 @@ from p2w_cli.view._log_kept import LogKept, RunIndex
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
+from p2w_cli.view._run_cache import RunCache
 from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, facets_row, judge_of, run_page, run_row
-from p2w_cli.view._run_read import RunCache, RunRead
+from p2w_cli.view._run_read import RunRead
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import Comparison, comparison
 from p2w_cli.view._usage import RunUsage, UsageScan
@@ -31,7 +32,7 @@ from p2w_cli.view._usage_kept import keep_scan, kept_scan
 from p2w_rt.replay.agreement import ImportSummary, record_labels
 from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, load_run_data, parse_ref
 from p2w_rt.replay.judges import JUDGES
-from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream, episodes_of
+from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
@@ -67,7 +68,8 @@ class ViewQueries:
         self.state = state
         self.index = RunIndex()
         self.reads = RunCache()
-        self.usages: LogKept[RunUsage] = LogKept()
+        self.usages: LogKept[tuple[int, RunRead, int, RunUsage]] = LogKept()
+        """Each run's usage with the log end, the read and the scan position it was made at (kept across ends)."""
         self.scans: LogKept[UsageScan] = LogKept()
         """Each run's usage scan, kept across log ends (it catches up with what was appended)."""
         self.texts: LogKept[dict[str, str]] = LogKept()
@@ -123,18 +125,23 @@ class ViewQueries:
         return await self._usage(store, await self.reads.get(store, info, end), end)
 
     async def _usage(self, store: EventStore, read: RunRead, end: int) -> RunUsage:
+        """The run's usage at log end ``end``: made again only when its scan moved or the run was read again; a label or
+        a judgment appended since (a read brought forward, no usage event) leaves it as it was."""
         run_id = read.info.run_id
-        kept = self.usages.get(run_id, end)
-        if kept is not None:
-            return kept
+        kept = self.usages.get(run_id, 0)
+        if kept is not None and kept[0] == end:
+            return kept[3]
         scan = self.scans.get(run_id, 0) or await kept_scan(store, run_id, end)
         since = scan.position
         await scan.catch_up(store)
         await keep_scan(store, read.info, scan, since)
         self.scans.put(run_id, 0, scan)
-        counted = {row.ref.stream: row.index for row in read.rows.values()}
-        usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
-        self.usages.put(run_id, end, usage)
+        if kept is not None and kept[1] is read and kept[2] == scan.position:
+            usage = kept[3]
+        else:
+            counted = {row.ref.stream: row.index for row in read.rows.values()}
+            usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
+        self.usages.put(run_id, 0, (end, read, scan.position, usage))
         return usage
 
     async def run_of_path(self, path: str) -> tuple[str, str] | None:
@@ -178,7 +185,7 @@ class ViewQueries:
         store = self.state.store()
         end, info = await self.index.find(store, ref)
         judgments = await self.reads.judgments(store, info, end)
-        classifications = (await self.reads.get(store, info, end)).classifications
+        classifications = await self.reads.classifications(store, info, end)
         p = await episode_page(store, info, episode_id, judgments, classifications, page=page, prices=self.prices)
         if against:
             other = parse_ref(against, self.state.db)
@@ -206,18 +213,20 @@ class ViewQueries:
         row = read.rows.get(stream)
         task = row.ref.task_id if row is not None else episode_id.partition("#")[0]
         episode = (stream, episode_id, task)
-        return judges_page((info.run_id, info.label), episode, head.last_hash, judgments, read.classifications)
+        classifications = await self.reads.classifications(store, info, end)
+        return judges_page((info.run_id, info.label), episode, head.last_hash, judgments, classifications)
 
     async def label(
         self, ref: str, episode_id: str, form: Mapping[str, Sequence[str]], annotator: str
     ) -> ImportSummary:
-        """Record a person's labels of one counted episode through ``import-labels``' path (``record_labels``)."""
+        """Record a person's labels of one counted episode through ``import-labels``' path (``record_labels``). The
+        episode is looked up in the run's kept read: the page the form was posted from read it."""
         store = self.state.store()
-        _, info = await self.index.find(store, ref)
-        found = [e for e in await episodes_of(store, info.run_id) if e.episode_id == episode_id]
-        if not found:
+        end, info = await self.index.find(store, ref)
+        row = (await self.reads.get(store, info, end)).rows.get(episode_stream(info.run_id, episode_id))
+        if row is None or not episode_id:
             raise BadRequest("Cannot label", f"run {info.label} has no counted episode {episode_id!r} to label")
-        labels = labels_from_form(form, info.run_id, found[0].task_id, annotator)
+        labels = labels_from_form(form, info.run_id, row.ref.task_id, annotator)
         try:
             return await record_labels(store, labels)
         except UserError as exc:
@@ -230,7 +239,9 @@ class ViewQueries:
         png = self.plots.get(key, end)
         if png is None:
             read = await self.reads.get(store, info, end)
-            png = plot_png(read, name, await self._usage(store, read, end) if name == "usage" else None)
+            usage = await self._usage(store, read, end) if name == "usage" else None
+            classified = await self.reads.classifications(store, info, end) if name == "errors" else []
+            png = plot_png(read, name, usage, classified)
             self.plots.put(key, end, png)
         return png
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from p2w_cli.view._render import duration
-from p2w_cli.view._run_read import RunRead, current_classifications
+from p2w_cli.view._run_read import RunRead, current_results
 from p2w_cli.view._usage import RunUsage
-from p2w_rt.replay.classify import ClassifyOutcome, ClassifySummary, plot_summary, summarize
+from p2w_rt.replay.classify import ClassificationRecord, ClassifyOutcome, ClassifySummary, plot_summary, summarize
 from p2w_rt.replay.metrics import aggregate, plot_levels
 
 if TYPE_CHECKING:
@@ -27,9 +27,14 @@ class NoPlot(LookupError):
     pass
 
 
-def plot_png(read: RunRead, name: str, usage: RunUsage | None = None) -> bytes:
-    """PNG bytes of ``levels`` (SR and P_avg by ambiguity level, per judge), ``errors`` (labels per type) or
-    ``usage`` (time, tokens and cost per episode: ``usage`` must be given)."""
+def plot_png(
+    read: RunRead,
+    name: str,
+    usage: RunUsage | None = None,
+    classifications: Sequence[ClassificationRecord] = (),
+) -> bytes:
+    """PNG bytes of ``levels`` (SR and P_avg by ambiguity level, per judge), ``errors`` (labels per type: the run's
+    ``classifications`` must be given) or ``usage`` (time, tokens and cost per episode: ``usage`` must be given)."""
     if name == "usage":
         if usage is None or not usage.episodes:
             raise NoPlot(f"run {read.info.label!r} has no finished episode to plot")
@@ -41,15 +46,15 @@ def plot_png(read: RunRead, name: str, usage: RunUsage | None = None) -> bytes:
                 raise NoPlot(f"run {read.info.label!r} has no judgments to plot")
             plot_levels(aggregate(read.scores, by=("judge", "level")), path)
         elif name == "errors":
-            plot_summary(summarize([(read.info, _classified(read))], per_run=True), path)
+            plot_summary(summarize([(read.info, _classified(read, classifications))], per_run=True), path)
         else:
             raise NoPlot(f"no plot {name!r}; choose from {', '.join(PLOTS)}")
         return path.read_bytes()
 
 
-def _classified(read: RunRead) -> ClassifySummary:
+def _classified(read: RunRead, classifications: Sequence[ClassificationRecord]) -> ClassifySummary:
     """The run's current classifications as ``summarize`` takes them, for its most used classifier."""
-    records = current_classifications(read.classifications, read.rows)
+    records = current_results(classifications, read.rows)
     if not records:
         raise NoPlot(f"run {read.info.label!r} has no classifications to plot")
     ids = [r.classification.classifier_id for r in records]

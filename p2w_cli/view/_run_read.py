@@ -1,16 +1,17 @@
 """What the run page and its episodes need of one run, read once from the store's public read functions
-(episodes, current judgments and labels, the episodes in flight), and the reads kept while the store is unchanged
-(``RunCache``). Nothing here appends: the viewer never judges or classifies behind the user's back."""
+(episodes, current judgments and labels, the episodes in flight; ``_run_cache.py`` keeps the reads). Nothing here
+appends: the viewer never judges or classifies behind the user's back."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from p2w_cli.view._episode_rows import EpisodeFilter, EpisodeRow
-from p2w_rt.replay.classify import ClassificationRecord, read_classifications
-from p2w_rt.replay.derived import latest_current
-from p2w_rt.replay.judges import JudgmentRecord, current_scores, read_judgments
+from p2w_rt.replay.classify import ClassificationRecord, LabelsRecord, read_classifications, read_labels
+from p2w_rt.replay.derived import DerivedRecord, latest_current
+from p2w_rt.replay.judges import JudgmentRecord, ScoresRecord, read_scores
 from p2w_rt.replay.matching import host_of
 from p2w_rt.replay.metrics import EpisodeScore, MetricRow, aggregate
 from p2w_runtime.domain import EpisodeRef, RunInfo, counted, episodes_of
@@ -42,11 +43,13 @@ class RunRead:
 
     info: RunInfo
     rows: dict[str, EpisodeRow]
-    classifications: list[ClassificationRecord]
-    """Every classification of the run, stale ones too."""
+    labels: list[LabelsRecord]
+    """Every classification of the run as its labels' names, stale ones too."""
     scores: list[EpisodeScore]
     judgments: list[JudgmentRecord] | None = None
     """Every judgment of the run (stale ones too), read when an episode page first needs them."""
+    classifications: list[ClassificationRecord] | None = None
+    """Every classification of the run whole (stale ones too), read when a page first shows their explanations."""
     facets: RunFacets | None = None
     """What every page of the run shows whatever its filter, computed by its first page (``run_page``)."""
     kept: dict[EpisodeFilter, list[EpisodeRow]] = field(default_factory=dict)
@@ -79,26 +82,37 @@ class RunFacets:
             labels=sorted({label for r in rows for label in r.labels}),
             metrics=aggregate(read.scores, by=("judge",)) if read.scores else [],
             metrics_by_level=aggregate(read.scores, by=("judge", "level")) if read.scores else [],
-            classifiers=sorted({r.classification.classifier_id for r in read.classifications}),
+            classifiers=sorted({r.classification.classifier_id for r in read.labels}),
         )
 
 
 async def read_run(store: EventStore, info: RunInfo) -> RunRead:
-    """One scan per event kind; the scores are built from the same judgments rather than read again by
-    ``collect_scores``, which halves the decoding a 1,000-episode run page costs (docs/design/view.md)."""
+    """One scan per event kind, each read as the fields a row shows (scores, label names); the scores are built from
+    the same judgments rather than read again by ``collect_scores``, and what is current is judged by the episodes'
+    own hashes rather than by a listing of the run's streams (docs/design/view.md)."""
     attempts = await episodes_of(store, info.run_id, every_attempt=True)
     rows = {ref.stream: _row(ref, i) for i, ref in enumerate(counted(attempts))}
-    for (stream, judge), record in (await current_scores(store, info.run_id)).items():
-        if stream in rows:
-            rows[stream].judgments[judge] = record
-    classified = await read_classifications(store, info.run_id)
-    for labelled in current_classifications(classified, rows):
-        row = rows[labelled.classification.episode_stream]
-        row.labels.extend(x.label for x in labelled.classification.labels if x.label not in row.labels)
-    read = RunRead(info, rows, classified, _scores(info, rows.values()))
+    score_rows(rows, await read_scores(store, info.run_id))
+    labels = await read_labels(store, info.run_id)
+    label_rows(rows, labels)
+    read = RunRead(info, rows, labels, episode_scores(info, rows.values()))
     if info.finished is None:
         read.in_flight = await in_flight(store, attempts)
     return read
+
+
+def score_rows(rows: dict[str, EpisodeRow], records: Sequence[ScoresRecord]) -> None:
+    """Each row's judgments: the latest current of ``records`` (oldest first) per judge, over what the row holds."""
+    for scored in current_results(records, rows):
+        rows[scored.payload.episode_stream].judgments[scored.key[1]] = scored
+
+
+def label_rows(rows: dict[str, EpisodeRow], labels: Sequence[LabelsRecord]) -> None:
+    """Each row's labels from its episode's every classification in ``labels`` (oldest first): those of the latest
+    current one per classifier, in the order the classifiers first labelled it."""
+    for labelled in current_results(labels, rows):
+        row = rows[labelled.classification.episode_stream]
+        row.labels.extend(x.label for x in labelled.classification.labels if x.label not in row.labels)
 
 
 async def in_flight(store: EventStore, attempts: Sequence[EpisodeRef]) -> list[InFlight]:
@@ -121,7 +135,7 @@ def _row(ref: EpisodeRef, index: int) -> EpisodeRow:
     return EpisodeRow(ref, index, ref.finished, host_of(url) if url else "")
 
 
-def _scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:
+def episode_scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:
     """``replay.metrics.collect_scores``'s rows from judgments already read: one per (episode, judge), with
     ``metrics=None`` where that judge has not judged the episode."""
     s = info.started
@@ -144,38 +158,16 @@ def _scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:
     ]
 
 
-def current_classifications(
-    records: Sequence[ClassificationRecord], rows: dict[str, EpisodeRow]
-) -> list[ClassificationRecord]:
-    """The latest successful classification per (episode, classifier) of the episode as it is now."""
+R = TypeVar("R", bound=DerivedRecord[Any])
+
+
+def current_results(records: Sequence[R], rows: dict[str, EpisodeRow]) -> list[R]:
+    """The latest successful result per (episode, producer) of the shown episodes as they are now."""
     return list(latest_current(records, {stream: row.ref.hash for stream, row in rows.items()}).values())
 
 
-class RunCache:
-    """``RunRead``s kept while the store is unchanged: ``end`` is the log's last position when the caller found
-    the run (``RunIndex``); the log is append-only, so a page after a new append reads again, any other page is
-    served from memory. The least recently read runs go first beyond ``size``."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self.entries: dict[str, tuple[int, RunRead]] = {}
-
-    def holds(self, run_id: str, end: int) -> bool:
-        """Whether the run's read at log end ``end`` is kept."""
-        cached = self.entries.get(run_id)
-        return cached is not None and cached[0] == end
-
-    async def get(self, store: EventStore, info: RunInfo, end: int) -> RunRead:
-        cached = self.entries.pop(info.run_id, None)
-        read = cached[1] if cached is not None and cached[0] == end else await read_run(store, info)
-        read.end = end
-        self.entries[info.run_id] = (end, read)
-        while len(self.entries) > self.size:
-            self.entries.pop(next(iter(self.entries)))
-        return read
-
-    async def judgments(self, store: EventStore, info: RunInfo, end: int) -> list[JudgmentRecord]:
-        read = await self.get(store, info, end)
-        if read.judgments is None:
-            read.judgments = await read_judgments(store, info.run_id)
-        return read.judgments
+async def classifications_of(store: EventStore, read: RunRead) -> list[ClassificationRecord]:
+    """``read.classifications``, read on first use."""
+    if read.classifications is None:
+        read.classifications = await read_classifications(store, read.info.run_id)
+    return read.classifications

@@ -16,10 +16,14 @@ if TYPE_CHECKING:
     from p2w_rt.replay.classify._llm import LlmClassifier
     from p2w_rt.replay.classify._plot import plot_summary
     from p2w_rt.replay.classify._records import (
+        CLASSIFICATION_LABELS,
+        ClassificationLabels,
         ClassificationRecord,
+        LabelsRecord,
         classification_stream,
         current_classifications,
         read_classifications,
+        read_labels,
     )
     from p2w_rt.replay.classify._redundant import redundant_access
     from p2w_rt.replay.classify._registry import CLASSIFIERS, PERSONA2WEB_ERRORS, ClassifyOutcome, ClassifySummary
@@ -31,7 +35,10 @@ __all__ = [
     "ALL_LABELS",
     "CLASSIFIERS",
     "HISTORY_RETRIEVAL_FAILURE",
+    "CLASSIFICATION_LABELS",
+    "ClassificationLabels",
     "ClassificationRecord",
+    "LabelsRecord",
     "PERSONA2WEB_ERRORS",
     "Target",
     "ClassifyOptions",
@@ -48,6 +55,7 @@ __all__ = [
     "classification_stream",
     "classify_runs",
     "current_classifications",
+    "read_labels",
     "entry_text",
     "hallucination",
     "history_use",
@@ -77,7 +85,11 @@ _MODULES = {
     "HISTORY_RETRIEVAL_FAILURE": "_labels",
     "LlmClassifier": "_llm",
     "plot_summary": "_plot",
+    "CLASSIFICATION_LABELS": "_records",
+    "ClassificationLabels": "_records",
     "ClassificationRecord": "_records",
+    "LabelsRecord": "_records",
+    "read_labels": "_records",
     "classification_stream": "_records",
     "current_classifications": "_records",
     "read_classifications": "_records",

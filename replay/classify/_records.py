@@ -1,4 +1,5 @@
-"""Classifications in the store: one ``{run_id}/classifications`` stream per run, read back as records.
+"""Classifications in the store: one ``{run_id}/classifications`` stream per run, read back as records, whole or as
+their labels' names only.
 
 Like judgments, classifications never go to an episode's own stream, so classifying never
 changes the trajectory hash they are keyed by.
@@ -7,8 +8,11 @@ changes the trajectory hash they are keyed by.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from p2w_rt.replay.derived import DerivedRecord, DerivedStream
+from pydantic import BaseModel, ConfigDict
+
+from p2w_rt.replay.derived import DerivedRecord, DerivedStream, narrow_decode
 from p2w_rt.schemas import ErrorClassified
 from p2w_runtime.domain import CLASSIFICATIONS_SUFFIX
 
@@ -28,3 +32,49 @@ read_classifications = CLASSIFICATIONS.read
 """Every classification of a run, oldest first (nothing is overwritten)."""
 current_classifications = CLASSIFICATIONS.current
 """The latest successful classification per (episode stream, classifier) of the episode as it is now."""
+
+
+class LabelName(BaseModel):
+    """An ``ErrorLabel``'s name; its explanation and evidence, most of a classification's text, are skipped."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    label: str
+
+
+class ClassificationLabels(BaseModel):
+    """The fields of an ``ErrorClassified`` a table of labels reads (the viewer's run page, its filters)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    type: Literal["error.classified"] = "error.classified"
+    episode_stream: str
+    task_id: str
+    trajectory_hash: str
+    classifier_id: str
+    classifier_version: str
+    config_hash: str
+    labels: list[LabelName]
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LabelsRecord(DerivedRecord[ClassificationLabels]):
+    kind = "classifier"
+
+    @property
+    def classification(self) -> ClassificationLabels:
+        return self.payload
+
+
+CLASSIFICATION_LABELS = DerivedStream(
+    CLASSIFICATIONS_SUFFIX,
+    "error.classified",
+    ClassificationLabels,
+    LabelsRecord,
+    narrow_decode(ClassificationLabels, ErrorClassified.SCHEMA_VERSION),
+)
+read_labels = CLASSIFICATION_LABELS.read
+"""Every classification of a run as its labels' names, oldest first: a few times cheaper than ``read_classifications``
+on a large run (docs/design/view.md)."""

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         current_of,
         latest_by_key,
         latest_current,
+        narrow_decode,
         run_heads,
     )
     from p2w_rt.replay.derived._tables import Cell, MetricsTables, Table, TableMaker, metrics_tables, register_tables
@@ -85,6 +86,7 @@ __all__ = [
     "current_of",
     "latest_by_key",
     "latest_current",
+    "narrow_decode",
     "metrics_tables",
     "register",
     "register_plugin",
@@ -138,6 +140,7 @@ _MODULES = {
     "current_of": "_stream",
     "latest_by_key": "_stream",
     "latest_current": "_stream",
+    "narrow_decode": "_stream",
     "run_heads": "_stream",
 }
 """Where each exported name lives; they load on first use (reading a derived stream loads no pass and no registry)."""

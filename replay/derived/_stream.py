@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.domain import under
 from p2w_runtime.store import EventStore
@@ -62,6 +64,24 @@ class DerivedRecord(Generic[P]):
 
 
 R = TypeVar("R", bound=DerivedRecord[Any])
+N = TypeVar("N", bound=BaseModel)
+
+
+def narrow_decode(narrow: type[N], version: int) -> Callable[[StoredEvent], N]:
+    """A ``DerivedStream.decode`` reading a few fields of a payload whose schema is at ``version``: from the stored
+    text when it is at that version; else (an older version to upcast, or text that does not validate: its error is
+    the whole payload's) from the payload decoded whole. The skipped fields are not checked (``verify`` checks every
+    payload)."""
+
+    def decode(stored: StoredEvent) -> N:
+        if stored.schema_version == version:
+            try:
+                return narrow.model_validate_json(stored.payload_json)
+            except ValidationError:
+                pass
+        return narrow.model_validate(stored.decode_payload(), from_attributes=True)
+
+    return decode
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,15 +100,20 @@ class DerivedStream(Generic[P, R]):
     def name(self, run_id: str) -> str:
         return f"{run_id}{self.suffix}"
 
+    def record_of(self, stored: StoredEvent) -> R | None:
+        """``stored`` read back as a result; None for the other events of the stream (its ``llm.call``, its seals)."""
+        if stored.type != self.event_type:
+            return None
+        payload = stored.decode_payload() if self.decode is None else self.decode(stored)  # no envelope model
+        assert isinstance(payload, self.payload_type)
+        return self.record(stored.event_id, stored.recorded_at, payload)
+
     async def read(self, store: EventStore, run_id: str) -> list[R]:
-        """Every result of a run, oldest first (the ``llm.call`` events beside them are skipped)."""
+        """Every result of a run, oldest first."""
         records: list[R] = []
         async for stored in store.read_stream(self.name(run_id)):
-            if stored.type != self.event_type:
-                continue
-            payload = stored.decode_payload() if self.decode is None else self.decode(stored)  # no envelope model
-            assert isinstance(payload, self.payload_type)
-            records.append(self.record(stored.event_id, stored.recorded_at, payload))
+            if (record := self.record_of(stored)) is not None:
+                records.append(record)
         return records
 
     async def current(self, store: EventStore, run_id: str) -> dict[tuple[str, str], R]:

@@ -30,10 +30,17 @@ if TYPE_CHECKING:
         judgment_stream,
         read_judgments,
     )
-    from p2w_rt.replay.judges._scores import JudgmentScores, ScoresRecord, current_scores, read_scores
+    from p2w_rt.replay.judges._scores import (
+        JUDGMENT_SCORES,
+        JudgmentScores,
+        ScoresRecord,
+        current_scores,
+        read_scores,
+    )
 
 __all__ = [
     "JUDGES",
+    "JUDGMENT_SCORES",
     "CallEstimate",
     "Judge",
     "JudgeContext",
@@ -84,6 +91,7 @@ _MODULES = {
     "episode_judgments": "_records",
     "judgment_stream": "_records",
     "read_judgments": "_records",
+    "JUDGMENT_SCORES": "_scores",
     "JudgmentScores": "_scores",
     "ScoresRecord": "_scores",
     "current_scores": "_scores",

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from p2w_rt.replay.derived import DerivedRecord, DerivedStream
-from p2w_rt.schemas import Judgment, StoredEvent
+from p2w_rt.replay.derived import DerivedRecord, DerivedStream, narrow_decode
+from p2w_rt.schemas import Judgment
 from p2w_runtime.domain import JUDGMENTS_SUFFIX
 from p2w_runtime.store import EventStore
 
@@ -45,18 +45,9 @@ class ScoresRecord(DerivedRecord[JudgmentScores]):
         return self.payload
 
 
-def _scores(stored: StoredEvent) -> JudgmentScores:
-    """From the stored text when it is at the current schema version; else (an older version to upcast, or text
-    that does not validate: its error is the whole judgment's) from the judgment decoded whole."""
-    if stored.schema_version == Judgment.SCHEMA_VERSION:
-        try:
-            return JudgmentScores.model_validate_json(stored.payload_json)
-        except ValidationError:
-            pass
-    return JudgmentScores.model_validate(stored.decode_payload(), from_attributes=True)
-
-
-JUDGMENT_SCORES = DerivedStream(JUDGMENTS_SUFFIX, "judgment", JudgmentScores, ScoresRecord, _scores)
+JUDGMENT_SCORES = DerivedStream(
+    JUDGMENTS_SUFFIX, "judgment", JudgmentScores, ScoresRecord, narrow_decode(JudgmentScores, Judgment.SCHEMA_VERSION)
+)
 read_scores = JUDGMENT_SCORES.read
 """Every judgment of a run as its scores, oldest first."""
 

@@ -10,7 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_rt.replay.classify import CLASSIFIERS, RulesClassifier, classification_stream, read_classifications
+from p2w_rt.replay.classify import (
+    CLASSIFIERS,
+    RulesClassifier,
+    classification_stream,
+    read_classifications,
+    read_labels,
+)
 from p2w_rt.replay.derived import run_pass
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
@@ -70,6 +76,12 @@ async def test_classifications_are_appended_then_cached_then_forced(db: Path) ->
         assert len(records) == 4
         assert {r.classification.episode_stream for r in records} == {"dec/Alex_Garcia_A1", "dec/Alex_Garcia_B1"}
         assert [label.label for label in records[-1].classification.labels] == ["personalization_hallucination"]
+
+        names = await read_labels(store, "dec")  # the viewer's read: the same results, their labels' names only
+        assert [(r.event_id, r.key) for r in names] == [(r.event_id, r.key) for r in records]
+        assert [[x.label for x in r.classification.labels] for r in names] == [
+            [x.label for x in r.classification.labels] for r in records
+        ]
 
 
 def test_cli_json_lines_carry_labels_and_evidence(db: Path) -> None:
