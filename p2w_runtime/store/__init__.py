@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from p2w_runtime.store._limits import MAX_BLOB_BYTES, MAX_EVENT_BYTES, TooLarge
     from p2w_runtime.store._log_end import StreamEnded
     from p2w_runtime.store._migrate import MigrateSummary, migrate_store
-    from p2w_runtime.store._seal import after_end_problem, head_digest, same_digest, seal_streams
+    from p2w_runtime.store._seal import after_end_problem, append_with_seal, head_digest, same_digest, seal_streams
     from p2w_runtime.store._signing import KeyFileError, fingerprint, load_private_key, load_public_key
     from p2w_runtime.store._sql import SqlEventStore
     from p2w_runtime.store._tree import TREE_SEPARATOR, read_tree, tree_prefix, tree_root
@@ -77,6 +77,7 @@ _LAZY = {
     "MigrateSummary": "_migrate",
     "migrate_store": "_migrate",
     "after_end_problem": "_seal",
+    "append_with_seal": "_seal",
     "head_digest": "_seal",
     "same_digest": "_seal",
     "seal_streams": "_seal",
@@ -154,6 +155,7 @@ __all__ = [
     "load_private_key",
     "load_public_key",
     "after_end_problem",
+    "append_with_seal",
     "head_digest",
     "same_digest",
     "seal_streams",

@@ -10,7 +10,9 @@ streams into one value that can be published and checked later (docs/design/inte
 
 from __future__ import annotations
 
-from p2w_rt.schemas import StoredEvent, StreamSeal, content_hash
+from collections.abc import Sequence
+
+from p2w_rt.schemas import NewEvent, StoredEvent, StreamSeal, StreamsSealed, content_hash
 from p2w_runtime.store._event_store import EventStore, StreamHead
 from p2w_runtime.store._tree import tree_prefix, tree_root
 
@@ -20,6 +22,9 @@ STREAM_END_TYPES = ("episode.finished",)
 """Event types that end their stream: nothing may follow one (the episode grammar's rule, which a row inserted by
 hand after a sealed episode would otherwise break unseen, since a seal only commits to a prefix)."""
 DIGEST_PREFIX = "sha256:"
+RESEAL_TRIES = 3
+"""Seals written by one ``append_with_seal`` at most: the first, then whole ones while other writers' appends keep
+landing between a seal's heads and its append."""
 SEAL_SCAN_LIMIT = 10_000
 """Events of a run after its derived stream's last seal beyond which the next seal lists every stream of the run
 rather than reading them all to find the few that moved."""
@@ -30,10 +35,11 @@ async def _run_heads(store: EventStore, run_id: str) -> list[StreamHead]:
     return ([own] if own is not None else []) + await store.list_streams(prefix=tree_prefix(run_id))
 
 
-async def seal_streams(store: EventStore, run_id: str, *, into: str) -> list[StreamSeal]:
-    """A seal over the streams of ``run_id`` but ``into``, the stream the seal is appended to, that moved since the
-    seal ``into`` ends with; over every one when ``into`` does not end with a seal (its first pass, or a pass that
-    appended results before its end) or when finding what moved would read more than ``SEAL_SCAN_LIMIT`` events.
+async def seal_streams(store: EventStore, run_id: str, *, into: str, whole: bool = False) -> list[StreamSeal]:
+    """A seal over the streams of ``run_id`` but ``into``, the stream the seal is appended to: every one with
+    ``whole``, else those that moved since the seal ``into`` ends with, as ``append_with_seal`` writes it; every one
+    again when ``into`` does not end with a seal (its first pass, or a pass that appended results before its end) or
+    when finding what moved would read more than ``SEAL_SCAN_LIMIT`` events.
 
     ``into`` needs no entry: the sealing event's own ``prev_hash`` commits to what precedes it. Nor does a stream
     that did not move: the seal ``into`` ends with committed to it (or, by the same rule, one before that), and the
@@ -41,12 +47,30 @@ async def seal_streams(store: EventStore, run_id: str, *, into: str) -> list[Str
     10,000 streams again (docs/design/integrity.md, "Seals").
     """
     heads = await _run_heads(store, run_id)
-    moved = await _moved_since_seal(store, run_id, into, heads)
+    moved = None if whole else await _moved_since_seal(store, run_id, into, heads)
     return [
         StreamSeal(stream=h.stream, events=h.last_seq, head_hash=h.last_hash)
         for h in heads
         if h.stream != into and (moved is None or h.stream in moved)
     ]
+
+
+async def append_with_seal(store: EventStore, run_id: str, into: str, events: Sequence[NewEvent]) -> list[StoredEvent]:
+    """Append ``events`` with a ``streams.sealed`` of the run's other streams after them, in ``into``.
+
+    A seal lists the streams that moved since the one before it, which holds only if it commits to every event
+    before its own position: when another writer appended to the log between the heads being read and the seal
+    being stored, a seal of every stream follows at once, read after those appends (tried again while appends keep
+    landing in between, ``RESEAL_TRIES`` times at most)."""
+    appended: list[StoredEvent] = []
+    for attempt in range(RESEAL_TRIES):
+        end = await store.log_end()
+        seal = StreamsSealed(seals=await seal_streams(store, run_id, into=into, whole=attempt > 0))
+        stored = await store.append([*(events if attempt == 0 else ()), NewEvent(stream=into, payload=seal)])
+        appended += stored
+        if stored[0].position == end + 1:
+            break
+    return appended
 
 
 async def _moved_since_seal(store: EventStore, run_id: str, into: str, heads: list[StreamHead]) -> set[str] | None:

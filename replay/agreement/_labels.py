@@ -22,11 +22,11 @@ from pathlib import Path
 
 from p2w_rt.replay.agreement._raters import HUMAN_PREFIX
 from p2w_rt.replay.judges import judgment_stream, read_scores
-from p2w_rt.schemas import Judgment, NewEvent, StreamsSealed, content_hash
+from p2w_rt.schemas import Judgment, NewEvent, content_hash
 from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run
 from p2w_runtime.errors import UserError, clip
-from p2w_runtime.store import EventStore, hold_claims, seal_streams
+from p2w_runtime.store import EventStore, append_with_seal, hold_claims
 
 LABEL_VERSION = "labels"
 METRICS = frozenset({"success", "p_web", "p_pref", "p_avg", "intent", "score"})
@@ -206,7 +206,6 @@ async def record_labels(store: EventStore, labels: Sequence[Label]) -> ImportSum
                     continue
                 events.append(NewEvent(stream=judgment_stream(run_id), payload=j))
             if events:
-                seal = StreamsSealed(seals=await seal_streams(store, run_id, into=judgment_stream(run_id)))
-                await store.append([*events, NewEvent(stream=judgment_stream(run_id), payload=seal)])
+                await append_with_seal(store, run_id, judgment_stream(run_id), events)
                 written += len(events)
     return ImportSummary(len(labels), written, already)

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Self, TypeVar
 
 from p2w_rt.replay.derived._stream import Derived
-from p2w_rt.schemas import LlmCall, NewEvent, StreamsSealed
+from p2w_rt.schemas import LlmCall, NewEvent
 from p2w_runtime.domain import EpisodeRef, run_of
 from p2w_runtime.domain.trajectory import Trajectory
 from p2w_runtime.logs import get_logger
-from p2w_runtime.store import ClaimHolder, EventStore, hold_claims, seal_streams
+from p2w_runtime.store import ClaimHolder, EventStore, append_with_seal, hold_claims
 
 if TYPE_CHECKING:
     from p2w_runtime.llm import Sink
@@ -127,10 +127,8 @@ class DerivedWriter:
         """
         async with self._lock:
             if self._pending or self._wrote:
-                run_id = run_of(self.stream)
-                seal = StreamsSealed(seals=await seal_streams(self.store, run_id, into=self.stream))
-                self._pending.append(NewEvent(stream=self.stream, payload=seal))
-                await self._append()
+                batch, self._pending = self._pending, []
+                await append_with_seal(self.store, run_of(self.stream), self.stream, batch)
             self._wrote = False
 
     async def _add(self, events: list[NewEvent], *, now: bool) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from p2w_rt.replay.agreement import Label, record_labels
-from p2w_runtime.store import _seal, open_store
+from p2w_runtime.store import EventStore, _seal, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder
 from tests.helpers.classify_builders import add_run, good_episode
 from tests.helpers.seals_support import cli, rows
@@ -30,17 +30,20 @@ def label(db: Path, task: str, annotator: str) -> None:
     asyncio.run(go())
 
 
-def attempt_again(db: Path, task: str) -> str:
+async def append_attempt(store: EventStore, task: str) -> str:
     """A new finished attempt at ``task``: a stream of the run that did not exist at the earlier seals."""
+    b = EpisodeBuilder(RUN, task, query="again", episode_id=f"{task}#2")
+    b.observation(1, "https://shop.example/0", title="page")
+    b.action(1, "stop", "answer")
+    b.finish("answered", "answer", final_url="https://shop.example/0", steps=1)
+    await store.append(b.events, b.blobs)
+    return b.stream
 
+
+def attempt_again(db: Path, task: str) -> str:
     async def go() -> str:
         async with open_store(db) as store:
-            b = EpisodeBuilder(RUN, task, query="again", episode_id=f"{task}#2")
-            b.observation(1, "https://shop.example/0", title="page")
-            b.action(1, "stop", "answer")
-            b.finish("answered", "answer", final_url="https://shop.example/0", steps=1)
-            await store.append(b.events, b.blobs)
-            return b.stream
+            return await append_attempt(store, task)
 
     return asyncio.run(go())
 
@@ -104,3 +107,32 @@ def test_more_moved_than_the_limit_seals_every_stream_again(db: Path, monkeypatc
     label(db, TASKS[1], "ben")
     first, second = seals(db)
     assert len(second) == len(first) + 1 and set(first) < set(second)
+
+
+def test_a_seal_another_writer_appended_under_is_followed_by_a_whole_one(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer's episode lands between a label's seal reading the heads and the seal being stored: the seal
+    does not commit to it, so a seal of every stream follows at once, and the next label's seal again lists what
+    moved since that one only."""
+    label(db, TASKS[0], "ana")
+    real = _seal.seal_streams
+    landed: list[str] = []
+
+    async def heads_then_another_writer(store: EventStore, run_id: str, *, into: str, whole: bool = False) -> list:
+        seals = await real(store, run_id, into=into, whole=whole)
+        if not landed:
+            landed.append(await append_attempt(store, TASKS[2]))
+        return seals
+
+    monkeypatch.setattr(_seal, "seal_streams", heads_then_another_writer)
+    label(db, TASKS[1], "ben")
+    monkeypatch.setattr(_seal, "seal_streams", real)
+    label(db, TASKS[1], "cy")
+    whole = sorted([RUN, *(f"{RUN}/{task}" for task in TASKS)])
+    assert seals(db) == [whole, [], sorted([*whole, landed[0]]), []]
+
+    with attacker(db) as conn:
+        conn.execute("DELETE FROM events WHERE stream = ? AND seq = (SELECT max(seq) FROM events WHERE stream = ?)",
+                     (landed[0], landed[0]))  # fmt: skip
+    assert any(f"stream {landed[0]} seq" in p and "stream truncated" in p for p in problems(db)), problems(db)
