@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pydantic_core
@@ -23,6 +24,7 @@ from p2w_rt.schemas import ErrorClassified, ErrorLabel, LlmCall, LlmUsage, NewEv
 from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.store import EventStore, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder
+from tests.helpers.p2w_process import p2w_rt
 from tests.helpers.view_app import fresh_open
 
 pytestmark = pytest.mark.slow
@@ -140,6 +142,30 @@ def test_a_new_attempt_reads_the_run_again(demo_copy: Path) -> None:
     assert advanced == 1, "the label was brought forward, the new episode was not"
     assert pydantic_core.to_json(pages[-1]) == pydantic_core.to_json(built_fresh(demo_copy))
     assert "human:ana" in pages[-2].judges and "human:ana" not in pages[-1].judges, "the labelled attempt is replaced"
+
+
+def test_labels_from_two_processes_at_once_while_a_viewer_runs(demo_copy: Path, tmp_path: Path) -> None:
+    """Two ``import-labels`` processes label the run at the same time, each episode by its own annotator, while a
+    viewer has the run open: the store verifies whole, and the viewer brings its read forward to the page a fresh
+    viewer builds."""
+
+    async def both(store: EventStore, queries: ViewQueries, refs: list[EpisodeRef]) -> object:
+        files = []
+        for annotator, part in (("ana", refs[0::2]), ("ben", refs[1::2])):
+            path = tmp_path / f"{annotator}.csv"
+            lines = [f"earlier,{ref.task_id},p_web,{n % 2},{annotator}" for n, ref in enumerate(part)]
+            path.write_text("run,task,point,label,annotator\n" + "\n".join(lines) + "\n")
+            files.append(path)
+        with ThreadPoolExecutor(2) as pool:
+            done = list(pool.map(lambda path: p2w_rt(demo_copy, "import-labels", str(path)), files))
+        assert [r.returncode for r in done] == [0, 0], [r.stderr for r in done]
+        return done
+
+    pages, advanced = opened_after(demo_copy, both)
+    assert advanced == 1 and {"human:ana", "human:ben"} <= set(pages[-1].judges)
+    assert pydantic_core.to_json(pages[-1]) == pydantic_core.to_json(built_fresh(demo_copy))
+    verified = p2w_rt(demo_copy, "verify", "--full")
+    assert verified.returncode == 0 and "MISMATCH" not in verified.stdout, verified.stdout + verified.stderr
 
 
 def test_more_than_the_limit_reads_the_run_again(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
