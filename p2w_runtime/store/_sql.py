@@ -36,7 +36,7 @@ from p2w_runtime.store._sql_pages import (
     segment_stored,
     segments_per_page,
 )
-from p2w_runtime.store._sql_reads import all_page, page_of
+from p2w_runtime.store._sql_reads import all_page, filtered_kind, page_of
 from p2w_runtime.store._sql_sparse import SparsePages, by_position
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
@@ -144,9 +144,16 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
         make_segment = segment_stored
         if wanted:
             make_segment = lambda row: [e for e in decoded(row, AT_EVENT) if e.type in wanted]  # noqa: E731
-        page = self._page(*all_page(types, stream_prefix))
         start = (after_position,)
-        return self._merged([page], PAGE_SIZE, BY_POSITION, start, row_to_event, make_segment, sparse=sparse)
+        kind = filtered_kind(types)
+        if kind is None:
+            page = self._page(*all_page(types, stream_prefix))
+            return self._merged([page], PAGE_SIZE, BY_POSITION, start, row_to_event, make_segment, sparse=sparse)
+        bound = {f"type_{i}": name for i, name in enumerate(sorted(wanted or ()))}
+        return self._merged(
+            [self._with_segments(kind)], PAGE_SIZE, BY_POSITION, start, row_to_event, make_segment,
+            values={"prefix": stream_prefix or "", **bound}, sparse=sparse,
+        )  # fmt: skip
 
     async def _fetch_sparse(self, values: dict[str, Any]) -> list[tuple[Any, ...]]:
         sparse = self._statement("sparse_segments")

@@ -97,6 +97,45 @@ def page_of(
     return query.order_by(*(query.selected_columns[name] for name in by))
 
 
+FILTER_SLOTS = 8
+"""Types a filtered read binds into its statement compiled ahead (``filtered_page``); a read of more types compiles
+its own (``all_page``)."""
+FILTERED = ("filtered_untyped", "filtered_typed", "filtered_indexed")
+"""The filtered reads compiled ahead: of any type; of the types bound; of lifecycle types (read by their index)."""
+
+
+def filtered_page(*, segments_too: bool, kind: str) -> ClauseElement:
+    """A page of ``read_all`` over the streams starting with ``:prefix`` ('' for every stream) after ``:after``, of
+    the types bound to ``:type_0`` to ``:type_7`` unless ``kind`` is ``filtered_untyped`` (slots left unbound hold
+    '', which no event's type is). Compiled ahead, so a viewer catching up with a run's usage imports no SQLAlchemy;
+    ``filtered_indexed`` repeats the lifecycle index's condition, which SQLite needs to use that partial index."""
+    after: BindParameter[int] = sa.bindparam("after", value=0)
+    prefix: BindParameter[str] = sa.bindparam("prefix", value="", type_=sa.String)
+    e, s = core.EVENTS.c, core.SEGMENTS.c
+
+    def under(stream: ColumnElement[str]) -> ColumnElement[bool]:  # substr, not LIKE: no escaping of a bound value
+        return sa.func.substr(stream, 1, sa.func.length(prefix)) == prefix
+
+    rows = sa.select(*core.EVENT_COLUMNS).where(e.position > after, under(e.stream))
+    if kind != "filtered_untyped":
+        rows = rows.where(
+            e.type.in_([sa.bindparam(f"type_{i}", value="", type_=sa.String) for i in range(FILTER_SLOTS)])
+        )
+    if kind == "filtered_indexed":
+        rows = rows.where(sa.text(core.TYPE_INDEXED_SQL))
+    segments = (s.last_position > after, s.codec.not_like(COMPACTED_LIKE), under(s.stream))
+    return page_of(rows.order_by(e.position), ("position",), segments, s.last_position, segments_too=segments_too)
+
+
+def filtered_kind(types: Sequence[str] | None) -> str | None:
+    """Which ``FILTERED`` statement reads ``types`` (None: too many for its slots)."""
+    if not types:
+        return "filtered_untyped"
+    if len(set(types)) > FILTER_SLOTS:
+        return None
+    return "filtered_indexed" if set(types) <= set(core.TYPE_INDEXED) else "filtered_typed"
+
+
 def all_page(
     types: Sequence[str] | None, prefix: str | None
 ) -> tuple[Select[Any], tuple[str, ...], list[ColumnElement[bool]], Any]:
@@ -129,3 +168,6 @@ _PAGES: dict[str, Callable[..., ClauseElement]] = {
 for _name, _build in _PAGES.items():
     fixed(partial(_build, segments_too=False), _name)
     fixed(partial(_build, segments_too=True), f"{_name}_with_segments")
+for _kind in FILTERED:
+    fixed(partial(filtered_page, segments_too=False, kind=_kind), _kind)
+    fixed(partial(filtered_page, segments_too=True, kind=_kind), f"{_kind}_with_segments")

@@ -113,3 +113,47 @@ def test_a_store_with_a_trigger_or_a_table_missing_is_set_up_again_when_opened(t
     with sqlite3.connect(db) as raw:
         names = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
     assert {"events_delete_held", "work_items"} <= names
+
+
+_FILTERED = """
+import asyncio, json, sys
+from p2w_runtime.store import open_store
+
+async def read(types):
+    async with open_store(sys.argv[1], create=False, read_only=True) as store:
+        run = (await store.list_streams())[0].stream.split("/")[0]
+        found = [(e.position, e.stream, e.type) async for e in store.read_all(stream_prefix=run + "/", types=types)]
+        return run, found, [(e.position, e.stream, e.type) async for e in store.read_all()]
+
+types = json.loads(sys.argv[2])
+run, found, every = asyncio.run(read(types))
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("sqlalchemy", "sqlmodel"))
+print(json.dumps({"run": run, "found": found, "every": every, "loaded": loaded}))
+"""
+
+
+def _read_in_a_fresh_process(db: Path, types: list[str] | None) -> dict:
+    command = [sys.executable, "-c", _FILTERED, str(db), json.dumps(types)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found: dict = json.loads(done.stdout)
+    return found
+
+
+def test_a_read_filtered_by_stream_and_type_runs_a_statement_compiled_ahead(tmp_path: Path) -> None:
+    """What a viewer catching up with a run's usage reads (a prefix and a few types), and a prefix alone, come from
+    statements compiled ahead: the events of the plain read that match, without importing SQLAlchemy. More types
+    than the statement's slots compile their own statement, with the same result."""
+    db = tmp_path / "runs.db"
+    _import(db, tmp_path, "earlier")
+    many = [f"no.such.type.{i}" for i in range(9)] + ["llm.call"]
+    for types, loads in (
+        (["llm.call", "episode.finished"], False),
+        (["episode.started"], False),
+        (None, False),
+        (many, True),
+    ):
+        read = _read_in_a_fresh_process(db, types)
+        wanted = [e for e in read["every"] if e[1].startswith(read["run"] + "/") and (types is None or e[2] in types)]
+        assert read["found"] == wanted and wanted, types
+        assert bool(read["loaded"]) is loads, (types, read["loaded"])
