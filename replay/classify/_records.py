@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from p2w_rt.replay.derived import DerivedRecord, DerivedStream, narrow_decode
+from p2w_rt.replay.derived import DerivedRecord, DerivedStream, NarrowResult, narrow_decode
 from p2w_rt.schemas import ErrorClassified
 from p2w_runtime.domain import CLASSIFICATIONS_SUFFIX
 
@@ -42,21 +42,13 @@ class LabelName(BaseModel):
     label: str
 
 
-class ClassificationLabels(BaseModel):
+class ClassificationLabels(NarrowResult):
     """The fields of an ``ErrorClassified`` a table of labels reads (the viewer's run page, its filters)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
-
     type: Literal["error.classified"] = "error.classified"
-    episode_stream: str
-    task_id: str
-    trajectory_hash: str
     classifier_id: str
     classifier_version: str
-    config_hash: str
     labels: list[LabelName]
-    status: Literal["ok", "failed"] = "ok"
-    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

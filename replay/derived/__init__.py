@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         CacheKey,
         DerivedRecord,
         DerivedStream,
+        NarrowResult,
         current_of,
         latest_by_key,
         latest_current,
@@ -87,6 +88,7 @@ __all__ = [
     "latest_by_key",
     "latest_current",
     "narrow_decode",
+    "NarrowResult",
     "metrics_tables",
     "register",
     "register_plugin",
@@ -141,6 +143,7 @@ _MODULES = {
     "latest_by_key": "_stream",
     "latest_current": "_stream",
     "narrow_decode": "_stream",
+    "NarrowResult": "_stream",
     "run_heads": "_stream",
 }
 """Where each exported name lives; they load on first use (reading a derived stream loads no pass and no registry)."""

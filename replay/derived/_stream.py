@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.domain import under
@@ -64,7 +64,23 @@ class DerivedRecord(Generic[P]):
 
 
 R = TypeVar("R", bound=DerivedRecord[Any])
-N = TypeVar("N", bound=BaseModel)
+
+
+class NarrowResult(BaseModel):
+    """What every narrow read of a derived payload keeps (its key but the producer's, its status and error): a table of
+    scores or labels validates these and its own few fields, and skips the rest of the stored text."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    episode_stream: str
+    task_id: str
+    trajectory_hash: str
+    config_hash: str
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+
+
+N = TypeVar("N", bound=NarrowResult)
 
 
 def narrow_decode(narrow: type[N], version: int) -> Callable[[StoredEvent], N]:

@@ -11,29 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from p2w_rt.replay.derived import DerivedRecord, DerivedStream, narrow_decode
+from p2w_rt.replay.derived import DerivedRecord, DerivedStream, NarrowResult, narrow_decode
 from p2w_rt.schemas import Judgment
 from p2w_runtime.domain import JUDGMENTS_SUFFIX
 from p2w_runtime.store import EventStore
 
 
-class JudgmentScores(BaseModel):
+class JudgmentScores(NarrowResult):
     """The fields of a ``Judgment`` a table of scores reads; the others in the stored text are skipped."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
-
     type: Literal["judgment"] = "judgment"
-    episode_stream: str
-    task_id: str
-    trajectory_hash: str
     judge_id: str
     judge_version: str
-    config_hash: str
-    status: Literal["ok", "failed"] = "ok"
     metrics: dict[str, float] = Field(default_factory=dict)
-    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
