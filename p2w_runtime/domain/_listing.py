@@ -8,7 +8,7 @@ attempt per task may count, or metrics would score the aborted attempt as a fail
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,15 +67,25 @@ def counted(attempts: Iterable[EpisodeRef]) -> list[EpisodeRef]:
     return list(latest.values())
 
 
-async def episodes_of(store: EventStore, run_id: str | None = None, *, every_attempt: bool = False) -> list[EpisodeRef]:
+async def episodes_of(
+    store: EventStore,
+    run_id: str | None = None,
+    *,
+    every_attempt: bool = False,
+    tasks: Collection[str] | None = None,
+) -> list[EpisodeRef]:
     """The episodes of run ``run_id`` (of every run without it) in start order: the counted ones (``counted``),
-    or with ``every_attempt`` every attempt, aborted and unfinished ones included.
+    or with ``every_attempt`` every attempt, aborted and unfinished ones included; with ``tasks``, those of these
+    tasks only (a task's counted episode depends on its own attempts alone).
 
     Reads the run's summary rows (``_summaries.py``), never an episode's steps nor another run's rows; an
-    unfinished attempt's head is read from its stream (its last event is not a summary event).
+    unfinished attempt's head is read from its stream (its last event is not a summary event). Only the attempts
+    asked for are decoded: a label posted on a 10,000-episode run decodes its task's (docs/design/view.md).
     """
     refs: list[EpisodeRef] = []
     for attempt in await episode_summaries(store, run_id):
+        if tasks is not None and attempt.task_id not in tasks:
+            continue
         if attempt.finished is not None:
             finished = attempt.finished.decode_payload()
             assert isinstance(finished, EpisodeFinished)

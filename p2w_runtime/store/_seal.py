@@ -46,13 +46,12 @@ async def seal_streams(store: EventStore, run_id: str, *, into: str, whole: bool
     new seal's ``prev_hash`` commits to that seal. A label posted on a 10,000-episode run seals what it changed, not
     10,000 streams again (docs/design/integrity.md, "Seals").
     """
-    heads = await _run_heads(store, run_id)
-    moved = None if whole else await _moved_since_seal(store, run_id, into, heads)
-    return [
-        StreamSeal(stream=h.stream, events=h.last_seq, head_hash=h.last_hash)
-        for h in heads
-        if h.stream != into and (moved is None or h.stream in moved)
-    ]
+    moved = None if whole else await _moved_since_seal(store, run_id, into)
+    if moved is None:
+        heads = await _run_heads(store, run_id)
+    else:  # the few streams that moved, each by its own head: not a listing of the run's 10,000
+        heads = [head for stream in sorted(moved) if (head := await store.stream_head(stream)) is not None]
+    return [StreamSeal(stream=h.stream, events=h.last_seq, head_hash=h.last_hash) for h in heads if h.stream != into]
 
 
 async def append_with_seal(store: EventStore, run_id: str, into: str, events: Sequence[NewEvent]) -> list[StoredEvent]:
@@ -73,10 +72,10 @@ async def append_with_seal(store: EventStore, run_id: str, into: str, events: Se
     return appended
 
 
-async def _moved_since_seal(store: EventStore, run_id: str, into: str, heads: list[StreamHead]) -> set[str] | None:
+async def _moved_since_seal(store: EventStore, run_id: str, into: str) -> set[str] | None:
     """The run's streams with an event after ``into``'s last one when that is a ``streams.sealed`` (positions are
     given in commit order); None when it is not, or when more than ``SEAL_SCAN_LIMIT`` events follow it."""
-    head = next((h for h in heads if h.stream == into), None)
+    head = await store.stream_head(into)
     if head is None or head.last_type != "streams.sealed":
         return None
     sealing = await store.read_event(into, head.last_seq)

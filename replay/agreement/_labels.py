@@ -181,8 +181,9 @@ async def record_labels(store: EventStore, labels: Sequence[Label]) -> ImportSum
             except UserError as exc:
                 raise UserError(f"{lb.where}: field 'run': {exc}") from None
         info = found[lb.run]
-        if info.run_id not in episodes:
-            episodes[info.run_id] = {e.task_id: e for e in await episodes_of(store, info.run_id)}
+        if info.run_id not in episodes:  # the episodes of the tasks labelled, not the run's every one decoded
+            named = await episodes_of(store, info.run_id, tasks={label.task for label in labels})
+            episodes[info.run_id] = {e.task_id: e for e in named}
         if lb.task not in episodes[info.run_id]:
             raise UserError(f"{lb.where}: field 'task': run {clip(lb.run)} has no counted episode {clip(lb.task)!r}")
         group = by_run[info.run_id][(lb.task, lb.annotator)]

@@ -78,6 +78,11 @@ async def test_summaries_follow_every_append_and_count_as_the_rule_says() -> Non
     ]
     heads = await _heads(store)
     assert all(e.hash == heads[e.stream] for e in counted)  # the trajectory hash judgments are keyed by
+    for every in (False, True):  # a task's episodes alone (what a label reads): its attempts, its counted one
+        whole = await episodes_of(store, run_id, every_attempt=every)
+        assert await episodes_of(store, run_id, every_attempt=every, tasks={"t2"}) == [
+            e for e in whole if e.task_id == "t2"
+        ]
     assert await check_summaries(store) == []
     # the same answers from rows built in one go from the whole log
     before = await _listing(store)
