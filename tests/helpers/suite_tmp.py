@@ -50,17 +50,36 @@ def process_tmpdir() -> Iterator[Path]:
         _remove(folder)
 
 
-REMOVE_FOR = 10.0
-"""Seconds a process folder's removal is retried: a process killed a moment before (a Chromium dying with a killed
-recorder) can still write into it while ``rmtree`` empties it, leaving the folder behind."""
+REMOVE_FOR = 60.0
+"""Seconds a process folder's removal waits for the processes still given it: one killed a moment before (a
+Chromium dying with a killed recorder, its helpers after it) can still write into it, and a write after ``rmtree``
+makes the folder again with its parents (Chromium creates a missing profile path whole)."""
 
 
 def _remove(folder: Path) -> None:
     deadline = time.monotonic() + REMOVE_FOR
+    while holders(folder) and time.monotonic() < deadline:
+        time.sleep(0.2)
     shutil.rmtree(folder, ignore_errors=True)
     while folder.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def holders(folder: Path) -> list[int]:
+    """The live processes given ``folder``: as their TMPDIR, or named in their arguments (a profile under it)."""
+    tmpdir, named = f"TMPDIR={folder}".encode(), str(folder).encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ, cmdline = (entry / "environ").read_bytes(), (entry / "cmdline").read_bytes()
+        except OSError:  # gone, or another user's (PostgreSQL's)
+            continue
+        if tmpdir in environ.split(b"\0") or named in cmdline:
+            found.append(int(entry.name))
+    return found
 
 
 class SuiteTmp:

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tests.helpers.paths import HELPERS, REPO
-from tests.helpers.suite_tmp import left_behind, process_tmpdir
+from tests.helpers.suite_tmp import holders, left_behind, process_tmpdir
 
 SUPPORT = HELPERS / "suite_tmp_support.py"
 
@@ -33,3 +33,15 @@ def test_what_a_session_leaves_in_its_temp_dir_fails_it_by_name_and_is_removed()
     assert "(after tests/helpers/suite_tmp_support.py::test_leaves_a_folder)" in message
     assert "(after tests/helpers/suite_tmp_support.py::test_a_process_it_starts_leaves_a_folder)" in message
     assert left == []  # the session's folder, and what was left in it, removed
+
+
+def test_a_process_folder_is_removed_after_the_processes_given_it_have_ended() -> None:
+    """A process still running when the test is done (a Chromium helper outliving a killed recorder) writes a path
+    under the folder after a first ``rmtree`` would have run, making the folder again with its parents: the removal
+    waits for it, and the folder is gone."""
+    script = "import os, time; time.sleep(1.5); os.makedirs(os.path.join(os.environ['TMPDIR'], 'profile', 'Default'))"
+    with process_tmpdir() as tmp:
+        late = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)})
+        assert holders(tmp) == [late.pid]
+    assert late.poll() == 0  # it ended, having written, before the folder went
+    assert not tmp.exists()
