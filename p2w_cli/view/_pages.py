@@ -32,6 +32,7 @@ from p2w_cli.view._usage_kept import keep_scan, kept_scan
 from p2w_rt.replay.agreement import ImportSummary, record_labels
 from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, load_run_data, parse_ref
 from p2w_rt.replay.judges import JUDGES
+from p2w_runtime.collector import collector_paused
 from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
@@ -113,8 +114,9 @@ class ViewQueries:
         if stored is not None:
             self.stored_pages += 1
             return stored
-        read = await self.reads.get(store, info, end)
-        built = run_page(read, EpisodeFilter(), 1, PAGE_SIZE, await self._usage(store, read, end))
+        with collector_paused():  # the read, the usage and the page's figures: kept, or freed by reference counts
+            read = await self.reads.get(store, info, end)
+            built = run_page(read, EpisodeFilter(), 1, PAGE_SIZE, await self._usage(store, read, end))
         await keep_page(store, built, end)
         return built
 
@@ -131,16 +133,17 @@ class ViewQueries:
         kept = self.usages.get(run_id, 0)
         if kept is not None and kept[0] == end:
             return kept[3]
-        scan = self.scans.get(run_id, 0) or await kept_scan(store, run_id, end)
-        since = scan.position
-        await scan.catch_up(store)
-        await keep_scan(store, read.info, scan, since)
-        self.scans.put(run_id, 0, scan)
-        if kept is not None and kept[1] is read and kept[2] == scan.position:
-            usage = kept[3]
-        else:
-            counted = {row.ref.stream: row.index for row in read.rows.values()}
-            usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
+        with collector_paused():  # as in ``read_run``: a fold per stream, all of it kept
+            scan = self.scans.get(run_id, 0) or await kept_scan(store, run_id, end)
+            since = scan.position
+            await scan.catch_up(store)
+            await keep_scan(store, read.info, scan, since)
+            self.scans.put(run_id, 0, scan)
+            if kept is not None and kept[1] is read and kept[2] == scan.position:
+                usage = kept[3]
+            else:
+                counted = {row.ref.stream: row.index for row in read.rows.values()}
+                usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
         self.usages.put(run_id, 0, (end, read, scan.position, usage))
         return usage
 

@@ -5,8 +5,10 @@ anything of the run changes (not when another run does)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pydantic_core
@@ -71,6 +73,32 @@ def test_only_the_first_page_of_a_long_run_is_kept_and_the_others_are_built(db: 
     second, queries = fresh_open(db, "many", {"page": "2"})
     assert queries.stored_pages == 0 and [r.episode_id for r in second.shown][:1] == ["Persona0100_A1"]
     assert len(second.shown) == 50
+
+
+def test_a_page_built_from_the_whole_run_sets_off_no_collection_while_it_reads(db: Path) -> None:
+    """What the build makes is kept (the viewer's run read, its usage): the cyclic collector, paused meanwhile, does
+    not rescan it again and again (at 10,000 episodes it took 40% of the open: docs/design/view.md). It runs
+    around the build, and is on again after it."""
+    asyncio.run(build_simple_run(db, "many", episodes=150))
+    building = {"read_run", "_usage", "run_page"}
+    started: list[set[str]] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            frame, names = sys._getframe(1), set()
+            while frame is not None:
+                names.add(frame.f_code.co_name)
+                frame = frame.f_back
+            started.append(names & building)
+
+    gc.callbacks.append(seen)
+    try:
+        built, queries = fresh_open(db, "many")
+    finally:
+        gc.callbacks.remove(seen)
+    assert queries.stored_pages == 0 and built.total == 150
+    assert started and not any(started), started
+    assert gc.isenabled()
 
 
 def unreadable_copy(db: Path, tmp_path: Path) -> Path:
