@@ -131,9 +131,9 @@ def db_path(ctx: click.Context) -> Path | str:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine; a ``UserError`` becomes one line on stderr and a non-zero exit."""
-    import asyncio
+    from p2w_runtime import event_loop
 
-    return fail_as_one_line(lambda: asyncio.run(coro))
+    return fail_as_one_line(lambda: event_loop.run(coro))
 
 
 def exit_in_one_line(exc: UserError) -> NoReturn:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from p2w_rt.schemas import GENESIS_HASH, StoredEvent, StreamSeal
+from p2w_runtime import event_loop
 from p2w_runtime.store._event_store import EventStore
 from p2w_runtime.store._seal import STREAM_END_TYPES, after_end_problem
 from p2w_runtime.store._segments import CorruptSegment
@@ -80,7 +81,7 @@ def ranges(end: int, count: int) -> list[tuple[int, int]]:
 
 def check_range(location: str | Path, after: int, through: int, collect: frozenset[str]) -> RangeResult:
     """A worker's part: positions (``after``, ``through``] of the store at ``location``, opened read-only."""
-    return asyncio.run(_check_range(location, after, through, collect))
+    return event_loop.run(_check_range(location, after, through, collect))
 
 
 async def _check_range(location: str | Path, after: int, through: int, collect: frozenset[str]) -> RangeResult:

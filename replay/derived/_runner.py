@@ -18,7 +18,7 @@ from p2w_rt.replay.derived._pass import DerivedPass, Outcome, Pool, Tally, call_
 from p2w_rt.replay.derived._producer import NO_LLM, LlmEndpoint, LlmFactory, ProduceContext, Producer, ProducerError
 from p2w_rt.replay.derived._registry import Family
 from p2w_rt.replay.derived._stream import CacheKey, Derived, DerivedRecord, latest_by_key
-from p2w_runtime.collector import collector_frozen
+from p2w_runtime.collector import collector_frozen, collector_paused
 from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
@@ -140,10 +140,11 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
         return cached_outcomes, pending
 
     async def _run_all(self, concurrency: int) -> SummaryT:
-        self.latest = latest_by_key(await self.family.stream.read(self.store, self.run_id))
-        episodes = await episodes_of(self.store, self.run_id)
-        order = {episode.stream: n for n, episode in enumerate(episodes)}
-        plans = [self._plan(episode) for episode in episodes]
+        with collector_paused():  # the run's results and episodes, kept for the whole pass: nothing to collect
+            self.latest = latest_by_key(await self.family.stream.read(self.store, self.run_id))
+            episodes = await episodes_of(self.store, self.run_id)
+            order = {episode.stream: n for n, episode in enumerate(episodes)}
+            plans = [self._plan(episode) for episode in episodes]
         to_load = [e.stream for e, (_, pending) in zip(episodes, plans, strict=True) if pending]
         try:
             async with (
