@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from p2w_rt.schemas import ChainedEvent, EpisodeFinished, EpisodeStarted, StoredEvent
+from p2w_runtime.collector import collector_paused
 from p2w_runtime.domain._streams import run_of
 from p2w_runtime.domain._summary_rows import EPISODES, MODEL, RUNS, EpisodeSummary, RunSummary, counts
 from p2w_runtime.store import LIFECYCLE_TYPES, ReadOnlyStore, Summary
@@ -194,8 +195,9 @@ async def episode_summaries(store: EventStore, run_id: str | None = None) -> lis
     current = await bring_up_to_date(store)
     rows: dict[str, EpisodeSummary] = {}
     if current.stored:
-        found = await store.read_summaries(EPISODES, group=run_id)
-        rows = {row.key: EpisodeSummary.of(row) for row in found}
+        with collector_paused():  # every row is kept, as ``DerivedStream.read``'s results are
+            found = await store.read_summaries(EPISODES, group=run_id)
+            rows = {row.key: EpisodeSummary.of(row) for row in found}
     rows.update((s, e) for s, e in current.fold.episodes.items() if run_id is None or run_of(s) == run_id)
     return sorted(rows.values(), key=lambda e: e.position)
 
