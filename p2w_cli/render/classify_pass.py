@@ -9,7 +9,7 @@ from rich.console import Console
 
 from p2w_cli.render.classify import outcome_lines, summary_table
 from p2w_cli.render.passes import Bars, repeated_failures
-from p2w_cli.render.terminal import cell
+from p2w_cli.render.terminal import cell, print_line
 from p2w_rt.replay.classify import ClassifyOptions, ClassifyOutcome, ClassifyReport, ClassifySummary, outcome_json
 from p2w_rt.replay.derived import PassWatch, RunResult
 from p2w_runtime.domain import RunInfo
@@ -34,7 +34,7 @@ class ClassifyWatch(PassWatch[ClassifyOutcome, ClassifySummary]):
             self.out.print(json.dumps(outcome_json(run, outcome)), markup=False, highlight=False, soft_wrap=True)
         elif not self.quiet and counts.first_of_its_kind(outcome):
             for line in outcome_lines(outcome):
-                progress.console.print(line, highlight=False)
+                print_line(progress.console, line)
 
     def done(self, result: RunResult[ClassifySummary]) -> None:
         run, summary = result.run, result.summary

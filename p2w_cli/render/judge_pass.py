@@ -9,7 +9,7 @@ from rich.console import Console
 
 from p2w_cli.render.judging import estimate_json, estimates_table, judgment_json, judgment_line
 from p2w_cli.render.passes import Bars, repeated_failures
-from p2w_cli.render.terminal import cell
+from p2w_cli.render.terminal import cell, print_line
 from p2w_rt.replay.derived import PassWatch, RunResult
 from p2w_rt.replay.judges import JudgeOptions, JudgeOutcome, JudgeReport, JudgeSummary
 from p2w_runtime.domain import RunInfo
@@ -32,7 +32,7 @@ class JudgeWatch(PassWatch[JudgeOutcome, JudgeSummary]):
             row = judgment_json(outcome.judgment, cached=outcome.cached, level=outcome.level)
             self.out.print(json.dumps(row, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True)
         elif counts.first_of_its_kind(outcome):
-            progress.console.print(judgment_line(outcome), highlight=False)
+            print_line(progress.console, judgment_line(outcome))
 
     def done(self, result: RunResult[JudgeSummary]) -> None:
         run, summary = result.run, result.summary

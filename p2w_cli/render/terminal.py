@@ -48,6 +48,19 @@ def terminal_console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=PIPE_WIDTH if piped else None)
 
 
+def print_line(console: Console, line: str) -> None:
+    """``console.print(line, highlight=False)`` (``line`` in rich markup), the same text written straight to the file
+    when the console cannot style or place it (no color system: piped, or a dumb terminal): rich's print costs 68 µs a
+    line there, this 16, and a cached pass prints one per episode (docs/design/terminal-output.md)."""
+    if console.color_system is None and not console.quiet:
+        text = console.render_str(line, highlight=False).plain
+        if "\t" not in text:  # rich expands tabs as it renders
+            console.file.write(text + "\n")
+            console.file.flush()
+            return
+    console.print(line, highlight=False)
+
+
 def print_rows(
     console: Console,
     headers: Sequence[str],

@@ -180,3 +180,30 @@ def test_console_log_lines_spell_out_control_characters_and_the_log_file_keeps_t
     assert "blocked on \\x1b]0;x\\x07" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     logged = json.loads(log.read_text(encoding="utf-8"))
     assert logged["event"] == "blocked on \x1b]0;x\x07" and logged["title"] == "evil \x1b[2J\nforged"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cached Persona0001_A1  rubric-rules  p_web=1.000  intent=0.500  [green]success[/]",
+        f"failed {markup(HOSTILE)}: [red]{markup(LONG_ID)}[/] :thumbs_up: \\[not markup]",
+        "a tab\there, kept as rich expands it",
+        "",
+    ],
+)
+def test_a_line_printed_fast_where_nothing_styles_it_is_the_line_rich_prints(line: str) -> None:
+    """``print_line`` writes a pass's per-episode line itself when the console has no color system (a pipe, a dumb
+    terminal): byte for byte what ``Console.print`` writes there (markup, emoji codes, escapes, a tab), and on a
+    console that styles text it is ``Console.print``."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from p2w_cli.render.terminal import PIPE_WIDTH, print_line
+
+    for options in ({"width": PIPE_WIDTH}, {"width": 80, "force_terminal": True, "color_system": "truecolor"}):
+        fast, rich_print = StringIO(), StringIO()
+        print_line(Console(file=fast, highlight=False, soft_wrap=True, **options), line)  # type: ignore[arg-type]
+        Console(file=rich_print, highlight=False, soft_wrap=True, **options).print(line, highlight=False)  # type: ignore[arg-type]
+        assert fast.getvalue() == rich_print.getvalue()
+        assert ("\x1b[" in fast.getvalue()) == ("force_terminal" in options and "[/]" in line)  # styled there only
