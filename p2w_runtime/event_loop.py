@@ -3,8 +3,8 @@
 Python 3.11's ``asyncio.run`` looks its SIGINT handler up again once the coroutine has ended (``signal.getsignal``),
 and turning that handler, a ``functools.partial`` holding the main task, into a ``signal.Handlers`` member fails
 with a ``ValueError`` whose message is the ``repr`` of the partial: of the task, and so of its result, built whole
-before ``reprlib`` cuts it short. A cached ``replay`` of a 10,000-episode run spent 1.9 s of its 4.2 s building that
-text twice (docs/design/startup.md). The result is handed back beside the task instead.
+before ``reprlib`` cuts it short, twice (docs/design/startup.md, thirteenth round, has what it cost). The result is
+handed back beside the task instead.
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ def terminal_console(*, stderr: bool = False) -> Console:
 
 def print_line(console: Console, line: str) -> None:
     """``console.print(line, highlight=False)`` (``line`` in rich markup), the same text written straight to the file
-    when the console cannot style or place it (no color system: piped, or a dumb terminal): rich's print costs 68 µs a
-    line there, this 16, and a cached pass prints one per episode (docs/design/terminal-output.md)."""
+    when the console cannot style or place it (no color system: piped, or a dumb terminal), where rich's print is
+    mostly asking whether it is a terminal; a pass prints one per episode (docs/design/terminal-output.md)."""
     if console.color_system is None and not console.quiet:
         text = console.render_str(line, highlight=False).plain
         if "\t" not in text:  # rich expands tabs as it renders

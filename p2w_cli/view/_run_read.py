@@ -92,8 +92,8 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     the same judgments rather than read again by ``collect_scores``, and what is current is judged by the episodes'
     own hashes rather than by a listing of the run's streams (docs/design/view.md).
 
-    The collector is paused meanwhile: everything made here is kept (the viewer's ``RunCache``), and at 10,000
-    episodes the collections it set off rescanned it for nothing, 40% of the read (docs/design/view.md)."""
+    The collector is paused meanwhile: everything made here is kept (the viewer's ``RunCache``), so the collections
+    its allocations would set off only rescan it (docs/design/view.md, round 14)."""
     with collector_paused():
         attempts = await episodes_of(store, info.run_id, every_attempt=True)
         rows = {ref.stream: _row(ref, i) for i, ref in enumerate(counted(attempts))}

@@ -126,8 +126,8 @@ class DerivedStream(Generic[P, R]):
         return self.record(stored.event_id, stored.recorded_at, payload)
 
     async def read(self, store: EventStore, run_id: str) -> list[R]:
-        """Every result of a run, oldest first. All of them are kept, so the collector is paused meanwhile: at
-        10,000 results its collections rescanned them for 40% of a label's post (docs/design/startup.md)."""
+        """Every result of a run, oldest first. All of them are kept, so the collector is paused meanwhile: its
+        collections would only rescan them (docs/design/startup.md, thirteenth round)."""
         records: list[R] = []
         with collector_paused():
             async for stored in store.read_stream(self.name(run_id)):
