@@ -1,15 +1,18 @@
 """Viewer benchmark: the first open of a run page (cold: a fresh viewer process, its store opened, its first request),
 for a 1,000-episode run, a 10,000-episode run, and that run in a store with 9 other runs of 1,000 episodes.
 
-The runs are bench_view's (an LLM call per step, a screenshot and AX tree per observation, judged with
-``rubric-rules`` and classified with ``rules``) with ``--steps`` steps per episode: the figure is about the episode
-count. Each figure is the median of ``--repeat`` fresh processes (``python THIS --serve-once DB RUN``): uvicorn on
-127.0.0.1 serving ``create_app(DB)``, the run page fetched once over HTTP; the process's CPU (the page is served in a
-thread of it) and the wall time of that fetch. The ratio is to the 1,000-episode run's figure measured in the same
-run. Two tables: the first open with the run's first-page row current (``p2w_cli/view/_first_page.py``: what every
-fresh viewer finds once one has opened the run), and with that row deleted before the process starts (the first
-open after a change to the run: the run's scores, labels and episodes read, its usage continued from the kept scan
-of ``p2w_cli/view/_usage_kept.py``, and the row written back).
+The runs are bench_view's (an LLM call per step, a screenshot and AX tree per observation, judged with ``rubric-rules``
+and classified with ``rules``) with ``--steps`` steps per episode: the figure is about the episode count. Each figure is
+the median of ``--repeat`` fresh processes (``python THIS --serve-once DB RUN``): uvicorn on 127.0.0.1 serving
+``create_app(DB)``, the run page fetched once over HTTP; the process's CPU (the page is served in a thread of it) and
+the wall time of that fetch. The ratio is to the 1,000-episode run's figure measured in the same run. Two tables: the
+first open with the run's first-page row current (``p2w_cli/view/_first_page.py``: what every fresh viewer finds once
+one has opened the run), and with that row deleted before the process starts (the first open after a change to the run:
+the run's scores, labels and episodes read, its usage continued from the kept scan of ``p2w_cli/view/_usage_kept.py``,
+and the row written back). A third table times a judging pass through the CLI (``p2w-rt replay RUN --judge rubric-rules
+--force``, its CPU, on a fresh copy of each store each time) and the first open after it, alternately with the run's
+first-page row deleted before the pass (no viewer stored one: the pass leaves the page to the open, which builds it) and
+with the row stored (the pass brings it up to date as it ends: ``p2w_cli/view/_refresh.py``).
 ``--profile`` prints the cProfile of one first open of the 10,000-episode run's page (in process, no HTTP).
 
 Usage: python benchmarks/bench_view_first_open.py [--dir DIR (stores kept and reused)] [--steps 2] [--repeat 5]
@@ -23,6 +26,7 @@ import cProfile
 import json
 import os
 import pstats
+import resource
 import shutil
 import statistics
 import subprocess
@@ -145,6 +149,7 @@ def main() -> None:
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     table(cases, "kept", args.repeat, "first-page row current")
     table(cases, "deleted", max(1, args.repeat // 2), "first-page row deleted: the page built, the row written")
+    after_pass(cases, max(2, args.repeat - 1), folder)
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 
@@ -168,6 +173,51 @@ def table(cases: dict[str, tuple[Path, str]], row: str, repeat: int, title: str)
         print(
             f"{name:34} {wall * 1000:6.0f}ms {cpu * 1000:6.0f}ms {sizes[name]:9,} {wall / base_wall:12.2f}x "
             f"{cpu / base_cpu:11.2f}x  {verdict}"
+        )
+
+
+def judging_pass(db: Path, run_id: str) -> float:
+    """The CPU seconds of ``p2w-rt replay RUN --judge rubric-rules --force`` (less moved by other load than wall)."""
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), "replay", run_id]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([*command, "--judge", "rubric-rules", "--force"], capture_output=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def delete_first_pages(db: Path) -> None:
+    from p2w_cli.view._first_page import MODEL
+    from p2w_runtime.store import open_store
+
+    async def delete() -> None:
+        async with open_store(db, create=False) as opened:
+            await opened.clear_summaries(MODEL, [MODEL])
+
+    asyncio.run(delete())
+
+
+def after_pass(cases: dict[str, tuple[Path, str]], repeat: int, folder: Path) -> None:
+    """The first open after a judging pass, with no page stored before the pass and with one (then refreshed); each
+    pass on a fresh copy of the store, so every one appends the same judgments to the same run."""
+    figures: dict[tuple[str, str], list[float]] = {}
+    for _ in range(repeat):
+        for name, (db, run_id) in cases.items():
+            for stored in ("no page", "page"):
+                copy = folder / f"after-pass-{db.name}"
+                shutil.copyfile(db, copy)
+                if stored == "no page":
+                    delete_first_pages(copy)
+                figures.setdefault((name, stored + " pass"), []).append(judging_pass(copy, run_id))
+                figures.setdefault((name, stored + " open"), []).append(first_open(copy, run_id)["wall"])
+                copy.unlink()
+    print(f"a judging pass (rubric-rules --force), then a fresh viewer's first open, median of {repeat}:")
+    print(f"{'run':34} {'pass CPU, no page':>18} {'page':>7} {'open after, no page':>20} {'open after, page':>17}")
+    for name in cases:
+        keys = ("no page pass", "page pass", "no page open", "page open")
+        got = [statistics.median(figures[(name, key)]) for key in keys]
+        print(
+            f"{name:34} {got[0]:17.2f}s {got[1]:6.2f}s {got[2] * 1000:18.0f}ms {got[3] * 1000:15.0f}ms  "
+            f"(the page's refresh: {got[1] - got[0]:+.2f} s of the pass's CPU)"
         )
 
 

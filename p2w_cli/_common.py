@@ -227,12 +227,19 @@ def wants_help(ctx: click.Context) -> bool:
 
 @asynccontextmanager
 async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[EventStore]:
-    """The store named by ``--db``; ``create`` only for commands that write a new run."""
+    """The store named by ``--db``; ``create`` only for commands that write a new run. A command that appended to
+    a run whose first page a viewer stored brings that page up to date when its work ends (``refresh_first_pages``:
+    the next fresh viewer reads the row, not the run)."""
     from p2w_runtime.store import open_store
 
     async with open_store(db_path(ctx), create=create) as store:
         started_up()
+        since = await store.log_end()
         yield store
+        if await store.log_end() != since:  # imported only then: a listing or a read imports none of the viewer
+            from p2w_cli.view.pages import refresh_first_pages
+
+            await refresh_first_pages(store, since)
 
 
 def in_store(ctx: click.Context, work: Callable[[EventStore], Awaitable[T]], *, create: bool = False) -> T:

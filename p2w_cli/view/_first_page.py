@@ -2,17 +2,17 @@
 run's episodes, judgments, classifications and ``llm.call`` events (docs/design/view.md, "The first open").
 
 The first page is what a run's link opens: the default filter, page 1. Its figures (counts, filter choices, metric
-tables, usage totals) are folds of the whole run and its rows need the run's judgments and labels, so building it
-costs the run; stored, it costs one row however large the run and the store. It is a read model kept by position,
-as the run and episode summaries are (docs/design/summaries.md): the row's ordinal is the log end it was built at,
-and it is current while no event of the run's tree (the run's stream and every stream under it: its episodes,
-judgments, classifications) lies after that position. When the log has not moved that is known without a read;
-otherwise the events after the ordinal are read by position for one of the run's (the gap, never the run; beyond
-``GAP`` events the row is rebuilt instead). A missing
-or stale row is rebuilt by the open that finds it so (the whole read, as before) and written back; an open that
-finds it current after unrelated appends moves its ordinal to the log end. A run being recorded is not kept (its
-page changes with each step), nor is a store that cannot keep summary rows; the price table the usage was priced
-with is part of the row, so another ``$P2W_PRICES`` rebuilds it.
+tables, usage totals) are folds of the whole run and its rows need the run's judgments and labels, so building it costs
+the run; stored, it costs one row however large the run and the store. It is a read model kept by position, as the run
+and episode summaries are (docs/design/summaries.md): the row's ordinal is the log end it was built at, and it is
+current while no event of the run's tree (the run's stream and every stream under it: its episodes, judgments,
+classifications) lies after that position. When the log has not moved that is known without a read; otherwise the events
+after the ordinal are read by position for one of the run's (the gap, never the run; beyond ``GAP`` events the row is
+rebuilt instead). A command that appended to the run rebuilds its row as it ends (``_refresh.py``); a row still missing
+or stale is rebuilt by the open that finds it so (the whole read, as before) and written back; an open that finds it
+current after unrelated appends moves its ordinal to the log end. A run being recorded is not kept (its page changes
+with each step), nor is a store that cannot keep summary rows; the price table the usage was priced with is part of the
+row, so another ``$P2W_PRICES`` rebuilds it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from p2w_cli.view._episode_rows import EpisodeFilter, EpisodeRow
+from p2w_cli.view._kept_rows import FIRST_PAGE as MODEL
 from p2w_cli.view._kept_rows import write_row
 from p2w_cli.view._live import run_live
 from p2w_cli.view._run_page import RunPage
@@ -33,8 +34,6 @@ from p2w_rt.replay.judges import JudgmentScores, ScoresRecord
 from p2w_runtime.domain import EpisodeRef, RunInfo, under
 from p2w_runtime.store import EventStore, Summary
 
-MODEL = "view.first-page.v3"
-"""The read model's name and its rows' kind: a change of what a row holds takes a new name (old rows are ignored)."""
 GAP = 20_000
 """Events appended after a row beyond which it is rebuilt rather than the events read for one of its run's."""
 
@@ -86,7 +85,10 @@ async def stored_page(store: EventStore, info: RunInfo, end: int) -> RunPage | N
         if await _touched(store, info.run_id, row.ordinal, end):
             return None
         await write_row(store, MODEL, Summary(MODEL, info.run_id, info.run_id, end, row.body), end)
-    stored = _adapter().validate_json(row.body)
+    try:
+        stored = _adapter().validate_json(row.body)
+    except ValidationError:  # a row that no longer reads (cut short, edited by hand) is rebuilt as a stale one is
+        return None
     if stored.prices != prices_key():
         return None
     return _page(stored, info, end)

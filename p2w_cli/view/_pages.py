@@ -15,25 +15,22 @@ from urllib.parse import unquote
 from p2w_cli.view._annotate import labels_from_form
 from p2w_cli.view._episode import EpisodePage, UnknownEpisode, episode_page
 from p2w_cli.view._episode_rows import EpisodeFilter
-from p2w_cli.view._first_page import is_first, keep_page, stored_page
+from p2w_cli.view._first_page import is_first
 from p2w_cli.view._judges import JudgesPage, judges_page
 from p2w_cli.view._live import RunLive, RunsLive, run_live, runs_live
 from p2w_cli.view._log_kept import LogKept, RunIndex
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
-from p2w_cli.view._run_cache import RunCache
 from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, facets_row, judge_of, run_page, run_row
-from p2w_cli.view._run_read import RunRead
+from p2w_cli.view._run_pages import RunPages
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
 from p2w_cli.view._side_by_side import Comparison, comparison
-from p2w_cli.view._usage import RunUsage, UsageScan
-from p2w_cli.view._usage_kept import keep_scan, kept_scan
+from p2w_cli.view._usage import RunUsage
 from p2w_rt.replay.agreement import ImportSummary, record_labels
 from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, load_run_data, parse_ref
 from p2w_rt.replay.judges import JUDGES
-from p2w_runtime.collector import collector_paused
-from p2w_runtime.domain import RunInfo, UnknownRun, episode_stream
+from p2w_runtime.domain import UnknownRun, episode_stream
 from p2w_runtime.domain.trajectory import load_trajectory
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable
@@ -62,24 +59,18 @@ class ViewState:
         return found
 
 
-class ViewQueries:
+class ViewQueries(RunPages):
     """The viewer's reads over its stores; every route, HTML or JSON, asks these."""
 
     def __init__(self, state: ViewState) -> None:
+        super().__init__()
         self.state = state
         self.index = RunIndex()
-        self.reads = RunCache()
-        self.usages: LogKept[tuple[int, RunRead, int, RunUsage]] = LogKept()
-        """Each run's usage with the log end, the read and the scan position it was made at (kept across ends)."""
-        self.scans: LogKept[UsageScan] = LogKept()
-        """Each run's usage scan, kept across log ends (it catches up with what was appended)."""
         self.texts: LogKept[dict[str, str]] = LogKept()
         self.plots: LogKept[bytes] = LogKept()
         """Drawn plots by ``RUN/NAME``: matplotlib is slow to draw a large run's usage chart again."""
         self.prices = PriceTable.default()
         """Prices calls recorded without a cost (the built-in table, extended by ``$P2W_PRICES``)."""
-        self.stored_pages = 0
-        """First pages served from their stored rows (``_first_page.py``): the tests' witness of the first open."""
 
     async def runs(self, judge: str = "") -> list[RunRow]:
         """Every run, each headed by ``judge`` (else its default judge: ``headline_judge``). A run's line comes from
@@ -92,7 +83,7 @@ class ViewQueries:
             if self.reads.holds(info.run_id, end):
                 rows.append(run_row(await self.reads.get(store, info, end), judge))
             else:
-                rows.append(facets_row(info, await self._first_page(store, info, end), judge))
+                rows.append(facets_row(info, await self.first_page(store, info, end), judge))
         judged = sorted({judge_of(m) for row in rows for m in row.metrics})
         if judge and judge not in judged:
             raise BadRequest("Unknown judge", f"?judge={judge!r}: no run is judged by it; known: {known(judged)}")
@@ -104,48 +95,15 @@ class ViewQueries:
         store = self.state.store()
         end, info = await self.index.find(store, ref)
         if is_first(wanted, page) and not self.reads.holds(info.run_id, end):
-            return await self._first_page(store, info, end)
+            return await self.first_page(store, info, end)
         read = await self.reads.get(store, info, end)
-        return run_page(read, wanted, page, PAGE_SIZE, await self._usage(store, read, end))
-
-    async def _first_page(self, store: EventStore, info: RunInfo, end: int) -> RunPage:
-        """The run's first page from its stored row, else built from the whole run and stored."""
-        stored = await stored_page(store, info, end)
-        if stored is not None:
-            self.stored_pages += 1
-            return stored
-        with collector_paused():  # the read, the usage and the page's figures: kept, or freed by reference counts
-            read = await self.reads.get(store, info, end)
-            built = run_page(read, EpisodeFilter(), 1, PAGE_SIZE, await self._usage(store, read, end))
-        await keep_page(store, built, end)
-        return built
+        return run_page(read, wanted, page, PAGE_SIZE, await self.usage_of(store, read, end))
 
     async def usage(self, ref: str) -> RunUsage:
         """The run's time, tokens and cost per counted episode (the run page's chart and columns)."""
         store = self.state.store()
         end, info = await self.index.find(store, ref)
-        return await self._usage(store, await self.reads.get(store, info, end), end)
-
-    async def _usage(self, store: EventStore, read: RunRead, end: int) -> RunUsage:
-        """The run's usage at log end ``end``: made again only when its scan moved or the run was read again; a label or
-        a judgment appended since (a read brought forward, no usage event) leaves it as it was."""
-        run_id = read.info.run_id
-        kept = self.usages.get(run_id, 0)
-        if kept is not None and kept[0] == end:
-            return kept[3]
-        with collector_paused():  # as in ``read_run``: a fold per stream, all of it kept
-            scan = self.scans.get(run_id, 0) or await kept_scan(store, run_id, end)
-            since = scan.position
-            await scan.catch_up(store)
-            await keep_scan(store, read.info, scan, since)
-            self.scans.put(run_id, 0, scan)
-            if kept is not None and kept[1] is read and kept[2] == scan.position:
-                usage = kept[3]
-            else:
-                counted = {row.ref.stream: row.index for row in read.rows.values()}
-                usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
-        self.usages.put(run_id, 0, (end, read, scan.position, usage))
-        return usage
+        return await self.usage_of(store, await self.reads.get(store, info, end), end)
 
     async def run_of_path(self, path: str) -> tuple[str, str] | None:
         """(run id, label) of the run a page's path names (``/run/RUN/...``), for an error page's way back; None
@@ -242,7 +200,7 @@ class ViewQueries:
         png = self.plots.get(key, end)
         if png is None:
             read = await self.reads.get(store, info, end)
-            usage = await self._usage(store, read, end) if name == "usage" else None
+            usage = await self.usage_of(store, read, end) if name == "usage" else None
             classified = await self.reads.classifications(store, info, end) if name == "errors" else []
             png = plot_png(read, name, usage, classified)
             self.plots.put(key, end, png)

@@ -48,7 +48,10 @@ async def kept_scan(store: EventStore, run_id: str, end: int) -> UsageScan:
         return scan
     found = await store.read_summaries(MODEL, group=run_id)
     if found and found[0].ordinal <= end:
-        kept = msgspec.json.decode(found[0].body, type=_Kept)
+        try:
+            kept = msgspec.json.decode(found[0].body, type=_Kept)
+        except msgspec.DecodeError:  # a row that no longer reads (cut short, edited by hand): the run is scanned
+            return scan
         if kept.prices == table_key(scan.prices):
             scan.resume(found[0].ordinal, kept.streams)
     return scan

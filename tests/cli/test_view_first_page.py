@@ -196,3 +196,13 @@ def test_another_price_table_rebuilds_the_row(db: Path, tmp_path: Path, monkeypa
         monkeypatch.delenv("P2W_PRICES")
         prices_key.cache_clear()
     assert queries.stored_pages == 0 and priced.usage is not None and priced.usage.unpriced_models == []
+
+
+def test_a_stored_row_that_no_longer_reads_is_rebuilt(db: Path) -> None:
+    built, _ = fresh_open(db, "earlier")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE summaries SET body = substr(body, 1, length(body) / 2) WHERE kind = ?", (MODEL,))
+    again, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0 and pydantic_core.to_json(again) == pydantic_core.to_json(built)
+    kept, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 1 and pydantic_core.to_json(kept) == pydantic_core.to_json(built)

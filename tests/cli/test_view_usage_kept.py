@@ -57,7 +57,7 @@ def test_a_judging_pass_is_folded_into_the_kept_scan_as_a_whole_scan_would_fold_
     assert result.exit_code == 0, result.stderr
 
     changed, queries = fresh_open(db, "earlier")
-    assert queries.stored_pages == 0, "the run changed: its first page was built again"
+    assert queries.stored_pages == 1, "the pass brought the run's stored first page up to date (_refresh.py)"
     assert changed.usage is not None and changed.usage.derived.calls == len(scripted_llm.chat_requests) > 0
     assert kept_row(db, run_id)[0] > position, "the scan read on from its kept position and was kept again"
 
@@ -107,3 +107,13 @@ def test_a_kept_scan_past_the_log_end_is_not_used(db: Path) -> None:
     again, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 0 and pydantic_core.to_json(again.usage) == pydantic_core.to_json(built.usage)
     assert kept_row(db, run_id)[0] < 1_000_000
+
+
+def test_a_kept_scan_that_no_longer_reads_is_not_used(db: Path) -> None:
+    built, _ = fresh_open(db, "earlier")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE summaries SET body = substr(body, 1, length(body) / 2) WHERE kind = ?", (MODEL,))
+    drop_rows(db, FIRST_PAGE)
+    again, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0 and pydantic_core.to_json(again) == pydantic_core.to_json(built)
+    assert kept_row(db, built.info.run_id)[1], "the scan of the whole run was kept in its place"

@@ -1,0 +1,53 @@
+"""A command that appended to a run brings the run's stored first page up to date before it exits, so the next
+fresh viewer's first open of the run reads that one row rather than the whole run (docs/design/view.md, "The first
+open after a command").
+
+A stored first page (``_first_page.py``) goes stale with any event of its run's tree, and the open that finds it so
+rebuilds it from the whole run, paid by whoever opens the viewer next. The command that appended (a judging or
+classification pass, an import of labels, a resumed recording) has the store open and the run's new events just
+behind it, so it pays that instead, once, after its own work. Only runs whose page a viewer has stored are rebuilt,
+and a store where none is costs one lookup of the model's mark and no import of the page model.
+"""
+
+from __future__ import annotations
+
+from p2w_cli.view._kept_rows import FIRST_PAGE
+from p2w_runtime.store import EventStore, tree_root
+
+REFRESH_LIMIT = 100_000
+"""Events appended beyond which their runs' pages are left to the viewer's next open: reading them back to find
+their runs would cost what rebuilding does (an import of whole runs, not a pass over one)."""
+
+
+async def refresh_first_pages(store: EventStore, since: int) -> list[str]:
+    """Bring the stored first page of each finished run an event appended after log end ``since`` belongs to up to
+    the log's end: the ids of those runs (none when no viewer stored a page or too much was appended)."""
+    if not await store.summary_mark(FIRST_PAGE):  # 0: no page stored yet; None: this store cannot keep one
+        return []
+    end = await store.log_end()
+    if not since < end <= since + REFRESH_LIMIT:
+        return []
+    runs = [root for root in sorted(await _trees_appended_to(store, since, end)) if await _kept(store, root)]
+    if not runs:
+        return []
+    from p2w_cli.view._run_pages import rebuild_first_pages  # the page model and the run's reads: only now
+
+    return await rebuild_first_pages(store, runs)
+
+
+async def _trees_appended_to(store: EventStore, since: int, end: int) -> set[str]:
+    """The roots of the stream trees with an event in (``since``, ``end``]: a run's page is kept under its root."""
+    roots = set()
+    events = store.read_all(after_position=since)
+    try:
+        async for event in events:
+            if (event.position or 0) > end:
+                break
+            roots.add(tree_root(event.stream))
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]  # an async generator behind EventStore's AsyncIterator
+    return roots
+
+
+async def _kept(store: EventStore, run_id: str) -> bool:
+    return bool(await store.read_summaries(FIRST_PAGE, group=run_id))

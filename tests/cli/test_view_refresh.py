@@ -1,0 +1,178 @@
+"""A command that appended to a run brings the run's stored first page up to date (``p2w_cli/view/_refresh.py``):
+the next fresh viewer serves the row, which shows what the page built from the whole run shows; runs the command did
+not touch, and stores where no viewer stored a page, are left alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pydantic_core
+import pytest
+from click.testing import CliRunner
+
+from p2w_cli.view._first_page import MODEL
+from p2w_cli.view._kept_rows import write_row
+from p2w_cli.view.pages import refresh_first_pages
+from p2w_rt.cli import main
+from p2w_runtime.store import Summary, open_store
+from tests.helpers.view_app import fresh_open, fresh_runs
+
+pytestmark = pytest.mark.slow
+
+REJUDGE = ["replay", "earlier", "--judge", "rubric-rules", "--force"]
+"""Appends a judgment per episode of ``earlier`` (new event ids, so the page's rows change) and nothing else."""
+
+
+@pytest.fixture
+def db(demo_copy: Path) -> Path:
+    return demo_copy
+
+
+def stored_rows(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as conn:
+        return dict(conn.execute("SELECT key, ordinal FROM summaries WHERE kind = ?", (MODEL,)).fetchall())
+
+
+def log_end(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+        return max(rows, conn.execute("SELECT coalesce(max(last_position), 0) FROM segments").fetchone()[0])
+
+
+def drop_pages(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM summaries WHERE kind = ?", (MODEL,))
+        conn.execute("DELETE FROM summary_marks WHERE model = ?", (MODEL,))
+
+
+def test_a_judging_pass_leaves_the_runs_stored_first_page_current_and_equal_to_a_whole_build(db: Path) -> None:
+    before, _ = fresh_open(db, "earlier")
+    run_id = before.info.run_id
+
+    result = CliRunner().invoke(main, ["--db", str(db), *REJUDGE], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+
+    assert stored_rows(db)[run_id] == log_end(db), "the command stored the page at the log's end"
+    kept, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 1 and not queries.reads.entries, "served from the row: the run was not read"
+    assert pydantic_core.to_json(kept) != pydantic_core.to_json(before), "the row shows the new judgments"
+    drop_pages(db)
+    whole, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0
+    assert pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
+
+
+def test_only_the_runs_a_command_appended_to_are_rebuilt(db: Path) -> None:
+    rows, _ = fresh_runs(db)
+    assert len(rows) > 1
+    ids = {row.info.run_id: row.info.label for row in rows}
+    earlier = next(run for run, label in ids.items() if label == "earlier")
+    since = log_end(db)
+    stored = stored_rows(db)
+
+    result = CliRunner().invoke(main, ["--db", str(db), *REJUDGE], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+
+    after = stored_rows(db)
+    assert after[earlier] == log_end(db) > since
+    assert {run: after[run] for run in ids if run != earlier} == {run: stored[run] for run in ids if run != earlier}
+
+    async def again() -> list[str]:
+        async with open_store(db) as store:
+            return await refresh_first_pages(store, since)
+
+    assert asyncio.run(again()) == [earlier], "asked again, it names the run it appended to"
+
+
+def test_two_processes_refreshing_at_once_leave_one_current_row(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from p2w_cli.view import _refresh
+
+    before, _ = fresh_open(db, "earlier")
+    since = log_end(db)
+    monkeypatch.setattr(_refresh, "REFRESH_LIMIT", 0)  # the command leaves the row stale
+    result = CliRunner().invoke(main, ["--db", str(db), *REJUDGE], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    monkeypatch.undo()
+    assert stored_rows(db) == {before.info.run_id: since}
+
+    async def both() -> list[list[str]]:
+        async with open_store(db) as one, open_store(db) as two:
+            return list(await asyncio.gather(refresh_first_pages(one, since), refresh_first_pages(two, since)))
+
+    assert asyncio.run(both()) == [[before.info.run_id]] * 2
+    assert stored_rows(db) == {before.info.run_id: log_end(db)}
+    kept, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 1
+    drop_pages(db)
+    whole, _ = fresh_open(db, "earlier")
+    assert pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
+
+
+def test_a_page_built_at_an_earlier_end_does_not_replace_one_stored_at_a_later_end(db: Path) -> None:
+    """The slower of two commands refreshing one page writes last, its page built before the other's appends."""
+    built, _ = fresh_open(db, "earlier")
+    run_id, later = built.info.run_id, stored_rows(db)[built.info.run_id]
+
+    async def write_stale() -> None:
+        async with open_store(db) as store:
+            await write_row(store, MODEL, Summary(MODEL, run_id, run_id, later - 1, "{}"), later - 1)
+
+    asyncio.run(write_stale())
+    assert stored_rows(db) == {run_id: later}
+    kept, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 1 and pydantic_core.to_json(kept) == pydantic_core.to_json(built)
+
+
+def test_more_appended_than_the_limit_is_left_to_the_viewer(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from p2w_cli.view import _refresh
+
+    before, _ = fresh_open(db, "earlier")
+    since = log_end(db)
+    monkeypatch.setattr(_refresh, "REFRESH_LIMIT", 10)
+    result = CliRunner().invoke(main, ["--db", str(db), *REJUDGE], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    assert log_end(db) - since > 10
+    assert stored_rows(db)[before.info.run_id] == since, "left stale: the next open rebuilds it"
+    _, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0
+
+
+_MODULES_AFTER = """
+import json, sys
+from p2w_rt import cli
+try:
+    cli.main(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as out:
+    json.dump(sorted(sys.modules), out)
+"""
+
+
+def modules_after(db: Path, tmp_path: Path, args: list[str] = REJUDGE) -> set[str]:
+    report = tmp_path / "modules.json"
+    command = [sys.executable, "-c", _MODULES_AFTER, str(report), "--db", str(db), *args]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    return set(json.loads(report.read_text()))
+
+
+def test_the_page_model_is_imported_only_where_a_page_is_stored_and_sqlalchemy_never(db: Path, tmp_path: Path) -> None:
+    assert "p2w_cli.view._run_pages" not in modules_after(db, tmp_path)
+    assert stored_rows(db) == {}
+    fresh_open(db, "earlier")
+    modules = modules_after(db, tmp_path)
+    assert "p2w_cli.view._run_pages" in modules, "with a stored page the command rebuilds it"
+    assert "sqlalchemy" not in modules, "the rebuild's reads and writes run statements compiled ahead"
+
+
+def test_a_command_that_appended_to_no_kept_run_costs_no_import_of_the_page_model(db: Path, tmp_path: Path) -> None:
+    """``verify`` appends its mark (no run's event) to a store whose run pages a viewer stored."""
+    fresh_runs(db)
+    stored, end = stored_rows(db), log_end(db)
+    assert "p2w_cli.view._run_pages" not in modules_after(db, tmp_path, ["verify"])
+    assert log_end(db) > end and stored_rows(db) == stored
