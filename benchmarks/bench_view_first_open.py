@@ -212,12 +212,13 @@ def after_pass(cases: dict[str, tuple[Path, str]], repeat: int, folder: Path) ->
                 copy.unlink()
     print(f"a judging pass (rubric-rules --force), then a fresh viewer's first open, median of {repeat}:")
     print(f"{'run':34} {'pass CPU, no page':>18} {'page':>7} {'open after, no page':>20} {'open after, page':>17}")
+    base = statistics.median(figures[(next(iter(cases)), "page open")])
     for name in cases:
         keys = ("no page pass", "page pass", "no page open", "page open")
         got = [statistics.median(figures[(name, key)]) for key in keys]
         print(
             f"{name:34} {got[0]:17.2f}s {got[1]:6.2f}s {got[2] * 1000:18.0f}ms {got[3] * 1000:15.0f}ms  "
-            f"(the page's refresh: {got[1] - got[0]:+.2f} s of the pass's CPU)"
+            f"{got[3] / base:.2f}x  (the page's refresh: {got[1] - got[0]:+.2f} s of the pass's CPU)"
         )
 
 

@@ -1,69 +1,46 @@
-"""Meta-evaluation: how far judges agree with each other, with humans, and with themselves (``p2w-rt agree``)."""
+"""Meta-evaluation: how far judges agree with each other, with humans, and with themselves (``p2w-rt agree``).
+
+The names load on first use: recording or reading labels (``import-labels``, the viewer) imports neither numpy nor
+krippendorff, which only the agreement statistics need (docs/design/startup.md)."""
 
 from __future__ import annotations
 
-from p2w_rt.replay.agreement._labels import (
-    ImportSummary,
-    Label,
-    check_annotator,
-    import_labels,
-    label_of,
-    record_labels,
-)
-from p2w_rt.replay.agreement._raters import (
-    CLASSIFIER_PREFIX,
-    ERROR_POINT,
-    HUMAN_PREFIX,
-    classifier_raters,
-    classifier_selectors,
-    current_records,
-    human_selectors,
-    items,
-    labels_errors,
-    rater,
-)
-from p2w_rt.replay.agreement._report import AgreementReport, PairReport, agreement
-from p2w_rt.replay.agreement._stats import (
-    BOOTSTRAP_SAMPLES,
-    Estimate,
-    accuracy,
-    alpha,
-    bootstrap,
-    cohen_kappa,
-    pair_agreement,
-    pearson,
-    spearman,
-)
-from p2w_runtime.domain import find_run
-from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore
+from typing import TYPE_CHECKING
 
+from p2w_runtime.lazy import lazy_names
 
-async def agree(
-    store: EventStore, run_ref: str, judges: tuple[str, ...], *, human: bool, samples: int = BOOTSTRAP_SAMPLES
-) -> AgreementReport:
-    """The agreement report of the named judges (``classify:ID`` names a classifier) on one run; with ``human``,
-    every human annotator too, and, when they labelled error labels, every classifier that classified the run."""
-    info = await find_run(store, run_ref)
-    records = await current_records(store, info.run_id)
-    selectors = list(dict.fromkeys(judges))
-    if human:
-        humans = human_selectors(records)
-        if not humans:
-            raise UserError(f"run {info.label} has no human labels (import them with p2w-rt import-labels)")
-        selectors += [h for h in humans if h not in selectors]
-        if labels_errors(records):
-            selectors += [c for c in await classifier_selectors(store, info.run_id) if c not in selectors]
-    if not selectors:
-        raise UserError("name a judge with --judge, or --human for the imported labels")
-    judged = [s for s in selectors if not s.startswith(CLASSIFIER_PREFIX)]
-    by_name = {r.name: r for r in await classifier_raters(store, info.run_id, selectors, info.label)}
-    by_name.update((s, rater(s, records, info.label)) for s in judged)
-    raters = [by_name[s] for s in selectors]
-    if len(raters) < 2 and not any(len(v) > 1 for r in raters for v in r.samples.values()):
-        raise UserError(f"{raters[0].name} alone on run {info.label}: name a second --judge, or judge with --samples")
-    return agreement(info.label, raters, samples=samples)
-
+if TYPE_CHECKING:
+    from p2w_rt.replay.agreement._agree import agree
+    from p2w_rt.replay.agreement._labels import (
+        ImportSummary,
+        Label,
+        check_annotator,
+        import_labels,
+        label_of,
+        record_labels,
+    )
+    from p2w_rt.replay.agreement._raters import (
+        CLASSIFIER_PREFIX,
+        ERROR_POINT,
+        HUMAN_PREFIX,
+        items,
+    )
+    from p2w_rt.replay.agreement._report import (
+        AgreementReport,
+        PairReport,
+        agreement,
+    )
+    from p2w_rt.replay.agreement._stats import (
+        BOOTSTRAP_SAMPLES,
+        Estimate,
+        accuracy,
+        alpha,
+        bootstrap,
+        cohen_kappa,
+        pair_agreement,
+        pearson,
+        spearman,
+    )
 
 __all__ = [
     "BOOTSTRAP_SAMPLES",
@@ -90,3 +67,32 @@ __all__ = [
     "record_labels",
     "spearman",
 ]
+
+_MODULES = {
+    "agree": "_agree",
+    "ImportSummary": "_labels",
+    "Label": "_labels",
+    "check_annotator": "_labels",
+    "import_labels": "_labels",
+    "label_of": "_labels",
+    "record_labels": "_labels",
+    "CLASSIFIER_PREFIX": "_raters",
+    "ERROR_POINT": "_raters",
+    "HUMAN_PREFIX": "_raters",
+    "items": "_raters",
+    "AgreementReport": "_report",
+    "PairReport": "_report",
+    "agreement": "_report",
+    "BOOTSTRAP_SAMPLES": "_stats",
+    "Estimate": "_stats",
+    "accuracy": "_stats",
+    "alpha": "_stats",
+    "bootstrap": "_stats",
+    "cohen_kappa": "_stats",
+    "pair_agreement": "_stats",
+    "pearson": "_stats",
+    "spearman": "_stats",
+}
+"""Where each exported name lives."""
+
+__getattr__ = lazy_names(__name__, _MODULES, globals())

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pydantic_core
@@ -20,6 +22,7 @@ from p2w_cli.view._kept_rows import write_row
 from p2w_cli.view.pages import refresh_first_pages
 from p2w_rt.cli import main
 from p2w_runtime.store import Summary, open_store
+from tests.helpers.p2w_process import p2w_rt
 from tests.helpers.view_app import fresh_open, fresh_runs
 
 pytestmark = pytest.mark.slow
@@ -161,13 +164,16 @@ def modules_after(db: Path, tmp_path: Path, args: list[str] = REJUDGE) -> set[st
     return set(json.loads(report.read_text()))
 
 
-def test_the_page_model_is_imported_only_where_a_page_is_stored_and_sqlalchemy_never(db: Path, tmp_path: Path) -> None:
+def test_the_page_model_loads_only_where_a_page_is_stored_and_without_sqlalchemy_or_numpy(
+    db: Path, tmp_path: Path
+) -> None:
     assert "p2w_cli.view._run_pages" not in modules_after(db, tmp_path)
     assert stored_rows(db) == {}
     fresh_open(db, "earlier")
     modules = modules_after(db, tmp_path)
     assert "p2w_cli.view._run_pages" in modules, "with a stored page the command rebuilds it"
     assert "sqlalchemy" not in modules, "the rebuild's reads and writes run statements compiled ahead"
+    assert "numpy" not in modules, "the run page names a constant of replay.agreement, not its statistics"
 
 
 def test_a_command_that_appended_to_no_kept_run_costs_no_import_of_the_page_model(db: Path, tmp_path: Path) -> None:
@@ -176,3 +182,24 @@ def test_a_command_that_appended_to_no_kept_run_costs_no_import_of_the_page_mode
     stored, end = stored_rows(db), log_end(db)
     assert "p2w_cli.view._run_pages" not in modules_after(db, tmp_path, ["verify"])
     assert log_end(db) > end and stored_rows(db) == stored
+
+
+def test_a_command_killed_at_any_moment_leaves_a_page_equal_to_a_whole_build(db: Path) -> None:
+    """kill -9 during the pass or during its page's refresh: the row is written in one transaction, so it is the old
+    row (stale: the open rebuilds it) or the new one (current), and the store verifies whole either way."""
+    fresh_open(db, "earlier")
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), *REJUDGE]
+    started = time.monotonic()
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    whole_command = time.monotonic() - started
+    for fraction in (0.5, 0.7, 0.85, 0.95):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(whole_command * fraction)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        page, _ = fresh_open(db, "earlier")
+        drop_pages(db)
+        whole, _ = fresh_open(db, "earlier")
+        assert pydantic_core.to_json(page) == pydantic_core.to_json(whole), f"killed at {fraction:.0%}"
+    verified = p2w_rt(db, "verify", "--full")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
