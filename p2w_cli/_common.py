@@ -227,9 +227,9 @@ def wants_help(ctx: click.Context) -> bool:
 
 @asynccontextmanager
 async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[EventStore]:
-    """The store named by ``--db``; ``create`` only for commands that write a new run. A command that appended to
-    a run whose first page a viewer stored brings that page up to date when its work ends (``refresh_first_pages``:
-    the next fresh viewer reads the row, not the run)."""
+    """The store named by ``--db``; ``create`` only for commands that write a new run. In a store a viewer has stored
+    pages in, a command that appended to runs brings their first pages up to date when its work ends
+    (``refresh_first_pages``: the next fresh viewer reads the row, not the run)."""
     from p2w_runtime.store import open_store
 
     async with open_store(db_path(ctx), create=create) as store:

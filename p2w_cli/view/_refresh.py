@@ -1,12 +1,13 @@
-"""A command that appended to a run brings the run's stored first page up to date before it exits, so the next
-fresh viewer's first open of the run reads that one row rather than the whole run (docs/design/view.md, "The first
+"""A command that appended to a run brings the run's first page up to date before it exits, so the next fresh
+viewer's first open of the run reads that one stored row rather than the whole run (docs/design/view.md, "The first
 open after a command").
 
 A stored first page (``_first_page.py``) goes stale with any event of its run's tree, and the open that finds it so
 rebuilds it from the whole run, paid by whoever opens the viewer next. The command that appended (a judging or
-classification pass, an import of labels, a resumed recording) has the store open and the run's new events just
-behind it, so it pays that instead, once, after its own work. Only runs whose page a viewer has stored are rebuilt,
-and a store where none is costs one lookup of the model's mark and no import of the page model.
+classification pass, an import of labels or of a run, a recording) has the store open and the run's new events just
+behind it, so it pays that instead, once, after its own work. In a store where a viewer has stored a page, that is
+every finished run the command appended to: the viewer's landing page stores the first page of every run it lists
+anyway. A store where no viewer has costs one lookup of the model's mark and no import of the page model.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ their runs would cost what rebuilding does (an import of whole runs, not a pass 
 
 
 async def refresh_first_pages(store: EventStore, since: int) -> list[str]:
-    """Bring the stored first page of each finished run an event appended after log end ``since`` belongs to up to
-    the log's end: the ids of those runs (none when no viewer stored a page or too much was appended)."""
+    """Bring the first page of each finished run an event appended after log end ``since`` belongs to up to the
+    log's end: the ids of those runs (none when no viewer stored a page here or too much was appended)."""
     if not await store.summary_mark(FIRST_PAGE):  # 0: no page stored yet; None: this store cannot keep one
         return []
     end = await store.log_end()
     if not since < end <= since + REFRESH_LIMIT:
         return []
-    runs = [root for root in sorted(await _trees_appended_to(store, since, end)) if await _kept(store, root)]
+    runs = [root for root in sorted(await _trees_appended_to(store, since, end)) if await _is_run(store, root)]
     if not runs:
         return []
     from p2w_cli.view._run_pages import rebuild_first_pages  # the page model and the run's reads: only now
@@ -49,5 +50,8 @@ async def _trees_appended_to(store: EventStore, since: int, end: int) -> set[str
     return roots
 
 
-async def _kept(store: EventStore, run_id: str) -> bool:
-    return bool(await store.read_summaries(FIRST_PAGE, group=run_id))
+async def _is_run(store: EventStore, root: str) -> bool:
+    """Whether the tree is a run's (its root stream opens with ``run.started``), not a verify mark's or another's:
+    one read by index, so a command that appended to no run imports nothing more."""
+    first = await store.read_event(root, 1)
+    return first is not None and first.type == "run.started"

@@ -66,7 +66,7 @@ class RunPages:
 
 
 async def rebuild_first_pages(store: EventStore, run_ids: Collection[str]) -> list[str]:
-    """Bring the stored first page of each finished run of ``run_ids`` up to the log's end (built from the run
+    """Bring the first page of each finished run of ``run_ids`` up to the log's end (built from the run and stored,
     unless another process already has): the ids of those runs."""
     end, runs = await RunIndex().runs(store)
     pages = RunPages()

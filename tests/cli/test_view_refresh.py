@@ -1,6 +1,7 @@
-"""A command that appended to a run brings the run's stored first page up to date (``p2w_cli/view/_refresh.py``):
-the next fresh viewer serves the row, which shows what the page built from the whole run shows; runs the command did
-not touch, and stores where no viewer stored a page, are left alone."""
+"""A command that appended to a run brings the run's first page up to date (``p2w_cli/view/_refresh.py``): once a
+viewer has stored a page in the store, the next fresh viewer serves the row of every finished run the command wrote
+to, which shows what the page built from the whole run shows; runs the command did not touch, and stores where no
+viewer stored a page, are left alone."""
 
 from __future__ import annotations
 
@@ -90,6 +91,18 @@ def test_only_the_runs_a_command_appended_to_are_rebuilt(db: Path) -> None:
             return await refresh_first_pages(store, since)
 
     assert asyncio.run(again()) == [earlier], "asked again, it names the run it appended to"
+
+
+def test_a_run_imported_into_a_store_a_viewer_opened_has_its_first_page_stored(db: Path) -> None:
+    fresh_runs(db)
+    args = ["--db", str(db), "import-trajectories", "--examples", "--format", "p2w-agentoccam", "--label", "occam"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    kept, queries = fresh_open(db, "occam")
+    assert queries.stored_pages == 1 and stored_rows(db)[kept.info.run_id] == log_end(db)
+    drop_pages(db)
+    whole, queries = fresh_open(db, "occam")
+    assert queries.stored_pages == 0 and pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
 
 
 def test_two_processes_refreshing_at_once_leave_one_current_row(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
