@@ -61,6 +61,13 @@ def waited() -> float:
     return time.monotonic() - STARTED
 
 
+def notice(text: str) -> None:
+    """A line on a terminal's stderr saying what a long silence is; nothing on a pipe, where a command's stderr stays
+    its one error line."""
+    if sys.stderr.isatty():
+        click.echo(safe(text), err=True)
+
+
 class ModelLoadNotice(logging.Handler):
     """Says "loading MODEL …" on a terminal's stderr when the runtime logs ``retrieval.embedder.load`` (importing
     torch and reading the weights take seconds), whatever the console's log level, so a long silence has a reason.
@@ -70,8 +77,8 @@ class ModelLoadNotice(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         event = record.msg
-        if isinstance(event, dict) and event.get("event") == self.EVENT and sys.stderr.isatty():
-            click.echo(safe(f"loading {event.get('embedder')} …"), err=True)
+        if isinstance(event, dict) and event.get("event") == self.EVENT:
+            notice(f"loading {event.get('embedder')} …")
 
     @classmethod
     def install(cls) -> None:
@@ -239,7 +246,7 @@ async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[
         if await store.log_end() != since:  # imported only then: a listing or a read imports none of the viewer
             from p2w_cli.view.pages import refresh_first_pages
 
-            await refresh_first_pages(store, since)
+            await refresh_first_pages(store, since, notice)
 
 
 def in_store(ctx: click.Context, work: Callable[[EventStore], Awaitable[T]], *, create: bool = False) -> T:

@@ -12,6 +12,8 @@ anyway. A store where no viewer has costs one lookup of the model's mark and no 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from p2w_cli.view._kept_rows import FIRST_PAGE
 from p2w_runtime.store import EventStore, tree_root
 
@@ -20,9 +22,10 @@ REFRESH_LIMIT = 100_000
 their runs would cost what rebuilding does (an import of whole runs, not a pass over one)."""
 
 
-async def refresh_first_pages(store: EventStore, since: int) -> list[str]:
+async def refresh_first_pages(store: EventStore, since: int, say: Callable[[str], None] | None = None) -> list[str]:
     """Bring the first page of each finished run an event appended after log end ``since`` belongs to up to the
-    log's end: the ids of those runs (none when no viewer stored a page here or too much was appended)."""
+    log's end, telling ``say`` of each run before its page is built: the ids of those runs (none when no viewer
+    stored a page here or too much was appended)."""
     if not await store.summary_mark(FIRST_PAGE):  # 0: no page stored yet; None: this store cannot keep one
         return []
     end = await store.log_end()
@@ -33,7 +36,7 @@ async def refresh_first_pages(store: EventStore, since: int) -> list[str]:
         return []
     from p2w_cli.view._run_pages import rebuild_first_pages  # the page model and the run's reads: only now
 
-    return await rebuild_first_pages(store, runs)
+    return await rebuild_first_pages(store, runs, say)
 
 
 async def _trees_appended_to(store: EventStore, since: int, end: int) -> set[str]:

@@ -4,7 +4,7 @@ run uses to bring that run's stored first page up to date (``rebuild_first_pages
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from p2w_cli.view._episode_rows import EpisodeFilter
 from p2w_cli.view._first_page import keep_page, stored_page
@@ -65,14 +65,18 @@ class RunPages:
         return usage
 
 
-async def rebuild_first_pages(store: EventStore, run_ids: Collection[str]) -> list[str]:
+async def rebuild_first_pages(
+    store: EventStore, run_ids: Collection[str], say: Callable[[str], None] | None = None
+) -> list[str]:
     """Bring the first page of each finished run of ``run_ids`` up to the log's end (built from the run and stored,
-    unless another process already has): the ids of those runs."""
+    unless another process already has), saying so first: the ids of those runs."""
     end, runs = await RunIndex().runs(store)
     pages = RunPages()
     rebuilt = []
     for info in runs:
         if info.run_id in run_ids and info.finished is not None:
+            if say is not None:
+                say(f"updating the viewer's first page of {info.label} …")
             await pages.first_page(store, info, end)
             rebuilt.append(info.run_id)
     return rebuilt

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from tests.helpers.import_support import BROWSER_USE, BROWSER_USE_RESULT, EXAMPLES
+from tests.helpers.terminal_support import run_on_terminal
 
 
 def test_cli_imports_the_bundled_examples_and_resumes_idempotently(tmp_path: Path) -> None:
@@ -73,9 +74,6 @@ def test_cli_imports_a_browser_use_result_folder_as_written(tmp_path: Path) -> N
 
 
 def test_cli_shows_progress_on_a_terminal_and_writes_the_same_run(tmp_path: Path) -> None:
-    import pty
-    import select
-    import subprocess
     import sys
 
     from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
@@ -84,21 +82,7 @@ def test_cli_shows_progress_on_a_terminal_and_writes_the_same_run(tmp_path: Path
     args = [p2w_rt, "--db", str(tmp_path / "tty.db"), "--log-file", str(tmp_path / "log.jsonl")]
     args += ["import-trajectories", "--format", BROWSER_USE, "--label", "bu", "--tasks", str(sample_tasks_dir())]
     args += ["--history", str(sample_history_dir()), str(BROWSER_USE_RESULT / "on-demand_gpt41_1")]
-    controller, terminal = pty.openpty()
-    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
-    child = subprocess.Popen(args, stderr=terminal, stdout=subprocess.PIPE, text=True, env=env)
-    os.close(terminal)  # the child holds the terminal now; reading drains it while the child runs
-    shown = b""
-    while select.select([controller], [], [], 120)[0]:
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(controller)
-    stdout, _ = child.communicate(timeout=120)
-    assert child.returncode == 0, shown
+    code, shown, stdout = run_on_terminal(args, {**os.environ, "COLUMNS": "100", "TERM": "xterm"})
+    assert code == 0, shown
     assert "imported 4, already imported 0, bad 0" in stdout
     assert b"checking" in shown and b"writing" in shown, shown
