@@ -45,16 +45,10 @@ def serve_once(db: Path, run_id: str, row: str) -> None:
     ``row`` ``deleted``: the first-page rows are deleted first."""
     import uvicorn
 
-    from p2w_cli.view._first_page import MODEL
     from p2w_cli.view.app import create_app
-    from p2w_runtime.store import open_store
-
-    async def delete_rows() -> None:
-        async with open_store(db, create=False) as opened:
-            await opened.clear_summaries(MODEL, [MODEL])
 
     if row == "deleted":
-        asyncio.run(delete_rows())
+        delete_first_pages(db)
 
     server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=0, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
@@ -186,6 +180,7 @@ def judging_pass(db: Path, run_id: str) -> float:
 
 
 def delete_first_pages(db: Path) -> None:
+    """The first-page rows and their mark deleted: the next open (or a pass's refresh, none then) builds them."""
     from p2w_cli.view._first_page import MODEL
     from p2w_runtime.store import open_store
 

@@ -243,10 +243,11 @@ async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[
         started_up()
         since = await store.log_end()
         yield store
-        if await store.log_end() != since:  # imported only then: a listing or a read imports none of the viewer
+        end = await store.log_end()
+        if end != since:  # imported only then: a listing or a read imports none of the viewer
             from p2w_cli.view.pages import refresh_first_pages
 
-            await refresh_first_pages(store, since, notice)
+            await refresh_first_pages(store, since, end, notice)
 
 
 def in_store(ctx: click.Context, work: Callable[[EventStore], Awaitable[T]], *, create: bool = False) -> T:

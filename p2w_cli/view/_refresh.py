@@ -22,13 +22,14 @@ REFRESH_LIMIT = 100_000
 their runs would cost what rebuilding does (an import of whole runs, not a pass over one)."""
 
 
-async def refresh_first_pages(store: EventStore, since: int, say: Callable[[str], None] | None = None) -> list[str]:
-    """Bring the first page of each finished run an event appended after log end ``since`` belongs to up to the
-    log's end, telling ``say`` of each run before its page is built: the ids of those runs (none when no viewer
-    stored a page here or too much was appended)."""
+async def refresh_first_pages(
+    store: EventStore, since: int, end: int, say: Callable[[str], None] | None = None
+) -> list[str]:
+    """Bring the first page of each finished run an event in (``since``, ``end``] belongs to up to the log's end,
+    telling ``say`` of each run before its page is built: the ids of those runs (none when no viewer stored a page
+    here or too much was appended)."""
     if not await store.summary_mark(FIRST_PAGE):  # 0: no page stored yet; None: this store cannot keep one
         return []
-    end = await store.log_end()
     if not since < end <= since + REFRESH_LIMIT:
         return []
     runs = [root for root in sorted(await _trees_appended_to(store, since, end)) if await _is_run(store, root)]

@@ -25,7 +25,7 @@ from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 from tests.helpers.view_app import fresh_open, fresh_runs
-from tests.helpers.view_support import build_simple_run
+from tests.helpers.view_support import build_simple_run, log_end
 
 pytestmark = pytest.mark.slow
 
@@ -42,12 +42,6 @@ def html(db: Path, page: RunPage) -> str:
 def stored_rows(db: Path) -> list[tuple[str, int]]:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT key, ordinal FROM summaries WHERE kind = ? ORDER BY key", (MODEL,)).fetchall()
-
-
-def log_end(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
-        return max(rows, conn.execute("SELECT coalesce(max(last_position), 0) FROM segments").fetchone()[0])
 
 
 def test_a_fresh_viewers_first_open_shows_the_page_built_from_the_whole_run(db: Path) -> None:

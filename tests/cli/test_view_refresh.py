@@ -27,6 +27,7 @@ from p2w_runtime.store import Summary, open_store
 from tests.helpers.p2w_process import p2w_rt
 from tests.helpers.terminal_support import run_on_terminal
 from tests.helpers.view_app import fresh_open, fresh_runs
+from tests.helpers.view_support import drop_rows, log_end
 
 pytestmark = pytest.mark.slow
 
@@ -44,18 +45,6 @@ def stored_rows(db: Path) -> dict[str, int]:
         return dict(conn.execute("SELECT key, ordinal FROM summaries WHERE kind = ?", (MODEL,)).fetchall())
 
 
-def log_end(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
-        return max(rows, conn.execute("SELECT coalesce(max(last_position), 0) FROM segments").fetchone()[0])
-
-
-def drop_pages(db: Path) -> None:
-    with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM summaries WHERE kind = ?", (MODEL,))
-        conn.execute("DELETE FROM summary_marks WHERE model = ?", (MODEL,))
-
-
 def test_a_judging_pass_leaves_the_runs_stored_first_page_current_and_equal_to_a_whole_build(db: Path) -> None:
     before, _ = fresh_open(db, "earlier")
     run_id = before.info.run_id
@@ -67,7 +56,7 @@ def test_a_judging_pass_leaves_the_runs_stored_first_page_current_and_equal_to_a
     kept, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 1 and not queries.reads.entries, "served from the row: the run was not read"
     assert pydantic_core.to_json(kept) != pydantic_core.to_json(before), "the row shows the new judgments"
-    drop_pages(db)
+    drop_rows(db, MODEL)
     whole, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 0
     assert pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
@@ -90,7 +79,7 @@ def test_only_the_runs_a_command_appended_to_are_rebuilt(db: Path) -> None:
 
     async def again() -> list[str]:
         async with open_store(db) as store:
-            return await refresh_first_pages(store, since)
+            return await refresh_first_pages(store, since, await store.log_end())
 
     assert asyncio.run(again()) == [earlier], "asked again, it names the run it appended to"
 
@@ -102,7 +91,7 @@ def test_a_run_imported_into_a_store_a_viewer_opened_has_its_first_page_stored(d
     assert result.exit_code == 0, result.stderr
     kept, queries = fresh_open(db, "occam")
     assert queries.stored_pages == 1 and stored_rows(db)[kept.info.run_id] == log_end(db)
-    drop_pages(db)
+    drop_rows(db, MODEL)
     whole, queries = fresh_open(db, "occam")
     assert queries.stored_pages == 0 and pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
 
@@ -120,13 +109,16 @@ def test_two_processes_refreshing_at_once_leave_one_current_row(db: Path, monkey
 
     async def both() -> list[list[str]]:
         async with open_store(db) as one, open_store(db) as two:
-            return list(await asyncio.gather(refresh_first_pages(one, since), refresh_first_pages(two, since)))
+            end = await one.log_end()
+            return list(
+                await asyncio.gather(refresh_first_pages(one, since, end), refresh_first_pages(two, since, end))
+            )
 
     assert asyncio.run(both()) == [[before.info.run_id]] * 2
     assert stored_rows(db) == {before.info.run_id: log_end(db)}
     kept, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 1
-    drop_pages(db)
+    drop_rows(db, MODEL)
     whole, _ = fresh_open(db, "earlier")
     assert pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
 
@@ -213,7 +205,7 @@ def test_a_command_killed_at_any_moment_leaves_a_page_equal_to_a_whole_build(db:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=60)
         page, _ = fresh_open(db, "earlier")
-        drop_pages(db)
+        drop_rows(db, MODEL)
         whole, _ = fresh_open(db, "earlier")
         assert pydantic_core.to_json(page) == pydantic_core.to_json(whole), f"killed at {fraction:.0%}"
     verified = p2w_rt(db, "verify", "--full")

@@ -18,6 +18,7 @@ from p2w_rt.cli import main
 from p2w_runtime.testing import ScriptedLlm
 from tests.helpers.judge_replies import answer
 from tests.helpers.view_app import fresh_open
+from tests.helpers.view_support import drop_rows
 
 pytestmark = pytest.mark.slow
 
@@ -34,13 +35,6 @@ def kept_row(db: Path, run_id: str) -> tuple[int, dict[str, list[object]]]:
             "SELECT ordinal, body FROM summaries WHERE kind = ? AND key = ?", (MODEL, run_id)
         ).fetchone()
     return ordinal, json.loads(body)["streams"]
-
-
-def drop_rows(db: Path, *models: str) -> None:
-    with sqlite3.connect(db) as conn:
-        for model in models:
-            conn.execute("DELETE FROM summaries WHERE kind = ?", (model,))
-            conn.execute("DELETE FROM summary_marks WHERE model = ?", (model,))
 
 
 def test_a_judging_pass_is_folded_into_the_kept_scan_as_a_whole_scan_would_fold_it(

@@ -147,6 +147,25 @@ def dangling_links(out: Path) -> list[tuple[str, str]]:
     return missing
 
 
+def log_end(db: Path) -> int:
+    """The store's last position, rows and segments alike (what a summary row's ordinal is compared with)."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+        return max(rows, conn.execute("SELECT coalesce(max(last_position), 0) FROM segments").fetchone()[0])
+
+
+def drop_rows(db: Path, *models: str) -> None:
+    """The read models' rows and marks deleted behind the store's back: the next reader builds them again."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        for model in models:
+            conn.execute("DELETE FROM summaries WHERE kind = ?", (model,))
+            conn.execute("DELETE FROM summary_marks WHERE model = ?", (model,))
+
+
 def event_count(db: Path) -> int:
     import sqlite3
 
