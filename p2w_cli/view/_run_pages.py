@@ -24,8 +24,9 @@ class RunPages:
 
     def __init__(self) -> None:
         self.reads = RunCache()
-        self.usages: LogKept[tuple[int, RunRead, int, RunUsage]] = LogKept()
-        """Each run's usage with the log end, the read and the scan position it was made at (kept across ends)."""
+        self.usages: LogKept[tuple[int, RunRead, UsageScan, int, RunUsage]] = LogKept()
+        """Each run's usage with the log end, the read, the scan and how many events it had folded when it was made
+        (kept across ends)."""
         self.scans: LogKept[UsageScan] = LogKept()
         """Each run's usage scan, kept across log ends (it catches up with what was appended)."""
         self.stored_pages = 0
@@ -44,24 +45,24 @@ class RunPages:
         return built
 
     async def usage_of(self, store: EventStore, read: RunRead, end: int) -> RunUsage:
-        """The run's usage at log end ``end``: made again only when its scan moved or the run was read again; a label or
-        a judgment appended since (a read brought forward, no usage event) leaves it as it was."""
+        """The run's usage at log end ``end``: made again only when its scan folded new events or the run was read
+        again; a label or a judgment appended since (a read brought forward, no usage event) leaves it as it was."""
         run_id = read.info.run_id
         kept = self.usages.get(run_id, 0)
         if kept is not None and kept[0] == end:
-            return kept[3]
+            return kept[4]
         with collector_paused():  # as in ``read_run``: a fold per stream, all of it kept
             scan = self.scans.get(run_id, 0) or await kept_scan(store, run_id, end)
-            since = scan.position
-            await scan.catch_up(store)
-            await keep_scan(store, read.info, scan, since)
+            since, folded = scan.position, scan.folded
+            await scan.catch_up(store, end)
+            await keep_scan(store, read.info, scan, since, folded)
             self.scans.put(run_id, 0, scan)
-            if kept is not None and kept[1] is read and kept[2] == scan.position:
-                usage = kept[3]
+            if kept is not None and kept[1] is read and kept[2] is scan and kept[3] == scan.folded:
+                usage = kept[4]
             else:
                 counted = {row.ref.stream: row.index for row in read.rows.values()}
                 usage = scan.usage(read.info, counted, [f.ref.stream for f in read.in_flight])
-        self.usages.put(run_id, 0, (end, read, scan.position, usage))
+        self.usages.put(run_id, 0, (end, read, scan, scan.folded, usage))
         return usage
 
 

@@ -213,6 +213,8 @@ class UsageScan:
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.position = 0
+        self.folded = 0
+        """How many events this scan has folded: whether a catch-up changed it (its position moves with any append)."""
         self.prices = PriceTable.default()
         self.streams: dict[str, _Stream] = {}
 
@@ -224,11 +226,16 @@ class UsageScan:
         """Continue a scan kept at ``position``."""
         self.position, self.streams = position, {name: _Stream.of_flat(f) for name, f in flat.items()}
 
-    async def catch_up(self, store: EventStore) -> None:
+    async def catch_up(self, store: EventStore, end: int) -> None:
+        """Fold the run's usage events appended since ``position``; ``end`` is a log end read before this: every event
+        up to it has been read then, the other runs' too, so the scan is current to it even when none of them was
+        this run's (kept at its run's last usage event, each catch-up read the other runs' events again: a run
+        beside nine others of 1,000 episodes, 200,000 events on every first open)."""
         async for stored in store.read_all(
             after_position=self.position, stream_prefix=under(self.run_id), types=USAGE_TYPES
         ):
             self.position = max(self.position, stored.position or 0)
+            self.folded += 1
             s = self.streams.setdefault(stored.stream, _Stream())
             if stored.type == "llm.call":
                 s.calls.add(_call(stored), self.prices)
@@ -238,6 +245,7 @@ class UsageScan:
             elif s.finished_at is None:
                 s.finished_at = stored.recorded_at
                 s.steps = int(stored.payload.get("steps", 0))
+        self.position = max(self.position, end)
 
     def usage(self, info: RunInfo, counted: Mapping[str, int], in_flight: Collection[str] = ()) -> RunUsage:
         """``counted``: the stream of each episode that counts, with its index on the run page; ``in_flight``: the
@@ -272,5 +280,5 @@ class UsageScan:
 async def read_usage(store: EventStore, info: RunInfo, counted: Mapping[str, int]) -> RunUsage:
     """The run's usage in one scan (the static export; the viewer keeps a ``UsageScan`` per run)."""
     scan = UsageScan(info.run_id)
-    await scan.catch_up(store)
+    await scan.catch_up(store, await store.log_end())
     return scan.usage(info, counted)

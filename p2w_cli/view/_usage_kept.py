@@ -21,6 +21,8 @@ from p2w_runtime.domain import RunInfo
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import EventStore, Summary
 
+KEEP_GAP = 5_000
+"""Log positions a scan may move past its kept row on other runs' events alone before the row is written again."""
 MODEL = "view.usage.v1"
 """The read model's name and its rows' kind: a change of what a row holds takes a new name (old rows are ignored)."""
 
@@ -57,8 +59,10 @@ async def kept_scan(store: EventStore, run_id: str, end: int) -> UsageScan:
     return scan
 
 
-async def keep_scan(store: EventStore, info: RunInfo, scan: UsageScan, since: int) -> None:
-    """Store a finished run's scan when it read further than ``since`` (the position it was kept at)."""
-    if info.finished is not None and scan.position > since:
+async def keep_scan(store: EventStore, info: RunInfo, scan: UsageScan, since: int, folded: int) -> None:
+    """Store a finished run's scan when it folded more than the ``folded`` events it had at position ``since``, or
+    read ``KEEP_GAP`` events of other runs past it: a viewer open while other runs record writes no row on every
+    refresh, and a fresh one never reads more than that again for nothing."""
+    if info.finished is not None and (scan.folded > folded or scan.position >= since + KEEP_GAP):
         body = msgspec.json.encode(_Kept(table_key(scan.prices), scan.flat())).decode()
         await write_row(store, MODEL, Summary(MODEL, info.run_id, info.run_id, scan.position, body), scan.position)

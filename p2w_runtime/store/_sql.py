@@ -31,6 +31,7 @@ from p2w_runtime.store._sql_pages import (
     BY_STREAM_SEQ,
     Order,
     decoded,
+    in_key_order,
     in_order,
     segment_chained,
     segment_stored,
@@ -162,11 +163,9 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
         await self._load_dictionaries([row[AT_EVENT.codec] for row in found])
         return found
 
-    def _page(
-        self, rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any
-    ) -> Compiled:
+    def _page(self, rows: Select[Any], segments: Sequence[ColumnElement[bool]], *order: Any) -> Compiled:
         """``page_of`` compiled for this store: with its segments unless the database has none."""
-        return self._compiled(page_of(rows, by, segments, *order, segments_too=self.has_segments))
+        return self._compiled(page_of(rows, segments, *order, segments_too=self.has_segments))
 
     async def _merged(
         self,
@@ -204,6 +203,8 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
                     fetching = None
                     rows = [row for row in found if row[-1] is None]
                     segments = [row for row in found if row[-1] is not None] if len(rows) < len(found) else []
+                    if self.has_segments:  # a UNION's page: its order is made here (``page_of``)
+                        rows, segments = in_key_order(rows, order.row_key), in_key_order(segments, order.segment_key)
                     if segments:
                         await self._load_dictionaries([segment[order.at.codec] for segment in segments])
                     bound = order.row_key(rows[-1]) if len(rows) == size else None

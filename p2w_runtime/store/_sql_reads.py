@@ -48,7 +48,7 @@ def _all_after(*, segments_too: bool) -> ClauseElement:
     after: BindParameter[int] = sa.bindparam("after", value=0)
     rows = sa.select(*core.EVENT_COLUMNS).where(core.EVENTS.c.position > after).order_by(core.EVENTS.c.position)
     segments_after = (core.SEGMENTS.c.last_position > after, core.SEGMENTS.c.codec.not_like(COMPACTED_LIKE))
-    return page_of(rows, ("position",), segments_after, core.SEGMENTS.c.last_position, segments_too=segments_too)
+    return page_of(rows, segments_after, core.SEGMENTS.c.last_position, segments_too=segments_too)
 
 
 def _one_stream(*, segments_too: bool) -> ClauseElement:
@@ -57,7 +57,7 @@ def _one_stream(*, segments_too: bool) -> ClauseElement:
     stream: BindParameter[str] = sa.bindparam("stream", value="")
     e, s = core.EVENTS.c, core.SEGMENTS.c
     rows = sa.select(*core.EVENT_COLUMNS).where(e.stream == stream, e.seq > after).order_by(e.seq)
-    return page_of(rows, ("seq",), (s.stream == stream, s.last_seq > after), s.last_seq, segments_too=segments_too)
+    return page_of(rows, (s.stream == stream, s.last_seq > after), s.last_seq, segments_too=segments_too)
 
 
 def _streams_page(*, chained: bool, segments_too: bool) -> ClauseElement:
@@ -81,20 +81,20 @@ def _streams_page(*, chained: bool, segments_too: bool) -> ClauseElement:
         s.stream.in_(listed),
         sa.or_(after_stream < s.stream, sa.and_(after_stream == s.stream, s.last_seq > after)),
     )
-    by = ("stream", "seq")
-    return page_of(rows, by, segments, s.stream, s.last_seq, segments_too=segments_too)
+    return page_of(rows, segments, s.stream, s.last_seq, segments_too=segments_too)
 
 
 def page_of(
-    rows: Select[Any], by: tuple[str, ...], segments: Sequence[ColumnElement[bool]], *order: Any, segments_too: bool
+    rows: Select[Any], segments: Sequence[ColumnElement[bool]], *order: Any, segments_too: bool
 ) -> ClauseElement:
-    """A page: up to ``:limit`` rows and the next ``:segment_limit`` segments, in one statement, ordered on the
-    columns named ``by`` (a segment by its first event): a ``UNION`` of ordered parts has no order of its own."""
+    """A page: up to ``:limit`` rows and the next ``:segment_limit`` segments, in one statement. A ``UNION`` of
+    ordered parts has no order of its own, and ordering it in SQL copied every selected row, payload and all, into a
+    temporary B-tree (twice the time of the read itself); the reader puts the page in order instead (``in_key_order``),
+    one comparison a row for the order the parts arrive in (docs/design/store.md, "Segments")."""
     rows = rows.limit(sa.bindparam("limit", value=0))
     if not segments_too:
         return without_segments(rows)
-    query = with_segments(rows, segments, sa.bindparam("segment_limit", value=0), *order)
-    return query.order_by(*(query.selected_columns[name] for name in by))
+    return with_segments(rows, segments, sa.bindparam("segment_limit", value=0), *order)
 
 
 FILTER_SLOTS = 8
@@ -124,7 +124,7 @@ def filtered_page(*, segments_too: bool, kind: str) -> ClauseElement:
     if kind == "filtered_indexed":
         rows = rows.where(sa.text(core.TYPE_INDEXED_SQL))
     segments = (s.last_position > after, s.codec.not_like(COMPACTED_LIKE), under(s.stream))
-    return page_of(rows.order_by(e.position), ("position",), segments, s.last_position, segments_too=segments_too)
+    return page_of(rows.order_by(e.position), segments, s.last_position, segments_too=segments_too)
 
 
 def filtered_kind(types: Sequence[str] | None) -> str | None:
@@ -136,9 +136,7 @@ def filtered_kind(types: Sequence[str] | None) -> str | None:
     return "filtered_indexed" if set(types) <= set(core.TYPE_INDEXED) else "filtered_typed"
 
 
-def all_page(
-    types: Sequence[str] | None, prefix: str | None
-) -> tuple[Select[Any], tuple[str, ...], list[ColumnElement[bool]], Any]:
+def all_page(types: Sequence[str] | None, prefix: str | None) -> tuple[Select[Any], list[ColumnElement[bool]], Any]:
     """A page of ``read_all`` with filters, as ``SqlEventStore._page`` takes it: rows of ``types`` (none: every type)
     in streams under ``prefix`` (none: every stream), and the segments that may hold such events.
 
@@ -156,7 +154,7 @@ def all_page(
         rows = rows.where(e.type.in_(list(types)))
         if set(types) <= set(core.TYPE_INDEXED):
             rows = rows.where(sa.text(core.TYPE_INDEXED_SQL))  # what lets SQLite use its partial index
-    return rows.order_by(e.position), ("position",), segments, s.last_position
+    return rows.order_by(e.position), segments, s.last_position
 
 
 _PAGES: dict[str, Callable[..., ClauseElement]] = {

@@ -3,6 +3,7 @@ whatever the write threshold was when the store's modules were imported (docs/de
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from p2w_runtime.store import _sql, _sql_pages, open_store
 from p2w_runtime.store._segments import SEGMENT_MAX_EVENTS, SEGMENT_MIN_EVENTS
 from p2w_runtime.store._sql_pages import EVENTS_PER_SEGMENT
+from p2w_runtime.store._sqlite_statements import STATEMENTS
 from p2w_runtime.store.contract.builders import observation
 from tests.helpers.paths import REPO
 
@@ -124,3 +126,69 @@ async def test_a_long_stream_is_cut_into_segments_and_a_read_decodes_only_those_
         lengths = [n for (n,) in raw.execute("SELECT last_seq - first_seq + 1 FROM segments ORDER BY first_seq")]
         assert lengths == [SEGMENT_MAX_EVENTS] * 3
         assert raw.execute("SELECT count(*) FROM events").fetchone() == (1 + 15,)
+
+
+def _reversed(fetch: Callable[..., Awaitable[list[Any]]], pages: list[object]) -> Callable[..., Awaitable[list[Any]]]:
+    async def fetched(*args: Any) -> list[Any]:
+        pages.append(args)
+        return list(reversed(await fetch(*args)))
+
+    return fetched
+
+
+async def test_every_read_is_in_order_whatever_order_the_database_hands_a_page_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's statement is a ``UNION ALL`` of rows and segments with no order of its own (PostgreSQL's parallel
+    append may interleave its parts; SQLite hands them one after the other): the reader orders each page. Here every
+    page arrives reversed, its segments before its rows, and every read gives its events in order, in as many pages."""
+    monkeypatch.setattr(_sql, "PAGE_SIZE", 64)
+    async with open_store(tmp_path / "p2w.db") as store:
+        written = [e for k in range(9) for e in await store.append([observation("steps", k) for _ in range(8)])]
+        written += await store.append([observation(f"s{n:02d}", k) for n in range(SEGMENTS) for k in range(17)])
+        written += [e for k in range(3) for e in await store.append([observation("s03", 17 + k)])]
+        streams = sorted({e.stream for e in written})
+
+        async def reads() -> dict[str, list[Any]]:
+            return {
+                "read_all": await _all(store.read_all()),
+                "read_stream rows": await _all(store.read_stream("steps")),
+                "read_stream": await _all(store.read_stream("s03")),
+                "read_streams": await _all(store.read_streams(streams)),
+                "read_chained": await _all(store.read_chained(streams)),
+                "read_all typed": await _all(store.read_all(types=["observation"], stream_prefix="s0")),
+            }
+
+        pages: list[object] = []
+        store._fetch_page = _counting(pages, store._fetch_page)  # type: ignore[attr-defined]
+        in_order = await reads()
+        assert in_order["read_all"] == written
+        assert in_order["read_streams"] == sorted(written, key=lambda e: (e.stream, e.seq))
+        assert len(in_order["read_stream rows"]) == 72
+        in_order_pages, reversed_pages = len(pages), list[object]()
+        store._fetch_page = _reversed(store._fetch_page, reversed_pages)  # type: ignore[attr-defined]
+        assert await reads() == in_order
+        assert len(reversed_pages) == in_order_pages
+
+
+PAGES = ("events_after", "stream_events", "streams_events", "streams_chained", "filtered_untyped", "filtered_typed")
+PAGE_STATEMENTS = [f"{name}{tail}" for name in PAGES for tail in ("", "_with_segments")]
+"""The pages of the event reads whose rows come in the order of the index they are selected by. (``filtered_indexed``
+selects its rows by the type index and sorts them by position: that sort is its rows', not the page's.)"""
+
+
+@pytest.mark.parametrize("name", PAGE_STATEMENTS)
+def test_a_page_of_events_is_read_from_its_indexes_without_sorting_its_rows_again(name: str, tmp_path: Path) -> None:
+    """Ordering a page's ``UNION`` in SQL copied every selected row, payload and all, into a temporary B-tree: it
+    took as long as the read itself (20,000 judgments of 2 KB: 57 ms against 28). No page statement sorts now."""
+    asyncio.run(_compacted_store(tmp_path / "p2w.db"))
+    compiled = STATEMENTS[name]
+    with sqlite3.connect(tmp_path / "p2w.db") as raw:
+        plan = [row[3] for row in raw.execute(f"EXPLAIN QUERY PLAN {compiled.sql}", [None] * len(compiled.names))]
+    assert plan and not [step for step in plan if "TEMP B-TREE" in step], plan
+
+
+async def _compacted_store(path: Path) -> None:
+    """A store set up at ``path`` (its tables and indexes) with one stream appended as a row and a segment."""
+    async with open_store(path) as store:
+        await store.append([observation("s", k) for k in range(17)])
