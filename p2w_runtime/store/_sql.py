@@ -31,7 +31,6 @@ from p2w_runtime.store._sql_pages import (
     BY_STREAM_SEQ,
     Order,
     decoded,
-    in_key_order,
     in_order,
     segment_chained,
     segment_stored,
@@ -203,8 +202,9 @@ class SqlEventStore(SqlAppending, SqlCompaction, SqlWorkQueue, SqlSummaries, Sql
                     fetching = None
                     rows = [row for row in found if row[-1] is None]
                     segments = [row for row in found if row[-1] is not None] if len(rows) < len(found) else []
-                    if self.has_segments:  # a UNION's page: its order is made here (``page_of``)
-                        rows, segments = in_key_order(rows, order.row_key), in_key_order(segments, order.segment_key)
+                    if self.has_segments:  # a UNION's page has no order of its own (``page_of``): each part
+                        rows.sort(key=order.row_key)  # arrives in order, so a sort is one comparison a row
+                        segments.sort(key=order.segment_key)
                     if segments:
                         await self._load_dictionaries([segment[order.at.codec] for segment in segments])
                     bound = order.row_key(rows[-1]) if len(rows) == size else None

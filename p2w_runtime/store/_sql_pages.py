@@ -21,7 +21,6 @@ else:
 STREAM, SEQ, POSITION = (EVENT_FIELDS.index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""
 _Read = TypeVar("_Read")
-_Row = tuple[Any, ...]
 EVENTS_PER_SEGMENT = 16
 """The fewest events a segment holds (``SEGMENT_MIN_EVENTS`` as the store writes): a page selects ``size`` rows and
 ``size // EVENTS_PER_SEGMENT`` segments. A value of the reads' own: tests and benchmarks raise ``SEGMENT_MIN_EVENTS``
@@ -144,13 +143,6 @@ BY_CHAINED = Order(
 )
 
 
-def in_key_order(rows: list[_Row], key: Callable[[_Row], tuple[Any, ...]]) -> list[_Row]:
-    """A page's rows (or its segments) sorted by ``key``, in place. A page's statement leaves its order to this
-    (``page_of``): each part arrives in order from its index, so the sort is one comparison a row."""
-    rows.sort(key=key)
-    return rows
-
-
 def in_order(
     rows: list[tuple[Any, ...]],
     segments: list[tuple[Any, ...]],
@@ -166,8 +158,8 @@ def in_order(
     of the bound and of each row: rows and segments are put in order by a row's key and a segment's last key, and a
     segment is decoded only when its turn comes. A reader that stops early (a first screen, a page of a timeline)
     decodes only the segments it reached; one past the bound is left to the next page, which selects it again.
-    A page of rows alone (a log of rows, a stream being recorded), put in order by ``in_key_order``, is handed out
-    as it is, at one key comparison a row, since every event of a ``verify`` passes here."""
+    A page of rows alone (a log of rows, a stream being recorded), sorted by ``SqlEventStore._merged``, is
+    handed out as it is, at one key comparison a row, since every event of a ``verify`` passes here."""
     if not segments:
         row_key = order.row_key
         for row in rows:

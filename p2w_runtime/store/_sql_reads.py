@@ -89,8 +89,8 @@ def page_of(
 ) -> ClauseElement:
     """A page: up to ``:limit`` rows and the next ``:segment_limit`` segments, in one statement. A ``UNION`` of
     ordered parts has no order of its own, and ordering it in SQL copied every selected row, payload and all, into a
-    temporary B-tree (twice the time of the read itself); the reader puts the page in order instead (``in_key_order``),
-    one comparison a row for the order the parts arrive in (docs/design/store.md, "Segments")."""
+    temporary B-tree (twice the time of the read itself); the reader (``SqlEventStore._merged``) sorts the page instead,
+    one comparison a row for parts that arrive in order (docs/design/store.md, "a page's order made by the reader")."""
     rows = rows.limit(sa.bindparam("limit", value=0))
     if not segments_too:
         return without_segments(rows)
