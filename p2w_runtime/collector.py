@@ -4,7 +4,9 @@ pass the rescans of everything that was alive before it.
 Sealing a large batch and folding a chunk of episodes both allocate tracked objects that stay alive until the
 block ends, so every collection during it rescans them for nothing (docs/design/projection.md, second round;
 docs/design/postgres.md, third round). A full collection during a judging pass rescans the whole process (modules,
-models, the store's engine), none of which the pass made (docs/design/projection.md, issue 28).
+models, the store's engine), none of which the pass made (docs/design/projection.md, issue 28). What a paused block
+kept is handed to the oldest generation as the block ends, not left in the youngest for the next collection to scan
+(docs/design/view.md, "The rebuild, tenured").
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ _frozen_lock = threading.Lock()
 @contextmanager
 def collector_paused(pause: bool = True) -> Iterator[None]:
     """Pause the collector for the block (if ``pause``), then restore it as found: a caller's disabled collector
-    stays disabled, and an exception in the block restores it all the same."""
+    stays disabled, and an exception in the block restores it all the same.
+
+    Everything tracked is moved to the oldest generation before the collector is on again (``_tenured``): a paused
+    block's objects all wait in the youngest, and the first collection after it scanned them all, then the next
+    generation's scanned them again, to find them alive."""
     collecting = pause and gc.isenabled()
     if collecting:
         gc.disable()
@@ -29,7 +35,21 @@ def collector_paused(pause: bool = True) -> Iterator[None]:
         yield
     finally:
         if collecting:
+            _tenured()
             gc.enable()
+
+
+def _tenured() -> None:
+    """Every tracked object moved to the oldest generation, unscanned: ``gc.freeze`` takes them all out of the
+    generations and ``gc.unfreeze`` puts them back in the oldest, each a splice of lists. Within a frozen block
+    (``collector_frozen``) they stay frozen with the rest until it ends; a heap someone else froze is left as it is.
+    Garbage cycles among them wait for the next full collection."""
+    with _frozen_lock:
+        if _frozen:
+            gc.freeze()
+        elif gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
 
 
 @contextmanager

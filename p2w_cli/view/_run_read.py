@@ -109,7 +109,7 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
 def score_rows(rows: dict[str, EpisodeRow], records: Sequence[ScoresRecord]) -> None:
     """Each row's judgments: the latest current of ``records`` (oldest first) per judge, over what the row holds."""
     for scored in current_results(records, rows):
-        rows[scored.payload.episode_stream].judgments[scored.key[1]] = scored
+        rows[scored.payload.episode_stream].judgments[scored.producer_id] = scored
 
 
 def label_rows(rows: dict[str, EpisodeRow], labels: Sequence[LabelsRecord]) -> None:

@@ -61,7 +61,14 @@ class DerivedRecord(Generic[P]):
     @property
     def key(self) -> CacheKey:
         p = self.payload
-        return (p.trajectory_hash, getattr(p, f"{self.kind}_id"), getattr(p, f"{self.kind}_version"), p.config_hash)
+        return (p.trajectory_hash, self.producer_id, getattr(p, f"{self.kind}_version"), p.config_hash)
+
+    @property
+    def producer_id(self) -> str:
+        """The id of the producer that made it (a judge's, a classifier's): ``key[1]``, without building the key
+        for every result of a large run's table."""
+        producer: str = getattr(self.payload, f"{self.kind}_id")
+        return producer
 
 
 R = TypeVar("R", bound=DerivedRecord[Any])
@@ -151,12 +158,16 @@ def current_of(records: Iterable[R], heads: Mapping[str, str]) -> list[R]:
     """The successful results made on the episodes as ``heads`` (stream -> ``EpisodeRef.hash``) has them, oldest
     first: a result of an episode that changed since (a rerun appended to it) is stale. The one rule of "current"
     for every derived kind, whoever reads it (metrics, agreement, exports, the viewer)."""
-    return [r for r in records if r.payload.status == "ok" and heads.get(r.payload.episode_stream) == r.key[0]]
+    return [
+        r
+        for r in records
+        if r.payload.status == "ok" and heads.get(r.payload.episode_stream) == r.payload.trajectory_hash
+    ]
 
 
 def latest_current(records: Iterable[R], heads: Mapping[str, str]) -> dict[tuple[str, str], R]:
     """``current_of``, the latest per (episode stream, producer id): what a table of scores or labels shows."""
-    return {(r.payload.episode_stream, r.key[1]): r for r in current_of(records, heads)}
+    return {(r.payload.episode_stream, r.producer_id): r for r in current_of(records, heads)}
 
 
 def latest_by_key(records: Iterable[R]) -> dict[CacheKey, R]:

@@ -6,8 +6,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from p2w_rt.replay.metrics._collect import GROUP_KEYS, EpisodeScore
-from p2w_rt.replay.metrics._figures import METRICS, episode_figures, json_figure
+from p2w_rt.replay.metrics._collect import GROUP_KEYS, KEY_FIELDS, EpisodeScore
+from p2w_rt.replay.metrics._figures import EPISODE_KEYS, json_figure
 from p2w_runtime.errors import UserError
 
 DEFAULT_BY = ("architecture", "model", "scheme")
@@ -42,15 +42,16 @@ def aggregate(scores: Sequence[EpisodeScore], by: Sequence[str] = DEFAULT_BY) ->
     by = check_by(by)
     if len({s.judge for s in scores}) > 1 and "judge" not in by:
         by = (*by, "judge")
+    fields = [KEY_FIELDS[name] for name in by]
     groups: dict[tuple[str | int | None, ...], list[EpisodeScore]] = {}
     for score in scores:
-        groups.setdefault(tuple(score.key(name) for name in by), []).append(score)
+        groups.setdefault(tuple([getattr(score, f) for f in fields]), []).append(score)
     rows = []
     for values, members in sorted(groups.items(), key=lambda item: tuple(_sortable(v) for v in item[0])):
-        judged = [episode_figures(m.metrics) for m in members if m.metrics is not None]
+        judged = [m.metrics for m in members if m.metrics is not None]
         figures: dict[str, float | None] = {}
-        for name in METRICS:
-            present = [m[name] for m in judged if name in m]
+        for name, key in EPISODE_KEYS.items():  # ``episode_figures`` of each, read in place
+            present = [m[key] for m in judged if key in m]
             figures[name] = statistics.fmean(present) if present else None
         rows.append(MetricRow(tuple(zip(by, values, strict=True)), len(members), len(judged), figures))
     return rows

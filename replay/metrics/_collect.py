@@ -24,18 +24,21 @@ class EpisodeScore:
     """None when the episode has no current successful judgment by ``judge``."""
 
     def key(self, name: str) -> str | int | None:
-        return {
-            "architecture": self.architecture,
-            "agent": self.architecture,
-            "model": self.model,
-            "scheme": self.scheme,
-            "level": self.level,
-            "judge": self.judge,
-            "run": self.label,
-        }[name]
+        value: str | int | None = getattr(self, KEY_FIELDS[name])
+        return value
 
 
-GROUP_KEYS = ("architecture", "agent", "model", "scheme", "level", "judge", "run")
+KEY_FIELDS: dict[str, str] = {
+    "architecture": "architecture",
+    "agent": "architecture",
+    "model": "model",
+    "scheme": "scheme",
+    "level": "level",
+    "judge": "judge",
+    "run": "label",
+}
+"""Each column a table groups by (``--by``) -> the field of ``EpisodeScore`` that holds it."""
+GROUP_KEYS = tuple(KEY_FIELDS)
 
 
 async def collect_scores(

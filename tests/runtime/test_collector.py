@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 
 import pytest
 
@@ -46,3 +47,53 @@ def test_a_paused_collector_is_restored_as_found() -> None:
     assert gc.isenabled()
     with collector_paused(False):
         assert gc.isenabled()
+
+
+def test_what_a_paused_block_kept_is_handed_to_the_oldest_generation_unscanned() -> None:
+    """The first collection after a paused block scanned everything it made, to find it alive (docs/design/view.md,
+    "The rebuild, tenured"): kept objects now leave the block in the oldest generation, nothing stays frozen, and
+    garbage cycles made in the block are still collected by a full collection."""
+    gc.unfreeze()
+    with collector_paused():
+        kept = [[] for _ in range(5000)]
+        cycle = _Node()
+        cycle.next = cycle
+    gone = weakref.ref(cycle)
+    del cycle
+    ids = {id(k) for k in kept}
+    assert not any(id(o) in ids for o in gc.get_objects(generation=0))
+    assert not any(id(o) in ids for o in gc.get_objects(generation=1))
+    assert sum(id(o) in ids for o in gc.get_objects(generation=2)) == len(kept)
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    assert gone() is not None
+    gc.collect()
+    assert gone() is None  # the cycle, tenured with the rest, is still found
+
+
+class _Node:
+    next: object = None
+
+
+def test_a_block_paused_inside_a_frozen_one_leaves_its_objects_frozen_until_that_ends() -> None:
+    gc.unfreeze()
+    with collector_frozen():
+        with collector_paused():
+            kept = [[] for _ in range(1000)]
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(kept)
+    assert gc.get_freeze_count() == 0
+    ids = {id(k) for k in kept}
+    assert sum(id(o) in ids for o in gc.get_objects(generation=2)) == len(kept)
+
+
+def test_a_heap_frozen_by_someone_else_is_left_frozen() -> None:
+    gc.unfreeze()
+    outside = [[] for _ in range(100)]
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        with collector_paused():
+            made = [[] for _ in range(100)]
+        assert gc.get_freeze_count() == before and outside and made
+    finally:
+        gc.unfreeze()
