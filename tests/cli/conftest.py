@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from p2w_runtime.demo.examples import example_run_bundles
 from tests.helpers.p2w_process import p2w_rt
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.view_support import LONG_STEPS, build_long_episode, demo_db, serving
 
 
@@ -39,7 +39,7 @@ def demo_copy(demo: Path, tmp_path: Path) -> Path:
     """A copy of the demo's database the test may change, without the rows other tests' viewers kept in it."""
     copy = tmp_path / "view.db"
     shutil.copy(demo, copy)
-    with sqlite3.connect(copy) as conn:
+    with raw_sqlite(copy) as conn:
         conn.execute("DELETE FROM summaries WHERE kind LIKE 'view.%'")
         conn.execute("DELETE FROM summary_marks WHERE model LIKE 'view.%'")
     return copy

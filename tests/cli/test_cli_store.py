@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from p2w_rt.cli import main
 from p2w_runtime.store import open_store
 from tests.helpers.builders import build_run
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 def invoke(db: Path, *args: str):
@@ -56,7 +57,7 @@ def test_show_timeline_and_unknown_run(db: Path) -> None:
 def test_verify_ok_then_names_the_tampered_event(db: Path) -> None:
     ok = invoke(db, "verify")
     assert ok.exit_code == 0 and "ok: 3 streams" in ok.output
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         event_id, stream, seq, payload = conn.execute(
             "SELECT event_id, stream, seq, payload FROM events WHERE type='action' ORDER BY position LIMIT 1 OFFSET 3"
         ).fetchone()
@@ -71,7 +72,7 @@ def test_verify_ok_then_names_the_tampered_event(db: Path) -> None:
 
 
 def test_verify_names_a_tampered_blob(db: Path) -> None:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         sha, data = conn.execute("SELECT sha256, data FROM blobs LIMIT 1").fetchone()
         raw = zstandard.ZstdDecompressor().decompress(data)
         conn.execute("DROP TRIGGER blobs_no_update")
@@ -94,7 +95,7 @@ def test_export_import_roundtrip_is_idempotent(db: Path, tmp_path: Path) -> None
     assert (exported["label"], exported["events"], exported["path"]) == ("december", 20, str(bundle))
     imported = json.loads(invoke(other, "import", str(bundle), "--json").stdout)
     assert (imported["events"], imported["inserted"], imported["already_present"]) == (20, 0, 20)
-    with sqlite3.connect(db) as a, sqlite3.connect(other) as b:
+    with raw_sqlite(db) as a, sqlite3.connect(other) as b:
         query = "SELECT event_id, stream, seq, hash FROM events WHERE stream != 'p2w-rt.verified' ORDER BY stream, seq"
         assert a.execute(query).fetchall() == b.execute(query).fetchall()
         assert a.execute("SELECT sha256 FROM blobs").fetchall() == b.execute("SELECT sha256 FROM blobs").fetchall()
@@ -130,7 +131,7 @@ def test_tampered_bundle_is_refused_whole(db: Path, tmp_path: Path) -> None:
         result = invoke(target, "import", str(forged))
         assert result.exit_code != 0 and expected in result.output and str(forged) in result.output
         if target.exists():
-            with sqlite3.connect(target) as conn:
+            with raw_sqlite(target) as conn:
                 assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
 
 

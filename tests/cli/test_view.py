@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shutil
 import socket
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -14,6 +13,7 @@ import pytest
 
 from p2w_cli.view.app import PAGE_CSP
 from p2w_rt.schemas import blob_hash
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.stored_support import stored_events
 from tests.helpers.view_support import (
     build_hostile_store,
@@ -117,7 +117,7 @@ def test_a_corrupt_blob_is_a_clear_page_and_the_episode_still_opens(demo: Path, 
     shutil.copy(demo, db)
     final = next(e for e in stored_events(db, types=["final_state"]) if e.payload.get("screenshot"))
     sha, stream = final.payload["screenshot"], final.stream
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         conn.execute("DROP TRIGGER blobs_no_update")  # what a failing disk does, without asking
         conn.execute("UPDATE blobs SET data = x'28b52ffd0000deadbeef' WHERE sha256 = ?", (sha,))
     run_id, episode_id = stream.split("/", 1)

@@ -24,6 +24,7 @@ from p2w_cli.view._usage_kept import prices_key
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.view_app import fresh_open, fresh_runs
 from tests.helpers.view_support import build_simple_run, log_end
 
@@ -40,7 +41,7 @@ def html(db: Path, page: RunPage) -> str:
 
 
 def stored_rows(db: Path) -> list[tuple[str, int]]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute("SELECT key, ordinal FROM summaries WHERE kind = ? ORDER BY key", (MODEL,)).fetchall()
 
 
@@ -99,9 +100,9 @@ def test_a_page_built_from_the_whole_run_is_built_with_the_collector_paused(db: 
 def unreadable_copy(db: Path, tmp_path: Path) -> Path:
     """A copy of ``db`` whose every event is unreadable (its summary rows kept)."""
     broken = tmp_path / "broken.db"
-    with sqlite3.connect(db) as source, sqlite3.connect(broken) as target:
+    with raw_sqlite(db) as source, sqlite3.connect(broken) as target:
         source.backup(target)
-    with sqlite3.connect(broken) as conn:
+    with raw_sqlite(broken) as conn:
         for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
             conn.execute(f'DROP TRIGGER "{trigger}"')
         conn.execute("UPDATE events SET payload = '{broken', hash = 'x', prev_hash = 'x'")
@@ -194,7 +195,7 @@ def test_another_price_table_rebuilds_the_row(db: Path, tmp_path: Path, monkeypa
 
 def test_a_stored_row_that_no_longer_reads_is_rebuilt(db: Path) -> None:
     built, _ = fresh_open(db, "earlier")
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         conn.execute("UPDATE summaries SET body = substr(body, 1, length(body) / 2) WHERE kind = ?", (MODEL,))
     again, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 0 and pydantic_core.to_json(again) == pydantic_core.to_json(built)

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from p2w_cli.view.pages import refresh_first_pages
 from p2w_rt.cli import main
 from p2w_runtime.store import Summary, open_store
 from tests.helpers.p2w_process import p2w_rt
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.terminal_support import run_on_terminal
 from tests.helpers.view_app import fresh_open, fresh_runs
 from tests.helpers.view_support import drop_rows, log_end
@@ -41,7 +41,7 @@ def db(demo_copy: Path) -> Path:
 
 
 def stored_rows(db: Path) -> dict[str, int]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return dict(conn.execute("SELECT key, ordinal FROM summaries WHERE kind = ?", (MODEL,)).fetchall())
 
 

@@ -6,7 +6,6 @@ episode's event), or more than the limit, reads the run whole again."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,6 +24,7 @@ from p2w_runtime.domain import EpisodeRef, episodes_of
 from p2w_runtime.store import EventStore, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder
 from tests.helpers.p2w_process import p2w_rt
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.view_app import fresh_open
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ Change = Callable[[EventStore, ViewQueries, list[EpisodeRef]], Awaitable[object]
 
 def built_fresh(db: Path) -> RunPage:
     """The run page a fresh viewer builds from the whole run (the kept first pages dropped first)."""
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         conn.execute("DELETE FROM summaries WHERE kind LIKE 'view.first-page%'")
     page, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 0 and queries.reads.advanced == 0

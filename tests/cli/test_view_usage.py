@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from p2w_rt.schemas import LlmCall, LlmUsage
 from p2w_runtime.llm import PriceTable
 from p2w_runtime.recording import open_run
 from p2w_runtime.store import open_store
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.recording_tasks import TASKS, Sketch
 from tests.helpers.stored_support import run_of_label, stored_events
 from tests.helpers.view_app import get_html, get_json, serving_app
@@ -68,7 +68,7 @@ async def _record_priced_run(db: Path) -> None:
 
 
 def _recorded_seconds(db: Path, task: str) -> float:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         start, end = (
             datetime.fromisoformat(
                 conn.execute(

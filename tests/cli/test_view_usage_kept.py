@@ -5,7 +5,6 @@ run shows."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pydantic_core
@@ -18,6 +17,7 @@ from p2w_cli.view._usage_kept import MODEL
 from p2w_rt.cli import main
 from p2w_runtime.testing import ScriptedLlm
 from tests.helpers.judge_replies import answer
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.view_app import fresh_open
 from tests.helpers.view_support import drop_rows, log_end
 
@@ -31,7 +31,7 @@ def db(demo_copy: Path) -> Path:
 
 def kept_row(db: Path, run_id: str) -> tuple[int, dict[str, list[object]]]:
     """The kept scan's position and its folds by stream."""
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         ordinal, body = conn.execute(
             "SELECT ordinal, body FROM summaries WHERE kind = ? AND key = ?", (MODEL, run_id)
         ).fetchone()
@@ -70,7 +70,7 @@ def test_the_first_open_after_a_change_starts_from_the_kept_scan(db: Path) -> No
     first = built.shown[0].ref.stream
     prompt_tokens = 7  # the flat tuple's prompt tokens
     marked = {**streams, first: [*streams[first][:prompt_tokens], 123_456_789, *streams[first][prompt_tokens + 1 :]]}
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         body = json.dumps(
             {
                 "prices": json.loads(conn.execute("SELECT body FROM summaries WHERE kind = ?", (MODEL,)).fetchone()[0])[
@@ -91,7 +91,7 @@ def test_a_kept_scan_past_the_log_end_is_not_used(db: Path) -> None:
     """Events deleted behind the store's back (what ``verify``'s seals catch): the row may count what is gone."""
     built, _ = fresh_open(db, "earlier")
     run_id = built.info.run_id
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         conn.execute("UPDATE summaries SET ordinal = ordinal + 1000000 WHERE kind = ?", (MODEL,))
         body = conn.execute("SELECT body FROM summaries WHERE kind = ?", (MODEL,)).fetchone()[0]
         conn.execute(
@@ -106,7 +106,7 @@ def test_a_kept_scan_past_the_log_end_is_not_used(db: Path) -> None:
 
 def test_a_kept_scan_that_no_longer_reads_is_not_used(db: Path) -> None:
     built, _ = fresh_open(db, "earlier")
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         conn.execute("UPDATE summaries SET body = substr(body, 1, length(body) / 2) WHERE kind = ?", (MODEL,))
     drop_rows(db, FIRST_PAGE)
     again, queries = fresh_open(db, "earlier")

@@ -14,6 +14,7 @@ from p2w_rt.schemas import EpisodeFinished, Observation, Rationale, blob_hash
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.store import EventStore, IntegrityError, MemoryEventStore, connect_store
 from p2w_runtime.testing.episodes import SketchTask
+from tests.helpers.raw_sqlite import raw_sqlite
 
 TASK = SketchTask("Ann_Lee_A1", "find the usual chinos", "http://127.0.0.1/", 0, None)
 
@@ -60,7 +61,7 @@ async def test_a_failed_write_raises_at_the_next_settle_and_later_steps_still_st
 
 
 def _count(path: Path) -> int:
-    with sqlite3.connect(path) as conn:
+    with raw_sqlite(path) as conn:
         count: int = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     return count
 

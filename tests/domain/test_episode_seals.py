@@ -17,6 +17,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ EPISODES_AS_ROWS = True
 """These tests read the recorded events with SQL (``conftest._episodes_as_rows``)."""
 
 
-def attacker(db: Path) -> sqlite3.Connection:
+def attacker(db: Path) -> AbstractContextManager[sqlite3.Connection]:
     """Raw sqlite3 with the events' append-only triggers dropped, as anyone holding the file can do."""
     return tamper_support.attacker(db, TRIGGERS)
 

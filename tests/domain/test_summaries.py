@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -27,6 +26,7 @@ from p2w_runtime.domain._summary_rows import EPISODES, MODEL, RUNS
 from p2w_runtime.store import EventStore, MemoryEventStore, Summary, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 from tests.helpers.paths import DATA
+from tests.helpers.raw_sqlite import raw_sqlite
 
 FIXTURE = DATA / "fixture_dbs" / "v1.db"
 
@@ -202,7 +202,7 @@ def test_rows_of_events_deleted_behind_the_stores_back_are_rebuilt_from_what_the
             assert [(r.episodes, r.attempts) for r in await list_runs(store)] == [(2, 2)]
 
     asyncio.run(build())
-    with sqlite3.connect(db) as conn:  # what only someone rewriting the file can do
+    with raw_sqlite(db) as conn:  # what only someone rewriting the file can do
         for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
             conn.execute(f"DROP TRIGGER {name}")
         conn.execute("DELETE FROM events WHERE stream = ?", (f"{run_id}/t2",))

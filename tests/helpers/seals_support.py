@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from p2w_rt.cli import main
 from p2w_runtime.store import open_store
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 def cli(db: Path, *args: str) -> Result:
@@ -20,7 +21,7 @@ def cli(db: Path, *args: str) -> Result:
 
 
 def rows(db: Path, sql: str, *params: object) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute(sql, params).fetchall()
 
 
@@ -33,7 +34,7 @@ def count(db: Path, sql: str) -> int:
 
 def copy_db(source: Path, target: Path) -> Path:
     """A copy of a live SQLite file, its WAL included."""
-    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+    with raw_sqlite(source) as src, sqlite3.connect(target) as dst:
         src.backup(dst)
     return target
 

@@ -20,6 +20,7 @@ from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import open_store
 from p2w_runtime.store._dictionaries import dictionary_of, load
 from p2w_runtime.store._segments import segment_events, segment_row
+from tests.helpers.raw_sqlite import raw_sqlite
 
 _SEGMENT = "stream, first_seq, last_seq, first_position, prev_hash, head_hash, codec, data"
 
@@ -60,7 +61,7 @@ def rewrite_in_segment(db: Path, stream: str, change: Callable[[StoredEvent], st
     """Replace the payload text of the events of ``stream``'s segments for which ``change`` gives one, keeping the
     stored head hash (what an edit of the file does), with the append-only trigger dropped; how many changed."""
     changed = 0
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         conn.execute("DROP TRIGGER IF EXISTS segments_no_update")
         for row in conn.execute(f"SELECT {_SEGMENT} FROM segments WHERE stream = ?", (stream,)).fetchall():
             dictionary = dictionary_of(row[6])

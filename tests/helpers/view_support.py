@@ -15,6 +15,7 @@ from p2w_rt.schemas import NewEvent, Observation, blob_hash
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 from tests.helpers.paths import REPO
+from tests.helpers.raw_sqlite import raw_sqlite
 
 URL_LINE = re.compile(r"at (http://\S+/)")
 HOSTILE = "<script>alert('xss')</script><img src=x onerror=alert(1)>"
@@ -149,27 +150,24 @@ def dangling_links(out: Path) -> list[tuple[str, str]]:
 
 def log_end(db: Path) -> int:
     """The store's last position, rows and segments alike (what a summary row's ordinal is compared with)."""
-    import sqlite3
 
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         rows = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
         return max(rows, conn.execute("SELECT coalesce(max(last_position), 0) FROM segments").fetchone()[0])
 
 
 def drop_rows(db: Path, *models: str) -> None:
     """The read models' rows and marks deleted behind the store's back: the next reader builds them again."""
-    import sqlite3
 
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         for model in models:
             conn.execute("DELETE FROM summaries WHERE kind = ?", (model,))
             conn.execute("DELETE FROM summary_marks WHERE model = ?", (model,))
 
 
 def event_count(db: Path) -> int:
-    import sqlite3
 
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         rows = conn.execute("SELECT count(*) FROM events").fetchone()[0]  # and the imported episodes' segments
         return rows + conn.execute("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM segments").fetchone()[0]
 

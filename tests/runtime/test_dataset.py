@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_ta
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.paths import REPO
+from tests.helpers.raw_sqlite import raw_sqlite
 
 TASK = "Priya_Raman_A1"
 LABEL = "carried"
@@ -59,7 +59,7 @@ def db(recorded: Path, tmp_path: Path) -> Iterator[Path]:
 
 
 def started(db: Path) -> dict:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         (payload,) = conn.execute("SELECT payload FROM events WHERE type = 'run.started'").fetchone()
     return json.loads(payload)
 
@@ -122,7 +122,7 @@ def test_a_rerun_recorded_as_a_run_carries_the_banks_it_searched(db: Path, tmp_p
     args = ("--history", str(other), "--other-dataset", "--json")
     assert invoke(db, "rerun", LABEL, "--record-as", "mine", *args).exit_code in (0, 1)
     assert invoke(db, "rerun", LABEL, "--record-as", "theirs", "--json").exit_code == 0
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         rows = conn.execute("SELECT payload FROM events WHERE type = 'run.started'").fetchall()
     by_label = {p["label"]: p for p in (json.loads(row[0]) for row in rows)}
     bank = (other / "Priya_Raman.json").read_bytes()
@@ -177,7 +177,7 @@ def test_no_event_blob_bundle_or_page_names_a_path_of_the_machine(db: Path, tmp_
     texts.update({f"page {p.name}": p.read_bytes() for p in pages.rglob("*.html")})
     assert any(name.startswith("page ") for name in texts)
     for name, path in (("recorded", db), ("moved", moved)):
-        with sqlite3.connect(path) as conn:
+        with raw_sqlite(path) as conn:
             for stream, seq, payload in conn.execute("SELECT stream, seq, payload FROM events"):
                 texts[f"{name} event {stream}#{seq}"] = payload.encode() if isinstance(payload, str) else payload
             for sha, data in conn.execute("SELECT sha256, data FROM blobs"):

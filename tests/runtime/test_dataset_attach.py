@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from p2w_rt.cli import main
 from p2w_runtime.demo.examples import example_paths
 from p2w_runtime.demo.sample import sample_history_dir, sample_tasks_dir
 from tests.helpers.paths import DATA
+from tests.helpers.raw_sqlite import raw_sqlite
 
 FIXTURE = DATA / "fixture_dbs" / "v1.db"
 EXAMPLES = example_paths()
@@ -37,7 +37,7 @@ def attach(db: Path, tasks: Path, history: Path) -> Result:
 
 
 def events(db: Path) -> list[tuple[str, int, str]]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute("SELECT stream, seq, hash FROM events ORDER BY stream, seq").fetchall()
 
 

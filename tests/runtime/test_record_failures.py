@@ -21,6 +21,7 @@ from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.testing import Delay, Garbage, HttpError, ScriptedLlm, Text, system_contains
 from p2w_runtime.testing.sample_agent import SampleAgentScript
+from tests.helpers.raw_sqlite import raw_sqlite
 
 FAST = ("--max-retries", "1", "--scheme", "no-history")
 EPISODES_AS_ROWS = True
@@ -36,13 +37,13 @@ def record(db: Path, base_url: str, *args: str):
 
 
 def finished_episodes(db: Path) -> list[dict]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         rows = conn.execute("SELECT stream, payload FROM events WHERE type='episode.finished' ORDER BY position")
         return [{"stream": s, **json.loads(p)} for s, p in rows]
 
 
 def llm_calls(db: Path) -> list[dict]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE type='llm.call'")]
 
 
@@ -112,7 +113,7 @@ def test_a_hanging_page_is_stopped_and_a_blocking_page_ends_the_episode(tmp_path
     db = tmp_path / "r.db"
     result = record(db, scripted_llm.base_url, *FAST, "--tasks", str(tasks), "--page-timeout", "2")
     assert result.exit_code == 0, result.output
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         actions = [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE type='action'")]
     assert actions[0]["status"] == "executed" and "timed out" in actions[0]["error"], (
         "the timeout is recorded on the action"
@@ -138,7 +139,7 @@ def test_final_confirmation_is_never_pressed(tmp_path: Path, scripted_llm: Scrip
     scripted_llm.handle_with(planner)
     db = tmp_path / "r.db"
     record(db, scripted_llm.base_url, *FAST, "--tasks", str(tasks), "--max-steps", "5")
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         actions = [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE type='action'")]
         urls = [json.loads(p)["url"] for (p,) in conn.execute("SELECT payload FROM events WHERE type='observation'")]
     refused = [a for a in actions if a["status"] == "blocked"]
@@ -212,7 +213,7 @@ def _safe_finished(db: Path) -> list[dict]:
 
 def _has_second_episode(db: Path) -> bool:
     try:
-        with sqlite3.connect(db) as conn:
+        with raw_sqlite(db) as conn:
             return conn.execute("SELECT count(*) FROM events WHERE type='episode.started'").fetchone()[0] >= 2
     except sqlite3.Error:
         return False

@@ -10,7 +10,6 @@ import asyncio
 import json
 import re
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.episodes import EpisodeBuilder
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.classify_builders import add_run
+from tests.helpers.raw_sqlite import raw_sqlite
 
 TASKS = ("Priya_Raman_A1", "Lena_Fischer_A3")
 LABEL = "source"
@@ -78,7 +78,7 @@ def timeline(db: Path, run: str, task: str) -> list[dict]:
 def run_stream(db: Path, label: str) -> tuple[list[str], int]:
     """The event types in a run's own stream, and how many of its events `verify` finds after the last seal."""
     report = json.loads(invoke(db, "verify", label, "--json").stdout)
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         rows = conn.execute("SELECT type FROM events WHERE stream = ? ORDER BY seq", (report["run_id"],)).fetchall()
     (tail,) = report["uncovered"]
     return [t for (t,) in rows], tail["events"]

@@ -9,7 +9,6 @@ field a seam serves, or keeps it wrong.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedIndex
 from p2w_runtime.retrieval import SearchHit
 from p2w_runtime.store import EventStore, MemoryEventStore, StoreError, _segments, import_bundle, open_store
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 async def _example_episodes() -> AsyncIterator[tuple[EventStore, list[Event], RecordedEpisode]]:
@@ -159,7 +159,7 @@ def test_an_episode_with_a_missing_event_is_refused_in_one_line_by_show_and_reru
             return run_id, ref.stream, ref.task_id
 
     run_id, stream, task_id = asyncio.run(imported())
-    with sqlite3.connect(db) as conn:  # what only someone rewriting the file can do
+    with raw_sqlite(db) as conn:  # what only someone rewriting the file can do
         for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
             conn.execute(f"DROP TRIGGER {name}")
         conn.execute("DELETE FROM events WHERE stream = ? AND seq = 3", (stream,))

@@ -31,6 +31,7 @@ from p2w_runtime.testing.episodes import EpisodeBuilder
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.builders import run_started
 from tests.helpers.paths import REPO
+from tests.helpers.raw_sqlite import raw_sqlite
 
 LEVEL_2 = ["Lena_Fischer_A1", "Lena_Fischer_B1", "Lena_Fischer_C1"]
 """What `--level 2 --limit 3` selects from the sample tasks (the first three of level 2)."""
@@ -43,7 +44,7 @@ def cli(db: Path, *args: str):
 
 
 def rows(db: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute(sql).fetchall()
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from click.testing import CliRunner, Result
 from p2w_rt.cli import main
 from p2w_runtime.data import load_memory_bank
 from p2w_runtime.demo.examples import example_paths, example_run_bundles
+from tests.helpers.raw_sqlite import raw_sqlite
 
 EXAMPLES = example_paths()
 AGENTOCCAM = "p2w-agentoccam"
@@ -45,7 +45,7 @@ def db(recorded: Path, tmp_path: Path) -> Path:
 
 
 def events(db: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute("SELECT event_id, hash FROM events ORDER BY position").fetchall()
 
 

@@ -4,13 +4,13 @@ that meets it, exit 2, never a traceback: the event is not wrong, this code is t
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from p2w_rt.schemas import GENESIS_HASH, StoredEvent
 from tests.helpers.p2w_process import p2w_rt
+from tests.helpers.raw_sqlite import raw_sqlite
 
 COLUMNS = ("event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id")
 
@@ -26,7 +26,7 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def add_from_the_future(db: Path, type_: str, *, own_stream: bool) -> None:
     """Append, correctly chained, a copy of the first ``type_`` event at schema version 99: in a stream of its own
     (a new episode of the run), or after the run's own stream's last event."""
-    with sqlite3.connect(db, isolation_level=None) as conn:
+    with raw_sqlite(db, isolation_level=None) as conn:
         stream, recorded_at, payload = conn.execute(
             "SELECT stream, recorded_at, payload FROM events WHERE type = ? ORDER BY position LIMIT 1", (type_,)
         ).fetchone()

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import pty
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunFinished, StoredEvent, uui
 from p2w_runtime.store import open_store, seal_streams
 from tests.helpers.builders import episode, run_started
 from tests.helpers.paths import REPO
+from tests.helpers.raw_sqlite import raw_sqlite
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 SEAL_TYPES = ("run.finished", "streams.sealed")
@@ -115,7 +115,7 @@ def answer_forged(event: dict[str, Any]) -> None:
 def events_in(db: Path) -> int:
     if not db.exists():
         return 0
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute("SELECT count(*) FROM events").fetchone()[0]
 
 

@@ -11,7 +11,6 @@ import asyncio
 import base64
 import io
 import json
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from p2w_rt.schemas import NewEvent, RunFinished, uuid7
 from p2w_runtime.domain import list_runs
 from p2w_runtime.store import BundleError, import_bundle, open_store, seal_streams, verify_bundle
 from tests.helpers.builders import episode, run_started
+from tests.helpers.raw_sqlite import raw_sqlite
 
 LIAR_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -92,7 +92,7 @@ def with_header(lines: list[bytes], **changes: Any) -> list[bytes]:
 
 def state(db: Path) -> tuple[bytes, list[tuple[str, str]]]:
     """The database file's bytes and its events (what a refused import must leave as it was)."""
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         events = conn.execute("SELECT event_id, hash FROM events ORDER BY position").fetchall()
     return db.read_bytes(), events
 

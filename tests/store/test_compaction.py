@@ -13,7 +13,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ from p2w_runtime.store.contract.compaction import reads
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.builders import episode, run_started
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 def cli(db: Path, *args: str) -> Result:
@@ -41,7 +41,7 @@ def cli(db: Path, *args: str) -> Result:
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute(sql).fetchall()
 
 

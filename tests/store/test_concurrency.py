@@ -9,7 +9,6 @@ import asyncio
 import json
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from p2w_runtime.store import ClaimHolder, LabelTaken, export_bundle, hold_claim
 from p2w_runtime.testing import Delay, ScriptedLlm, Text
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 from tests.helpers.paths import DATA
+from tests.helpers.raw_sqlite import raw_sqlite
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32", "$70"])
@@ -164,7 +164,7 @@ def test_a_database_made_before_labels_were_unique_still_opens_with_its_duplicat
     old, other = tmp_path / "old.db", tmp_path / "other.db"
     first = asyncio.run(_build(old, "dup", TASKS[:1]))
     second = asyncio.run(_build(other, "dup", TASKS[:2]))
-    with sqlite3.connect(old) as conn:  # what a database of the previous version holds: two runs labelled "dup"
+    with raw_sqlite(old) as conn:  # what a database of the previous version holds: two runs labelled "dup"
         conn.execute("DROP TABLE run_labels")
         conn.execute("ATTACH DATABASE ? AS other", (str(other),))
         columns = "event_id, stream, seq, type, schema_version, recorded_at, causation_id, payload, blobs, " + (
@@ -272,7 +272,7 @@ def test_a_replay_killed_with_sigkill_does_not_block_the_next_one(tmp_path: Path
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         assert conn.execute("SELECT pid FROM claims").fetchall() == [(proc.pid,)]  # left behind by the kill
     hang["on"] = False
     started = time.monotonic()

@@ -20,6 +20,7 @@ from p2w_rt.cli import main
 from p2w_runtime.store import StoreError, connect_store, open_store, verify_store
 from p2w_runtime.store._sqlite_file import check_sqlite_file
 from tests.helpers.builders import build_run
+from tests.helpers.raw_sqlite import raw_sqlite
 
 PAGE = 4096
 
@@ -63,7 +64,7 @@ def corrupt_pages(path: Path) -> None:
 
 
 def foreign_sqlite(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
+    with raw_sqlite(path) as conn:
         conn.execute("CREATE TABLE notes (body TEXT)")
         conn.execute("INSERT INTO notes VALUES ('not ours')")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -15,6 +14,7 @@ from p2w_runtime.domain import list_runs
 from p2w_runtime.store import head_digest, open_store
 from p2w_runtime.testing.postgres import PostgresServer
 from tests.helpers.paths import DATA
+from tests.helpers.raw_sqlite import raw_sqlite
 
 FIXTURES = DATA / "fixture_dbs"
 FACTS = json.loads((FIXTURES / "v1.json").read_text())
@@ -52,7 +52,7 @@ def test_a_tampered_source_is_refused_before_anything_is_written(
 ) -> None:
     source = tmp_path / "v1.db"
     shutil.copyfile(FIXTURES / "v1.db", source)
-    with sqlite3.connect(source) as raw:
+    with raw_sqlite(source) as raw:
         raw.execute("DROP TRIGGER events_no_update")
         edited = raw.execute(
             "UPDATE events SET payload = replace(payload, 'Jordan', 'Jordyn') "

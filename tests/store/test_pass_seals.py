@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from p2w_rt.replay.agreement import Label, record_labels
 from p2w_runtime.store import EventStore, _seal, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder
+from tests.helpers import tamper_support
 from tests.helpers.classify_builders import add_run, good_episode
 from tests.helpers.seals_support import cli, rows
 
@@ -71,12 +73,9 @@ def problems(db: Path) -> list[str]:
     return [line for line in result.output.splitlines() if line.startswith("MISMATCH")]
 
 
-def attacker(db: Path) -> sqlite3.Connection:
+def attacker(db: Path) -> AbstractContextManager[sqlite3.Connection]:
     """Raw sqlite3 with the triggers that refuse deletes dropped, as anyone with the file can do."""
-    conn = sqlite3.connect(db, isolation_level=None)
-    for trigger in ("events_delete_held", "segments_no_delete"):
-        conn.execute(f"DROP TRIGGER {trigger}")
-    return conn
+    return tamper_support.attacker(db, ("events_delete_held", "segments_no_delete"))
 
 
 def test_each_label_seals_only_the_streams_that_moved_and_verify_still_sees_them_all(db: Path) -> None:

@@ -5,7 +5,6 @@ payload its model refuses is what these tests build."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 
 import orjson
@@ -16,6 +15,7 @@ from p2w_rt.schemas import GENESIS_HASH, StoredEvent
 from p2w_runtime.domain.trajectory import load_trajectories
 from p2w_runtime.store import open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 def invoke(db: Path, *args: str):
@@ -81,5 +81,5 @@ def test_a_bundle_carrying_a_payload_its_model_refuses_is_not_imported(tmp_path:
     assert str(bundle) in result.output and bad.event_id in result.output
     assert "payload does not validate: observation.zoom" in result.output
     if target.exists():
-        with sqlite3.connect(target) as conn:
+        with raw_sqlite(target) as conn:
             assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)

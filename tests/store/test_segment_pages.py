@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from p2w_runtime.store._sql_pages import EVENTS_PER_SEGMENT
 from p2w_runtime.store._sqlite_statements import STATEMENTS
 from p2w_runtime.store.contract.builders import observation
 from tests.helpers.paths import REPO
+from tests.helpers.raw_sqlite import raw_sqlite
 
 SEGMENTS = 10
 """Streams of 17 events appended at once: ten segments (the write's first event a row)."""
@@ -122,7 +122,7 @@ async def test_a_long_stream_is_cut_into_segments_and_a_read_decodes_only_those_
         )
     assert len(decodes) == 3 + 2
     assert counted[0] == len(written)
-    with sqlite3.connect(tmp_path / "p2w.db") as raw:
+    with raw_sqlite(tmp_path / "p2w.db") as raw:
         lengths = [n for (n,) in raw.execute("SELECT last_seq - first_seq + 1 FROM segments ORDER BY first_seq")]
         assert lengths == [SEGMENT_MAX_EVENTS] * 3
         assert raw.execute("SELECT count(*) FROM events").fetchone() == (1 + 15,)
@@ -183,7 +183,7 @@ def test_a_page_of_events_is_read_from_its_indexes_without_sorting_its_rows_agai
     took as long as the read itself (20,000 judgments of 2 KB: 57 ms against 28). No page statement sorts now."""
     asyncio.run(_compacted_store(tmp_path / "p2w.db"))
     compiled = STATEMENTS[name]
-    with sqlite3.connect(tmp_path / "p2w.db") as raw:
+    with raw_sqlite(tmp_path / "p2w.db") as raw:
         plan = [row[3] for row in raw.execute(f"EXPLAIN QUERY PLAN {compiled.sql}", [None] * len(compiled.names))]
     assert plan and not [step for step in plan if "TEMP B-TREE" in step], plan
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -15,6 +14,7 @@ from p2w_rt.cli import main
 from p2w_runtime.domain import list_runs
 from p2w_runtime.store import head_digest, open_store
 from tests.helpers.paths import DATA
+from tests.helpers.raw_sqlite import raw_sqlite
 
 FIXTURES = DATA / "fixture_dbs"
 
@@ -25,7 +25,7 @@ def p2w(*args: str) -> Result:
 
 def _stored(db: Path) -> tuple[int, int, int]:
     """(events rows, segments, events in segments); a file of the earlier schema has no segments table."""
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         rows = conn.execute("SELECT count(*) FROM events").fetchone()[0]
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'segments'").fetchall():
             return rows, 0, 0
@@ -37,7 +37,7 @@ def _stored(db: Path) -> tuple[int, int, int]:
 
 def _bytes(db: Path) -> int:
     """The events' bytes in the file, both tables and their indexes, after VACUUM."""
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         conn.execute("VACUUM")
         names = [n for n, t in conn.execute("SELECT name, tbl_name FROM sqlite_master") if t in ("events", "segments")]
         return conn.execute(
@@ -60,7 +60,7 @@ def test_import_trajectories_stores_each_episode_as_a_segment(tmp_path: Path) ->
     )
     rows, segments, held = _stored(db)
     assert segments == 3 and held > rows  # an episode per segment; the run's own events stay rows
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         assert conn.execute("SELECT count(*) FROM segments WHERE last_type = 'episode.finished'").fetchone() == (3,)
     assert p2w("--db", str(db), "verify").exit_code == 0
 

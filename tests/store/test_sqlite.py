@@ -18,6 +18,7 @@ from p2w_runtime.store._sql_reads import all_page
 from p2w_runtime.store.contract import EventStoreContract, SqlStoreHooks
 from p2w_runtime.store.contract.builders import observation, page_text
 from p2w_runtime.store.sqlite import BUSY_TIMEOUT_MS, SqliteEventStore
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 class TestSqliteEventStore(SqlStoreHooks, EventStoreContract):
@@ -47,7 +48,7 @@ async def _filled(path: Path) -> None:
 async def test_update_and_delete_through_raw_sqlite_are_refused_by_the_database(tmp_path: Path, statement: str) -> None:
     path = tmp_path / "p2w.db"
     await _filled(path)
-    with sqlite3.connect(path) as raw:
+    with raw_sqlite(path) as raw:
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             raw.execute(statement)
         assert raw.execute("SELECT count(*) FROM events").fetchone() == (1,)
@@ -65,7 +66,7 @@ async def test_database_is_in_wal_mode_with_a_busy_timeout(tmp_path: Path) -> No
     finally:
         await store.close()
     assert BUSY_TIMEOUT_MS >= 5_000
-    with sqlite3.connect(path) as raw:  # WAL is persistent: any later opener sees it
+    with raw_sqlite(path) as raw:  # WAL is persistent: any later opener sees it
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
@@ -128,7 +129,7 @@ async def test_an_append_cancelled_while_waiting_for_the_lock_leaves_no_transact
 
 
 def _count(path: Path) -> int:
-    with sqlite3.connect(path) as conn:
+    with raw_sqlite(path) as conn:
         count: int = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     return count
 
@@ -163,7 +164,7 @@ async def test_append_now_writes_at_once_or_not_at_all(tmp_path: Path) -> None:
 
 
 def _indexes(path: Path) -> dict[str, str]:
-    with sqlite3.connect(path) as raw:
+    with raw_sqlite(path) as raw:
         rows = raw.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
         return {name: sql for name, sql in rows if sql is not None}  # an automatic index has no SQL
 
@@ -178,7 +179,7 @@ async def test_only_the_lifecycle_types_are_indexed_and_typed_reads_of_them_use_
     store = await connect_store(path)
     try:
         assert isinstance(store, SqliteEventStore)
-        with sqlite3.connect(path) as raw:
+        with raw_sqlite(path) as raw:
 
             def plan(types: tuple[str, ...], prefix: str | None) -> str:
                 page = store._page(*all_page(types, prefix))
@@ -196,7 +197,7 @@ async def test_only_the_lifecycle_types_are_indexed_and_typed_reads_of_them_use_
 async def test_a_writer_swaps_the_earlier_type_index_and_a_reader_leaves_it(tmp_path: Path) -> None:
     path = tmp_path / "p2w.db"
     await _filled(path)
-    with sqlite3.connect(path) as raw:  # the schema before: every type indexed
+    with raw_sqlite(path) as raw:  # the schema before: every type indexed
         raw.execute("DROP INDEX ix_events_lifecycle")
         raw.execute("CREATE INDEX ix_events_type ON events (type)")
     read_only = await connect_store(path, read_only=True)

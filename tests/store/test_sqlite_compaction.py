@@ -15,10 +15,11 @@ from p2w_runtime.store._dictionaries import TRAIN_AFTER, _loaded, dictionary_of
 from p2w_runtime.store._segments import SPARSE_CODEC
 from p2w_runtime.store.contract.builders import collect, observation
 from p2w_runtime.store.contract.compaction import EPISODES, reads, record_interleaved
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 def _table(path: Path, sql: str) -> list[tuple[object, ...]]:
-    with sqlite3.connect(path) as db:
+    with raw_sqlite(path) as db:
         return db.execute(sql).fetchall()
 
 
@@ -56,9 +57,9 @@ async def test_the_triggers_refuse_deleting_a_row_no_segment_holds_and_an_old_fi
     path = tmp_path / "p2w.db"
     async with open_store(path) as store:
         await record_interleaved(store)
-    with sqlite3.connect(path) as db, pytest.raises(sqlite3.IntegrityError, match="append-only: DELETE refused"):
+    with raw_sqlite(path) as db, pytest.raises(sqlite3.IntegrityError, match="append-only: DELETE refused"):
         db.execute("DELETE FROM events WHERE stream = 'r1/e1' AND seq = 1")
-    with sqlite3.connect(path) as db:  # the file as a version before compaction left it
+    with raw_sqlite(path) as db:  # the file as a version before compaction left it
         db.execute("DROP TRIGGER events_delete_held")
         db.execute(
             "CREATE TRIGGER events_no_delete BEFORE DELETE ON events "
@@ -74,7 +75,7 @@ async def test_a_changed_row_is_not_compacted_and_verify_still_names_it(tmp_path
     path = tmp_path / "p2w.db"
     async with open_store(path) as store:
         await record_interleaved(store)
-    with sqlite3.connect(path) as db:
+    with raw_sqlite(path) as db:
         db.execute("DROP TRIGGER events_no_update")
         db.execute("UPDATE events SET payload = replace(payload, 'step', 'STEP') WHERE stream = 'r1/e1' AND seq = 5")
     async with open_store(path) as store:
@@ -88,7 +89,7 @@ async def test_a_changed_byte_in_a_compacted_segment_fails_verify(tmp_path: Path
     async with open_store(path) as store:
         await record_interleaved(store)
         await store.compact(["r1/e3"])
-    with sqlite3.connect(path) as db:
+    with raw_sqlite(path) as db:
         db.execute("DROP TRIGGER segments_no_update")
         db.execute("UPDATE segments SET head_hash = 'sha256:' || substr(head_hash, 8, 63) || '0'")
     async with open_store(path) as store:
@@ -130,7 +131,7 @@ async def test_a_changed_dictionary_fails_verify_naming_the_segments_it_compress
     async with open_store(path) as store:
         await _many_compacted(store, TRAIN_AFTER + 1)
     (codec,) = [c for (c,) in _table(path, "SELECT codec FROM segments") if dictionary_of(c)]
-    with sqlite3.connect(path) as db:
+    with raw_sqlite(path) as db:
         db.execute("DROP TRIGGER blobs_no_update")
         db.execute("UPDATE blobs SET data = zeroblob(100) WHERE sha256 = ?", (dictionary_of(codec),))
     _loaded.clear()

@@ -4,7 +4,6 @@ imported episode's, a migrated or bundled copy's and a compacted one's alike, an
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from p2w_rt.schemas import StoredEvent
@@ -12,13 +11,14 @@ from p2w_runtime.store import EventStore, migrate_store, open_store, verify_stor
 from p2w_runtime.store._dictionaries import TRAIN_AFTER, _loaded, dictionary_of
 from p2w_runtime.store._segments import CODEC
 from p2w_runtime.store.contract.builders import collect, observation
+from tests.helpers.raw_sqlite import raw_sqlite
 
 STEPS = 24
 """Events of an imported episode: past ``SEGMENT_MIN_EVENTS``, so each one write makes one segment."""
 
 
 def _codecs(path: Path) -> list[str]:
-    with sqlite3.connect(path) as db:
+    with raw_sqlite(path) as db:
         return [codec for (codec,) in db.execute("SELECT codec FROM segments ORDER BY first_position")]
 
 
@@ -59,7 +59,7 @@ async def test_a_new_writer_finds_the_stores_dictionary_and_compaction_uses_it_t
             await store.append([observation("r1/live", k), observation("r1/live", k + 1)])
         assert await store.compact(["r1/live"]) == STEPS
     assert {dictionary_of(codec) for codec in _codecs(path)[TRAIN_AFTER:]} == {sha}
-    with sqlite3.connect(path) as db:
+    with raw_sqlite(path) as db:
         assert db.execute("SELECT count(*) FROM blobs").fetchone() == (1,)  # one dictionary, no second one trained
 
 

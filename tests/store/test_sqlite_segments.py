@@ -15,6 +15,7 @@ from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import connect_store, open_store, verify_store
 from p2w_runtime.store._segments import SEGMENT_MIN_EVENTS
 from p2w_runtime.store.contract.builders import collect, observation, rationale
+from tests.helpers.raw_sqlite import raw_sqlite
 
 RUN = SEGMENT_MIN_EVENTS + 4
 
@@ -32,7 +33,7 @@ async def _written(path: Path) -> list[StoredEvent]:
 async def test_a_stream_appended_whole_is_one_segments_row_and_a_step_stays_rows(tmp_path: Path) -> None:
     path = tmp_path / "p2w.db"
     await _written(path)
-    with sqlite3.connect(path) as raw:
+    with raw_sqlite(path) as raw:
         assert raw.execute("SELECT stream, seq FROM events ORDER BY position").fetchall() == [
             ("r1/e1", 1),  # a write's first event is a row
             ("r1/e2", 1),
@@ -54,12 +55,12 @@ async def test_a_stream_appended_whole_is_one_segments_row_and_a_step_stays_rows
 async def test_segments_are_append_only_in_the_database(tmp_path: Path, statement: str) -> None:
     path = tmp_path / "p2w.db"
     await _written(path)
-    with sqlite3.connect(path) as raw, pytest.raises(sqlite3.IntegrityError, match="append-only"):
+    with raw_sqlite(path) as raw, pytest.raises(sqlite3.IntegrityError, match="append-only"):
         raw.execute(statement)
 
 
 def _tamper(path: Path, change: bytes) -> None:
-    with sqlite3.connect(path) as raw:
+    with raw_sqlite(path) as raw:
         raw.execute("DROP TRIGGER segments_no_update")
         raw.execute("UPDATE segments SET data = ?", (change,))
 
@@ -74,7 +75,7 @@ async def test_a_flipped_byte_in_a_segment_fails_verify_naming_its_stream(tmp_pa
     path = tmp_path / "p2w.db"
     await _written(path)
     assert await _problems(path) == []
-    with sqlite3.connect(path) as raw:
+    with raw_sqlite(path) as raw:
         (data,) = raw.execute("SELECT data FROM segments").fetchone()
     flipped = bytearray(data)
     flipped[len(flipped) // 2] ^= 0x01
@@ -86,7 +87,7 @@ async def test_a_flipped_byte_in_a_segment_fails_verify_naming_its_stream(tmp_pa
 async def test_a_segment_rewritten_with_changed_content_fails_verify_at_its_last_event(tmp_path: Path) -> None:
     path = tmp_path / "p2w.db"
     await _written(path)
-    with sqlite3.connect(path) as raw:
+    with raw_sqlite(path) as raw:
         (data,) = raw.execute("SELECT data FROM segments").fetchone()
     text = zstandard.ZstdDecompressor().decompress(data)
     assert b"page 7" in text
@@ -122,7 +123,7 @@ async def test_a_file_without_the_segments_table_opened_read_only_reads_its_rows
         written = await store.append([observation("r1", n) for n in range(3)])
     finally:
         await store.close()
-    with sqlite3.connect(path) as raw:  # as a file of the earlier schema
+    with raw_sqlite(path) as raw:  # as a file of the earlier schema
         for trigger in ("segments_no_update", "segments_no_delete", "segments_no_replace"):
             raw.execute(f"DROP TRIGGER {trigger}")
         raw.execute("DROP TABLE segments")
@@ -152,7 +153,7 @@ def test_a_deleted_segment_is_named_by_the_seals_of_its_run(tmp_path: Path) -> N
         ["--db", str(path), "import-trajectories", "--examples", "--format", "p2w-agentoccam", "--label", "ex"],
     )
     assert result.exit_code == 0, result.output
-    with sqlite3.connect(path) as raw:
+    with raw_sqlite(path) as raw:
         raw.execute("DROP TRIGGER segments_no_delete")
         (stream, first_seq) = raw.execute("SELECT stream, first_seq FROM segments LIMIT 1").fetchone()
         raw.execute("DELETE FROM segments WHERE stream = ?", (stream,))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._sql_base import FIXED, SKIPPING_DUPLICATES, Compiled, or_skip_name
 from p2w_runtime.store._sqlite_statements import SOURCE, STATEMENTS, TABLES
 from p2w_runtime.store.sqlite import SqliteEventStore
+from tests.helpers.raw_sqlite import raw_sqlite
 
 
 def _as_shipped(compiled: Compiled) -> tuple[str, tuple[str, ...], dict[str, object]]:
@@ -106,11 +106,11 @@ async def _listed(db: Path) -> list[str]:
 def test_a_store_with_a_trigger_or_a_table_missing_is_set_up_again_when_opened(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     _import(db, tmp_path, "earlier")
-    with sqlite3.connect(db) as raw:
+    with raw_sqlite(db) as raw:
         raw.execute("DROP TRIGGER events_delete_held")
         raw.execute("DROP TABLE work_items")
     assert asyncio.run(_listed(db)) == ["earlier"]
-    with sqlite3.connect(db) as raw:
+    with raw_sqlite(db) as raw:
         names = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
     assert {"events_delete_held", "work_items"} <= names
 

@@ -20,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ from click.testing import CliRunner, Result
 
 from p2w_rt.cli import main
 from p2w_runtime.store import _segments
+from tests.helpers import tamper_support
+from tests.helpers.raw_sqlite import raw_sqlite
 
 TRIGGERS = ("events_no_update", "events_delete_held", "blobs_no_update", "blobs_no_delete")
 
@@ -65,16 +68,13 @@ def examples_db(tmp_path: Path) -> Path:
     return path
 
 
-def attacker(db: Path) -> sqlite3.Connection:
+def attacker(db: Path) -> AbstractContextManager[sqlite3.Connection]:
     """A plain sqlite3 connection with the append-only triggers dropped, as anyone with the file can do."""
-    conn = sqlite3.connect(db, isolation_level=None)
-    for trigger in TRIGGERS:
-        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    return conn
+    return tamper_support.attacker(db, TRIGGERS)
 
 
 def run_id(db: Path, label: str) -> str:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return conn.execute(
             "SELECT stream FROM events WHERE type='run.started' AND json_extract(payload, '$.label') = ?", (label,)
         ).fetchone()[0]
@@ -82,7 +82,7 @@ def run_id(db: Path, label: str) -> str:
 
 def failed_episode(db: Path) -> str:
     """The episode of the `earlier` run that rubric-rules scored unsuccessful."""
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         (stream,) = conn.execute(
             "SELECT DISTINCT json_extract(payload, '$.episode_stream') FROM events WHERE type='judgment' "
             "AND stream = ? || '/judgments' AND json_extract(payload, '$.metrics.success') = 0",
@@ -197,7 +197,7 @@ def test_a_recomputed_event_is_named_as_a_broken_seal(examples_db: Path) -> None
 
 
 def test_insert_or_replace_of_an_event_is_refused_by_the_database(db: Path) -> None:
-    with sqlite3.connect(db, isolation_level=None) as conn:  # triggers in place: no DELETE fires on REPLACE
+    with raw_sqlite(db, isolation_level=None) as conn:  # triggers in place: no DELETE fires on REPLACE
         row = conn.execute("SELECT * FROM events WHERE type='episode.finished' LIMIT 1").fetchone()
         columns = [c[1] for c in conn.execute("PRAGMA table_info(events)")]
         forged = dict(zip(columns, row, strict=True)) | {"payload": '{"forged":true}'}
@@ -213,7 +213,7 @@ def test_insert_or_replace_of_an_event_is_refused_by_the_database(db: Path) -> N
 
 
 def test_blob_replace_is_ignored_and_update_delete_are_refused_or_named(db: Path) -> None:
-    with sqlite3.connect(db, isolation_level=None) as conn:
+    with raw_sqlite(db, isolation_level=None) as conn:
         sha, size, codec, data = conn.execute("SELECT sha256, size, codec, data FROM blobs LIMIT 1").fetchone()
         conn.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)", (sha, 3, codec, b"bad"))
         conn.execute(
@@ -283,7 +283,7 @@ def test_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     for bundle in example_run_bundles():
         assert invoke(db, "import", str(bundle)).exit_code == 0
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         assert conn.execute("SELECT DISTINCT schema_version FROM events WHERE type='run.finished'").fetchall() == [(2,)]
     assert invoke(db, "verify").output.count("unsealed: run") == 0
     old = EpisodeBuilder("old", "Priya_Raman_A1", query="q", start_url="http://search.p2w.test/")
@@ -303,7 +303,7 @@ def test_runs_without_seals_verify_as_unsealed(tmp_path: Path) -> None:
 
 def test_a_hostile_stream_name_is_clipped_in_the_report(examples_db: Path) -> None:
     huge = "x" * 1_000_000
-    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+    with raw_sqlite(examples_db, isolation_level=None) as conn:
         row = list(conn.execute("SELECT * FROM events WHERE seq = 1 LIMIT 1").fetchone())
         columns = [c[1] for c in conn.execute("PRAGMA table_info(events)")]
         values = dict(zip(columns, row, strict=True)) | {"position": None, "event_id": "forged", "stream": huge}
@@ -314,11 +314,11 @@ def test_a_hostile_stream_name_is_clipped_in_the_report(examples_db: Path) -> No
 
 
 def test_a_database_from_before_the_replace_trigger_gains_it_when_opened(examples_db: Path) -> None:
-    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+    with raw_sqlite(examples_db, isolation_level=None) as conn:
         conn.execute("DROP TRIGGER events_no_replace")
         conn.execute("DROP TRIGGER blobs_keep_first")
     assert invoke(examples_db, "verify").exit_code == 0
-    with sqlite3.connect(examples_db, isolation_level=None) as conn:
+    with raw_sqlite(examples_db, isolation_level=None) as conn:
         triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
         assert {"events_no_replace", "blobs_keep_first"} <= triggers
         row = conn.execute("SELECT * FROM events LIMIT 1").fetchone()
@@ -338,7 +338,7 @@ def forge_step_after_the_end(db: Path) -> tuple[str, int]:
     from p2w_rt.schemas import StoredEvent, uuid7
 
     columns = ("position", "event_id", "stream", "seq", "type", "schema_version", "recorded_at", "causation_id")
-    with sqlite3.connect(db, isolation_level=None) as conn:
+    with raw_sqlite(db, isolation_level=None) as conn:
         stream, seq, end_hash = conn.execute(
             "SELECT stream, seq, hash FROM events WHERE type = 'episode.finished' ORDER BY position LIMIT 1"
         ).fetchone()

@@ -23,6 +23,7 @@ from p2w_rt.cli import main
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import MARK_STREAM, VerifyReport, _segments, append_mark, open_store, verify_whole_store
 from p2w_runtime.store._rows import row_to_event
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.tamper_support import attacker
 
 COLUMNS = (
@@ -52,7 +53,7 @@ def reasons(found: dict[str, Any]) -> list[str]:
 
 
 def marks(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         return int(conn.execute("SELECT count(*) FROM events WHERE stream = ?", (MARK_STREAM,)).fetchone()[0])
 
 
@@ -79,7 +80,7 @@ def db(tmp_path: Path) -> Path:
 
 
 def episode(db: Path, label_position: int = 0) -> str:
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         rows = conn.execute("SELECT DISTINCT stream FROM events WHERE type = 'episode.started' ORDER BY position")
         return str(rows.fetchall()[label_position][0])
 
@@ -172,7 +173,7 @@ def test_two_verifies_at_once_leave_a_consistent_log(db: Path) -> None:
     outputs = [process.communicate(timeout=120) for process in running]
     assert all(process.returncode == 0 for process in running), outputs
     assert all(json.loads(out)["incremental"] for out, _ in outputs)
-    with sqlite3.connect(db) as conn:
+    with raw_sqlite(db) as conn:
         seqs = [row[0] for row in conn.execute("SELECT seq FROM events WHERE stream = ? ORDER BY seq", (MARK_STREAM,))]
     assert seqs in ([1, 2], [1, 2, 3])  # one after the other, the second finds only the first's mark to check
     assert report(db, "--full")["ok"]
