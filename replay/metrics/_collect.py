@@ -23,10 +23,6 @@ class EpisodeScore:
     metrics: dict[str, float] | None
     """None when the episode has no current successful judgment by ``judge``."""
 
-    def key(self, name: str) -> str | int | None:
-        value: str | int | None = getattr(self, KEY_FIELDS[name])
-        return value
-
 
 KEY_FIELDS: dict[str, str] = {
     "architecture": "architecture",
