@@ -53,6 +53,7 @@ import uuid
 import zipfile
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from contextlib import closing
 from pathlib import Path
 
 import orjson
@@ -75,7 +76,7 @@ ROUNDS = 5
 
 
 def table_bytes(db: Path, tables: tuple[str, ...]) -> int:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("VACUUM")
         names = [row[0] for row in conn.execute("SELECT name, tbl_name FROM sqlite_master") if row[1] in tables]
         marks = ",".join("?" * len(names))

@@ -16,6 +16,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from p2w_runtime.data import load_tasks
@@ -40,7 +41,7 @@ async def bench(tasks_dir: Path, history_dir: Path | None, runs: int) -> None:
                 started = time.perf_counter()
                 await start_run(store, RunSpec(f"bare-{n}", "bench", "m", None, provenance))
                 bare_s.append(time.perf_counter() - started)
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db)) as conn, conn:
             (stored,) = conn.execute("SELECT sum(length(data)) FROM blobs").fetchone()
     raw = sum(len(b) for b in carried.blobs.values())
     print(f"dataset {tasks.dataset_id}: {len(carried.files.tasks)} task files, {len(carried.files.banks)} banks")

@@ -20,6 +20,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,7 +99,7 @@ async def record(location: str, episodes: int, steps: int, timings: Timings, *, 
 
 def sqlite_bytes(path: Path) -> tuple[int, int]:
     """(the events' stored text, the database file) in bytes, after a checkpoint."""
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         (text,) = conn.execute(f"SELECT sum({ROW_TEXT}) FROM events").fetchone()
         (pages,) = conn.execute("PRAGMA page_count").fetchone()

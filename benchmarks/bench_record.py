@@ -22,6 +22,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 
 from p2w_rt.schemas import NewEvent
@@ -149,7 +150,7 @@ async def main(episodes: int, concurrency: int) -> None:
             summary = await record(store, request, hosting=DemoHosting())
         wall = time.perf_counter() - started
         live_writes = sum(TIMINGS.pop("write"))  # before the re-append below adds its own
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db)) as conn, conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             steps = conn.execute("SELECT count(*) FROM events WHERE type='observation'").fetchone()[0]
             event_bytes = conn.execute("SELECT sum(length(payload)) FROM events").fetchone()[0]

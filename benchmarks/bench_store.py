@@ -28,7 +28,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -188,7 +188,7 @@ async def timed_read(path: Path, profile: bool) -> tuple[Timing, int]:
 # -- plain sqlite3 --------------------------------------------------------------------------------
 def raw_rows(path: Path) -> tuple[list[tuple], list[tuple]]:
     """The exact rows the store wrote, to replay them through plain sqlite3."""
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         events = conn.execute("SELECT * FROM events ORDER BY position").fetchall()
         blobs = conn.execute("SELECT * FROM blobs ORDER BY rowid").fetchall()
     return events, blobs

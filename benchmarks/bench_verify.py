@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -109,7 +110,7 @@ def in_process(db: Path, repeat: int) -> tuple[float, int]:
 
 def integrity_check(db: Path) -> float:
     started = time.perf_counter()
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn, conn:
         (result,) = conn.execute("PRAGMA integrity_check").fetchone()
     assert result == "ok", result
     return time.perf_counter() - started
@@ -134,7 +135,7 @@ def main() -> None:
         started = time.perf_counter()
         asyncio.run(build(db, args.episodes, args.steps))
         print(f"  built in {time.perf_counter() - started:.0f} s", flush=True)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         (events,) = conn.execute(LOG_END).fetchone()
     size = db.stat().st_size
     cores = os.cpu_count()

@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import uvicorn
@@ -98,7 +99,7 @@ async def build(db: Path, episodes: int, steps: int, label: str = "bench-view") 
 
 def raw_select(db: Path, sql: str, params: tuple[object, ...]) -> float:
     started = time.perf_counter()
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         for row in conn.execute(sql, params):
             json.loads(row[0])
     return time.perf_counter() - started

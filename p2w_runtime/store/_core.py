@@ -3,13 +3,12 @@
 Importing SQLAlchemy (its ORM comes with SQLModel) and declaring the tables was half of what ``p2w-rt runs``
 executed (1,000 M of 1,970 M instructions); a SQLite store that runs only statements compiled ahead
 (``sqlite_statements.json``: a listing) never imports them (docs/design/startup.md, fourth round). The store's
-modules reach SQLAlchemy through an ``OnFirstUse`` (``sa.select``) and the tables through this module's attributes
+modules reach SQLAlchemy through ``_sqlalchemy.sa`` (``sa.select``) and the tables through this module's attributes
 (``core.EVENTS``), both resolved at first use.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from p2w_rt.schemas import ChainedEvent
@@ -55,18 +54,6 @@ _TABLES = {
     "EVENTS": "events", "BLOBS": "blobs", "RUN_LABELS": "run_labels", "CLAIMS": "claims", "WORK_ITEMS": "work_items",
     "SUMMARIES": "summaries", "MARKS": "summary_marks", "SEGMENTS": "segments",
 }  # fmt: skip
-
-
-class OnFirstUse:
-    """A module imported when an attribute is first asked of it (``sa = OnFirstUse("sqlalchemy")``; ``sa.select``)."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attribute: str) -> Any:
-        value = getattr(import_module(self._name), attribute)
-        setattr(self, attribute, value)  # found in the instance from now on: __getattr__ is not called again
-        return value
 
 
 def __getattr__(name: str) -> Any:

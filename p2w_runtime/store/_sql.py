@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from p2w_rt.schemas import ChainedEvent, StoredEvent
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._rows import decompress_blob, row_to_event
 from p2w_runtime.store._sql_append import SqlAppending
@@ -40,12 +39,10 @@ from p2w_runtime.store._sql_reads import all_page, filtered_kind, page_of
 from p2w_runtime.store._sql_sparse import SparsePages, by_position
 from p2w_runtime.store._sql_summaries import SqlSummaries
 from p2w_runtime.store._sql_work import SqlWorkQueue
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import BindParameter, ClauseElement, ColumnElement, Select
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 PAGE_SIZE = 1000
 """Rows fetched per query when streaming; bounds reader memory whatever the run size."""

@@ -17,7 +17,6 @@ from p2w_runtime.collector import collector_paused
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._blob_compression import compress_in_threads, settle
 from p2w_runtime.store._chain import check_continues
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import IntegrityError, LabelTaken, claimed_labels
 from p2w_runtime.store._limits import TooLarge, check_blob_sizes
 from p2w_runtime.store._log_end import Heads, LogEnd, LogMoved, StreamEnded
@@ -25,13 +24,11 @@ from p2w_runtime.store._rows import event_to_row
 from p2w_runtime.store._segments import by_stream, segment_runs
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, chunk_values, fixed, in_chunk
 from p2w_runtime.store._sql_stored import SqlStored
+from p2w_runtime.store._sqlalchemy import sa
 from p2w_runtime.store._write_rows import events_in, sealed_rows, segment_texts, split_segments
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy.sql import ClauseElement
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 GC_PAUSE_EVENTS = 64
 """A batch this large is sealed with the cyclic collector paused: the sealed events it keeps alive would otherwise

@@ -20,18 +20,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import zstandard
 
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._dictionaries import dictionary_of, is_loaded, load
 from p2w_runtime.store._event_store import EventStore, IntegrityError, StreamHead
 from p2w_runtime.store._log_end import LogEnd
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import BindParameter, Dialect, Select
     from sqlalchemy.ext.asyncio import AsyncEngine
     from sqlalchemy.sql import ClauseElement
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 _Build = TypeVar("_Build", bound="Callable[[], ClauseElement]")
 

@@ -8,14 +8,11 @@ from typing import TYPE_CHECKING
 
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._claims import ClaimHolder
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._sql_base import SqlStoreBase, fixed
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import ClauseElement
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 
 @fixed

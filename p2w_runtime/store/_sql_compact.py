@@ -16,17 +16,14 @@ from typing import TYPE_CHECKING
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._rows import row_to_event
 from p2w_runtime.store._segments import compacted_row, compaction_cuts
 from p2w_runtime.store._sql_base import Session, fixed
 from p2w_runtime.store._sql_dictionary import SqlDictionary
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import ClauseElement
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 
 @fixed

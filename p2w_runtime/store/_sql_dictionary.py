@@ -12,17 +12,14 @@ from typing import TYPE_CHECKING
 import zstandard
 
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._dictionaries import DICTIONARY_MARK, TRAIN_AFTER, dictionary_of, is_loaded, load, train
 from p2w_runtime.store._rows import compress_blobs, decompress_blob
 from p2w_runtime.store._segments import CODEC, SPARSE_CODEC, plain_text
 from p2w_runtime.store._sql_base import Session, SqlStoreBase, fixed
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import ClauseElement
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 
 @fixed

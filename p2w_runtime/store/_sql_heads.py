@@ -12,15 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StreamHead
 from p2w_runtime.store._sql_base import SqlStoreBase, fixed
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import BindParameter, ClauseElement, ColumnElement, Table
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 
 def _heads(stream: ColumnElement[str], seq: ColumnElement[int], hash_: Any, type_: Any) -> ClauseElement:

@@ -9,14 +9,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from p2w_rt.schemas import ChainedEvent, StoredEvent
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import CHAINED_FIELDS, EVENT_FIELDS, OnFirstUse
+from p2w_runtime.store._core import CHAINED_FIELDS, EVENT_FIELDS
 from p2w_runtime.store._segments import segment_events
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import BindParameter, ColumnElement, CompoundSelect, Select
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 STREAM, SEQ, POSITION = (EVENT_FIELDS.index(name) for name in ("stream", "seq", "position"))
 """Where a selected row holds the key the next page starts after."""

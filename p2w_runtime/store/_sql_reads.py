@@ -13,16 +13,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._segments import COMPACTED_LIKE
 from p2w_runtime.store._sql_base import fixed, in_chunk
 from p2w_runtime.store._sql_pages import with_segments, without_segments
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import BindParameter, ClauseElement, ColumnElement, Select
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 
 def _event_rows() -> Select[Any]:

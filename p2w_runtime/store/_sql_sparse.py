@@ -23,16 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._segments import COMPACTED_SQL, SPARSE_MAX_SPAN
 from p2w_runtime.store._sql_base import fixed
 from p2w_runtime.store._sql_pages import AT_EVENT, decoded, segment_columns
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import BindParameter, ClauseElement
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 SPARSE_PER_PAGE = 64
 """Compacted segments a page asks for at first: more than the episodes a recording runs at once, so a page rarely

@@ -8,17 +8,14 @@ from typing import TYPE_CHECKING
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._log_end import Heads
 from p2w_runtime.store._segments import segment_events
 from p2w_runtime.store._sql_base import ID_CHUNK, Session, chunk_values, fixed, in_chunk
 from p2w_runtime.store._sql_dictionary import SqlDictionary
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy.sql import ClauseElement
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 _SEGMENT_ARGS = ("stream", "first_seq", "last_seq", "first_position", "prev_hash", "head_hash", "codec", "data")
 """The segments columns ``segment_events`` takes, in its order."""

@@ -12,15 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from p2w_runtime.store import _core as core
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import StoreError, Summary
 from p2w_runtime.store._sql_base import ID_CHUNK, SqlStoreBase, fixed
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import ClauseElement, Select
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 
 def _summary_rows() -> Select[Any]:

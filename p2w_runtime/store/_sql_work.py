@@ -15,16 +15,13 @@ from typing import TYPE_CHECKING
 
 from p2w_runtime.store import _core as core
 from p2w_runtime.store._claims import ClaimHolder
-from p2w_runtime.store._core import OnFirstUse
 from p2w_runtime.store._event_store import WorkItem
 from p2w_runtime.store._sql_base import Compiled, SqlStoreBase
+from p2w_runtime.store._sqlalchemy import sa
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
     from sqlalchemy import ColumnElement, Dialect
     from sqlalchemy.sql.dml import Update
-else:
-    sa = OnFirstUse("sqlalchemy")
 
 
 class SqlWorkQueue(SqlStoreBase):
