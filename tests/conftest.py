@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.tmpdir import tmppath_result_key
@@ -15,12 +16,15 @@ from _pytest.tmpdir import tmppath_result_key
 from p2w_runtime.store import EventStore, MemoryEventStore, open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
+from tests.helpers.suite_lock import INPUT_KEY, turn
 from tests.helpers.suite_tmp import SuiteTmp
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
 _INTERRUPTED: list[str] = []
+_SUITE_LOCK: list[str] = []
+"""The lock file of a suite run in several processes (``suite_lock.py``), made and removed by the controlling one."""
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -44,6 +48,21 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        fd, path = tempfile.mkstemp(prefix="p2w-suite-", suffix=".lock")  # the controlling process of ``pytest -n``
+        os.close(fd)
+        _SUITE_LOCK.append(path)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for path in _SUITE_LOCK:
+        os.unlink(path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's hook, in the controlling process: each worker is handed the lock file's path."""
+    node.workerinput[INPUT_KEY] = _SUITE_LOCK[0]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -51,8 +70,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     # pytest's ``tmp_path`` teardown reads what its report hook stores after the setup phase; a Ctrl-C during setup
     # skips that hook, and the session's teardown then ended in ~70 lines of ``KeyError: StashKey``
     item.stash.setdefault(tmppath_result_key, {})
+    lock = getattr(item.config, "workerinput", {}).get(INPUT_KEY)
     try:
-        return (yield)
+        with turn(lock, alone=item.get_closest_marker("alone") is not None):
+            return (yield)
     finally:
         if _INTERRUPTED:
             item.session.shouldstop = f"interrupted by {_INTERRUPTED[0]}"

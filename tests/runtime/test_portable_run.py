@@ -48,6 +48,7 @@ def sample_folders_gone(script: SampleAgentScript) -> Iterator[None]:
             away.rename(folder)
 
 
+@pytest.mark.alone  # the package's sample folders are renamed away: no other test may read them meanwhile
 def test_a_demo_run_exported_and_imported_elsewhere_reruns_searches_forks_and_judges_from_itself(
     tmp_path: Path, script: SampleAgentScript, sample_folders_gone: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
