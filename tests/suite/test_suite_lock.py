@@ -37,6 +37,15 @@ def test_a_test_alone_starts_once_the_others_have_ended_and_they_wait_for_it(tmp
     assert order == ["others", "alone", "alone again", "next"]
 
 
-def test_in_one_process_nothing_is_locked(tmp_path: Path) -> None:
-    with turn(None, alone=True), turn(None, alone=True):
-        assert list(tmp_path.iterdir()) == []
+def test_in_one_process_nothing_is_locked() -> None:
+    """Two turns alone at once would wait for each other forever if either locked anything."""
+    done: list[str] = []
+
+    def both() -> None:
+        with turn(None, alone=True), turn(None, alone=True):
+            done.append("both")
+
+    thread = threading.Thread(target=both, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert done == ["both"]
