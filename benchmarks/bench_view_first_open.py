@@ -12,7 +12,8 @@ the run's scores, labels and episodes read, its usage continued from the kept sc
 and the row written back). A third table times a judging pass through the CLI (``p2w-rt replay RUN --judge rubric-rules
 --force``, its CPU, on a fresh copy of each store each time) and the first open after it, alternately with the run's
 first-page row deleted before the pass (no viewer stored one: the pass leaves the page to the open, which builds it) and
-with the row stored (the pass brings it up to date as it ends: ``p2w_cli/view/_refresh.py``).
+with the row stored (the pass brings it up to date as it ends: ``p2w_cli/view/_refresh.py``), and the same pass run by
+a script (``judge_runs`` in a store opened by ``open_store``, which brings the row up to date as it closes).
 ``--profile`` prints the cProfile of one first open of the 10,000-episode run's page (in process, no HTTP).
 
 Usage: python benchmarks/bench_view_first_open.py [--dir DIR (stores kept and reused)] [--steps 2] [--repeat 5]
@@ -125,9 +126,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--serve-once", nargs=3, metavar=("DB", "RUN", "ROW"), help=argparse.SUPPRESS)
+    parser.add_argument("--judge-once", nargs=2, metavar=("DB", "RUN"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_once:
         serve_once(Path(args.serve_once[0]), args.serve_once[1], args.serve_once[2])
+        return
+    if args.judge_once:
+        judge_once(Path(args.judge_once[0]), args.judge_once[1])
         return
     folder = args.dir or Path(tempfile.mkdtemp())
     folder.mkdir(parents=True, exist_ok=True)
@@ -179,6 +184,27 @@ def judging_pass(db: Path, run_id: str) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def library_pass(db: Path, run_id: str) -> float:
+    """The CPU seconds of the same pass run by a script: ``judge_runs`` in a store opened by ``open_store``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, __file__, "--judge-once", str(db), run_id], env=env, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def judge_once(db: Path, run_id: str) -> None:
+    """In a fresh process: what a researcher's script does, no command involved."""
+    from p2w_rt.replay.judges import JudgeOptions, judge_runs
+    from p2w_runtime.store import open_store
+
+    async def judge() -> None:
+        async with open_store(db, create=False) as opened:
+            await judge_runs(opened, [run_id], JudgeOptions(judges=("rubric-rules",), force=True))
+
+    asyncio.run(judge())
+
+
 def delete_first_pages(db: Path) -> None:
     """The first-page rows and their mark deleted: the next open (or a pass's refresh, none then) builds them."""
     from p2w_cli.view._first_page import MODEL
@@ -197,23 +223,28 @@ def after_pass(cases: dict[str, tuple[Path, str]], repeat: int, folder: Path) ->
     figures: dict[tuple[str, str], list[float]] = {}
     for _ in range(repeat):
         for name, (db, run_id) in cases.items():
-            for stored in ("no page", "page"):
+            for stored in ("no page", "page", "script"):
                 copy = folder / f"after-pass-{db.name}"
                 shutil.copyfile(db, copy)
                 if stored == "no page":
                     delete_first_pages(copy)
-                figures.setdefault((name, stored + " pass"), []).append(judging_pass(copy, run_id))
+                judge = library_pass if stored == "script" else judging_pass
+                figures.setdefault((name, stored + " pass"), []).append(judge(copy, run_id))
                 figures.setdefault((name, stored + " open"), []).append(first_open(copy, run_id)["wall"])
                 copy.unlink()
     print(f"a judging pass (rubric-rules --force), then a fresh viewer's first open, median of {repeat}:")
-    print(f"{'run':34} {'pass CPU, no page':>18} {'page':>7} {'open after, no page':>20} {'open after, page':>17}")
-    base = statistics.median(figures[(next(iter(cases)), "page open")])
+    print(
+        f"{'run':34} {'pass CPU, no page':>18} {'page':>7} {'script':>7} {'open after, no page':>20} "
+        f"{'page':>7} {'script':>7}"
+    )
+    base = {mode: statistics.median(figures[(next(iter(cases)), mode + " open")]) for mode in ("page", "script")}
     for name in cases:
-        keys = ("no page pass", "page pass", "no page open", "page open")
+        keys = ("no page pass", "page pass", "script pass", "no page open", "page open", "script open")
         got = [statistics.median(figures[(name, key)]) for key in keys]
         print(
-            f"{name:34} {got[0]:17.2f}s {got[1]:6.2f}s {got[2] * 1000:18.0f}ms {got[3] * 1000:15.0f}ms  "
-            f"{got[3] / base:.2f}x  (the page's refresh: {got[1] - got[0]:+.2f} s of the pass's CPU)"
+            f"{name:34} {got[0]:17.2f}s {got[1]:6.2f}s {got[2]:6.2f}s {got[3] * 1000:18.0f}ms "
+            f"{got[4] * 1000:5.0f}ms {got[5] * 1000:5.0f}ms  {got[4] / base['page']:.2f}x / "
+            f"{got[5] / base['script']:.2f}x  (the page's refresh: {got[1] - got[0]:+.2f} s of the pass's CPU)"
         )
 
 

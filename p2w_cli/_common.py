@@ -235,19 +235,13 @@ def wants_help(ctx: click.Context) -> bool:
 @asynccontextmanager
 async def open_db(ctx: click.Context, *, create: bool = False) -> AsyncIterator[EventStore]:
     """The store named by ``--db``; ``create`` only for commands that write a new run. In a store a viewer has stored
-    pages in, a command that appended to runs brings their first pages up to date when its work ends
-    (``refresh_first_pages``: the next fresh viewer reads the row, not the run)."""
+    pages in, a command that appended to runs brings their first pages up to date when its work ends, as every
+    writer through ``open_store`` does (the next fresh viewer reads the row, not the run), saying so on a terminal."""
     from p2w_runtime.store import open_store
 
-    async with open_store(db_path(ctx), create=create) as store:
+    async with open_store(db_path(ctx), create=create, notify=notice) as store:
         started_up()
-        since = await store.log_end()
         yield store
-        end = await store.log_end()
-        if end != since:  # imported only then: a listing or a read imports none of the viewer
-            from p2w_cli.view.pages import refresh_first_pages
-
-            await refresh_first_pages(store, since, end, notice)
 
 
 def in_store(ctx: click.Context, work: Callable[[EventStore], Awaitable[T]], *, create: bool = False) -> T:

@@ -1,13 +1,14 @@
-"""A command that appended to a run brings the run's first page up to date before it exits, so the next fresh
-viewer's first open of the run reads that one stored row rather than the whole run (docs/design/view.md, "The first
-open after a command").
+"""Whoever appended to a run brings the run's first page up to date as its store closes, so the next fresh viewer's
+first open of the run reads that one stored row rather than the whole run (docs/design/view.md, "The first open after
+a command" and "Kept by every writer").
 
 A stored first page (``_first_page.py``) goes stale with any event of its run's tree, and the open that finds it so
-rebuilds it from the whole run, paid by whoever opens the viewer next. The command that appended (a judging or
-classification pass, an import of labels or of a run, a recording) has the store open and the run's new events just
-behind it, so it pays that instead, once, after its own work. In a store where a viewer has stored a page, that is
-every finished run the command appended to: the viewer's landing page stores the first page of every run it lists
-anyway. A store where no viewer has costs one lookup of the model's mark and no import of the page model.
+rebuilds it from the whole run, paid by whoever opens the viewer next. The writer (a judging or classification pass,
+an import of labels or of a run, a recording; a command or a script) has the store open and the run's new events
+just behind it, so it pays that instead, once, after its own work: ``open_store`` calls ``refresh_first_pages``, the
+read model this package installs under ``p2w_rt.read_models`` (``p2w_runtime/store/_read_models.py``). In a store
+where a viewer has stored a page, that is every finished run the writer appended to: the viewer's landing page
+stores the first page of every run it lists anyway. A store where no viewer has loads nothing of this module.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -125,12 +125,27 @@ async def connect_store(location: str | Path, *, create: bool = True, read_only:
 
 @asynccontextmanager
 async def open_store(
-    location: str | Path, *, create: bool = True, read_only: bool = False
+    location: str | Path,
+    *,
+    create: bool = True,
+    read_only: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> AsyncIterator[EventStore]:
-    """``async with open_store(path) as store:`` — opened, checked, closed on exit."""
+    """``async with open_store(path) as store:`` — opened, checked, closed on exit.
+
+    When the block ends without an error after appending events, the read models installed packages keep in this
+    store (the viewer's first pages) are first brought up to the log's end (``_read_models.bring_forward``), so
+    the next reader finds them current; ``notify`` is told of each build it waits for. A store from
+    ``connect_store``, closed by its caller, leaves them to their next reader.
+    """
     store = await connect_store(location, create=create, read_only=read_only)
     try:
+        since = None if read_only else await store.log_end()
         yield store
+        if since is not None and (end := await store.log_end()) != since:
+            from p2w_runtime.store._read_models import bring_forward
+
+            await bring_forward(store, since, end, notify)
     finally:
         await store.close()
 

@@ -1,6 +1,6 @@
 """A run's first page kept as a summary row (``p2w_cli/view/_first_page.py``): a fresh viewer's first open of a
 finished run shows what the page built from the whole run shows, reads no event to do so, and is rebuilt when
-anything of the run changes (not when another run does)."""
+anything of the run changes (not when another run does), unless the writer brought it forward."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ from p2w_cli.view._render import environment
 from p2w_cli.view._run_page import RunPage
 from p2w_cli.view._usage_kept import prices_key
 from p2w_runtime.llm import PriceTable
-from p2w_runtime.store import open_store
+from p2w_runtime.store import EventStore, connect_store, open_store
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_started
 from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.view_app import fresh_open, fresh_runs
-from tests.helpers.view_support import build_simple_run, log_end
+from tests.helpers.view_support import build_simple_run, drop_rows, log_end
 
 pytestmark = pytest.mark.slow
 
@@ -141,22 +141,47 @@ def test_an_append_to_another_run_keeps_the_row_and_moves_it_to_the_log_end(db: 
     assert dict(stored_rows(db))[built.info.run_id] == log_end(db)
 
 
-def test_a_label_of_the_run_rebuilds_its_first_page(db: Path) -> None:
+def post_label(db: Path, episode: str, *, keep: bool) -> None:
+    """A label posted through the library, in a store opened by ``open_store`` (``keep``: it brings the kept read
+    models forward as it closes) or by ``connect_store`` and closed by hand (it does not)."""
+
+    async def label(store: EventStore) -> None:
+        state = ViewState(db)
+        state.stores[db.resolve()] = store
+        await ViewQueries(state).label("earlier", episode, {"p_web": ["1"], "error": []}, "ana")
+
+    async def post() -> None:
+        if keep:
+            async with open_store(db, create=False) as store:
+                await label(store)
+            return
+        store = await connect_store(db, create=False)
+        try:
+            await label(store)
+        finally:
+            await store.close()
+
+    asyncio.run(post())
+
+
+def test_a_label_of_the_run_makes_its_first_page_stale_and_the_writer_brings_it_forward(db: Path) -> None:
     built, queries = fresh_open(db, "earlier")
     episode = built.shown[0].episode_id
 
-    async def label() -> None:
-        state = ViewState(db)
-        async with open_store(db) as store:
-            state.stores[db.resolve()] = store
-            await ViewQueries(state).label("earlier", episode, {"p_web": ["1"], "error": []}, "ana")
-
-    asyncio.run(label())
+    post_label(db, episode, keep=False)
     rebuilt, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 0, "the run's judgments changed: the row was stale"
     assert "human:ana" in rebuilt.judges and "human:ana" not in built.judges, rebuilt.judges
     kept, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 1 and pydantic_core.to_json(kept) == pydantic_core.to_json(rebuilt)
+
+    post_label(db, built.shown[1].episode_id, keep=True)
+    kept, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 1, "open_store brought the row to the log's end as the label's store closed"
+    assert dict(stored_rows(db))[kept.info.run_id] == log_end(db)
+    drop_rows(db, MODEL)
+    whole, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 0 and pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
 
 
 def test_a_run_being_recorded_is_not_kept(db: Path) -> None:

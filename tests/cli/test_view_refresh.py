@@ -1,6 +1,6 @@
-"""A command that appended to a run brings the run's first page up to date (``p2w_cli/view/_refresh.py``): once a
-viewer has stored a page in the store, the next fresh viewer serves the row of every finished run the command wrote
-to, which shows what the page built from the whole run shows; runs the command did not touch, and stores where no
+"""A command, or a script through ``open_store``, that appended to a run brings the run's first page up to date
+(``p2w_cli/view/_refresh.py``): once a viewer has stored a page in the store, the next fresh viewer serves the row of
+every finished run the writer wrote to, which shows what the page built from the whole run shows; runs the command did not touch, and stores where no
 viewer stored a page, are left alone."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pydantic_core
@@ -19,10 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_cli.view._first_page import MODEL
-from p2w_cli.view._kept_rows import write_row
+from p2w_cli.view._kept_rows import FIRST_PAGE, write_row
 from p2w_cli.view.pages import refresh_first_pages
 from p2w_rt.cli import main
+from p2w_rt.replay.judges import JudgeOptions, judge_runs
 from p2w_runtime.store import Summary, open_store
+from p2w_runtime.store._read_models import ENTRY_POINT_GROUP as READ_MODELS
 from tests.helpers.p2w_process import p2w_rt
 from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.terminal_support import run_on_terminal
@@ -60,6 +63,30 @@ def test_a_judging_pass_leaves_the_runs_stored_first_page_current_and_equal_to_a
     whole, queries = fresh_open(db, "earlier")
     assert queries.stored_pages == 0
     assert pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
+
+
+def test_a_judging_pass_through_the_library_leaves_the_first_page_current_as_its_store_closes(db: Path) -> None:
+    """A script, not a command: ``judge_runs`` in a store opened by ``open_store`` (docs/design/view.md)."""
+    before, _ = fresh_open(db, "earlier")
+
+    async def judge() -> None:
+        async with open_store(db, create=False) as store:
+            await judge_runs(store, ["earlier"], JudgeOptions(judges=("rubric-rules",), force=True))
+
+    asyncio.run(judge())
+    assert stored_rows(db)[before.info.run_id] == log_end(db), "the store's close stored the page at the log's end"
+    kept, queries = fresh_open(db, "earlier")
+    assert queries.stored_pages == 1 and not queries.reads.entries, "served from the row: the run was not read"
+    assert pydantic_core.to_json(kept) != pydantic_core.to_json(before), "the row shows the new judgments"
+    drop_rows(db, MODEL)
+    whole, _ = fresh_open(db, "earlier")
+    assert pydantic_core.to_json(kept) == pydantic_core.to_json(whole)
+
+
+def test_the_first_pages_are_installed_as_the_read_model_their_mark_names() -> None:
+    """The entry point's name is the mark ``bring_forward`` looks up: a new ``FIRST_PAGE`` needs a new entry."""
+    installed = {entry.name: entry.load() for entry in entry_points(group=READ_MODELS)}
+    assert installed.get(FIRST_PAGE) is refresh_first_pages, installed
 
 
 def test_only_the_runs_a_command_appended_to_are_rebuilt(db: Path) -> None:

@@ -34,14 +34,15 @@ class StepsJudge(Judge[StepsConfig]):
 ``ProducerConfig`` and ``Evidence`` imported before it."""
 
 
-def install(site: Path, entry: str, module: str | None) -> None:
-    """A distribution ``outside-bench`` as pip leaves it: its module and its ``.dist-info`` with the entry point."""
+def install(site: Path, entry: str, module: str | None, group: str = ENTRY_POINT_GROUP) -> None:
+    """A distribution ``outside-bench`` as pip leaves it: its module and its ``.dist-info`` with the entry point
+    (a plugin, or another group's)."""
     info = site / "outside_bench-0.1.dist-info"
     info.mkdir(parents=True)
     if module is not None:
         (site / "outside_bench.py").write_text(module)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: outside-bench\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry}\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{entry}\n")
 
 
 def p2w(site: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
