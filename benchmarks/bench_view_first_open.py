@@ -28,7 +28,7 @@ import json
 import os
 import pstats
 import resource
-import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -36,9 +36,18 @@ import tempfile
 import threading
 import time
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 OTHERS = 9
+
+
+def copy_store(source: Path, target: Path) -> None:
+    """The store as its last commit left it, write-ahead log included (a viewer process killed at exit leaves one
+    behind; the file alone, half checkpointed, can read as malformed)."""
+    target.unlink(missing_ok=True)
+    with closing(sqlite3.connect(source)) as read, closing(sqlite3.connect(target)) as write:
+        read.backup(write)
 
 
 def serve_once(db: Path, run_id: str, row: str) -> None:
@@ -89,7 +98,7 @@ def store(folder: Path, name: str, episodes: int, steps: int, base: Path | None 
     if base is None:
         run_id = asyncio.run(build(db, episodes, steps, name))
     else:
-        shutil.copyfile(base, db)
+        copy_store(base, db)
         run_id = (folder / f"{base.stem}.ids").read_text().strip()
         for n in range(OTHERS):
             asyncio.run(build(db, 1000, steps, f"other-{n}"))
@@ -179,7 +188,9 @@ def judging_pass(db: Path, run_id: str) -> float:
     """The CPU seconds of ``p2w-rt replay RUN --judge rubric-rules --force`` (less moved by other load than wall)."""
     command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), "replay", run_id]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([*command, "--judge", "rubric-rules", "--force"], capture_output=True, check=True)
+    done = subprocess.run([*command, "--judge", "rubric-rules", "--force"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the judging pass on {db} exited {done.returncode}: {done.stderr.strip()[-500:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -225,7 +236,7 @@ def after_pass(cases: dict[str, tuple[Path, str]], repeat: int, folder: Path) ->
         for name, (db, run_id) in cases.items():
             for stored in ("no page", "page", "script"):
                 copy = folder / f"after-pass-{db.name}"
-                shutil.copyfile(db, copy)
+                copy_store(db, copy)
                 if stored == "no page":
                     delete_first_pages(copy)
                 judge = library_pass if stored == "script" else judging_pass

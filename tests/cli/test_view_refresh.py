@@ -1,7 +1,7 @@
 """A command, or a script through ``open_store``, that appended to a run brings the run's first page up to date
 (``p2w_cli/view/_refresh.py``): once a viewer has stored a page in the store, the next fresh viewer serves the row of
-every finished run the writer wrote to, which shows what the page built from the whole run shows; runs the command did not touch, and stores where no
-viewer stored a page, are left alone."""
+every finished run the writer wrote to, which shows what the page built from the whole run shows; runs the writer did
+not touch, and stores where no viewer stored a page, are left alone."""
 
 from __future__ import annotations
 
