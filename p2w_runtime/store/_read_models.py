@@ -35,10 +35,9 @@ def _installed() -> tuple[EntryPoint, ...]:
     return tuple(sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name))
 
 
-async def bring_forward(store: EventStore, since: int, end: int, notify: Notify | None = None) -> list[str]:
+async def bring_forward(store: EventStore, since: int, end: int, notify: Notify | None = None) -> None:
     """Bring every installed read model that keeps rows in ``store`` forward over the events in (``since``,
-    ``end``]: the names of those asked to."""
-    asked = []
+    ``end``], in the order of their names."""
     for entry in _installed():
         if not await store.summary_mark(entry.name):  # 0: no row kept here; None: this store cannot keep one
             continue
@@ -48,5 +47,3 @@ async def bring_forward(store: EventStore, since: int, end: int, notify: Notify 
             where = f"{entry.name} = {entry.value!r} (entry point group {ENTRY_POINT_GROUP})"
             raise PluginLoadError(f"read model {where} cannot be loaded: {type(error).__name__}: {error}") from error
         await function(store, since, end, notify)
-        asked.append(entry.name)
-    return asked
