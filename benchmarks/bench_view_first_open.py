@@ -73,9 +73,14 @@ def serve_once(db: Path, run_id: str, row: str) -> None:
     server.should_exit = True
 
 
-def first_open(db: Path, run_id: str, row: str = "kept") -> dict[str, float]:
+def this_script(*args: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run this file again in a fresh process (``--serve-once``, ``--judge-once``)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
-    command = [sys.executable, __file__, "--serve-once", str(db), run_id, row]
+    return [sys.executable, __file__, *args], env
+
+
+def first_open(db: Path, run_id: str, row: str = "kept") -> dict[str, float]:
+    command, env = this_script("--serve-once", str(db), run_id, row)
     out = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -184,24 +189,25 @@ def table(cases: dict[str, tuple[Path, str]], row: str, repeat: int, title: str)
         )
 
 
-def judging_pass(db: Path, run_id: str) -> float:
-    """The CPU seconds of ``p2w-rt replay RUN --judge rubric-rules --force`` (less moved by other load than wall)."""
-    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(db), "replay", run_id]
+def child_cpu(command: list[str], env: dict[str, str] | None = None) -> float:
+    """The CPU seconds of ``command`` run to its end (less moved by other load than wall); its error if it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([*command, "--judge", "rubric-rules", "--force"], capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
-        raise SystemExit(f"the judging pass on {db} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+        raise SystemExit(f"{' '.join(command)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def judging_pass(db: Path, run_id: str) -> float:
+    """The CPU seconds of ``p2w-rt replay RUN --judge rubric-rules --force``."""
+    p2w_rt = str(Path(sys.executable).with_name("p2w-rt"))
+    return child_cpu([p2w_rt, "--db", str(db), "replay", run_id, "--judge", "rubric-rules", "--force"])
 
 
 def library_pass(db: Path, run_id: str) -> float:
     """The CPU seconds of the same pass run by a script: ``judge_runs`` in a store opened by ``open_store``."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, __file__, "--judge-once", str(db), run_id], env=env, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return child_cpu(*this_script("--judge-once", str(db), run_id))
 
 
 def judge_once(db: Path, run_id: str) -> None:
