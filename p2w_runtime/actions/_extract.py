@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 
-from p2w_rt.schemas import ParsedAction
-from p2w_runtime.actions._grammar import ACTION_NAMES, ActionParseError, parse_action
+from p2w_runtime.actions._grammar import ACTION_NAMES, ActionParseError
 
 _FENCE = re.compile(r"```(.*?)```", re.S)
 _ACTION_LINE = re.compile(r"^\s*[*_]*action[*_]*\s*:[*_]*\s*(.*)$", re.I)
@@ -37,11 +36,6 @@ def extract_action(reply: str) -> str:
     raise ActionParseError(
         "no action found: put the action in a fenced block at the end of the reply, e.g. ```click [12]```"
     )
-
-
-def parse_reply(reply: str) -> ParsedAction:
-    """Extract and parse the action of an LLM reply in one go."""
-    return parse_action(extract_action(reply))
 
 
 def _drop_language_tag(block: str) -> str:

@@ -16,7 +16,6 @@ from p2w_runtime.actions import (
     repeated_action,
 )
 from p2w_runtime.actions._equivalence import equivalent
-from p2w_runtime.actions._extract import parse_reply
 
 
 def pa(name: str, *args: str) -> ParsedAction:
@@ -145,14 +144,14 @@ def test_extract_action_fails_without_an_action() -> None:
         extract_action("I think the user wants a dress, but I am not sure what to do.")
 
 
-def test_parse_reply_uses_the_last_block() -> None:
+def test_a_reply_is_parsed_from_its_last_block() -> None:
     reply = "Options: ```click [1]``` or ```click [2]```. I choose:\n```stop [Size M [EU 38]]```"
-    assert parse_reply(reply) == pa("stop", "Size M [EU 38]")
+    assert parse_action(extract_action(reply)) == pa("stop", "Size M [EU 38]")
 
 
-def test_parse_reply_reports_grammar_errors() -> None:
+def test_a_replys_action_that_breaks_the_grammar_is_refused() -> None:
     with pytest.raises(ActionParseError, match="click needs a numeric element id"):
-        parse_reply("```click [the blue button]```")
+        parse_action(extract_action("```click [the blue button]```"))
 
 
 @pytest.mark.parametrize(
