@@ -58,11 +58,12 @@ def verify(
 ) -> None:
     """Recompute every hash chain and blob hash and check every seal (of one run, or the whole store); count, per
     run, the events no seal covers yet (an episode being recorded); check the run and episode summaries the
-    listings read against the log.
+    listings read against the log (a run's check, and a full one).
 
     The whole store is checked after the last verify mark (what the previous check of the whole store that found
-    nothing wrong appended): the events since in full, those before by their streams' heads and counts; --full
-    checks every event. A check that finds nothing wrong appends a new mark (unless the store is read-only)."""
+    nothing wrong appended): the events since in full, those before by their streams' heads and counts, the
+    summaries not (they are folded from the whole log); --full checks every event and the summaries. A check that
+    finds nothing wrong appends a new mark (unless the store is read-only)."""
     from p2w_runtime.store import (
         LIFECYCLE_TYPES,
         Problem,
@@ -245,7 +246,7 @@ def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_js
     A bundle whose header names another run than its events, or whose signature does not verify, is refused
     before the database is opened. The output says whether the bundle was signed, and by which key.
     """
-    from p2w_runtime.store import import_bundle, load_public_key, verify_bundle
+    from p2w_runtime.store import LabelTaken, StoreError, import_bundle, load_public_key, verify_bundle
 
     def _verify() -> Any:
         trusted = load_public_key(trusted_key) if trusted_key is not None else None
@@ -257,7 +258,13 @@ def import_cmd(ctx: click.Context, bundle: Path, trusted_key: Path | None, as_js
         async with open_db(ctx, create=True) as store:
             with terminal_progress() as update:
                 progress = (lambda done, total: update("importing", done, total)) if update else None
-                return await import_bundle(store, verified, progress=progress)
+                try:
+                    return await import_bundle(store, verified, progress=progress)
+                except LabelTaken as exc:  # its "choose another" is for `record --label`: a bundle keeps its label
+                    raise StoreError(
+                        f"{bundle}: label {exc.label!r} is already used by run {exc.holder} in {exc.where}, and an "
+                        "imported run keeps its label: import the bundle into another database (--db)"
+                    ) from None
 
     with verified:
         as_object, line = import_report(run(_import()))

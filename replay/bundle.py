@@ -16,6 +16,5 @@ async def export_bundle_run(store: EventStore, runs: Sequence[RunInfo], request:
     key = load_private_key(request.signing_key) if request.signing_key is not None else None
     (run,) = runs
     return await export_bundle(
-        store, run.run_id, request.output, label=run.label, force=request.force, signing_key=key,
-        progress=request.progress,
-    )  # fmt: skip
+        store, run.run_id, request.output, force=request.force, signing_key=key, progress=request.progress
+    )

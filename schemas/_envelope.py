@@ -107,16 +107,26 @@ class StoredEvent:
 
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> StoredEvent:
-        """Read the portable form back; a field of the wrong type is a ``ValueError`` naming it."""
+        """Read the portable form back; a field of the wrong type, or a value no hash or database can hold (a lone
+        surrogate, an integer beyond 64 bits), is a ``ValueError`` naming it, not a ``TypeError`` from hashing."""
         if not isinstance(record, dict) or set(record) != set(_PORTABLE_FIELDS):
             raise ValueError(f"an event needs exactly the fields {', '.join(_PORTABLE_FIELDS)}")
         for name, kinds in _FIELD_TYPES.items():
-            if not isinstance(record[name], kinds) or isinstance(record[name], bool):
-                raise ValueError(f"event field {name!r} has the wrong type ({type(record[name]).__name__})")
-        if record["seq"] < 1 or not all(isinstance(b, str) for b in record["blobs"]):
+            value = record[name]
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                raise ValueError(f"event field {name!r} has the wrong type ({type(value).__name__})")
+            if isinstance(value, int) and not -(2**63) <= value < 2**63:
+                raise ValueError(f"event field {name!r} is beyond the 64-bit integer range")
+            if isinstance(value, str) and not _is_unicode(value):
+                raise ValueError(f"event field {name!r} holds a lone surrogate, not Unicode text")
+        if record["seq"] < 1 or not all(isinstance(b, str) and b.isascii() for b in record["blobs"]):
             raise ValueError("event field 'seq' must be >= 1 and 'blobs' a list of hashes")
+        try:
+            payload_json = canonical_json(record["payload"]).decode()
+        except TypeError as exc:  # orjson: a lone surrogate, an integer beyond 64 bits, nesting past its limit
+            raise ValueError(f"event field 'payload' cannot be stored: {exc}") from None
         fields = {k: v for k, v in record.items() if k != "payload"}
-        return cls(position=None, payload_json=canonical_json(record["payload"]).decode(), **fields)
+        return cls(position=None, payload_json=payload_json, **fields)
 
     def compute_hash(self) -> str:
         """The hash this event should carry given its stored content and ``prev_hash``.
@@ -248,6 +258,17 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "event_id": str, "stream": str, "seq": int, "type": str, "schema_version": int, "recorded_at": str,
     "causation_id": (str, type(None)), "payload": dict, "blobs": list, "prev_hash": str, "hash": str,
 }  # fmt: skip
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8: JSON's ``\\ud800`` decodes to a lone surrogate, which does not."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Event(BaseModel):

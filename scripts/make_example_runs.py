@@ -50,7 +50,7 @@ async def make(out: Path) -> None:
                 )
                 async with open_store(db) as store:
                     summary = await record(store, request, hosting=DemoHosting())
-                    bundle = await export_bundle(store, summary.run_id, out / f"{label}.p2w", label=label, force=True)
+                    bundle = await export_bundle(store, summary.run_id, out / f"{label}.p2w", force=True)
             print(
                 f"{label}: {len(summary.outcomes)} episodes, {bundle.events} events, {bundle.blobs} blobs "
                 f"-> {out / f'{label}.p2w'}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 import zstandard
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from p2w_rt.schemas import StoredEvent
+from p2w_rt.schemas import RunStarted, StoredEvent
 from p2w_runtime.files import check_output, partial_path, publish
 from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
 from p2w_runtime.store._bundle_lines import BUNDLE_FORMAT, BUNDLE_VERSION, BundleError, line, records
@@ -53,21 +53,24 @@ async def export_bundle(
     root: str,
     path: Path,
     *,
-    label: str,
     force: bool = False,
     signing_key: Ed25519PrivateKey | None = None,
     progress: Progress | None = None,
 ) -> BundleSummary:
-    """Write stream ``root`` (a run) with every stream under it and the blobs they reference; ``label`` is the
-    name the bundle's header gives it.
+    """Write stream ``root`` (a run) with every stream under it and the blobs they reference; the header names it by
+    the label of its ``run.started`` (an import refuses any other), not by what a listing's summary row says.
 
     The bundle is written to a temporary file beside ``path`` and moved into place when complete, so an
-    interrupted export leaves no partial bundle; an existing ``path`` is replaced only with ``force``.
+    interrupted export leaves no partial bundle; an existing ``path`` is replaced only with ``force``. It holds the
+    run as the log stood when the export began (``_tree_through``): a run being recorded meanwhile is exported as
+    it was then, its counts those of the events written.
     """
     check_output(path, force=force, what="the bundle file", error=BundleError)
+    label = await _label_of(store, root)
+    end = await store.log_end()
     referenced: set[str] = set()
     count = 0
-    async for event in read_tree(store, root):
+    async for event in _tree_through(store, root, end):
         referenced.update(event.blobs)
         count += 1
     partial = partial_path(path)
@@ -93,7 +96,7 @@ async def export_bundle(
             for sha in sorted(referenced):
                 write({"blob": sha, "data": base64.b64encode(await store.get_blob(sha)).decode()}, f"blob {sha}")
             done = 0
-            async for event in read_tree(store, root):
+            async for event in _tree_through(store, root, end):
                 write({"event": event.to_dict()}, f"event {event.event_id}")
                 done += 1
                 if progress is not None and (done % 500 == 0 or done == count):
@@ -108,6 +111,23 @@ async def export_bundle(
         partial.unlink(missing_ok=True)
     signed_by = fingerprint(signature.public_key) if signature is not None else None
     return BundleSummary(root, label, count, len(referenced), signed_by=signed_by)
+
+
+async def _label_of(store: EventStore, root: str) -> str:
+    started = await store.read_event(root, 1)
+    payload = started.decode_payload() if started is not None and started.type == "run.started" else None
+    if not isinstance(payload, RunStarted):
+        raise BundleError(f"no run {root} in {getattr(store, 'label', 'the store')}: a bundle holds a run")
+    return payload.label
+
+
+async def _tree_through(store: EventStore, root: str, end: int) -> AsyncIterator[StoredEvent]:
+    """The tree's events up to log position ``end``: the same events on each of the export's two reads (its
+    counts and blob list, then its lines), however much is appended to the run between them. Each stream's events
+    up to a position are a prefix of it, its positions rising with its seq."""
+    async for event in read_tree(store, root):
+        if (event.position or 0) <= end:
+            yield event
 
 
 async def import_bundle(
@@ -128,29 +148,64 @@ async def import_bundle(
 
 
 async def _append_verified(store: EventStore, checked: VerifiedBundle, progress: Progress | None) -> BundleSummary:
-    """Append what the store lacks from the private copy ``checked`` was verified over."""
-    inserted = done = 0
-    blobs: dict[str, bytes] = {}
-    events: list[StoredEvent] = []
+    """Append what the store lacks from the private copy ``checked`` was verified over.
+
+    A batch at a time, each its own transaction, so that a large import never holds other writers off for its whole
+    length. The run's stream is split around the streams under it: its ``run.started`` first, the rest of it (the
+    episodes' seals, ``run.finished``) after them, so an import killed midway leaves what a recording killed midway
+    leaves, a run without its end whose episodes so far are unsealed (``runs``: unfinished; ``verify``: an unsealed
+    tail, no mismatch), and importing the bundle again completes it. The bundle holds the run's stream first: in
+    that order, a killed import left a run shown completed, with seals naming episodes it did not hold.
+    """
+    batch = _Batches(store, checked.events, progress)
+    held: list[StoredEvent] = []
     for kind, value in records(checked.copy, checked.path):
         if kind == "blob":
-            blobs[value[0]] = value[1]
-            if sum(map(len, blobs.values())) >= BLOB_BATCH_BYTES:
-                await store.append_stored([], blobs)
-                blobs = {}
+            await batch.blob(*value)
         elif kind == "event":
-            events.append(value)
-            if len(events) >= EVENT_BATCH:
-                inserted += await store.append_stored(events, blobs)
-                done += len(events)
-                events, blobs = [], {}
-                if progress is not None:
-                    progress(done, checked.events)
-    inserted += await store.append_stored(events, blobs)
-    if progress is not None:
-        progress(checked.events, checked.events)
+            if value.stream == checked.run_id and value.seq > 1:
+                held.append(value)
+            else:
+                await batch.event(value)
+    for event in held:
+        await batch.event(event)
+    await batch.flush()
     c = checked
-    return BundleSummary(c.run_id, c.label, c.events, c.blobs, inserted, c.signed_by, c.trusted)
+    return BundleSummary(c.run_id, c.label, c.events, c.blobs, batch.inserted, c.signed_by, c.trusted)
+
+
+class _Batches:
+    """Events and blobs appended in batches of about ``EVENT_BATCH`` events, each cut, where it can be, where a
+    stream begins (a recorded episode then lands whole), and at ``4 * EVENT_BATCH`` events where it cannot (memory
+    stays bounded however long one stream is); blobs go with the next batch, or alone past ``BLOB_BATCH_BYTES``."""
+
+    def __init__(self, store: EventStore, total: int, progress: Progress | None) -> None:
+        self.store, self.total, self.progress = store, total, progress
+        self.events: list[StoredEvent] = []
+        self.blobs: dict[str, bytes] = {}
+        self.blob_bytes = 0
+        self.done = self.inserted = 0
+
+    async def blob(self, sha: str, data: bytes) -> None:
+        self.blobs[sha] = data
+        self.blob_bytes += len(data)
+        if self.blob_bytes >= BLOB_BATCH_BYTES:
+            await self.store.append_stored([], self.blobs)
+            self.blobs, self.blob_bytes = {}, 0
+
+    async def event(self, event: StoredEvent) -> None:
+        if len(self.events) >= EVENT_BATCH and (event.seq == 1 or len(self.events) >= 4 * EVENT_BATCH):
+            await self.flush()
+        self.events.append(event)
+
+    async def flush(self) -> None:
+        if not self.events and not self.blobs:
+            return
+        self.inserted += await self.store.append_stored(self.events, self.blobs)
+        self.done += len(self.events)
+        self.events, self.blobs, self.blob_bytes = [], {}, 0
+        if self.progress is not None:
+            self.progress(self.done, self.total)
 
 
 def bundle_header(path: Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -70,11 +71,16 @@ def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle
         raise
 
 
+COPY_PREFIX = "p2w-bundle-"
+
+
 def _private_copy(path: Path) -> Path:
-    """The bundle's bytes copied once into a file only this user can write (a temporary file, mode 0600)."""
+    """The bundle's bytes copied once into a file only this user can write (a temporary file, mode 0600), named
+    for this process so that the next import removes it if this one is killed before it can (``_remove_orphans``)."""
     if not path.is_file():
         raise BundleError(f"{path}: no such bundle file")
-    fd, name = tempfile.mkstemp(prefix="p2w-bundle-", suffix=".p2w")
+    _remove_orphans(Path(tempfile.gettempdir()))
+    fd, name = tempfile.mkstemp(prefix=f"{COPY_PREFIX}{os.getpid()}-", suffix=".p2w")
     copy = Path(name)
     try:
         with os.fdopen(fd, "wb") as out, path.open("rb") as source:
@@ -83,6 +89,35 @@ def _private_copy(path: Path) -> Path:
         copy.unlink(missing_ok=True)
         raise BundleError(f"{path}: cannot copy the bundle for verification ({exc.strerror})") from None
     return copy
+
+
+def _remove_orphans(folder: Path) -> None:
+    """Remove the private copies this user's imports killed before their clean-up (SIGKILL, a power cut) left in
+    ``folder``: each names the process that made it, and one whose process is gone has no reader left. A copy is as
+    large as its bundle, and nothing else would ever remove it."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        pid, dash, _ = name.removeprefix(COPY_PREFIX).partition("-")
+        if name.startswith(COPY_PREFIX) and dash and pid.isdigit() and not _running(int(pid)):
+            copy = folder / name
+            try:
+                if copy.lstat().st_uid == os.getuid():
+                    copy.unlink()
+            except OSError:  # removed meanwhile by another import, or not ours to remove
+                continue
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: running
+        return True
+    return True
 
 
 def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:
@@ -131,7 +166,7 @@ def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:
     if events != header["events"] or len(blobs) != header["blobs"]:
         raise BundleError(
             f"{path}: bundle is incomplete ({events} events, {len(blobs)} blobs; header says "
-            f"{header['events']} and {header['blobs']})"
+            f"{clip(header['events'])} and {clip(header['blobs'])})"
         )
     _check_signature(path, header, signature, trusted)
     run_id, label = _true_run(path, header, runs, started)
@@ -174,7 +209,25 @@ def _true_run(
             f"{path}: header names {claimed}, but its events are run {clip(event.stream)} ({clip(run.label)!r}): "
             "the header was edited; nothing imported"
         )
+    if not _is_run_id(event.stream):
+        raise BundleError(
+            f"{path}: the bundle's run id {clip(event.stream)!r} is not one the store gives a run (a UUID); "
+            "nothing imported"
+        )
     return event.stream, run.label
+
+
+def _is_run_id(text: str) -> bool:
+    """Whether ``text`` is in the form every run is created with (a UUID, lowercase and hyphenated: ``uuid7``).
+
+    Anything else was made by hand, maybe to import events into a stream the store keeps for itself (its verify
+    marks' ``p2w-rt.verified``), where its own appends would then land.
+    """
+    try:
+        parsed = uuid.UUID(text)
+    except ValueError:
+        return False
+    return str(parsed) == text
 
 
 def _check_signature(path: Path, header: dict[str, Any], signature: Signature | None, trusted: bytes | None) -> None:

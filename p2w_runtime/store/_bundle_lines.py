@@ -12,6 +12,7 @@ import binascii
 import hashlib
 import io
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -93,16 +94,24 @@ def _bounded_lines(stream: io.BufferedReader, path: Path) -> Iterator[tuple[int,
 
 
 class _NotJsonNumber(ValueError):
-    """``NaN``, ``Infinity`` or ``-Infinity``: Python's decoder takes them, JSON and our hashes do not."""
+    """``NaN``, ``Infinity``, ``-Infinity``, or a number beyond a finite float (``1e999``, read as infinity):
+    Python's decoder takes them, and orjson would store and hash each as ``null``."""
 
 
 def _refuse_constant(name: str) -> Any:
     raise _NotJsonNumber(f"{name} is not a JSON number")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotJsonNumber(f"number {clip(text, 40)} does not fit a finite float")
+    return value
+
+
 def _parse(text: bytes, path: Path, number: int) -> dict[str, Any]:
     try:
-        record = json.loads(text, parse_constant=_refuse_constant)
+        record = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise BundleError(f"{path}: line {number}: JSON nested too deeply") from None
     except _NotJsonNumber as exc:

@@ -31,10 +31,14 @@ class IntegrityError(StoreError):
 
 
 class LabelTaken(IntegrityError):
-    """A new run asked for a label another run of the database holds (labels are unique per database)."""
+    """A new run asked for a label another run of the database holds (labels are unique per database).
+
+    ``label``, ``holder`` and ``where`` are kept apart for a command that cannot choose another label (``import``
+    keeps the bundle's) and so says the way out in its own words."""
 
     def __init__(self, label: str, holder: str, where: str) -> None:
         super().__init__(f"label {label!r} is already used by run {holder} in {where}; choose another")
+        self.label, self.holder, self.where = label, holder, where
 
 
 def claimed_labels(events: Iterable[StoredEvent]) -> list[tuple[str, str]]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,13 +50,30 @@ def fingerprint(public_key: bytes) -> str:
     return hashlib.sha256(public_key).hexdigest()[:16]
 
 
+MAX_KEY_BYTES = 64 * 1024
+"""A PEM key file is a few hundred bytes: reading stops past this, so ``/dev/zero`` cannot exhaust memory."""
+
+
 def _read_pem(path: Path, kind: str) -> bytes:
+    """The key file's bytes, from a regular file of at most ``MAX_KEY_BYTES`` (opened without blocking, so a named
+    pipe is refused rather than waited on)."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise KeyFileError(f"{path}: no such {kind} key file") from None
     except OSError as exc:
         raise KeyFileError(f"{path}: cannot read {kind} key ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise KeyFileError(f"{path}: not a regular file; a {kind} key is a PEM file")
+    try:
+        with os.fdopen(fd, "rb") as file:
+            data = file.read(MAX_KEY_BYTES + 1)
+    except OSError as exc:
+        raise KeyFileError(f"{path}: cannot read {kind} key ({exc.strerror})") from None
+    if len(data) > MAX_KEY_BYTES:
+        raise KeyFileError(f"{path}: larger than {MAX_KEY_BYTES // 1024} KiB, not a {kind} key file")
+    return data
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:

@@ -88,7 +88,7 @@ def test_a_memory_bank_timestamp_that_is_not_a_date_is_refused(db: Path, tmp_pat
     assert refused(db, "history", "search", "--history", str(history), "Jordan_Park", "shoes") == f"error: {expected}"
 
 
-@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400", "9" * 5000])
 def test_a_number_json_has_not_in_a_memory_bank_is_refused(db: Path, tmp_path: Path, number: str) -> None:
     history, bank = spoiled_history(tmp_path, f'"2024-01-01", "rating": {number}')
     message = refused(db, *import_trajectories(db, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM), history))
@@ -117,6 +117,7 @@ def test_dates_as_banks_write_them_still_load(tmp_path: Path, stamp: str) -> Non
         (AGENTOCCAM, "trajectory[1].success", "Infinity"),
         (BROWSER_USE, "[0].step", "-Infinity"),
         (BROWSER_USE, "[1].step", "1e400"),
+        (BROWSER_USE, "[1].step", "9" * 5000),  # more digits than int() converts
     ],
 )
 def test_a_number_json_has_not_in_a_trajectory_is_refused(
@@ -162,6 +163,9 @@ def jsonl(**changes: object) -> str:
         ("blank.jsonl", jsonl(label="  \t "), ":1: field 'label' is only whitespace"),
         ("blank.csv", f"{HEADER}\nearlier,{TASK},success,   ,ann\n", ":2: field 'label' is only whitespace"),
         ("blank-point.csv", f"{HEADER}\nearlier,{TASK},\u3000,1,ann\n", ":2: field 'point' is only whitespace"),
+        ("wide.jsonl", jsonl(label="@").replace('"@"', "1" + "0" * 400), ":1: field 'label': 1000"),
+        ("digits.jsonl", jsonl(label="@").replace('"@"', "9" * 5000), ":1: field 'label': Infinity (or a number"),
+        ("long.csv", f"{HEADER}\nearlier,{TASK},{'x' * 140_000},1,ann\n", ":2: not CSV (field larger than"),
     ],
 )
 def test_bad_labels_are_refused_naming_file_and_field(
@@ -171,6 +175,15 @@ def test_bad_labels_are_refused_naming_file_and_field(
     path.write_text(text + "\n", encoding="utf-8")
     message = refused(db, "import-labels", str(path))
     assert message.startswith(f"error: {path}:") and expected in message, message
+
+
+@pytest.mark.parametrize("name", ["bom.csv", "bom.jsonl"])
+def test_a_label_file_starting_with_a_byte_order_mark_imports(db: Path, tmp_path: Path, name: str) -> None:
+    path = tmp_path / name  # Excel's "CSV UTF-8" starts the file with U+FEFF
+    row = f"{HEADER}\nearlier,{TASK},success,yes,ann\n" if name.endswith(".csv") else jsonl() + "\n"
+    path.write_text(row, encoding="utf-8-sig")
+    result = invoke(db, "import-labels", str(path))
+    assert result.exit_code == 0 and result.output == "1 labels: 1 judgments written, 0 already there\n"
 
 
 def test_a_clean_annotator_with_spaces_still_imports(db: Path, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import generate_private_key
 
 from p2w_rt.cli import main
 from p2w_rt.schemas import GENESIS_HASH, NewEvent, RunFinished, StoredEvent, uuid7
-from p2w_runtime.store import open_store, seal_streams
+from p2w_runtime.store import MARK_STREAM, open_store, seal_streams
 from tests.helpers.builders import episode, run_started
 from tests.helpers.paths import REPO
 from tests.helpers.raw_sqlite import raw_sqlite
@@ -340,3 +340,128 @@ def test_progress_goes_to_a_terminal_only(db: Path, tmp_path: Path) -> None:
         os.close(main_fd)
     assert done.returncode == 0 and b"imported december" in done.stdout
     assert b"importing" in shown and b"imported" not in shown
+
+
+def write_escaped(bundle: Path, records: list[Any], replace: tuple[bytes, bytes] = (b"", b"")) -> None:
+    """Lines as ``json.dumps`` writes them by default: a lone surrogate as its ``\\ud800`` escape, infinity as
+    ``Infinity`` (``replace`` then turns that text into what a forger wants)."""
+    body = "".join(json.dumps(r) + "\n" for r in records).encode()
+    bundle.write_bytes(zstandard.ZstdCompressor().compress(body.replace(*replace) if replace[0] else body))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("stream", "\ud800"),
+        ("event_id", "\ud800"),
+        ("type", "\ud800"),
+        ("recorded_at", "\udfff"),
+        ("seq", 10**30),
+        ("schema_version", -(10**30)),
+        ("payload", {"label": "december\ud800"}),
+        ("payload", {"episodes": 10**30}),
+    ],
+    ids=["stream", "event_id", "type", "recorded_at", "seq", "schema_version", "payload-text", "payload-int"],
+)
+def test_a_value_no_hash_can_hold_is_one_line_naming_the_field(
+    db: Path, tmp_path: Path, field: str, value: Any
+) -> None:
+    """A lone surrogate or an integer beyond 64 bits once reached the hash and ended in a ``TypeError`` traceback."""
+    bundle, bad = tmp_path / "december.p2w", tmp_path / "bad.p2w"
+    invoke(db, "export", "december", "-o", str(bundle))
+    records = read_lines(bundle)
+    number = next(n for n, r in enumerate(records, 1) if "event" in r)
+    event = records[number - 1]["event"]
+    if isinstance(value, dict):  # a key added to the payload
+        event[field] = {**event[field], **value}
+    else:  # text appended to the field, or a number in its place
+        event[field] = event[field] + value if isinstance(value, str) else value
+    write_escaped(bad, records)
+    result = invoke(tmp_path / "target.db", "import", str(bad))
+    assert result.exit_code == 1 and f"{bad}: line {number}: event field '{field}'" in result.output, result.output
+    assert len(result.output.splitlines()) == 1 and not (tmp_path / "target.db").exists()
+
+
+def test_a_number_beyond_a_finite_float_is_refused_not_stored_as_null(db: Path, tmp_path: Path) -> None:
+    """``1e999`` reads as infinity, which orjson hashes and stores as ``null``: a forger recomputing the hashes over
+    that ``null`` had a bundle that imported, its number silently gone."""
+    bundle, bad = tmp_path / "december.p2w", tmp_path / "bad.p2w"
+    invoke(db, "export", "december", "-o", str(bundle))
+
+    def infinite_cost(event: dict[str, Any]) -> None:
+        if event["type"] == "episode.finished":
+            event["payload"]["cost_usd"] = float("inf")
+
+    records = forge(read_lines(bundle), infinite_cost)
+    write_escaped(bad, records, (b"Infinity", b"1e999"))
+    number = next(n for n, r in enumerate(records, 1) if r.get("event", {}).get("type") == "episode.finished")
+    result = invoke(tmp_path / "target.db", "import", str(bad))
+    assert result.exit_code == 1, result.output
+    assert f"{bad}: line {number}: number 1e999 does not fit a finite float" in result.output
+    assert len(result.output.splitlines()) == 1 and not (tmp_path / "target.db").exists()
+
+
+@pytest.mark.parametrize("kind", ["mark-stream", "upper-case"])
+def test_a_bundle_whose_run_id_the_store_never_gives_a_run_is_refused(db: Path, tmp_path: Path, kind: str) -> None:
+    """The store's own stream as a run: imported, ``verify`` then appended its marks into that "run"."""
+    bundle, bad = tmp_path / "december.p2w", tmp_path / "bad.p2w"
+    invoke(db, "export", "december", "-o", str(bundle))
+    run_id = read_lines(bundle)[0]["run_id"]
+    renamed = MARK_STREAM if kind == "mark-stream" else run_id.upper()
+    records = forge(json.loads(json.dumps(read_lines(bundle)).replace(run_id, renamed)), lambda event: None)
+    write_lines(bad, records)
+    result = invoke(tmp_path / "target.db", "import", str(bad))
+    assert result.exit_code == 1, result.output
+    assert f"{bad}: the bundle's run id {renamed!r} is not one the store gives a run" in result.output
+    assert len(result.output.splitlines()) == 1 and not (tmp_path / "target.db").exists()
+
+
+def test_a_huge_header_count_is_clipped_in_the_message(db: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "december.p2w"
+    invoke(db, "export", "december", "-o", str(bundle))
+    records = read_lines(bundle)
+    records[0]["events"] = 10**4000
+    write_lines(bundle, records)
+    result = invoke(tmp_path / "target.db", "import", str(bundle))
+    assert result.exit_code == 1 and "bundle is incomplete" in result.output and "(4001 characters)" in result.output
+    assert len(result.output) < 400
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["plain", "force"])
+def test_export_never_replaces_what_is_not_a_regular_file(db: Path, tmp_path: Path, force: bool) -> None:
+    """Moving the bundle into place replaces the directory entry: --force once made a symlink, or (as root)
+    ``/dev/full``, a regular file."""
+    target = tmp_path / "kept.txt"
+    target.write_text("what the link points at")
+    link, dangling, fifo, folder = (tmp_path / n for n in ("link.p2w", "dangling.p2w", "fifo.p2w", "folder.p2w"))
+    link.symlink_to(target)
+    dangling.symlink_to(tmp_path / "nowhere")
+    os.mkfifo(fifo)
+    folder.mkdir()
+    kinds = {link: "a symbolic link", dangling: "a symbolic link", fifo: "a named pipe", folder: "a directory"}
+    for path, kind in kinds.items():
+        result = invoke(db, "export", "december", "-o", str(path), *(["--force"] if force else []))
+        assert result.exit_code == 1 and f"{path}: is {kind}, not a regular file" in result.output, result.output
+        assert len(result.output.splitlines()) == 1
+    assert link.is_symlink() and dangling.is_symlink() and target.read_text() == "what the link points at"
+    assert fifo.is_fifo() and folder.is_dir() and not (tmp_path / "nowhere").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_key_paths_that_are_no_regular_file_or_too_large_are_refused_unread(db: Path, tmp_path: Path) -> None:
+    """``--trusted-key /dev/zero`` once read until memory ran out: a key is a small regular file."""
+    bundle = tmp_path / "december.p2w"
+    invoke(db, "export", "december", "-o", str(bundle))
+    private, public = write_key(tmp_path / "lab")
+    huge = tmp_path / "huge.pub"
+    huge.write_bytes(public.read_bytes() + b"\n" * (64 * 1024))
+    for args, expected in (
+        (["import", str(bundle), "--trusted-key", str(tmp_path)], f"{tmp_path}: not a regular file"),
+        (["import", str(bundle), "--trusted-key", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["import", str(bundle), "--trusted-key", str(huge)], f"{huge}: larger than 64 KiB"),
+        (["export", "december", "-o", str(tmp_path / "b.p2w"), "--sign", str(tmp_path)], "not a regular file"),
+    ):
+        result = invoke(tmp_path / "target.db", *args) if args[0] == "import" else invoke(db, *args)
+        assert result.exit_code == 1 and expected in result.output, result.output
+        assert len(result.output.splitlines()) == 1
+    assert not (tmp_path / "target.db").exists() and not (tmp_path / "b.p2w").exists()

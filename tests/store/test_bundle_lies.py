@@ -249,3 +249,17 @@ def test_a_refused_bundle_leaves_no_private_copy(db: Path, tmp_path: Path) -> No
     with pytest.raises(BundleError, match="header names run"):
         verify_bundle(bundle)
     assert set(Path(tempfile.gettempdir()).glob("p2w-bundle-*")) == before
+
+
+def test_an_export_names_the_run_by_its_run_started_not_by_an_edited_summary_row(db: Path, tmp_path: Path) -> None:
+    """The listings read a summary row, which no trigger guards (``docs/design/summaries.md``): a run found by a
+    label someone wrote into that row is still exported under its own, and the bundle imports."""
+    assert invoke(db, "runs").exit_code == 0  # the first reader writes the rows
+    with raw_sqlite(db) as conn:
+        conn.execute(r"""UPDATE summaries SET body = replace(body, '\"label\":\"december\"', '\"label\":\"EDITED\"')""")
+    bundle = tmp_path / "edited.p2w"
+    assert invoke(db, "export", "EDITED", "-o", str(bundle)).exit_code == 0
+    target = tmp_path / "target.db"
+    imported = invoke(target, "import", str(bundle))
+    assert imported.exit_code == 0, imported.output
+    assert imported.output.startswith("imported december (")

@@ -143,13 +143,14 @@ def test_bundle_import_refuses_a_second_run_under_a_taken_label_in_one_line(tmp_
     async def export() -> None:
         async with open_store(there) as store:
             run = await find_run(store, "nightly")
-            await export_bundle(store, run.run_id, bundle, label=run.label)
+            await export_bundle(store, run.run_id, bundle)
 
     asyncio.run(export())
     result = CliRunner().invoke(main, ["--db", str(here), "import", str(bundle)])
     assert result.exit_code != 0
     assert result.stderr.strip().splitlines() == [
-        f"error: label 'nightly' is already used by run {kept} in {here}; choose another"
+        f"error: {bundle}: label 'nightly' is already used by run {kept} in {here}, and an imported run keeps its "
+        "label: import the bundle into another database (--db)"
     ]
 
     async def runs() -> list[tuple[str, int]]:
