@@ -153,7 +153,7 @@ def metrics_cmd(
     from p2w_cli.render.tables import show_tables
     from p2w_rt.replay.derived import metrics_tables
     from p2w_rt.replay.metrics import metrics_report
-    from p2w_runtime.domain import find_run
+    from p2w_runtime.domain import find_runs
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
     providers = list(metrics_tables().values())
@@ -167,7 +167,7 @@ def metrics_cmd(
             tables: list[Table] = []
             chosen = [p for p in providers if judge is None or judge in p.judges]
             if chosen:  # a plugin's own tables, when the runs hold its judgments
-                runs = [await find_run(store, ref) for ref in run_refs]
+                runs = await find_runs(store, run_refs)
                 for provider in chosen:
                     tables += await provider.tables(store, runs, judge)
         persona2web = report is not None and any(v is not None for row in report.rows for v in row.figures.values())

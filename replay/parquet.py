@@ -8,6 +8,8 @@ paid for, with ``counted`` saying whether its episode counts.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from p2w_rt.schemas import LlmCall
 from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
+from p2w_runtime.files import partial_path
 from p2w_runtime.store import EventStore
 
 FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")
@@ -146,10 +149,30 @@ async def export_parquet(store: EventStore, runs: Sequence[RunInfo], request: Ex
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in SCHEMAS}
     for run in runs:
         await _run_rows(store, run, rows)
-    folder.mkdir(exist_ok=True)
-    for name, schema in SCHEMAS.items():
-        pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), folder / f"{name}.parquet")
+    _write_tables(folder, rows)
     return ParquetSummary(folder, len(runs), {name: len(r) for name, r in rows.items()})
+
+
+def _write_tables(folder: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Each table written beside its name and moved into place once all are written: a folder that cannot take
+    them (read-only, full) is one ``ExportFolderError`` and keeps no partial table, nor a folder made for them."""
+    made = not folder.exists()
+    partials = {name: partial_path(folder / f"{name}.parquet") for name in SCHEMAS}
+    try:
+        folder.mkdir(exist_ok=True)
+        for name, schema in SCHEMAS.items():
+            pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), partials[name])
+        for name, partial in partials.items():
+            os.replace(partial, folder / f"{name}.parquet")
+    except OSError as exc:  # pyarrow's write errors are OSErrors too
+        for partial in partials.values():
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+        if made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        reason = exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
+        raise ExportFolderError(f"{folder}: cannot write the tables ({reason})") from None
 
 
 async def _run_rows(store: EventStore, run: RunInfo, rows: dict[str, list[dict[str, Any]]]) -> None:

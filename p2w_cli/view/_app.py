@@ -79,13 +79,14 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         return page("error.html", status, heading=heading, message=message, back_run=back)
 
     async def runs(request: Request) -> Response:
-        judge = _only(request, "judge")
+        (judge,) = _only(request, "judge")
         rows = await queries.runs(judge)
         live = runs_live([row.info for row in rows])  # the state the rows show
         return page("runs.html", rows=rows, live=live, judge=judge)
 
     async def api_runs(request: Request) -> Response:
-        return data(await queries.runs(_only(request, "judge")))
+        (judge,) = _only(request, "judge")
+        return data(await queries.runs(judge))
 
     async def run(request: Request) -> Response:
         return page("run.html", p=await queries.run(request.path_params["run_id"], *parse_filter(request.query_params)))
@@ -155,18 +156,16 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
         if not hmac.compare_digest(form.get("token", [""])[0], annotating.token):
             raise Forbidden("the label form's token is not this viewer's: reload the episode page and label again")
         run_id, episode_id = request.path_params["run_id"], request.path_params["episode_id"]
+        back = _whole("page", form.get("page", ["1"])[0], 1)  # checked before anything is written
         summary = await queries.label(run_id, episode_id, form, annotating.annotator)
-        back = _whole("page", form.get("page", ["1"])[0], 1)
         done = "written" if summary.written else "already"
         return RedirectResponse(links.episode(run_id, episode_id, page=back, labelled=done) + "#label-form", 303)
 
     async def compare(request: Request) -> Response:
-        q = request.query_params
-        return page("compare.html", c=await queries.compare(q.get("a", ""), q.get("b", ""), q.get("judge", "")))
+        return page("compare.html", c=await queries.compare(*_only(request, "a", "b", "judge")))
 
     async def api_compare(request: Request) -> Response:
-        q = request.query_params
-        return data(await queries.compare(q.get("a", ""), q.get("b", ""), q.get("judge", "")))
+        return data(await queries.compare(*_only(request, "a", "b", "judge")))
 
     async def plot(request: Request) -> Response:
         png = await queries.plot(request.path_params["run_id"], request.path_params["name"])
@@ -252,12 +251,13 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
     return app
 
 
-def _only(request: Request, name: str) -> str:
-    """The one query parameter of a page that takes only ``name`` (empty when not given); any other is a 400."""
-    odd = next((k for k in request.query_params if k != name), None)
+def _only(request: Request, *names: str) -> tuple[str, ...]:
+    """The query parameters of a page that takes only ``names`` (each empty when not given); any other is a 400."""
+    odd = next((k for k in request.query_params if k not in names), None)
     if odd is not None:
-        raise BadRequest("Bad parameter", f"?{odd[:40]}=: not a parameter of this page (only ?{name}=)")
-    return request.query_params.get(name, "")
+        allowed = ", ".join(f"?{n}=" for n in names)
+        raise BadRequest("Bad parameter", f"?{odd[:40]}=: not a parameter of this page (only {allowed})")
+    return tuple(request.query_params.get(n, "") for n in names)
 
 
 def _whole(name: str, text: str, least: int) -> int:

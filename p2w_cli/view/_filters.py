@@ -19,11 +19,14 @@ PARAMETERS = ("level", "website", "label", "success", "end", "judge", "sort", "o
 SEARCH_PARAMETERS = ("q", "in", "judge", "page")
 MAX_SEARCH = 200
 """Characters of a search: longer than any task id, query or answer phrase worth typing."""
+MAX_DIGITS = 18
+"""Digits of a page or level number: more than any run has pages, and within SQLite's integers."""
 
 
 def _whole(name: str, text: str, *, least: int, heading: str = "Bad filter") -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) < least:  # "²".isdigit(), int("²") fails
-        raise BadRequest(heading, f"?{name}={text!r}: not an integer ≥ {least}")
+    """ASCII digits only ("²".isdigit(), int("²") fails), and few enough for int() (it refuses 4300 and more)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS or int(text) < least:
+        raise BadRequest(heading, f"?{name}={text[:40]!r}: not an integer ≥ {least} of at most {MAX_DIGITS} digits")
     return int(text)
 
 

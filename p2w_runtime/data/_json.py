@@ -6,7 +6,8 @@ and trajectory files nest fewer than 20 levels, so anything beyond ``MAX_DEPTH``
 
 Python's decoder also takes ``NaN``, ``Infinity`` and ``-Infinity`` (and turns ``1e400`` into infinity), which
 JSON does not have: a recorded payload would store them as ``null`` (orjson), changing the value silently. They
-are refused here, naming the field.
+are refused here, naming the field, as is an integer of more digits than ``int()`` converts (4300), which
+``json.loads`` fails on with a bare ``ValueError``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def parse_json(text: str) -> Any:
         value = json.loads(text)
     except RecursionError:
         raise NestedTooDeep(f"invalid JSON: nested more than {MAX_DEPTH} levels deep") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer of more digits than int() converts: read again so that its field is named
+        value = json.loads(text, parse_int=_integer)
     deep, odd = _scan(value, MAX_DEPTH)
     if deep:
         raise NestedTooDeep(f"invalid JSON: nested more than {MAX_DEPTH} levels deep")
@@ -46,6 +51,14 @@ def parse_json(text: str) -> Any:
         field, number = next(_non_finite(value, ""))
         raise NotFinite(field, number)
     return value
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer, or an infinity when it has more digits than ``int()`` converts (``NotFinite`` then)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return -math.inf if digits.startswith("-") else math.inf
 
 
 def _scan(value: Any, limit: int) -> tuple[bool, bool]:

@@ -23,7 +23,16 @@ from p2w_runtime.domain._lifecycle import (
     start_run,
 )
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
-from p2w_runtime.domain._runs import BadRunStarted, RunInfo, UnknownRun, find_run, list_runs, match_run
+from p2w_runtime.domain._runs import (
+    BadRunStarted,
+    RunInfo,
+    UnknownRun,
+    check_named_once,
+    find_run,
+    find_runs,
+    list_runs,
+    match_run,
+)
 from p2w_runtime.domain._seal import append_sealed, episode_seals
 from p2w_runtime.domain._started import Provenance, TaskLike, episode_started
 from p2w_runtime.domain._streams import (
@@ -93,7 +102,9 @@ __all__ = [
     "UnknownRun",
     "BadRunStarted",
     "check_label_free",
+    "check_named_once",
     "find_run",
+    "find_runs",
     "list_runs",
     "match_run",
     "ATTEMPT_MARK",

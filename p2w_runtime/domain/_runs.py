@@ -10,11 +10,19 @@ from pydantic import ValidationError
 
 from p2w_rt.schemas import ChainedEvent, RunFinished, RunStarted
 from p2w_runtime.domain._summaries import run_summaries
+from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore, StoreError
 
 
 class UnknownRun(StoreError):
     """No run matches the id or label the user gave."""
+
+
+class RunNamedTwice(UserError):
+    """A command over several runs was given one run twice (the same reference, or its label and an id prefix):
+    every figure over the runs would count its episodes twice."""
+
+    exit_code = 2
 
 
 class BadRunStarted(StoreError):
@@ -60,8 +68,29 @@ async def find_run(store: EventStore, ref: str) -> RunInfo:
     return match_run(await list_runs(store), ref, getattr(store, "label", "the store"))
 
 
+async def find_runs(store: EventStore, refs: Sequence[str]) -> list[RunInfo]:
+    """Each reference as its run (``find_run``, over one listing); a run named twice is ``RunNamedTwice``."""
+    runs = await list_runs(store)
+    found = [match_run(runs, ref, getattr(store, "label", "the store")) for ref in refs]
+    check_named_once(refs, found, [None] * len(found))
+    return found
+
+
+def check_named_once(refs: Sequence[str], runs: Sequence[RunInfo], stores: Sequence[object]) -> None:
+    """``RunNamedTwice`` when two of ``refs`` found the same run (``runs``) of the same store (``stores``: runs of
+    two files may share an id, one file being a copy of the other)."""
+    seen: dict[tuple[object, str], str] = {}
+    for ref, run, store in zip(refs, runs, stores, strict=True):
+        first = seen.get((store, run.run_id))
+        if first is not None:
+            said = "" if first == ref else f" (as {clip(first)!r} and {clip(ref)!r})"
+            raise RunNamedTwice(f"run {run.label!r} ({run.run_id}) is named twice{said}: name each run once")
+        seen[(store, run.run_id)] = ref
+
+
 def match_run(runs: Sequence[RunInfo], ref: str, where: str) -> RunInfo:
-    """``find_run`` over runs already listed (``where`` names their store in the error)."""
+    """``find_run`` over runs already listed (``where`` names their store in the error); an id prefix of several
+    runs is refused naming them, never one of them picked."""
     for run in runs:
         if run.run_id == ref:
             return run
@@ -71,6 +100,10 @@ def match_run(runs: Sequence[RunInfo], ref: str, where: str) -> RunInfo:
     prefixed = [r for r in runs if r.run_id.startswith(ref)]
     if len(prefixed) == 1:
         return prefixed[0]
+    if len(prefixed) > 1:
+        shown = ", ".join(f"{r.run_id} ({r.label})" for r in prefixed[:5])
+        more = f" and {len(prefixed) - 5} more" if len(prefixed) > 5 else ""
+        raise UnknownRun(f"run {ref!r} in {where} is ambiguous: an id prefix of {shown}{more}")
     known = ", ".join(r.label for r in runs[-5:]) or "none"
     raise UnknownRun(f"no run {ref!r} in {where} (labels: {known})")
 

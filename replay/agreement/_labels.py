@@ -58,7 +58,7 @@ def _rows(path: Path) -> list[tuple[str, dict[str, object]]]:
     if path.stat().st_size > MAX_FILE_BYTES:
         raise UserError(f"{path}: {path.stat().st_size} bytes is more than a label file may hold ({MAX_FILE_BYTES})")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV starts with a byte order mark
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read labels ({exc})") from None
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
@@ -79,17 +79,23 @@ def _rows(path: Path) -> list[tuple[str, dict[str, object]]]:
             rows.append((f"{path}:{n}", row))
         return rows
     reader = csv.DictReader(io.StringIO(text))
-    missing = [f for f in FIELDS if f not in (reader.fieldnames or [])]
-    if missing:
-        raise UserError(f"{path}: header lacks column {missing[0]!r} (needs {', '.join(FIELDS)})")
-    return [(f"{path}:{n}", dict(row)) for n, row in enumerate(reader, 2)]
+    try:  # csv.Error: a field over csv.field_size_limit() characters, or a malformed line
+        missing = [f for f in FIELDS if f not in (reader.fieldnames or [])]
+        if missing:
+            raise UserError(f"{path}: header lacks column {missing[0]!r} (needs {', '.join(FIELDS)})")
+        return [(f"{path}:{n}", dict(row)) for n, row in enumerate(reader, 2)]
+    except csv.Error as exc:
+        raise UserError(f"{path}:{reader.line_num + 1}: not CSV ({exc})") from None  # the line it failed in
 
 
 def _number(where: str, name: str, raw: object) -> float:
     if isinstance(raw, bool):
         return float(raw)
     if isinstance(raw, int | float):
-        value = float(raw)
+        try:
+            value = float(raw)
+        except OverflowError:  # a JSON integer of 309 digits or more
+            raise UserError(f"{where}: field {name!r}: {clip(raw)} is not a finite number") from None
     elif (text := str(raw).strip().lower()) in WORDS:
         return WORDS[text]
     else:

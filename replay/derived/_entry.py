@@ -16,7 +16,7 @@ from p2w_rt.replay.derived._pass import Outcome, Tally
 from p2w_rt.replay.derived._producer import Producer
 from p2w_rt.replay.derived._registry import Family
 from p2w_rt.replay.derived._runner import run_pass
-from p2w_runtime.domain import RunInfo, episodes_of, find_run
+from p2w_runtime.domain import RunInfo, episodes_of, find_runs
 from p2w_runtime.store import EventStore
 
 P = TypeVar("P", bound=Producer[Any, Any, Any])
@@ -67,8 +67,9 @@ class PassWatch(Generic[OutcomeT, SummaryT]):
 
 
 async def resolve_runs(store: EventStore, run_refs: Sequence[str]) -> list[RunInfo]:
-    """Each reference (id, label or unique prefix) as its run, every one checked before any pass starts."""
-    return [await find_run(store, ref) for ref in run_refs]
+    """Each reference (id, label or unique prefix) as its run, every one checked (a run named twice refused) before
+    any pass starts."""
+    return await find_runs(store, run_refs)
 
 
 async def run_family(

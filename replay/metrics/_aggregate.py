@@ -14,7 +14,7 @@ DEFAULT_BY = ("architecture", "model", "scheme")
 
 
 class BadGrouping(UserError):
-    """``--by`` names a column that does not exist."""
+    """``--by`` names a column that does not exist, or one twice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,9 @@ def check_by(by: Sequence[str]) -> tuple[str, ...]:
     unknown = [name for name in by if name not in GROUP_KEYS]
     if unknown:
         raise BadGrouping(f"--by: unknown column(s) {', '.join(unknown)}; choose from {', '.join(GROUP_KEYS)}")
+    twice = next((name for n, name in enumerate(by) if name in by[:n]), None)
+    if twice is not None:  # it would only print the same column twice
+        raise BadGrouping(f"--by: column {twice} is given twice; name each column once")
     return tuple(by)
 
 

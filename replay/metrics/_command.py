@@ -9,7 +9,7 @@ from pathlib import Path
 from p2w_rt.replay.metrics._aggregate import DEFAULT_BY, MetricRow, aggregate, check_by, levels_of
 from p2w_rt.replay.metrics._collect import EpisodeScore, collect_scores
 from p2w_rt.replay.metrics._plot import check_plot_path, plot_levels
-from p2w_runtime.domain import find_run
+from p2w_runtime.domain import find_runs
 from p2w_runtime.store import EventStore
 
 
@@ -47,7 +47,7 @@ async def metrics_report(
         family("judge").check(judge)
     if plot:
         check_plot_path(plot)
-    runs = [await find_run(store, ref) for ref in run_refs]
+    runs = await find_runs(store, run_refs)
     group_by = check_by(by) if by else DEFAULT_BY
     scores = await collect_scores(store, runs, judge_id=judge)
     rows = aggregate(scores, group_by)

@@ -65,6 +65,7 @@ async def export_otel(store: EventStore, runs: Sequence[RunInfo], request: Expor
         raise TraceFileError(f"{path}: cannot write the trace file ({exc.strerror})") from None
     finally:
         if partial is not None:
-            partial.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # never created on a read-only folder: the error above is the one said
+                partial.unlink(missing_ok=True)
     sent = len(annotations) if request.annotations else None
     return OtelSummary(tuple(runs), path, endpoint, traces, spans, sent)

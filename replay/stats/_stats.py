@@ -15,6 +15,7 @@ from typing import Any
 
 from p2w_rt.replay.diff import DEFAULT_JUDGE, RunData, load_run_data, open_runs, parse_ref
 from p2w_rt.replay.metrics import METRICS, json_figure
+from p2w_runtime.domain import check_named_once
 
 TaskKey = tuple[str, int | None, str | None]
 
@@ -80,8 +81,10 @@ def run_stats(runs: Sequence[RunData]) -> RunStats:
 
 
 async def stats_of(default_db: Path | str, run_refs: Sequence[str], *, judge: str = DEFAULT_JUDGE) -> RunStats:
-    """Load every run (each possibly from another file) and compute the Table 8 figures."""
+    """Load every run (each possibly from another file) and compute the Table 8 figures; a run named twice is
+    refused (it would be two repeats with the same figures: a smaller deviation than the runs have)."""
     refs = [parse_ref(ref, default_db) for ref in run_refs]
     async with open_runs(refs) as opened:
+        check_named_once(run_refs, [o.info for o in opened], [id(o.store) for o in opened])  # a file opens once
         runs = [await load_run_data(o.store, o.info, judge, source=o.ref.text) for o in opened]
     return run_stats(runs)

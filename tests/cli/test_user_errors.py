@@ -217,6 +217,38 @@ def test_metrics_csv_is_one_csv(judged: Path) -> None:
     assert rows[0][:2] == ["model", "level"] and [r[1] for r in rows[1:]] == ["0", "2"]
 
 
+@pytest.mark.parametrize("command", [("metrics", "--by", "run"), ("classify", "--summary", "--json"), ("stats",)])
+def test_a_run_named_twice_is_refused_naming_it(judged: Path, command: tuple[str, ...]) -> None:
+    """Named twice (alike, or by label and id prefix), a run would count twice: metrics said 48/48 judged of a
+    24-episode run, stats two runs with a std of 0."""
+    run_id = json.loads(invoke("--db", str(judged), "runs", "--json")[1].splitlines()[0])["run_id"]
+    before = events(judged)
+    for refs, how in (
+        (["cli-run", "cli-run"], "twice: name"),
+        (["cli-run", run_id[:8]], f"'cli-run' and '{run_id[:8]}'"),
+    ):
+        code, out, err = invoke("--db", str(judged), command[0], *refs, *command[1:])
+        assert code == 2 and out == ""
+        one_error_line(err, f"run 'cli-run' ({run_id}) is named twice", how)
+    assert events(judged) == before
+
+
+def test_an_id_prefix_of_two_runs_is_ambiguous_naming_both(judged: Path) -> None:
+    other = build(judged, label="other-run")
+    first = json.loads(invoke("--db", str(judged), "runs", "--json")[1].splitlines()[0])["run_id"]
+    prefix = os.path.commonprefix([first, other])
+    assert prefix, "two runs made in one second share the start of their time-ordered ids"
+    code, out, err = invoke("--db", str(judged), "show", prefix)
+    assert code == 2 and out == ""
+    one_error_line(err, f"run {prefix!r}", "is ambiguous", f"{first} (cli-run)", f"{other} (other-run)")
+
+
+def test_metrics_by_a_column_twice_is_refused(judged: Path) -> None:
+    code, out, err = invoke("--db", str(judged), "metrics", "cli-run", "--by", "level,level")
+    assert code == 1 and out == ""
+    one_error_line(err, "--by: column level is given twice")
+
+
 # -- replay: cached failures ----------------------------------------------------------------------------------------
 
 

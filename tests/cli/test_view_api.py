@@ -94,6 +94,14 @@ def test_api_errors_are_json_with_the_pages_status(demo_url: str) -> None:
     assert status == 404 and body["error"] == "Not found"
 
 
+def test_compare_refuses_an_unknown_parameter_as_every_page_does(demo_url: str) -> None:
+    status, body = get_json(demo_url + "api/compare?a=earlier&b=later&zzz=1")
+    assert status == 400 and body["error"] == "Bad parameter" and body["message"].startswith("?zzz=:"), body
+    assert "?a=, ?b=, ?judge=" in body["message"]
+    status, _, html = fetch(demo_url + "compare?a=earlier&b=later&zzz=1")
+    assert status == 400 and "Bad parameter" in html.decode()
+
+
 def test_pages_list_the_runs_once_until_the_log_moves(demo: Path, tmp_path: Path) -> None:
     db = tmp_path / "cached.db"
     shutil.copy(demo, db)
@@ -144,6 +152,8 @@ def test_an_unknown_judge_is_a_400_naming_it_and_the_known_judges(demo_url: str)
         ("level=-1", "?level="),
         ("page=5", "?page="),
         ("colour=red", "?colour"),
+        ("page=" + "9" * 5000, "?page="),  # over int()'s 4300 digits
+        ("level=" + "1" * 5000, "?level="),
     ],
 )
 def test_an_invalid_filter_value_is_a_400_naming_the_parameter(demo_url: str, query: str, named: str) -> None:

@@ -227,6 +227,8 @@ def test_labels_posted_from_the_episode_page_are_what_agree_reads(demo: Path, tm
             (good, "http://evil.example", 403, "evil.example"),
             ([*good, ("note", "x" * 100_000)], "same", 400, "more than a label form"),
             ([*good, ("note", "hi")], "same", 400, "form field &#39;note&#39; is not a field"),
+            ([*good, ("page", "0")], "same", 400, "?page=0: must be at least 1"),
+            ([*good, ("page", "abc")], "same", 400, "?page=&#39;abc&#39;: not a whole number"),
         ):
             got = _post(target, fields, origin)
             assert got[0] == status and says in got[2], (fields, got[0], got[2][-600:])

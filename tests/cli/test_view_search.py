@@ -88,6 +88,7 @@ def test_every_page_has_the_search_box(demo_url: str) -> None:
         ("q=tomas&page=0", "?page="),
         ("q=tomas&page=9", "?page="),
         ("q=tomas&page=%C2%B2", "?page="),
+        ("q=tomas&page=" + "9" * 5000, "?page="),  # over int()'s 4300 digits
         ("q=tomas&colour=red", "?colour"),
     ],
 )

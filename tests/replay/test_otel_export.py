@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections import defaultdict
@@ -265,6 +268,24 @@ def test_bad_requests_are_refused_and_write_nothing(db: Path, tmp_path: Path) ->
     out.write_text("old")
     ok(db, "export", "earlier", "--format", "otel", "-o", str(out), "--force")
     assert out.read_text().count("\n") == 24
+
+
+def test_a_read_only_folder_is_one_line_naming_the_file_and_leaves_nothing(db: Path, tmp_path: Path) -> None:
+    """Root writes through ``chmod``, so the folder is a read-only bind mount that only the command sees."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    out = folder / "t.jsonl"
+    unshare = ["unshare", "-m", "--propagation", "private"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+    p2w_rt = str(Path(sys.executable).with_name("p2w-rt"))
+    command = [p2w_rt, "--db", str(db), "export", "earlier", "--format", "otel", "-o", str(out)]
+    done = subprocess.run([*unshare, "sh", "-c", script, "sh", str(folder), *command], capture_output=True, text=True)
+    if done.stderr.startswith(("unshare:", "mount:")):
+        pytest.skip(f"cannot make a private read-only mount here ({done.stderr.strip()[:200]})")
+    assert (
+        done.returncode == 1 and done.stderr == f"error: {out}: cannot write the trace file (Read-only file system)\n"
+    )
+    assert list(folder.iterdir()) == []
 
 
 def test_secrets_stay_redacted(tmp_path: Path) -> None:

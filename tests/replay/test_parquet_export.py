@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -108,3 +111,29 @@ def test_unknown_runs_and_an_occupied_folder_are_refused_before_writing(db: Path
     assert "episodes 3" in p2w(path, "export", "ao", "--format", "parquet", "-o", str(out), "--force")
     two = CliRunner().invoke(main, ["--db", str(path), "export", "ao", "bu", "-o", str(tmp_path / "x.p2w")])
     assert two.exit_code == 2 and "one RUN" in two.output
+
+
+def test_a_folder_that_cannot_take_the_tables_is_one_line_and_keeps_no_partial_table(db: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    under_a_file = CliRunner().invoke(
+        main, ["--db", str(db), "export", "ao", "--format", "parquet", "-o", str(blocker / "tables")]
+    )
+    assert under_a_file.exit_code == 1 and under_a_file.output == (
+        f"error: {blocker / 'tables'}: cannot write the tables (Not a directory)\n"
+    )
+    disk = tmp_path / "disk"  # a real full disk: a 32 KiB tmpfs that only the command sees; a table or two fit
+    disk.mkdir()
+    unshare = ["unshare", "-m", "--propagation", "private"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    p2w_rt = str(Path(sys.executable).with_name("p2w-rt"))
+    export = f'"{p2w_rt}" --db "{db}" export ao bu earlier --format parquet -o "{disk}/tables"'
+    script = f'mount -t tmpfs -o size=32k tmpfs "{disk}" && {{ {export}; echo "exit $?"; ls -A "{disk}"; }}'
+    done = subprocess.run([*unshare, "sh", "-c", script], capture_output=True, text=True)
+    if done.stderr.startswith(("unshare:", "mount:")):
+        pytest.skip(f"cannot mount a private tmpfs here ({done.stderr.strip()[:200]})")
+    assert done.stdout == "exit 1\n", "no table and no folder left on the full disk"
+    assert (
+        done.stderr.startswith(f"error: {disk / 'tables'}: cannot write the tables (")
+        and "No space left" in done.stderr
+    )
+    assert len(done.stderr.splitlines()) == 1
