@@ -106,8 +106,14 @@ def verify(
                 met = None
                 if report.collected is not None and report.through is not None:
                     met = Met(report.through, report.collected)
-                for where, reason in await check_summaries(store, run_id, met):
-                    report.problems.append(Problem(where, None, None, reason))
+                try:
+                    for where, reason in await check_summaries(store, run_id, met):
+                        report.problems.append(Problem(where, None, None, reason))
+                except (TypeError, ValueError) as exc:  # a lifecycle event's field edited to what no row can hold
+                    if report.ok:
+                        raise
+                    reason = f"the run and episode summaries: not checked, an event above cannot be folded ({exc})"
+                    report.problems.append(Problem("summaries", None, None, reason))
             marked = run_id is None and await append_mark(store, report)
             return report, run_id, (await head_digest(store, run_id) if run_id else None), marked
 

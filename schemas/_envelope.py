@@ -147,8 +147,14 @@ class StoredEvent:
         )
 
     def hash_matches(self) -> bool:
-        """Whether ``hash`` is this content's: what every chain check asks of an event."""
-        return self.hash_derived or self.compute_hash() == self.hash
+        """Whether ``hash`` is this content's: what every chain check asks of an event. Content no event can hold
+        (bytes, or a number, in a column SQLite's dynamic types let an editor fill so) matches no hash."""
+        if self.hash_derived:
+            return True
+        try:
+            return self.compute_hash() == self.hash
+        except TypeError:
+            return False
 
     @classmethod
     def seal(cls, new: NewEvent, *, seq: int, prev_hash: str, position: int | None = None) -> StoredEvent:

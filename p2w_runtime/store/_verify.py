@@ -119,6 +119,9 @@ class ChainPass:
 
     def check(self, event: StoredEvent) -> None:
         stream, type_ = event.stream, event.type
+        if type(event.seq) is not int:  # a seq column edited to text: no head can follow from it
+            self.found(event, LINK, f"seq {clip(repr(event.seq))} is not a number")
+            return
         if type_ in self._noted:
             self._note(event)
         head = self.heads.get(stream)

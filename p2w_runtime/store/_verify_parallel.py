@@ -100,7 +100,7 @@ async def pass_range(store: EventStore, after: int, through: int, collect: froze
             if (event.position or 0) > through:
                 break
             result.events += 1
-            if event.stream not in chain.heads:
+            if event.stream not in chain.heads and type(event.seq) is int:  # else ``check`` names the seq
                 result.first[event.stream] = (event.seq, event.prev_hash, event.event_id, event.position or 0)
                 if after > 0:  # continues a range before: taken as it comes, the stitch links it
                     chain.heads[event.stream] = (event.seq - 1, event.prev_hash)

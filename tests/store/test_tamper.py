@@ -103,6 +103,26 @@ def test_the_untouched_demo_verifies_with_its_pass_seals(db: Path) -> None:
     assert report["seals"] == 2 * (24 + 24 + 25 + 26)
 
 
+@pytest.mark.parametrize(
+    ("column", "value", "named"),
+    [
+        ("seq", "'abc'", "seq 'abc' is not a number"),
+        ("recorded_at", "x'ff'", "content does not match its hash (modified)"),
+        ("stream", "42", "content does not match its hash (modified)"),
+    ],
+)
+def test_a_column_edited_to_a_value_of_another_type_is_named_not_a_traceback(
+    db: Path, column: str, value: str, named: str
+) -> None:
+    """SQLite keeps whatever type a column is given: text in ``seq``, bytes in ``recorded_at``."""
+    episode = failed_episode(db)
+    with attacker(db) as conn:
+        conn.execute(f"UPDATE events SET {column} = {value} WHERE stream = ? AND seq = 1", (episode,))
+    result = CliRunner().invoke(main, ["--db", str(db), "verify", "--full"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output and any(p.endswith(named) for p in problems(result)), result.output
+
+
 def test_deleting_a_whole_episode_stream_is_named_as_missing(db: Path) -> None:
     episode = failed_episode(db)
     with attacker(db) as conn:
