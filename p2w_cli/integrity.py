@@ -198,7 +198,7 @@ def export_cmd(
 ) -> None:
     """Write a run (events + blobs) to a portable single-file bundle, optionally signed; or runs as Parquet tables,
     or as OpenTelemetry traces."""
-    from p2w_runtime.domain import find_run
+    from p2w_runtime.domain import find_runs
 
     chosen = EXPORT_FORMATS[fmt]
     if sign_key is not None and fmt != "bundle":
@@ -216,7 +216,7 @@ def export_cmd(
     async def _export() -> object:
         exporter = chosen.load()
         async with open_db(ctx) as store:
-            runs = [await find_run(store, ref) for ref in run_refs]
+            runs = await find_runs(store, run_refs)
             with terminal_progress() as update:
                 progress = (lambda done, total: update("exporting", done, total)) if update else None
                 request = ExportRequest(

@@ -233,6 +233,15 @@ def test_a_run_named_twice_is_refused_naming_it(judged: Path, command: tuple[str
     assert events(judged) == before
 
 
+def test_an_export_of_a_run_named_twice_is_refused_and_writes_nothing(judged: Path, tmp_path: Path) -> None:
+    tables = tmp_path / "tables"
+    code, out, err = invoke(
+        "--db", str(judged), "export", "cli-run", "cli-run", "--format", "parquet", "-o", str(tables)
+    )
+    assert code == 2 and out == "" and not tables.exists()
+    one_error_line(err, "run 'cli-run' (", "is named twice")
+
+
 def test_an_id_prefix_of_two_runs_is_ambiguous_naming_both(judged: Path) -> None:
     other = build(judged, label="other-run")
     first = json.loads(invoke("--db", str(judged), "runs", "--json")[1].splitlines()[0])["run_id"]
