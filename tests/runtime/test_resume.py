@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -109,7 +110,7 @@ def test_resume_records_only_the_unfinished_tasks_of_the_recorded_selection(resu
     assert cli(resumed, "verify").exit_code == 0
 
 
-def test_runs_show_metrics_diff_stats_classify_count_the_same_episodes(resumed: Path):
+def test_runs_show_metrics_diff_stats_classify_count_the_same_episodes(resumed: Path, tmp_path: Path):
     (run,) = [json.loads(line) for line in cli(resumed, "runs", "--json").output.splitlines()]
     assert (run["status"], run["episodes"], run["attempts"]) == ("completed", 3, 4)
     shown = [json.loads(line) for line in cli(resumed, "show", "killed", "--json").output.splitlines()]
@@ -119,7 +120,9 @@ def test_runs_show_metrics_diff_stats_classify_count_the_same_episodes(resumed: 
     metrics = cli(resumed, "metrics", "killed", "--judge", "rubric-rules", "--format", "json")
     (row,) = [json.loads(line) for line in metrics.output.splitlines() if line.startswith("{")]
     diff = json.loads(cli(resumed, "diff", "killed", "killed", "--json").output)
-    stats = json.loads(cli(resumed, "stats", "killed", "killed", "--json").output)
+    copy = tmp_path / "copy.db"  # stats needs two runs, and refuses one run named twice: its copy is another
+    shutil.copy(resumed, copy)
+    stats = json.loads(cli(resumed, "stats", "killed", f"{copy}:killed", "--json").output)
     figures = {
         "metrics": (row["episodes"], round(row["success_rate"], 3), round(row["intent"], 3)),
         "diff": (
