@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from p2w_rt.schemas import CurationResult, ShopProfile
 from p2w_runtime.data._errors import DataError
-from p2w_runtime.data._memory_bank import read_json, validation_summary
+from p2w_runtime.data._memory_bank import read_json, read_json_lines, validation_summary
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -67,11 +67,10 @@ def load_curation(path: Path) -> list[CurationResult]:
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         lines = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    lines.append(CurationResult.model_validate_json(line))
-                except ValidationError as exc:
-                    raise DataError(f"{path}:{n}: {validation_summary(exc)}") from None
+        for n, row in read_json_lines(path):
+            try:
+                lines.append(CurationResult.model_validate(row))
+            except ValidationError as exc:
+                raise DataError(f"{path}:{n}: {validation_summary(exc)}") from None
         return lines
     return _records(path, CurationResult, "curated results")

@@ -7,6 +7,7 @@ record as "retrieved memory index"; the file order is therefore significant and 
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -16,35 +17,55 @@ from pydantic import ValidationError
 
 from p2w_rt.schemas import MemoryEntry, content_hash
 from p2w_runtime.data._errors import DataError
-from p2w_runtime.data._json import NestedTooDeep, NotFinite, parse_json
+from p2w_runtime.data._json import BadValue, NestedTooDeep, parse_json
 from p2w_runtime.errors import clip
 
 ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
 """Top-level keys under which the entry list may sit, in order of preference."""
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file, turning I/O and syntax problems into a ``DataError`` naming the file."""
+def _read_file(path: Path) -> bytes:
+    """A file's bytes, ``DataError`` naming it; a FIFO or a device is refused unopened (opening one may block)."""
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise DataError(f"{path}: not a regular file")
+        return path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
-    return decode_json(data, path)
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file, turning I/O and syntax problems into a ``DataError`` naming the file."""
+    return decode_json(_read_file(path), path)
+
+
+def read_json_lines(path: Path) -> list[tuple[int, Any]]:
+    """Each non-blank line of a JSON-lines file, parsed, with its number; a ``DataError`` names the file and line."""
+    text = _utf8(_read_file(path), path)
+    # split("\n"), not splitlines(): a JSON string may hold U+2028, which splitlines() breaks a line at
+    return [(n, _parse(line, f"{path}:{n}")) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
 
 
 def decode_json(data: bytes, where: str | Path) -> Any:
     """Parse a file's bytes (read from disk, or a blob a run carries); ``DataError`` naming ``where``."""
+    return _parse(_utf8(data, where), where)
+
+
+def _utf8(data: bytes, where: str | Path) -> str:
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(f"{where}: cannot read ({exc})") from None
+
+
+def _parse(text: str, where: str | Path) -> Any:
     try:
         return parse_json(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except (NestedTooDeep, NotFinite) as exc:
+    except (NestedTooDeep, BadValue) as exc:
         raise DataError(f"{where}: {exc}") from None
 
 

@@ -26,10 +26,11 @@ from p2w_rt.schemas import (
     PageCapture,
     ShopProfile,
     content_hash,
+    uuid7,
 )
 from p2w_runtime.agent import SiteHosting
 from p2w_runtime.browser import BrowserSession, capture_pages
-from p2w_runtime.data import DataError, load_curation, load_profiles
+from p2w_runtime.data import DataError, load_curation, load_profiles, read_json_lines
 from p2w_runtime.domain import EpisodeWriter, Provenance, RunSpec, append_sealed, episode_started, start_run
 from p2w_runtime.store import EventStore
 
@@ -66,14 +67,8 @@ def load_captures(folder: Path) -> dict[str, Capture]:
     if not manifest.is_file():
         raise DataError(f"{folder}: no captures.jsonl")
     out: dict[str, Capture] = {}
-    for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, row in read_json_lines(manifest):
         where = f"{manifest}:{n}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{where}: not JSON ({exc.msg})") from None
         if not isinstance(row, dict) or not isinstance(row.get("url"), str) or not row["url"]:
             raise DataError(f"{where}: field 'url' is missing")
         status = row.get("status")
@@ -181,11 +176,15 @@ async def import_curation(
         by_user.setdefault(p.user, []).append(p)
     pages = load_captures(captures) if captures else {}
     episodes = []
+    seen: dict[str, int] = {}
     for n, result in enumerate(loaded):
         matches = by_user.get(result.user, [])
         if len(matches) != 1:
             why = "no profile" if not matches else f"{len(matches)} profiles (give one category's file)"
             raise DataError(f"{results}: [{n}] field 'user': {result.user} has {why} in {profiles}")
+        if result.user in seen:  # one episode per user: a second one would silently replace the first
+            raise DataError(f"{results}: [{n}] field 'user': {result.user} is also at [{seen[result.user]}]")
+        seen[result.user] = n
         episodes.append((matches[0], result))
     if fetch:
         urls = [p.product_url for _, r in episodes for p in r.search_results[:RESULTS_JUDGED]]
@@ -200,9 +199,10 @@ async def import_curation(
         source="imported",
         import_format=CURATION_FORMAT,
     )
-    run = await start_run(store, spec)
-    for profile, result in episodes:
-        events, blobs = _episode(run.run_id, profile, result, pages)
+    run_id = uuid7()
+    built = [_episode(run_id, profile, result, pages) for profile, result in episodes]  # checked before the start
+    run = await start_run(store, spec, run_id=run_id)
+    for events, blobs in built:
         await append_sealed(store, events, blobs)
     await run.close()
     return run.run_id

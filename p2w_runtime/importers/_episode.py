@@ -27,6 +27,7 @@ from p2w_rt.schemas import (
 )
 from p2w_runtime.data import DataError, Task, find_memory_bank, load_memory_bank, memory_bank_hash
 from p2w_runtime.domain import EpisodeWriter, episode_started
+from p2w_runtime.errors import clip
 from p2w_runtime.importers._errors import TrajectoryImportError
 
 IMPORTED_RETRIEVER = "unknown (imported)"
@@ -34,6 +35,13 @@ IMPORTED_RETRIEVER = "unknown (imported)"
 RUNNER_TOP_K = 20
 RUNNER_THRESHOLD = 0.5
 """Persona2Web runners' retrieval defaults (top 20, cosine >= 0.5); the files do not record them."""
+
+
+def _digits(text: str) -> int | str:
+    """An index the runner wrote as a string (``"3"``), else ``text``: ASCII digits only, since ``"²"`` and ``"٣"``
+    pass ``str.isdigit``; more than 18 digits name no entry of any bank (and ``int()`` refuses over 4300)."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +117,9 @@ class ImportedEpisode:
             raise self.fail(field, f"expected a list of memory indices, got {type(indices).__name__}")
         hits = []
         for rank, raw in enumerate(indices, start=1):
-            index = int(raw) if isinstance(raw, str) and raw.strip().isdigit() else raw
+            index = _digits(raw) if isinstance(raw, str) else raw
             if not isinstance(index, int) or isinstance(index, bool):
-                raise self.fail(f"{field}[{rank - 1}]", f"memory index {raw!r} is not an integer")
+                raise self.fail(f"{field}[{rank - 1}]", f"memory index {clip(repr(raw))} is not an integer")
             if not 0 <= index < len(bank.entries):
                 raise self.fail(
                     f"{field}[{rank - 1}]",

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from p2w_runtime.importers._errors import TrajectoryImportError
 from p2w_runtime.importers._naming import crash_task_id
 
 CAPTCHA_FOLDER = "captcha_stopped"
@@ -42,6 +43,8 @@ class Layout:
 
 def _files(path: Path) -> list[Path]:
     if not path.is_dir():
+        if path.exists() and not path.is_file():  # a FIFO: opening it would wait for a writer forever
+            raise TrajectoryImportError(path, None, "not a regular file or a folder")
         return [path]
     files = sorted(p for p in path.glob("*.json") if p.is_file())
     captcha = path / CAPTCHA_FOLDER

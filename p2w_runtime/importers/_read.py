@@ -1,20 +1,18 @@
 """Reading one runner file: JSON that the store can hold, validated against that runner's file model.
 
-Every check that can fail happens here, before the import writes anything: Python's JSON
-decoder accepts a lone surrogate (``"\\ud800"``), which only fails later when the event is
-hashed and stored, after the run was started.
+Every check that can fail happens here, before the import writes anything (``parse_json`` refuses what the
+store cannot hold: a lone surrogate, a number JSON has not, deep nesting).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
+from p2w_runtime.data import BadValue, NestedTooDeep, parse_json
 from p2w_runtime.importers._errors import TrajectoryImportError
 
 T = TypeVar("T")
@@ -36,32 +34,9 @@ def read_json(path: Path) -> Any:
         raise TrajectoryImportError(path, None, f"invalid JSON at {where}: {exc.msg}") from None
     except NestedTooDeep as exc:
         raise TrajectoryImportError(path, None, str(exc)) from None
-    except NotFinite as exc:
+    except BadValue as exc:
         raise TrajectoryImportError(path, exc.field or None, exc.reason) from None
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")  # C speed; walk only to name the field
-    except UnicodeEncodeError:
-        for where, text in _strings(data, ""):
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                message = f"lone surrogate {text[exc.start]!r} at character {exc.start}; not valid Unicode"
-                raise TrajectoryImportError(path, where or None, message) from None
     return data
-
-
-def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
-    """Every string of a JSON value (keys too) with its field path."""
-    if isinstance(value, str):
-        yield where, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            inner = f"{where}.{key}" if where else key
-            yield inner, key
-            yield from _strings(item, inner)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _strings(item, f"{where}[{i}]")
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from p2w_rt.replay.agreement._raters import HUMAN_PREFIX
 from p2w_rt.replay.judges import judgment_stream, read_scores
 from p2w_rt.schemas import Judgment, NewEvent, content_hash
-from p2w_runtime.data import NestedTooDeep, NotFinite, parse_json
+from p2w_runtime.data import BadValue, NestedTooDeep, parse_json
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore, append_with_seal, hold_claims
@@ -55,6 +55,8 @@ class ImportSummary:
 
 
 def _rows(path: Path) -> list[tuple[str, dict[str, object]]]:
+    if not path.is_file():  # a FIFO: opening it would wait for a writer forever
+        raise UserError(f"{path}: not a regular file")
     if path.stat().st_size > MAX_FILE_BYTES:
         raise UserError(f"{path}: {path.stat().st_size} bytes is more than a label file may hold ({MAX_FILE_BYTES})")
     try:
@@ -70,7 +72,7 @@ def _rows(path: Path) -> list[tuple[str, dict[str, object]]]:
                 row = parse_json(line)
             except json.JSONDecodeError as exc:
                 raise UserError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            except NotFinite as exc:
+            except BadValue as exc:
                 raise UserError(f"{path}:{n}: field {exc.field!r}: {exc.reason}") from None
             except NestedTooDeep as exc:
                 raise UserError(f"{path}:{n}: {exc}") from None

@@ -34,7 +34,8 @@ def runs(db: Path) -> int:
     return asyncio.run(count())
 
 
-def write(tmp_path: Path, results: object, manifest: list[dict] | None) -> tuple[Path, Path]:
+def write(tmp_path: Path, results: object, manifest: list[dict | str] | None) -> tuple[Path, Path]:
+    """The results file and a captures folder; a manifest line given as text is written as it is."""
     path = tmp_path / "out.json"
     path.write_text(json.dumps(results))
     folder = tmp_path / "captures"
@@ -43,7 +44,8 @@ def write(tmp_path: Path, results: object, manifest: list[dict] | None) -> tuple
         f'<html><body><script type="application/ld+json">{json.dumps(PRODUCT)}</script></body></html>'
     )
     if manifest is not None:
-        (folder / "captures.jsonl").write_text("\n".join(json.dumps(m) for m in manifest) + "\n")
+        lines = (m if isinstance(m, str) else json.dumps(m) for m in manifest)
+        (folder / "captures.jsonl").write_text("\n".join(lines) + "\n")
     return path, folder
 
 
@@ -92,8 +94,22 @@ def test_captures_folder_then_attribution_offline(tmp_path: Path) -> None:
         ([RESULT], [{"status": 200}], "captures.jsonl:1: field 'url' is missing"),
         ([{"search_results": []}], [], "[0]: user: Field required"),
         ({"user": "x"}, [], "expected a JSON list of curated results"),
+        # a second answer for one user was stored as a second attempt of its episode, the first one dropped
+        ([RESULT, RESULT], [], "out.json: [1] field 'user': DEMO-RAIN-COMMUTER is also at [0]"),
+        # each once a traceback, the three lone surrogates after run.started: an unfinished run kept the label
+        (
+            [{**RESULT, "search_results": [{"product_name": "J\udc00", "product_url": "https://shop.example/p/1"}]}],
+            [],
+            "out.json: field [0].search_results[0].product_name: lone surrogate '\\udc00' at character 1",
+        ),
+        ([RESULT], [{"url": "https://shop.example/p/1", "final_url": "https://shop.example/\ud800"}],
+         "captures.jsonl:1: field final_url: lone surrogate '\\ud800' at character 21"),
+        ([RESULT], ['{"url": "https://shop.example/p/1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+         "captures.jsonl:1: invalid JSON: nested more than 64 levels deep"),
+        ([RESULT], ['{"url": "https://shop.example/p/1", "status": ' + "9" * 5000 + "}"],
+         "captures.jsonl:1: field status: Infinity (or a number too large for a float) is not a finite number"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_one_line_and_writes_nothing(
     tmp_path: Path, results: object, manifest: list, message: str
 ) -> None:
@@ -103,6 +119,19 @@ def test_bad_input_is_one_line_and_writes_nothing(
         db, "import-curation", str(path), "--profiles", str(PROFILES), "--captures", str(folder), "--label", "x"
     )
     assert code == 1 and message in err and len(err.strip().splitlines()) == 1, err
+    assert runs(db) == 0
+
+
+def test_a_lone_surrogate_in_a_profile_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "bad.db"
+    profiles = tmp_path / "demo_user_profile.json"
+    data = json.loads(PROFILES.read_text())
+    data[1]["user_query"] = "rain \ud800 jacket"
+    profiles.write_text(json.dumps(data))
+    path, _ = write(tmp_path, [RESULT], None)
+    code, _, err = invoke(db, "import-curation", str(path), "--profiles", str(profiles), "--label", "x")
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert f"{profiles}: field [1].user_query: lone surrogate '\\ud800' at character 5" in err
     assert runs(db) == 0
 
 

@@ -77,6 +77,28 @@ async def test_browser_use_bad_index_and_step_type(tmp_path: Path, store: EventS
     )
 
 
+@pytest.mark.parametrize("index", ["²", "٣", "9" * 5000], ids=["superscript", "arabic-indic", "5000-digits"])
+async def test_a_memory_index_of_other_than_ascii_digits_is_a_bad_file(
+    tmp_path: Path, store: EventStore, index: str
+) -> None:
+    """``"²".isdigit()`` holds but ``int("²")`` raises, ``int("٣")`` is 3, ``int()`` refuses 5000 digits: only
+    ASCII digits name an entry; the others were a traceback, an entry nobody wrote, a traceback."""
+    path, data = copy_example(tmp_path, BROWSER_USE, 0)
+    data[1]["retrieved_memory_indices"] = [5, index]
+    error = await bad_file_error(store, BROWSER_USE, rewrite(path, data))
+    assert str(error).startswith(f"{path}: field [1].retrieved_memory_indices[1]: memory index '{index[:50]}")
+    assert str(error).endswith("is not an integer") and len(str(error)) < 400
+
+
+async def test_a_memory_index_written_as_ascii_digits_names_that_entry(tmp_path: Path, store: EventStore) -> None:
+    path, data = copy_example(tmp_path, BROWSER_USE, 0)
+    data[1]["retrieved_memory_indices"] = [" 7 ", 5]
+    report = await run_import(store, BROWSER_USE, [rewrite(path, data)])
+    events = await events_of(store, f"{report.run_id}/{report.imported[0]}")
+    retrieval = next(e for e in events if e.type == "history.retrieval")
+    assert [h.entry_id for h in retrieval.payload.hits] == [7, 5]
+
+
 async def test_a_step_observed_again_after_its_action_is_a_bad_file(tmp_path: Path, store: EventStore) -> None:
     path, data = copy_example(tmp_path, BROWSER_USE, 0)
     data[1]["step"] = data[0]["step"]  # the memory step's page, numbered as the step that already acted

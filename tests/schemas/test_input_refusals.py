@@ -1,6 +1,7 @@
 """Inputs that once went in and should not: a memory-bank timestamp that is no date, numbers JSON has not
-(``NaN``, ``Infinity``, ``1e400``) in trajectories, memory banks and labels, an annotator name with a newline
-or an escape character, a label made only of whitespace.
+(``NaN``, ``Infinity``, ``1e400``) in trajectories, memory banks and labels, a lone surrogate in a task file or a
+memory bank, an annotator name with a newline or an escape character, a label made only of whitespace, a FIFO
+given as an input file.
 
 Each runs the real command on a real file in ``tmp_path`` and expects one line naming the file and the field,
 exit 1, and the database holding the same events as before.
@@ -8,16 +9,21 @@ exit 1, and the database holding the same events as before.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from p2w_rt.cli import main
-from p2w_runtime.data import load_memory_bank
+from p2w_runtime.data import BadValue, load_memory_bank, parse_json
 from p2w_runtime.demo.examples import example_paths, example_run_bundles
+from tests.helpers.paths import REPO
 from tests.helpers.raw_sqlite import raw_sqlite
 
 EXAMPLES = example_paths()
@@ -97,6 +103,47 @@ def test_a_number_json_has_not_in_a_memory_bank_is_refused(db: Path, tmp_path: P
         and message.endswith("is not a finite number")
         and ("NaN" if number == "NaN" else "Infinity") in message
     )
+
+
+def test_a_lone_surrogate_in_a_memory_bank_is_refused(db: Path, tmp_path: Path) -> None:
+    """``json.loads`` takes the escape; orjson then failed to hash the retrieval that quoted the entry."""
+    history, bank = spoiled_history(tmp_path, '"2024-01-01", "note": "x\\ud800"')
+    message = refused(db, *import_trajectories(db, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM), history))
+    assert message.endswith(
+        f"{bank}: field memory_bank[0].note: lone surrogate '\\ud800' at character 1; not valid Unicode"
+    )
+
+
+def test_a_surrogate_pair_is_text_and_a_lone_one_in_a_key_is_named() -> None:
+    """``json.dumps`` writes an emoji as a pair of escapes: that is text. A key is checked like a value."""
+    assert parse_json('{"a": ["\\ud83d\\ude00"]}') == {"a": ["\U0001f600"]}
+    with pytest.raises(BadValue) as caught:
+        parse_json('{"a": [{"ok": 1, "b\\udc00": 2}]}')
+    assert str(caught.value) == "field a[0].b\\udc00: lone surrogate '\\udc00' at character 1; not valid Unicode"
+
+
+# -- task files --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ('"Find \\udfff shoes"', "lone surrogate '\\udfff' at character 5; not valid Unicode"),
+        ("9" * 5000, "Infinity (or a number too large for a float) is not a finite number"),
+    ],
+    ids=["surrogate", "digits"],
+)
+def test_a_task_file_holding_what_the_store_cannot_is_refused(
+    db: Path, tmp_path: Path, value: str, reason: str
+) -> None:
+    """A lone surrogate in a task's intent was a ``TypeError`` traceback when ``episode.started`` was hashed."""
+    tasks = Path(shutil.copytree(EXAMPLES.tasks_dir, tmp_path / "tasks"))
+    task = tasks / "personalization_1" / "Jordan_Park_A1.json"
+    data = json.loads(task.read_text())
+    task.write_text(json.dumps({**data, "intent": "@"}).replace('"@"', value))
+    args = import_trajectories(db, AGENTOCCAM, EXAMPLES.trajectories(AGENTOCCAM))
+    args[args.index("--tasks") + 1] = str(tasks)
+    assert refused(db, *args) == f"error: {task}: field intent: {reason}"
 
 
 @pytest.mark.parametrize(
@@ -191,6 +238,58 @@ def test_a_clean_annotator_with_spaces_still_imports(db: Path, tmp_path: Path) -
     path.write_text(f"{HEADER}\nearlier,{TASK},success,yes,Ann Lee\n")
     result = invoke(db, "import-labels", str(path))
     assert result.exit_code == 0 and result.output == "1 labels: 1 judgments written, 0 already there\n"
+
+
+# -- files that are no regular file -----------------------------------------------------------------------
+
+PROFILES = REPO / "p2w_runtime" / "demo" / "sites" / "agenticshop" / "demo_user_profile.json"
+CURATION = [{"user": "DEMO-RAIN-COMMUTER", "search_results": []}]
+
+
+@contextlib.contextmanager
+def fifo(path: Path, text: str) -> Iterator[Path]:
+    """A FIFO with a writer sending ``text`` to every reader: a command that opens it (as often as it does) gets the
+    text and ends, instead of hanging."""
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            with contextlib.suppress(BrokenPipeError), path.open("w") as pipe:
+                pipe.write(text)
+
+    writer = threading.Thread(target=serve, daemon=True)
+    writer.start()
+    yield path
+    done.set()
+    os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # the writer's open returns, and it stops
+    writer.join(5)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "command", "refusal"),
+    [
+        ("on_gpt41_Jordan_Park_B2.json", "[]", import_trajectories(Path(), BROWSER_USE, [Path("@")]),
+         "not a regular file or a folder"),
+        ("out.json", json.dumps(CURATION), ["import-curation", "@", "--profiles", str(PROFILES), "--label", "piped"],
+         "not a regular file"),
+        ("demo_user_profile.json", "[]", ["import-curation", "results.json", "--profiles", "@", "--label", "piped"],
+         "not a regular file"),
+        ("labels.jsonl", jsonl(), ["import-labels", "@"], "not a regular file"),
+    ],
+    ids=["import-trajectories", "import-curation", "import-curation-profiles", "import-labels"],
+)  # fmt: skip
+def test_a_fifo_given_as_a_file_is_refused_unopened(
+    db: Path, tmp_path: Path, name: str, text: str, command: list[str], refusal: str
+) -> None:
+    """Opening a FIFO waits for a writer: given as a file (``@`` above), one hung the command for good. Here a
+    writer waits, so that a command opening it fails this test instead of hanging it."""
+    (tmp_path / "results.json").write_text(json.dumps(CURATION))
+    with fifo(tmp_path / name, text) as path:
+        message = refused(
+            db, *(str(path) if a == "@" else str(tmp_path / a) if a == "results.json" else a for a in command)
+        )
+    assert message.endswith(f"{path}: {refusal}")
 
 
 # -- run labels --------------------------------------------------------------------------------------------
