@@ -24,6 +24,7 @@ from p2w_rt.schemas import GENESIS_HASH, RunStarted, StoredEvent, StreamSeal, bl
 from p2w_runtime.errors import clip
 from p2w_runtime.store._bundle_lines import BundleError, records
 from p2w_runtime.store._chain import chain_link
+from p2w_runtime.store._claims import process_alive
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._signing import Signature, fingerprint
 from p2w_runtime.store._signing import valid as valid_signature
@@ -101,23 +102,13 @@ def _remove_orphans(folder: Path) -> None:
         return
     for name in names:
         pid, dash, _ = name.removeprefix(COPY_PREFIX).partition("-")
-        if name.startswith(COPY_PREFIX) and dash and pid.isdigit() and not _running(int(pid)):
+        if name.startswith(COPY_PREFIX) and dash and pid.isdigit() and not process_alive(int(pid)):
             copy = folder / name
             try:
                 if copy.lstat().st_uid == os.getuid():
                     copy.unlink()
             except OSError:  # removed meanwhile by another import, or not ours to remove
                 continue
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: running
-        return True
-    return True
 
 
 def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:

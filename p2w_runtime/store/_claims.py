@@ -41,7 +41,7 @@ class ClaimHolder:
     def is_stale(self, now: float) -> bool:
         """The holder died without releasing: its process is gone (same host) or the claim has expired."""
         if self.host == socket.gethostname():
-            return not _alive(self.pid)
+            return not process_alive(self.pid)
         return now - self.claimed_at > STALE_AFTER_S
 
 
@@ -49,7 +49,8 @@ def this_process() -> ClaimHolder:
     return ClaimHolder(uuid7(), socket.gethostname(), os.getpid(), time.time())
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine still runs (a claim's holder, an import's private copy's maker)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
