@@ -17,6 +17,7 @@ from p2w_runtime.agent._record import (
 )
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent._request import RecordRequest
+from p2w_runtime.agent._resume import check_resume_options, selection_config
 from p2w_runtime.agent._run import AGENT_NAME, RunProgress
 from p2w_runtime.agent._worker import check_joinable, finish_run, work
 
@@ -33,10 +34,12 @@ __all__ = [
     "SiteHosting",
     "StartsAt",
     "check_joinable",
+    "check_resume_options",
     "finish_run",
     "hosted_browser",
     "parse_generator",
     "record",
     "select_tasks",
+    "selection_config",
     "work",
 ]

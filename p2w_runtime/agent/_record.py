@@ -33,6 +33,10 @@ class RecordSummary:
 
 
 def select_tasks(dataset: TaskSet, request: RecordRequest) -> list[Task]:
+    """The tasks ``request`` selects; a ``--task`` given twice is refused, since it would be recorded twice at once."""
+    twice = next((t for i, t in enumerate(request.task_ids) if t in request.task_ids[:i]), None)
+    if twice is not None:
+        raise DataError(f"--task {twice} is given twice; name each task once")
     tasks = [dataset.get(t) for t in request.task_ids] if request.task_ids else list(dataset)
     if request.level is not None:
         tasks = [t for t in tasks if t.level == request.level]

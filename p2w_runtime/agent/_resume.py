@@ -14,6 +14,7 @@ from typing import Any
 
 from p2w_runtime.agent._config import AgentConfig
 from p2w_runtime.agent._request import RecordRequest
+from p2w_runtime.agent._run import AGENT_NAME
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.errors import UserError
@@ -38,21 +39,13 @@ def selection_config(request: RecordRequest, task_ids: list[str]) -> dict[str, A
 
 def resumed_request(run: RunInfo, request: RecordRequest) -> RecordRequest:
     """``request`` with the run's recorded selection and settings; one ``UserError`` naming every option
-    given now that conflicts with them."""
+    given now that conflicts with them, or the other agent that recorded the run."""
+    check_resume_options(run, request)
     started = run.started
-    if started.source != "recorded":
-        raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
-    recorded = _recorded(run)
-    asked = _asked(request)
-    conflicts = [
-        f"{flag} {_show(asked[flag])} (recorded: {_show(recorded[flag])})"
-        for flag in sorted(request.given & recorded.keys())
-        if asked[flag] != recorded[flag]
-    ]
-    if conflicts:
+    if started.agent != AGENT_NAME:  # an exec: or Browser-Use run: p2w-rt's agent would record into it
         raise UserError(
-            f"run {run.label!r} was recorded with other settings: {', '.join(conflicts)}; "
-            f"drop them to resume (a resume may change only {', '.join(RESUME_MAY_CHANGE)})"
+            f"run {run.label!r} was recorded with other settings: agent {AGENT_NAME!r} (recorded: {started.agent!r}); "
+            "resume it with the agent that recorded it"
         )
     config = started.config
     tasks = config.tasks
@@ -71,6 +64,25 @@ def resumed_request(run: RunInfo, request: RecordRequest) -> RecordRequest:
         level=None if tasks is not None else config.level if config.given("level") else request.level,
         limit=None if tasks is not None else request.limit,
     )
+
+
+def check_resume_options(run: RunInfo, request: RecordRequest) -> None:
+    """One ``UserError`` naming every option given now that differs from what ``run`` recorded, or saying the run
+    was imported; ``record --exec`` resumes check the same."""
+    if run.started.source != "recorded":
+        raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
+    recorded = _recorded(run)
+    asked = _asked(request)
+    conflicts = [
+        f"{flag} {_show(asked[flag])} (recorded: {_show(recorded[flag])})"
+        for flag in sorted(request.given & recorded.keys())
+        if asked[flag] != recorded[flag]
+    ]
+    if conflicts:
+        raise UserError(
+            f"run {run.label!r} was recorded with other settings: {', '.join(conflicts)}; "
+            f"drop them to resume (a resume may change only {', '.join(RESUME_MAY_CHANGE)})"
+        )
 
 
 def check_dataset(run: RunInfo, dataset: TaskSet) -> None:

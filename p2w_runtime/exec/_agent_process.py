@@ -25,6 +25,8 @@ from p2w_runtime.errors import UserError
 
 STDERR_TAIL = 2000
 """Characters of the agent's standard error kept for an episode that failed."""
+LINE_LIMIT = 16 * 1024 * 1024
+"""Bytes of one stdout line read (the answer is the last line); a longer line stops the agent."""
 
 
 def dies_with_p2w(command: list[str]) -> list[str]:
@@ -41,9 +43,14 @@ class AgentExit:
     """The exit code; None when the agent was killed at its time limit."""
     answer: str | None
     stderr_tail: str
+    stopped: str | None = None
+    """Why p2w-rt stopped the agent before it exited (a stdout line beyond ``LINE_LIMIT``), in one line."""
 
     def last_error_line(self) -> str:
-        """The agent's last line on standard error: what a one-line report names when it failed."""
+        """Why p2w-rt stopped the agent, else its last line on standard error: what a one-line report names when it
+        failed."""
+        if self.stopped is not None:
+            return self.stopped
         lines = [line for line in self.stderr_tail.splitlines() if line.strip()]
         return lines[-1].strip() if lines else ""
 
@@ -111,19 +118,24 @@ async def _run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-            limit=16 * 1024 * 1024,
+            limit=LINE_LIMIT,
         )
     except OSError as exc:
         raise UserError(f"--exec {command[0]!r}: cannot start it: {exc.strerror or exc}") from None
     assert process.stdout is not None and process.stderr is not None
     last: list[str] = []
     tail: deque[str] = deque()
+    stopped: list[str] = []
 
     async def read_stdout() -> None:
         assert process.stdout is not None
-        async for raw in process.stdout:
-            if line := raw.decode(errors="replace").strip():
-                last[:] = [line]
+        try:
+            async for raw in process.stdout:
+                if line := raw.decode(errors="replace").strip():
+                    last[:] = [line]
+        except ValueError:  # asyncio's reader: a line beyond ``limit``; its episode ends, the run's others go on
+            stopped.append(f"the agent wrote a stdout line longer than {LINE_LIMIT // 2**20} MiB; it was stopped")
+            _kill(process)
 
     async def read_stderr() -> None:
         assert process.stderr is not None
@@ -145,6 +157,8 @@ async def _run(
         with contextlib.suppress(Exception):
             await asyncio.shield(process.wait())
         raise
+    if stopped:
+        return AgentExit(process.returncode, None, "".join(tail)[-STDERR_TAIL:], stopped[0])
     answer = answer_of(last[0] if last else None, answer_file)
     return AgentExit(process.returncode, answer, "".join(tail)[-STDERR_TAIL:])
 

@@ -37,7 +37,9 @@ from p2w_runtime.agent import (
     RunProgress,
     SiteHosting,
     check_joinable,
+    check_resume_options,
     select_tasks,
+    selection_config,
     work,
 )
 from p2w_runtime.browser import find_chromium
@@ -48,22 +50,30 @@ from p2w_runtime.exec._agent_process import AgentExit, run_agent, task_file
 from p2w_runtime.exec._observer import ObservedChromium
 from p2w_runtime.exec._record_proxy import ProxiedEpisode, RecordProxy
 from p2w_runtime.exec._spans import SpanSink
-from p2w_runtime.llm import PriceTable
+from p2w_runtime.llm import PriceTable, check_url
 from p2w_runtime.recording import EpisodeRecorder, Recording, open_run
 from p2w_runtime.redaction import redact_text
 from p2w_runtime.store import EventStore
 
 ProgressCallback = Callable[[RunProgress], None]
 _INTERPRETERS = ("python", "node", "deno", "bun", "sh", "bash", "ruby", "perl", "uv", "npx", "tsx")
+_INLINE_CODE = ("-c", "-e", "-E", "-p", "--eval", "--print")
+"""Interpreter flags whose value is the code itself (``sh -c``, ``python -c``, ``node -e``, ``perl -E``)."""
 
 
 def agent_name(command: list[str]) -> str:
     """``exec:NAME``: the script an interpreter runs (``python agent.py`` -> ``exec:agent.py``), else the program;
-    a name, never a path of this machine."""
+    a name, never a path of this machine. Inline code names its interpreter (``exec:bash -c``): the code is no
+    name, and may hold a secret (``sh -c "./agent --token ..."``) that would go into the run's agent and label."""
     program = Path(command[0]).name
-    script = next((arg for arg in command[1:] if not arg.startswith("-")), None)
-    named = Path(script).name if script and program.startswith(_INTERPRETERS) else program
-    return f"exec:{named}"
+    if not program.startswith(_INTERPRETERS):
+        return f"exec:{program}"
+    for arg in command[1:]:
+        if arg in _INLINE_CODE or (arg[:1] == "-" and arg[1:2] != "-" and arg.endswith("c")):  # bash -lc
+            return f"exec:{program} {arg}"
+        if not arg.startswith("-"):
+            return f"exec:{Path(arg).name}"
+    return f"exec:{program}"
 
 
 async def record_exec(
@@ -81,6 +91,7 @@ async def record_exec(
         raise UserError(f"--exec: {command[0]!r} is not a program found here (give its path, or put it on PATH)")
     if request.base_url is None:
         raise UserError("--exec needs --base-url: the OpenAI-compatible endpoint its recording proxy forwards to")
+    check_url(request.base_url)  # as the own agent's client does: a bad URL fails here, not at every model call
     if request.profiles is not None or request.config.capture_links:
         raise UserError("--exec records Persona2Web tasks (--tasks), without --profiles or --capture-links")
     dataset = load_tasks(request.tasks_dir)
@@ -89,6 +100,7 @@ async def record_exec(
     label, model, resume = request.label, request.model, request.resume is not None
     if request.resume is not None:
         found = await find_run(store, request.resume)
+        check_resume_options(found, request)  # what a resume cannot honour is refused, as the own agent's is
         label, model, scheme = found.label, found.started.backbone_model, found.started.scheme
         tasks = [dataset.get(t) for t in found.started.config.tasks or []]
     else:
@@ -105,7 +117,11 @@ async def record_exec(
         tasks=tasks,
         scheme=scheme,
         dataset_id=dataset.dataset_id,
-        config={"base_url": request.base_url, "concurrency": request.concurrency},
+        config={
+            "base_url": request.base_url,
+            "concurrency": request.concurrency,
+            **selection_config(request, [t.task_id for t in tasks]),
+        },
         resume=resume,
         join=request.worker,
         carried=carry_dataset(dataset, tasks, request.history_dir) if not resume else False,
@@ -192,6 +208,8 @@ async def _end(episode: EpisodeRecorder, ended: AgentExit) -> EpisodeFinished:
     """Answered when the agent exited 0 with an answer; ``no_answer`` without one; ``error`` with its exit status
     and standard error when it failed."""
     answer = redact_text(ended.answer) if ended.answer is not None else None
+    if ended.stopped is not None:
+        return await episode.end("error", answer, detail=ended.stopped)
     if ended.status != 0:
         said = redact_text(ended.stderr_tail.strip())
         return await episode.end("error", answer, detail=f"the agent exited with status {ended.status}: {said}")

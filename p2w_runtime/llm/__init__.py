@@ -8,6 +8,7 @@ from p2w_runtime.lazy import lazy_names
 
 if TYPE_CHECKING:
     from p2w_runtime.llm._client import LlmClient, Sink
+    from p2w_runtime.llm._endpoint import check_url
     from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
     from p2w_runtime.llm._prices import ModelPrice, PriceTable
     from p2w_runtime.llm._request import BadResponse, Completion, fingerprint, parse_usage
@@ -47,6 +48,7 @@ __all__ = [
     "RetryPolicy",
     "Sink",
     "UsageTotals",
+    "check_url",
     "fingerprint",
 ]
 
@@ -63,6 +65,7 @@ _LAZY = {
     "BadResponse": "_request",
     "Completion": "_request",
     "fingerprint": "_request",
+    "check_url": "_endpoint",
     "parse_usage": "_request",
     "RetryPolicy": "_retry",
     "MalformedOutput": "_structured",

@@ -26,7 +26,7 @@ def endpoint(base_url: str | None, api_key: str | None) -> Endpoint:
     """The endpoint of ``base_url`` and ``api_key``, each else from the environment; only OpenAI's needs a key."""
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     api_key = api_key or os.environ.get("OPENAI_API_KEY")
-    _check_url(base_url)
+    check_url(base_url)
     shown = _display_url(base_url)
     if not api_key:
         if urlsplit(base_url).hostname == urlsplit(DEFAULT_BASE_URL).hostname:
@@ -35,7 +35,7 @@ def endpoint(base_url: str | None, api_key: str | None) -> Endpoint:
     return Endpoint(base_url, api_key, shown)
 
 
-def _check_url(url: str) -> None:
+def check_url(url: str) -> None:
     """An endpoint that cannot be an OpenAI-compatible server fails here, not after every retry has timed out."""
     try:
         parts = urlsplit(url)
