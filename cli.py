@@ -7,11 +7,17 @@ Each command lives in its own module of ``p2w_cli`` (one per command or tight gr
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 
-import click
+try:  # Ctrl-C while the CLI's modules load ends as one anywhere later does (``p2w_cli._common.interrupted``)
+    from pathlib import Path
 
-from p2w_cli import AppContext, MainGroup, ModelLoadNotice, StoreLocation, fail_as_one_line, wants_help
+    import click
+
+    from p2w_cli import AppContext, MainGroup, ModelLoadNotice, StoreLocation, fail_as_one_line, wants_help
+except KeyboardInterrupt:
+    sys.stderr.write("interrupted\n")
+    raise SystemExit(130) from None
 
 COMMANDS = {
     "runs": "p2w_cli.runs:runs",

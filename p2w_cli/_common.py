@@ -158,8 +158,13 @@ def fail_as_one_line(work: Callable[[], T]) -> T:
     except UserError as exc:
         exit_in_one_line(exc)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+        interrupted()
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C wherever it reaches a command: one line on stderr, exit 130 (``exit_at_once_when_interrupted``)."""
+    click.echo("interrupted", err=True)
+    sys.exit(130)
 
 
 def newer_schema(exc: BaseException) -> BaseException | None:
@@ -218,6 +223,22 @@ class MainGroup(click.Group):
             sys.exit(2)
         finally:
             started_up()
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        """The group's options parsed: a Ctrl-C is ``interrupted``, not click's "Aborted!" and exit 1."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            interrupted()
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """The group's callback, the command's import, parsing and work: a Ctrl-C in any is ``interrupted``."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta[_ARGS] = tuple(args)

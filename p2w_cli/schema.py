@@ -7,6 +7,9 @@ from pathlib import Path
 
 import click
 
+from p2w_cli._common import exit_in_one_line
+from p2w_runtime.errors import UserError
+
 
 @click.group()
 def schema() -> None:
@@ -28,5 +31,8 @@ def schema_export(directory: Path | None, check: bool) -> None:
             sys.exit(1)
         click.echo(f"ok: {target} matches the models")
         return
-    written = export_schemas(target)
+    try:
+        written = export_schemas(target)
+    except OSError as exc:
+        exit_in_one_line(UserError(f"{target}: cannot write the schema files there ({exc.strerror or exc})"))
     click.echo(f"wrote {len(written)} schema files to {target}")

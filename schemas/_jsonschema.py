@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +36,54 @@ def render(schema: dict[str, Any]) -> str:
 
 
 def export_schemas(directory: Path = JSON_DIR) -> list[Path]:
-    """Write every schema file and remove stale ones; returns the files written."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write every schema file and remove stale ones; returns the files written.
+
+    Every file is written under a temporary name first and renamed over its target once all are written, so an
+    ``OSError`` (raised as it came) leaves no half-written file, no temporary one and none of the folders it made.
+    """
     schemas = generated_schemas()
+    made = _make_folders(directory)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, schema in sorted(schemas.items()):
+            staged.append((directory / f".{name}.{os.getpid()}.partial", directory / name))
+            with staged[-1][0].open("x", encoding="utf-8") as out:
+                out.write(render(schema))
+        for partial, path in staged:
+            partial.replace(path)
+    except OSError:
+        for partial, _ in staged:
+            partial.unlink(missing_ok=True)
+        _remove_folders(made)
+        raise
     for stale in directory.glob("*.json"):
         if stale.name not in schemas:
             stale.unlink()
-    written = []
-    for name, schema in sorted(schemas.items()):
-        path = directory / name
-        path.write_text(render(schema), encoding="utf-8")
-        written.append(path)
-    return written
+    return [path for _, path in staged]
+
+
+def _make_folders(directory: Path) -> list[Path]:
+    """``directory`` and its missing parents made (``mkdir(parents=True)``); returns those made, deepest first."""
+    try:
+        directory.mkdir()
+    except FileExistsError:
+        return []
+    except FileNotFoundError:
+        made = _make_folders(directory.parent)
+        try:
+            directory.mkdir()
+        except OSError:
+            _remove_folders(made)
+            raise
+        return [directory, *made]
+    return [directory]
+
+
+def _remove_folders(made: list[Path]) -> None:
+    """Take back the folders ``_make_folders`` made, deepest first (one something else wrote into stays)."""
+    for folder in made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def drifted_schemas(directory: Path = JSON_DIR) -> list[str]:

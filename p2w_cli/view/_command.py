@@ -76,11 +76,17 @@ def view_cmd(
 
     async def _check() -> None:  # a missing or foreign database fails here, in one line, before anything binds
         from p2w_runtime.llm import PriceTable
-        from p2w_runtime.store import open_store
+        from p2w_runtime.store import ReadOnlyStore, open_store
 
         PriceTable.default()  # the episode pages price calls with it: a bad $P2W_PRICES file is named now
 
-        for path in (db, *others):
+        async with open_store(db, create=False) as store:
+            if annotator is not None and getattr(store, "read_only", False):  # every label post would be refused
+                raise ReadOnlyStore(
+                    f"{db}: opened read-only (the file, its folder or its medium is read-only), so --annotator "
+                    "cannot record labels in it; view it without --annotator"
+                )
+        for path in others:
             async with open_store(path, create=False):
                 pass
 

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import drifted_schemas
 from p2w_runtime.data._json import MAX_DEPTH
 from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.llm import LlmClient, LlmConfigError
@@ -303,3 +304,25 @@ def test_history_index_json(tmp_path: Path) -> None:
     assert all(len(r["index_hash"]) == 64 and r["model_id"] for r in rows)
     code, out, _ = invoke(*index)
     assert code == 0 and [json.loads(line)["from_cache"] for line in out.splitlines()] == [3, 3]
+
+
+# -- schema export --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["under a regular file", "a name too long, in a new folder"])
+def test_schema_export_where_no_folder_can_be_made_is_one_line_and_leaves_nothing(
+    tmp_path: Path, a_file: Path, where: str
+) -> None:
+    target = a_file / "schemas" if where.startswith("under") else tmp_path / "new" / ("x" * 256)
+    before = sorted(tmp_path.rglob("*"))
+    code, out, err = invoke("--db", str(tmp_path / "p2w.db"), "schema", "export", "--dir", str(target))
+    assert code == 1 and out == ""
+    one_error_line(err, str(target), "cannot write the schema files")
+    assert sorted(tmp_path.rglob("*")) == before, "not the folders it made, nor a file"
+
+
+def test_schema_export_into_a_new_folder_writes_every_file_and_no_other(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "json"
+    code, out, _ = invoke("--db", str(tmp_path / "p2w.db"), "schema", "export", "--dir", str(target))
+    assert code == 0 and out == f"wrote {len(list(target.iterdir()))} schema files to {target}\n"
+    assert drifted_schemas(target) == [] and all(p.suffix == ".json" for p in target.iterdir())

@@ -49,7 +49,7 @@ def serving(db: Path, *extra: str, cwd: Path) -> Iterator[str]:
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
         line = proc.stdout.readline()
         found = URL_LINE.search(line)
         assert found, f"no URL printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,24 +21,19 @@ from click.testing import CliRunner
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import judgment_stream
 from p2w_runtime.store import open_store
+from tests.helpers.read_only_mount import on_read_only, skip_unless_read_only_mounts
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
-MOUNT_READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
-UNSHARE = ["unshare", "-m", "--propagation", "private"] if os.geteuid() == 0 else ["unshare", "-rm"]
 
 
 def _with_read_only(folder: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
     """Run ``command`` with ``folder`` on a read-only mount that only this process sees."""
-    args = [*UNSHARE, "sh", "-c", MOUNT_READ_ONLY, "sh", str(folder), *command]
-    return subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=folder.parent)
+    return subprocess.run(on_read_only(folder, command), capture_output=True, text=True, timeout=300, cwd=folder.parent)
 
 
 @pytest.fixture(scope="module")
 def read_only_mounts(tmp_path_factory: pytest.TempPathFactory) -> None:
-    probe = tmp_path_factory.mktemp("probe")
-    done = _with_read_only(probe, ["sh", "-c", 'touch "$0/x"', str(probe)])
-    if "Read-only file system" not in done.stderr:
-        pytest.skip(f"cannot make a private read-only mount here ({done.stderr.strip()[:200]})")
+    skip_unless_read_only_mounts(tmp_path_factory.mktemp("probe"))
 
 
 def _import_examples(db: Path, fmt: str) -> str:
