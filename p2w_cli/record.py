@@ -11,7 +11,7 @@ import click
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
 from p2w_cli._interrupted import DaemonThreads, exit_at_once_when_interrupted
-from p2w_cli._options import api_key_option, base_url_option, cache_dir_option
+from p2w_cli._options import api_key_option, base_url_option, cache_dir_option, exec_timeout_option
 from p2w_cli._record_options import (
     agent_names,
     agents_help,
@@ -45,6 +45,10 @@ from p2w_runtime.errors import UserError
     "OPENAI_API_KEY pointing at a local recording proxy to --base-url, P2W_CDP_URL (a Chromium p2w-rt observes), "
     'P2W_TASK_ID, P2W_TASK_FILE, P2W_ANSWER_FILE; its answer is its last stdout line {"answer": ...} '
     "(docs/design/exec.md).",
+)
+@exec_timeout_option(
+    "With --exec: seconds an agent may take per task before it is killed with its children (the episode then ends "
+    "error; the others go on)."
 )
 @click.option(
     "--tasks",
@@ -88,7 +92,7 @@ from p2w_runtime.errors import UserError
     metavar="RUN",
     help="Continue an interrupted run: its recorded tasks and settings, only unfinished tasks are recorded. "
     "Of the other options only --concurrency, --chromium, --cache-dir, --prices, --max-retries, --llm-timeout, "
-    "--base-url and --api-key may differ.",
+    "--timeout, --base-url and --api-key may differ.",
 )
 @click.option(
     "--worker",
@@ -136,6 +140,7 @@ def record_cmd(
     ctx: click.Context,
     agent: str,
     exec_command: str | None,
+    timeout_s: float,
     tasks_dir: str,
     history_dir: str,
     profiles: Path | None,
@@ -220,7 +225,9 @@ def record_cmd(
                         if command is not None:
                             from p2w_runtime.exec import record_exec
 
-                            return await record_exec(store, request, command, on_progress, hosting=DemoHosting())
+                            return await record_exec(
+                                store, request, command, on_progress, hosting=DemoHosting(), timeout_s=timeout_s
+                            )
                         from p2w_runtime.integrations import agent as integration
 
                         return await integration(agent).record(store, request, on_progress, hosting=DemoHosting())

@@ -17,7 +17,7 @@ from p2w_runtime.agent._record import (
 )
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent._request import RecordRequest
-from p2w_runtime.agent._resume import check_resume_options, selection_config
+from p2w_runtime.agent._resume import check_resume_options, resuming, selection_config
 from p2w_runtime.agent._run import AGENT_NAME, RunProgress
 from p2w_runtime.agent._worker import check_joinable, finish_run, work
 
@@ -39,6 +39,7 @@ __all__ = [
     "hosted_browser",
     "parse_generator",
     "record",
+    "resuming",
     "select_tasks",
     "selection_config",
     "work",

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._request import RecordRequest
-from p2w_runtime.agent._resume import resumed_request, selection_config
+from p2w_runtime.agent._resume import resumed_request, resuming, selection_config
 from p2w_runtime.agent._run import NewRun, ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import join_run, work
@@ -107,17 +107,18 @@ async def record(
 
             mine = await work(store, run_id, tasks, episode, concurrency=request.concurrency, progress=progress)
             return RecordSummary(run_id, label, 0, mine)
-        plan = await plan_run(store, new, resume)
-        outcomes = await record_episodes(
-            store,
-            plan,
-            browser=browser,
-            llm=llm,
-            retriever=retriever,
-            config=config,
-            concurrency=request.concurrency,
-            progress=progress,
-        )
+        async with resuming(store, resume) if resume is not None else contextlib.nullcontext():
+            plan = await plan_run(store, new, resume)
+            outcomes = await record_episodes(
+                store,
+                plan,
+                browser=browser,
+                llm=llm,
+                retriever=retriever,
+                config=config,
+                concurrency=request.concurrency,
+                progress=progress,
+            )
     return RecordSummary(plan.run_id, resume.label if resume else label, len(plan.kept), outcomes)
 
 

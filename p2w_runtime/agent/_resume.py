@@ -3,11 +3,15 @@
 A resumed run is the same run: the same tasks (the ids selected when it started, whatever
 ``--level`` / ``--limit`` / ``--task`` chose then), the same model and agent settings. Options
 that would change what is measured are refused when they differ from the recorded ones; options
-that only change how the recorder runs may differ (``RESUME_MAY_CHANGE``).
+that only change how the recorder runs may differ (``RESUME_MAY_CHANGE``). One process at a time resumes a run
+(``resuming``).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,7 @@ from p2w_runtime.agent._run import AGENT_NAME
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.errors import UserError
+from p2w_runtime.store import EventStore, this_process
 
 RESUME_MAY_CHANGE = (
     "--concurrency",
@@ -26,6 +31,7 @@ RESUME_MAY_CHANGE = (
     "--prices",
     "--max-retries",
     "--llm-timeout",
+    "--timeout",
     "--base-url",
     "--api-key",
 )
@@ -83,6 +89,24 @@ def check_resume_options(run: RunInfo, request: RecordRequest) -> None:
             f"run {run.label!r} was recorded with other settings: {', '.join(conflicts)}; "
             f"drop them to resume (a resume may change only {', '.join(RESUME_MAY_CHANGE)})"
         )
+
+
+@asynccontextmanager
+async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
+    """Hold the claim ``resume/RUN`` while ``run`` is resumed. A second resume at the same time would close the
+    first one's open attempts as dead and collide with its next ones (and close the run ``interrupted`` as it
+    failed), so it is refused in one line before it writes anything; a resume killed -9 leaves a claim the next
+    one takes over (its process is gone)."""
+    me, key = this_process(), f"resume/{run.run_id}"
+    if (holder := await store.try_claim(key, me)) is not None:
+        raise UserError(
+            f"run {run.label!r} is being resumed by another process ({holder.describe()}); "
+            "resume it again once that one has ended, for what it leaves to do"
+        )
+    try:
+        yield
+    finally:
+        await asyncio.shield(store.release_claim(key, me))
 
 
 def check_dataset(run: RunInfo, dataset: TaskSet) -> None:

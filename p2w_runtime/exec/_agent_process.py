@@ -3,8 +3,9 @@ and ``rerun --exec`` both start their agents here.
 
 The agent says its answer in the last line of its standard output, ``{"answer": ...}``, or in the file named by
 ``P2W_ANSWER_FILE`` (the same JSON, or plain text), which wins when it is not empty. Its exit status and the tail of
-its standard error end the episode. It runs in a session of its own, so that stopping the recording stops the
-agent's children too (a Node agent's browser driver, a shell's pipeline).
+its standard error end the episode. It runs in a session of its own, under ``_group_watch.py``, so that its children
+(a Node agent's browser driver, a shell's pipeline, a wrapper script's background job) die with it: when its episode
+ends, at its time limit, on Ctrl-C, and when p2w-rt is killed.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections import deque
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +30,7 @@ STDERR_TAIL = 2000
 """Characters of the agent's standard error kept for an episode that failed."""
 LINE_LIMIT = 16 * 1024 * 1024
 """Bytes of one stdout line read (the answer is the last line); a longer line stops the agent."""
+GROUP_WATCH = Path(__file__).with_name("_group_watch.py")
 
 
 def dies_with_p2w(command: list[str]) -> list[str]:
@@ -35,6 +39,14 @@ def dies_with_p2w(command: list[str]) -> list[str]:
     ``setpriv`` is missing, ``command`` as it is."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
+
+
+def group_dies_with_p2w(command: list[str]) -> list[str]:
+    """``command`` under ``_group_watch.py``, which kills the command's process group, its children with it, when
+    this process dies (Linux); ``pdeathsig`` alone would reach only the command. Elsewhere, ``command`` as it is."""
+    if sys.platform != "linux" or not sys.executable:
+        return command
+    return [sys.executable, "-I", "-S", str(GROUP_WATCH), str(os.getpid()), *command]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +108,8 @@ async def run_agent(
     cwd: Path | None = None,
     timeout_s: float | None = None,
 ) -> AgentExit:
-    """Run ``command`` with ``env`` added to this process's environment until it exits, in ``cwd``; cancelling it, or
-    ``timeout_s`` passing, kills it with its children.
+    """Run ``command`` with ``env`` added to this process's environment until it exits, in ``cwd``; its exit,
+    cancelling it, or ``timeout_s`` passing kills its process group (what it left running, or it with its children).
 
     Its ``TMPDIR`` is a folder of its own, removed when it ended: what the agent leaves in its temp dir (the folder
     Playwright's driver makes for a CDP connection the agent never closed, a killed agent's files) is not left in the
@@ -111,7 +123,7 @@ async def _run(
 ) -> AgentExit:
     try:
         process = await asyncio.create_subprocess_exec(
-            *dies_with_p2w(command),
+            *group_dies_with_p2w(command),
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -146,21 +158,29 @@ async def _run(
             while size > STDERR_TAIL and len(tail) > 1:
                 size -= len(tail.popleft())
 
+    readers = asyncio.gather(read_stdout(), read_stderr())
     try:
-        await asyncio.wait_for(asyncio.gather(read_stdout(), read_stderr(), process.wait()), timeout_s)
-    except TimeoutError:
+        await asyncio.wait_for(_ended(process, readers), timeout_s)
+    except BaseException as exc:
         _kill(process)
-        await process.wait()
-        return AgentExit(None, None, "".join(tail)[-STDERR_TAIL:])
-    except BaseException:
-        _kill(process)
+        readers.cancel()
         with contextlib.suppress(Exception):
             await asyncio.shield(process.wait())
-        raise
+        if not isinstance(exc, TimeoutError):
+            raise
+        return AgentExit(None, None, "".join(tail)[-STDERR_TAIL:])
     if stopped:
         return AgentExit(process.returncode, None, "".join(tail)[-STDERR_TAIL:], stopped[0])
     answer = answer_of(last[0] if last else None, answer_file)
     return AgentExit(process.returncode, answer, "".join(tail)[-STDERR_TAIL:])
+
+
+async def _ended(process: asyncio.subprocess.Process, readers: Awaitable[object]) -> None:
+    """The agent exited; then what it left running in its group is killed (it would hold its output open, and outlive
+    its episode), then its output read to the end."""
+    await process.wait()
+    _kill(process)
+    await readers
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

@@ -38,6 +38,7 @@ from p2w_runtime.agent import (
     SiteHosting,
     check_joinable,
     check_resume_options,
+    resuming,
     select_tasks,
     selection_config,
     work,
@@ -83,8 +84,10 @@ async def record_exec(
     progress: ProgressCallback | None = None,
     *,
     hosting: SiteHosting,
+    timeout_s: float | None = None,
 ) -> RecordSummary:
-    """Record (or continue ``request.resume``) one run of ``command``; user errors come before any browsing."""
+    """Record (or continue ``request.resume``) one run of ``command``, each agent killed after ``timeout_s``; user
+    errors come before any browsing."""
     if not command:
         raise UserError("--exec: give the command that runs the agent")
     if shutil.which(command[0]) is None:
@@ -97,7 +100,7 @@ async def record_exec(
     dataset = load_tasks(request.tasks_dir)
     agent = agent_name(command)
     scheme = request.config.scheme if "--scheme" in request.given else None
-    label, model, resume = request.label, request.model, request.resume is not None
+    label, model, resume, found = request.label, request.model, request.resume is not None, None
     if request.resume is not None:
         found = await find_run(store, request.resume)
         check_resume_options(found, request)  # what a resume cannot honour is refused, as the own agent's is
@@ -109,41 +112,47 @@ async def record_exec(
     if request.worker:  # a run the workers cannot share is refused first, in the words of the own agent's workers
         with contextlib.suppress(UnknownRun):
             await check_joinable(store, await find_run(store, label), [t.task_id for t in tasks])
-    run = await open_run(
-        store,
-        label=label,
-        agent=agent,
-        model=model,
-        tasks=tasks,
-        scheme=scheme,
-        dataset_id=dataset.dataset_id,
-        config={
-            "base_url": request.base_url,
-            "concurrency": request.concurrency,
-            **selection_config(request, [t.task_id for t in tasks]),
-        },
-        resume=resume,
-        join=request.worker,
-        carried=carry_dataset(dataset, tasks, request.history_dir) if not resume else False,
-    )
-    todo = tasks if request.worker else run.todo()  # a worker may lease any of them
-    state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
-    gate = asyncio.Semaphore(request.concurrency)
-    proxy = RecordProxy(
-        request.base_url, request.api_key, timeout_s=request.llm_timeout_s, prices=PriceTable.default(request.prices)
-    )
-    closing = contextlib.nullcontext() if request.worker else run  # a worker's run is finished by the last worker
-    async with closing, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
-        chromium = find_chromium(request.chromium)
-        episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model)
-        episode.keep_har = request.config.har_bodies
-        if request.worker:
-            mine = await work(
-                store, run.run_id, tasks, episode.record, concurrency=request.concurrency, progress=progress
-            )
-            return RecordSummary(run.run_id, run.label, 0, mine)
-        await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
-    return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
+    async with contextlib.AsyncExitStack() as held:
+        if found is not None:  # one resume at a time: a second is refused before it writes anything
+            await held.enter_async_context(resuming(store, found))
+        run = await open_run(
+            store,
+            label=label,
+            agent=agent,
+            model=model,
+            tasks=tasks,
+            scheme=scheme,
+            dataset_id=dataset.dataset_id,
+            config={
+                "base_url": request.base_url,
+                "concurrency": request.concurrency,
+                **selection_config(request, [t.task_id for t in tasks]),
+            },
+            resume=resume,
+            join=request.worker,
+            carried=carry_dataset(dataset, tasks, request.history_dir) if not resume else False,
+        )
+        todo = tasks if request.worker else run.todo()  # a worker may lease any of them
+        state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
+        gate = asyncio.Semaphore(request.concurrency)
+        proxy = RecordProxy(
+            request.base_url,
+            request.api_key,
+            timeout_s=request.llm_timeout_s,
+            prices=PriceTable.default(request.prices),
+        )
+        closing = contextlib.nullcontext() if request.worker else run  # a worker's run is finished by the last worker
+        async with closing, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
+            chromium = find_chromium(request.chromium)
+            episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model, timeout_s)
+            episode.keep_har = request.config.har_bodies
+            if request.worker:
+                mine = await work(
+                    store, run.run_id, tasks, episode.record, concurrency=request.concurrency, progress=progress
+                )
+                return RecordSummary(run.run_id, run.label, 0, mine)
+            await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
+        return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
 
 
 class _EpisodeRunner:
@@ -158,9 +167,11 @@ class _EpisodeRunner:
         chromium_args: list[str],
         command: list[str],
         model: str,
+        timeout_s: float | None,
     ) -> None:
         self.run, self.proxy, self.playwright = run, proxy, playwright
         self.chromium, self.chromium_args, self.command, self.model = chromium, chromium_args, command, model
+        self.timeout_s = timeout_s
         self.keep_har = False
         """``record --har``: keep each episode's pages with their bodies, for ``rerun --exec --restore har``."""
 
@@ -179,7 +190,7 @@ class _EpisodeRunner:
                 finally:
                     await self.proxy.unregister(token)
                 await browser.final_state(episode)
-            finished = await _end(episode, ended)
+            finished = await _end(episode, ended, self.timeout_s)
         return EpisodeOutcome(
             episode.stream, task.task_id, finished.end_reason, finished.answer, finished.steps,
             episode.tokens, finished.cost_usd, finished.detail,
@@ -201,16 +212,21 @@ class _EpisodeRunner:
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{otlp}/v1/traces",
                 "NO_PROXY": "127.0.0.1,localhost",
             }
-            return await run_agent(self.command, env, answer_file)
+            return await run_agent(self.command, env, answer_file, timeout_s=self.timeout_s)
 
 
-async def _end(episode: EpisodeRecorder, ended: AgentExit) -> EpisodeFinished:
+async def _end(episode: EpisodeRecorder, ended: AgentExit, timeout_s: float | None) -> EpisodeFinished:
     """Answered when the agent exited 0 with an answer; ``no_answer`` without one; ``error`` with its exit status
-    and standard error when it failed."""
+    (or its time limit) and standard error when it failed."""
     answer = redact_text(ended.answer) if ended.answer is not None else None
     if ended.stopped is not None:
         return await episode.end("error", answer, detail=ended.stopped)
     if ended.status != 0:
         said = redact_text(ended.stderr_tail.strip())
-        return await episode.end("error", answer, detail=f"the agent exited with status {ended.status}: {said}")
+        how = (
+            f"was killed at its timeout ({timeout_s:g} s)"
+            if ended.status is None
+            else f"exited with status {ended.status}"
+        )
+        return await episode.end("error", answer, detail=f"the agent {how}: {said}")
     return await episode.end("answered" if answer is not None else "no_answer", answer)

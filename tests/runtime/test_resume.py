@@ -7,6 +7,7 @@ real Chromium on the demo sites).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +25,12 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.schemas import NewEvent, RunFinished, uuid7
+from p2w_runtime.agent import resuming
 from p2w_runtime.agent._run import NewRun, plan_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
-from p2w_runtime.domain import episodes_of, list_runs
+from p2w_runtime.domain import episodes_of, find_run, list_runs
+from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.episodes import EpisodeBuilder
 from p2w_runtime.testing.sample_agent import SampleAgentScript
@@ -178,6 +182,29 @@ def test_resuming_a_finished_run_again_records_nothing_new(resumed: Path, llm: S
     result = cli(resumed, "record", "--resume", "killed", "--base-url", llm.base_url, "--concurrency", "2")
     assert result.exit_code == 0 and "0 episodes, 3 kept from before" in result.output
     assert _count(resumed, "SELECT count(*) FROM events WHERE type='episode.started'") == attempts
+
+
+def test_a_resume_of_a_run_another_process_resumes_is_refused_and_records_nothing(resumed: Path, llm: ScriptedLlm):
+    held, done = threading.Event(), threading.Event()
+
+    async def hold() -> None:  # the other process's resume, holding the run for as long as the test needs
+        async with open_store(resumed) as store, resuming(store, await find_run(store, "killed")):
+            held.set()
+            await asyncio.to_thread(done.wait)
+
+    other = threading.Thread(target=asyncio.run, args=(hold(),))
+    other.start()
+    try:
+        assert held.wait(30)
+        before = rows(resumed, "SELECT count(*), max(position) FROM events")
+        result = cli(resumed, "record", "--resume", "killed", "--base-url", llm.base_url)
+    finally:
+        done.set()
+        other.join()
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: run 'killed' is being resumed by another process (process "), line
+    assert rows(resumed, "SELECT count(*), max(position) FROM events") == before
 
 
 def _attempt(run_id: str, episode_id: str, end_reason: str | None) -> list[NewEvent]:
