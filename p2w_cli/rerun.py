@@ -144,7 +144,8 @@ def _told(say: Callable[[str], None]) -> Callable[[ReplayedEpisode], None]:
 
     def told(episode: ReplayedEpisode) -> None:
         m = episode.mismatch
-        say(f"{episode.task_id}: " + ("identical" if m is None else f"differs at step {m.step} ({m.kind})"))
+        at = "" if m is None or m.step is None else f" at step {m.step}"
+        say(f"{episode.task_id}: " + ("identical" if m is None else f"differs{at} ({m.kind})"))
 
     return told
 
@@ -165,10 +166,15 @@ def _echo_episode(task_id: str, m: Mismatch | None) -> None:
         return
     at = f"step {m.step}: " if m.step is not None else ""
     click.echo(safe(f"  {task_id}: {at}{m.kind}"))
-    click.echo(safe(f"      recorded:    {m.recorded}"))
-    click.echo(safe(f"      re-executed: {m.reexecuted}"))
+    click.echo(safe(f"      recorded:    {_or_none(m.recorded)}"))
+    click.echo(safe(f"      re-executed: {_or_none(m.reexecuted)}"))
     for line in (m.diff or "").splitlines():
         click.echo("      " + safe(line))
+
+
+def _or_none(decision: str | None) -> str:
+    """A side of a mismatch; "(none)" where that side made no decision there (an agent that stopped first)."""
+    return "(none)" if decision is None else decision
 
 
 def _rerun_exec(

@@ -245,9 +245,15 @@ def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], epi
     for ref in episodes:
         if ref.task_id == task_id:
             return ref.stream
-    tried = [ref.episode_id for ref in attempts if ref.task_id == task_id]
+    # each attempt as this command takes it: the first is TASK#1 (its stream is TASK, which names the counted one)
+    tried = [
+        ref.episode_id if ref.episode_id != task_id else f"{task_id}{ATTEMPT_MARK}1"
+        for ref in attempts
+        if ref.task_id == task_id
+    ]
     if tried:
         raise UnknownRun(
-            f"run {info.label!r} has no finished episode for task {task_id!r} (attempts: {', '.join(tried)})"
+            f"run {info.label!r} has no finished episode for task {task_id!r}; show an attempt by its number: "
+            f"{', '.join(tried)}"
         )
     raise UnknownRun(f"run {info.label!r} has no episode for task {task_id!r}")

@@ -84,8 +84,10 @@ def first_mismatch(
         if found.kind in ("ends earlier", "ends later", "outcome differs"):  # show how each episode ended
             found = replace(found, recorded=_end(was), reexecuted=_end(now))
         return found
-    if len(was) != len(now):  # only an unfinished recording or rerun gets here
-        return seam or Mismatch(None, "ends earlier" if len(now) < len(was) else "ends later", None, None)
+    if len(was) != len(now):  # only an unfinished recording or rerun gets here: the first decision one side lacks
+        if len(now) < len(was):
+            return seam or Mismatch(None, "ends earlier", was[len(now)].shown, None)
+        return seam or Mismatch(None, "ends later", None, now[len(was)].shown)
     return None
 
 

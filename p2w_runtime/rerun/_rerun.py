@@ -191,13 +191,18 @@ def recorded_by(run: RunInfo, verb: str) -> str:
 
 
 def select_episodes(run: RunInfo, refs: list[EpisodeRef], task_ids: tuple[str, ...]) -> list[EpisodeRef]:
+    """The counted episodes of ``task_ids`` (each once, in the order named), or all of them; a run with none to
+    re-execute is refused rather than reported identical."""
     if not task_ids:
+        if not refs:
+            raise UserError(f"run {run.label!r} has no finished episode to re-execute")
         return refs
     by_task = {ref.task_id: ref for ref in refs}
-    missing = [t for t in task_ids if t not in by_task]
+    named = list(dict.fromkeys(task_ids))
+    missing = [t for t in named if t not in by_task]
     if missing:
         raise UserError(f"run {run.label!r} has no counted episode for task {', '.join(missing)}")
-    return [by_task[t] for t in task_ids]
+    return [by_task[t] for t in named]
 
 
 async def history_retriever(
