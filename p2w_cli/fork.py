@@ -179,8 +179,8 @@ def _fork_exec(
             safe(f"error: before step {at_step} the agent diverged from its recording: {m.reexecuted}"), err=True
         )
     if done.run is None:
-        click.echo(safe(f"error: the agent wrote no run {done.label!r}: {done.finished.last_error_line()}"), err=True)
+        click.echo(safe(f"error: the agent wrote no run {done.label!r}; it {done.finished.how_it_ended()}"), err=True)
     elif done.finished.status != 0:
-        click.echo(safe(f"error: the agent failed: {done.finished.last_error_line()}"), err=True)
+        click.echo(safe(f"error: the agent failed: it {done.finished.how_it_ended()}"), err=True)
     if done.run is None or m is not None or done.finished.status != 0:
         sys.exit(1)

@@ -221,4 +221,4 @@ def _echo_exec(report: ExecReport, as_json: bool) -> None:
         _echo_episode(episode.task_id, episode.mismatch)
         if not episode.identical and episode.returncode != 0:
             ended = "was killed at its timeout" if episode.returncode is None else f"exited {episode.returncode}"
-            click.echo(safe(f"      the agent {ended}: {episode.stderr_tail}"))
+            click.echo(safe(f"      the agent {ended}" + (f": {episode.stderr_tail}" if episode.stderr_tail else "")))

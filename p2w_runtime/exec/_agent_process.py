@@ -14,14 +14,16 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import sys
 import tempfile
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from p2w_runtime.domain import TaskLike
 from p2w_runtime.errors import UserError
@@ -65,6 +67,12 @@ class AgentExit:
             return self.stopped
         lines = [line for line in self.stderr_tail.splitlines() if line.strip()]
         return lines[-1].strip() if lines else ""
+
+    def how_it_ended(self) -> str:
+        """"exited N" or "was killed at its time limit", and its last error line if it wrote one: a report's words."""
+        how = "was killed at its time limit (--timeout)" if self.status is None else f"exited {self.status}"
+        said = self.last_error_line()
+        return f"{how}: {said}" if said else how
 
 
 def task_file(task: TaskLike, folder: Path) -> Path:
@@ -164,15 +172,38 @@ async def _run(
     except BaseException as exc:
         _kill(process)
         readers.cancel()
+        readers.add_done_callback(_retrieved)  # its CancelledError is expected, not "never retrieved"
         with contextlib.suppress(Exception):
             await asyncio.shield(process.wait())
         if not isinstance(exc, TimeoutError):
             raise
-        return AgentExit(None, None, "".join(tail)[-STDERR_TAIL:])
+        return AgentExit(None, None, portable("".join(tail), env, answer_file, cwd)[-STDERR_TAIL:])
+    said = portable("".join(tail), env, answer_file, cwd)[-STDERR_TAIL:]
     if stopped:
-        return AgentExit(process.returncode, None, "".join(tail)[-STDERR_TAIL:], stopped[0])
-    answer = answer_of(last[0] if last else None, answer_file)
-    return AgentExit(process.returncode, answer, "".join(tail)[-STDERR_TAIL:])
+        return AgentExit(process.returncode, None, said, stopped[0])
+    return AgentExit(process.returncode, answer_of(last[0] if last else None, answer_file), said)
+
+
+def portable(text: str, env: Mapping[str, str], answer_file: Path, cwd: Path | None) -> str:
+    """``text`` (the agent's standard error, stored in its episode) with the paths of this machine that p2w-rt gave
+    the agent named as the agent knows them: ``$P2W_TASK_FILE``, ``$P2W_ANSWER_FILE``, ``$TMPDIR``, its working
+    folder as ``.`` and the home folder as ``~``. A record names no path of the machine that wrote it, and these
+    (temporary folders with random names among them) mean nothing on another."""
+    places = {
+        env.get("P2W_TASK_FILE", ""): "$P2W_TASK_FILE",
+        str(answer_file): "$P2W_ANSWER_FILE",
+        env.get("TMPDIR", ""): "$TMPDIR",
+        str(cwd or Path.cwd()): ".",
+        str(Path.home()): "~",
+    }
+    for path in sorted((p for p in places if len(p.rstrip("/")) > 1), key=len, reverse=True):
+        text = re.sub(re.escape(path.rstrip("/")) + r"(?![\w.-])", places[path], text)
+    return text
+
+
+def _retrieved(readers: asyncio.Future[Any]) -> None:
+    if not readers.cancelled():
+        readers.exception()
 
 
 async def _ended(process: asyncio.subprocess.Process, readers: Awaitable[object]) -> None:

@@ -54,6 +54,27 @@ def test_an_agent_past_the_timeout_is_killed_and_its_episode_ended(tmp_path: Pat
     assert time.monotonic() - began < 90
     assert _finished(db, "slow", TASK) == [("error", "the agent was killed at its timeout (3 s): stuck")]
     assert _finished(db, "slow", OTHER) == [("answered", None)]
+    assert "never retrieved" not in done.stderr  # the killed agent's readers are cancelled, and that is expected
+
+
+def test_the_paths_p2w_rt_gave_the_agent_are_stored_as_the_agent_knows_them(tmp_path: Path) -> None:
+    """A record names no path of the machine that wrote it: an agent's standard error quoting its task file, answer
+    file, temp folder, working folder or home is stored with the names it knows them by."""
+    db, agent = tmp_path / "p2w.db", tmp_path / "tell.sh"
+    agent.write_text(
+        'echo "task $P2W_TASK_FILE answer $P2W_ANSWER_FILE tmp $TMPDIR/x.log here $PWD/a.py home $HOME/.cache '
+        'not $HOME-other" >&2; exit 3\n'
+    )
+    done = p2w_rt(db, "record", "--exec", f"sh {agent}", *ENDPOINT, "--model", "m", "--task", TASK, "--label", "paths")
+    assert done.returncode == 1 and "1 error" in done.stdout, done.stderr  # every episode failed
+    home = str(Path.home())
+    assert _finished(db, "paths", TASK) == [
+        (
+            "error",
+            "the agent exited with status 3: task $P2W_TASK_FILE answer $P2W_ANSWER_FILE tmp $TMPDIR/x.log here "
+            f"./a.py home ~/.cache not {home}-other",
+        )
+    ]
 
 
 @pytest.mark.slow

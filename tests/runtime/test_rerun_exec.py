@@ -146,6 +146,13 @@ def test_an_agent_that_hangs_is_killed_at_the_timeout_and_its_episode_differs(re
     assert "the agent was killed at its timeout" in done.stdout
 
 
+def test_a_fork_whose_agent_hangs_says_it_was_killed_at_its_time_limit(recorded: Path) -> None:
+    args = ["fork", "mine", TASK, "--at-step", "3", "--exec", "sleep 60", "--timeout", "1", "--label", "hung"]
+    done = CliRunner().invoke(main, ["--db", str(recorded), *args, "--base-url", "http://127.0.0.1:9/v1"])
+    assert done.exit_code == 1, done.output
+    assert "error: the agent wrote no run 'hung'; it was killed at its time limit (--timeout)\n" in done.output
+
+
 def test_rerun_and_fork_without_exec_name_the_agent_that_recorded_the_run(recorded: Path) -> None:
     cli = CliRunner()
     for args in (["rerun", "mine"], ["fork", "mine", TASK, "--at-step", "2"]):
