@@ -93,7 +93,7 @@ SLOW_MODULES = frozenset(
         "test_producer_keys", "test_retrieval", "test_retrieval_cf", "test_retrieval_cli", "test_retrieval_history",
         "test_sample",
         # a PostgreSQL server per session
-        "test_migrate", "test_postgres_cli", "test_postgres",
+        "test_migrate", "test_postgres_cli", "test_postgres", "test_postgres_open",
         # a p2w-rt process per test (each pays the command's start-up)
         "test_demo_model", "test_read_only",
     }

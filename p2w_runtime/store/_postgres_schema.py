@@ -48,3 +48,17 @@ TRIGGERS = {f"{t}_{kind}" for t in ("events", "blobs", "segments") for kind in (
     "events_delete_held",
     "events_past_segments",
 }
+
+COLUMNS = (
+    "SELECT table_name, column_name FROM information_schema.columns "
+    "WHERE table_schema = current_schema() AND table_name IN ('events', 'blobs')"
+)
+"""The columns of the tables named ``events`` and ``blobs`` found in the database."""
+
+
+def foreign(columns: set[tuple[str, str]]) -> bool:
+    """Whether tables named ``events`` and ``blobs`` lack a column of ours: another tool's, never to be given our
+    tables and triggers (they would refuse its own updates and inserts)."""
+    from p2w_runtime.store._core import BLOBS, EVENTS
+
+    return not {(table.name, column.name) for table in (EVENTS, BLOBS) for column in table.columns} <= columns

@@ -22,7 +22,6 @@ from typing import Any
 import asyncpg
 from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.sql import ClauseElement
@@ -33,7 +32,7 @@ from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
 from p2w_runtime.store._location import URL_PATTERN
 from p2w_runtime.store._log_end import LogMoved
-from p2w_runtime.store._postgres_schema import APPEND_ONLY, TRIGGERS
+from p2w_runtime.store._postgres_schema import APPEND_ONLY, COLUMNS, TRIGGERS, foreign
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
 
@@ -64,12 +63,13 @@ def session_settings() -> dict[str, str]:
     }
 
 
+_PASSWORD = re.compile(r"^([^:/]+://[^:@/]*:).*@", re.DOTALL)
+"""From the user name's colon to the last "@": all of a password, even one with an unescaped "@", ":" or "/"."""
+
+
 def shown_url(url: str) -> str:
-    """The URL as messages name it: never its password."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return re.sub(r":[^:@/]*@", ":***@", url)
+    """The URL as messages name it: never its password, nor any part of it."""
+    return _PASSWORD.sub(r"\1***@", url)
 
 
 def _driver_url(url: str) -> str:
@@ -92,6 +92,9 @@ _SERVER_GONE = (
     asyncpg.exceptions.CannotConnectNowError,
 )
 """The server cannot be reached, is shutting down, crashed, or is still recovering: ``StoreUnavailable``."""
+_READ_ONLY = (asyncpg.InsufficientPrivilegeError, asyncpg.ReadOnlySQLTransactionError)
+"""A role granted SELECT only, a standby, ``default_transaction_read_only``: ``ReadOnlyStore``, so what only reads
+(and would keep its read models or a verify mark) still works, as on a read-only SQLite file."""
 _BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 """A write transaction's start in one round trip: a simple query of two statements (the transaction stays open)."""
 
@@ -175,6 +178,8 @@ class PostgresEventStore(SqlEventStore):
                 await greenlet_spawn(pooled.invalidate if broken or driver.is_closed() else pooled.close)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(str(exc)) from exc
+        except _READ_ONLY as exc:
+            raise ReadOnlyStore(f"{self.label}: {exc}") from exc
         except _SERVER_GONE as exc:
             raise StoreUnavailable(f"{self.label}: database unavailable ({type(exc).__name__}: {exc})") from exc
         except DBAPIError as exc:  # a connection the pool could not open: the driver's error inside
@@ -231,8 +236,11 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
             pool_pre_ping=False,
             connect_args={"server_settings": session_settings()},
         )
-    except (ArgumentError, ValueError) as exc:
-        raise StoreError(f"{label}: not a usable PostgreSQL URL ({exc})") from exc
+        if "@" in (engine.url.host or ""):  # a password's unescaped "@": the rest of the password read as the host
+            raise ValueError("@ in the host")
+    except (ArgumentError, ValueError) as exc:  # their text may quote the URL, or a piece of an unescaped password
+        why = "is the port a number, every @ : / ? # of the password %-escaped?"
+        raise StoreError(f"{label}: not a usable PostgreSQL URL ({why})") from exc
     store = PostgresEventStore(engine, label, read_only=read_only)
     try:
         async with engine.begin() as conn:
@@ -247,6 +255,8 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
             store.has_segments = not read_only or "segments" in present  # a writer adds the table below
             triggers = {r[0] for r in await conn.execute(text("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"))}
             if not read_only and not (present >= set(SQLModel.metadata.tables) and triggers >= TRIGGERS):
+                if ours and foreign({(r[0], r[1]) for r in await conn.execute(text(COLUMNS))}):
+                    raise StoreError(f"{label}: its tables events and blobs are another tool's: left untouched")
                 await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
                 await conn.run_sync(SQLModel.metadata.create_all)
                 for ddl in APPEND_ONLY:
@@ -254,7 +264,7 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
     except StoreError:
         await engine.dispose()
         raise
-    except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
+    except (asyncpg.PostgresError, OSError, DBAPIError, TypeError) as exc:  # TypeError: a URL option asyncpg lacks
         await engine.dispose()
         cause = getattr(exc, "orig", None) or exc
         raise StoreError(f"{label}: cannot open ({type(cause).__name__}: {cause})") from exc
