@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from p2w_runtime.lazy import lazy_names
-from p2w_runtime.store._location import is_postgres_url, store_location
+from p2w_runtime.store._location import is_postgres_url, shown_url, store_location
 
 if TYPE_CHECKING:
     from p2w_runtime.store._bundle import BundleSummary, bundle_header, export_bundle, import_bundle
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from p2w_runtime.store._verify import Problem, UnsealedTail, VerifyReport, verify_store
     from p2w_runtime.store._verify_incremental import verify_whole_store
     from p2w_runtime.store.memory import MemoryEventStore
-    from p2w_runtime.store.postgres import shown_url
 
 
 _LAZY = {
@@ -98,7 +97,6 @@ _LAZY = {
     "append_mark": "_verified_mark",
     "verify_whole_store": "_verify_incremental",
     "MemoryEventStore": "memory",
-    "shown_url": "postgres",
 }
 """Where each exported name lives. They load on first use (``__getattr__``), so a command pays for SQLAlchemy,
 the payload models or asyncpg only when it touches the store, and for PostgreSQL only on a ``postgresql://`` URL

@@ -15,3 +15,12 @@ def is_postgres_url(location: object) -> bool:
 def store_location(text: str) -> Path | str:
     """What ``--db`` / ``P2W_DB`` name: a ``postgresql://`` URL stays text, anything else is a SQLite file."""
     return text if is_postgres_url(text) else Path(text)
+
+
+_PASSWORD = re.compile(r"^([^:/]+://[^:@/]*:).*@", re.DOTALL)
+"""From the user name's colon to the last "@": all of a password, even one with an unescaped "@", ":" or "/"."""
+
+
+def shown_url(url: str) -> str:
+    """The URL as messages name it: never its password, nor any part of it."""
+    return _PASSWORD.sub(r"\1***@", url)

@@ -14,7 +14,6 @@ a segment holds: compaction; ``_postgres_schema.py``).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -30,7 +29,7 @@ from sqlmodel import SQLModel
 
 from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
-from p2w_runtime.store._location import URL_PATTERN
+from p2w_runtime.store._location import URL_PATTERN, shown_url
 from p2w_runtime.store._log_end import LogMoved
 from p2w_runtime.store._postgres_schema import APPEND_ONLY, COLUMNS, TRIGGERS, foreign
 from p2w_runtime.store._sql import SqlEventStore
@@ -61,15 +60,6 @@ def session_settings() -> dict[str, str]:
         "tcp_keepalives_count": "3",
         "application_name": f"p2w-rt/{os.getpid()}",
     }
-
-
-_PASSWORD = re.compile(r"^([^:/]+://[^:@/]*:).*@", re.DOTALL)
-"""From the user name's colon to the last "@": all of a password, even one with an unescaped "@", ":" or "/"."""
-
-
-def shown_url(url: str) -> str:
-    """The URL as messages name it: never its password, nor any part of it."""
-    return _PASSWORD.sub(r"\1***@", url)
 
 
 def _driver_url(url: str) -> str:

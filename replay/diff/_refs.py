@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_runtime.domain import RunInfo, find_run
-from p2w_runtime.store import EventStore, open_store
+from p2w_runtime.store import EventStore, open_store, shown_url
 
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -19,7 +19,7 @@ class RunRef:
     db: Path | str
     run: str
     text: str
-    """As the user wrote it, for messages."""
+    """As the user wrote it, for messages (a database URL's password masked)."""
 
 
 _DATABASE_URL = re.compile(r"^postgres(ql)?(\+asyncpg)?://[^/]*/[^/:]+$", re.IGNORECASE)
@@ -35,7 +35,7 @@ def parse_ref(text: str, default_db: Path | str) -> RunRef:
     """
     path, sep, run = text.rpartition(":")
     if sep and run and _DATABASE_URL.match(path):
-        return RunRef(path, run, text)
+        return RunRef(path, run, f"{shown_url(path)}:{run}")  # named in tables and JSON: never the password
     if sep and path and run and (Path(path).suffix.lower() in DB_SUFFIXES or Path(path).is_file()):
         return RunRef(Path(path), run, text)
     return RunRef(default_db, text, text)

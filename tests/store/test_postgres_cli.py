@@ -42,6 +42,12 @@ def test_commands_work_on_postgres_and_diff_compares_across_backends(
     diff = json.loads(ok(p2w(sqlite, "diff", "local", f"{url}:pg", "--json")))
     assert diff["b"]["source"] == f"{url}:pg"
     assert [t["task_id"] for t in diff["tasks"]] == shown
+    with_password = url.replace("://postgres@", "://postgres:pw-never-shown@")  # the server trusts 127.0.0.1
+    masked = url.replace("://postgres@", "://postgres:***@")
+    diff = json.loads(ok(p2w(sqlite, "diff", "local", f"{with_password}:pg", "--json")))
+    assert diff["b"]["source"] == f"{masked}:pg"
+    table = ok(p2w(sqlite, "diff", "local", f"{with_password}:pg"))
+    assert "pw-never-shown" not in table and f"{masked}:pg" in table
 
     bundle = tmp_path / "pg.p2w"
     ok(p2w(url, "export", "pg", "-o", str(bundle)))
