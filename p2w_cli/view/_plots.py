@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import io
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from p2w_cli.view._render import duration
@@ -14,6 +12,7 @@ from p2w_cli.view._run_read import RunRead, current_results
 from p2w_cli.view._usage import RunUsage
 from p2w_rt.replay.classify import ClassificationRecord, ClassifyOutcome, ClassifySummary, plot_summary, summarize
 from p2w_rt.replay.metrics import aggregate, plot_levels
+from p2w_runtime.scratch import scratch_folder
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -39,8 +38,8 @@ def plot_png(
         if usage is None or not usage.episodes:
             raise NoPlot(f"run {read.info.label!r} has no finished episode to plot")
         return plot_usage(usage)
-    with tempfile.TemporaryDirectory(prefix="p2w-view-") as folder:
-        path = Path(folder) / f"{name}.png"
+    with scratch_folder("view") as folder:
+        path = folder / f"{name}.png"
         if name == "levels":
             if not any(s.metrics is not None for s in read.scores):
                 raise NoPlot(f"run {read.info.label!r} has no judgments to plot")

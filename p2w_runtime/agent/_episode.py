@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import structlog
 
@@ -37,6 +35,7 @@ from p2w_runtime.data import Task
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
 from p2w_runtime.retrieval import HistoryRetriever
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore, StoreUnavailable, StreamEnded
 
 log = structlog.get_logger(__name__)
@@ -106,9 +105,9 @@ class Episode:
             causation_id=self.fork.source_event_id if self.fork else None,
         )
         await self.log.flush()
-        with tempfile.TemporaryDirectory(prefix="p2w-har-") as tmp:
+        with scratch_folder("har") as tmp:
             tab = await self.browser.new_context(
-                har_path=Path(tmp) / "episode.har",
+                har_path=tmp / "episode.har",
                 settings=EpisodeSettings(
                     max_chars=self.config.observation_chars,
                     navigation_timeout_s=self.config.page_timeout_s,

@@ -7,7 +7,6 @@ given again must hold the same content. Runs recorded before they carried files 
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from p2w_runtime.domain import (
     run_banks,
     run_tasks,
 )
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore
 
 if TYPE_CHECKING:
@@ -77,14 +77,14 @@ def new_run_files(request: RecordRequest, dataset: TaskSet, tasks: Sequence[Task
 
 async def _carried_profiles(store: EventStore, files: DatasetFiles, profiles: Path, start_url: str) -> TaskSet:
     """The curation tasks of the profile files a run carries, read from a scratch copy under their own names."""
-    with tempfile.TemporaryDirectory(prefix="p2w-profiles-") as tmp:
+    with scratch_folder("profiles") as tmp:
         for name, sha in files.tasks.items():
-            path = Path(tmp) / name
-            if Path(tmp).resolve() not in path.resolve().parents:
+            path = tmp / name
+            if tmp.resolve() not in path.resolve().parents:
                 raise DataError(f"{name}: a carried profile file named outside its folder")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(await store.get_blob(sha))
-        return curation_tasks(Path(tmp) / Path(profiles).name, start_url)
+        return curation_tasks(tmp / Path(profiles).name, start_url)
 
 
 def folder_config(request: RecordRequest) -> dict[str, Any]:

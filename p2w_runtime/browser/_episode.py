@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import tempfile
+import shutil
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +68,7 @@ class EpisodeBrowser:
         page: Page,
         settings: EpisodeSettings,
         har_path: Path,
-        scratch: tempfile.TemporaryDirectory[str] | None,
+        scratch: Path | None,
     ) -> None:
         self.context = context
         self.settings = settings
@@ -166,7 +166,7 @@ class EpisodeBrowser:
         raw = self._har_path.read_bytes() if self._har_path.exists() else b""
         self._har = scrub_har(raw) if raw else b""
         if self._scratch is not None:
-            self._scratch.cleanup()
+            shutil.rmtree(self._scratch, ignore_errors=True)
         elif raw:
             self._har_path.write_bytes(self._har)
         return self._har

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -16,6 +15,7 @@ from p2w_runtime.browser._capture import CAPTURE_TIMEOUT_S, CapturedPage, captur
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
 from p2w_runtime.browser._errors import BrowserUnavailable, first_line
+from p2w_runtime.scratch import new_scratch_folder
 
 log = structlog.get_logger()
 
@@ -88,8 +88,12 @@ class BrowserSession:
         ``EpisodeBrowser.close()`` returns the scrubbed HAR and, when ``har_path`` was given, rewrites it scrubbed.
         """
         settings = settings or EpisodeSettings()
-        scratch = None if har_path else tempfile.TemporaryDirectory(prefix="p2w-har-")
-        path = Path(har_path) if har_path else Path(scratch.name) / "episode.har"  # type: ignore[union-attr]  # scratch is set when har_path is not
+        scratch: Path | None = None
+        if har_path:
+            path = Path(har_path)
+        else:
+            scratch = new_scratch_folder("har")
+            path = scratch / "episode.har"
         context = await self._require().new_context(
             viewport={"width": settings.viewport_width, "height": settings.viewport_height},
             record_har_path=path,

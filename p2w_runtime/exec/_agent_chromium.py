@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 from pathlib import Path
 from typing import Self
 
@@ -20,6 +19,7 @@ from playwright.async_api import Browser, BrowserContext, Page, Playwright
 from p2w_runtime.browser import LAUNCH_ARGS, close_profile
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_process import dies_with_p2w
+from p2w_runtime.scratch import new_scratch_folder
 
 _START_S = 60.0
 """How long Chromium may take to open its debugging port (a loaded 2-core machine takes seconds)."""
@@ -55,7 +55,7 @@ class AgentChromium:
         self.cdp_url = ""
 
     async def __aenter__(self) -> Self:
-        self._profile = tempfile.mkdtemp(prefix="p2w-exec-")
+        self._profile = str(new_scratch_folder("exec"))
         launch = [
             self._executable,
             "--headless",

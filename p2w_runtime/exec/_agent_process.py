@@ -18,7 +18,6 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 from collections import deque
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 
 from p2w_runtime.domain import TaskLike
 from p2w_runtime.errors import UserError
+from p2w_runtime.scratch import scratch_folder
 
 STDERR_TAIL = 2000
 """Characters of the agent's standard error kept for an episode that failed."""
@@ -69,7 +69,7 @@ class AgentExit:
         return lines[-1].strip() if lines else ""
 
     def how_it_ended(self) -> str:
-        """"exited N" or "was killed at its time limit", and its last error line if it wrote one: a report's words."""
+        """ "exited N" or "was killed at its time limit", and its last error line if it wrote one: a report's words."""
         how = "was killed at its time limit (--timeout)" if self.status is None else f"exited {self.status}"
         said = self.last_error_line()
         return f"{how}: {said}" if said else how
@@ -122,8 +122,8 @@ async def run_agent(
     Its ``TMPDIR`` is a folder of its own, removed when it ended: what the agent leaves in its temp dir (the folder
     Playwright's driver makes for a CDP connection the agent never closed, a killed agent's files) is not left in the
     user's."""
-    with tempfile.TemporaryDirectory(prefix="p2w-agent-", ignore_cleanup_errors=True) as tmp:
-        return await _run(command, {**os.environ, **env, "TMPDIR": tmp}, answer_file, cwd, timeout_s)
+    with scratch_folder("agent") as tmp:
+        return await _run(command, {**os.environ, **env, "TMPDIR": str(tmp)}, answer_file, cwd, timeout_s)
 
 
 async def _run(

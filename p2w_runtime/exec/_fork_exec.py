@@ -10,7 +10,6 @@ and step, as the own agent's fork does. The agent browses live pages: its browse
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
 from p2w_runtime.exec._rerun_exec import replay_env, shell
 from p2w_runtime.recording import FORK_ENV, Fork
 from p2w_runtime.rerun import Mismatch, load_episode, recorded_run, select_episodes
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore
 
 
@@ -67,13 +67,11 @@ async def fork_exec(
         live.model or run.started.backbone_model,
         ForkPoint(source_stream=ref.stream, at_step=at_step, source_event_id=at),
     )
-    with tempfile.TemporaryDirectory(prefix="p2w-fork-exec-") as tmp:
+    with scratch_folder("fork-exec") as tmp:
         async with ReplayEndpoint() as endpoint, live.client() as client:
             replay = EpisodeReplay(source, live=(at_step, live, client))
             endpoint.episode = replay
-            env = {**replay_env(endpoint, source, Path(tmp), run.started.backbone_model), FORK_ENV: fork.as_env()}
-            finished = await run_agent(
-                shell(command), env, Path(tmp) / f"{task_id}.answer", cwd=cwd, timeout_s=timeout_s
-            )
+            env = {**replay_env(endpoint, source, tmp, run.started.backbone_model), FORK_ENV: fork.as_env()}
+            finished = await run_agent(shell(command), env, tmp / f"{task_id}.answer", cwd=cwd, timeout_s=timeout_s)
     written = next((r for r in await list_runs(store) if r.label == label), None)
     return ExecFork(ref.stream, at_step, label, written, finished, replay.seam)

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import functools
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,6 +53,7 @@ from p2w_runtime.exec._spans import SpanSink
 from p2w_runtime.llm import PriceTable, check_url
 from p2w_runtime.recording import EpisodeRecorder, Recording, open_run
 from p2w_runtime.redaction import redact_text
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore
 
 ProgressCallback = Callable[[RunProgress], None]
@@ -197,8 +197,8 @@ class _EpisodeRunner:
         )  # fmt: skip
 
     async def _run_agent(self, task: TaskLike, token: str, cdp_url: str) -> AgentExit:
-        with tempfile.TemporaryDirectory(prefix="p2w-exec-task-") as folder:
-            described, answer_file = task_file(task, Path(folder)), Path(folder) / "answer"
+        with scratch_folder("exec-task") as folder:
+            described, answer_file = task_file(task, folder), folder / "answer"
             otlp = self.proxy.otlp_endpoint(token)
             env = {
                 "OPENAI_BASE_URL": self.proxy.base_url(token),

@@ -9,7 +9,6 @@ first divergence (docs/design/replay.md). Nothing is written to the store.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from p2w_runtime.rerun import (
     recorded_run,
     select_episodes,
 )
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore
 
 REPLAY_KEY = "p2w-replay-no-key"
@@ -81,15 +81,15 @@ async def rerun_exec(
     sources = [await load_episode(store, ref.stream) for ref in refs]
     hars = [await _served_har(store, source) for source in sources] if restore_har else [None] * len(sources)
     report = ExecReport(run, command)
-    with tempfile.TemporaryDirectory(prefix="p2w-exec-") as tmp:
+    with scratch_folder("exec") as tmp:
         async with ReplayEndpoint() as endpoint, async_playwright() as playwright:
             for ref, source, har in zip(refs, sources, hars, strict=True):
                 replay = EpisodeReplay(source)
                 endpoint.episode = replay
-                env = replay_env(endpoint, source, Path(tmp), run.started.backbone_model)
+                env = replay_env(endpoint, source, tmp, run.started.backbone_model)
                 async with _browser(playwright, source, har) as cdp_url:
                     env |= {"P2W_CDP_URL": cdp_url} if cdp_url else {}
-                    answer_file = Path(tmp) / f"{ref.task_id}.answer"
+                    answer_file = tmp / f"{ref.task_id}.answer"
                     ended = await run_agent(shell(command), env, answer_file, cwd=cwd, timeout_s=timeout_s)
                 endpoint.episode = None
                 result = ExecEpisode(ref.stream, ref.task_id, replay.mismatch(), ended.status, ended.last_error_line())

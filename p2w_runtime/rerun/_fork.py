@@ -11,7 +11,6 @@ its ``episode.started`` names the source (``fork``) and is caused by the source'
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from p2w_runtime.rerun._har import Restore, choose_restore, recorded_har, routed
 from p2w_runtime.rerun._mismatch import Divergence
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode, parsed_action
 from p2w_runtime.rerun._rerun import agent_config, history_retriever, recorded_run, select_episodes
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore
 
 
@@ -113,8 +113,8 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
         har_content="embed" if config.har_bodies else "omit",
     )
     async with llm, hosted_browser([task], request.chromium, hosting) as browser:
-        with tempfile.TemporaryDirectory(prefix="p2w-fork-") as tmp:
-            live = await browser.new_context(har_path=Path(tmp) / "episode.har", settings=settings)
+        with scratch_folder("fork") as tmp:
+            live = await browser.new_context(har_path=tmp / "episode.har", settings=settings)
             try:
                 await restore(live, source, request.at_step, har if restore_by == "har" else None)
             except BaseException:

@@ -10,15 +10,14 @@ removed once step K is reached, and the fork goes on live.
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Literal
 
 from p2w_runtime.browser import EpisodeBrowser
 from p2w_runtime.errors import UserError
 from p2w_runtime.rerun._recorded import RecordedEpisode
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore
 
 Restore = Literal["replay-actions", "har"]
@@ -54,8 +53,8 @@ def choose_restore(asked: Restore | None, har: bytes | None, stream: str) -> Res
 @asynccontextmanager
 async def routed_from_har(tab: EpisodeBrowser, har: bytes) -> AsyncIterator[None]:
     """Serve the tab's context's requests from ``har`` while inside; requests it lacks go to the network."""
-    with tempfile.TemporaryDirectory(prefix="p2w-fork-har-") as tmp:
-        path = Path(tmp) / "source.har"
+    with scratch_folder("fork-har") as tmp:
+        path = tmp / "source.har"
         path.write_bytes(har)
         await tab.context.route_from_har(path, not_found="fallback")
         try:

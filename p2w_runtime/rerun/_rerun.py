@@ -8,7 +8,6 @@ it makes there are compared with the recorded ones. Nothing is appended to the s
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from p2w_runtime.rerun._record_as import record_as
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedRetriever
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore, open_store
 
 
@@ -86,9 +86,9 @@ async def rerun(
     started = time.perf_counter()
     if retriever is not None:
         await asyncio.to_thread(retriever.embedder.prepare_queries, await recorded_queries(store, refs))
-    with tempfile.TemporaryDirectory(prefix="p2w-rerun-") as tmp:
+    with scratch_folder("rerun") as tmp:
         async with (
-            open_store(Path(tmp) / "rerun.db") as scratch,
+            open_store(tmp / "rerun.db") as scratch,
             RecordedLlm(run.started.backbone_model, ROLE_PARAMS) as llm,
         ):
             for ref in refs:

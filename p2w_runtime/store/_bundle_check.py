@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,9 @@ from typing import Any
 
 from p2w_rt.schemas import GENESIS_HASH, RunStarted, StoredEvent, StreamSeal, blob_hash
 from p2w_runtime.errors import clip
+from p2w_runtime.scratch import new_scratch_file
 from p2w_runtime.store._bundle_lines import BundleError, records
 from p2w_runtime.store._chain import chain_link
-from p2w_runtime.store._claims import process_alive
 from p2w_runtime.store._seal import SEAL_EVENT_TYPES, StreamEnds, seal_problem
 from p2w_runtime.store._signing import Signature, fingerprint
 from p2w_runtime.store._signing import valid as valid_signature
@@ -72,17 +71,12 @@ def verify_bundle(path: Path, *, trusted: bytes | None = None) -> VerifiedBundle
         raise
 
 
-COPY_PREFIX = "p2w-bundle-"
-
-
 def _private_copy(path: Path) -> Path:
-    """The bundle's bytes copied once into a file only this user can write (a temporary file, mode 0600), named
-    for this process so that the next import removes it if this one is killed before it can (``_remove_orphans``)."""
+    """The bundle's bytes copied once into a file only this user can write (a scratch file, mode 0600), named for
+    this process so that the next p2w-rt removes it if this one is killed before it can (``p2w_runtime.scratch``)."""
     if not path.is_file():
         raise BundleError(f"{path}: no such bundle file")
-    _remove_orphans(Path(tempfile.gettempdir()))
-    fd, name = tempfile.mkstemp(prefix=f"{COPY_PREFIX}{os.getpid()}-", suffix=".p2w")
-    copy = Path(name)
+    fd, copy = new_scratch_file("bundle", ".p2w")
     try:
         with os.fdopen(fd, "wb") as out, path.open("rb") as source:
             shutil.copyfileobj(source, out, 1 << 20)
@@ -90,25 +84,6 @@ def _private_copy(path: Path) -> Path:
         copy.unlink(missing_ok=True)
         raise BundleError(f"{path}: cannot copy the bundle for verification ({exc.strerror})") from None
     return copy
-
-
-def _remove_orphans(folder: Path) -> None:
-    """Remove the private copies this user's imports killed before their clean-up (SIGKILL, a power cut) left in
-    ``folder``: each names the process that made it, and one whose process is gone has no reader left. A copy is as
-    large as its bundle, and nothing else would ever remove it."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        pid, dash, _ = name.removeprefix(COPY_PREFIX).partition("-")
-        if name.startswith(COPY_PREFIX) and dash and pid.isdigit() and not process_alive(int(pid)):
-            copy = folder / name
-            try:
-                if copy.lstat().st_uid == os.getuid():
-                    copy.unlink()
-            except OSError:  # removed meanwhile by another import, or not ours to remove
-                continue
 
 
 def _verify(copy: Path, path: Path, trusted: bytes | None) -> VerifiedBundle:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from p2w_rt.schemas import uuid7
+from p2w_runtime.scratch import process_alive
 
 STALE_AFTER_S = 6 * 3600.0
 """A claim held by a process on another host is taken over after this long (longer than any judging pass)."""
@@ -47,17 +48,6 @@ class ClaimHolder:
 
 def this_process() -> ClaimHolder:
     return ClaimHolder(uuid7(), socket.gethostname(), os.getpid(), time.time())
-
-
-def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` of this machine still runs (a claim's holder, an import's private copy's maker)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 class ClaimTable(Protocol):

@@ -30,7 +30,8 @@ KILLED_LEAVE = ("p2w-har-", "p2w-exec-", "p2w-agent-", "org.chromium.Chromium.")
 """What a recording ``p2w-rt`` killed with SIGKILL mid-episode leaves, since it runs no clean-up: the own agent's
 episode HAR folder (empty: Playwright writes the HAR when the episode ends; its browser and Playwright's folders are
 removed by Playwright's driver, which outlives it); ``record --exec``'s Chromium profile, the agent's TMPDIR and the
-socket folder of that Chromium (killed with the recorder, ``setpriv --pdeathsig``)."""
+socket folder of that Chromium (killed with the recorder, ``setpriv --pdeathsig``). The next p2w-rt to make a
+scratch folder in the same temp dir removes all but the last (``p2w_runtime.scratch``)."""
 
 
 def left_behind(folder: Path) -> list[str]:

@@ -102,6 +102,14 @@ def test_a_killed_recorder_takes_the_agents_children_with_it(tmp_path: Path) -> 
             while _alive(child) and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert not _alive(child), "the agent's child outlived the recorder"
+            killed = f".{recorder.pid}."  # its scratch folders: p2w-KIND-NS.PID.xxx
+            assert [p for p in tmp.iterdir() if killed in p.name], "the killed recorder ran no clean-up"
+            after = p2w_rt(
+                tmp_path / "p2w.db", "record", "--exec", "sleep 0", *ENDPOINT, "--model", "m", "--task", TASK,
+                "--label", "after", tmp=tmp,
+            )  # fmt: skip
+            assert after.returncode == 0, after.stderr
+            assert [p.name for p in tmp.iterdir() if killed in p.name] == []  # swept by the next p2w-rt
         finally:
             if recorder.poll() is None:
                 os.killpg(recorder.pid, signal.SIGKILL)

@@ -14,7 +14,6 @@ import contextlib
 import functools
 import os
 import shutil
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +37,7 @@ from p2w_runtime.integrations.browser_use._recorder import (
 )
 from p2w_runtime.recording import Recording, open_run
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
+from p2w_runtime.scratch import scratch_folder
 from p2w_runtime.store import EventStore
 
 AGENT = "browser-use"
@@ -163,14 +163,14 @@ def _browser_session(chromium: str, chromium_args: list[str], folder: Path) -> A
 async def browser_use_session(chromium: str, chromium_args: list[str]) -> AsyncIterator[Any]:
     """A Browser-Use session in a folder of its own, killed on exit and removed with what Chromium made for it in
     the temp dir, however the episode ended (error, cancellation)."""
-    with tempfile.TemporaryDirectory(prefix="p2w-browser-use-", ignore_cleanup_errors=True) as folder:
-        session = _browser_session(chromium, chromium_args, Path(folder))
+    with scratch_folder("browser-use") as folder:
+        session = _browser_session(chromium, chromium_args, folder)
         try:
             yield session
         finally:
             with contextlib.suppress(Exception):
                 await session.kill()
-            await close_profile(Path(folder) / "profile")
+            await close_profile(folder / "profile")
 
 
 def remove_agent_files(agent: Any) -> None:
