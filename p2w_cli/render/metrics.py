@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from p2w_cli.render.terminal import cell, safe
+from p2w_cli.render.terminal import cell, md_cell
 from p2w_rt.replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, figure, json_figure
 
 COLUMNS = tuple((name, TITLES[name]) for name in METRICS)
@@ -46,7 +46,7 @@ def rich_table(rows: Sequence[MetricRow], title: str, figures: Sequence[tuple[st
 def markdown(rows: Sequence[MetricRow], figures: Sequence[tuple[str, str]] = COLUMNS) -> str:
     header = _header(rows, figures)
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(map(safe, _values(row, figures))) + " |" for row in rows]
+    lines += ["| " + " | ".join(map(md_cell, _values(row, figures))) + " |" for row in rows]
     return "\n".join(lines)
 
 

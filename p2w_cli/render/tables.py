@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from p2w_cli.render.terminal import cell, safe
+from p2w_cli.render.terminal import cell, md_cell, safe
 from p2w_rt.replay.metrics import MISSING, figure, json_figure
 
 if TYPE_CHECKING:
@@ -47,8 +47,8 @@ def show_tables(tables: Sequence[Table], fmt: str, out: Console) -> None:
             writer.writerows(table.rows)
             _plain(out, buffer.getvalue().rstrip("\n"))
         elif fmt == "md":
-            lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-            lines += ["| " + " | ".join(safe(_text(v)) for v in row) + " |" for row in table.rows]
+            lines = ["| " + " | ".join(map(md_cell, table.columns)) + " |", "|" + "---|" * len(table.columns)]
+            lines += ["| " + " | ".join(md_cell(_text(v)) for v in row) + " |" for row in table.rows]
             _plain(out, f"\n{safe(table.title)}\n\n" + "\n".join(lines))
         else:
             drawn = RichTable(title=cell(table.title, "table.title"), title_justify="left")  # text, never markup

@@ -6,6 +6,7 @@ text changes or the print fails), and control characters reach the terminal. So:
 - ``safe`` (``p2w_cli.render.terminal``) spells control characters as Python escapes and leaves everything else;
 - ``cell`` is that text as a rich ``Text`` (never parsed as markup), for table cells and prints;
 - ``markup`` is that text escaped for interpolation into a rich markup string;
+- ``md_cell`` is that text as one cell of a Markdown table (``|`` escaped);
 - ``clip`` (``p2w_runtime.errors.clip``) cuts a long value and says so (``… (N characters)``): no renderer cuts
   text with a bare slice, which ends mid-word with nothing to show it was cut;
 - ``terminal_console`` is the console commands print with; piped, it is wide enough that no table cell is
@@ -39,6 +40,11 @@ def cell(value: object, style: str = "") -> Text:
 def markup(value: object) -> str:
     """Recorded text to interpolate into a rich markup string (``f"[bold]{markup(label)}[/]"``)."""
     return escape(safe(value))
+
+
+def md_cell(value: object) -> str:
+    """Recorded text as one Markdown table cell: ``safe``, its ``|`` escaped (a run label ``a|b`` is one cell)."""
+    return safe(value).replace("|", "\\|")
 
 
 def terminal_console(*, stderr: bool = False) -> Console:
@@ -116,4 +122,4 @@ def print_table(console: Console, headers: Sequence[str], rows: Sequence[Sequenc
     print_rows(console, headers, rows, widths)
 
 
-__all__ = ["PIPE_WIDTH", "cell", "clip", "markup", "print_rows", "print_table", "safe", "terminal_console"]
+__all__ = ["PIPE_WIDTH", "cell", "clip", "markup", "md_cell", "print_rows", "print_table", "safe", "terminal_console"]

@@ -45,8 +45,8 @@ class ExportSummary:
 
 
 async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *, source: str = "") -> ExportSummary:
-    """Write ``index.html``, one page per run, per episode and per pair of consecutive runs (compare), the blobs,
-    plots and assets into ``folder``."""
+    """Write one page per run, per episode and per pair of consecutive runs (compare), the blobs, plots and assets
+    into ``folder``, and ``index.html`` last: an export stopped halfway has no index of its own to open."""
     infos: list[RunInfo] = [await find_run(store, ref) for ref in refs]
     with Beneath(folder, ExportError) as files:
         return await _export(store, infos, files, source)
@@ -59,9 +59,11 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
     for asset in sorted(STATIC.iterdir()):
         files.write(f"static/{asset.name}", asset.read_bytes())
 
+    def render(template: str, **context: object) -> bytes:
+        return env.get_template(template).render(links=links, source=source, **context).encode()
+
     def write(name: str, template: str, **context: object) -> None:
-        html = env.get_template(template).render(links=links, source=source, **context)
-        files.write(name, html.encode())
+        files.write(name, render(template, **context))
 
     reads = {info.run_id: await read_run(store, info) for info in infos}
     usages = {
@@ -70,7 +72,7 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
     }
     pairs = list(zip(infos, infos[1:], strict=False))
     compares = [(a.label, b.label) for a, b in pairs]
-    write("index.html", "runs.html", rows=[run_row(read) for read in reads.values()], compares=compares)
+    index = render("runs.html", rows=[run_row(read) for read in reads.values()], compares=compares)
     pages = 1
     for a, b in pairs:  # consecutive runs, as given, by the default judge; judged in memory, never written
         try:
@@ -116,4 +118,5 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
             continue
         meta = f'<meta http-equiv="Content-Security-Policy" content="{META_CSP}">\n'.encode()
         files.write(links.dom(sha), meta + page)
+    files.write("index.html", index)  # last: an export stopped halfway has no index.html of its own to open
     return ExportSummary(files.root, pages, len(links.blobs) + len(links.doms), problems)

@@ -43,3 +43,16 @@ def test_json_lines_and_csv_carry_full_figures() -> None:
         {"table": "odd", "[b]name": "b\x07", "share": None},
     ]
     assert shown("csv", HOSTILE, EMPTY).splitlines()[:2] == ["[b]name,share", f"[link=http://x.test]a[/link],{1 / 3}"]
+
+
+def test_a_pipe_in_a_label_or_a_plugins_cell_stays_in_its_markdown_cell() -> None:
+    """``a|b`` would otherwise split its cell, shifting every figure after it one column to the right."""
+    from p2w_cli.render.metrics import markdown
+    from p2w_rt.replay.metrics import MetricRow
+
+    row = MetricRow((("run", "a|b\nc"),), episodes=2, judged=1, figures={"success_rate": 0.5})
+    plugin = Table("pipes", "Pipes", ("who|what", "share"), (("x|y", 0.5),))
+    for text in (markdown([row]), shown("md", plugin)):
+        lines = [line for line in text.splitlines() if line.startswith("|")]
+        assert {line.replace("\\|", "").count("|") for line in lines} == {lines[1].count("|")}, text
+    assert "| a\\|b\\nc |" in markdown([row]) and "| x\\|y | 0.500 |" in shown("md", plugin)

@@ -47,3 +47,16 @@ def test_a_hard_link_inside_the_export_folder_is_replaced_not_written_through(ex
     assert not [name for name in written if name.endswith(".partial")]
     assert {"index.html", "static/view.css", "static/view.js"} <= set(written)
     assert any(name.startswith("blobs/") for name in written) and any(name.startswith("episode-") for name in written)
+
+
+def test_an_export_stopped_halfway_leaves_no_index_to_open(example_db: Path, tmp_path: Path) -> None:
+    """``index.html`` is written last: an export that fails (here at its recorded pages, after every episode page)
+    or is killed leaves no index that opens as if complete, its links dangling."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "dom").symlink_to(tmp_path)
+    done = p2w_rt(example_db, "view", "--export", str(site), "earlier")
+    assert done.returncode == 1 and "is a symbolic link inside the export folder" in done.stderr
+    written = files_in(site)
+    assert any(name.startswith("episode-") for name in written)
+    assert "index.html" not in written
