@@ -2,11 +2,12 @@
 cannot drift apart between commands: the model endpoint, the retrieval cache, an outside agent's timeout, an
 offline LLM pass's options, and the dataset folder a command reads instead of the run's (docs/design/dataset.md).
 
-Only click and pathlib are imported here: every command module imports this one at start-up.
+Only click, math and pathlib are imported here: every command module imports this one at start-up.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +15,21 @@ from typing import Any, TypeVar
 import click
 
 FC = TypeVar("FC", bound=Callable[..., Any])
+
+
+class FiniteFloat(click.ParamType[float, Any]):
+    """A float that is a number: ``nan`` and ``inf`` are refused, since stored JSON would read them back as null."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number: float = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+FINITE_FLOAT = FiniteFloat()
 
 base_url_option = click.option(
     "--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint. Env: OPENAI_BASE_URL."
@@ -66,7 +82,7 @@ def llm_pass_options(who: str, results: str) -> Callable[[FC], FC]:
         click.option("--model", default="gpt-5-mini", show_default=True, help=f"Model of {who}."),
         base_url_option,
         click.option("--api-key", help="API key (default: env OPENAI_API_KEY); never stored."),
-        click.option("--temperature", type=float, help=f"Sampling temperature of {who} (default: the model's)."),
+        click.option("--temperature", type=FINITE_FLOAT, help=f"Sampling temperature of {who} (default: the model's)."),
         click.option(
             "--concurrency",
             default=8,

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from p2w_cli._common import console, echo_json, open_db, run, waited
+from p2w_cli._options import FINITE_FLOAT
 from p2w_cli.render.terminal import cell, markup
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def history_index(history_dir: Path, embedder: str | None, cache_dir: Path | Non
 @click.argument("query")
 @_history_options
 @click.option("--k", "k", default=20, show_default=True, type=click.IntRange(min=1), help="At most this many hits.")
-@click.option("--threshold", default=0.5, show_default=True, type=float, help="Minimum cosine similarity.")
+@click.option("--threshold", default=0.5, show_default=True, type=FINITE_FLOAT, help="Minimum cosine similarity.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the hits.")
 @click.option(
     "--run",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from p2w_cli._common import console, in_store, open_db, run, waited
-from p2w_cli._options import llm_pass_options
+from p2w_cli._options import FINITE_FLOAT, llm_pass_options
 from p2w_cli._producers import PluginCommand, pass_fields, producer_option
 from p2w_cli.render.terminal import terminal_console
 
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     "model (name, path, or `default`) and compare the ground truth's recall (counterfactual retrieval).",
 )
 @click.option("--k", "cf_k", type=click.IntRange(1), default=20, show_default=True, help="With --retriever.")
-@click.option("--threshold", "cf_threshold", type=float, default=0.5, show_default=True, help="With --retriever.")
+@click.option(
+    "--threshold", "cf_threshold", type=FINITE_FLOAT, default=0.5, show_default=True, help="With --retriever."
+)
 @click.option(
     "--history",
     "history_dir",

@@ -141,11 +141,15 @@ def list_personas(history_dir: Path) -> list[str]:
 
 
 def find_memory_bank(history_dir: Path, persona: str) -> Path:
-    """The memory bank file of ``persona``; a clear error when the persona has none."""
+    """The memory bank file of ``persona``; a clear error when the persona has none (a name with a path in it, or
+    one too long for the file system, names no file of the folder)."""
     history_dir = Path(history_dir)
     path = history_dir / f"{persona}.json"
-    if path.is_file():
-        return path
+    try:
+        if path.parent == history_dir and path.is_file():
+            return path
+    except OSError:  # ENAMETOOLONG: is_file() passes only "no such file" errors as False
+        pass
     known = list_personas(history_dir)
     raise DataError(f"{path}: no memory bank for persona {persona!r} ({len(known)} personas in {history_dir})")
 

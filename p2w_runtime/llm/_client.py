@@ -12,7 +12,7 @@ import copy
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import structlog
@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from p2w_rt.schemas import LlmCall, LlmRole, LlmUsage
 from p2w_runtime.llm._endpoint import endpoint
-from p2w_runtime.llm._errors import LlmBadResponse, LlmRejected, LlmUnavailable
+from p2w_runtime.llm._errors import LlmBadResponse, LlmRejected, LlmTooLong, LlmUnavailable
 from p2w_runtime.llm._prices import PriceTable
 from p2w_runtime.llm._request import (
     BadResponse,
@@ -222,10 +222,10 @@ class LlmClient:
                 completion = await self._send(messages, sent)
             except self._failures as exc:
                 last = describe(exc, self.timeout_s)
-                last = Failure(redact_text(last.message), last.retriable, last.bad_response, last.retry_after)
+                last = replace(last, message=redact_text(last.message))
                 await self._emit(record(attempt, time.perf_counter() - started, None, last.message))
                 if not last.retriable:
-                    raise LlmRejected(
+                    raise (LlmTooLong if last.too_long else LlmRejected)(
                         f"LLM endpoint {self.endpoint} rejected the {role} request for model {self.model}: "
                         f"{last.message}"
                     ) from None

@@ -23,3 +23,8 @@ class LlmRejected(LlmError):
 
 class LlmBadResponse(LlmError):
     """The endpoint answered, but never with a usable completion (not JSON, no choices, malformed structured output)."""
+
+
+class LlmTooLong(LlmRejected, LlmBadResponse):
+    """The endpoint refused the request as too long for the model's context: another, shorter one may fit, so an
+    offline pass fails this episode's result and goes on (as after a bad response) instead of stopping."""

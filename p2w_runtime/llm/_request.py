@@ -50,7 +50,7 @@ def json_object(body: str, content_type: str | None) -> dict[str, Any]:
     """An answer's body as a JSON object; ``BadResponse`` saying what it is instead (with its content type)."""
     try:
         data = json.loads(body)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep for the parser
         raise BadResponse(f"body is not JSON ({content_type or 'no content type'}): {body[:200]!r}") from None
     if not isinstance(data, dict):
         raise BadResponse(f"body is JSON but not an object: {body[:200]!r}")
@@ -88,8 +88,12 @@ def tool_calls_text(calls: list[dict[str, Any]]) -> str:
     return json.dumps({"tool_calls": kept}, ensure_ascii=False)
 
 
+_MAX_COUNT = 2**53
+"""Above this a token count is nonsense (and past 2**63 the stored JSON cannot hold it): read as not given."""
+
+
 def parse_usage(usage: Any) -> LlmUsage | None:
-    """Tolerate missing or partial usage (many local servers omit it)."""
+    """Tolerate missing, partial or nonsensical usage (many local servers omit it; a broken one sends -1 or 10**30)."""
     if not isinstance(usage, dict):
         return None
     prompt = _count(usage.get("prompt_tokens"))
@@ -102,4 +106,4 @@ def parse_usage(usage: Any) -> LlmUsage | None:
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,8 @@ if TYPE_CHECKING:
     import openai
 
 _RETRIED_STATUSES = frozenset({408, 409, 429})
+_TOO_LONG = re.compile(r"context[ _](length|window)|prompt is too long|too many (input )?tokens", re.IGNORECASE)
+"""How OpenAI, vLLM, Azure and LiteLLM word a 400 for a prompt over the model's context."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,8 @@ class Failure:
     retriable: bool
     bad_response: bool = False
     retry_after: float | None = None
+    too_long: bool = False
+    """The request does not fit the model's context: this input's failure, not the endpoint's."""
 
 
 def describe(exc: Exception, timeout_s: float | None) -> Failure:
@@ -56,16 +61,26 @@ def describe(exc: Exception, timeout_s: float | None) -> Failure:
     if isinstance(exc, openai.APITimeoutError):
         return Failure(f"timeout after {timeout_s:g}s" if timeout_s else "timeout", retriable=True)
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        return Failure(f"connection error: {cause or exc}", retriable=True)
+        return Failure(f"connection error: {_cause(exc)}", retriable=True)
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
+        status, message = exc.status_code, _server_message(exc)
         return Failure(
-            f"HTTP {status}: {_server_message(exc)}",
+            f"HTTP {status}: {message}",
             retriable=status in _RETRIED_STATUSES or status >= 500,
             retry_after=_retry_after(exc),
+            too_long=status == 413 or (status == 400 and _TOO_LONG.search(message) is not None),
         )
     return Failure(f"{type(exc).__name__}: {exc}", retriable=False)
+
+
+def _cause(exc: BaseException) -> str:
+    """The first message down the cause chain: the HTTP library wraps a reset connection's OS error in empty ones."""
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(10):  # a chain is a few links long; a cycle is not followed for ever
+        if cause is None or str(cause):
+            break
+        cause = cause.__cause__ or cause.__context__
+    return str(cause or exc)
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

@@ -40,7 +40,7 @@ def _extract_json(text: str) -> Any:
     for candidate in candidates:
         try:
             return json.loads(candidate)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep for the parser
             continue
     raise MalformedOutput(f"no JSON object found in the answer: {text[:200]!r}")
 

@@ -79,7 +79,7 @@ def _sse(body: str) -> Iterator[dict[str, Any]]:
         if line.startswith("data:") and (data := line[5:].strip()) and data != "[DONE]":
             try:
                 event = json.loads(data)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep for the parser
                 raise BadResponse(f"stream event is not JSON: {data[:200]!r}") from None
             if isinstance(event, dict):
                 yield event

@@ -10,6 +10,7 @@ made so far kept (``PassAborted``).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from typing import Any, TypeVar
@@ -114,6 +115,9 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
             raise PassAborted(
                 f"{exc} ({producer.kind} {producer.id}, episode {t.stream}); {self.family.noun} made so far are kept"
             ) from None
+        except asyncio.CancelledError:  # another producer stopped the pass (or Ctrl-C): what this one paid for stays
+            await self.writer.keep_calls(t, calls)
+            raise
         payload = producer.payload(t, key, verdict)
         previous = self.latest.get(key)
         if previous is not None and not self.force and not calls and _same_failure(previous.payload, payload):

@@ -16,7 +16,7 @@ from typing import Any
 from p2w_rt.replay.classify import HISTORY_RETRIEVAL_FAILURE, Target, history_use, targets
 from p2w_rt.replay.derived import CacheKey, PassSettings, ProduceContext, Producer, ProducerError
 from p2w_rt.replay.persona2web import SiteConfig, site_fields
-from p2w_rt.schemas import MemoryEntry, RetrievalCounterfactual, TargetRecall
+from p2w_rt.schemas import MemoryEntry, RetrievalCounterfactual, TargetRecall, content_hash
 from p2w_runtime.data import DataError
 from p2w_runtime.domain.trajectory import RetrievedEntry, Trajectory
 from p2w_runtime.errors import UserError
@@ -36,6 +36,8 @@ class RetrievalSettings:
 class RetrievalConfig(SiteConfig):
     model_id: str
     model_fingerprint: str
+    """Hash of the weights as ``run.started`` names them (``EmbedderRef``): the same on every machine, unlike the
+    index cache's key (the files' mtimes)."""
     k: int
     threshold: float
     history: str
@@ -79,7 +81,7 @@ class CounterfactualRetrieval(Producer[RetrievalSettings, RetrievalConfig, Recal
             {
                 **site_fields(settings.sites),
                 "model_id": embedder.model_id,
-                "model_fingerprint": embedder.fingerprint,
+                "model_fingerprint": content_hash(embedder.ref.model_dump()),
                 "k": settings.k,
                 "threshold": settings.threshold,
                 "history": settings.retriever.banks.content_hash(),

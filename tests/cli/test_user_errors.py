@@ -288,6 +288,28 @@ def test_cached_failed_judgments_fail_every_replay_until_retried(tmp_path: Path,
     assert invoke("--db", str(db), *judge)[0] == 0
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("replay", "cli-run", "--judge", "rubric-llm", "--temperature", "nan"),
+        ("replay", "cli-run", "--retriever", "default", "--threshold", "inf"),
+        ("classify", "cli-run", "--classifier", "llm", "--temperature", "-inf"),
+        ("history", "search", "Alex_Garcia", "chinos", "--threshold", "nan"),
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused_naming_the_option(
+    tmp_path: Path, scripted_llm: ScriptedLlm, args: tuple[str, ...]
+) -> None:
+    """JSON has no NaN or infinity: sent to a model it was a traceback, stored it read back as null."""
+    db = tmp_path / "r.db"
+    build(db)
+    before = events(db)
+    endpoint = ("--base-url", scripted_llm.base_url, "--api-key", "k") if args[0] != "history" else ()
+    code, _, err = invoke("--db", str(db), *args, *endpoint)
+    assert code == 2 and "not a finite number" in err and f"'{args[-2]}'" in err, err
+    assert events(db) == before and scripted_llm.chat_requests == []
+
+
 def test_history_index_json(tmp_path: Path) -> None:
     history = tmp_path / "history"
     history.mkdir()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -10,19 +12,29 @@ import pytest
 from p2w_rt.replay.derived import PassAborted, PassSettings, run_pass
 from p2w_rt.replay.judges import JUDGES, estimate_replay, judgment_stream, make_judge, read_judgments
 from p2w_rt.schemas import LlmCall
-from p2w_runtime.llm import LlmClient, RetryPolicy
+from p2w_runtime.llm import RetryPolicy
 from p2w_runtime.store import MemoryEventStore
-from p2w_runtime.testing import Garbage, HttpError, ScriptedLlm
+from p2w_runtime.testing import Delay, Garbage, HttpError, Reply, ScriptedLlm, Text
 from tests.helpers.builders import make_run
 from tests.helpers.judge_replies import answer, fields
+from tests.helpers.llm_clients import MadeClients
 
 
 def user_text(request: dict[str, Any]) -> str:
     return next(m["content"] for m in request["messages"] if m["role"] == "user")
 
 
+CLIENTS = MadeClients()
+
+
+@pytest.fixture(autouse=True)
+async def _closed_clients() -> AsyncIterator[None]:
+    yield
+    await CLIENTS.aclose()
+
+
 def factory(server: ScriptedLlm, model: str = "gpt-5-mini") -> Any:
-    return lambda: LlmClient(model, base_url=server.base_url, api_key="sk-test", retry=RetryPolicy(max_retries=0))
+    return lambda: CLIENTS(model, base_url=server.base_url, api_key="sk-test", retry=RetryPolicy(max_retries=0))
 
 
 async def count_events(store: Any, run_id: str) -> int:
@@ -133,6 +145,43 @@ async def test_endpoint_down_stops_the_batch_and_keeps_what_was_done(scripted_ll
             await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
         records = await read_judgments(store, run_id)
         assert [r.judgment.status for r in records] == ["ok"]
+
+
+async def test_an_episode_too_long_for_the_model_fails_alone(scripted_llm: ScriptedLlm) -> None:
+    """A 400 for a prompt over the model's context is this episode's failure, not the endpoint's: the pass goes on."""
+    too_long = HttpError(400, "This model's maximum context length is 8192 tokens. However, you requested 9000.")
+    scripted_llm.script(too_long)  # the first episode's request; the others are answered
+    scripted_llm.handle_with(answer)
+    judge = make_judge("rubric-llm", PassSettings())
+    async with MemoryEventStore() as store:
+        run_id = await make_run(store, ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1"))
+        summary = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
+    assert (summary.judged, summary.failed) == (2, 1)
+    assert [error for error in summary.failures] == [
+        f"LLM endpoint {scripted_llm.base_url} rejected the judge request for model gpt-5-mini: HTTP 400: "
+        f"{too_long.message}"
+    ]
+
+
+async def test_a_pass_stopped_by_one_episode_keeps_the_calls_the_others_paid_for(scripted_llm: ScriptedLlm) -> None:
+    """The first episode's answer is malformed (tokens spent) and its repair is slow; the second episode's key is
+    refused, which stops the pass before the fourth and cancels the first: its paid answer is still recorded."""
+    first = threading.Lock()
+
+    def reply(request: dict[str, Any]) -> Reply:
+        if "Your answer was not valid" in json.dumps(request):
+            return Delay(30, Text("late"))
+        return Text("no JSON here") if first.acquire(blocking=False) else Delay(0.5, HttpError(401, "key revoked"))
+
+    scripted_llm.handle_with(reply)
+    judge = make_judge("rubric-llm", PassSettings())
+    async with MemoryEventStore() as store:
+        run_id = await make_run(store, tuple(f"Alex_Garcia_A{n}" for n in range(1, 5)))
+        with pytest.raises(PassAborted, match="401"):
+            await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), concurrency=2)
+        events = [e.decode().payload async for e in store.read_stream(judgment_stream(run_id))]
+    calls = [c.response or c.error for c in events if isinstance(c, LlmCall)]
+    assert sorted(map(str, calls)) == ["HTTP 401: key revoked", "no JSON here"]
 
 
 async def test_baseline_views_hide_what_they_must_not_see(scripted_llm: ScriptedLlm) -> None:

@@ -14,6 +14,7 @@ threshold -1 with k 20 returns all four entries; threshold 1.01 returns none (co
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from pathlib import Path
 
@@ -172,3 +173,18 @@ async def test_two_concurrent_passes_evaluate_each_episode_once(setup: tuple[Pat
     assert sorted(summary.cached for summary in done) == [0, 2], "the second pass waits, then finds both cached"
     assert stored.count("retrieval.counterfactual") == 2
     assert recall_by_kind(done[0]) == recall_by_kind(done[1]) == {"website": (0.5, 1.0), "preference": (0.5, 1.0)}
+
+
+async def test_results_are_cached_for_a_copy_of_the_model_with_other_file_times(setup: tuple[Path, Path]) -> None:
+    """Another machine installs the same weights at another time: its index cache differs (it is keyed by the files'
+    mtimes), the results' cache key does not, so they are found instead of appended again."""
+    db, history = setup
+    here = await asyncio.to_thread(load_embedder, None)
+    there = copy.copy(here)
+    there.fingerprint = "the same files, installed at another time"
+    done = []
+    for embedder in (here, there):
+        producer = CounterfactualRetrieval(RetrievalSettings(HistoryRetriever(history, embedder), 20, -1.0))
+        async with open_store(db) as store:
+            done.append(await run_pass(RETRIEVALS, store, "cf", [producer]))
+    assert [summary.cached for summary in done] == [0, 2]

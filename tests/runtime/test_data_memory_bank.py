@@ -96,6 +96,16 @@ def test_personas_are_found_by_file_name(tmp_path: Path) -> None:
         list_personas(tmp_path / "nope")
 
 
+@pytest.mark.parametrize("persona", ["../outside/Zoe_Ng", "A" * 300])
+def test_a_persona_that_is_no_file_name_of_the_folder_has_no_bank(tmp_path: Path, persona: str) -> None:
+    """A path out of the folder is not followed, and a name too long for the file system is no traceback."""
+    for folder in ("outside", "history"):
+        (tmp_path / folder).mkdir()
+    write(tmp_path / "outside" / "Zoe_Ng.json", ENTRIES)
+    with pytest.raises(DataError, match="no memory bank for persona"):
+        find_memory_bank(tmp_path / "history", persona)
+
+
 def test_hash_follows_content_and_order_not_formatting(tmp_path: Path) -> None:
     compact = load_memory_bank(write(tmp_path / "a.json", ENTRIES))
     (tmp_path / "b.json").write_text(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import struct
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 from pydantic import BaseModel
 
-from p2w_rt.schemas import LlmCall
+from p2w_rt.schemas import LlmCall, canonical_json
 from p2w_runtime.llm import (
     LlmBadResponse,
     LlmClient,
@@ -20,8 +22,10 @@ from p2w_runtime.llm import (
     PriceTable,
     RetryPolicy,
 )
-from p2w_runtime.llm._request import fingerprint
+from p2w_runtime.llm._request import BadResponse, fingerprint
+from p2w_runtime.llm._wire import parse_answer
 from p2w_runtime.testing import Delay, Garbage, HttpError, ScriptedLlm, Text, Usage
+from tests.helpers.llm_clients import MadeClients
 
 API_KEY = "sk-p2w-test-SECRET-9f8e7d6c5b4a3210"
 FAST = RetryPolicy(max_retries=2, base_delay_s=0.001, max_delay_s=0.01)
@@ -41,10 +45,19 @@ def _no_ambient_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+CLIENTS = MadeClients()
+
+
+@pytest.fixture(autouse=True)
+async def _closed_clients() -> AsyncIterator[None]:
+    yield
+    await CLIENTS.aclose()
+
+
 def make_client(server: ScriptedLlm, calls: Calls, **kwargs: object) -> LlmClient:
     settings: dict[str, object] = {"retry": FAST, "timeout_s": 5.0}
     settings.update(kwargs)
-    return LlmClient("gpt-4o-mini", base_url=server.base_url, api_key=API_KEY, sink=calls, **settings)  # type: ignore[arg-type]
+    return CLIENTS("gpt-4o-mini", base_url=server.base_url, api_key=API_KEY, sink=calls, **settings)  # type: ignore[arg-type]
 
 
 async def test_success_records_one_call_with_usage_cost_and_merged_params(scripted_llm: ScriptedLlm) -> None:
@@ -77,6 +90,14 @@ async def test_missing_usage_is_tolerated_and_leaves_cost_unknown(scripted_llm: 
     result = await make_client(scripted_llm, calls).complete("planner", ASK)
     assert result.usage is None and result.cost_usd is None
     assert calls[0].usage is None and calls[0].cost_usd is None and calls[0].response == "stop [done]"
+
+
+async def test_a_token_count_past_64_bits_is_read_as_not_given(scripted_llm: ScriptedLlm) -> None:
+    scripted_llm.script(Text("stop [done]", usage=Usage(10**25, 7)))
+    calls = Calls()
+    result = await make_client(scripted_llm, calls).complete("planner", ASK)
+    assert result.usage is not None and (result.usage.prompt_tokens, result.usage.completion_tokens) == (0, 7)
+    canonical_json(calls[0].model_dump())  # the payload can be stored
 
 
 async def test_500_then_success_records_both_attempts_under_one_ordinal(scripted_llm: ScriptedLlm) -> None:
@@ -165,11 +186,28 @@ async def test_endpoint_down_names_the_endpoint() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     calls = Calls()
-    client = LlmClient("any-model", base_url=f"http://127.0.0.1:{port}/v1", api_key=API_KEY, sink=calls, retry=FAST)
+    client = CLIENTS("any-model", base_url=f"http://127.0.0.1:{port}/v1", api_key=API_KEY, sink=calls, retry=FAST)
     with pytest.raises(LlmUnavailable) as info:
         await client.complete("planner", ASK)
     assert f"http://127.0.0.1:{port}/v1" in str(info.value) and "connection error" in str(info.value)
     assert len(calls) == 3 and all(c.error and c.error.startswith("connection error") for c in calls)
+
+
+async def test_a_reset_connection_says_so() -> None:
+    """The HTTP library wraps the OS error in exceptions with empty messages: the recorded error is not left blank."""
+
+    async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.close()
+
+    server = await asyncio.start_server(reset, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    calls = Calls()
+    client = CLIENTS("any-model", base_url=f"http://127.0.0.1:{port}/v1", api_key=API_KEY, sink=calls, retry=FAST)
+    async with server:
+        with pytest.raises(LlmUnavailable, match="connection error: .*reset"):
+            await client.complete("planner", ASK)
+    assert len(calls) == 3 and all(c.error and "reset" in c.error for c in calls)
 
 
 async def test_identical_requests_get_increasing_ordinals_per_scope(scripted_llm: ScriptedLlm) -> None:
@@ -247,6 +285,24 @@ async def test_complete_json_gives_up_with_bad_response(scripted_llm: ScriptedLl
     assert len(calls) == 2 and len(scripted_llm.chat_requests) == 2
 
 
+async def test_json_nested_too_deep_is_a_bad_answer_not_a_crash(scripted_llm: ScriptedLlm) -> None:
+    """Python's JSON parser gives up on deep nesting with a RecursionError: an answer, or a body, made of it is unusable
+    like any other malformed one (recorded, repaired or retried), never a traceback."""
+    deep = "[" * 100_000
+    scripted_llm.script(Text(deep), Garbage(deep, content_type="application/json"))
+    calls = Calls()
+    with pytest.raises(LlmBadResponse):
+        await make_client(scripted_llm, calls, max_repairs=0, retry=RetryPolicy(max_retries=0)).complete_json(
+            "judge", ASK, Verdict
+        )
+    with pytest.raises(LlmBadResponse):
+        await make_client(scripted_llm, calls, retry=RetryPolicy(max_retries=0)).complete("judge", ASK)
+    assert [c.response == deep for c in calls] == [True, False]
+    assert "no JSON object" in str(calls[0].error) and "not JSON" in str(calls[1].error)
+    with pytest.raises(BadResponse, match="not JSON"):  # a streamed answer, as the recording proxy reads it
+        parse_answer("chat", f"data: {deep}\n\n", "text/event-stream", stream=True)
+
+
 async def test_complete_json_can_skip_response_format(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.script('{"score": 1, "reason": "r"}')
     await make_client(scripted_llm, Calls()).complete_json("judge", ASK, Verdict, use_response_format=False)
@@ -259,7 +315,7 @@ async def test_endpoint_and_key_come_from_the_environment(
     monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     scripted_llm.script("hello")
-    client = LlmClient("local-model", retry=FAST, prices=PriceTable({}))
+    client = CLIENTS("local-model", retry=FAST, prices=PriceTable({}))
     assert (await client.complete("planner", ASK)).text == "hello"
     assert scripted_llm.requests[0].headers["Authorization"] == f"Bearer {API_KEY}"
 
@@ -271,5 +327,5 @@ def test_openai_endpoint_without_key_is_a_config_error() -> None:
 
 async def test_keyless_local_endpoint_is_allowed(scripted_llm: ScriptedLlm) -> None:
     scripted_llm.script("hi")
-    client = LlmClient("local", base_url=scripted_llm.base_url, retry=FAST)
+    client = CLIENTS("local", base_url=scripted_llm.base_url, retry=FAST)
     assert (await client.complete("planner", ASK)).text == "hi"
