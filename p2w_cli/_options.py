@@ -17,13 +17,20 @@ import click
 FC = TypeVar("FC", bound=Callable[..., Any])
 
 
-class FiniteFloat(click.ParamType[float, Any]):
-    """A float that is a number: ``nan`` and ``inf`` are refused, since stored JSON would read them back as null."""
+class FiniteFloat(click.FloatRange):
+    """A float (in a range, given bounds) that is a number: ``nan`` and ``inf`` are refused, since stored JSON would
+    read them back as null and ``nan`` passes every range check (``click.FloatRange`` lets it through)."""
 
-    name = "float"
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.min is None and self.max is None:  # no range: help says FLOAT, with no bounds to describe
+            self.name = "float"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        number: float = click.FLOAT.convert(value, param, ctx)
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return number
@@ -68,7 +75,7 @@ def exec_timeout_option(help_text: str) -> Callable[[FC], FC]:
     return click.option(
         "--timeout",
         "timeout_s",
-        type=click.FloatRange(min=0, min_open=True),
+        type=FiniteFloat(min=0, min_open=True),
         default=600.0,
         show_default=True,
         help=help_text,

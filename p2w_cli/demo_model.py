@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from p2w_cli._options import FiniteFloat
 from p2w_runtime.errors import UserError
 
 MODEL = "scripted-model"
@@ -120,7 +121,7 @@ def demo_model() -> None:
     "--latency",
     default=0.0,
     show_default=True,
-    type=click.FloatRange(0, 600),
+    type=FiniteFloat(0, 600),
     metavar="SECONDS",
     help="Answer each call after this long, as a hosted model would (to watch a run in `view` as it is recorded).",
 )

@@ -11,7 +11,7 @@ import click
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
 from p2w_cli._interrupted import DaemonThreads, exit_at_once_when_interrupted
-from p2w_cli._options import api_key_option, base_url_option, cache_dir_option, exec_timeout_option
+from p2w_cli._options import FiniteFloat, api_key_option, base_url_option, cache_dir_option, exec_timeout_option
 from p2w_cli._record_options import (
     agent_names,
     agents_help,
@@ -115,9 +115,7 @@ from p2w_runtime.errors import UserError
     show_default=True,
     help="Retries of an LLM call on timeouts, 429 and 5xx (with backoff).",
 )
-@click.option(
-    "--llm-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True, help="Seconds per LLM call."
-)
+@click.option("--llm-timeout", type=FiniteFloat(0.1), default=120.0, show_default=True, help="Seconds per LLM call.")
 @click.option(
     "--capture-links",
     is_flag=True,
@@ -130,7 +128,7 @@ from p2w_runtime.errors import UserError
 )
 @click.option(
     "--page-timeout",
-    type=click.FloatRange(0.1),
+    type=FiniteFloat(0.1),
     default=15.0,
     show_default=True,
     help="Seconds a navigation may take before the page is stopped.",

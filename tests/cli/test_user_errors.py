@@ -295,6 +295,10 @@ def test_cached_failed_judgments_fail_every_replay_until_retried(tmp_path: Path,
         ("replay", "cli-run", "--retriever", "default", "--threshold", "inf"),
         ("classify", "cli-run", "--classifier", "llm", "--temperature", "-inf"),
         ("history", "search", "Alex_Garcia", "chinos", "--threshold", "nan"),
+        ("record", "--model", "m", "--llm-timeout", "nan"),  # a range of click's lets nan through
+        ("record", "--exec", "sleep 0", "--model", "m", "--timeout", "nan"),
+        ("record", "--model", "m", "--page-timeout", "inf"),
+        ("demo-model", "serve", "--latency", "nan"),
     ],
 )
 def test_a_number_that_is_not_finite_is_refused_naming_the_option(
@@ -304,7 +308,7 @@ def test_a_number_that_is_not_finite_is_refused_naming_the_option(
     db = tmp_path / "r.db"
     build(db)
     before = events(db)
-    endpoint = ("--base-url", scripted_llm.base_url, "--api-key", "k") if args[0] != "history" else ()
+    endpoint = ("--base-url", scripted_llm.base_url, "--api-key", "k") if args[0] in ("replay", "classify") else ()
     code, _, err = invoke("--db", str(db), *args, *endpoint)
     assert code == 2 and "not a finite number" in err and f"'{args[-2]}'" in err, err
     assert events(db) == before and scripted_llm.chat_requests == []
