@@ -39,3 +39,12 @@ def record_exec(
         db, "record", "--exec", command, "--base-url", base_url, "--api-key", KEY, "--model", "scripted-model",
         "--label", label, *more, tmp=tmp,
     )  # fmt: skip
+
+
+def running(pid: int) -> bool:
+    """Running, not a zombie waiting for its (dead) parent's reaper."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"

@@ -12,21 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.exec_support import running
 from tests.helpers.paths import REPO
 from tests.helpers.suite_tmp import process_tmpdir
 
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
 
 pytestmark = pytest.mark.slow
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie waiting for its (dead) parent's reaper."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
 
 
 def _chromiums_of(profile_root: Path) -> list[int]:
@@ -39,7 +31,7 @@ def _chromiums_of(profile_root: Path) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(arg.startswith(f"--user-data-dir={profile_root}".encode()) for arg in cmdline) and _alive(
+        if any(arg.startswith(f"--user-data-dir={profile_root}".encode()) for arg in cmdline) and running(
             int(entry.name)
         ):
             found.append(int(entry.name))
@@ -86,14 +78,14 @@ def _kill_the_recorder(tmp_path: Path, tmp: Path) -> None:
             time.sleep(0.2)
         agent_pid = int(pid_file.read_text())
         browsers = _chromiums_of(tmp)
-        assert browsers and _alive(agent_pid), "the agent and its Chromium run while the recorder does"
+        assert browsers and running(agent_pid), "the agent and its Chromium run while the recorder does"
 
         recorder.send_signal(signal.SIGKILL)  # the recorder alone, as the OOM killer would
         recorder.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while (_alive(agent_pid) or _chromiums_of(tmp)) and time.monotonic() < deadline:
+        while (running(agent_pid) or _chromiums_of(tmp)) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not _alive(agent_pid), "the agent outlived the recorder"
+        assert not running(agent_pid), "the agent outlived the recorder"
         assert _chromiums_of(tmp) == [], "Chromium outlived the recorder"
     finally:
         if recorder.poll() is None:

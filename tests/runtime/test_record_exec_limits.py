@@ -18,21 +18,12 @@ import pytest
 from p2w_runtime.agent import resuming
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
-from tests.helpers.exec_support import P2W_RT, TASK, p2w_rt
+from tests.helpers.exec_support import P2W_RT, TASK, p2w_rt, running
 from tests.helpers.paths import REPO
 from tests.helpers.suite_tmp import process_tmpdir
 
 ENDPOINT = ("--base-url", "http://127.0.0.1:9/v1")  # never called: these agents ask no model
 OTHER = "Lena_Fischer_A1"
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie waiting for its (dead) parent's reaper."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
 
 
 def _finished(db: Path, label: str, task: str) -> list[tuple[str, str | None]]:
@@ -95,13 +86,13 @@ def test_a_killed_recorder_takes_the_agents_children_with_it(tmp_path: Path) -> 
                 assert time.monotonic() < deadline, "the agent never started"
                 time.sleep(0.2)
             child = int(pid_file.read_text())
-            assert _alive(child), "the agent's child runs while the recorder does"
+            assert running(child), "the agent's child runs while the recorder does"
             recorder.send_signal(signal.SIGKILL)  # the recorder alone, as the OOM killer would
             recorder.wait(timeout=30)
             deadline = time.monotonic() + 5
-            while _alive(child) and time.monotonic() < deadline:
+            while running(child) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            assert not _alive(child), "the agent's child outlived the recorder"
+            assert not running(child), "the agent's child outlived the recorder"
             killed = f".{recorder.pid}."  # its scratch folders: p2w-KIND-NS.PID.xxx
             assert [p for p in tmp.iterdir() if killed in p.name], "the killed recorder ran no clean-up"
             after = p2w_rt(
@@ -114,7 +105,7 @@ def test_a_killed_recorder_takes_the_agents_children_with_it(tmp_path: Path) -> 
             if recorder.poll() is None:
                 os.killpg(recorder.pid, signal.SIGKILL)
                 recorder.wait()
-            if pid_file.is_file() and _alive(pid := int(pid_file.read_text())):
+            if pid_file.is_file() and running(pid := int(pid_file.read_text())):
                 os.kill(pid, signal.SIGKILL)
 
 
