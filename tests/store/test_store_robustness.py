@@ -279,7 +279,9 @@ def test_kill_9_during_a_large_import_never_leaves_a_partial_episode_and_resumin
             assert types == expected[task_id], f"episode {task_id} is partial after kill {attempt}"
         assert not finished, "the import completed before it was killed; make it larger"
     assert kills_landed == KILLS
-    assert 0 < len(shapes) < len(task_ids)
+    # Under load the last child may write every episode before its kill lands (a fresh-clone CI run saw 60 of 60);
+    # it never finished the run (asserted above), so the resume still has the run to complete.
+    assert 0 < len(shapes) <= len(task_ids)
     done = subprocess.run(
         _import_command(db, history, trajectories, tmp_path / "log.jsonl"), capture_output=True, text=True, timeout=120
     )
