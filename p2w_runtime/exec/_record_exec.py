@@ -112,9 +112,8 @@ async def record_exec(
     if request.worker:  # a run the workers cannot share is refused first, in the words of the own agent's workers
         with contextlib.suppress(UnknownRun):
             await check_joinable(store, await find_run(store, label), [t.task_id for t in tasks])
-    async with contextlib.AsyncExitStack() as held:
-        if found is not None:  # one resume at a time: a second is refused before it writes anything
-            await held.enter_async_context(resuming(store, found))
+    # one resume at a time: a second is refused before it writes anything
+    async with resuming(store, found) if found is not None else contextlib.nullcontext():
         run = await open_run(
             store,
             label=label,
