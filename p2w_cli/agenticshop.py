@@ -8,6 +8,9 @@ import click
 
 from p2w_cli._common import RUN_LABEL, in_store
 
+EMPTY_SHOWN = 5
+"""Users named when some curated nothing; the rest are counted."""
+
 
 @click.command("import-curation")
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -41,7 +44,7 @@ def import_curation_cmd(
     from p2w_runtime.demo.sites import DemoHosting
     from p2w_runtime.importers import import_curation
 
-    run_id = in_store(
+    done = in_store(
         ctx,
         lambda store: import_curation(
             store,
@@ -56,4 +59,11 @@ def import_curation_cmd(
         ),
         create=True,
     )
-    click.echo(f"imported {label} as run {run_id}")
+    click.echo(f"imported {label} as run {done.run_id}")
+    if done.empty:
+        shown = ", ".join(done.empty[:EMPTY_SHOWN]) + (", …" if len(done.empty) > EMPTY_SHOWN else "")
+        click.echo(
+            f"{len(done.empty)} of {done.users} users curated no products (judged as such and left out of the means,"
+            f" as the reference does): {shown}",
+            err=True,
+        )

@@ -6,7 +6,7 @@ classifiers, diff) works on imported runs unchanged.
 """
 
 from p2w_runtime.importers._agentoccam_log import RunnerLog
-from p2w_runtime.importers._curation import import_curation
+from p2w_runtime.importers._curation import CurationImport, import_curation
 from p2w_runtime.importers._episode import IMPORTED_RETRIEVER, Header, ImportedEpisode
 from p2w_runtime.importers._errors import BadTrajectoryFiles, ImportConflict, TrajectoryImportError
 from p2w_runtime.importers._formats import (
@@ -23,6 +23,7 @@ from p2w_runtime.importers._run import import_trajectories
 __all__ = [
     "IMPORTED_RETRIEVER",
     "BadTrajectoryFiles",
+    "CurationImport",
     "Emit",
     "FileName",
     "Header",

@@ -7,7 +7,8 @@ page (``html`` / ``screenshot``: file names in that folder). A link without a ca
 (``error``), and judges then count it as an invalid page: nothing is fetched at import or judging time.
 With ``fetch`` the linked pages are captured now, in Chromium (with what the caller's ``SiteHosting``
 serves: the CLI passes the demo sites), as a curation-time recording would have. Every file is checked
-before the first event is written.
+before the first event is written. A user with no curated product is an episode without captures: the judges
+leave them out, as the reference does, and the import says who they are (``CurationImport.empty``).
 """
 
 from __future__ import annotations
@@ -105,6 +106,16 @@ async def fetch_captures(
 
 
 @dataclass(frozen=True, slots=True)
+class CurationImport:
+    """The run an import appended, and which of its users curated nothing (the CLI names them)."""
+
+    run_id: str
+    empty: tuple[str, ...]
+    """Task ids of the users whose curation has no product, in the file's order (the reference judges none of them)."""
+    users: int
+
+
+@dataclass(frozen=True, slots=True)
 class _ProfileTask:
     """A user profile as ``episode.started`` records a task (``TaskLike``); a curation has no ground truth."""
 
@@ -168,8 +179,8 @@ async def import_curation(
     fetch: bool = False,
     chromium: str | None = None,
     hosting: SiteHosting | None = None,
-) -> str:
-    """Check the files (and fetch the pages with ``fetch``), then append the run; returns its id."""
+) -> CurationImport:
+    """Check the files (and fetch the pages with ``fetch``), then append the run."""
     loaded = load_curation(results)
     by_user: dict[str, list[ShopProfile]] = {}
     for p in load_profiles(profiles):
@@ -205,4 +216,5 @@ async def import_curation(
     for events, blobs in built:
         await append_sealed(store, events, blobs)
     await run.close()
-    return run.run_id
+    empty = tuple(p.task_id for p, r in episodes if not r.search_results)
+    return CurationImport(run.run_id, empty, len(episodes))

@@ -24,7 +24,7 @@ from p2w_runtime.llm import LlmBadResponse
 
 class AttributionJudge(ShopRulesJudge):
     id = ATTRIBUTION
-    version = "1"
+    version = "2"
     needs_profile = False
     description = "AgenticShop attribution (rules): valid product / invalid page / irrelevant link per curated link"
 
@@ -45,17 +45,17 @@ def _words(text: str) -> set[str]:
 
 class HitRatioJudge(ShopRulesJudge):
     id = HIT
-    version = "3"
+    version = "4"
     description = "AgenticShop hit ratio (rules): the product matches the target brand and product type"
 
     async def judge(self, trajectory: Trajectory, ctx: JudgeContext) -> Scorecard:
         profile = self.profile(trajectory)
+        pages = await self.pages(trajectory, ctx)  # an empty curation first: it has no figure whatever the profile
         missing = missing_target(profile)
         if missing:
             raise JudgeError(missing)
         brand, kind = target_brand(profile), profile.seed_product_type or ""
         verdict = Scorecard()
-        pages = await self.pages(trajectory, ctx)
         for p in pages:
             info = extract_by_rules(p.page) if p.page is not None and p.attribution == "valid" else None
             seen_brand = info.brand if info else ""

@@ -3,12 +3,17 @@ the product information on it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from p2w_rt.replay.agenticshop._extract import ProductInfo, extract_by_rules, extraction_messages
+from p2w_rt.replay.agenticshop._ids import NO_PRODUCTS
 from p2w_rt.replay.agenticshop._pages import Attribution, Page, attribute, read_page
 from p2w_rt.replay.judges import JudgeContext, JudgeError, LlmConfig
 from p2w_runtime.domain.trajectory import CaptureRecord, Trajectory
+
+_LINK = re.compile(r"https?://")
+"""A link in an answer: recorded and imported curations capture every one they judge."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +31,12 @@ class Linked:
 
 
 async def linked_pages(t: Trajectory, ctx: JudgeContext, judged: int) -> list[Linked]:
-    """The first ``judged`` captured links of the answer, read and attributed."""
+    """The first ``judged`` captured links of the answer, read and attributed. An answer linking no page is an empty
+    curation (``NO_PRODUCTS``), not a 0: the reference leaves such a user out."""
     if not t.captures:
+        answer = t.end.answer if t.end else None
+        if not _LINK.search(answer or ""):
+            raise JudgeError(NO_PRODUCTS)
         raise JudgeError(f"episode {t.stream} has no page captures: it was not recorded or imported as a curation")
     out = []
     for c in sorted(t.captures, key=lambda c: c.index)[:judged]:

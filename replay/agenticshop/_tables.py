@@ -2,9 +2,10 @@
 dimension, hit ratio, attribution error shares, and the score recomputed on valid attributions only.
 
 As in the reference (``collect_results.py``), a user's figure is the mean over their judged products and a
-table cell is the mean over users; a dimension's share is pooled over a user's products first. The hit ratio
-exists only for users whose profile names a target brand and type, so ``hit_users`` says how many users a
-cell's hit ratio is over and the ``hit_ratio`` table names them, with what the others lack.
+table cell is the mean over users; a dimension's share is pooled over a user's products first. A user who curated
+no product has no figure there (the reference makes no result folder for them), so ``no_products`` counts them in a
+cell's ``users``. The hit ratio exists only for users whose profile names a target brand and type, so ``hit_users``
+says how many users a cell's hit ratio is over and the ``hit_ratio`` table names them, with what the others lack.
 """
 
 from __future__ import annotations
@@ -14,20 +15,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
-from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, HIT, SHOP_JUDGE_IDS
+from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, HIT, NO_PRODUCTS, SHOP_JUDGE_IDS
 from p2w_rt.replay.derived import Cell, MetricsTables, Table, latest_current, register_tables, run_heads
 from p2w_rt.replay.judges import ScoresRecord, read_scores
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
 
-COLUMNS = ("users", "score", "score_valid", "hit_ratio", "valid", "invalid", "irrelevant")
+MEANS = ("score", "score_valid", "hit_ratio", "valid", "invalid", "irrelevant")
 TITLES = {
-    "by_variant": "AgenticShop: score by query variant and intent type (mean over users; valid/invalid/"
-    "irrelevant: attribution shares)",
+    "by_variant": "AgenticShop: score by query variant and intent type (mean over users; no_products: users who "
+    "curated none, left out of the means as in the reference; valid/invalid/irrelevant: attribution shares)",
     "per_dimension": "AgenticShop: checklist items satisfied per dimension",
     "hit_ratio": "AgenticShop: hit ratio per user (by_variant's hit_ratio is the mean over the hit_users that have "
-    "one; not_computed: what the profile lacks)",
+    "one; not_computed: what the profile lacks, or that the user curated no products)",
 }
 
 
@@ -38,6 +39,8 @@ class UserRow:
     figures: dict[str, float] = field(default_factory=dict)
     hit_missing: str = ""
     """Why ``hit-ratio`` failed for this user (its error), when it did and has no figure."""
+    no_products: bool = False
+    """The user's curation linked no product (``NO_PRODUCTS``): no figure in any mean."""
 
     @property
     def variant(self) -> str:
@@ -51,17 +54,18 @@ async def _intent(store: EventStore, stream: str) -> str:
     return "?"
 
 
-def _hit_failures(records: list[ScoresRecord], heads: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """(task id, error) of the episodes whose latest ``hit-ratio`` judgment of the episode as it is now failed."""
-    failed: dict[str, tuple[str, str]] = {}
+def _failures(records: list[ScoresRecord], heads: dict[str, str]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(episode stream, judge) -> (task id, error) where the judge's latest judgment of the episode as it is now
+    failed."""
+    failed: dict[tuple[str, str], tuple[str, str]] = {}
     for record in records:
         j = record.judgment
-        if j.judge_id != HIT or heads.get(j.episode_stream) != j.trajectory_hash:
+        if j.judge_id not in SHOP_JUDGE_IDS or heads.get(j.episode_stream) != j.trajectory_hash:
             continue
         if j.status == "failed":
-            failed[j.episode_stream] = (j.task_id, j.error or "failed")
+            failed[(j.episode_stream, j.judge_id)] = (j.task_id, j.error or "failed")
         else:
-            failed.pop(j.episode_stream, None)
+            failed.pop((j.episode_stream, j.judge_id), None)
     return failed
 
 
@@ -73,8 +77,14 @@ async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> list[User
         if not any(r.judgment.judge_id in (CHECKLIST, ATTRIBUTION, HIT) for r in records):
             continue
         heads = await run_heads(store, info.run_id)
-        for stream, (task_id, error) in _hit_failures(records, heads).items():
-            rows[stream] = UserRow(task_id, await _intent(store, stream), hit_missing=error)
+        for (stream, judge_id), (task_id, error) in _failures(records, heads).items():
+            if judge_id != HIT and error != NO_PRODUCTS:
+                continue
+            if stream not in rows:
+                rows[stream] = UserRow(task_id, await _intent(store, stream))
+            if judge_id == HIT:
+                rows[stream].hit_missing = error
+            rows[stream].no_products |= error == NO_PRODUCTS
         for (stream, judge_id), record in latest_current(records, heads).items():
             if judge_id not in (CHECKLIST, ATTRIBUTION, HIT):
                 continue
@@ -119,7 +129,8 @@ def tables(rows: list[UserRow]) -> dict[str, list[dict[str, Cell]]]:
     by_variant: list[dict[str, Cell]] = []
     for (variant, intent), members in [*sorted(groups.items()), (("all", "all"), rows)]:
         row: dict[str, Cell] = {"variant": variant, "intent": intent, "users": len(members)}
-        for key, value in _means(members, COLUMNS[1:]).items():
+        row["no_products"] = sum(r.no_products for r in members)
+        for key, value in _means(members, MEANS).items():
             row[key] = value
             if key == "hit_ratio":
                 row["hit_users"] = sum(key in r.figures for r in members)
