@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from p2w_cli._common import console, run
 from p2w_cli._options import api_key_option
 from p2w_cli.render.terminal import cell, terminal_console
+from p2w_runtime.command_line import command_line
 
 
 @click.command("demo")
@@ -33,7 +35,9 @@ from p2w_cli.render.terminal import cell, terminal_console
 @api_key_option
 @click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable for --record.")
 @click.option("--force", is_flag=True, help="Replace OUT/demo.db even if it holds runs the demo did not make.")
+@click.pass_context
 def demo_cmd(
+    ctx: click.Context,
     out_dir: Path,
     record_first: bool,
     model: str,
@@ -42,7 +46,10 @@ def demo_cmd(
     chromium: str | None,
     force: bool,
 ) -> None:
-    """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report."""
+    """Import two recorded runs of the sample tasks, judge, classify and diff them, and write a report.
+
+    The demo keeps its own database, OUT/demo.db, never the store of --db or P2W_DB."""
+    refuse_db(ctx)
     from p2w_cli.render.demo import show_demo
     from p2w_rt.replay.demo import demo_data, import_example_runs, prepare_demo_db, write_report
     from p2w_rt.replay.derived import PassSettings
@@ -86,8 +93,16 @@ def demo_cmd(
 
     report = show_demo(run(_demo()), console, err)
     path = write_report(report, out_dir / "report.md")
-    click.echo(f"\nreport with plots: {path}  (database: {db}; try `p2w-rt --db {db} show earlier`)")
-    click.echo(f"open it in a browser: p2w-rt view --db {db} --open")
+    show, view = command_line("show", "earlier", db=str(db)), command_line("view", options=("--db", str(db), "--open"))
+    click.echo(f"\nreport with plots: {path}  (database: {db}; try `{show}`)")
+    click.echo(f"open it in a browser: {view}")
+
+
+def refuse_db(ctx: click.Context) -> None:
+    """``p2w-rt --db FILE demo`` is refused rather than ignored: the demo writes, and may replace, OUT/demo.db only, so
+    that it never adds its example runs to a store of the user's (nor replaces one with --force)."""
+    if ctx.parent is not None and ctx.parent.get_parameter_source("db") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("demo keeps its own database, OUT/demo.db: choose its folder with --out, not --db")
 
 
 async def _record_sample(

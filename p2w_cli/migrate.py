@@ -24,9 +24,9 @@ def migrate_cmd(source: Path | str, target: Path | str) -> None:
 
     say = piped_lines()
 
-    def copied(phase: str, done: int, total: int) -> None:  # piped: a line per batch of events
+    def copied(phase: str, done: int, total: int) -> None:  # piped: a line per batch of events, new or already there
         if say is not None:
-            say(f"{phase}: {done}/{total} copied")
+            say(f"{phase}: {done}/{total} in the target")
 
     async def _migrate() -> Any:
         async with open_store(source, create=False, read_only=True) as src, open_store(target) as dst:

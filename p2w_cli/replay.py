@@ -144,7 +144,11 @@ def _counterfactual(
     "[default: architecture,model,scheme].",
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table", show_default=True)
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the per-level plot (PNG).")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the per-level plot; its suffix names the format: .png, .svg or .pdf.",
+)
 @click.pass_context
 def metrics_cmd(
     ctx: click.Context, run_refs: tuple[str, ...], judge: str | None, by: str | None, fmt: str, plot: Path | None

@@ -10,9 +10,11 @@ import click
 from p2w_cli._common import console, db_path, echo_json, in_store, open_db, run
 from p2w_cli.progress import show_progress
 from p2w_cli.render.terminal import cell, markup, print_rows, print_table, safe
+from p2w_runtime.errors import UserError
 
 if TYPE_CHECKING:
     from p2w_runtime.domain import EpisodeRef, RunInfo
+    from p2w_runtime.store import EventStore
 
 
 @click.command()
@@ -164,6 +166,8 @@ def _show_episode(
             stream = _episode_stream(info, task_id, attempts, counted(attempts))
             episode = await EpisodeChunks.open(store, stream)
             after = 0 if from_step is None else await episode.seq_of_step(from_step) - 1
+            if from_step is not None and after >= episode.last_seq:
+                raise await _past_the_end(store, info, task_id, stream, from_step)
             until = None if steps is None else await episode.seq_of_step((from_step or 1) + steps) - 1
             if as_json:
                 async for stored in store.read_stream(stream, after_seq=after):
@@ -231,6 +235,19 @@ def _print_derived(record: Any, format_judgment: Any) -> None:
         events = label.evidence.event_ids
         cited = f"  (events {', '.join(events)})" if events else ""
         console.print(cell(f"  {label.label}: {label.explanation}{cited}"))
+
+
+async def _past_the_end(store: EventStore, info: RunInfo, task_id: str, stream: str, from_step: int) -> UserError:
+    """``--from-step`` past an episode's last step is refused as ``fork --at-step`` is: an empty window would read as
+    an empty episode."""
+    from p2w_runtime.domain.trajectory import episode_shape
+
+    shape = await episode_shape(store, stream)
+    steps = 0 if shape is None else shape.last_step
+    return UserError(
+        f"run {info.label!r}, task {task_id!r}: the episode has {steps} step(s); "
+        f"--from-step {from_step} is past its end"
+    )
 
 
 def _episode_stream(info: RunInfo, task_id: str, attempts: list[EpisodeRef], episodes: list[EpisodeRef]) -> str:

@@ -10,6 +10,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from p2w_cli.render.terminal import cell, markup
+from p2w_cli.render.words import counted
 from p2w_rt.replay.diff import RunDiff
 from p2w_rt.replay.metrics import METRICS, TITLES, figure, signed
 
@@ -25,7 +26,7 @@ def metrics_layout(title: str, label: str) -> Table:
 
 def metric_table(diff: RunDiff) -> Table:
     """Rows A, B, Δ and its 95% interval; columns the five metrics."""
-    title = f"{diff.a.source} → {diff.b.source}  (judge {diff.a.judge_id}, {diff.paired} paired tasks)"
+    title = f"{diff.a.source} → {diff.b.source}  (judge {diff.a.judge}, {counted(diff.paired, 'paired task')})"
     table = metrics_layout(title, "")
     table.add_row(cell(f"A {diff.a.source}"), *(figure(diff.metrics[m].a) for m in METRICS))
     table.add_row(cell(f"B {diff.b.source}"), *(figure(diff.metrics[m].b) for m in METRICS))
@@ -69,7 +70,8 @@ def _divergences(diff: RunDiff) -> RenderableType:
     """Tasks whose trajectories differ: the first differing step, the sites visited, the retrieval overlap."""
     parted = [t for t in diff.tasks if t.divergence is not None]
     same = len(diff.tasks) - len(parted)
-    head = Text(f"trajectories: {same} of {len(diff.tasks)} tasks in both runs take the same actions")
+    take = "takes" if same == 1 else "take"
+    head = Text(f"trajectories: {same} of {counted(len(diff.tasks), 'task')} in both runs {take} the same actions")
     forked = [f"{t.task_id} after fork step {t.fork_step}" for t in diff.tasks if t.fork_step is not None]
     if forked:
         head.append(f"; forks are compared from the step they went live: {', '.join(forked)}")

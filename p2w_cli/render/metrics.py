@@ -15,7 +15,9 @@ from rich.console import Console
 from rich.table import Table
 
 from p2w_cli.render.terminal import cell, md_cell
-from p2w_rt.replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, figure, json_figure
+from p2w_cli.render.words import counted
+from p2w_rt.replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, Outdated, figure, json_figure
+from p2w_runtime.command_line import command_line
 
 COLUMNS = tuple((name, TITLES[name]) for name in METRICS)
 LEVEL_COLUMNS = (("success_rate", "SR"), ("p_avg", "P_avg"))
@@ -76,6 +78,17 @@ def level_title(rows: Sequence[MetricRow]) -> str:
     return f"By ambiguity level ({names})" if names else "By ambiguity level"
 
 
+def outdated_hint(o: Outdated) -> str:
+    """The line saying which episodes a table left out for their judge's version, and how to judge them again."""
+    them = "it is" if o.episodes == 1 else "they are"
+    others = ", ".join(o.others)
+    again = command_line("replay", o.run, options=("--judge", o.judge))
+    return (
+        f"{o.run}: {counted(o.episodes, 'episode')} judged by {o.judge} only at version {others}, not {o.version}: "
+        f"{them} left out of its figures; judge again: {again}"
+    )
+
+
 def show_metrics(report: MetricsReport, fmt: str, out: Console, err: Console) -> None:
     """Print the report as ``fmt`` (table, md, csv, json); hints and the plot's path go to ``err``."""
     rows, level_rows = report.rows, report.level_rows
@@ -94,6 +107,8 @@ def show_metrics(report: MetricsReport, fmt: str, out: Console, err: Console) ->
     else:
         text = "\n".join(filter(None, (json_lines(rows, "main"), json_lines(level_rows, "by_level"))))
         out.print(text, markup=False, highlight=False, soft_wrap=True)
+    for outdated in report.outdated:
+        err.print(cell(outdated_hint(outdated)), highlight=False)
     if not report.judged_any:
         refs = ", ".join(report.run_refs)
         err.print(cell(f"no judgments yet for {refs}: run p2w-rt replay RUN --judge ID first"))

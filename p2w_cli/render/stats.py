@@ -10,12 +10,14 @@ from rich.table import Table
 
 from p2w_cli.render.diff import metrics_layout
 from p2w_cli.render.terminal import cell
-from p2w_rt.replay.metrics import METRICS, figure
+from p2w_cli.render.words import counted
+from p2w_rt.replay.metrics import METRICS, figure, judge_label
 from p2w_rt.replay.stats import RunStats
 
 
 def stats_table(stats: RunStats) -> Table:
-    title = f"{len(stats.runs)} runs, {stats.tasks} tasks scored in every run (judge {stats.judge_id})"
+    judge = judge_label(stats.judge_id, stats.judge_version)
+    title = f"{counted(len(stats.runs), 'run')}, {counted(stats.tasks, 'task')} scored in every run (judge {judge})"
     table = metrics_layout(title, "run")
     for r in stats.runs:
         table.add_row(cell(r.run.source), *(figure(r.figures[m]) for m in METRICS))

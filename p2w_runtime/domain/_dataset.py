@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from p2w_rt.schemas import DatasetFiles, RunConfig, RunDatasetAttached, blob_hash, canonical_json
+from p2w_runtime.command_line import command_line
 from p2w_runtime.data import (
     BankFiles,
     BankFolder,
@@ -146,10 +147,8 @@ def missing_dataset(run: RunInfo, what: str, option: str) -> UserError:
     carried their dataset kept its folders' paths in its config), and how to attach it."""
     legacy = any(run.started.config.given(key) for key in LEGACY_PATH_KEYS)
     why = " (recorded before runs carried their dataset)" if legacy else " (recorded without it)"
-    return UserError(
-        f"run {run.label!r} carries no {what}{why}: attach them with "
-        f"`p2w-rt attach-dataset {run.label} --tasks DIR --history DIR`, or pass {option}"
-    )
+    attach = command_line("attach-dataset", run.label, options=("--tasks", "DIR", "--history", "DIR"))
+    return UserError(f"run {run.label!r} carries no {what}{why}: attach them with `{attach}`, or pass {option}")
 
 
 async def _refuse_other(

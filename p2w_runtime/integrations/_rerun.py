@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from p2w_runtime.command_line import command_line
 from p2w_runtime.integrations._agents import RerunAgent, RerunRefused, agents
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def rerun_of(run: RunInfo) -> RerunAgent:
     recorder = run.started.agent
     installed = agents()
     found = next((a for a in installed.values() if (a.records_as or a.name) == recorder), None)
-    again = f"p2w-rt rerun {run.label} --exec CMD"
+    again = command_line("rerun", run.label, options=("--exec", "CMD"))
     if found is None:
         raise RerunRefused(
             f"run {run.label!r} was recorded by agent {recorder!r}, which no installed agent integration records "

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from p2w_runtime.agent import AGENT_NAME, ROLE_PARAMS, AgentConfig, Episode
+from p2w_runtime.command_line import command_line
 from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks, under
 from p2w_runtime.errors import UserError
 from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
@@ -178,14 +179,19 @@ def recorded_by(run: RunInfo, verb: str) -> str:
     Browser-Use is re-executed by ``rerun RUN`` itself (in process, docs/design/replay.md); ``fork`` does not
     continue it."""
     if run.started.agent == BROWSER_USE:
+        again = command_line("rerun", run.label)
         return (
             f"run {run.label!r} was recorded by agent 'browser-use' (record --agent browser-use), not by p2w-rt's "
-            f"agent, which {verb} would run: p2w-rt rerun {run.label} re-executes Browser-Use from its recording; "
+            f"agent, which {verb} would run: {again} re-executes Browser-Use from its recording; "
             "a fork of it is not supported"
         )
+    if verb == "fork":
+        again = command_line(verb, run.label, "TASK", options=("--at-step", "K", "--exec", "CMD"))
+    else:
+        again = command_line(verb, run.label, options=("--exec", "CMD"))
     return (
         f"run {run.label!r} was recorded by agent {run.started.agent!r}, not by p2w-rt's agent, which {verb} would "
-        f"run: only the agent that recorded a run re-executes it, with p2w-rt {verb} {run.label} ... --exec CMD "
+        f"run: only the agent that recorded a run re-executes it, with {again} "
         "(CMD: the command that starts that agent)"
     )
 

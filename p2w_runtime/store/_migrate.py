@@ -37,7 +37,7 @@ async def migrate_store(
     before = await verify_store(source)
     if not before.ok:
         raise StoreError(f"{source.label}: does not verify, nothing migrated ({before.problems[0]})")
-    total, _ = await source.count()
+    total = await _events_to_move(source)
     copied = done = 0
     moved: set[str] = set()
     batch: list[StoredEvent] = []
@@ -59,7 +59,8 @@ async def migrate_store(
         batch.append(event)
         if len(batch) >= BATCH:
             await flush()
-    await flush()
+    if batch:
+        await flush()
     stray = {sha async for sha in source.blob_hashes()} - moved  # blobs no event references: kept all the same
     if stray:
         await target.append_stored([], {sha: await source.get_blob(sha) for sha in sorted(stray)})
@@ -72,3 +73,11 @@ async def migrate_store(
         if theirs.get(head.stream) != head:
             raise StoreError(f"{target.label}: stream {head.stream} does not end where it ends in {source.label}")
     return MigrateSummary(events=done, copied=copied, blobs=len(moved | stray), streams=len(ours))
+
+
+async def _events_to_move(source: EventStore) -> int:
+    """The events a migration goes through: every event but the verify marks, which stay behind, so that its progress
+    ends at its total."""
+    events, _ = await source.count()
+    marks = await source.stream_head(MARK_STREAM)
+    return events - (0 if marks is None else marks.last_seq)

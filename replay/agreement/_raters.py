@@ -11,12 +11,14 @@ looks for, so ``agree`` gives a κ per error label between people and classifier
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from p2w_rt.replay.classify import ALL_LABELS, current_classifications
 from p2w_rt.replay.derived import current_of, run_heads
 from p2w_rt.replay.judges import JudgmentRecord, read_judgments
 from p2w_rt.schemas import Judgment
+from p2w_runtime.command_line import command_line
 from p2w_runtime.errors import UserError, clip
 from p2w_runtime.store import EventStore
 
@@ -74,8 +76,20 @@ async def current_records(store: EventStore, run_id: str) -> list[JudgmentRecord
     return current_of(await read_judgments(store, run_id), await run_heads(store, run_id))
 
 
-def rater(selector: str, records: list[JudgmentRecord], run_label: str) -> Rater:
-    """The rater ``selector`` names (``ID`` or ``ID@VERSION``): per episode its latest judgment, and all samples.
+async def failed_judgments(store: EventStore, run_id: str) -> list[Judgment]:
+    """Failed judgments of the run made on the episodes as they are now: ``replay`` keeps them unless told to retry,
+    so a hint to judge such a run says so."""
+    heads = await run_heads(store, run_id)
+    return [
+        r.judgment
+        for r in await read_judgments(store, run_id)
+        if r.judgment.status != "ok" and heads.get(r.judgment.episode_stream) == r.judgment.trajectory_hash
+    ]
+
+
+def rater(selector: str, records: list[JudgmentRecord], run_label: str, failed: Sequence[Judgment] = ()) -> Rater:
+    """The rater ``selector`` names (``ID`` or ``ID@VERSION``): per episode its latest judgment, and all samples;
+    ``failed`` (``failed_judgments``) is read when no judgment is current, for the hint.
 
     Judgments of one judge version on one episode with distinct config hashes are samples (``replay
     --samples``) when they come from one judge configuration besides the sample index; the latest is the
@@ -86,7 +100,7 @@ def rater(selector: str, records: list[JudgmentRecord], run_label: str) -> Rater
         judged = sorted({f"{r.judgment.judge_id}@{r.judgment.judge_version}" for r in records})
         raise UserError(
             f"run {clip(run_label)} has no current judgment by {clip(selector)}; "
-            f"judged by: {', '.join(judged) or 'nothing yet (run p2w-rt replay first)'}"
+            f"judged by: {', '.join(judged) or _first_judge(selector, run_label, failed)}"
         )
     out = Rater(selector)
     latest_per_config: dict[tuple[str, str], Judgment] = {}
@@ -98,6 +112,17 @@ def rater(selector: str, records: list[JudgmentRecord], run_label: str) -> Rater
         out.values[j.episode_stream] = items(j)
         out.tasks[j.episode_stream] = j.task_id
     return out
+
+
+def _first_judge(selector: str, run_label: str, failed: Sequence[Judgment]) -> str:
+    """What gives a run of finished episodes, judged by no one as they are now, the judgments ``selector`` names."""
+    if selector.startswith(HUMAN_PREFIX):
+        return "no one (import human labels with p2w-rt import-labels FILE)"
+    options = ["--judge", selector.partition("@")[0]]
+    if any(_selects(selector, j) for j in failed):
+        replay = command_line("replay", run_label, options=[*options, "--retry-failed"])
+        return f"no one, {clip(selector)} failed (judge its episodes again with {replay})"
+    return f"no one (judge its episodes with {command_line('replay', run_label, options=options)})"
 
 
 def human_selectors(records: list[JudgmentRecord]) -> list[str]:
@@ -119,7 +144,7 @@ async def classifier_raters(store: EventStore, run_id: str, selectors: list[str]
             have = sorted({CLASSIFIER_PREFIX + cid for _, cid in current})
             raise UserError(
                 f"run {clip(run_label)} has no current classification by {clip(classifier)}; "
-                f"classified by: {', '.join(have) or 'nothing yet (run p2w-rt classify first)'}"
+                f"classified by: {', '.join(have) or _first_classifier(classifier, run_label)}"
             )
         r = Rater(CLASSIFIER_PREFIX + classifier)
         for c in chosen:
@@ -129,6 +154,12 @@ async def classifier_raters(store: EventStore, run_id: str, selectors: list[str]
             r.samples[c.episode_stream] = [r.values[c.episode_stream]]
         out.append(r)
     return out
+
+
+def _first_classifier(classifier: str, run_label: str) -> str:
+    """What gives a run of finished episodes, classified by nothing as they are now, ``classifier``'s labels."""
+    classify = command_line("classify", run_label, options=("--classifier", classifier))
+    return f"nothing (classify its episodes with {classify})"
 
 
 async def classifier_selectors(store: EventStore, run_id: str) -> list[str]:

@@ -7,11 +7,16 @@ from pathlib import Path
 from p2w_rt.replay.diff._diff import RunDiff, diff_runs
 from p2w_rt.replay.diff._refs import open_runs, parse_ref
 from p2w_rt.replay.diff._runs import DEFAULT_JUDGE, load_run_data
+from p2w_rt.replay.metrics import compared_scores
 
 
 async def diff_refs(default_db: Path | str, a_ref: str, b_ref: str, *, judge: str = DEFAULT_JUDGE) -> RunDiff:
-    """Load both runs (each from its own file if named ``file.db:RUN``) and diff them."""
+    """Load both runs (each from its own file if named ``file.db:RUN``), scored with one version of the judge, and
+    diff them."""
     refs = [parse_ref(a_ref, default_db), parse_ref(b_ref, default_db)]
     async with open_runs(refs) as opened:
-        a, b = [await load_run_data(o.store, o.info, judge, source=o.ref.text) for o in opened]
+        compared = await compared_scores([(o.store, o.info.run_id) for o in opened], judge)
+        a, b = [
+            await load_run_data(o.store, o.info, judge, o.ref.text, c) for o, c in zip(opened, compared, strict=True)
+        ]
     return diff_runs(a, b)

@@ -110,6 +110,7 @@ class RunDiff:
             "a": _run_json(self.a),
             "b": _run_json(self.b),
             "judge": self.a.judge_id,
+            "judge_version": self.a.judge_version,
             "paired_tasks": self.paired,
             "metrics": {name: delta.to_json() for name, delta in self.metrics.items()},
             "tasks": [t.to_json() for t in self.tasks],

@@ -1,7 +1,8 @@
 """A run as diff and stats need it: per episode, the judged figures and the gist of what it did.
 
 Figures come from the latest successful judgment of the episode as it is now (trajectory hash
-unchanged) by one judge. Comparisons are read-only (the runs may sit in an archive, or in another
+unchanged) by one judge, at the one version every compared run is scored with
+(``replay.metrics.compared_scores``). Comparisons are read-only (the runs may sit in an archive, or in another
 user's file): an episode without one is judged in memory when the judge needs no LLM, and nothing is
 appended; an LLM judge's judgments must exist already (``p2w-rt replay``), since a diff should not
 spend tokens behind the user's back, and the error names the episodes that lack them.
@@ -13,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from p2w_rt.replay.derived import PassSettings, family
-from p2w_rt.replay.judges import current_scores
 from p2w_rt.replay.matching import host_of
-from p2w_rt.replay.metrics import EPISODE_KEYS, episode_figures
+from p2w_rt.replay.metrics import EPISODE_KEYS, Compared, compared_scores, episode_figures, judge_label
 from p2w_rt.schemas import ForkPoint
+from p2w_runtime.command_line import command_line
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
@@ -65,10 +66,16 @@ class RunData:
     """Where the run came from, for the report (``march.db:LABEL``)."""
     judge_id: str
     episodes: list[EpisodeData]
+    judge_version: str | None = None
 
     @property
     def label(self) -> str:
         return self.info.label
+
+    @property
+    def judge(self) -> str:
+        """The judge and the version its figures are from: ``rubric-rules@5``."""
+        return judge_label(self.judge_id, self.judge_version)
 
 
 def episode_data(t: Trajectory, scores: dict[str, float] | None, run_scheme: str | None) -> EpisodeData:
@@ -101,16 +108,19 @@ def _scores(metrics: dict[str, float] | None) -> dict[str, float] | None:
     return episode_figures(metrics)
 
 
-async def load_run_data(store: EventStore, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "") -> RunData:
-    """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it."""
+async def load_run_data(
+    store: EventStore, info: RunInfo, judge_id: str = DEFAULT_JUDGE, source: str = "", compared: Compared | None = None
+) -> RunData:
+    """Judged figures and trajectory gist of every episode of a run; reads the store, never writes to it. Runs compared
+    with each other pass their ``compared_scores``, so that all are scored with one version of the judge."""
     family("judge").check(judge_id)
-    judged = await current_scores(store, info.run_id, judge_id)
+    compared = compared or (await compared_scores([(store, info.run_id)], judge_id))[0]
     judge: Judge[Any] | None = None  # made for the first episode without a judgment: a run judged whole loads none
     episodes: list[EpisodeData] = []
     unjudged: list[str] = []
     try:
         async for t in load_trajectories(store, info.run_id):
-            record = judged.get((t.stream, judge_id))
+            record = compared.record(t.stream, judge_id)
             metrics = record.judgment.metrics if record is not None else None
             if record is None:
                 if judge is None:
@@ -127,8 +137,9 @@ async def load_run_data(store: EventStore, info: RunInfo, judge_id: str = DEFAUL
             await judge.aclose()
     if unjudged and len(unjudged) == len(episodes):
         shown = ", ".join(unjudged[:5]) + (f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else "")
+        named = judge_label(judge_id, compared.version) if compared.judged else judge_id  # other versions judged it
         raise MissingJudgments(
-            f"run {info.label!r} ({info.run_id}) has no {judge_id} judgments for {shown}; "
-            f"judge it first: p2w-rt replay {info.label} --judge {judge_id}"
+            f"run {info.label!r} ({info.run_id}) has no {named} judgments for {shown}; "
+            f"judge it first: {command_line('replay', info.label, options=('--judge', judge_id))}"
         )
-    return RunData(info, source or info.label, judge_id, episodes)
+    return RunData(info, source or info.label, judge_id, episodes, compared.version)

@@ -2,7 +2,7 @@
 of metric names and number format (``_figures``) every command uses."""
 
 from p2w_rt.replay.metrics._aggregate import MetricRow, aggregate
-from p2w_rt.replay.metrics._collect import EpisodeScore, collect_scores
+from p2w_rt.replay.metrics._collect import EpisodeScore, Outdated, collect_scores
 from p2w_rt.replay.metrics._command import MetricsReport, metrics_report
 from p2w_rt.replay.metrics._figures import (
     EPISODE_KEYS,
@@ -14,9 +14,18 @@ from p2w_rt.replay.metrics._figures import (
     json_figure,
     signed,
 )
-from p2w_rt.replay.metrics._plot import level_series, level_ticks, plot_levels
+from p2w_rt.replay.metrics._plot import PLOT_FORMATS, level_series, level_ticks, plot_levels
+from p2w_rt.replay.metrics._versions import (
+    Compared,
+    Versions,
+    compared_scores,
+    judge_label,
+    newest_by_judge,
+    versioned_scores,
+)
 
 __all__ = [
+    "Compared",
     "EPISODE_KEYS",
     "METRICS",
     "MISSING",
@@ -24,14 +33,21 @@ __all__ = [
     "EpisodeScore",
     "MetricRow",
     "MetricsReport",
+    "Outdated",
+    "PLOT_FORMATS",
+    "Versions",
     "aggregate",
     "collect_scores",
+    "compared_scores",
     "episode_figures",
     "figure",
     "json_figure",
+    "judge_label",
     "level_series",
     "level_ticks",
     "metrics_report",
+    "newest_by_judge",
     "plot_levels",
     "signed",
+    "versioned_scores",
 ]

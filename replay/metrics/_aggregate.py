@@ -41,9 +41,12 @@ def check_by(by: Sequence[str]) -> tuple[str, ...]:
 
 
 def aggregate(scores: Sequence[EpisodeScore], by: Sequence[str] = DEFAULT_BY) -> list[MetricRow]:
-    """One row per distinct value of the ``by`` columns (plus the judge when several judges are present)."""
+    """One row per distinct value of the ``by`` columns, plus the judge column (``rubric-rules@5``) when several
+    judges are present or the scores name the version they were made by: a row never averages two judges, nor two
+    versions of one, and says which it averaged."""
     by = check_by(by)
-    if len({s.judge for s in scores}) > 1 and "judge" not in by:
+    named = any(s.judge_version for s in scores) or len({s.judge_label for s in scores}) > 1
+    if named and "judge" not in by:
         by = (*by, "judge")
     fields = [KEY_FIELDS[name] for name in by]
     groups: dict[tuple[str | int | None, ...], list[EpisodeScore]] = {}

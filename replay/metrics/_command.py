@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_rt.replay.metrics._aggregate import DEFAULT_BY, MetricRow, aggregate, check_by, levels_of
-from p2w_rt.replay.metrics._collect import EpisodeScore, collect_scores
+from p2w_rt.replay.metrics._collect import EpisodeScore, Outdated, collect_scores, outdated_of
 from p2w_rt.replay.metrics._plot import check_plot_path, plot_levels
 from p2w_runtime.domain import find_runs
 from p2w_runtime.store import EventStore
@@ -32,6 +32,10 @@ class MetricsReport:
     def judged_any(self) -> bool:
         return any(s.metrics for s in self.scores)
 
+    @property
+    def outdated(self) -> list[Outdated]:
+        return outdated_of(self.scores)
+
 
 async def metrics_report(
     store: EventStore, run_refs: Sequence[str], *, judge: str | None, by: Sequence[str] | None, plot: Path | None
@@ -53,7 +57,8 @@ async def metrics_report(
     rows = aggregate(scores, group_by)
     level_rows: list[MetricRow] = []
     if (len(levels_of(scores)) > 1 or plot) and "level" not in group_by:
-        level_rows = aggregate(scores, (*group_by, "level"))
+        shown = tuple(name for name, _ in rows[0].group) if rows else group_by  # the judge column, if any, first
+        level_rows = aggregate(scores, (*shown, "level"))
     if plot:
         plot_levels(level_rows or rows, plot)
     return MetricsReport(tuple(run_refs), group_by, scores, rows, level_rows, plot)

@@ -14,8 +14,25 @@ class PlotNotWritable(UserError):
     """``--plot`` names a file that cannot be written (missing folder, a file in the way, no permission)."""
 
 
+PLOT_FORMATS = ("png", "svg", "pdf")
+"""What ``--plot`` writes, chosen by the file's suffix: a raster image, and the two vector formats papers take."""
+
+
+def plot_format(path: Path) -> str:
+    """The format ``path``'s suffix names; a suffix that is none of ``PLOT_FORMATS`` is refused (a ``.svg`` file
+    holding PNG bytes opens nowhere)."""
+    suffix = path.suffix.lower().removeprefix(".")
+    if suffix not in PLOT_FORMATS:
+        given = f"cannot write a .{suffix} plot" if suffix else "no suffix to name the format"
+        choices = ", ".join(f".{f}" for f in PLOT_FORMATS[:-1]) + f" or .{PLOT_FORMATS[-1]}"
+        raise PlotNotWritable(f"--plot {path}: {given}; name the file {choices}")
+    return suffix
+
+
 def check_plot_path(path: Path) -> None:
-    """Refuse a plot path whose folder is missing, before any work (the common mistake: a typo in the folder)."""
+    """Refuse a plot path of another format than ``PLOT_FORMATS`` or whose folder is missing, before any work (the
+    common mistake: a typo in the folder)."""
+    plot_format(path)
     folder = path.parent
     if not folder.is_dir():
         problem = "is not a folder" if folder.exists() else "does not exist"
@@ -75,9 +92,12 @@ def level_ticks(levels: Sequence[int]) -> list[str]:
 
 
 def plot_levels(rows: Sequence[MetricRow], path: Path) -> Path:
-    """Write a PNG of SR and P_avg against the ambiguity level; ``rows`` must be grouped by level. Every series
+    """Write a plot of SR and P_avg against the ambiguity level, in the format of ``path``'s suffix
+    (``PLOT_FORMATS``); ``rows`` must be grouped by level. Every series
     has its own marker and a small horizontal offset, and the legend sits under the plots: seven groups with a
     single point each stay seven visible markers."""
+    path = Path(path)
+    fmt = plot_format(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -101,9 +121,8 @@ def plot_levels(rows: Sequence[MetricRow], path: Path) -> Path:
         fig.legend(
             *axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(3, len(series)), fontsize=8
         )
-    path = Path(path)
     try:
-        fig.savefig(path, dpi=120, format="png")
+        fig.savefig(path, dpi=120, format=fmt)
     except OSError as exc:
         raise PlotNotWritable(f"--plot {path}: cannot write ({exc.strerror or exc})") from None
     finally:

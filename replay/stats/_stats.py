@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from p2w_rt.replay.diff import DEFAULT_JUDGE, RunData, load_run_data, open_runs, parse_ref
-from p2w_rt.replay.metrics import METRICS, json_figure
+from p2w_rt.replay.metrics import METRICS, compared_scores, json_figure
 from p2w_runtime.domain import check_named_once
 
 TaskKey = tuple[str, int | None, str | None]
@@ -30,6 +30,8 @@ class RunFigures:
 @dataclass(frozen=True, slots=True)
 class RunStats:
     judge_id: str
+    judge_version: str | None
+    """The version of the judge every run's figures are from (``replay.metrics.compared_scores``)."""
     runs: list[RunFigures]
     tasks: int
     """Tasks scored in every run: what each run's figures average over."""
@@ -39,6 +41,7 @@ class RunStats:
     def to_json(self) -> dict[str, Any]:
         return {
             "judge": self.judge_id,
+            "judge_version": self.judge_version,
             "tasks": self.tasks,
             "runs": [
                 {
@@ -77,14 +80,19 @@ def run_stats(runs: Sequence[RunData]) -> RunStats:
         values = [v for f in figures if (v := f.figures[m]) is not None]
         mean[m] = statistics.fmean(values) if values else None
         std[m] = statistics.stdev(values) if len(values) >= 2 else None
-    return RunStats(runs[0].judge_id if runs else "", figures, len(common), mean, std)
+    judge, version = (runs[0].judge_id, runs[0].judge_version) if runs else ("", None)
+    return RunStats(judge, version, figures, len(common), mean, std)
 
 
 async def stats_of(default_db: Path | str, run_refs: Sequence[str], *, judge: str = DEFAULT_JUDGE) -> RunStats:
-    """Load every run (each possibly from another file) and compute the Table 8 figures; a run named twice is
-    refused (it would be two repeats with the same figures: a smaller deviation than the runs have)."""
+    """Load every run (each possibly from another file), scored with one version of the judge, and compute the
+    Table 8 figures; a run named twice is refused (it would be two repeats with the same figures: a smaller
+    deviation than the runs have)."""
     refs = [parse_ref(ref, default_db) for ref in run_refs]
     async with open_runs(refs) as opened:
         check_named_once(run_refs, [o.info for o in opened], [id(o.store) for o in opened])  # a file opens once
-        runs = [await load_run_data(o.store, o.info, judge, source=o.ref.text) for o in opened]
+        compared = await compared_scores([(o.store, o.info.run_id) for o in opened], judge)
+        runs = [
+            await load_run_data(o.store, o.info, judge, o.ref.text, c) for o, c in zip(opened, compared, strict=True)
+        ]
     return run_stats(runs)

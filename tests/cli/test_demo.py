@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -226,3 +227,22 @@ def test_demo_refuses_a_file_that_is_not_a_database_and_leaves_it(tmp_path: Path
         f"error: {out / 'demo.db'}: not a SQLite database; use --out NEW_FOLDER, or --force to replace it"
     ]
     assert (out / "demo.db").read_text() == "my notes, not a database\n" * 10
+
+
+def test_demo_refuses_the_global_db_rather_than_ignoring_it_and_its_hints_paste(tmp_path: Path) -> None:
+    """The demo writes OUT/demo.db only (it may replace it): ``--db`` naming another store is refused, not ignored,
+    and P2W_DB, a default for every command, is left alone; the commands it suggests name its database quoted."""
+    mine, out = tmp_path / "mine.db", tmp_path / "my demo"
+    refused = CliRunner().invoke(main, ["--db", str(mine), "demo", "--out", str(out)])
+    assert refused.exit_code == 2 and "demo keeps its own database, OUT/demo.db: choose its folder with --out" in (
+        refused.stderr
+    )
+    assert not mine.exists() and not out.exists()
+    result = CliRunner(env={"P2W_DB": str(mine)}).invoke(main, ["demo", "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert not mine.exists() and _runs(out / "demo.db") == ["earlier", "later"]
+    show = re.search(r"try `(.*)`\)", result.stdout)
+    view = re.search(r"open it in a browser: (.*)", result.stdout)
+    assert show is not None and view is not None, result.stdout
+    assert shlex.split(show.group(1)) == ["p2w-rt", "--db", str(out / "demo.db"), "show", "earlier"]
+    assert shlex.split(view.group(1)) == ["p2w-rt", "view", "--db", str(out / "demo.db"), "--open"]

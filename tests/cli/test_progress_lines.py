@@ -14,11 +14,13 @@ from click.testing import CliRunner, Result
 
 import p2w_runtime.agent._episode as episode_module
 from p2w_rt.cli import main
+from p2w_rt.schemas import uuid7
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.paths import DATA
 
@@ -101,8 +103,35 @@ def test_import_says_each_written_episode_with_its_end_reason_and_steps(tmp_path
     assert again.exit_code == 0 and told(again) == [], "nothing written again, nothing said"
 
 
-def test_migrate_says_each_batch_of_events_copied(tmp_path: Path) -> None:
+def test_migrate_says_each_batch_of_events_in_the_target_out_of_those_it_moves(tmp_path: Path) -> None:
+    """The verify mark the source holds stays behind, so it is not in the total; a resumed migration's events
+    already in the target count as there, not as copied."""
     source = Path(shutil.copy(FIXTURES / "v1.db", tmp_path / "v1.db"))
+    assert invoke(source, "verify").exit_code == 0  # appends a verify mark to the source
+    args = ["migrate", "--from", str(source), "--to", str(tmp_path / "to.db")]
+    moved = CliRunner().invoke(main, args)
+    assert moved.exit_code == 0, moved.output
+    assert told(moved) == ["[1] events: 141/141 in the target"]
+    again = CliRunner().invoke(main, args)
+    assert told(again) == ["[1] events: 141/141 in the target"] and "(0 new, 141 already there)" in again.stdout
+
+
+def test_migrate_says_a_last_full_batch_once(tmp_path: Path) -> None:
+    """1,000 events, one whole batch: one line, not a second one for the empty rest."""
+    source = tmp_path / "batch.db"
+
+    async def build() -> int:
+        run_id = uuid7()
+        b = EpisodeBuilder(run_id, "T1", query="q")
+        for step in range(1, 499):
+            b.observation(step, f"https://a.example/{step}")
+            b.action(step, "click", str(step))
+        b.finish("max_steps", steps=498)
+        async with open_store(source) as store:
+            await store.append([run_started(run_id, "batch"), *b.events, run_finished(run_id, 1)], b.blobs)
+            return (await store.count())[0]
+
+    assert asyncio.run(build()) == 1000
     moved = CliRunner().invoke(main, ["migrate", "--from", str(source), "--to", str(tmp_path / "to.db")])
     assert moved.exit_code == 0, moved.output
-    assert told(moved) == ["[1] events: 141/141 copied"]
+    assert told(moved) == ["[1] events: 1000/1000 in the target"]

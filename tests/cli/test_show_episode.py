@@ -111,8 +111,22 @@ def test_a_window_of_steps_shows_those_steps_and_says_where_the_rest_is(
     assert _rows(last) == _cells([r for r in rows if r.seq >= window[0].seq + 3 * (STEPS - 3)])
     assert _rows(last)[-1][2] == "episode.finished"  # the events after the last step belong to it
     assert _rows(_show(db, "--steps", "1")) == _cells([r for r in rows if r.step in (None, 1) and r.seq < 10])
-    beyond = _show(db, "--from-step", "99")
-    assert _rows(beyond) == [] and f"events {rows[-1].seq + 1}-{rows[-1].seq} of {rows[-1].seq}" in beyond
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_a_window_past_the_last_step_is_refused_in_one_line(
+    episode: tuple[Path, str, list[TimelineRow]], json_lines: bool
+) -> None:
+    """As ``fork --at-step`` refuses a step the episode never reached: an empty window with "events 13-12 of 12"
+    would read as an empty episode, and a script would take it for one."""
+    db, _, _ = episode
+    args = ["--db", str(db), "show", "long", "Ann_Lee_A1", "--from-step", str(STEPS + 1), *(["--json"] * json_lines)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"error: run 'long', task 'Ann_Lee_A1': the episode has {STEPS} step(s); --from-step {STEPS + 1} is past "
+        "its end\n"
+    )
 
 
 def test_json_streams_every_event_or_the_window(episode: tuple[Path, str, list[TimelineRow]]) -> None:

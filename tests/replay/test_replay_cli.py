@@ -9,12 +9,16 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.replay.derived import family
 from p2w_rt.replay.judges import judgment_stream, read_judgments
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import HttpError, ScriptedLlm
 from tests.helpers.builders import build
 
 KEYS = {"task_id", "judge", "p_web", "p_pref", "p_avg", "intent", "success", "points", "evidence"}
+
+RULES = f"rubric-rules@{family('judge').get('rubric-rules').version}"
+"""The judge the tables name, at its installed version."""
 
 
 def invoke(db: Path, *args: str) -> tuple[int, str, str]:
@@ -190,13 +194,14 @@ def test_metrics_formats_and_plot(tmp_path: Path) -> None:
     assert by_level == [("gpt-4.1", 0, 1.0), ("gpt-4.1", 2, 0.5), ("o3", 0, 1.0), ("o3", 2, 0.5)]
 
     code, out, _ = invoke(db, "metrics", "a", "--format", "md")
-    assert code == 0 and "| architecture | model | scheme | P_web | P_pref | P_avg | Intent | SR | judged |" in out
-    assert "| agentoccam | gpt-4.1 | on-demand | 1.000 | 1.000 | 1.000 | 0.667 | 0.667 | 3/3 |" in out
+    assert code == 0
+    assert "| architecture | model | scheme | judge | P_web | P_pref | P_avg | Intent | SR | judged |" in out
+    assert f"| agentoccam | gpt-4.1 | on-demand | {RULES} | 1.000 | 1.000 | 1.000 | 0.667 | 0.667 | 3/3 |" in out
     code, out, _ = invoke(db, "metrics", "a", "--format", "csv", "--by", "level")
     assert out.splitlines()[:3] == [
-        "level,p_web,p_pref,p_avg,intent,success_rate,judged,episodes",
-        "0,1.0,1.0,1.0,1.0,1.0,1,1",
-        "2,1.0,1.0,1.0,0.5,0.5,2,2",
+        "level,judge,p_web,p_pref,p_avg,intent,success_rate,judged,episodes",
+        f"0,{RULES},1.0,1.0,1.0,1.0,1.0,1,1",
+        f"2,{RULES},1.0,1.0,1.0,0.5,0.5,2,2",
     ]
     plot = tmp_path / "levels.png"
     code, out, err = invoke(db, "metrics", "a", "b", "--plot", str(plot))

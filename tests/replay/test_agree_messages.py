@@ -1,0 +1,87 @@
+"""`p2w-rt agree` on a run it cannot compare says why in one line, and its hint is true for that run: a run with no
+finished episode has nothing to judge (no hint to `replay` it), a run nobody judged is told how to judge it, a run
+whose judgments failed how to judge them again."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from p2w_rt.cli import main
+from p2w_rt.schemas import GroundTruth, uuid7
+from p2w_runtime.store import open_store
+from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
+
+TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
+
+
+def _episode(run_id: str, truth: GroundTruth | None, *, finished: bool = True) -> EpisodeBuilder:
+    b = EpisodeBuilder(run_id, "T1", query="Find chinos", ground_truth=truth)
+    b.observation(1, "https://www.kohls.com/search?q=chinos+32x32")
+    if finished:
+        b.action(1, "stop", "Chinos 32x32 on kohls.com")
+        b.finish("answered", "Chinos 32x32 on kohls.com", steps=1)
+    return b
+
+
+async def _build(db: Path) -> None:
+    async with open_store(db) as store:
+        empty = uuid7()
+        await store.append([run_started(empty, "empty"), run_finished(empty, 0)])
+        runs = (("unfinished", TRUTH, False), ("unjudged", TRUTH, True), ("no truth", None, True))
+        for label, truth, finished in runs:
+            run_id = uuid7()
+            b = _episode(run_id, truth, finished=finished)
+            await store.append([run_started(run_id, label), *b.events, *([run_finished(run_id, 1)] * finished)])
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "p2w.db"
+    asyncio.run(_build(path))
+    return path
+
+
+def refused(db: Path, *args: str) -> str:
+    """The one line ``agree`` ends with, non-zero."""
+    result = CliRunner().invoke(main, ["--db", str(db), "agree", *args])
+    assert result.exit_code == 1 and result.stdout == "" and result.stderr.count("\n") == 1, result.output
+    return result.stderr.strip()
+
+
+@pytest.mark.parametrize("choice", [("--judge", "rubric-rules", "--judge", "rubric-llm"), ("--human",)])
+def test_a_run_without_a_finished_episode_has_nothing_to_judge(db: Path, choice: tuple[str, ...]) -> None:
+    assert refused(db, *choice, "empty") == (
+        "error: run empty has no episodes: nothing was judged and there is nothing to judge"
+    )
+    assert refused(db, *choice, "unfinished") == (
+        "error: run unfinished has no finished episode (1 attempt(s) that did not finish): nothing was judged and "
+        "there is nothing to judge"
+    )
+
+
+def test_a_run_nobody_judged_is_told_how_to_judge_it(db: Path) -> None:
+    assert refused(db, "--judge", "rubric-rules@5", "--judge", "rubric-llm", "unjudged") == (
+        "error: run unjudged has no current judgment by rubric-rules@5; judged by: no one (judge its episodes with "
+        "p2w-rt replay unjudged --judge rubric-rules)"
+    )
+    assert refused(db, "--judge", "human:ann", "--judge", "rubric-llm", "unjudged") == (
+        "error: run unjudged has no current judgment by human:ann; judged by: no one (import human labels with "
+        "p2w-rt import-labels FILE)"
+    )
+    assert refused(db, "--judge", "classify:rules", "--judge", "rubric-llm", "unjudged") == (
+        "error: run unjudged has no current classification by rules; classified by: nothing (classify its episodes "
+        "with p2w-rt classify unjudged --classifier rules)"
+    )
+
+
+def test_a_run_whose_judgments_failed_is_told_to_retry_them(db: Path) -> None:
+    judged = CliRunner().invoke(main, ["--db", str(db), "replay", "no truth", "--judge", "rubric-rules"])
+    assert judged.exit_code != 0 and "has no ground truth" in judged.output  # a failed judgment, kept
+    assert refused(db, "--judge", "rubric-rules", "--judge", "rubric-llm", "no truth") == (
+        "error: run no truth has no current judgment by rubric-rules; judged by: no one, rubric-rules failed (judge "
+        "its episodes again with p2w-rt replay 'no truth' --judge rubric-rules --retry-failed)"
+    )
