@@ -33,7 +33,14 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
     "--export",
     "export_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write the pages of RUN... as static HTML into this folder instead of serving.",
+    help="Write the pages of RUN... as static HTML into this folder instead of serving; an export there before "
+    "is replaced.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --export: write into a folder that is not empty and holds no export (files of the same names are "
+    "replaced, nothing is deleted).",
 )
 @click.option(
     "--annotator",
@@ -51,6 +58,7 @@ def view_cmd(
     open_browser: bool,
     others: tuple[Path, ...],
     export_dir: Path | None,
+    force: bool,
     annotator: str | None,
 ) -> None:
     """Browse runs, episodes, judgments and comparisons in a web browser (read-only unless --annotator)."""
@@ -69,8 +77,10 @@ def view_cmd(
         except UserError as exc:
             raise click.UsageError(str(exc)) from None
     if export_dir is not None:
-        _export(db, run_refs, export_dir)
+        _export(db, run_refs, export_dir, force)
         return
+    if force:
+        raise click.UsageError("--force is only for --export")
     if run_refs:
         raise click.UsageError("RUN... is only for --export; the viewer serves every run of --db")
 
@@ -94,7 +104,7 @@ def view_cmd(
     _serve(db, others, host, port, open_browser, annotator)
 
 
-def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
+def _export(db: Path, run_refs: tuple[str, ...], folder: Path, force: bool) -> None:
     from p2w_cli.view.app import ExportSummary, export_static
     from p2w_runtime.store import open_store
 
@@ -103,12 +113,15 @@ def _export(db: Path, run_refs: tuple[str, ...], folder: Path) -> None:
 
     async def _write() -> ExportSummary:
         async with open_store(db, create=False) as store:
-            return await export_static(store, run_refs, folder, source=db.name)  # a name, never a path
+            return await export_static(store, run_refs, folder, source=db.name, force=force)  # a name, not a path
 
     summary = run(_write())
     for problem in summary.problems:
         click.echo(f"warning: {problem}", err=True)
-    click.echo(f"wrote {summary.pages} pages and {summary.blobs} blobs to {folder}; open {folder / 'index.html'}")
+    replaced = ", replacing the export that was there" if summary.replaced else ""
+    click.echo(
+        f"wrote {summary.pages} pages and {summary.blobs} blobs to {folder}{replaced}; open {folder / 'index.html'}"
+    )
 
 
 def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browser: bool, annotator: str | None) -> None:

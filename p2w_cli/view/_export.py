@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_cli.view._app import RECORDED_CSP
-from p2w_cli.view._beneath import Beneath
 from p2w_cli.view._blobs import BlobProblem, read_blob
 from p2w_cli.view._episode import episode_page
 from p2w_cli.view._episode_rows import EpisodeFilter
+from p2w_cli.view._export_folder import ExportFolder
 from p2w_cli.view._links import ExportLinks
 from p2w_cli.view._plots import NoPlot, plot_png
 from p2w_cli.view._render import STATIC, environment
@@ -42,22 +42,26 @@ class ExportSummary:
     pages: int
     blobs: int
     problems: list[str]
+    replaced: bool
+    """The folder held an earlier export, now replaced."""
 
 
-async def export_static(store: EventStore, refs: Sequence[str], folder: Path, *, source: str = "") -> ExportSummary:
+async def export_static(
+    store: EventStore, refs: Sequence[str], folder: Path, *, source: str = "", force: bool = False
+) -> ExportSummary:
     """Write one page per run, per episode and per pair of consecutive runs (compare), the blobs, plots and assets
-    into ``folder``, and ``index.html`` last: an export stopped halfway has no index of its own to open."""
+    into ``folder``, and ``index.html`` last: an export stopped halfway has no index of its own to open. An earlier
+    export there is replaced; any other folder that is not empty is written into only with ``force``."""
     infos: list[RunInfo] = [await find_run(store, ref) for ref in refs]
-    with Beneath(folder, ExportError) as files:
+    with ExportFolder(folder, ExportError, force=force) as files:
         return await _export(store, infos, files, source)
 
 
-async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, source: str) -> ExportSummary:
-    """Every file is written through ``files``: beneath the folder, whatever links are already inside it."""
+async def _export(store: EventStore, infos: list[RunInfo], files: ExportFolder, source: str) -> ExportSummary:
+    """Every file is written through ``files``: beneath the folder, whatever links are already inside it, and
+    nothing before the comparisons are judged (the likely failure), so a failed export leaves the earlier one."""
     links = ExportLinks({i.run_id for i in infos})
     env = environment()
-    for asset in sorted(STATIC.iterdir()):
-        files.write(f"static/{asset.name}", asset.read_bytes())
 
     def render(template: str, **context: object) -> bytes:
         return env.get_template(template).render(links=links, source=source, **context).encode()
@@ -73,12 +77,16 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
     pairs = list(zip(infos, infos[1:], strict=False))
     compares = [(a.label, b.label) for a, b in pairs]
     index = render("runs.html", rows=[run_row(read) for read in reads.values()], compares=compares)
-    pages = 1
+    diffs = []
     for a, b in pairs:  # consecutive runs, as given, by the default judge; judged in memory, never written
         try:
-            d = diff_runs(*[await load_run_data(store, info, DEFAULT_JUDGE, info.label) for info in (a, b)])
+            diffs.append(diff_runs(*[await load_run_data(store, info, DEFAULT_JUDGE, info.label) for info in (a, b)]))
         except MissingJudgments as exc:
             raise ExportError(str(exc)) from None
+    for asset in sorted(STATIC.iterdir()):
+        files.write(f"static/{asset.name}", asset.read_bytes())
+    pages = 1
+    for (a, b), d in zip(pairs, diffs, strict=True):
         write(links.compare(a.label, b.label), "compare.html", c=comparison(d, a_local=True, b_local=True))
         pages += 1
     for info in infos:
@@ -119,4 +127,4 @@ async def _export(store: EventStore, infos: list[RunInfo], files: Beneath, sourc
         meta = f'<meta http-equiv="Content-Security-Policy" content="{META_CSP}">\n'.encode()
         files.write(links.dom(sha), meta + page)
     files.write("index.html", index)  # last: an export stopped halfway has no index.html of its own to open
-    return ExportSummary(files.root, pages, len(links.blobs) + len(links.doms), problems)
+    return ExportSummary(files.root, pages, len(links.blobs) + len(links.doms), problems, files.replaced)
