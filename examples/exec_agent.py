@@ -12,6 +12,7 @@ its answer as the last line, {"answer": ...}. A reply with no Action line is tak
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import openai
@@ -37,9 +38,12 @@ def act(page, name, arg):
 
 def main():
     task = json.loads(Path(os.environ["P2W_TASK_FILE"]).read_text())
+    cdp_url = os.environ.get("P2W_CDP_URL")
+    if not cdp_url:  # rerun/fork --exec give a browser only with --restore har (docs/design/exec.md)
+        sys.exit("exec_agent.py: no browser to drive: P2W_CDP_URL is not set (rerun --exec needs --restore har)")
     model = openai.OpenAI()
     with sync_playwright() as pw:
-        page = pw.chromium.connect_over_cdp(os.environ["P2W_CDP_URL"]).contexts[0].pages[0]
+        page = pw.chromium.connect_over_cdp(cdp_url).contexts[0].pages[0]
         for _ in range(10):
             seen = page.locator("body").inner_text()[:3000]
             asked = f"Task: {task['intent']}\nPage {page.url}:\n{seen}"

@@ -17,12 +17,19 @@ from p2w_runtime.agent._record import (
 )
 from p2w_runtime.agent._replies import parse_generator
 from p2w_runtime.agent._request import RecordRequest
-from p2w_runtime.agent._resume import check_resume_options, resuming, selection_config
+from p2w_runtime.agent._resume import (
+    COMMAND_DIGEST,
+    check_resume_options,
+    holding_run,
+    resuming,
+    selection_config,
+)
 from p2w_runtime.agent._run import AGENT_NAME, RunProgress
 from p2w_runtime.agent._worker import check_joinable, finish_run, work
 
 __all__ = [
     "AGENT_NAME",
+    "COMMAND_DIGEST",
     "ROLE_PARAMS",
     "AgentConfig",
     "SeamDiverged",
@@ -36,6 +43,7 @@ __all__ = [
     "check_joinable",
     "check_resume_options",
     "finish_run",
+    "holding_run",
     "hosted_browser",
     "parse_generator",
     "record",

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._request import RecordRequest
-from p2w_runtime.agent._resume import resumed_request, resuming, selection_config
+from p2w_runtime.agent._resume import holding_run, resumed_request, resuming, selection_config
 from p2w_runtime.agent._run import NewRun, ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import join_run, work
@@ -107,7 +107,8 @@ async def record(
 
             mine = await work(store, run_id, tasks, episode, concurrency=request.concurrency, progress=progress)
             return RecordSummary(run_id, label, 0, mine)
-        async with resuming(store, resume) if resume is not None else contextlib.nullcontext():
+        # one process records the run, from before its start (or resume) to its close; workers share theirs
+        async with resuming(store, resume) if resume is not None else holding_run(store, label):
             plan = await plan_run(store, new, resume)
             outcomes = await record_episodes(
                 store,

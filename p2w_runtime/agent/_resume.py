@@ -3,13 +3,14 @@
 A resumed run is the same run: the same tasks (the ids selected when it started, whatever
 ``--level`` / ``--limit`` / ``--task`` chose then), the same model and agent settings. Options
 that would change what is measured are refused when they differ from the recorded ones; options
-that only change how the recorder runs may differ (``RESUME_MAY_CHANGE``). One process at a time resumes a run
-(``resuming``).
+that only change how the recorder runs may differ (``RESUME_MAY_CHANGE``). One process at a time records a run, first
+or resumed (``holding_run``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -22,7 +23,7 @@ from p2w_runtime.agent._run import AGENT_NAME
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore, this_process
+from p2w_runtime.store import ClaimHolder, EventStore, WorkItem, this_process
 
 RESUME_MAY_CHANGE = (
     "--concurrency",
@@ -36,6 +37,8 @@ RESUME_MAY_CHANGE = (
     "--api-key",
 )
 """How the recorder runs, not what it measures: a resume may change these (the endpoint may have moved)."""
+COMMAND_DIGEST = "command_digest"
+"""The key of ``run.started.config`` holding the digest of ``record --exec``'s command (never the command)."""
 
 
 def selection_config(request: RecordRequest, task_ids: list[str]) -> dict[str, Any]:
@@ -48,11 +51,6 @@ def resumed_request(run: RunInfo, request: RecordRequest) -> RecordRequest:
     given now that conflicts with them, or the other agent that recorded the run."""
     check_resume_options(run, request)
     started = run.started
-    if started.agent != AGENT_NAME:  # an exec: or Browser-Use run: p2w-rt's agent would record into it
-        raise UserError(
-            f"run {run.label!r} was recorded with other settings: agent {AGENT_NAME!r} (recorded: {started.agent!r}); "
-            "resume it with the agent that recorded it"
-        )
     config = started.config
     tasks = config.tasks
     return replace(
@@ -72,10 +70,14 @@ def resumed_request(run: RunInfo, request: RecordRequest) -> RecordRequest:
     )
 
 
-def check_resume_options(run: RunInfo, request: RecordRequest) -> None:
-    """One ``UserError`` naming every option given now that differs from what ``run`` recorded, or saying the run
-    was imported; ``record --exec`` resumes check the same."""
-    if run.started.source != "recorded":
+def check_resume_options(
+    run: RunInfo, request: RecordRequest, *, agent: str = AGENT_NAME, command_digest: str | None = None
+) -> None:
+    """One ``UserError`` naming every option given now that differs from what ``run`` recorded, the other agent
+    (``agent``: the one resuming) or, for ``record --exec``, another command (``command_digest``) than the one that
+    recorded it; or saying the run was imported. The own agent's resume and ``record --exec``'s check the same."""
+    started = run.started
+    if started.source != "recorded":
         raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
     recorded = _recorded(run)
     asked = _asked(request)
@@ -84,29 +86,75 @@ def check_resume_options(run: RunInfo, request: RecordRequest) -> None:
         for flag in sorted(request.given & recorded.keys())
         if asked[flag] != recorded[flag]
     ]
+    other_agent = started.agent != agent
+    if other_agent:
+        conflicts.insert(0, f"agent {agent!r} (recorded: {started.agent!r})")
+    elif command_digest is not None and recorded_command(run) not in (None, command_digest):
+        conflicts.insert(0, f"--exec: other arguments than the command that recorded it ({agent})")
     if conflicts:
+        redo = "resume it with the agent that recorded it" if other_agent else "drop them to resume"
         raise UserError(
-            f"run {run.label!r} was recorded with other settings: {', '.join(conflicts)}; "
-            f"drop them to resume (a resume may change only {', '.join(RESUME_MAY_CHANGE)})"
+            f"run {run.label!r} was recorded with other settings: {', '.join(conflicts)}; {redo} "
+            f"(a resume may change only {', '.join(RESUME_MAY_CHANGE)}), or record a new run under another --label"
         )
 
 
+def recorded_command(run: RunInfo) -> str | None:
+    """The digest of the command that recorded an ``exec:`` run (``COMMAND_DIGEST`` in its config); None before
+    runs kept it."""
+    value = run.started.config.extra(COMMAND_DIGEST)
+    return value if isinstance(value, str) else None
+
+
 @asynccontextmanager
-async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
-    """Hold the claim ``resume/RUN`` while ``run`` is resumed. A second resume at the same time would close the
-    first one's open attempts as dead and collide with its next ones (and close the run ``interrupted`` as it
-    failed), so it is refused in one line before it writes anything; a resume killed -9 leaves a claim the next
-    one takes over (its process is gone)."""
-    me, key = this_process(), f"resume/{run.run_id}"
+async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
+    """Hold the claim ``record/LABEL`` while run ``label`` is recorded by one process: its first recording, from
+    before its ``run.started`` until it is closed, or a resume. A resume meanwhile would close the recorder's open
+    attempts as dead and collide with its next ones (and close the run ``interrupted`` under its feet), so it is
+    refused in one line before it writes anything. Keyed by label, which is unique, so the claim is taken before the
+    run exists. A holder killed -9 leaves a claim the next one takes over (its process is gone)."""
+    me, key = this_process(), _claim_key(label)
     if (holder := await store.try_claim(key, me)) is not None:
         raise UserError(
-            f"run {run.label!r} is being resumed by another process ({holder.describe()}); "
-            "resume it again once that one has ended, for what it leaves to do"
+            f"run {label!r} is being recorded by another process ({holder.describe()}); "
+            "resume it once that one has ended, for what it leaves to do"
         )
     try:
         yield
     finally:
         await asyncio.shield(store.release_claim(key, me))
+
+
+@asynccontextmanager
+async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
+    """``holding_run`` for a resume of ``run``, which is refused too while workers hold leases on its tasks (they
+    share a run by design and take no claim; a killed worker's lease runs out)."""
+    async with holding_run(store, run.label):
+        now = time.time()
+        live = sorted({f"process {i.pid} on {i.host}" for i in await store.work_items(run.run_id) if _leased(i, now)})
+        if live:
+            raise UserError(
+                f"run {run.label!r} is being recorded by workers ({', '.join(live)}); "
+                "resume it once they have ended, or join them with --worker"
+            )
+        yield
+
+
+async def recorded_alone_by(store: EventStore, label: str) -> ClaimHolder | None:
+    """The live process recording run ``label`` alone (not as a worker), if any: what a worker must not join."""
+    me, key = this_process(), _claim_key(label)
+    holder = await store.try_claim(key, me)
+    if holder is None:
+        await store.release_claim(key, me)
+    return holder
+
+
+def _claim_key(label: str) -> str:
+    return f"record/{label}"
+
+
+def _leased(item: WorkItem, now: float) -> bool:
+    return not item.done and item.owner is not None and item.lease_until > now
 
 
 def check_dataset(run: RunInfo, dataset: TaskSet) -> None:
@@ -131,6 +179,7 @@ def _recorded(run: RunInfo) -> dict[str, Any]:
         "--task": "task_ids",
         "--limit": "limit",
         "--start-url": "start_url",
+        "--har": "har_bodies",
     }
     recorded.update({flag: getattr(config, key) for flag, key in names.items() if config.given(key)})
     return recorded
@@ -149,6 +198,7 @@ def _asked(request: RecordRequest) -> dict[str, Any]:
         "--task": list(request.task_ids),
         "--limit": request.limit,
         "--start-url": request.start_url,
+        "--har": request.config.har_bodies,
     }
 
 
@@ -157,6 +207,8 @@ def _path(value: str | None) -> Path | None:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, bool):  # a flag: given or not
+        return "on" if value else "off"
     if value is None or value == []:
         return "none"
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)

@@ -20,6 +20,7 @@ from typing import TypeVar
 import structlog
 
 from p2w_runtime.agent._episode import EpisodeOutcome
+from p2w_runtime.agent._resume import recorded_alone_by
 from p2w_runtime.agent._run import NewRun, ProgressCallback, RunProgress, plan_run
 from p2w_runtime.domain import RunInfo, RunRecording, TaskLike, UnknownRun, find_run
 from p2w_runtime.errors import UserError
@@ -56,9 +57,12 @@ async def join_run(store: EventStore, new: NewRun) -> str:
 
 
 async def check_joinable(store: EventStore, found: RunInfo, mine: Sequence[str]) -> None:
-    """``UserError`` unless a worker that selected the tasks ``mine`` can record in run ``found``: unfinished, or
-    finished by workers (then there is nothing left to do), and started with the same tasks."""
+    """``UserError`` unless a worker that selected the tasks ``mine`` can record in run ``found``: not being recorded
+    by one process alone, unfinished or finished by workers (then there is nothing left to do), and started with the
+    same tasks."""
     label = found.label
+    if (alone := await recorded_alone_by(store, label)) is not None:  # its recorder's open attempts are not dead
+        raise UserError(f"run {label} ({found.run_id}) is being recorded by {alone.describe()}, not by workers")
     if found.status != "unfinished" and not await store.work_items(found.run_id):
         raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
     recorded = found.started.config.tasks

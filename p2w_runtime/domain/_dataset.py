@@ -105,13 +105,19 @@ async def run_banks(
 
 
 async def run_tasks(
-    store: EventStore, run: RunInfo, tasks_dir: Path | None = None, *, other_dataset: bool = False
+    store: EventStore,
+    run: RunInfo,
+    tasks_dir: Path | None = None,
+    *,
+    other_dataset: bool = False,
+    offer_other: bool = True,
 ) -> TaskSet:
-    """The task files of ``run``: its own, or ``tasks_dir`` once it is checked to hold the same."""
+    """The task files of ``run``: its own, or ``tasks_dir`` once it is checked to hold the same; a refusal names
+    ``--other-dataset`` only where the command has it (``offer_other``: a resume has not)."""
     files = await carried_files(store, run)
     if tasks_dir is not None:
         if files is not None and not other_dataset:
-            await _refuse_other(store, run, files, tasks_dir, None)
+            await _refuse_other(store, run, files, tasks_dir, None, offer_other=offer_other)
         return load_tasks(tasks_dir)
     if files is None or not files.tasks:
         raise missing_dataset(run, "task files", "--tasks DIR")
@@ -152,7 +158,13 @@ def missing_dataset(run: RunInfo, what: str, option: str) -> UserError:
 
 
 async def _refuse_other(
-    store: EventStore, run: RunInfo, files: DatasetFiles, tasks_dir: Path | None, history_dir: Path | None
+    store: EventStore,
+    run: RunInfo,
+    files: DatasetFiles,
+    tasks_dir: Path | None,
+    history_dir: Path | None,
+    *,
+    offer_other: bool = True,
 ) -> None:
     """``UserError`` naming the first file of the given folder that differs from the one the run carries."""
     pairs: list[tuple[Path, str]] = []
@@ -167,9 +179,10 @@ async def _refuse_other(
             continue
         else:
             reason = "differs from the file the run carries"
+        other = f", or pass {OTHER_DATASET} to use these" if offer_other else ""
         raise UserError(
             f"{path} {reason} (run {run.label!r} was recorded on blob {sha[:12]}); "
-            f"drop the folder option to use the run's own files, or pass {OTHER_DATASET} to use these"
+            f"drop the folder option to use the run's own files{other}"
         )
 
 

@@ -22,14 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import shutil
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from playwright.async_api import Playwright, async_playwright
 
-from p2w_rt.schemas import EpisodeFinished
+from p2w_rt.schemas import EpisodeFinished, canonical_json
 from p2w_runtime.agent import (
+    COMMAND_DIGEST,
     EpisodeOutcome,
     RecordRequest,
     RecordSummary,
@@ -37,6 +39,7 @@ from p2w_runtime.agent import (
     SiteHosting,
     check_joinable,
     check_resume_options,
+    holding_run,
     resuming,
     select_tasks,
     selection_config,
@@ -44,7 +47,7 @@ from p2w_runtime.agent import (
 )
 from p2w_runtime.browser import find_chromium
 from p2w_runtime.data import load_tasks
-from p2w_runtime.domain import TaskLike, UnknownRun, carry_dataset, find_run
+from p2w_runtime.domain import TaskLike, UnknownRun, carry_dataset, find_run, run_tasks
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_process import AgentExit, run_agent, task_file
 from p2w_runtime.exec._observer import ObservedChromium
@@ -60,6 +63,12 @@ ProgressCallback = Callable[[RunProgress], None]
 _INTERPRETERS = ("python", "node", "deno", "bun", "sh", "bash", "ruby", "perl", "uv", "npx", "tsx")
 _INLINE_CODE = ("-c", "-e", "-E", "-p", "--eval", "--print")
 """Interpreter flags whose value is the code itself (``sh -c``, ``python -c``, ``node -e``, ``perl -E``)."""
+
+
+def command_digest(command: list[str]) -> str:
+    """What tells a resume's command from the one that recorded the run, stored as a digest (the command may hold
+    a secret), of each argument's last path component (the same command from another folder or machine agrees)."""
+    return hashlib.sha256(canonical_json([PurePath(arg).name for arg in command])).hexdigest()
 
 
 def agent_name(command: list[str]) -> str:
@@ -97,23 +106,30 @@ async def record_exec(
     check_url(request.base_url)  # as the own agent's client does: a bad URL fails here, not at every model call
     if request.profiles is not None or request.config.capture_links:
         raise UserError("--exec records Persona2Web tasks (--tasks), without --profiles or --capture-links")
-    dataset = load_tasks(request.tasks_dir)
-    agent = agent_name(command)
+    agent, digest = agent_name(command), command_digest(command)
     scheme = request.config.scheme if "--scheme" in request.given else None
     label, model, resume, found = request.label, request.model, request.resume is not None, None
+    keep_har = request.config.har_bodies
     if request.resume is not None:
         found = await find_run(store, request.resume)
-        check_resume_options(found, request)  # what a resume cannot honour is refused, as the own agent's is
+        # what a resume cannot honour is refused in one line, as the own agent's is; so is a --tasks folder that
+        # holds other files than the run carries
+        check_resume_options(found, request, agent=agent, command_digest=digest)
+        given = request.tasks_dir if "--tasks" in request.given else None
+        dataset = await run_tasks(store, found, given, offer_other=False)
         label, model, scheme = found.label, found.started.backbone_model, found.started.scheme
         tasks = [dataset.get(t) for t in found.started.config.tasks or []]
+        keep_har = found.started.config.har_bodies
     else:
+        dataset = load_tasks(request.tasks_dir)
         tasks = select_tasks(dataset, request)
     label = label or f"{agent.replace(':', '-')}-{model}"
     if request.worker:  # a run the workers cannot share is refused first, in the words of the own agent's workers
         with contextlib.suppress(UnknownRun):
             await check_joinable(store, await find_run(store, label), [t.task_id for t in tasks])
-    # one resume at a time: a second is refused before it writes anything
-    async with resuming(store, found) if found is not None else contextlib.nullcontext():
+    # one process records the run (first or resumed) from before its start to its close; workers share theirs
+    alone = resuming(store, found) if found else holding_run(store, label)
+    async with contextlib.nullcontext() if request.worker else alone:
         run = await open_run(
             store,
             label=label,
@@ -125,6 +141,8 @@ async def record_exec(
             config={
                 "base_url": request.base_url,
                 "concurrency": request.concurrency,
+                "har_bodies": keep_har,
+                COMMAND_DIGEST: digest,
                 **selection_config(request, [t.task_id for t in tasks]),
             },
             resume=resume,
@@ -144,7 +162,7 @@ async def record_exec(
         async with closing, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
             chromium = find_chromium(request.chromium)
             episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model, timeout_s)
-            episode.keep_har = request.config.har_bodies
+            episode.keep_har = keep_har
             if request.worker:
                 mine = await work(
                     store, run.run_id, tasks, episode.record, concurrency=request.concurrency, progress=progress

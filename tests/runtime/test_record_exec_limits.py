@@ -123,7 +123,7 @@ def test_a_second_resume_of_a_run_being_resumed_is_refused_in_one_line(tmp_path:
     assert loser.returncode != 0 and "Traceback" not in loser.stderr, loser.stderr
     said = loser.stderr.strip()
     assert len(said.splitlines()) == 1, said
-    assert said.startswith(f"error: run 'k9' is being resumed by another process (process {os.getpid()} on "), said
+    assert said.startswith(f"error: run 'k9' is being recorded by another process (process {os.getpid()} on "), said
     assert p2w_rt(db, "runs", "--json").stdout == before  # nothing written: the run is as the winner leaves it
     again = p2w_rt(db, "record", "--resume", "k9", "--exec", "sleep 0", *ENDPOINT)  # the claim was released
     assert again.returncode == 0, again.stderr

@@ -6,10 +6,13 @@ refused before anything is written. Agents here ask no model: ``sh -c`` one-line
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from p2w_runtime.exec import agent_name
 from tests.helpers.exec_support import TASK, p2w_rt
+from tests.helpers.paths import REPO
+from tests.helpers.seals_support import rows
 from tests.helpers.stored_support import database_text
 
 ENDPOINT = ("--base-url", "http://127.0.0.1:9/v1")  # never called: these agents ask no model
@@ -45,7 +48,9 @@ def test_a_resume_is_refused_another_agent_and_other_settings(tmp_path: Path) ->
     assert own.returncode != 0 and "Traceback" not in own.stderr, own.stderr
     assert own.stderr.strip() == (
         "error: run 'k9' was recorded with other settings: agent 'p2w-rt' (recorded: 'exec:sleep'); "
-        "resume it with the agent that recorded it"
+        "resume it with the agent that recorded it (a resume may change only --concurrency, --chromium, --cache-dir, "
+        "--prices, --max-retries, --llm-timeout, --timeout, --base-url, --api-key), "
+        "or record a new run under another --label"
     )
     for more, said in ((("--model", "other"), "--model other (recorded: m)"), (("--task", OTHER), "--task " + OTHER)):
         code, _, err = _record(db, "sleep 0", "--resume", "k9", *more)
@@ -56,6 +61,44 @@ def test_a_resume_is_refused_another_agent_and_other_settings(tmp_path: Path) ->
     runs = p2w_rt(db, "runs", "--json").stdout.splitlines()
     assert [json.loads(line)["agent"] for line in runs] == ["exec:sleep"]
     assert p2w_rt(db, "verify", "k9").returncode == 0
+
+
+def test_a_resume_names_in_one_line_every_option_that_differs_and_writes_nothing(tmp_path: Path) -> None:
+    db, agent = tmp_path / "p2w.db", tmp_path / "agent.sh"
+    agent.write_text('echo "{\\"answer\\": \\"$1\\"}"\n')
+    code, out, err = _record(db, f"sh {agent} careful", "--model", "m", "--task", TASK, "--label", "k9")
+    assert code == 0 and "1 answered" in out, err
+    before = rows(db, "SELECT count(*), max(position) FROM events")
+    tasks = tmp_path / "tasks"
+    shutil.copytree(REPO / "p2w_runtime/demo/sample/tasks", tasks)
+    changed = next(tasks.glob(f"*/{TASK}.json"))
+    changed.write_text(changed.read_text().replace("gluten", "lactose"))
+    for command, more, said in (
+        (
+            f"sh {agent} reckless",
+            ("--har",),
+            "--exec: other arguments than the command that recorded it "
+            "(exec:agent.sh), --har on (recorded: off); drop them to resume",
+        ),
+        (
+            f"sh {tmp_path}/other.sh careful",
+            ("--task", OTHER),
+            "agent 'exec:other.sh' (recorded: 'exec:agent.sh'), "
+            f"--task {OTHER} (recorded: {TASK}); resume it with the agent that recorded it",
+        ),
+        (f"sh {agent} careful", ("--tasks", str(tasks)), f"{changed} differs from the file the run carries"),
+    ):
+        code, _, err = _record(db, command, "--resume", "k9", *more)
+        assert code != 0 and len(err.strip().splitlines()) == 1, err
+        assert said in err and "'k9'" in err and "--other-dataset" not in err, err  # record has no such option
+        assert rows(db, "SELECT count(*), max(position) FROM events") == before
+    moved = tmp_path / "moved"  # the same command from another folder resumes it
+    moved.mkdir()
+    shutil.copy(agent, moved / "agent.sh")
+    code, out, err = _record(
+        db, f"sh {moved}/agent.sh careful", "--resume", "k9", "--tasks", str(REPO / "p2w_runtime/demo/sample/tasks")
+    )
+    assert code == 0 and "1 kept from before" in out, err
 
 
 def test_a_stdout_line_beyond_the_limit_ends_its_episode_only(tmp_path: Path) -> None:

@@ -254,3 +254,20 @@ def test_fork_exec_continues_the_agent_live_after_its_recorded_prefix(recorded: 
     assert [c.response for c in calls[:3]] == [t.content for t in SCRIPT[:3]]  # the recording's
     assert [c.step for c in calls[3:]] == [3, 4] and "the live model" in (calls[3].response or "")  # live
     assert "sk-live-key" not in json.dumps([c.model_dump(mode="json") for c in calls])
+
+
+def test_the_example_agent_without_a_browser_says_so_in_one_line(tmp_path: Path) -> None:
+    """``rerun --exec`` without ``--restore har`` gives no ``P2W_CDP_URL`` (docs/design/exec.md): the example agent
+    ends saying what it lacks, not with a traceback."""
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"task_id": "t", "intent": "buy penne", "start_url": "http://127.0.0.1:9/"}))
+    env = {k: v for k, v in os.environ.items() if k != "P2W_CDP_URL"} | {
+        "P2W_TASK_FILE": str(task), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "k",
+    }  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "examples/exec_agent.py"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.strip() == (
+        "exec_agent.py: no browser to drive: P2W_CDP_URL is not set (rerun --exec needs --restore har)"
+    )

@@ -203,7 +203,7 @@ def test_a_resume_of_a_run_another_process_resumes_is_refused_and_records_nothin
         other.join()
     assert result.exit_code != 0 and "Traceback" not in result.output
     (line,) = result.output.strip().splitlines()
-    assert line.startswith("error: run 'killed' is being resumed by another process (process "), line
+    assert line.startswith("error: run 'killed' is being recorded by another process (process "), line
     assert rows(resumed, "SELECT count(*), max(position) FROM events") == before
 
 

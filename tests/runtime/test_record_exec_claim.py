@@ -1,0 +1,90 @@
+"""`record --exec`: a first recording holds its run as a resume does, so `--resume` and `--worker` of the run are
+refused while it records, in one line naming the run and its process, writing nothing; once it ends, normally or
+killed -9, the run can be resumed. Agents here ask no model: shell scripts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from tests.helpers.exec_support import P2W_RT, TASK, p2w_rt
+from tests.helpers.paths import REPO
+from tests.helpers.seals_support import rows
+from tests.helpers.suite_tmp import process_tmpdir
+
+ENDPOINT = ("--base-url", "http://127.0.0.1:9/v1")  # never called: these agents ask no model
+OTHER = "Lena_Fischer_A1"
+EVENTS = "SELECT count(*), max(position) FROM events"
+
+
+def _recording(db: Path, agent: Path, tmp: Path) -> subprocess.Popen[str]:
+    """A first recording of two tasks, one at a time, whose agent waits until the test lets it go."""
+    return subprocess.Popen(
+        [
+            P2W_RT, "--db", str(db), "--log-file", str(db.with_suffix(".jsonl")), "record", "--exec", f"sh {agent}",
+            *ENDPOINT, "--model", "m", "--task", TASK, "--task", OTHER, "--concurrency", "1", "--label", "R",
+        ],
+        cwd=REPO, env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def _wait_for(path: Path, recorder: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 300  # Chromium's start on a loaded machine
+    while not path.exists():
+        assert recorder.poll() is None, recorder.communicate()
+        assert time.monotonic() < deadline, "the agent never started"
+        time.sleep(0.2)
+
+
+def _refused(db: Path, agent: Path, *args: str) -> str:
+    before = rows(db, EVENTS)
+    done = p2w_rt(db, "record", "--exec", f"sh {agent}", *ENDPOINT, "--timeout", "20", *args)  # not waited for
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert rows(db, EVENTS) == before  # nothing written
+    (line,) = done.stderr.strip().splitlines()
+    return line
+
+
+def test_a_run_being_recorded_is_not_resumed_nor_joined_and_is_resumable_once_its_recorder_is_killed(
+    tmp_path: Path,
+) -> None:
+    db, agent, began, go = tmp_path / "p2w.db", tmp_path / "wait.sh", tmp_path / "began", tmp_path / "go"
+    agent.write_text(f'touch {began}\nwhile [ ! -e {go} ]; do sleep 0.1; done\necho \'{{"answer": "ok"}}\'\n')
+    with process_tmpdir() as tmp:  # what the killed recorder and its Chromium leave goes with it
+        _refuse_then_kill(db, agent, began, _recording(db, agent, tmp))
+    go.touch()
+    resumed = p2w_rt(db, "record", "--resume", "R", "--exec", f"sh {agent}", *ENDPOINT)  # the dead claim is taken over
+    assert resumed.returncode == 0 and "2 answered" in resumed.stdout, resumed.stderr
+    again = p2w_rt(db, "record", "--resume", "R", "--exec", f"sh {agent}", *ENDPOINT)  # released at its end
+    assert again.returncode == 0 and "0 episodes, 2 kept from before" in again.stdout, again.stderr
+    assert p2w_rt(db, "verify", "R").returncode == 0
+
+
+def _refuse_then_kill(db: Path, agent: Path, began: Path, recorder: subprocess.Popen[str]) -> None:
+    """While ``recorder`` records its first episode: a resume and a worker are refused; then it is killed -9."""
+    try:
+        _wait_for(began, recorder)
+        said = _refused(db, agent, "--resume", "R")
+        assert said == (
+            f"error: run 'R' is being recorded by another process (process {recorder.pid} on "
+            f"{socket.gethostname()}); resume it once that one has ended, for what it leaves to do"
+        )
+        said = _refused(db, agent, "--label", "R", "--worker", "--model", "m", "--task", TASK, "--task", OTHER)
+        assert said.startswith("error: run R (") and f"is being recorded by process {recorder.pid} on " in said
+        assert said.endswith(", not by workers")
+    finally:
+        os.killpg(recorder.pid, signal.SIGKILL)  # the recorder, its agent and Chromium; no clean-up runs
+        recorder.wait()
+
+
+def test_a_run_recorded_to_its_end_or_failing_is_released(tmp_path: Path) -> None:
+    db = tmp_path / "p2w.db"
+    failed = p2w_rt(db, "record", "--exec", "sh -c 'exit 3'", *ENDPOINT, "--model", "m", "--task", TASK, "--label", "R")
+    assert failed.returncode == 1 and "1 error" in failed.stdout, failed.stderr  # every episode failed
+    resumed = p2w_rt(db, "record", "--resume", "R", "--exec", "sh -c 'exit 3'", *ENDPOINT)
+    assert resumed.returncode == 0 and "1 kept from before" in resumed.stdout, resumed.stderr
