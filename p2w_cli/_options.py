@@ -1,6 +1,7 @@
 """The click options several commands share, declared once so that their names, defaults, env vars and help
-cannot drift apart between commands: the model endpoint, the retrieval cache, an outside agent's timeout, an
-offline LLM pass's options, and the dataset folder a command reads instead of the run's (docs/design/dataset.md).
+cannot drift apart between commands: the model endpoint and its limits, the retrieval cache, an outside agent's
+timeout, an offline LLM pass's options, and the dataset folder a command reads instead of the run's
+(docs/design/dataset.md).
 
 Only click, math and pathlib are imported here: every command module imports this one at start-up.
 """
@@ -59,6 +60,23 @@ other_dataset_option = click.option(
 )
 
 
+llm_timeout_option = click.option(
+    "--llm-timeout",
+    "llm_timeout_s",
+    type=FiniteFloat(0.1),
+    default=120.0,
+    show_default=True,
+    help="Seconds per LLM call attempt, its whole answer included.",
+)
+max_retries_option = click.option(
+    "--max-retries",
+    type=click.IntRange(0),
+    default=4,
+    show_default=True,
+    help="Retries of an LLM call on timeouts, 429 and 5xx (with backoff).",
+)
+
+
 def options(*stack: Callable[[FC], FC]) -> Callable[[FC], FC]:
     """One decorator applying ``stack`` in the order written (first option first in ``--help``)."""
 
@@ -97,4 +115,6 @@ def llm_pass_options(who: str, results: str) -> Callable[[FC], FC]:
             type=click.IntRange(min=1),
             help=f"LLM {results} in flight at once.",
         ),
+        llm_timeout_option,
+        max_retries_option,
     )

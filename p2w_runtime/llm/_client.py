@@ -71,7 +71,9 @@ class LlmClient:
     """Chat completions against any OpenAI-compatible endpoint, recorded attempt by attempt.
 
     ``role_params`` are per-role request parameters (temperature, max_tokens, seed...) merged
-    under the per-call ``params``; both are recorded and part of the fingerprint.
+    under the per-call ``params``; both are recorded and part of the fingerprint. Each attempt must be answered
+    whole within ``timeout_s`` and in at most ``max_reply_bytes`` (``_limits``), else it fails like a timeout or
+    a bad response.
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class LlmClient:
         timeout_s: float = 120.0,
         prices: PriceTable | None = None,
         max_repairs: int = 2,
+        max_reply_bytes: int = 16 * 2**20,
     ) -> None:
         base_url, api_key, self.endpoint = endpoint(base_url, api_key)
         self.model = model
@@ -98,8 +101,13 @@ class LlmClient:
         add_url_credentials(base_url)
         import openai  # loaded when a client is made: a command that never calls a model never pays for it
 
-        self._openai = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
-        self._failures: tuple[type[Exception], ...] = (openai.APIError, BadResponse)
+        from p2w_runtime.llm._limits import capped_http_client
+
+        capped = capped_http_client(max_reply_bytes)
+        self._openai = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0, http_client=capped
+        )
+        self._failures: tuple[type[Exception], ...] = (openai.APIError, BadResponse, TimeoutError)
         self._owns_transport = True
         self._sink = sink
         self._ordinals: Counter[str] = Counter()
@@ -219,7 +227,8 @@ class LlmClient:
         for attempt in range(1, total + 1):
             started = time.perf_counter()
             try:
-                completion = await self._send(messages, sent)
+                async with asyncio.timeout(self.timeout_s):  # the whole answer: the HTTP timeout is per read
+                    completion = await self._send(messages, sent)
             except self._failures as exc:
                 last = describe(exc, self.timeout_s)
                 last = replace(last, message=redact_text(last.message))

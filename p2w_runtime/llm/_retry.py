@@ -53,12 +53,13 @@ class Failure:
 
 
 def describe(exc: Exception, timeout_s: float | None) -> Failure:
-    """``exc`` is a ``BadResponse`` or an ``openai.APIError``: the openai package is loaded once a client exists."""
+    """``exc`` is a ``BadResponse``, a ``TimeoutError`` or an ``openai.APIError``: the openai package is loaded once
+    a client exists."""
     import openai
 
     if isinstance(exc, BadResponse):
         return Failure(f"bad response: {exc}", retriable=True, bad_response=True)
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):  # the deadline on the whole answer, or one read's
         return Failure(f"timeout after {timeout_s:g}s" if timeout_s else "timeout", retriable=True)
     if isinstance(exc, openai.APIConnectionError):
         return Failure(f"connection error: {_cause(exc)}", retriable=True)

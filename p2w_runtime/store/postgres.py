@@ -29,9 +29,10 @@ from sqlmodel import SQLModel
 
 from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
-from p2w_runtime.store._location import URL_PATTERN, shown_url
+from p2w_runtime.store._location import shown_url
 from p2w_runtime.store._log_end import LogMoved
 from p2w_runtime.store._postgres_schema import APPEND_ONLY, COLUMNS, TRIGGERS, foreign
+from p2w_runtime.store._postgres_url import Connecting, connecting
 from p2w_runtime.store._sql import SqlEventStore
 from p2w_runtime.store._sql_base import Session
 
@@ -60,10 +61,6 @@ def session_settings() -> dict[str, str]:
         "tcp_keepalives_count": "3",
         "application_name": f"p2w-rt/{os.getpid()}",
     }
-
-
-def _driver_url(url: str) -> str:
-    return URL_PATTERN.sub("postgresql+asyncpg://", url)
 
 
 _EVENT_TABLE_COLUMNS = [column.name for column in EVENTS.columns]
@@ -135,9 +132,10 @@ class PostgresEventStore(SqlEventStore):
     optimistic_appends = True
     alone_rows = COPY_ROWS
 
-    def __init__(self, engine: Any, label: str, *, read_only: bool) -> None:
+    def __init__(self, engine: Any, label: str, *, read_only: bool, connects: Connecting) -> None:
         super().__init__(engine, label)
         self.read_only = read_only
+        self.connects = connects
         typed = ", ".join(f"${i}::{c.type.compile(dialect=engine.dialect)}" for i, c in enumerate(EVENTS.columns, 1))
         columns = ", ".join(_EVENT_TABLE_COLUMNS)
         self._insert_locking = f"INSERT INTO events ({columns}) SELECT {typed} FROM pg_advisory_xact_lock({WRITE_LOCK})"
@@ -170,10 +168,14 @@ class PostgresEventStore(SqlEventStore):
             raise IntegrityError(str(exc)) from exc
         except _READ_ONLY as exc:
             raise ReadOnlyStore(f"{self.label}: {exc}") from exc
+        except TimeoutError as exc:  # opening a connection: one lost later is StoreUnavailable already
+            raise self.connects.no_answer(self.label) from exc
         except _SERVER_GONE as exc:
             raise StoreUnavailable(f"{self.label}: database unavailable ({type(exc).__name__}: {exc})") from exc
         except DBAPIError as exc:  # a connection the pool could not open: the driver's error inside
             cause = exc.orig if isinstance(exc.orig, _SERVER_GONE) else None
+            if isinstance(cause, TimeoutError):
+                raise self.connects.no_answer(self.label) from exc
             if cause is not None:
                 raise StoreUnavailable(f"{self.label}: database unavailable ({type(cause).__name__}: {cause})") from exc
             raise StoreError(f"{self.label}: database error ({exc})") from exc
@@ -219,19 +221,20 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
     """
     label = shown_url(url)
     try:
+        connects = connecting(url, label)
         engine = create_async_engine(
-            _driver_url(url),
+            connects.url,
             pool_size=8,
             max_overflow=8,
             pool_pre_ping=False,
-            connect_args={"server_settings": session_settings()},
+            connect_args={"server_settings": session_settings(), "timeout": connects.timeout_s},
         )
         if "@" in (engine.url.host or ""):  # a password's unescaped "@": the rest of the password read as the host
             raise ValueError("@ in the host")
     except (ArgumentError, ValueError) as exc:  # their text may quote the URL, or a piece of an unescaped password
         why = "is the port a number, every @ : / ? # of the password %-escaped?"
         raise StoreError(f"{label}: not a usable PostgreSQL URL ({why})") from exc
-    store = PostgresEventStore(engine, label, read_only=read_only)
+    store = PostgresEventStore(engine, label, read_only=read_only, connects=connects)
     try:
         async with engine.begin() as conn:
             present = {
@@ -257,5 +260,7 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
     except (asyncpg.PostgresError, OSError, DBAPIError, TypeError) as exc:  # TypeError: a URL option asyncpg lacks
         await engine.dispose()
         cause = getattr(exc, "orig", None) or exc
+        if isinstance(cause, TimeoutError):
+            raise connects.no_answer(label) from exc
         raise StoreError(f"{label}: cannot open ({type(cause).__name__}: {cause})") from exc
     return store

@@ -24,6 +24,9 @@ class PassOptions:
     api_key: str | None = None
     temperature: float | None = None
     concurrency: int = 8
+    llm_timeout_s: float = 120.0
+    """Seconds each attempt of an LLM call may take, its whole answer included."""
+    max_retries: int = 4
     force: bool = False
     retry_failed: bool = False
     as_json: bool = False
@@ -36,9 +39,12 @@ class PassOptions:
 
     def llm_client(self) -> LlmClient:
         """A client for the endpoint, for the ``LlmFactory`` of a pass (built only when a producer needs it)."""
-        from p2w_runtime.llm import LlmClient  # a pass of rules or of cached results imports no client (startup.md)
+        from p2w_runtime.llm import LlmClient, RetryPolicy  # a pass of rules or cached results imports no client
 
-        return LlmClient(self.model, base_url=self.base_url, api_key=self.api_key)
+        retry = RetryPolicy(max_retries=self.max_retries)
+        return LlmClient(
+            self.model, base_url=self.base_url, api_key=self.api_key, timeout_s=self.llm_timeout_s, retry=retry
+        )
 
     @asynccontextmanager
     async def llm_factory(self) -> AsyncIterator[LlmFactory]:

@@ -1,0 +1,146 @@
+"""An OpenAI-compatible server on 127.0.0.1 that misbehaves as a network can: per request it answers, trickles a
+byte at a time and never finishes, or floods a body far larger than any answer (``Trickle``, ``Flood``). It counts
+the bytes of body it managed to send, so a test sees how much a client read before it stopped.
+
+Hosted on its own thread, like the scripted server, so that a ``p2w-rt`` process can call it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+CHUNK = b"x" * 65536
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """Headers at once, then one byte of body every ``every_s`` seconds, for ever."""
+
+    every_s: float = 0.2
+
+
+@dataclass(frozen=True)
+class Flood:
+    """A 200 whose body is ``size`` bytes, sent as fast as the client reads; ``declared`` says so in Content-Length
+    (else the body is chunked and its size unknown until it ends)."""
+
+    size: int
+    declared: bool = False
+
+
+Answer = str | Trickle | Flood
+"""A str is a normal chat completion with that text."""
+
+
+class StallingLlm:
+    """``answer(n, request)`` decides how the ``n``-th request (from 0) is answered."""
+
+    def __init__(self, answer: Callable[[int, dict[str, Any]], Answer]) -> None:
+        self.answer = answer
+        self.requests = 0
+        self.body_bytes_sent: list[int] = []
+        """Per flooded request: the bytes of body written before the client stopped reading (or all of them)."""
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> StallingLlm:
+        self._thread.start()
+        self._ready.wait(30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(asyncio.start_server(self._connection, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            server.close()
+            tasks = asyncio.all_tasks(self._loop)
+            for task in tasks:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            self._loop.close()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while request := await _read_request(reader):
+                n, self.requests = self.requests, self.requests + 1
+                answer = self.answer(n, request)
+                if isinstance(answer, str):
+                    await _complete(writer, answer)
+                elif isinstance(answer, Trickle):
+                    await _trickle(writer, answer)
+                else:
+                    await self._flood(writer, answer)
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client gave up: what it is for
+        finally:
+            writer.close()
+
+    async def _flood(self, writer: asyncio.StreamWriter, flood: Flood) -> None:
+        length = f"content-length: {flood.size}" if flood.declared else "transfer-encoding: chunked"
+        writer.write(f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{length}\r\n\r\n".encode())
+        sent = 0
+        try:
+            while sent < flood.size:
+                writer.write(CHUNK if flood.declared else b"%x\r\n%s\r\n" % (len(CHUNK), CHUNK))
+                await writer.drain()
+                sent += len(CHUNK)
+            if not flood.declared:
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+        finally:
+            self.body_bytes_sent.append(sent)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> dict[str, Any] | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None  # the client closed a kept-alive connection
+    length = next(
+        (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")),
+        0,
+    )
+    body = await reader.readexactly(length)
+    return json.loads(body) if body else {}
+
+
+async def _complete(writer: asyncio.StreamWriter, text: str) -> None:
+    body = json.dumps(
+        {
+            "id": "chatcmpl-stalling",
+            "object": "chat.completion",
+            "model": "stalling",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        }
+    ).encode()
+    head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+    writer.write(head.encode() + body)
+    await writer.drain()
+
+
+async def _trickle(writer: asyncio.StreamWriter, trickle: Trickle) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+    while True:
+        writer.write(b"1\r\n \r\n")
+        await writer.drain()
+        await asyncio.sleep(trickle.every_s)
