@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 @click.option(
     "--plot",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="With --retriever: write recorded vs counterfactual recall per kind of value (PNG).",
+    help="With --retriever: write recorded vs counterfactual recall per kind of value; its suffix names the format: "
+    ".png, .svg or .pdf.",
 )
 @llm_pass_options("the LLM judges", "judgments")
 @click.option(

@@ -1,4 +1,4 @@
-"""A grouped bar chart as a PNG (the error summary by type, recall by kind of value): matplotlib's object API with
+"""A grouped bar chart as an image (the error summary by type, recall by kind of value): matplotlib's object API with
 the Agg canvas, so no display and no global pyplot state; matplotlib is imported on the first chart."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ class PlotError(UserError):
 
 def grouped_bars(
     path: Path, ticks: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *, title: str, ylabel: str,
-    size: tuple[float, float], counts: bool = False, tick_size: float | None = None,
+    size: tuple[float, float], counts: bool = False, tick_size: float | None = None, fmt: str = "png",
 ) -> Path:  # fmt: skip
-    """Write one group of bars per tick, one bar per series (legend label, a value per tick). ``counts``: whole
-    numbers on the y axis; else the values are shares, from 0 to 1."""
+    """Write one group of bars per tick, one bar per series (legend label, a value per tick), as ``fmt`` (a
+    matplotlib format name). ``counts``: whole numbers on the y axis; else the values are shares, from 0 to 1."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -38,7 +38,7 @@ def grouped_bars(
     if series:
         ax.legend(fontsize=8)
     try:
-        figure.savefig(path, format="png", dpi=120)
+        figure.savefig(path, format=fmt, dpi=120)
     except OSError as exc:
         raise PlotError(f"cannot write the plot to {path}: {exc.strerror or exc}") from None
     return path

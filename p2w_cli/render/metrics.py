@@ -16,7 +16,7 @@ from rich.table import Table
 
 from p2w_cli.render.terminal import cell, md_cell
 from p2w_cli.render.words import counted
-from p2w_rt.replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, Outdated, figure, json_figure
+from p2w_rt.replay.metrics import METRICS, TITLES, MetricRow, MetricsReport, Outdated, Unjudged, figure, json_figure
 from p2w_runtime.command_line import command_line
 
 COLUMNS = tuple((name, TITLES[name]) for name in METRICS)
@@ -89,6 +89,20 @@ def outdated_hint(o: Outdated) -> str:
     )
 
 
+def unjudged_hint(u: Unjudged) -> str:
+    """The line saying a run has no figure, and the ``replay`` that gives it some: with ``--retry-failed`` when its
+    judgments failed, as ``replay`` keeps a failure otherwise."""
+    if u.failed:
+        options = [*(word for judge in u.failed for word in ("--judge", judge)), "--retry-failed"]
+        again = command_line("replay", u.run, options=options)
+        return (
+            f"{u.run}: no judgment of its episodes, {', '.join(u.failed)} failed on them: judge them again with {again}"
+        )
+    by = f" by {u.judge}" if u.judge else ""
+    judge = command_line("replay", u.run, options=("--judge", u.judge or "ID"))
+    return f"{u.run}: no judgment{by} yet: judge its episodes with {judge}"
+
+
 def show_metrics(report: MetricsReport, fmt: str, out: Console, err: Console) -> None:
     """Print the report as ``fmt`` (table, md, csv, json); hints and the plot's path go to ``err``."""
     rows, level_rows = report.rows, report.level_rows
@@ -109,8 +123,9 @@ def show_metrics(report: MetricsReport, fmt: str, out: Console, err: Console) ->
         out.print(text, markup=False, highlight=False, soft_wrap=True)
     for outdated in report.outdated:
         err.print(cell(outdated_hint(outdated)), highlight=False)
-    if not report.judged_any:
-        refs = ", ".join(report.run_refs)
-        err.print(cell(f"no judgments yet for {refs}: run p2w-rt replay RUN --judge ID first"))
+    for empty in report.empty:
+        err.print(cell(f"{empty}: nothing to judge, so no row"), highlight=False)
+    for unjudged in report.unjudged:
+        err.print(cell(unjudged_hint(unjudged)), highlight=False)
     if report.plot:
         err.print(cell(f"plot written to {report.plot}"))

@@ -20,9 +20,9 @@ from p2w_cli.view._plots import NoPlot, plot_png
 from p2w_cli.view._render import STATIC, environment
 from p2w_cli.view._run_page import run_page, run_row
 from p2w_cli.view._run_read import classifications_of, read_run
-from p2w_cli.view._side_by_side import comparison
+from p2w_cli.view._side_by_side import compared_run_data, comparison
 from p2w_cli.view._usage import read_usage
-from p2w_rt.replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs, load_run_data
+from p2w_rt.replay.diff import DEFAULT_JUDGE, MissingJudgments, diff_runs
 from p2w_rt.replay.judges import read_judgments
 from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
@@ -80,7 +80,7 @@ async def _export(store: EventStore, infos: list[RunInfo], files: ExportFolder, 
     diffs = []
     for a, b in pairs:  # consecutive runs, as given, by the default judge; judged in memory, never written
         try:
-            diffs.append(diff_runs(*[await load_run_data(store, info, DEFAULT_JUDGE, info.label) for info in (a, b)]))
+            diffs.append(diff_runs(*await compared_run_data([(store, i, i.label) for i in (a, b)], DEFAULT_JUDGE)))
         except MissingJudgments as exc:
             raise ExportError(str(exc)) from None
     for asset in sorted(STATIC.iterdir()):

@@ -136,6 +136,8 @@ def _stored(page: RunPage) -> _Stored:
         page.pages,
         RunFacets(
             page.judges,
+            page.versions,
+            page.outdated,
             page.levels,
             page.websites,
             page.labels,
@@ -166,6 +168,8 @@ def _page(s: _Stored, info: RunInfo, end: int) -> RunPage:
         matched=s.matched,
         total=s.total,
         judges=s.facets.judges,
+        versions=s.facets.versions,
+        outdated=s.facets.outdated,
         levels=s.facets.levels,
         websites=s.facets.websites,
         labels=s.facets.labels,

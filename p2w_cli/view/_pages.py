@@ -22,13 +22,13 @@ from p2w_cli.view._log_kept import LogKept, RunIndex
 from p2w_cli.view._plots import plot_png
 from p2w_cli.view._problems import BadRequest, known
 from p2w_cli.view._prompt_diff import NoCounterpart, prompt_diff
-from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, facets_row, judge_of, run_page, run_row
+from p2w_cli.view._run_page import PAGE_SIZE, RunPage, RunRow, facets_row, run_page, run_row
 from p2w_cli.view._run_pages import RunPages
 from p2w_cli.view._search import SearchPage, SearchQuery, query_texts, search
-from p2w_cli.view._side_by_side import Comparison, comparison
+from p2w_cli.view._side_by_side import Comparison, compared_run_data, comparison
 from p2w_cli.view._usage import RunUsage
 from p2w_rt.replay.agreement import ImportSummary, record_labels
-from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, load_run_data, parse_ref
+from p2w_rt.replay.diff import DEFAULT_JUDGE, diff_runs, parse_ref
 from p2w_rt.replay.judges import JUDGES
 from p2w_runtime.domain import UnknownRun, episode_stream
 from p2w_runtime.domain.trajectory import load_trajectory
@@ -84,7 +84,7 @@ class ViewQueries(RunPages):
                 rows.append(run_row(await self.reads.get(store, info, end), judge))
             else:
                 rows.append(facets_row(info, await self.first_page(store, info, end), judge))
-        judged = sorted({judge_of(m) for row in rows for m in row.metrics})
+        judged = sorted({j for row in rows for j in row.versions})
         if judge and judge not in judged:
             raise BadRequest("Unknown judge", f"?judge={judge!r}: no run is judged by it; known: {known(judged)}")
         return rows
@@ -207,19 +207,21 @@ class ViewQueries(RunPages):
         return png
 
     async def compare(self, a_text: str, b_text: str, judge: str = "") -> Comparison:
-        """Runs ``a_text`` and ``b_text`` (``RUN`` or ``FILE.db:RUN``) by ``judge``'s existing judgments."""
+        """Runs ``a_text`` and ``b_text`` (``RUN`` or ``FILE.db:RUN``) by ``judge``'s existing judgments, both at one
+        version of it, as ``p2w-rt diff`` scores them."""
         if not a_text or not b_text:
             raise BadRequest("Compare needs two runs", "give both ?a=RUN and ?b=RUN (or FILE.db:RUN)")
         judge = judge or DEFAULT_JUDGE
         if judge not in JUDGES.ids:
             raise BadRequest("Unknown judge", f"?judge={judge!r}: no such judge; known: {known(JUDGES.ids)}")
-        data, local = [], []
+        runs, local = [], []
         for text in (a_text, b_text):
             ref = parse_ref(text, self.state.db)
             if not isinstance(ref.db, Path):
                 raise BadRequest("Not a SQLite file", f"{text}: the viewer compares runs of SQLite files")
             store = self.state.store_for(ref.db)
             _, info = await self.index.find(store, ref.run)
-            data.append(await load_run_data(store, info, judge, text))
+            runs.append((store, info, text))
             local.append(ref.db.resolve() == self.state.db.resolve())
-        return comparison(diff_runs(data[0], data[1]), local[0], local[1])
+        a, b = await compared_run_data(runs, judge)
+        return comparison(diff_runs(a, b), local[0], local[1])

@@ -13,10 +13,11 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from p2w_cli.render.metrics import outdated_hint
 from p2w_cli.render.words import counted
 from p2w_cli.view._filters import END_REASONS
 from p2w_cli.view._order import SORT_KEYS
-from p2w_rt.replay.metrics import TITLES, signed
+from p2w_rt.replay.metrics import TITLES, judge_label, signed
 from p2w_rt.replay.metrics import figure as metric
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -95,6 +96,7 @@ def environment() -> Environment:
         shorten=shorten,
         noun=lambda n, word, plural="": counted(n, word, plural),
         safe_href=safe_href,
+        outdated_hint=outdated_hint,
     )
-    env.globals.update(titles=TITLES, end_reasons=END_REASONS, sort_keys=SORT_KEYS)
+    env.globals.update(titles=TITLES, end_reasons=END_REASONS, sort_keys=SORT_KEYS, judge_label=judge_label)
     return env

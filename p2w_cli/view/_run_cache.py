@@ -5,7 +5,8 @@ Labelling a large run in the viewer appends one judgment per label; reading the 
 episodes, every judgment and classification) cost about a second at 10,000 episodes. The log is append-only, so what
 changed since a read at log end E is the events after E: when every one of the run's is a judgment or a
 classification, each is applied to its row by the rule ``read_run`` applies to all of them (the latest current result
-per episode and producer), which gives the read ``read_run`` would make now (docs/design/view.md, "After a label").
+per episode and producer, a judge's at its newest version), which gives the read ``read_run`` would make now
+(docs/design/view.md, "After a label").
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 from p2w_cli.view._run_read import (
     RunRead,
     classifications_of,
-    episode_scores,
     label_rows,
     read_run,
     score_rows,
@@ -62,7 +62,7 @@ async def advance(store: EventStore, read: RunRead, since: int, end: int) -> boo
 def _apply(read: RunRead, scores: list[ScoresRecord], labels: list[LabelsRecord]) -> None:
     if not scores and not labels:
         return
-    score_rows(read.rows, scores)
+    score_rows(read, scores)
     if labels:
         read.labels += labels
         touched = {r.classification.episode_stream for r in labels} & read.rows.keys()
@@ -70,7 +70,6 @@ def _apply(read: RunRead, scores: list[ScoresRecord], labels: list[LabelsRecord]
         for row in rows.values():
             row.labels.clear()
         label_rows(rows, [r for r in read.labels if r.classification.episode_stream in touched])
-    read.scores = episode_scores(read.info, read.rows.values())
     read.judgments = read.classifications = read.facets = None  # read or computed again when next asked for
     read.kept.clear()
 

@@ -14,7 +14,7 @@ from p2w_cli.view._run_read import InFlight, RunFacets, RunRead
 from p2w_cli.view._usage import EpisodeUsage, RunUsage, RunUsageSummary
 from p2w_rt.replay.agreement import HUMAN_PREFIX
 from p2w_rt.replay.diff import DEFAULT_JUDGE
-from p2w_rt.replay.metrics import MetricRow
+from p2w_rt.replay.metrics import MetricRow, judge_label
 from p2w_runtime.domain import RunInfo
 
 PAGE_SIZE = 100
@@ -30,9 +30,16 @@ class RunRow:
 
     info: RunInfo
     metrics: list[MetricRow]
-    """One row per judge that judged the run (current judgments only), the headline judge's first."""
+    """One row per judge that judged the run (current judgments only, each at one version, named as ``metrics``
+    names it: ``rubric-rules@5``), the headline judge's first."""
     headline: str = ""
     """The judge whose figures head the run (``headline_judge``); empty when none judged it."""
+    versions: dict[str, str] = field(default_factory=dict)
+    """Each judge's version its row is from."""
+
+    def judge_id(self, row: MetricRow) -> str:
+        """The judge of one of ``metrics`` (its column names it with its version): what ``?judge=`` takes."""
+        return id_of(row, self.versions)
 
     @property
     def cost(self) -> float | None:
@@ -43,7 +50,7 @@ class RunRow:
         """The rows the runs page shows: the headline judge's (None: it did not judge this run), then the others."""
         if not self.headline:
             return [None]
-        first = self.metrics[0] if self.metrics and judge_of(self.metrics[0]) == self.headline else None
+        first = self.metrics[0] if self.metrics and self.judge_id(self.metrics[0]) == self.headline else None
         return [first, *(m for m in self.metrics if m is not first)]
 
 
@@ -58,8 +65,11 @@ def headline_judge(judges: Sequence[str], chosen: str = "") -> str:
     return next((j for j in judges if not j.startswith(HUMAN_PREFIX)), judges[0] if judges else "")
 
 
-def judge_of(row: MetricRow) -> str:
-    return str(dict(row.group).get("judge", ""))
+def id_of(row: MetricRow, versions: dict[str, str]) -> str:
+    """The judge whose figures a metric row holds (its judge column names it with its version, ``rubric-rules@5``),
+    given each judge's version."""
+    named = str(dict(row.group).get("judge", ""))
+    return next((judge for judge, v in versions.items() if judge_label(judge, v) == named), named)
 
 
 def run_row(read: RunRead, judge: str = "") -> RunRow:
@@ -71,8 +81,8 @@ def facets_row(info: RunInfo, facets: RunFacets, judge: str = "") -> RunRow:
     """The runs page's line of a run from its facets: a run's first page (``RunPage``) carries them, so a stored
     first page makes the line without reading the run."""
     headline = headline_judge(facets.judges, judge)
-    metrics = sorted(facets.metrics, key=lambda row: judge_of(row) != headline)
-    return RunRow(info, metrics, headline)
+    metrics = sorted(facets.metrics, key=lambda row: id_of(row, facets.versions) != headline)
+    return RunRow(info, metrics, headline, facets.versions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +132,8 @@ def run_page(read: RunRead, wanted: EpisodeFilter, page: int, per_page: int, usa
         matched=len(kept),
         total=len(read.rows),
         judges=judges,
+        versions=facets.versions,
+        outdated=facets.outdated,
         levels=levels,
         websites=websites,
         labels=labels,

@@ -1,19 +1,33 @@
 """What the run page and its episodes need of one run, read once from the store's public read functions
 (episodes, current judgments and labels, the episodes in flight; ``_run_cache.py`` keeps the reads). Nothing here
-appends: the viewer never judges or classifies behind the user's back."""
+appends: the viewer never judges or classifies behind the user's back.
+
+A judge's figures are those of one version of it, by ``metrics``' rule and functions (``replay.metrics``: the newest
+version among the run's current judgments); an episode judged only by another version shows as unjudged by it, so two
+versions of one judge are never averaged as one (docs/design/view.md, "One version of each judge")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from p2w_cli.view._episode_rows import EpisodeFilter, EpisodeRow
 from p2w_rt.replay.classify import ClassificationRecord, LabelsRecord, read_classifications, read_labels
-from p2w_rt.replay.derived import DerivedRecord, latest_current
+from p2w_rt.replay.derived import DerivedRecord, current_of, latest_current
 from p2w_rt.replay.judges import JudgmentRecord, ScoresRecord, read_scores
 from p2w_rt.replay.matching import host_of
-from p2w_rt.replay.metrics import EpisodeScore, MetricRow, aggregate
+from p2w_rt.replay.metrics import (
+    EpisodeScore,
+    MetricRow,
+    Outdated,
+    Versions,
+    aggregate,
+    newest_by_judge,
+    other_versions,
+    outdated_of,
+    versions_of,
+)
 from p2w_runtime.collector import collector_paused
 from p2w_runtime.domain import EpisodeRef, RunInfo, counted, episodes_of
 from p2w_runtime.domain.trajectory import episode_shape
@@ -46,7 +60,11 @@ class RunRead:
     rows: dict[str, EpisodeRow]
     labels: list[LabelsRecord]
     """Every classification of the run as its labels' names, stale ones too."""
-    scores: list[EpisodeScore]
+    scores: list[EpisodeScore] = field(default_factory=list)
+    versions: Versions = field(default_factory=dict)
+    """Every current judgment of the shown episodes, each version of a judge apart (``score_rows``)."""
+    version_of: dict[str, str] = field(default_factory=dict)
+    """Each judge's version the run's figures and rows are from: the newest in ``versions``."""
     judgments: list[JudgmentRecord] | None = None
     """Every judgment of the run (stale ones too), read when an episode page first needs them."""
     classifications: list[ClassificationRecord] | None = None
@@ -66,6 +84,10 @@ class RunFacets:
     (a warm page then costs its 100 rows, not the run's 10,000: docs/design/summaries.md)."""
 
     judges: list[str]
+    versions: dict[str, str]
+    """Each judge's version its figures are from (``RunRead.version_of``)."""
+    outdated: list[Outdated]
+    """Episodes judged by a judge only at other versions, left out of its figures: the page says how to judge them."""
     levels: list[int]
     websites: list[str]
     labels: list[str]
@@ -77,7 +99,9 @@ class RunFacets:
     def of(cls, read: RunRead) -> RunFacets:
         rows = read.rows.values()
         return cls(
-            judges=sorted({j for row in rows for j in row.judgments}),
+            judges=sorted(read.version_of),
+            versions=dict(sorted(read.version_of.items())),
+            outdated=outdated_of(read.scores),
             levels=sorted({r.ref.level for r in rows if r.ref.level is not None}),
             websites=sorted({r.website for r in rows if r.website}),
             labels=sorted({label for r in rows for label in r.labels}),
@@ -97,19 +121,30 @@ async def read_run(store: EventStore, info: RunInfo) -> RunRead:
     with collector_paused():
         attempts = await episodes_of(store, info.run_id, every_attempt=True)
         rows = {ref.stream: _row(ref, i) for i, ref in enumerate(counted(attempts))}
-        score_rows(rows, await read_scores(store, info.run_id))
         labels = await read_labels(store, info.run_id)
         label_rows(rows, labels)
-        read = RunRead(info, rows, labels, episode_scores(info, rows.values()))
+        read = RunRead(info, rows, labels)
+        score_rows(read, await read_scores(store, info.run_id))
     if info.finished is None:
         read.in_flight = await in_flight(store, attempts)
     return read
 
 
-def score_rows(rows: dict[str, EpisodeRow], records: Sequence[ScoresRecord]) -> None:
-    """Each row's judgments: the latest current of ``records`` (oldest first) per judge, over what the row holds."""
-    for scored in current_results(records, rows):
-        rows[scored.payload.episode_stream].judgments[scored.producer_id] = scored
+def score_rows(read: RunRead, records: Sequence[ScoresRecord]) -> None:
+    """Add ``records`` (oldest first, later than those already added) to the read's current judgments, then give
+    each row, per judge, its latest current judgment at the judge's newest version: a newer version appended makes
+    the rows judged only by older ones unjudged by that judge. The read's scores follow."""
+    heads = {stream: row.ref.hash for stream, row in read.rows.items()}
+    for key, versions in versions_of(current_of(records, heads)).items():
+        read.versions.setdefault(key, {}).update(versions)
+    read.version_of = newest_by_judge([read.versions])
+    for (stream, judge), versions in read.versions.items():
+        record = versions.get(read.version_of[judge])
+        if record is None:
+            read.rows[stream].judgments.pop(judge, None)
+        else:
+            read.rows[stream].judgments[judge] = record
+    read.scores = episode_scores(read)
 
 
 def label_rows(rows: dict[str, EpisodeRow], labels: Sequence[LabelsRecord]) -> None:
@@ -140,12 +175,10 @@ def _row(ref: EpisodeRef, index: int) -> EpisodeRow:
     return EpisodeRow(ref, index, ref.finished, host_of(url) if url else "")
 
 
-def episode_scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeScore]:
-    """``replay.metrics.collect_scores``'s rows from judgments already read: one per (episode, judge), with
-    ``metrics=None`` where that judge has not judged the episode."""
-    s = info.started
-    rows = list(rows)
-    judges = sorted({judge for row in rows for judge in row.judgments})
+def episode_scores(read: RunRead) -> list[EpisodeScore]:
+    """``replay.metrics.collect_scores``'s rows from judgments already read: one per (episode, judge) at the judge's
+    version, with ``metrics=None`` where that version has not judged the episode (and the versions that did)."""
+    info, s = read.info, read.info.started
     return [
         EpisodeScore(
             info.run_id,
@@ -157,9 +190,11 @@ def episode_scores(info: RunInfo, rows: Iterable[EpisodeRow]) -> list[EpisodeSco
             row.ref.task_id,
             judge,
             dict(row.judgments[judge].judgment.metrics) if judge in row.judgments else None,
+            version,
+            other_versions(read.versions.get((row.ref.stream, judge), {}), version),
         )
-        for row in rows
-        for judge in judges
+        for row in read.rows.values()
+        for judge, version in sorted(read.version_of.items())
     ]
 
 

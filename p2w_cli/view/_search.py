@@ -52,6 +52,8 @@ class SearchHit:
     answer: str | None
     labels: list[str]
     judge: str | None
+    judge_version: str | None
+    """The version of ``judge`` the scores are from (the run's, as its run page shows them)."""
     scores: dict[str, float]
     """The judge's figures (``p_web``, ``p_pref``, ``p_avg``, ``intent``, ``success_rate``) it has."""
     matched: list[str]
@@ -101,6 +103,7 @@ def _hit(read: RunRead, row: EpisodeRow, query: str, judge: str | None, matched:
         answer=row.finished.answer if row.finished is not None else None,
         labels=list(row.labels),
         judge=judge if record is not None else None,
+        judge_version=record.judgment.judge_version if record is not None else None,
         scores=episode_figures(record.judgment.metrics) if record is not None else {},
         matched=matched,
     )

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from statistics import mean
 
 from p2w_rt.replay.agenticshop._ids import ATTRIBUTION, CHECKLIST, HIT, NO_PRODUCTS, SHOP_JUDGE_IDS
-from p2w_rt.replay.derived import Cell, MetricsTables, Table, latest_current, register_tables, run_heads
-from p2w_rt.replay.judges import ScoresRecord, read_scores
+from p2w_rt.replay.derived import Cell, MetricsTables, Table, current_of, register_tables, run_heads
+from p2w_rt.replay.judges import read_scores
+from p2w_rt.replay.metrics import Versions, failed_now, judge_label, newest_by_judge, versions_of
 from p2w_rt.schemas import DIMENSIONS, EpisodeStarted
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
@@ -54,53 +55,70 @@ async def _intent(store: EventStore, stream: str) -> str:
     return "?"
 
 
-def _failures(records: list[ScoresRecord], heads: dict[str, str]) -> dict[tuple[str, str], tuple[str, str]]:
-    """(episode stream, judge) -> (task id, error) where the judge's latest judgment of the episode as it is now
-    failed."""
-    failed: dict[tuple[str, str], tuple[str, str]] = {}
-    for record in records:
-        j = record.judgment
-        if j.judge_id not in SHOP_JUDGE_IDS or heads.get(j.episode_stream) != j.trajectory_hash:
-            continue
-        if j.status == "failed":
-            failed[(j.episode_stream, j.judge_id)] = (j.task_id, j.error or "failed")
-        else:
-            failed.pop((j.episode_stream, j.judge_id), None)
-    return failed
+@dataclass(slots=True)
+class Judged:
+    """The users' rows, each judge's version they are scored with, and per judge how many users it judged only at
+    other versions (left out of its figures)."""
+
+    rows: list[UserRow]
+    versions: dict[str, str]
+    left_out: dict[str, int]
 
 
-async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> list[UserRow]:
-    """One row per judged episode (user) with the figures of the AgenticShop judges that judged it."""
-    rows: dict[str, UserRow] = {}
+async def _judged_now(store: EventStore, runs: Sequence[RunInfo]) -> list[tuple[Versions, Versions]]:
+    """Per run holding AgenticShop judgments: its judgments of the episodes as they are now, successful and failed,
+    each version of a judge apart."""
+    out = []
     for info in runs:
-        records = await read_scores(store, info.run_id)  # read once: a run of other judges is passed over
-        if not any(r.judgment.judge_id in (CHECKLIST, ATTRIBUTION, HIT) for r in records):
-            continue
-        heads = await run_heads(store, info.run_id)
-        for (stream, judge_id), (task_id, error) in _failures(records, heads).items():
-            if judge_id != HIT and error != NO_PRODUCTS:
-                continue
-            if stream not in rows:
-                rows[stream] = UserRow(task_id, await _intent(store, stream))
-            if judge_id == HIT:
-                rows[stream].hit_missing = error
-            rows[stream].no_products |= error == NO_PRODUCTS
-        for (stream, judge_id), record in latest_current(records, heads).items():
-            if judge_id not in (CHECKLIST, ATTRIBUTION, HIT):
-                continue
-            j = record.judgment
-            if stream not in rows:
-                rows[stream] = UserRow(j.task_id, await _intent(store, stream))
-            m, figures = j.metrics, rows[stream].figures
-            if judge_id == CHECKLIST:
-                figures.update({k: v for k, v in m.items() if k == "score" or k.startswith("dim.")})
-                if "score_valid" in m:
-                    figures["score_valid"] = m["score_valid"]
-            elif judge_id == HIT:
-                figures["hit_ratio"] = m["hit_ratio"]
-                rows[stream].hit_missing = ""
-            figures.update({k: m[k] for k in ("valid", "invalid", "irrelevant") if k in m})
-    return list(rows.values())
+        records = [r for r in await read_scores(store, info.run_id) if r.producer_id in SHOP_JUDGE_IDS]
+        if any(r.producer_id in (CHECKLIST, ATTRIBUTION, HIT) for r in records):
+            heads = await run_heads(store, info.run_id)
+            out.append((versions_of(current_of(records, heads)), versions_of(failed_now(records, heads))))
+    return out
+
+
+async def collect_users(store: EventStore, runs: Sequence[RunInfo]) -> Judged:
+    """One row per judged episode (user) with the figures of the AgenticShop judges that judged it, each judge at
+    one version: the newest among the runs' judgments (``replay.metrics.newest_by_judge``), failed ones included,
+    as a failure is shown too (no products, no hit ratio)."""
+    judged = await _judged_now(store, runs)
+    version_of = newest_by_judge(v for pair in judged for v in pair)
+    rows: dict[str, UserRow] = {}
+    left_out: dict[str, int] = {}
+
+    async def row(stream: str, task_id: str) -> UserRow:
+        if stream not in rows:
+            rows[stream] = UserRow(task_id, await _intent(store, stream))
+        return rows[stream]
+
+    for ok, failed in judged:
+        for stream, judge_id in sorted({*ok, *failed}):
+            version = version_of[judge_id]
+            record = ok.get((stream, judge_id), {}).get(version)
+            failure = failed.get((stream, judge_id), {}).get(version)
+            if record is None and failure is None:
+                left_out[judge_id] = left_out.get(judge_id, 0) + 1
+            elif record is not None and judge_id in (CHECKLIST, ATTRIBUTION, HIT):
+                _add_figures(await row(stream, record.judgment.task_id), judge_id, record.judgment.metrics)
+            elif record is None and failure is not None and (judge_id == HIT or failure.payload.error == NO_PRODUCTS):
+                user = await row(stream, failure.payload.task_id)
+                error = failure.payload.error or "failed"
+                if judge_id == HIT:
+                    user.hit_missing = error
+                user.no_products |= error == NO_PRODUCTS
+    return Judged(list(rows.values()), version_of, left_out)
+
+
+def _add_figures(user: UserRow, judge_id: str, m: dict[str, float]) -> None:
+    figures = user.figures
+    if judge_id == CHECKLIST:
+        figures.update({k: v for k, v in m.items() if k == "score" or k.startswith("dim.")})
+        if "score_valid" in m:
+            figures["score_valid"] = m["score_valid"]
+    elif judge_id == HIT:
+        figures["hit_ratio"] = m["hit_ratio"]
+        user.hit_missing = ""
+    figures.update({k: m[k] for k in ("valid", "invalid", "irrelevant") if k in m})
 
 
 def _means(rows: list[UserRow], keys: Sequence[str]) -> dict[str, float | None]:
@@ -142,16 +160,32 @@ def tables(rows: list[UserRow]) -> dict[str, list[dict[str, Cell]]]:
     return {"by_variant": by_variant, "per_dimension": per_dimension, "hit_ratio": _hit_users(rows)}
 
 
-def _table(name: str, items: list[dict[str, Cell]]) -> Table:
+JUDGES = {"by_variant": (CHECKLIST, ATTRIBUTION, HIT), "per_dimension": (CHECKLIST,), "hit_ratio": (HIT,)}
+"""The judges whose figures each table shows."""
+
+
+def _scored_with(name: str, judged: Judged) -> str:
+    """The judges of table ``name`` at the version it scores with (``agenticshop-checklist@4``), and how many users
+    each judged only at another version, left out."""
+    judges = [j for j in JUDGES[name] if j in judged.versions]
+    named = ", ".join(judge_label(j, judged.versions[j]) for j in judges)
+    left = [
+        f"{n} user(s) judged by {j} only at another version left out" for j in judges if (n := judged.left_out.get(j))
+    ]
+    return "; ".join([f"scored with {named}", *left])
+
+
+def _table(name: str, items: list[dict[str, Cell]], judged: Judged) -> Table:
     columns = tuple(items[0]) if items else ()
-    return Table(name, TITLES[name], columns, tuple(tuple(item[c] for c in columns) for item in items))
+    title = f"{TITLES[name]} [{_scored_with(name, judged)}]"
+    return Table(name, title, columns, tuple(tuple(item[c] for c in columns) for item in items))
 
 
 async def shop_tables(store: EventStore, runs: Sequence[RunInfo], judge: str | None = None) -> list[Table]:
     """The AgenticShop tables of ``runs`` (all of them, whichever of its judges ``judge`` names); none when the
     runs hold no AgenticShop judgments."""
-    rows = await collect_users(store, runs)
-    return [_table(name, items) for name, items in tables(rows).items()] if rows else []
+    judged = await collect_users(store, runs)
+    return [_table(name, items, judged) for name, items in tables(judged.rows).items()] if judged.rows else []
 
 
 TABLES = register_tables(MetricsTables("agenticshop", SHOP_JUDGE_IDS, shop_tables))

@@ -14,7 +14,8 @@ from p2w_rt.replay.agreement._raters import (
 )
 from p2w_rt.replay.agreement._report import AgreementReport, agreement
 from p2w_rt.replay.agreement._stats import BOOTSTRAP_SAMPLES
-from p2w_runtime.domain import RunInfo, episodes_of, find_run
+from p2w_rt.replay.metrics import nothing_to_judge
+from p2w_runtime.domain import RunInfo, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
 
@@ -49,8 +50,5 @@ async def agree(
 
 async def _has_episodes(store: EventStore, info: RunInfo) -> None:
     """A run without a finished episode has no judgment and nothing to judge: a hint to judge it would be false."""
-    if await episodes_of(store, info.run_id):
-        return
-    attempts = len(await episodes_of(store, info.run_id, every_attempt=True))
-    what = f"no finished episode ({attempts} attempt(s) that did not finish)" if attempts else "no episodes"
-    raise UserError(f"run {info.label} has {what}: nothing was judged and there is nothing to judge")
+    if what := await nothing_to_judge(store, info):
+        raise UserError(f"{what}: nothing was judged and there is nothing to judge")

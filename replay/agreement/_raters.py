@@ -14,9 +14,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from p2w_rt.replay.classify import ALL_LABELS, current_classifications
+from p2w_rt.replay.classify import ALL_LABELS, current_classifications, read_labels
 from p2w_rt.replay.derived import current_of, run_heads
 from p2w_rt.replay.judges import JudgmentRecord, read_judgments
+from p2w_rt.replay.metrics import failed_now
 from p2w_rt.schemas import Judgment
 from p2w_runtime.command_line import command_line
 from p2w_runtime.errors import UserError, clip
@@ -79,12 +80,8 @@ async def current_records(store: EventStore, run_id: str) -> list[JudgmentRecord
 async def failed_judgments(store: EventStore, run_id: str) -> list[Judgment]:
     """Failed judgments of the run made on the episodes as they are now: ``replay`` keeps them unless told to retry,
     so a hint to judge such a run says so."""
-    heads = await run_heads(store, run_id)
-    return [
-        r.judgment
-        for r in await read_judgments(store, run_id)
-        if r.judgment.status != "ok" and heads.get(r.judgment.episode_stream) == r.judgment.trajectory_hash
-    ]
+    failed = failed_now(await read_judgments(store, run_id), await run_heads(store, run_id))
+    return [r.judgment for r in failed]
 
 
 def rater(selector: str, records: list[JudgmentRecord], run_label: str, failed: Sequence[Judgment] = ()) -> Rater:
@@ -144,7 +141,7 @@ async def classifier_raters(store: EventStore, run_id: str, selectors: list[str]
             have = sorted({CLASSIFIER_PREFIX + cid for _, cid in current})
             raise UserError(
                 f"run {clip(run_label)} has no current classification by {clip(classifier)}; "
-                f"classified by: {', '.join(have) or _first_classifier(classifier, run_label)}"
+                f"classified by: {', '.join(have) or await _first_classifier(store, run_id, classifier, run_label)}"
             )
         r = Rater(CLASSIFIER_PREFIX + classifier)
         for c in chosen:
@@ -156,9 +153,13 @@ async def classifier_raters(store: EventStore, run_id: str, selectors: list[str]
     return out
 
 
-def _first_classifier(classifier: str, run_label: str) -> str:
-    """What gives a run of finished episodes, classified by nothing as they are now, ``classifier``'s labels."""
+async def _first_classifier(store: EventStore, run_id: str, classifier: str, run_label: str) -> str:
+    """What gives a run of finished episodes, classified by nothing as they are now, ``classifier``'s labels: the
+    same ``classify``, which makes a failed classification again on every pass, so a failure needs no other flag."""
     classify = command_line("classify", run_label, options=("--classifier", classifier))
+    failed = failed_now(await read_labels(store, run_id), await run_heads(store, run_id))
+    if any(r.producer_id == classifier for r in failed):
+        return f"nothing, {clip(classifier)} failed (classify its episodes again with {classify})"
     return f"nothing (classify its episodes with {classify})"
 
 

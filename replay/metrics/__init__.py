@@ -2,7 +2,7 @@
 of metric names and number format (``_figures``) every command uses."""
 
 from p2w_rt.replay.metrics._aggregate import MetricRow, aggregate
-from p2w_rt.replay.metrics._collect import EpisodeScore, Outdated, collect_scores
+from p2w_rt.replay.metrics._collect import EpisodeScore, Outdated, collect_scores, outdated_of
 from p2w_rt.replay.metrics._command import MetricsReport, metrics_report
 from p2w_rt.replay.metrics._figures import (
     EPISODE_KEYS,
@@ -14,14 +14,24 @@ from p2w_rt.replay.metrics._figures import (
     json_figure,
     signed,
 )
-from p2w_rt.replay.metrics._plot import PLOT_FORMATS, level_series, level_ticks, plot_levels
+from p2w_rt.replay.metrics._plot import (
+    PLOT_FORMATS,
+    check_plot_path,
+    level_series,
+    level_ticks,
+    plot_format,
+    plot_levels,
+)
+from p2w_rt.replay.metrics._unjudged import Unjudged, failed_now, nothing_to_judge
 from p2w_rt.replay.metrics._versions import (
     Compared,
     Versions,
     compared_scores,
     judge_label,
     newest_by_judge,
+    other_versions,
     versioned_scores,
+    versions_of,
 )
 
 __all__ = [
@@ -35,11 +45,14 @@ __all__ = [
     "MetricsReport",
     "Outdated",
     "PLOT_FORMATS",
+    "Unjudged",
     "Versions",
     "aggregate",
+    "check_plot_path",
     "collect_scores",
     "compared_scores",
     "episode_figures",
+    "failed_now",
     "figure",
     "json_figure",
     "judge_label",
@@ -47,7 +60,12 @@ __all__ = [
     "level_ticks",
     "metrics_report",
     "newest_by_judge",
+    "nothing_to_judge",
+    "other_versions",
+    "outdated_of",
+    "plot_format",
     "plot_levels",
     "signed",
     "versioned_scores",
+    "versions_of",
 ]

@@ -23,7 +23,7 @@ class EpisodeScore:
     metrics: dict[str, float] | None
     """None when the episode has no current successful judgment by ``judge`` at ``judge_version``."""
     judge_version: str | None = None
-    """The version of ``judge`` the table scores with; None where versions are not told apart (the viewer's)."""
+    """The version of ``judge`` the table scores with; None where versions are not told apart."""
     other_versions: tuple[str, ...] = ()
     """The versions of ``judge`` that judged the episode as it is now when ``judge_version`` did not."""
 

@@ -9,8 +9,14 @@ from pathlib import Path
 from p2w_rt.replay.metrics._aggregate import DEFAULT_BY, MetricRow, aggregate, check_by, levels_of
 from p2w_rt.replay.metrics._collect import EpisodeScore, Outdated, collect_scores, outdated_of
 from p2w_rt.replay.metrics._plot import check_plot_path, plot_levels
+from p2w_rt.replay.metrics._unjudged import Unjudged, nothing_to_judge, unjudged_of
 from p2w_runtime.domain import find_runs
+from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore
+
+
+class NothingToJudge(UserError):
+    """No run named has a finished episode: a table of them holds nothing, and judging them would judge nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,14 +29,13 @@ class MetricsReport:
     """By ambiguity level too, when several levels are present (or a plot is asked for) and ``level`` is not
     already a column; else empty."""
     plot: Path | None
+    empty: tuple[str, ...] = ()
+    """What each run without a finished episode has instead ("run A has no episodes"): no row, nothing to judge."""
+    unjudged: tuple[Unjudged, ...] = ()
 
     @property
     def several_levels(self) -> bool:
         return len(levels_of(self.scores)) > 1
-
-    @property
-    def judged_any(self) -> bool:
-        return any(s.metrics for s in self.scores)
 
     @property
     def outdated(self) -> list[Outdated]:
@@ -54,6 +59,13 @@ async def metrics_report(
     runs = await find_runs(store, run_refs)
     group_by = check_by(by) if by else DEFAULT_BY
     scores = await collect_scores(store, runs, judge_id=judge)
+    empty = [
+        what
+        for info in runs
+        if not any(s.run_id == info.run_id for s in scores) and (what := await nothing_to_judge(store, info))
+    ]
+    if runs and len(empty) == len(runs):
+        raise NothingToJudge(f"{'; '.join(empty)}: nothing was judged and there is nothing to judge")
     rows = aggregate(scores, group_by)
     level_rows: list[MetricRow] = []
     if (len(levels_of(scores)) > 1 or plot) and "level" not in group_by:
@@ -61,4 +73,5 @@ async def metrics_report(
         level_rows = aggregate(scores, (*shown, "level"))
     if plot:
         plot_levels(level_rows or rows, plot)
-    return MetricsReport(tuple(run_refs), group_by, scores, rows, level_rows, plot)
+    unjudged = await unjudged_of(store, runs, scores, judge)
+    return MetricsReport(tuple(run_refs), group_by, scores, rows, level_rows, plot, tuple(empty), tuple(unjudged))

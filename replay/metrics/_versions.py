@@ -24,8 +24,14 @@ Versions = dict[tuple[str, str], dict[str, ScoresRecord]]
 
 async def versioned_scores(store: EventStore, run_id: str, judge_id: str | None = None) -> Versions:
     """The run's current judgments (by ``judge_id`` only, if given), each version of a judge apart."""
+    return versions_of(current_of(await read_scores(store, run_id), await run_heads(store, run_id)), judge_id)
+
+
+def versions_of(current: Iterable[ScoresRecord], judge_id: str | None = None) -> Versions:
+    """``current`` (judgments of episodes as they are now, oldest first) by ``judge_id`` only, if given, each
+    version of a judge apart: for a reader that already holds them (the viewer, from its episode rows' hashes)."""
     out: Versions = {}
-    for record in current_of(await read_scores(store, run_id), await run_heads(store, run_id)):
+    for record in current:
         if judge_id is None or record.producer_id == judge_id:
             versions = out.setdefault((record.payload.episode_stream, record.producer_id), {})
             versions[record.judgment.judge_version] = record

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from p2w_rt.replay.derived import FamilyReport, PassOptions, PassWatch, run_family
+from p2w_rt.replay.metrics import check_plot_path
 from p2w_rt.replay.retrieval_cf._pass import RETRIEVALS, CounterfactualOutcome, CounterfactualSummary
 from p2w_rt.replay.retrieval_cf._plot import plot_recall
 from p2w_rt.replay.retrieval_cf._producer import CounterfactualRetrieval, RetrievalSettings
@@ -34,7 +35,7 @@ class CounterfactualOptions(PassOptions):
     other_dataset: bool = False
     cache_dir: Path | None = None
     plot: Path | None = None
-    """Recorded vs counterfactual recall per kind of value (PNG); of one run."""
+    """Recorded vs counterfactual recall per kind of value, in the format its suffix names; of one run."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ async def counterfactual_runs(
     """Run the pass over each run (and write ``options.plot``); user errors come before anything is written."""
     if options.plot is not None and len(run_refs) != 1:
         raise UserError(f"a recall plot is of one run; {len(run_refs)} given")
+    if options.plot is not None:
+        check_plot_path(options.plot)
     made: list[CounterfactualRetrieval] = []
 
     async def producer(info: RunInfo) -> list[CounterfactualRetrieval]:

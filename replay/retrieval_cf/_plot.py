@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from p2w_rt.replay.barchart import grouped_bars
+from p2w_rt.replay.metrics import plot_format
 from p2w_rt.replay.retrieval_cf._pass import CounterfactualSummary
 
 KINDS = ("website", "preference", "location")
@@ -30,7 +31,8 @@ def recall_by_kind(summary: CounterfactualSummary) -> dict[str, tuple[float | No
 
 
 def plot_recall(summary: CounterfactualSummary, path: Path, retriever: str) -> Path:
-    """Write a PNG of the recorded and the counterfactual recall, per kind of ground-truth value."""
+    """Write a plot of the recorded and the counterfactual recall, per kind of ground-truth value, in the format of
+    ``path``'s suffix (``replay.metrics.PLOT_FORMATS``, the rule of every ``--plot``)."""
     recall = recall_by_kind(summary)
     return grouped_bars(
         path,
@@ -39,4 +41,5 @@ def plot_recall(summary: CounterfactualSummary, path: Path, retriever: str) -> P
         title=f"Retrieval recall, {len(summary.outcomes)} episodes",
         ylabel="ground-truth values retrieved",
         size=(6.0, 4.0),
+        fmt=plot_format(path),
     )

@@ -110,3 +110,11 @@ def test_the_hint_to_judge_judges_that_run_when_pasted(db: Path, label: str, tmp
             return [r.judgment.judge_id for r in await read_judgments(store, run.run_id)]
 
     assert asyncio.run(judged()) == ["rubric-rules"]
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_the_metrics_hint_to_judge_pastes_as_that_run(db: Path, label: str, tmp_path: Path) -> None:
+    shown = invoke(db, "metrics", "--judge", "rubric-rules", "--", label)
+    assert shown.exit_code == 0 and shown.stderr.count("\n") == 1, shown.output
+    assert pasted(shown.stderr, tmp_path) == ["p2w-rt", "replay", *_label_and(label, ["--judge", "rubric-rules"])]
+    assert not list(tmp_path.glob("pwned")), "a label pasted ran a command"

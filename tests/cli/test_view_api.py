@@ -29,7 +29,7 @@ def test_api_runs_lists_the_runs_and_figures_the_runs_page_shows(demo_url: str) 
         assert f'href="/run/{info["run_id"]}"' in html and info["run_id"][:13] in html
         assert info["episodes"] == 24 and f'<td class="num">{info["episodes"]}</td>' in html
         judges = [m["group"][0][1] for m in row["metrics"]]
-        assert "rubric-rules" in judges
+        assert f"rubric-rules@{row['versions']['rubric-rules']}" in judges, "named with the version it is from"
         for m in row["metrics"]:
             shown = "".join(f'<td class="num">{figure(m["figures"][k])}</td>' for k in ("p_avg", "intent"))
             assert shown in html, f"the page shows {m['group']}'s P_avg and Intent as the API gives them"
@@ -41,7 +41,7 @@ def test_api_run_is_the_run_page_with_its_filters(demo_url: str) -> None:
     assert status == 200 and page["matched"] == page["total"] == 24 and f"{page['matched']} of 24" in html
     assert page["filter"]["judge"] == page["judges"][0], "the judge the page filters by when none is asked"
     p_web = {m["group"][0][1]: m["figures"]["p_web"] for m in page["metrics"]}
-    assert figure(p_web["rubric-rules"]) == "0.917" and "0.917" in html
+    assert figure(p_web[f"rubric-rules@{page['versions']['rubric-rules']}"]) == "0.917" and "0.917" in html
     assert [e["ref"]["task_id"] for e in page["shown"]] == re.findall(r'/episode/[^"]+">([^<]+)</a>', html)
     query = "?label=personalization_hallucination"
     _, filtered = get_json(demo_url + "api/run/earlier" + query)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from p2w_cli.view._render import shorten
+from p2w_rt.replay.derived import family
 from tests.helpers.view_app import get_html, get_json, link_queries, serving_app
 from tests.helpers.view_support import build_simple_run, cli, fetch
 
@@ -117,10 +118,12 @@ def test_a_runs_headline_is_its_default_judge_with_judged_of_total_not_a_few_hum
         total = earlier["info"]["episodes"]
         assert earlier["headline"] == "rubric-rules" and total > 2
         heads = [(m["group"][0][1], m["judged"], m["episodes"]) for m in earlier["metrics"]]
-        assert heads == [("rubric-rules", total, total), ("human:ana", 2, total)], heads
+        rules = f"rubric-rules@{family('judge').get('rubric-rules').version}"
+        assert heads == [(rules, total, total), ("human:ana@labels", 2, total)], "each named with its version"
         html = get_html(url)
         row = html[html.index(">earlier</a>") :]
         assert row.index("rubric-rules") < row.index("human:ana")
+        assert link_queries(row, "human:ana@labels")[0] == {"judge": "human:ana"}, "a judge's link takes its id"
         assert f'<td class="num judged">{total}/{total}</td>' in row and f'<td class="num judged">2/{total}</td>' in row
         _, chosen = get_json(url + "api/runs?judge=human:ana")
         assert next(r for r in chosen if r["info"]["started"]["label"] == "earlier")["headline"] == "human:ana"

@@ -1,6 +1,6 @@
 """`p2w-rt agree` on a run it cannot compare says why in one line, and its hint is true for that run: a run with no
 finished episode has nothing to judge (no hint to `replay` it), a run nobody judged is told how to judge it, a run
-whose judgments failed how to judge them again."""
+whose judgments or classifications failed how to make them again."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from p2w_rt.cli import main
 from p2w_rt.schemas import GroundTruth, uuid7
 from p2w_runtime.store import open_store
+from p2w_runtime.testing import ScriptedLlm, Text
 from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
 
 TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
@@ -84,4 +85,15 @@ def test_a_run_whose_judgments_failed_is_told_to_retry_them(db: Path) -> None:
     assert refused(db, "--judge", "rubric-rules", "--judge", "rubric-llm", "no truth") == (
         "error: run no truth has no current judgment by rubric-rules; judged by: no one, rubric-rules failed (judge "
         "its episodes again with p2w-rt replay 'no truth' --judge rubric-rules --retry-failed)"
+    )
+
+
+def test_a_run_whose_classifications_failed_is_told_to_classify_it_again(db: Path, scripted_llm: ScriptedLlm) -> None:
+    scripted_llm.handle_with(lambda _: Text('{"labels": [{"label": "made_up_error"}]}'))
+    llm = ("--base-url", scripted_llm.base_url, "--api-key", "k")
+    classified = CliRunner().invoke(main, ["--db", str(db), "classify", "unjudged", "--classifier", "llm", *llm])
+    assert "failed 1" in classified.stderr, classified.output  # a failed classification, kept
+    assert refused(db, "--judge", "classify:llm", "--judge", "rubric-llm", "unjudged") == (
+        "error: run unjudged has no current classification by llm; classified by: nothing, llm failed (classify its "
+        "episodes again with p2w-rt classify unjudged --classifier llm)"
     )

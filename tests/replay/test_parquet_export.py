@@ -66,14 +66,14 @@ def test_the_tables_agree_with_metrics_and_the_log(db: Path, tmp_path: Path) -> 
     ]
     main_rows = [m for m in metrics if m["table"] == "main"]
     for m in main_rows:
-        rows = judgments.filter(
-            pc.and_(pc.equal(judgments["label"], m["run"]), pc.equal(judgments["judge_id"], m["judge"]))
-        )
+        judge_id, _, version = m["judge"].partition("@")  # the judge column names the version it scores with
+        same_judge = pc.and_(pc.equal(judgments["judge_id"], judge_id), pc.equal(judgments["judge_version"], version))
+        rows = judgments.filter(pc.and_(pc.equal(judgments["label"], m["run"]), same_judge))
         assert rows.num_rows == m["judged"]
         for figure in ("p_web", "p_pref", "p_avg", "intent"):
             assert pc.mean(rows[figure]).as_py() == pytest.approx(m[figure], abs=1e-6)  # JSON figures have 6 places
         assert pc.mean(rows["success"]).as_py() == pytest.approx(m["success_rate"], abs=1e-6)
-    assert episodes.num_rows == 6 == sum(m["episodes"] for m in main_rows if m["judge"] == "rubric-rules")
+    assert episodes.num_rows == 6 == sum(m["episodes"] for m in main_rows if m["judge"].startswith("rubric-rules@"))
     assert judgments.num_rows == 12
     assert sorted(set(episodes["judges"].to_pylist()[0])) == ["outcome-based-rules", "rubric-rules"]
     assert all("rules" in labels for labels in (dict(x) for x in episodes["labels"].to_pylist()))

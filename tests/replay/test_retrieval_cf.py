@@ -161,6 +161,33 @@ def test_bad_input_is_one_line(setup: tuple[Path, Path], tmp_path: Path) -> None
     assert model.exit_code != 0 and len(model.stderr.strip().splitlines()) == 1
 
 
+def test_the_plot_is_written_in_the_format_its_suffix_names(setup: tuple[Path, Path]) -> None:
+    db, history = setup
+    for suffix, head in ((".svg", b"<?xml"), (".pdf", b"%PDF"), (".PNG", b"\x89PNG")):
+        plot = db.with_name(f"recall{suffix}")
+        assert replay(db, history, "--threshold", "-1", "--plot", str(plot)).exit_code == 0
+        assert plot.read_bytes().startswith(head), suffix
+
+
+def test_a_plot_it_cannot_write_is_refused_before_any_work(setup: tuple[Path, Path]) -> None:
+    db, history = setup
+    jpg, missing = db.with_name("recall.jpg"), db.with_name("nope") / "recall.png"
+    refusals = {
+        jpg: f"error: --plot {jpg}: cannot write a .jpg plot; name the file .png, .svg or .pdf",
+        missing: f"error: --plot {missing}: folder {missing.parent} does not exist",
+    }
+    for plot, line in refusals.items():
+        refused = replay(db, history, "--threshold", "-1", "--plot", str(plot))
+        assert (refused.exit_code, refused.stdout, refused.stderr) == (1, "", line + "\n")
+        assert not plot.exists()
+
+    async def results_stored() -> int:
+        async with open_store(db) as store:
+            return len([e async for e in store.read_stream(f"cf{RETRIEVAL_CF_SUFFIX}")])
+
+    assert asyncio.run(results_stored()) == 0
+
+
 async def test_two_concurrent_passes_evaluate_each_episode_once(setup: tuple[Path, Path]) -> None:
     db, history = setup
     embedder = await asyncio.to_thread(load_embedder, None)
