@@ -25,7 +25,11 @@ from p2w_cli.render.terminal import terminal_console
     show_default=True,
     help="Summary and plot: one column per run, or runs of one agent / model / scheme merged (config).",
 )
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write the error summary chart (PNG).")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the error summary chart; its suffix names the format: .png, .svg or .pdf.",
+)
 @llm_pass_options("the llm classifier", "classifications")
 @click.option("--force", is_flag=True, help="Classify again even when a cached classification exists.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per episode (with --summary: the summary).")

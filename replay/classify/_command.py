@@ -13,6 +13,7 @@ from p2w_rt.replay.classify._plot import plot_summary
 from p2w_rt.replay.classify._registry import CLASSIFIERS, ClassifyOutcome, ClassifySummary, make_classifier
 from p2w_rt.replay.classify._summary import ErrorSummary, summarize
 from p2w_rt.replay.derived import FamilyReport, PassOptions, PassWatch, run_family
+from p2w_rt.replay.metrics import check_plot_path
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.store import EventStore
 
@@ -56,7 +57,10 @@ async def classify_runs(
     options: ClassifyOptions,
     watch: PassWatch[ClassifyOutcome, ClassifySummary] | None = None,
 ) -> ClassifyReport:
-    """Classify each run (cached); then the error summary, and its chart written to ``options.plot``."""
+    """Classify each run (cached); then the error summary, and its chart written to ``options.plot`` (whose name
+    is checked first: a typo must not cost a pass)."""
+    if options.plot is not None:
+        check_plot_path(options.plot)
 
     async def classifier(info: RunInfo) -> list[Classifier[Any]]:
         return [make_classifier(options.classifier, options.settings())]

@@ -7,10 +7,12 @@ from pathlib import Path
 
 from p2w_rt.replay.barchart import grouped_bars
 from p2w_rt.replay.classify._summary import ErrorSummary
+from p2w_rt.replay.metrics import plot_format
 
 
 def plot_summary(summary: ErrorSummary, path: Path) -> Path:
-    """Write a PNG of the episodes showing each label, per row of the summary."""
+    """Write a chart of the episodes showing each label, per row of the summary, in the format of ``path``'s suffix
+    (``replay.metrics.PLOT_FORMATS``, the rule of every ``--plot``)."""
     labels, rows = summary.labels, summary.rows
     by = "run" if rows and rows[0].run_label is not None else "agent / model / scheme"
     return grouped_bars(
@@ -22,4 +24,5 @@ def plot_summary(summary: ErrorSummary, path: Path) -> Path:
         size=(max(6.0, 1.3 * len(labels) + 2), 4.5),
         counts=True,
         tick_size=8,
+        fmt=plot_format(path),
     )

@@ -125,6 +125,26 @@ def test_cli_summary_counts_by_model_and_scheme_and_plots(db: Path, tmp_path: Pa
     assert "pre-execution" in table.stdout and "max_steps" in table.stdout
 
 
+def test_the_chart_is_written_in_the_format_its_suffix_names(db: Path, tmp_path: Path) -> None:
+    for suffix, head in ((".svg", b"<?xml"), (".pdf", b"%PDF"), (".PNG", b"\x89PNG")):
+        plot = tmp_path / f"errors{suffix}"
+        assert invoke(db, "classify", "--plot", str(plot), "december").exit_code == 0
+        assert plot.read_bytes().startswith(head), suffix
+
+
+def test_a_chart_it_cannot_write_is_refused_before_anything_is_classified(db: Path, tmp_path: Path) -> None:
+    jpg, missing = tmp_path / "errors.jpg", tmp_path / "nope" / "errors.png"
+    refusals = {
+        jpg: f"error: --plot {jpg}: cannot write a .jpg plot; name the file .png, .svg or .pdf",
+        missing: f"error: --plot {missing}: folder {missing.parent} does not exist",
+    }
+    for plot, line in refusals.items():
+        refused = invoke(db, "classify", "--plot", str(plot), "december")
+        assert (refused.exit_code, refused.stdout, refused.stderr) == (1, "", line + "\n")
+        assert not plot.exists()
+    assert "classified 2, cached 0" in invoke(db, "classify", "december").stderr  # nothing was classified before
+
+
 def test_cli_unknown_run_is_one_line_and_nonzero(db: Path) -> None:
     result = CliRunner().invoke(main, ["--db", str(db), "classify", "april"])
     assert result.exit_code == 2
