@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,11 +15,16 @@ from p2w_cli._options import (
     cache_dir_option,
     exec_timeout_option,
     history_option,
+    llm_timeout_option,
+    max_retries_option,
     other_dataset_option,
 )
 from p2w_cli.progress import piped_lines
 from p2w_cli.render.terminal import safe
 from p2w_cli.render.words import counted
+
+if TYPE_CHECKING:
+    from p2w_runtime.exec import LiveModel
 
 
 @click.command("fork")
@@ -36,6 +42,8 @@ from p2w_cli.render.words import counted
 )
 @base_url_option
 @api_key_option
+@llm_timeout_option
+@max_retries_option
 @click.option("--chromium", envvar="P2W_CHROMIUM", help="Chromium executable. Env: P2W_CHROMIUM.")
 @history_option
 @other_dataset_option
@@ -44,8 +52,9 @@ from p2w_cli.render.words import counted
     "--exec",
     "command",
     metavar="CMD",
-    help="Fork a run another agent recorded: CMD (that agent, through the shell), its model calls before step K "
-    "served from the recording, later ones by the live model; it writes the new run (docs/design/replay.md).",
+    help="Fork a run another agent recorded through the recording API: CMD (that agent, through the shell, with "
+    "its own browser), its model calls before step K served from the recording, later ones by the live model; it "
+    "writes the new run. Not a run of record --exec (docs/design/exec.md).",
 )
 @exec_timeout_option("With --exec: seconds the agent may take before it is killed.")
 @click.option("--json", "as_json", is_flag=True)
@@ -61,6 +70,8 @@ def fork_cmd(
     restore: str | None,
     base_url: str | None,
     api_key: str | None,
+    llm_timeout_s: float,
+    max_retries: int,
     chromium: str | None,
     history_dir: Path | None,
     other_dataset: bool,
@@ -74,10 +85,17 @@ def fork_cmd(
     new run whose `episode.started` names the source episode and step."""
     if command is not None:
         if scheme or restore or history_dir or other_dataset or cache_dir or chromium:
-            raise click.UsageError("--exec runs the agent as it is: no --scheme, --restore, --history, --chromium")
-        _fork_exec(ctx, run_ref, task_id, at_step, command, (base_url, model, api_key), label, timeout_s, as_json)
+            raise click.UsageError(
+                "--exec runs the agent as it is, with its own browser: no --scheme, --restore, --history, --chromium "
+                "(only rerun --exec --restore har serves recorded pages)"
+            )
+        from p2w_runtime.exec import LiveModel
+
+        live = LiveModel(base_url, model, api_key, timeout_s=llm_timeout_s, max_retries=max_retries)
+        _fork_exec(ctx, run_ref, task_id, at_step, command, live, label, timeout_s, as_json)
         return
     from p2w_runtime.demo.sites import DemoHosting
+    from p2w_runtime.llm import RetryPolicy
     from p2w_runtime.rerun import ForkRequest, fork
 
     request = ForkRequest(
@@ -94,6 +112,8 @@ def fork_cmd(
         other_dataset=other_dataset,
         cache_dir=cache_dir,
         restore=restore,  # type: ignore[arg-type]  # click.Choice: a Restore
+        retry=RetryPolicy(max_retries=max_retries),
+        llm_timeout_s=llm_timeout_s,
     )
 
     summary = in_store(ctx, lambda store: fork(store, request, hosting=DemoHosting()))
@@ -139,19 +159,16 @@ def _fork_exec(
     task_id: str,
     at_step: int,
     command: str,
-    live: tuple[str | None, str | None, str | None],
+    live: LiveModel,
     label: str | None,
     timeout_s: float,
     as_json: bool,
 ) -> None:
     """``--exec``: the agent that recorded RUN, its prefix served from the recording, live from step K."""
-    from p2w_runtime.exec import LiveModel, fork_exec
+    from p2w_runtime.exec import fork_exec
 
     done = in_store(
-        ctx,
-        lambda store: fork_exec(
-            store, run_ref, task_id, at_step, command, LiveModel(*live), label=label, timeout_s=timeout_s
-        ),
+        ctx, lambda store: fork_exec(store, run_ref, task_id, at_step, command, live, label=label, timeout_s=timeout_s)
     )
     m = done.prefix_mismatch
     if as_json:

@@ -11,7 +11,15 @@ import click
 
 from p2w_cli._common import RUN_LABEL, db_path, open_db, run
 from p2w_cli._interrupted import DaemonThreads, exit_at_once_when_interrupted
-from p2w_cli._options import FiniteFloat, api_key_option, base_url_option, cache_dir_option, exec_timeout_option
+from p2w_cli._options import (
+    FiniteFloat,
+    api_key_option,
+    base_url_option,
+    cache_dir_option,
+    exec_timeout_option,
+    llm_timeout_option,
+    max_retries_option,
+)
 from p2w_cli._record_options import (
     agent_names,
     agents_help,
@@ -108,14 +116,8 @@ from p2w_runtime.errors import UserError
 @click.option("--embedder", help="sentence-transformers name or path (default: bundled all-MiniLM-L6-v2).")
 @cache_dir_option
 @click.option("--prices", type=click.Path(dir_okay=False, path_type=Path), help="Extra model prices (JSON).")
-@click.option(
-    "--max-retries",
-    type=click.IntRange(0),
-    default=4,
-    show_default=True,
-    help="Retries of an LLM call on timeouts, 429 and 5xx (with backoff).",
-)
-@click.option("--llm-timeout", type=FiniteFloat(0.1), default=120.0, show_default=True, help="Seconds per LLM call.")
+@max_retries_option
+@llm_timeout_option
 @click.option(
     "--capture-links",
     is_flag=True,
@@ -160,7 +162,7 @@ def record_cmd(
     cache_dir: Path | None,
     prices: Path | None,
     max_retries: int,
-    llm_timeout: float,
+    llm_timeout_s: float,
     capture_links: bool,
     har: bool,
     page_timeout: float,
@@ -203,7 +205,7 @@ def record_cmd(
         prices=prices,
         resume=resume,
         retry=RetryPolicy(max_retries=max_retries),
-        llm_timeout_s=llm_timeout,
+        llm_timeout_s=llm_timeout_s,
         given=given_options(ctx),
         worker=worker,
         profiles=profiles,

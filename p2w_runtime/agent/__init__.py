@@ -20,8 +20,6 @@ from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._resume import (
     COMMAND_DIGEST,
     check_resume_options,
-    holding_run,
-    resuming,
     selection_config,
 )
 from p2w_runtime.agent._run import AGENT_NAME, RunProgress
@@ -43,11 +41,9 @@ __all__ = [
     "check_joinable",
     "check_resume_options",
     "finish_run",
-    "holding_run",
     "hosted_browser",
     "parse_generator",
     "record",
-    "resuming",
     "select_tasks",
     "selection_config",
     "work",

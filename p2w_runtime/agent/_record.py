@@ -10,13 +10,13 @@ from typing import Protocol
 
 from p2w_runtime.agent._episode import Episode, EpisodeOutcome
 from p2w_runtime.agent._request import RecordRequest
-from p2w_runtime.agent._resume import holding_run, resumed_request, resuming, selection_config
+from p2w_runtime.agent._resume import resumed_request, selection_config
 from p2w_runtime.agent._run import NewRun, ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import join_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import BankFolder, DataError, Task, TaskSet, find_memory_bank
-from p2w_runtime.domain import attempt_id, check_label_free, find_run
+from p2w_runtime.domain import attempt_id, check_label_free, find_run, holding_run, resuming
 from p2w_runtime.llm import LlmClient, PriceTable
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore

@@ -4,15 +4,11 @@ A resumed run is the same run: the same tasks (the ids selected when it started,
 ``--level`` / ``--limit`` / ``--task`` chose then), the same model and agent settings. Options
 that would change what is measured are refused when they differ from the recorded ones; options
 that only change how the recorder runs may differ (``RESUME_MAY_CHANGE``). One process at a time records a run, first
-or resumed (``holding_run``).
+or resumed (``p2w_runtime.domain.holding_run``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +19,6 @@ from p2w_runtime.agent._run import AGENT_NAME
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import RunInfo
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import ClaimHolder, EventStore, WorkItem, this_process
 
 RESUME_MAY_CHANGE = (
     "--concurrency",
@@ -104,57 +99,6 @@ def recorded_command(run: RunInfo) -> str | None:
     runs kept it."""
     value = run.started.config.extra(COMMAND_DIGEST)
     return value if isinstance(value, str) else None
-
-
-@asynccontextmanager
-async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
-    """Hold the claim ``record/LABEL`` while run ``label`` is recorded by one process: its first recording, from
-    before its ``run.started`` until it is closed, or a resume. A resume meanwhile would close the recorder's open
-    attempts as dead and collide with its next ones (and close the run ``interrupted`` under its feet), so it is
-    refused in one line before it writes anything. Keyed by label, which is unique, so the claim is taken before the
-    run exists. A holder killed -9 leaves a claim the next one takes over (its process is gone)."""
-    me, key = this_process(), _claim_key(label)
-    if (holder := await store.try_claim(key, me)) is not None:
-        raise UserError(
-            f"run {label!r} is being recorded by another process ({holder.describe()}); "
-            "resume it once that one has ended, for what it leaves to do"
-        )
-    try:
-        yield
-    finally:
-        await asyncio.shield(store.release_claim(key, me))
-
-
-@asynccontextmanager
-async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
-    """``holding_run`` for a resume of ``run``, which is refused too while workers hold leases on its tasks (they
-    share a run by design and take no claim; a killed worker's lease runs out)."""
-    async with holding_run(store, run.label):
-        now = time.time()
-        live = sorted({f"process {i.pid} on {i.host}" for i in await store.work_items(run.run_id) if _leased(i, now)})
-        if live:
-            raise UserError(
-                f"run {run.label!r} is being recorded by workers ({', '.join(live)}); "
-                "resume it once they have ended, or join them with --worker"
-            )
-        yield
-
-
-async def recorded_alone_by(store: EventStore, label: str) -> ClaimHolder | None:
-    """The live process recording run ``label`` alone (not as a worker), if any: what a worker must not join."""
-    me, key = this_process(), _claim_key(label)
-    holder = await store.try_claim(key, me)
-    if holder is None:
-        await store.release_claim(key, me)
-    return holder
-
-
-def _claim_key(label: str) -> str:
-    return f"record/{label}"
-
-
-def _leased(item: WorkItem, now: float) -> bool:
-    return not item.done and item.owner is not None and item.lease_until > now
 
 
 def check_dataset(run: RunInfo, dataset: TaskSet) -> None:

@@ -20,9 +20,8 @@ from typing import TypeVar
 import structlog
 
 from p2w_runtime.agent._episode import EpisodeOutcome
-from p2w_runtime.agent._resume import recorded_alone_by
 from p2w_runtime.agent._run import NewRun, ProgressCallback, RunProgress, plan_run
-from p2w_runtime.domain import RunInfo, RunRecording, TaskLike, UnknownRun, find_run
+from p2w_runtime.domain import RunInfo, RunRecording, TaskLike, UnknownRun, find_run, recorded_alone_by
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, StreamEnded, this_process
 

@@ -23,6 +23,7 @@ from p2w_runtime.domain._lifecycle import (
     start_run,
 )
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
+from p2w_runtime.domain._recorder_claim import holding_run, recorded_alone_by, resuming
 from p2w_runtime.domain._runs import (
     BadRunStarted,
     RunInfo,
@@ -85,6 +86,9 @@ __all__ = [
     "RunSpec",
     "TakenOver",
     "resume_run",
+    "holding_run",
+    "recorded_alone_by",
+    "resuming",
     "start_run",
     "Compacted",
     "compact_finished",

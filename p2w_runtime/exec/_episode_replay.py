@@ -22,7 +22,7 @@ import openai
 
 from p2w_rt.schemas import Event, LlmRole
 from p2w_runtime.domain.trajectory import EpisodeRecord, LlmCallRecord, Trajectory, project
-from p2w_runtime.exec._live import LiveModel
+from p2w_runtime.exec._live import LIVE_FAILED, LiveModel
 from p2w_runtime.llm import Api, fingerprint, read_request, render_answer
 from p2w_runtime.rerun import Mismatch, RecordedEpisode, first_mismatch, prompt_changed, recorded_completion
 
@@ -97,7 +97,11 @@ class EpisodeReplay:
         if self.live is not None and self._asked >= self._live_from:
             self._asked += 1
             _, model, client = self.live
-            completion = await model.answer(client, wire)
+            try:
+                completion = await model.answer(client, wire)
+            except LIVE_FAILED as exc:
+                status, said = model.failed(exc)
+                return Answer(status, "application/json", said)
             content_type, text = render_answer(api, completion, wire.model, wire.stream, next(self._serial))
             return Answer(200, content_type, text)
         key = fingerprint(wire.model, wire.messages, wire.params)

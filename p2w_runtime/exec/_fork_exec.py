@@ -5,7 +5,11 @@ plus ``P2W_FORK``: its model calls before step K are answered from the recording
 the live model (and recorded by the agent as it records any call); history queries before step K get the recorded
 hits, later ones search. The recording API writes the episode into the agent's own store as a new run (label
 ``RUN-TASK-at-K`` by default, the live model, ``fork_of``) whose ``episode.started.fork`` names the source episode
-and step, as the own agent's fork does. The agent browses live pages: its browser is its own.
+and step, as the own agent's fork does. The agent browses live pages: its browser is its own (no ``P2W_CDP_URL``).
+
+So a run ``record --exec`` made (``exec:NAME``) is refused before its agent starts: such an agent records nothing
+itself (the proxy and the observed Chromium did) and may need p2w-rt's browser, which a fork would have to restore at
+step K from the HAR and then switch to the live sites (docs/design/exec.md, "Outside rerun and fork").
 """
 
 from __future__ import annotations
@@ -54,6 +58,12 @@ async def fork_exec(
 ) -> ExecFork:
     """Fork ``task_id`` of ``run_ref`` at ``at_step`` by running ``command`` (the agent that recorded it)."""
     run = await recorded_run(store, run_ref, "fork", own_agent=False)
+    if run.started.agent.startswith("exec:"):
+        raise UserError(
+            f"run {run.label!r} was recorded by `record --exec` ({run.started.agent}): fork --exec continues only an "
+            "agent that records itself through the recording API and brings its own browser; re-execute this one "
+            "with `rerun --exec CMD --restore har`"
+        )
     (ref,) = select_episodes(run, await episodes_of(store, run.run_id), (task_id,))
     source = await load_episode(store, ref.stream)
     last = max(source.observations, default=0)

@@ -39,8 +39,6 @@ from p2w_runtime.agent import (
     SiteHosting,
     check_joinable,
     check_resume_options,
-    holding_run,
-    resuming,
     select_tasks,
     selection_config,
     work,
@@ -127,49 +125,47 @@ async def record_exec(
     if request.worker:  # a run the workers cannot share is refused first, in the words of the own agent's workers
         with contextlib.suppress(UnknownRun):
             await check_joinable(store, await find_run(store, label), [t.task_id for t in tasks])
-    # one process records the run (first or resumed) from before its start to its close; workers share theirs
-    alone = resuming(store, found) if found else holding_run(store, label)
-    async with contextlib.nullcontext() if request.worker else alone:
-        run = await open_run(
-            store,
-            label=label,
-            agent=agent,
-            model=model,
-            tasks=tasks,
-            scheme=scheme,
-            dataset_id=dataset.dataset_id,
-            config={
-                "base_url": request.base_url,
-                "concurrency": request.concurrency,
-                "har_bodies": keep_har,
-                COMMAND_DIGEST: digest,
-                **selection_config(request, [t.task_id for t in tasks]),
-            },
-            resume=resume,
-            join=request.worker,
-            carried=carry_dataset(dataset, tasks, request.history_dir) if not resume else False,
-        )
-        todo = tasks if request.worker else run.todo()  # a worker may lease any of them
-        state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
-        gate = asyncio.Semaphore(request.concurrency)
-        proxy = RecordProxy(
-            request.base_url,
-            request.api_key,
-            timeout_s=request.llm_timeout_s,
-            prices=PriceTable.default(request.prices),
-        )
-        closing = contextlib.nullcontext() if request.worker else run  # a worker's run is finished by the last worker
-        async with closing, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
-            chromium = find_chromium(request.chromium)
-            episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model, timeout_s)
-            episode.keep_har = keep_har
-            if request.worker:
-                mine = await work(
-                    store, run.run_id, tasks, episode.record, concurrency=request.concurrency, progress=progress
-                )
-                return RecordSummary(run.run_id, run.label, 0, mine)
-            await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
-        return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
+    # one process records the run (first or resumed): open_run holds its claim until it is closed; workers share it
+    run = await open_run(
+        store,
+        label=label,
+        agent=agent,
+        model=model,
+        tasks=tasks,
+        scheme=scheme,
+        dataset_id=dataset.dataset_id,
+        config={
+            "base_url": request.base_url,
+            "concurrency": request.concurrency,
+            "har_bodies": keep_har,
+            COMMAND_DIGEST: digest,
+            **selection_config(request, [t.task_id for t in tasks]),
+        },
+        resume=resume,
+        join=request.worker,
+        carried=carry_dataset(dataset, tasks, request.history_dir) if not resume else False,
+    )
+    todo = tasks if request.worker else run.todo()  # a worker may lease any of them
+    state = RunProgress(total=len(tasks), done=len(tasks) - len(todo))
+    gate = asyncio.Semaphore(request.concurrency)
+    proxy = RecordProxy(
+        request.base_url,
+        request.api_key,
+        timeout_s=request.llm_timeout_s,
+        prices=PriceTable.default(request.prices),
+    )
+    closing = contextlib.nullcontext() if request.worker else run  # a worker's run is finished by the last worker
+    async with closing, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
+        chromium = find_chromium(request.chromium)
+        episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model, timeout_s)
+        episode.keep_har = keep_har
+        if request.worker:
+            mine = await work(
+                store, run.run_id, tasks, episode.record, concurrency=request.concurrency, progress=progress
+            )
+            return RecordSummary(run.run_id, run.label, 0, mine)
+        await asyncio.gather(*(state.track(gate, progress, functools.partial(episode.record, t)) for t in todo))
+    return RecordSummary(run.run_id, run.label, len(tasks) - len(todo), state.outcomes)
 
 
 class _EpisodeRunner:

@@ -4,8 +4,12 @@ An agent started by ``record --exec`` gets ``OPENAI_BASE_URL=http://127.0.0.1:PO
 its episode, so one server serves every episode of a run at once. Each request is forwarded to the real endpoint
 (``--base-url``) with the real key, which the agent never sees, through the recording API's transport
 (``AsyncRecordingTransport``): chat completions and the Responses API, streamed or not, keyed and redacted as an
-instrumented client's calls are; the body is passed on chunk by chunk as it arrives. Other paths (``/models``)
-are forwarded unrecorded.
+instrumented client's calls are. Other paths (``/models``) are forwarded unrecorded. Every answer must come whole
+within ``--llm-timeout`` and in at most 16 MiB (``LimitedTransport``, the limits of p2w-rt's own client): a failure
+is recorded as a failed attempt and answered to the agent as an HTTP error (504 past the deadline, else 502), so an
+endpoint that trickles or floods cannot hang an episode or fill memory. A streamed answer (``text/event-stream``) is
+passed on event by event as it arrives, a failure midway as a last event ``{"error": ...}``, which the ``openai``
+SDKs raise; any other is read whole before it is passed on, so that its failure is still an HTTP error.
 
 ``POST /e/TOKEN/v1/traces`` receives the agent's OpenTelemetry spans (OTLP/HTTP, the path an exporter appends to
 ``OTEL_EXPORTER_OTLP_ENDPOINT``), handed to the episode's ``on_spans``.
@@ -13,6 +17,7 @@ are forwarded unrecorded.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -21,7 +26,7 @@ import httpx2
 from aiohttp import web
 
 from p2w_runtime.exec._local_server import MAX_BODY, serve_locally
-from p2w_runtime.llm import PriceTable
+from p2w_runtime.llm import BadResponse, LimitedTransport, PriceTable
 from p2w_runtime.recording import AsyncRecordingTransport, CallRecorder, EpisodeRecorder
 from p2w_runtime.redaction import add_secret, add_url_credentials, redact_text
 
@@ -31,6 +36,8 @@ _NOT_FORWARDED = frozenset(
 """The agent's headers the proxy sets itself (the key, the length) or that belong to one hop; ``accept-encoding`` is
 dropped so the upstream answers uncompressed and the relayed bytes need no re-encoding."""
 _NOT_RELAYED = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"})
+_UPSTREAM_FAILED = (httpx2.HTTPError, BadResponse)
+"""What the upstream's answer can fail with: unreachable, too late (``httpx2.ReadTimeout``), too large."""
 
 
 @dataclass
@@ -55,7 +62,7 @@ class RecordProxy:
         self._timeout = timeout_s
         self._prices = prices
         self._episodes: dict[str, tuple[ProxiedEpisode, httpx2.AsyncClient]] = {}
-        self._plain = httpx2.AsyncClient(timeout=timeout_s)
+        self._plain = httpx2.AsyncClient(transport=self._limited(), timeout=timeout_s)
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -78,9 +85,7 @@ class RecordProxy:
         """A fresh token for ``episode``; its base URL is ``base_url(token)``. The token is also the agent's key."""
         token = f"p2w-{secrets.token_hex(16)}"
         add_secret(token)
-        transport = AsyncRecordingTransport(
-            httpx2.AsyncHTTPTransport(), CallRecorder("planner", episode.recorder, self._prices)
-        )
+        transport = AsyncRecordingTransport(self._limited(), CallRecorder("planner", episode.recorder, self._prices))
         self._episodes[token] = (episode, httpx2.AsyncClient(transport=transport, timeout=self._timeout))
         return token
 
@@ -88,6 +93,9 @@ class RecordProxy:
         found = self._episodes.pop(token, None)
         if found is not None:
             await found[1].aclose()
+
+    def _limited(self) -> LimitedTransport:
+        return LimitedTransport(httpx2.AsyncHTTPTransport(), timeout_s=self._timeout)
 
     def base_url(self, token: str) -> str:
         return f"http://127.0.0.1:{self.port}/e/{token}/v1"
@@ -117,19 +125,29 @@ class RecordProxy:
         outgoing = sender.build_request(request.method, url, headers=headers, content=body)
         try:
             upstream = await sender.send(outgoing, stream=True)
-        except httpx2.HTTPError as exc:
-            message = redact_text(f"the recording proxy could not reach {self.upstream}: {type(exc).__name__}: {exc}")
-            return web.json_response({"error": {"message": message, "type": "proxy_error"}}, status=502)
+        except _UPSTREAM_FAILED as exc:
+            return self._failed(exc)
         try:
             relayed = {k: v for k, v in upstream.headers.items() if k.lower() not in _NOT_RELAYED}
+            if not upstream.headers.get("content-type", "").startswith("text/event-stream"):
+                try:
+                    whole = await upstream.aread()
+                except _UPSTREAM_FAILED as exc:
+                    return self._failed(exc)
+                return web.Response(status=upstream.status_code, headers=relayed, body=whole)
             response = web.StreamResponse(status=upstream.status_code, headers=relayed)
             await response.prepare(request)
-            async for chunk in upstream.aiter_bytes():
-                await response.write(chunk)
-            await response.write_eof()
+            await _relay_events(upstream, response, self._error)
             return response
         finally:
             await upstream.aclose()
+
+    def _error(self, exc: Exception) -> dict[str, object]:
+        said = redact_text(f"{self.upstream} failed through the recording proxy: {type(exc).__name__}: {exc}")
+        return {"error": {"message": said, "type": "proxy_error"}}
+
+    def _failed(self, exc: Exception) -> web.Response:
+        return web.json_response(self._error(exc), status=504 if isinstance(exc, httpx2.TimeoutException) else 502)
 
     async def _traces(self, request: web.Request) -> web.Response:
         episode, _client = self._episode(request)
@@ -138,3 +156,25 @@ class RecordProxy:
         except ValueError as exc:
             return web.json_response({"error": redact_text(str(exc))}, status=400)
         return web.json_response({"partialSuccess": {}} if taken >= 0 else {})
+
+
+async def _relay_events(
+    upstream: httpx2.Response, response: web.StreamResponse, error: Callable[[Exception], dict[str, object]]
+) -> None:
+    """Pass a streamed answer on whole events at a time (up to a blank line), so that a failure midway ends it with
+    one more event, ``data: {"error": ...}``, and not inside a half one."""
+    held = b""
+    try:
+        async for chunk in upstream.aiter_bytes():
+            held += chunk
+            cut = max(
+                (at + len(blank) for blank in (b"\n\n", b"\r\n\r\n") if (at := held.rfind(blank)) >= 0), default=0
+            )
+            if cut:
+                await response.write(held[:cut])
+                held = held[cut:]
+    except _UPSTREAM_FAILED as exc:
+        await response.write(b"data: " + json.dumps(error(exc)).encode() + b"\n\n")
+    else:
+        await response.write(held)
+    await response.write_eof()

@@ -21,11 +21,12 @@ from p2w_runtime.browser import find_chromium
 from p2w_runtime.domain import RunInfo, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_chromium import AgentChromium
-from p2w_runtime.exec._agent_process import run_agent, task_file
+from p2w_runtime.exec._agent_process import AgentExit, run_agent, task_file
 from p2w_runtime.exec._episode_replay import EpisodeReplay
 from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
 from p2w_runtime.recording import REPLAY_ENV
 from p2w_runtime.rerun import (
+    Mismatch,
     RecordedEpisode,
     ReplayedEpisode,
     load_episode,
@@ -48,7 +49,7 @@ class ExecEpisode(ReplayedEpisode):
     """The agent's last line on standard error, to say why it failed."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {**ReplayedEpisode.as_dict(self), "exit_code": self.returncode}
+        return {**ReplayedEpisode.as_dict(self), "exit_code": self.returncode, "last_error_line": self.stderr_tail}
 
 
 @dataclass
@@ -92,11 +93,26 @@ async def rerun_exec(
                     answer_file = tmp / f"{ref.task_id}.answer"
                     ended = await run_agent(shell(command), env, answer_file, cwd=cwd, timeout_s=timeout_s)
                 endpoint.episode = None
-                result = ExecEpisode(ref.stream, ref.task_id, replay.mismatch(), ended.status, ended.last_error_line())
+                found = replay.mismatch() or _failed_otherwise(run, source, ended)
+                result = ExecEpisode(ref.stream, ref.task_id, found, ended.status, ended.last_error_line())
                 report.episodes.append(result)
                 if progress is not None:
                     progress(result)
     return report
+
+
+def _failed_otherwise(run: RunInfo, source: RecordedEpisode, ended: AgentExit) -> Mismatch | None:
+    """The agent failing where the recording ended otherwise: every call it made may have been answered as recorded
+    and still it failed after them. A run ``record --exec`` made (``exec:NAME``) ended ``error`` exactly when its
+    agent failed, so there an agent succeeding where it had failed differs too; an agent recording itself may end
+    ``error`` and exit 0."""
+    end = source.finished
+    failed, failed_then = ended.status != 0, end is not None and end.end_reason == "error"
+    if end is None or failed == failed_then or not (failed or run.started.agent.startswith("exec:")):
+        return None
+    steps = f"{end.end_reason} after {end.steps} step{'' if end.steps == 1 else 's'}"
+    now = "the agent was killed at its time limit" if ended.status is None else f"the agent exited {ended.status}"
+    return Mismatch(None, "outcome differs", steps + (f": {end.detail}" if failed_then and end.detail else ""), now)
 
 
 async def _served_har(store: EventStore, source: RecordedEpisode) -> bytes:

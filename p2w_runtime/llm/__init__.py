@@ -10,8 +10,9 @@ if TYPE_CHECKING:
     from p2w_runtime.llm._client import LlmClient, Sink
     from p2w_runtime.llm._endpoint import check_url
     from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
+    from p2w_runtime.llm._limits import LimitedTransport
     from p2w_runtime.llm._prices import ModelPrice, PriceTable
-    from p2w_runtime.llm._request import BadResponse, Completion, fingerprint, parse_usage
+    from p2w_runtime.llm._request import MAX_REPLY_BYTES, BadResponse, Completion, fingerprint, parse_usage
     from p2w_runtime.llm._retry import RetryPolicy
     from p2w_runtime.llm._structured import MalformedOutput
     from p2w_runtime.llm._totals import UsageTotals
@@ -37,11 +38,13 @@ __all__ = [
     "BadResponse",
     "Completion",
     "LlmBadResponse",
+    "LimitedTransport",
     "LlmClient",
     "LlmConfigError",
     "LlmError",
     "LlmRejected",
     "LlmUnavailable",
+    "MAX_REPLY_BYTES",
     "MalformedOutput",
     "ModelPrice",
     "PriceTable",
@@ -60,6 +63,8 @@ _LAZY = {
     "LlmError": "_errors",
     "LlmRejected": "_errors",
     "LlmUnavailable": "_errors",
+    "LimitedTransport": "_limits",
+    "MAX_REPLY_BYTES": "_request",
     "ModelPrice": "_prices",
     "PriceTable": "_prices",
     "BadResponse": "_request",

@@ -23,6 +23,7 @@ from p2w_runtime.llm._endpoint import endpoint
 from p2w_runtime.llm._errors import LlmBadResponse, LlmRejected, LlmTooLong, LlmUnavailable
 from p2w_runtime.llm._prices import PriceTable
 from p2w_runtime.llm._request import (
+    MAX_REPLY_BYTES,
     BadResponse,
     Completion,
     fingerprint,
@@ -88,7 +89,7 @@ class LlmClient:
         timeout_s: float = 120.0,
         prices: PriceTable | None = None,
         max_repairs: int = 2,
-        max_reply_bytes: int = 16 * 2**20,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         base_url, api_key, self.endpoint = endpoint(base_url, api_key)
         self.model = model

@@ -3,18 +3,21 @@ or enormous one would fill it. Every body (answers and error bodies alike) is co
 the limit; a declared ``Content-Length`` over it is refused before anything is read.
 
 How long an attempt may take is ``LlmClient``'s deadline around the whole call (``asyncio.timeout``): the HTTP
-client's timeout is per read, which a server trickling a byte at a time never reaches. Imported with the client's
-``openai`` (``LlmClient.__init__``), so that a command that never calls a model never loads its HTTP library.
+client's timeout is per read, which a server trickling a byte at a time never reaches. A client that is not an
+``LlmClient`` (the recording proxy of ``record --exec``, a forked outside agent's live model) gets both limits from
+its transport (``LimitedTransport``), per request. Imported with the client's ``openai`` (``LlmClient.__init__``), so
+that a command that never calls a model never loads its HTTP library.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx2
 import openai
 
-from p2w_runtime.llm._request import BadResponse
+from p2w_runtime.llm._request import MAX_REPLY_BYTES, BadResponse
 
 
 def capped_http_client(max_bytes: int) -> httpx2.AsyncClient:
@@ -28,25 +31,76 @@ def capped_http_client(max_bytes: int) -> httpx2.AsyncClient:
         request.headers["Accept-Encoding"] = "identity"
 
     async def capped(response: httpx2.Response) -> None:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_bytes:
-            raise BadResponse(f"the answer declares {int(declared)} bytes, over the {_size(max_bytes)} limit; not read")
+        _check_declared(response, max_bytes)
         assert isinstance(response.stream, httpx2.AsyncByteStream)  # an async client's responses stream so
         response.stream = _Capped(response.stream, max_bytes)
 
     return openai.DefaultAsyncHttpxClient(event_hooks={"request": [plain], "response": [capped]})
 
 
-class _Capped(httpx2.AsyncByteStream):
-    """A response body that stops with ``BadResponse`` once more than ``max_bytes`` have come."""
+class LimitedTransport(httpx2.AsyncBaseTransport):
+    """``inner`` with each answer due whole (headers and body) within ``timeout_s`` of its request, else
+    ``httpx2.ReadTimeout`` ("timeout after Ns", which the ``openai`` client retries as a timeout), and its body
+    refused past ``max_bytes`` (``BadResponse``). Answers are asked for uncompressed, as ``capped_http_client``'s."""
 
-    def __init__(self, stream: httpx2.AsyncByteStream, max_bytes: int) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, *, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        self.inner = inner
+        self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.headers["Accept-Encoding"] = "identity"
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
+        late = f"timeout after {self.timeout_s:g}s"
+        try:
+            async with asyncio.timeout_at(deadline):
+                response = await self.inner.handle_async_request(request)
+        except TimeoutError:
+            raise httpx2.ReadTimeout(late, request=request) from None
+        try:
+            _check_declared(response, self.max_bytes)
+        except BadResponse:
+            await response.aclose()
+            raise
+        assert isinstance(response.stream, httpx2.AsyncByteStream)  # an async transport's responses stream so
+        response.stream = _Capped(
+            response.stream, self.max_bytes, (deadline, httpx2.ReadTimeout(late, request=request))
+        )
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _check_declared(response: httpx2.Response, max_bytes: int) -> None:
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise BadResponse(f"the answer declares {int(declared)} bytes, over the {_size(max_bytes)} limit; not read")
+
+
+class _Capped(httpx2.AsyncByteStream):
+    """A response body that stops with ``BadResponse`` once more than ``max_bytes`` have come, and with the given
+    error once the loop's clock passes the given deadline (``late``)."""
+
+    def __init__(
+        self, stream: httpx2.AsyncByteStream, max_bytes: int, late: tuple[float, Exception] | None = None
+    ) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
+        self._late = late
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         read = 0
-        async for chunk in self._stream:
+        chunks = aiter(self._stream)
+        while True:
+            try:
+                async with asyncio.timeout_at(None if self._late is None else self._late[0]):
+                    chunk = await anext(chunks)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                assert self._late is not None
+                raise self._late[1] from None
             read += len(chunk)
             if read > self._max_bytes:
                 raise BadResponse(f"the answer is over the {_size(self._max_bytes)} limit; not read further")

@@ -15,6 +15,9 @@ from pydantic import BaseModel
 
 from p2w_rt.schemas import LlmUsage, content_hash
 
+MAX_REPLY_BYTES = 16 * 2**20
+"""The largest answer body read: far above any answer, far below what strains memory (``_limits``)."""
+
 
 def fingerprint(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     return content_hash({"model": model, "messages": messages, "params": params})

@@ -2,13 +2,17 @@
 
 A recorder that was killed leaves attempts without ``episode.finished``; they never count (``counted``). The next
 ``open_run`` with the same label refuses until ``resume=True`` is passed, and then closes them as ``aborted`` and
-records their tasks again as ``TASK#n``, as ``record --resume`` does for the own agent.
+records their tasks again as ``TASK#n``, as ``record --resume`` does for the own agent. One process records a run at
+a time, as under ``record``: ``open_run`` holds the claim ``record/LABEL`` (``holding_run``) from before the run starts
+or resumes until ``close``, so a resume meanwhile (a script's or ``record --resume``) is refused instead of closing
+the live attempts as dead; recorders that ``join`` a run share it by design and take none.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +26,10 @@ from p2w_runtime.domain import (
     RunSpec,
     TaskLike,
     carry_dataset,
+    holding_run,
     list_runs,
     resume_run,
+    resuming,
     start_run,
 )
 from p2w_runtime.errors import UserError
@@ -46,8 +52,11 @@ class Recording:
         tasks: Sequence[TaskLike],
         replay: ReplayLink | None = None,
         fork: ForkPoint | None = None,
+        claim: AsyncExitStack | None = None,
     ) -> None:
         self.run = run
+        self._claim = claim
+        """Holds ``record/LABEL`` until ``close`` (nothing for a recorder that joined the run)."""
         self.store = run.store
         self.replay = replay
         """Set when p2w-rt re-executes the agent (``P2W_REPLAY``): the store is then one in memory."""
@@ -78,7 +87,11 @@ class Recording:
 
     async def close(self, *, interrupted: bool = False) -> RunFinished:
         """Write ``run.finished`` (derived from the log, like every writer of runs); a resume may close it again."""
-        self.finished = await self.run.close(interrupted=interrupted)
+        try:
+            self.finished = await self.run.close(interrupted=interrupted)
+        finally:
+            if self._claim is not None:
+                await self._claim.aclose()
         return self.finished
 
     async def __aenter__(self) -> Recording:
@@ -136,33 +149,41 @@ async def open_run(
         digest = _tasks_hash(listed)
         provenance = Provenance.here(dataset_id or f"tasks@{digest[:12]}", digest)
     existing = await _labelled(store, label)
-    if existing is None:
-        spec = RunSpec(
-            label=label,
-            agent=agent,
-            model=model,
-            scheme=scheme,
-            provenance=provenance,
-            config={**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"},
-            carried=_carried(carried, tasks, listed, history),
-        )
-        try:
-            point = fork.point if fork is not None and replay is not None else None
-            return Recording(await start_run(store, spec), label, scheme, listed, replay, point)
-        except LabelTaken:  # another recorder started it between our look and our append
-            if not join:
-                raise
-            existing = await _labelled(store, label)
-            assert existing is not None
-    if not (resume or join):
+    if existing is not None and not (resume or join):
         kept = existing.started.config.tasks
         raise UserError(
             f"run {label!r} already exists ({existing.status}, {existing.episodes} of "
             f"{len(ids if kept is None else kept)} tasks counted): open it with resume=True to record "
             "the tasks still to do, or choose another label"
         )
-    _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
-    return Recording(await resume_run(store, existing.run_id, abort=not join), label, scheme, listed)
+    claim = AsyncExitStack()
+    if not join:  # one process records the run: refused in one line naming it, before anything is written
+        await claim.enter_async_context(resuming(store, existing) if existing else holding_run(store, label))
+    try:
+        if existing is None:
+            spec = RunSpec(
+                label=label,
+                agent=agent,
+                model=model,
+                scheme=scheme,
+                provenance=provenance,
+                config={**(config or {}), "tasks": ids, "recorder": "p2w_runtime.recording"},
+                carried=_carried(carried, tasks, listed, history),
+            )
+            try:
+                point = fork.point if fork is not None and replay is not None else None
+                return Recording(await start_run(store, spec), label, scheme, listed, replay, point, claim)
+            except LabelTaken:  # another worker started it between our look and our append
+                if not join:
+                    raise
+                existing = await _labelled(store, label)
+                assert existing is not None
+        _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
+        run = await resume_run(store, existing.run_id, abort=not join)
+        return Recording(run, label, scheme, listed, claim=claim)
+    except BaseException:
+        await claim.aclose()
+        raise
 
 
 async def _labelled(store: EventStore, label: str) -> RunInfo | None:

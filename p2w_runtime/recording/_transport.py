@@ -69,7 +69,9 @@ class _Pending:
     started: float
 
 
-_Tee = Callable[[object, Callable[[bytes], None]], httpx2.SyncByteStream | httpx2.AsyncByteStream]
+_Done = Callable[[bytes, Exception | None], None]
+"""Takes a body as it passed, and the error that stopped it before its end (a timeout, a size limit), if any."""
+_Tee = Callable[[object, _Done], httpx2.SyncByteStream | httpx2.AsyncByteStream]
 """Wraps a response body: passes it on, and hands the whole of it to the callback once it has passed."""
 
 
@@ -151,14 +153,18 @@ class CallRecorder:
 
     def relay(self, pending: _Pending, response: httpx2.Response, tee: _Tee) -> httpx2.Response:
         """``response`` as the client gets it: its body passed on through ``tee``, which records the call at its end."""
-        stream = tee(response.stream, lambda raw: self.finish(pending, response, raw, None))
+
+        def done(raw: bytes, stopped: Exception | None) -> None:
+            self.finish(pending, response, raw, None if stopped is None else _failure(stopped))
+
+        stream = tee(response.stream, done)
         return httpx2.Response(
             response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
         )
 
     def failed(self, pending: _Pending, exc: Exception) -> None:
         """Record the call as having met ``exc`` before any answer came."""
-        self.finish(pending, None, b"", f"{type(exc).__name__}: {exc}")
+        self.finish(pending, None, b"", _failure(exc))
 
 
 class RecordingTransport(httpx2.BaseTransport):
@@ -212,31 +218,36 @@ class AsyncRecordingTransport(httpx2.AsyncBaseTransport):
 
 
 class _Body:
-    """A body kept as it passes, chunk by chunk; handed whole to ``done`` once: at its end, or on close before it."""
+    """A body kept as it passes, chunk by chunk; handed whole to ``done`` once: at its end, on close before it, or
+    with the error that stopped it."""
 
-    def __init__(self, done: Callable[[bytes], None]) -> None:
+    def __init__(self, done: _Done) -> None:
         self.done, self.chunks, self.ended = done, list[bytes](), False
 
     def add(self, chunk: bytes) -> bytes:
         self.chunks.append(chunk)
         return chunk
 
-    def end(self) -> None:
+    def end(self, stopped: Exception | None = None) -> None:
         if not self.ended:
             self.ended = True
-            self.done(b"".join(self.chunks))
+            self.done(b"".join(self.chunks), stopped)
 
 
 class _SyncTee(httpx2.SyncByteStream):
     """Passes the body on as it arrives; hands the whole of it to ``done`` once, at its end or when closed."""
 
-    def __init__(self, inner: object, done: Callable[[bytes], None]) -> None:
+    def __init__(self, inner: object, done: _Done) -> None:
         assert isinstance(inner, httpx2.SyncByteStream)
         self.inner, self.body = inner, _Body(done)
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self.inner:
-            yield self.body.add(chunk)
+        try:
+            for chunk in self.inner:
+                yield self.body.add(chunk)
+        except Exception as exc:
+            self.body.end(exc)
+            raise
         self.body.end()
 
     def close(self) -> None:
@@ -247,13 +258,17 @@ class _SyncTee(httpx2.SyncByteStream):
 
 
 class _AsyncTee(httpx2.AsyncByteStream):
-    def __init__(self, inner: object, done: Callable[[bytes], None]) -> None:
+    def __init__(self, inner: object, done: _Done) -> None:
         assert isinstance(inner, httpx2.AsyncByteStream)
         self.inner, self.body = inner, _Body(done)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self.inner:
-            yield self.body.add(chunk)
+        try:
+            async for chunk in self.inner:
+                yield self.body.add(chunk)
+        except Exception as exc:
+            self.body.end(exc)
+            raise
         self.body.end()
 
     async def aclose(self) -> None:
@@ -261,6 +276,10 @@ class _AsyncTee(httpx2.AsyncByteStream):
             await self.inner.aclose()
         finally:
             self.body.end()
+
+
+def _failure(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _retries(request: httpx2.Request) -> int:

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.agent import resuming
-from p2w_runtime.domain import find_run
+from p2w_runtime.domain import find_run, resuming
 from p2w_runtime.store import open_store
 from tests.helpers.exec_support import P2W_RT, TASK, p2w_rt, running
 from tests.helpers.paths import REPO

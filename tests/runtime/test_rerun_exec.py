@@ -28,6 +28,7 @@ from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
 from tests.helpers.paths import REPO
 from tests.helpers.recording_tasks import TASKS
+from tests.helpers.stalling_llm import StallingLlm, Trickle
 
 pytestmark = pytest.mark.slow  # Chromium, and the embedder once while recording
 
@@ -271,3 +272,14 @@ def test_the_example_agent_without_a_browser_says_so_in_one_line(tmp_path: Path)
     assert done.stderr.strip() == (
         "exec_agent.py: no browser to drive: P2W_CDP_URL is not set (rerun --exec needs --restore har)"
     )
+
+
+def test_a_forked_agents_live_model_that_trickles_fails_at_the_timeout(recorded: Path) -> None:
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE))} --db {shlex.quote(str(recorded))}"
+    with StallingLlm(lambda n, request: Trickle(every_s=0.2)) as server:
+        args = ["fork", "mine", TASK, "--at-step", "3", "--exec", command, "--base-url", server.base_url]
+        args += ["--llm-timeout", "1", "--max-retries", "0", "--label", "late", "--timeout", "300"]
+        done = CliRunner().invoke(main, ["--db", str(recorded), *args])
+    assert done.exit_code == 1, done.output
+    assert "error: the agent failed: it exited 1: " in done.output, done.output
+    assert "Error code: 504 - the live model failed: timeout after 1s" in done.output, done.output

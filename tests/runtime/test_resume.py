@@ -25,11 +25,10 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_rt.schemas import NewEvent, RunFinished, uuid7
-from p2w_runtime.agent import resuming
 from p2w_runtime.agent._run import NewRun, plan_run
 from p2w_runtime.data import load_tasks
 from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
-from p2w_runtime.domain import episodes_of, find_run, list_runs
+from p2w_runtime.domain import episodes_of, find_run, list_runs, resuming
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.episodes import EpisodeBuilder

@@ -1,0 +1,70 @@
+"""An outside agent's model endpoint that trickles an answer or floods one: `record --exec`'s recording proxy holds
+it to `--llm-timeout` and the 16 MiB limit of p2w-rt's own client (`fork --exec`'s live model too:
+`test_rerun_exec.py`). The failure is recorded as a failed attempt and answered to the agent as an HTTP error it
+reads (504 late, 502 too large), so the episode ends instead of hanging, and the flood is not read whole."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from p2w_rt.schemas import EpisodeFinished, LlmCall
+from p2w_runtime.domain import episodes_of, find_run
+from p2w_runtime.store import open_store
+from tests.helpers.exec_support import p2w_rt
+from tests.helpers.stalling_llm import Flood, StallingLlm, Trickle
+
+pytestmark = pytest.mark.slow  # Chromium
+
+TASK = "Lena_Fischer_A1"
+MIB = 2**20
+ASKS = """import json, os, urllib.request, urllib.error
+body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+asked = urllib.request.Request(url, data=body, headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+try:
+    said = str(urllib.request.urlopen(asked, timeout=600).status)
+except urllib.error.HTTPError as e:
+    said = f"{e.code} {json.loads(e.read())['error']['message']}"
+print(json.dumps({"answer": said}))
+"""
+"""An agent asking the model once and answering with what it was told."""
+
+
+async def ended(db: Path, label: str) -> tuple[list[LlmCall], EpisodeFinished]:
+    async with open_store(db) as store:
+        (ref,) = await episodes_of(store, (await find_run(store, label)).run_id)
+        payloads = [e.decode_payload() async for e in store.read_stream(ref.stream)]
+    finished = payloads[-1]
+    assert isinstance(finished, EpisodeFinished)
+    return [p for p in payloads if isinstance(p, LlmCall)], finished
+
+
+@pytest.mark.parametrize(
+    ("misbehaves", "status", "error"),
+    [
+        (Trickle(every_s=0.2), 504, "ReadTimeout: timeout after 1s"),
+        (Flood(64 * MIB), 502, "BadResponse: the answer is over the 16 MiB limit; not read further"),
+    ],
+    ids=["trickle", "flood"],
+)
+def test_the_recording_proxy_ends_a_late_or_huge_answer_as_an_http_error(
+    tmp_path: Path, misbehaves: Trickle | Flood, status: int, error: str
+) -> None:
+    agent, db = tmp_path / "asks.py", tmp_path / "p2w.db"
+    agent.write_text(ASKS)
+    with StallingLlm(lambda n, request: misbehaves) as server:
+        done = p2w_rt(
+            db, "record", "--exec", f"{sys.executable} {agent}", "--base-url", server.base_url, "--model", "m",
+            "--label", "L", "--task", TASK, "--llm-timeout", "1", timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    calls, finished = asyncio.run(ended(db, "L"))
+    assert [c.error for c in calls] == [error]  # recorded as a failed attempt
+    assert finished.end_reason == "answered" and finished.answer is not None
+    assert finished.answer.startswith(f"{status} ") and error in finished.answer  # what the agent read
+    if isinstance(misbehaves, Flood):
+        assert server.body_bytes_sent[0] < misbehaves.size / 2
