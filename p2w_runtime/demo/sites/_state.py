@@ -52,9 +52,14 @@ class Confirmation:
         }
 
 
+def _utc_today() -> dt.date:
+    """UTC's day, not the host's: pages a run records show the same dates on every machine."""
+    return dt.datetime.now(dt.UTC).date()
+
+
 @dataclass
 class SitesState:
-    today: dt.date = field(default_factory=dt.date.today)
+    today: dt.date = field(default_factory=_utc_today)
     sessions: dict[str, Session] = field(default_factory=dict)
     confirmations: list[Confirmation] = field(default_factory=list)
 
