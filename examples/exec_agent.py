@@ -37,7 +37,7 @@ def act(page, name, arg):
 
 
 def main():
-    task = json.loads(Path(os.environ["P2W_TASK_FILE"]).read_text())
+    task = json.loads(Path(os.environ["P2W_TASK_FILE"]).read_text(encoding="utf-8"))
     cdp_url = os.environ.get("P2W_CDP_URL")
     if not cdp_url:  # rerun/fork --exec give a browser only with --restore har (docs/design/exec.md)
         sys.exit("exec_agent.py: no browser to drive: P2W_CDP_URL is not set (rerun --exec needs --restore har)")

@@ -118,7 +118,8 @@ async def _export(store: EventStore, infos: list[RunInfo], files: ExportFolder, 
             files.write(name, await read_blob(store, sha))
         except BlobProblem as exc:
             problems.append(str(exc))
-    for sha in links.doms:
+    # in one order on every machine (a set's is per process): the journal and the problems are values
+    for sha in sorted(links.doms):
         try:
             page = await read_blob(store, sha)
         except BlobProblem as exc:

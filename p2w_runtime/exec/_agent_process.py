@@ -86,13 +86,13 @@ def task_file(task: TaskLike, folder: Path) -> Path:
         "persona": task.persona,
         "level": task.level,
     }
-    path.write_text(json.dumps(described, ensure_ascii=False))
+    path.write_text(json.dumps(described, ensure_ascii=False), encoding="utf-8")  # whatever the locale
     return path
 
 
 def answer_of(stdout_last_line: str | None, answer_file: Path) -> str | None:
     """The agent's answer: the answer file when it holds one, else the last stdout line's ``{"answer": ...}``."""
-    if answer_file.is_file() and (text := answer_file.read_text(errors="replace").strip()):
+    if answer_file.is_file() and (text := answer_file.read_text(encoding="utf-8", errors="replace").strip()):
         return _answer_field(text) or text
     return _answer_field(stdout_last_line or "")
 
