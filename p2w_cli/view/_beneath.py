@@ -66,11 +66,7 @@ class Beneath:
         self._refuse_link(fd, base, name)
         partial = partial_name(base)
         try:
-            out = os.open(partial, _NEW_FILE, 0o644, dir_fd=fd)
-            try:
-                _write_all(out, data)
-            finally:
-                os.close(out)
+            _write_file(fd, partial, _NEW_FILE, data)
             os.replace(partial, base, src_dir_fd=fd, dst_dir_fd=fd)
         except OSError as exc:
             if not isinstance(exc, FileExistsError):  # a partial this write did not make stays
@@ -85,11 +81,7 @@ class Beneath:
         self._refuse_link(fd, base, name)
         flags = _APPEND | (os.O_TRUNC if truncate else 0)
         try:
-            out = os.open(base, flags, 0o644, dir_fd=fd)
-            try:
-                _write_all(out, data)
-            finally:
-                os.close(out)
+            _write_file(fd, base, flags, data)
         except OSError as exc:
             raise self.error(f"{self.root / name}: cannot be written ({exc.strerror or exc})") from None
 
@@ -217,6 +209,15 @@ class Beneath:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def _write_file(folder_fd: int, name: str, flags: int, data: bytes) -> None:
+    """``data`` into ``name`` of the folder ``folder_fd``, opened with ``flags``."""
+    out = os.open(name, flags, 0o644, dir_fd=folder_fd)
+    try:
+        _write_all(out, data)
+    finally:
+        os.close(out)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -15,33 +15,18 @@ from click.testing import CliRunner, Result
 
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import read_judgments
-from p2w_rt.schemas import GroundTruth, uuid7
 from p2w_runtime.domain import find_run
 from p2w_runtime.store import open_store
-from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
+from tests.helpers.chinos_runs import TRUTH, build_runs
 
 LABELS = ("my run", "a;b", "--x", "$(touch pwned)")
-TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
 HINT = re.compile(r"(p2w-rt .*?)(?:`|\)$| re-executes| \(CMD|$)")
 """A hint's command line: from ``p2w-rt`` to the backquote, parenthesis or words the message closes it with."""
 
 
-async def _build(db: Path) -> None:
-    async with open_store(db) as store:
-        for label in (*LABELS, "other"):
-            run_id = uuid7()
-            b = EpisodeBuilder(run_id, "T1", query="Find chinos", ground_truth=TRUTH)
-            b.observation(1, "https://www.kohls.com/search?q=chinos+32x32")
-            b.action(1, "stop", "Chinos 32x32 on kohls.com")
-            b.finish("answered", "Chinos 32x32 on kohls.com", steps=1)
-            await store.append([run_started(run_id, label, agent="agentoccam"), *b.events, run_finished(run_id, 1)])
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    path = tmp_path / "p2w.db"
-    asyncio.run(_build(path))
-    return path
+    return build_runs(tmp_path / "p2w.db", [(label, TRUTH, True) for label in (*LABELS, "other")], agent="agentoccam")
 
 
 def invoke(db: Path, *args: str) -> Result:

@@ -4,46 +4,23 @@ whose judgments or classifications failed how to make them again."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
-from p2w_rt.schemas import GroundTruth, uuid7
-from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
-from p2w_runtime.testing.episodes import EpisodeBuilder, run_finished, run_started
-
-TRUTH = GroundTruth(website="kohls.com", websites=["kohls.com"], preferences=["32x32"])
-
-
-def _episode(run_id: str, truth: GroundTruth | None, *, finished: bool = True) -> EpisodeBuilder:
-    b = EpisodeBuilder(run_id, "T1", query="Find chinos", ground_truth=truth)
-    b.observation(1, "https://www.kohls.com/search?q=chinos+32x32")
-    if finished:
-        b.action(1, "stop", "Chinos 32x32 on kohls.com")
-        b.finish("answered", "Chinos 32x32 on kohls.com", steps=1)
-    return b
-
-
-async def _build(db: Path) -> None:
-    async with open_store(db) as store:
-        empty = uuid7()
-        await store.append([run_started(empty, "empty"), run_finished(empty, 0)])
-        runs = (("unfinished", TRUTH, False), ("unjudged", TRUTH, True), ("no truth", None, True))
-        for label, truth, finished in runs:
-            run_id = uuid7()
-            b = _episode(run_id, truth, finished=finished)
-            await store.append([run_started(run_id, label), *b.events, *([run_finished(run_id, 1)] * finished)])
+from tests.helpers.chinos_runs import TRUTH, build_runs
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    path = tmp_path / "p2w.db"
-    asyncio.run(_build(path))
-    return path
+    return build_runs(
+        tmp_path / "p2w.db",
+        (("unfinished", TRUTH, False), ("unjudged", TRUTH, True), ("no truth", None, True)),
+        empty="empty",
+    )
 
 
 def refused(db: Path, *args: str) -> str:
