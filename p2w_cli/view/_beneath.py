@@ -73,22 +73,28 @@ class Beneath:
                 self._cleanup(partial, fd)
             raise self.error(f"{self.root / name}: cannot be written ({exc.strerror or exc})") from None
 
-    def append(self, name: str, data: bytes, *, truncate: bool = False) -> None:
-        """Add ``data`` to the end of the file ``name`` (emptied first if ``truncate``), made if missing, in place:
-        a process killed while appending leaves a prefix of ``data``."""
+    def append(self, name: str, data: bytes) -> None:
+        """Add ``data`` to the end of the file ``name``, made if missing, in place: a process killed while appending
+        leaves a prefix of ``data``."""
         folder, base = self._split(name)
         fd = self._folder(folder)
         self._refuse_link(fd, base, name)
-        flags = _APPEND | (os.O_TRUNC if truncate else 0)
         try:
-            _write_file(fd, base, flags, data)
+            _write_file(fd, base, _APPEND, data)
         except OSError as exc:
             raise self.error(f"{self.root / name}: cannot be written ({exc.strerror or exc})") from None
 
-    def read(self, name: str) -> bytes | None:
-        """The content of the regular file ``name``; None if there is none (missing, a link, a folder)."""
+    def read(self, name: str, limit: int) -> bytes | None:
+        """The content of the regular file ``name``, cut after ``limit + 1`` bytes (so a caller tells a file over
+        ``limit`` without holding it); None if there is none (missing, a link, a folder)."""
         with self._open_file(name) as fd:
-            return None if fd is None else b"".join(iter(lambda: os.read(fd, _CHUNK), b""))
+            if fd is None:
+                return None
+            chunks, left = [], limit + 1
+            while left and (chunk := os.read(fd, min(left, _CHUNK))):
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
 
     def digest(self, name: str) -> str | None:
         """The sha256 of the regular file ``name``, read a chunk at a time; None as for ``read``."""
@@ -141,8 +147,9 @@ class Beneath:
                 os.close(fd)
 
     def _split(self, name: str) -> tuple[str, str]:
-        """(folder, base) of ``name``, refused unless each part is a plain name (no ``..``, no absolute path)."""
-        if not name or any(part in ("", ".", "..") for part in name.split("/")):
+        """(folder, base) of ``name``, refused unless each part is a plain name (no ``..``, no absolute path, no NUL,
+        which no file name holds)."""
+        if not name or "\0" in name or any(part in ("", ".", "..") for part in name.split("/")):
             raise self.error(f"{self.root}: {name!r} is not a name inside the export folder")
         folder, _, base = name.rpartition("/")
         return folder, base
@@ -186,7 +193,7 @@ class Beneath:
     def _refuse_link(self, parent: int, base: str, name: str) -> None:
         try:
             mode = os.stat(base, dir_fd=parent, follow_symlinks=False).st_mode
-        except FileNotFoundError:
+        except OSError:  # missing, or no name a file can have (too long): the operation itself says what it meets
             return
         if stat.S_ISLNK(mode):
             raise self.error(

@@ -19,6 +19,9 @@ from p2w_runtime.errors import UserError
 
 MARKER = ".p2w-rt-export"
 _HEADER = json.dumps({"p2w-rt": "view --export", "journal": 1}).encode() + b"\n"
+LARGEST_JOURNAL = 64 * 2**20
+"""Far above the journal of any export (a line of some 150 bytes per file), far below what strains memory: a larger
+one is no journal an export wrote, and is not read whole."""
 
 
 class ExportFolder:
@@ -55,7 +58,13 @@ class ExportFolder:
         """The previous export's journal (file -> the sha256s written there), or None for an empty folder or one
         ``force`` lets the export write into."""
         entries = self.files.entries()
-        if MARKER in entries and (previous := _journal(self.files.read(MARKER))) is not None:
+        content = self.files.read(MARKER, LARGEST_JOURNAL) if MARKER in entries else None
+        if content is not None and len(content) > LARGEST_JOURNAL and not force:
+            raise self.files.error(
+                f"{self.root / MARKER}: over {LARGEST_JOURNAL >> 20} MiB, not the journal of a p2w-rt view export; "
+                "remove it, or pass --force to write into the folder (nothing is deleted)"
+            )
+        if content is not None and len(content) <= LARGEST_JOURNAL and (previous := _journal(content)) is not None:
             return previous
         if entries and not force:
             raise self.files.error(
@@ -68,8 +77,8 @@ class ExportFolder:
         """Remove what the journal lists, ``index.html`` first so the folder stops looking complete, then start
         a new journal; a process killed before that keeps the old journal, and the next export goes on from it."""
         self._begun = True
-        if self._previous is None:
-            self.files.append(MARKER, _HEADER, truncate=True)
+        if self._previous is None:  # renamed over whatever is there: a hard link to someone's file is not written
+            self.files.write(MARKER, _HEADER)
             return
         names = sorted(self._previous, key=lambda name: (name != "index.html", name))
         ours = [name for name in names if self.files.digest(name) in self._previous[name]]

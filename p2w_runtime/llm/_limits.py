@@ -1,6 +1,8 @@
 """How large an LLM answer may be: the HTTP client reads a whole body into memory, so an endpoint sending an endless
 or enormous one would fill it. Every body (answers and error bodies alike) is counted as it arrives and refused past
-the limit; a declared ``Content-Length`` over it is refused before anything is read.
+the limit; a declared ``Content-Length`` over it is refused before anything is read. Answers are asked for
+uncompressed; a server that compresses anyway (gzip, deflate) is counted in inflated bytes, which a few bytes on the
+wire could otherwise take past any limit, and another encoding is refused unread.
 
 How long an attempt may take is ``LlmClient``'s deadline around the whole call (``asyncio.timeout``): the HTTP
 client's timeout is per read, which a server trickling a byte at a time never reaches. A client that is not an
@@ -12,6 +14,7 @@ that a command that never calls a model never loads its HTTP library.
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -31,9 +34,9 @@ def capped_http_client(max_bytes: int) -> httpx2.AsyncClient:
         request.headers["Accept-Encoding"] = "identity"
 
     async def capped(response: httpx2.Response) -> None:
-        _check_declared(response, max_bytes)
+        inflated = _check_declared(response, max_bytes)
         assert isinstance(response.stream, httpx2.AsyncByteStream)  # an async client's responses stream so
-        response.stream = _Capped(response.stream, max_bytes)
+        response.stream = _Capped(response.stream, max_bytes, inflated=inflated)
 
     return openai.DefaultAsyncHttpxClient(event_hooks={"request": [plain], "response": [capped]})
 
@@ -58,13 +61,16 @@ class LimitedTransport(httpx2.AsyncBaseTransport):
         except TimeoutError:
             raise httpx2.ReadTimeout(late, request=request) from None
         try:
-            _check_declared(response, self.max_bytes)
+            inflated = _check_declared(response, self.max_bytes)
         except BadResponse:
             await response.aclose()
             raise
         assert isinstance(response.stream, httpx2.AsyncByteStream)  # an async transport's responses stream so
         response.stream = _Capped(
-            response.stream, self.max_bytes, (deadline, httpx2.ReadTimeout(late, request=request))
+            response.stream,
+            self.max_bytes,
+            (deadline, httpx2.ReadTimeout(late, request=request)),
+            inflated=inflated,
         )
         return response
 
@@ -72,22 +78,43 @@ class LimitedTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def _check_declared(response: httpx2.Response, max_bytes: int) -> None:
+INFLATED = ("gzip", "deflate")
+"""Encodings counted as they inflate (``zlib``); another one is refused unread."""
+
+
+def _check_declared(response: httpx2.Response, max_bytes: int) -> bool:
+    """Refuse, before reading it, a body declared over ``max_bytes``, or one in an encoding that cannot be counted as
+    it inflates; whether the body is compressed (and must be counted inflated)."""
+    encodings = [e.strip().lower() for e in response.headers.get_list("content-encoding", split_commas=True)]
+    encodings = [e for e in encodings if e not in ("", "identity")]
+    if len(encodings) > 1 or (encodings and encodings[0] not in INFLATED):
+        raise BadResponse(
+            f"the answer is compressed ({', '.join(encodings)}) although asked for uncompressed; not read"
+        )
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise BadResponse(f"the answer declares {int(declared)} bytes, over the {_size(max_bytes)} limit; not read")
+    return bool(encodings)
 
 
 class _Capped(httpx2.AsyncByteStream):
-    """A response body that stops with ``BadResponse`` once more than ``max_bytes`` have come, and with the given
-    error once the loop's clock passes the given deadline (``late``)."""
+    """A response body that stops with ``BadResponse`` once more than ``max_bytes`` have come (counted inflated when
+    ``inflated``: the bytes the client will hold), and with the given error once the loop's clock passes the given
+    deadline (``late``)."""
 
     def __init__(
-        self, stream: httpx2.AsyncByteStream, max_bytes: int, late: tuple[float, Exception] | None = None
+        self,
+        stream: httpx2.AsyncByteStream,
+        max_bytes: int,
+        late: tuple[float, Exception] | None = None,
+        *,
+        inflated: bool = False,
     ) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
         self._late = late
+        self._inflate = zlib.decompressobj(32 + zlib.MAX_WBITS) if inflated else None
+        """32: a gzip or zlib header, found by zlib; what it inflates is counted and dropped (the client inflates)."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         read = 0
@@ -101,13 +128,27 @@ class _Capped(httpx2.AsyncByteStream):
             except TimeoutError:
                 assert self._late is not None
                 raise self._late[1] from None
-            read += len(chunk)
+            read += (
+                len(chunk) if self._inflate is None else _inflated_size(self._inflate, chunk, self._max_bytes - read)
+            )
             if read > self._max_bytes:
                 raise BadResponse(f"the answer is over the {_size(self._max_bytes)} limit; not read further")
             yield chunk
 
     async def aclose(self) -> None:
         await self._stream.aclose()
+
+
+def _inflated_size(inflate: zlib._Decompress, chunk: bytes, budget: int) -> int:
+    """How many bytes ``chunk`` inflates to, counted a MiB at a time and no further than just past ``budget``."""
+    size, data = 0, chunk
+    try:
+        while data and size <= budget:
+            size += len(inflate.decompress(data, 2**20))
+            data = inflate.unconsumed_tail
+    except zlib.error as exc:
+        raise BadResponse(f"the compressed answer cannot be read ({exc}); not read further") from None
+    return size
 
 
 def _size(n: int) -> str:

@@ -6,6 +6,7 @@ speaks, a blackholed address) then costs seconds and ends in a line naming it.""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from sqlalchemy.engine import URL, make_url
@@ -32,8 +33,17 @@ class Connecting:
         )
 
 
+_PASSWORD = re.compile(r"^[^:/]+://[^:@/]*:(.*)@", re.DOTALL)
+"""The password as ``shown_url`` masks it: from the user name's colon to the last "@"."""
+
+
 def connecting(url: str, label: str) -> Connecting:
-    """``url`` as the driver takes it; ``connect_timeout`` as libpq reads it (seconds; 0 or less: no limit)."""
+    """``url`` as the driver takes it; ``connect_timeout`` as libpq reads it (seconds; 0 or less: no limit).
+
+    A password's unescaped "@" ends it early for the URL parser, and the rest of it becomes the host, the database
+    or the query, which messages name: such a URL is refused (``ValueError``) before any part of it is read."""
+    if (password := _PASSWORD.match(url)) is not None and "@" in password[1]:
+        raise ValueError("@ in the password")
     parsed = make_url(URL_PATTERN.sub("postgresql+asyncpg://", url))
     given = parsed.query.get("connect_timeout")
     timeout_s: float | None = DEFAULT_CONNECT_TIMEOUT_S

@@ -229,8 +229,6 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
             pool_pre_ping=False,
             connect_args={"server_settings": session_settings(), "timeout": connects.timeout_s},
         )
-        if "@" in (engine.url.host or ""):  # a password's unescaped "@": the rest of the password read as the host
-            raise ValueError("@ in the host")
     except (ArgumentError, ValueError) as exc:  # their text may quote the URL, or a piece of an unescaped password
         why = "is the port a number, every @ : / ? # of the password %-escaped?"
         raise StoreError(f"{label}: not a usable PostgreSQL URL ({why})") from exc

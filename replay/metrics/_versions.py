@@ -38,9 +38,25 @@ def versions_of(current: Iterable[ScoresRecord], judge_id: str | None = None) ->
     return out
 
 
-def _order(version: str) -> tuple[tuple[int, int | str], ...]:
-    """Versions in natural order: "10" after "9", "1.10" after "1.2"."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"[.\-+]", version))
+_RUNS = re.compile(r"[0-9]+|[^0-9.+-]+")
+"""A version's pieces: runs of ASCII digits and runs of anything else, split at ``.``, ``-`` and ``+``."""
+
+Order = tuple[tuple[tuple[int, int, str], ...], tuple[int, tuple[tuple[int, int, str], ...]], str]
+
+
+def _order(version: str) -> Order:
+    """Versions in natural order, one order on every machine: "10" after "9" and "2a", "1.10" after "1.9", a
+    pre-release after its ``-`` before its release ("2-beta" before "2"), "" before any; versions alike in all
+    that ("1", "01") by their text, so the newest never depends on which one a set gives first. Numbers are
+    compared by their digits, never converted: a version of thousands of digits or of "²" is only text."""
+    release, dash, pre = version.partition("-")
+    return _pieces(release), (0, _pieces(pre)) if dash else (1, ()), version
+
+
+def _pieces(text: str) -> tuple[tuple[int, int, str], ...]:
+    """A number as (0, its count of digits, its digits), leading zeros left out; other text as (1, 0, text)."""
+    numbers = ((run, run.lstrip("0")) for run in _RUNS.findall(text))
+    return tuple((0, len(digits), digits) if "0" <= run[0] <= "9" else (1, 0, run) for run, digits in numbers)
 
 
 def newest(versions: Iterable[str]) -> str | None:

@@ -103,3 +103,18 @@ def test_the_metrics_hint_to_judge_pastes_as_that_run(db: Path, label: str, tmp_
     assert shown.exit_code == 0 and shown.stderr.count("\n") == 1, shown.output
     assert pasted(shown.stderr, tmp_path) == ["p2w-rt", "replay", *_label_and(label, ["--judge", "rubric-rules"])]
     assert not list(tmp_path.glob("pwned")), "a label pasted ran a command"
+
+
+UNPRINTABLE = ("tab\there", "two\nlines", "bidi \u202eevil", "\u00e9t\u00e9\u00a0\u00fc")
+"""Labels the CLI refuses but a run recorded through the recording API or imported may carry: a hint shows them
+escaped (``safe``), and the pasted line must still name the run."""
+
+
+@pytest.mark.parametrize("label", UNPRINTABLE)
+def test_a_label_that_is_not_printable_pastes_as_that_run(label: str, tmp_path: Path) -> None:
+    db = build_runs(tmp_path / "p2w.db", [(label, TRUTH, True)], agent="agentoccam")
+    refused = invoke(db, "agree", "--judge", "rubric-rules", "--judge", "x", "--", label)
+    assert refused.exit_code != 0 and refused.stderr.count("\n") == 1, refused.output
+    words = pasted(refused.stderr, tmp_path)
+    assert words == ["p2w-rt", "replay", label, "--judge", "rubric-rules"]
+    assert invoke(db, *words[1:]).exit_code == 0

@@ -198,3 +198,67 @@ def test_the_journal_is_written_in_one_order_whatever_the_hash_seed(demo: Path, 
     assert len(doms) >= 2, "the demo runs should export several recorded pages"
     assert doms == sorted(doms)
     assert journals[0] == journals[1]
+
+
+def journal_listing(*names: str) -> str:
+    """A journal listing ``names`` (each with a sha256 no file has)."""
+    header = json.dumps({"p2w-rt": "view --export", "journal": 1})
+    return "".join([f"{header}\n", *(json.dumps({"file": name, "sha256": "0" * 64}) + "\n" for name in names)])
+
+
+def test_a_journal_naming_a_file_with_a_nul_is_refused_in_one_line(demo: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / JOURNAL).write_text(journal_listing("index.html\0x"))
+    (site / "index.html").write_text("mine")
+    done = p2w_rt(demo, "view", "--export", str(site), "earlier")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [f"error: {site}: 'index.html\\x00x' is not a name inside the export folder"]
+    assert (site / "index.html").read_text() == "mine"
+
+
+def test_a_journal_naming_a_file_no_folder_can_hold_is_passed_over(
+    demo: Path, tmp_path: Path, fresh: dict[str, bytes]
+) -> None:
+    """A name longer than a file name may be (the kernel's limit) names nothing there: nothing to remove."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / JOURNAL).write_text(journal_listing(f"{'a' * 300}/x.html", "b" * 300))
+    done = p2w_rt(demo, "view", "--export", str(site), "earlier")
+    assert done.returncode == 0, done.stderr
+    assert "replacing the export that was there" in done.stdout and files_in(site) == fresh
+
+
+def test_force_never_writes_through_a_journal_linked_to_a_file_elsewhere(
+    demo: Path, tmp_path: Path, fresh: dict[str, bytes]
+) -> None:
+    """A hard link named like the journal is someone's file: the export's journal replaces the name, never its
+    content."""
+    outside = tmp_path / "mine.txt"
+    outside.write_text("my notes")
+    site = tmp_path / "site"
+    site.mkdir()
+    os.link(outside, site / JOURNAL)
+    done = p2w_rt(demo, "view", "--export", str(site), "--force", "earlier")
+    assert done.returncode == 0, done.stderr
+    assert outside.read_text() == "my notes"
+    assert files_in(site) == fresh and sorted(journal(site)) == sorted(fresh)
+
+
+def test_a_journal_larger_than_any_export_writes_is_not_read(
+    demo: Path, tmp_path: Path, fresh: dict[str, bytes]
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    with (site / JOURNAL).open("wb") as f:  # a header, then one line as long as a file may be (sparse: no disk)
+        f.write(journal_listing().encode() + b'{"file": "')
+        f.truncate(65 * 2**20)
+    done = p2w_rt(demo, "view", "--export", str(site), "earlier")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"error: {site / JOURNAL}: over 64 MiB, not the journal of a p2w-rt view export; remove it, or pass --force "
+        "to write into the folder (nothing is deleted)"
+    ]
+    forced = p2w_rt(demo, "view", "--export", str(site), "--force", "earlier")
+    assert forced.returncode == 0, forced.stderr
+    assert files_in(site) == fresh

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +109,56 @@ def test_runs_judged_whole_by_one_older_version_are_compared_at_that_version(tmp
     assert "(judge rubric-rules@4, 3 paired tasks)" in out
     code, out, _ = invoke(path, "stats", "a", "b", "--json")
     assert [r["metrics"]["success_rate"] for r in json.loads(out)["runs"]] == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [("9", "10"), ("1.9", "1.10"), ("2a", "10"), ("2-beta", "2"), ("", "9"), ("2", "²"), ("9", "1" + "0" * 4400)],
+)
+def test_metrics_scores_with_the_newest_version_in_natural_order(tmp_path: Path, older: str, newer: str) -> None:
+    """Whatever a release called its versions: numbers by their value (however many digits), a pre-release before
+    its release, an empty version before any."""
+    path = tmp_path / "named.db"
+    build(path, label="a")
+
+    async def judged() -> None:
+        async with open_store(path) as store:
+            run_id = (await find_run(store, "a")).run_id
+            for version in (newer, older):
+                for task in TASKS:
+                    await judged_at(store, run_id, task, version, 1.0 if version == newer else 0.0)
+
+    asyncio.run(judged())
+    code, out, err = invoke(path, "metrics", "a", "--format", "json")
+    assert code == 0, err
+    (row,) = _main_rows(out)
+    assert (row["judge"], row["success_rate"]) == (f"rubric-rules@{newer}", 1.0)
+
+
+def test_versions_alike_but_for_their_text_give_one_newest_on_every_machine(tmp_path: Path) -> None:
+    """A set of versions iterates in a per-process order (the hash seed): the newest of "1" and "01", which read as
+    one number, must not follow it. ``p2w-rt metrics`` under several seeds names one."""
+    path = tmp_path / "alike.db"
+    build(path, label="a")
+
+    async def judged() -> None:
+        async with open_store(path) as store:
+            run_id = (await find_run(store, "a")).run_id
+            for version in ("01", "1"):
+                for task in TASKS:
+                    await judged_at(store, run_id, task, version, 1.0)
+
+    asyncio.run(judged())
+    named = set()
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        done = subprocess.run(
+            [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(path), "metrics", "a", "--format", "json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        named |= {row["judge"] for row in _main_rows(done.stdout)}
+    assert named == {"rubric-rules@1"}

@@ -91,3 +91,22 @@ async def test_a_server_that_answers_opens_with_connect_timeout_in_its_url(postg
         assert await store.log_end() == 0
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize(
+    "password",
+    [f"x@y?connect_timeout={SECRET}", f"x@y?{SECRET}=1", f"x@y?connect_timeout=1&{SECRET}=1", f"x@{SECRET}/db"],
+    ids=["timeout", "option", "after-timeout", "host"],
+)
+def test_a_password_with_an_unescaped_at_is_refused_and_never_shown(password: str) -> None:
+    """The URL parser ends such a password at its "@" and reads the rest as host, database or query, which messages
+    name: the URL is refused before any of it is read, in one line."""
+    url = f"postgresql://me:{password}@127.0.0.1:1/db"
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", url, "runs"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert done.stderr.splitlines() == [
+        "error: postgresql://***@127.0.0.1:1/db: not a usable PostgreSQL URL (is the port a number, every @ : / ? # "
+        "of the password %-escaped?)"
+    ]
+    assert SECRET not in done.stderr + done.stdout
