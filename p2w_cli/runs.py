@@ -9,7 +9,7 @@ import click
 
 from p2w_cli._common import console, db_path, echo_json, in_store, open_db, run
 from p2w_cli.progress import show_progress
-from p2w_cli.render.terminal import cell, markup, print_rows, print_table, safe
+from p2w_cli.render.terminal import cell, markup, print_rows, print_table, safe, utc_time
 from p2w_runtime.errors import UserError
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def runs(ctx: click.Context, as_json: bool, progress_of: str | None) -> None:
             safe(r.started.scheme or "-"),
             str(r.episodes),
             safe(r.status),
-            safe(r.recorded_at[:19]),
+            utc_time(r.recorded_at),
         ]
         for r in found
     ]

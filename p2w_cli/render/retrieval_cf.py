@@ -27,12 +27,13 @@ def episode_table(run: RunInfo, summary: CounterfactualSummary) -> Table:
         table.add_column(name, justify="left" if name in ("task", "labels") else "right")
     for outcome in summary.outcomes:
         p = outcome.payload
+        task = cell(p.task_id + (" (cached)" if outcome.cached else ""))
         if p.status != "ok":
-            table.add_row(cell(p.task_id), "-", "-", "-", "-", "-", cell(f"failed: {p.error}"), style="red")
+            table.add_row(task, "-", "-", "-", "-", "-", cell(f"failed: {p.error}"), style="red")
             continue
         labels = [f"-{x}" for x in p.labels_removed] + [f"+{x}" for x in p.labels_added]
         table.add_row(
-            cell(p.task_id + (" (cached)" if outcome.cached else "")),
+            task,
             str(p.queries),
             _fmt(recall(p, "recorded")),
             _fmt(recall(p, "counterfactual")),
@@ -49,7 +50,8 @@ def totals_line(summary: CounterfactualSummary) -> str:
         f"{t['episodes']} episodes, {t['values']} ground-truth values: recall {_fmt(t['recall_recorded'])} recorded -> "
         f"{_fmt(t['recall_counterfactual'])} counterfactual; hits +{t['hits_gained']} -{t['hits_lost']}; "
         f"history_retrieval_failure removed in {t['retrieval_failures_removed']}, "
-        f"added in {t['retrieval_failures_added']}; {summary.cached} cached"
+        f"added in {t['retrieval_failures_added']}; replayed {summary.new}, cached {summary.cached}, "
+        f"failed {summary.failed}"
     )
 
 

@@ -10,7 +10,8 @@ text changes or the print fails), and control characters reach the terminal. So:
 - ``clip`` (``p2w_runtime.errors.clip``) cuts a long value and says so (``… (N characters)``): no renderer cuts
   text with a bare slice, which ends mid-word with nothing to show it was cut;
 - ``terminal_console`` is the console commands print with; piped, it is wide enough that no table cell is
-  wrapped or cut (ids stay whole for ``grep`` and ``cut``).
+  wrapped or cut (ids stay whole for ``grep`` and ``cut``);
+- ``utc_time`` is a recorded time to the second, marked ``Z``: recorded times are UTC, and bare they read as local.
 
 ``--json`` output needs none of this (JSON escapes control characters itself).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -45,6 +47,15 @@ def markup(value: object) -> str:
 def md_cell(value: object) -> str:
     """Recorded text as one Markdown table cell: ``safe``, its ``|`` escaped (a run label ``a|b`` is one cell)."""
     return safe(value).replace("|", "\\|")
+
+
+def utc_time(recorded_at: str) -> str:
+    """An event's ``recorded_at`` (ISO 8601, UTC) to the second, ``2026-01-31T09:05:00Z``: the ``Z`` says it is not
+    the reader's local time. A time without an offset is taken as UTC, as every recorded time is."""
+    moment = datetime.fromisoformat(recorded_at)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def terminal_console(*, stderr: bool = False) -> Console:
@@ -122,4 +133,15 @@ def print_table(console: Console, headers: Sequence[str], rows: Sequence[Sequenc
     print_rows(console, headers, rows, widths)
 
 
-__all__ = ["PIPE_WIDTH", "cell", "clip", "markup", "md_cell", "print_rows", "print_table", "safe", "terminal_console"]
+__all__ = [
+    "PIPE_WIDTH",
+    "cell",
+    "clip",
+    "markup",
+    "md_cell",
+    "print_rows",
+    "print_table",
+    "safe",
+    "terminal_console",
+    "utc_time",
+]

@@ -37,7 +37,8 @@ A = ParamSpec("A")
 
 @dataclass(frozen=True, slots=True)
 class Outcome(Generic[P]):
-    """One episode's result as the pass reports it: made now, or reused from the cache (``cached``)."""
+    """One episode's result as the pass reports it: made by this pass, or reused from the cache (``cached``). A
+    failure made again that failed the same way is made, not cached; ``event_id`` is then the one on record."""
 
     stream: str
     task_id: str
@@ -56,9 +57,10 @@ OutcomeT = TypeVar("OutcomeT", bound=Outcome[Any])
 
 @dataclass(slots=True, kw_only=True)
 class Tally(Generic[OutcomeT]):
-    """A pass's outcomes in the order they landed, counted: reused (``cached``), made now (``new``), and
-    ``failed``, whether made now or reused: a failure in the cache is still a failure the exit code reports.
-    ``failures`` counts each distinct error, so one cause failing a thousand episodes is reported once."""
+    """A pass's outcomes in the order they landed, counted: made by this pass (``new``, a failure made again
+    included) or reused (``cached``), which add up to every result; and ``failed`` among both: a failure in the
+    cache is still a failure the exit code reports. ``failures`` counts each distinct error, so one cause failing a
+    thousand episodes is reported once."""
 
     cached: int = 0
     failed: int = 0
@@ -78,8 +80,8 @@ class Tally(Generic[OutcomeT]):
 
     @property
     def new(self) -> int:
-        """Results made by this pass that succeeded."""
-        return sum(1 for o in self.outcomes if not o.cached and o.payload.status != "failed")
+        """Results made by this pass, failed ones included: what it judged, not what it reused."""
+        return len(self.outcomes) - self.cached
 
 
 SummaryT = TypeVar("SummaryT", bound=Tally[Any])

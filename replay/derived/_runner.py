@@ -3,7 +3,8 @@
 A result is a cache hit when the latest one with the same (trajectory hash, producer id, version, config
 hash) exists: the episode's events are not even read when every producer has a hit. A cached failure is
 reported as a failure on every pass (the exit code says so) and made again only with ``retry_failed``;
-when the retry fails the same way without calling a model, nothing new is appended. ``force`` makes
+when the retry fails the same way without calling a model, nothing new is appended, yet it counts as made by
+this pass, not cached. ``force`` makes
 everything again and appends; older results stay. An endpoint that is down stops the pass with what was
 made so far kept (``PassAborted``).
 """
@@ -121,7 +122,8 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
         payload = producer.payload(t, key, verdict)
         previous = self.latest.get(key)
         if previous is not None and not self.force and not calls and _same_failure(previous.payload, payload):
-            self.report(self.family.outcome.of(t, previous.payload, cached=True, event_id=previous.event_id))
+            # made again, so not cached; the failure on record already says it, so nothing is appended
+            self.report(self.family.outcome.of(t, payload, cached=False, event_id=previous.event_id))
             return
         event_id = await self.writer.append(t, calls, payload)
         self.report(self.family.outcome.of(t, payload, cached=False, event_id=event_id))

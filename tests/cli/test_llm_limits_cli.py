@@ -78,7 +78,7 @@ def test_a_flooded_answer_fails_its_judgment_unread(example_db: Path, tmp_path: 
             "--concurrency", "1", "--max-retries", "0",
         )  # fmt: skip
     assert done.returncode == 1  # a failed result, recorded as such
-    assert "judged 23, cached 0, failed 1" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert "judged 24, cached 0, failed 1" in done.stdout + done.stderr, done.stdout + done.stderr
     assert "over the 16 MiB limit" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert server.body_bytes_sent[0] < size / 8

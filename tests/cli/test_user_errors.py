@@ -269,7 +269,7 @@ def test_cached_failed_judgments_fail_every_replay_until_retried(tmp_path: Path,
     # Alex_Garcia_B1 gave no answer: its judge model never replies JSON, the two others are judged
     scripted_llm.handle_with(lambda request: answer(request) if "$59" in json.dumps(request) else "no JSON here")
     code, _, err = invoke("--db", str(db), *judge)
-    assert code == 1 and "judged 2, cached 0, failed 1" in err
+    assert code == 1 and "judged 3, cached 0, failed 1" in err  # judged: made by the pass, the failure included
 
     asked = len(scripted_llm.chat_requests)
     for _ in range(2):  # every time, not only the first

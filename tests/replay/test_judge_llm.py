@@ -117,7 +117,7 @@ async def test_malformed_replies_are_repaired_then_recorded_as_failed(scripted_l
         assert by_task["Alex_Garcia_A1"].status == "ok"
         failed = by_task["Alex_Garcia_B1"]
         assert failed.status == "failed" and "no valid RubricJudgment" in (failed.error or "")
-        assert (summary.judged, summary.failed) == (1, 1)
+        assert (summary.judged, summary.failed) == (2, 1)  # judged: made by the pass, the failed one included
         calls = [e.decode().payload async for e in store.read_stream(judgment_stream(run_id)) if e.type == "llm.call"]
         assert sum(1 for c in calls if c.error) == 5  # every bad attempt is on record
 
@@ -128,7 +128,7 @@ async def test_malformed_replies_are_repaired_then_recorded_as_failed(scripted_l
 
         scripted_llm.script(Garbage.without_choices())  # a body that is no completion at all: failed again
         retry = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), retry_failed=True)
-        assert (retry.cached, retry.failed) == (1, 1)  # --retry-failed judged the failed one again
+        assert (retry.cached, retry.judged, retry.failed) == (1, 1, 1)  # --retry-failed judged the failed one again
         assert "no choices" in (retry.outcomes[1].judgment.error or "")
 
         scripted_llm.handle_with(lambda request: answer(request))
@@ -156,7 +156,7 @@ async def test_an_episode_too_long_for_the_model_fails_alone(scripted_llm: Scrip
     async with MemoryEventStore() as store:
         run_id = await make_run(store, ("Alex_Garcia_A1", "Alex_Garcia_B1", "Alex_Garcia_C1"))
         summary = await run_pass(JUDGES, store, run_id, [judge], llm=factory(scripted_llm), concurrency=1)
-    assert (summary.judged, summary.failed) == (2, 1)
+    assert (summary.judged, summary.failed) == (3, 1)
     assert [error for error in summary.failures] == [
         f"LLM endpoint {scripted_llm.base_url} rejected the judge request for model gpt-5-mini: HTTP 400: "
         f"{too_long.message}"

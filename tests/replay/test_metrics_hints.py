@@ -79,4 +79,4 @@ def test_a_run_whose_judgments_failed_is_told_to_retry_them(db: Path) -> None:
         "--judge rubric-rules --retry-failed"
     )
     code, out, err = pasted(db, hint)
-    assert code == 1 and "a;b: judged 0, cached 1, failed 1" in err, out + err  # the same failure, counted once
+    assert code == 1 and "a;b: judged 1, cached 0, failed 1" in err, out + err  # judged again: the same failure, once

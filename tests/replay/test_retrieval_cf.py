@@ -54,9 +54,9 @@ TRUTH = GroundTruth(website="shoes.example.com", websites=["shoes.example.com"],
 QUERY = "Buy running shoes in my usual size from the site I usually use."
 
 
-def episode(task_id: str, recorded: int) -> EpisodeBuilder:
+def episode(task_id: str, recorded: int, run_id: str = "cf") -> EpisodeBuilder:
     """One history query whose recorded retrieval returned bank entry ``recorded`` only."""
-    b = EpisodeBuilder("cf", task_id, query=QUERY, ground_truth=TRUTH, level=1)
+    b = EpisodeBuilder(run_id, task_id, query=QUERY, ground_truth=TRUTH, level=1)
     b.observation(1, "https://www.bing.com/")
     question = "what shoe size do I wear and where do I buy shoes"
     b.retrieval(b.history_query(question, step=1), question, [BANK[recorded]], step=1, first_id=recorded)
@@ -215,3 +215,27 @@ async def test_results_are_cached_for_a_copy_of_the_model_with_other_file_times(
         async with open_store(db) as store:
             done.append(await run_pass(RETRIEVALS, store, "cf", [producer]))
     assert [summary.cached for summary in done] == [0, 2]
+
+
+def test_a_failure_replayed_again_is_counted_replayed_not_cached(setup: tuple[Path, Path]) -> None:
+    """Every pass tries a failed result again; the totals line and the ``cached`` of the rows say so alike."""
+    db, history = setup
+    unknown = EpisodeBuilder("cf2", "Ann_Lee_C2", query=QUERY, ground_truth=None, level=1)
+    unknown.observation(1, "https://www.bing.com/")
+    unknown.action(1, "stop", "done")
+    unknown.finish("answered", "done", steps=1)
+
+    async def build() -> None:
+        async with open_store(db) as store:
+            await add_run(store, "cf-two", [episode("Ann_Lee_A2", 3, "cf2"), unknown], run_id="cf2")
+
+    asyncio.run(build())
+    command = ["--db", str(db), "replay", "cf-two", "--retriever", "default", "--history", str(history)]
+    first = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert first.exit_code == 1 and "; replayed 2, cached 0, failed 1 (" in first.stdout, first.output
+    again = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert again.exit_code == 1 and "; replayed 1, cached 1, failed 1 (" in again.stdout, again.output
+    assert "Ann_Lee_A2 (cached)" in again.stdout and "Ann_Lee_C2 (cached)" not in again.stdout
+    rows = CliRunner().invoke(main, [*command, "--json"], catch_exceptions=False)
+    cached = {row["task_id"]: (row["cached"], row["status"]) for row in map(json.loads, rows.stdout.splitlines())}
+    assert cached == {"Ann_Lee_A2": (True, "ok"), "Ann_Lee_C2": (False, "failed")}
