@@ -21,7 +21,7 @@ import structlog
 
 from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._run import NewRun, ProgressCallback, RunProgress, plan_run
-from p2w_runtime.domain import RunInfo, RunRecording, TaskLike, UnknownRun, find_run, recorded_alone_by
+from p2w_runtime.domain import RunInfo, RunRecording, TaskLike, UnknownRun, check_not_recorded_alone, find_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, StreamEnded, this_process
 
@@ -60,8 +60,7 @@ async def check_joinable(store: EventStore, found: RunInfo, mine: Sequence[str])
     by one process alone, unfinished or finished by workers (then there is nothing left to do), and started with the
     same tasks."""
     label = found.label
-    if (alone := await recorded_alone_by(store, label)) is not None:  # its recorder's open attempts are not dead
-        raise UserError(f"run {label} ({found.run_id}) is being recorded by {alone.describe()}, not by workers")
+    await check_not_recorded_alone(store, label)
     if found.status != "unfinished" and not await store.work_items(found.run_id):
         raise UserError(f"run {label} ({found.run_id}) is {found.status} and was not recorded by workers")
     recorded = found.started.config.tasks

@@ -23,7 +23,7 @@ from p2w_runtime.domain._lifecycle import (
     start_run,
 )
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
-from p2w_runtime.domain._recorder_claim import holding_run, recorded_alone_by, resuming
+from p2w_runtime.domain._recorder_claim import check_not_recorded_alone, holding_run, resuming
 from p2w_runtime.domain._runs import (
     BadRunStarted,
     RunInfo,
@@ -86,8 +86,8 @@ __all__ = [
     "RunSpec",
     "TakenOver",
     "resume_run",
+    "check_not_recorded_alone",
     "holding_run",
-    "recorded_alone_by",
     "resuming",
     "start_run",
     "Compacted",

@@ -1,7 +1,8 @@
 """One process records a run at a time: its first recording from before ``run.started`` until it is closed, or a
 resume (``record``, ``record --exec`` and the recording API alike; docs/design/concurrency.md). A second would close
 the first one's open attempts as dead and collide with its next ones, so it is refused in one line before it writes
-anything. Workers share a run by design (leases on its tasks) and take no claim."""
+anything. Workers share a run by design (leases on its tasks) and take no claim, and may not join a run one
+process records alone (``check_not_recorded_alone``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from p2w_runtime.domain._runs import RunInfo
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import ClaimHolder, EventStore, WorkItem, this_process
+from p2w_runtime.store import EventStore, WorkItem, this_process
 
 
 @asynccontextmanager
@@ -49,13 +50,18 @@ async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
         yield
 
 
-async def recorded_alone_by(store: EventStore, label: str) -> ClaimHolder | None:
-    """The live process recording run ``label`` alone (not as a worker), if any: what a worker must not join."""
+async def check_not_recorded_alone(store: EventStore, label: str) -> None:
+    """Refuse to join run ``label`` (a worker, ``open_run(join=True)``) while one process records it alone: the
+    joiner would take that recorder's open attempts for a dead worker's and record their tasks again beside it. One
+    line naming the run and the process; nothing written. The claim is only tried, and given back at once."""
     me, key = this_process(), _claim_key(label)
-    holder = await store.try_claim(key, me)
-    if holder is None:
+    if (holder := await store.try_claim(key, me)) is None:
         await store.release_claim(key, me)
-    return holder
+        return
+    raise UserError(
+        f"run {label!r} is being recorded by one process alone ({holder.describe()}), not by workers; "
+        "resume it once that one has ended, for what it leaves to do"
+    )
 
 
 def _claim_key(label: str) -> str:

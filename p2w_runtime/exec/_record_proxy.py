@@ -162,19 +162,22 @@ async def _relay_events(
     upstream: httpx2.Response, response: web.StreamResponse, error: Callable[[Exception], dict[str, object]]
 ) -> None:
     """Pass a streamed answer on whole events at a time (up to a blank line), so that a failure midway ends it with
-    one more event, ``data: {"error": ...}``, and not inside a half one."""
-    held = b""
+    one more event, ``data: {"error": ...}``, and not inside a half one. Only what came since the last look is
+    searched (held bytes end in no blank line), so an event that floods costs its size, not its size squared."""
+    held = bytearray()
     try:
         async for chunk in upstream.aiter_bytes():
+            start = max(0, len(held) - 3)  # a blank line may begin in the held bytes' last three
             held += chunk
             cut = max(
-                (at + len(blank) for blank in (b"\n\n", b"\r\n\r\n") if (at := held.rfind(blank)) >= 0), default=0
+                (at + len(blank) for blank in (b"\n\n", b"\r\n\r\n") if (at := held.rfind(blank, start)) >= 0),
+                default=0,
             )
             if cut:
-                await response.write(held[:cut])
-                held = held[cut:]
+                await response.write(bytes(held[:cut]))
+                del held[:cut]
     except _UPSTREAM_FAILED as exc:
         await response.write(b"data: " + json.dumps(error(exc)).encode() + b"\n\n")
     else:
-        await response.write(held)
+        await response.write(bytes(held))
     await response.write_eof()

@@ -10,6 +10,7 @@ the live attempts as dead; recorders that ``join`` a run share it by design and 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Iterable, Sequence
 from contextlib import AsyncExitStack
@@ -26,6 +27,7 @@ from p2w_runtime.domain import (
     RunSpec,
     TaskLike,
     carry_dataset,
+    check_not_recorded_alone,
     holding_run,
     list_runs,
     resume_run,
@@ -67,6 +69,7 @@ class Recording:
         self.scheme = scheme
         self.tasks = {task.task_id: task for task in tasks}
         self.finished: RunFinished | None = None
+        self._closing, self._closed = asyncio.Lock(), False
 
     def todo(self) -> list[TaskLike]:
         """The run's tasks that have no counted episode yet, in task order (all of them in a new run)."""
@@ -75,6 +78,8 @@ class Recording:
     def episode(self, task: TaskLike | str, *, attempt: int | None = None) -> EpisodeRecorder:
         """A recorder for the next attempt at ``task`` (a task of the run, or its id); use it with ``async with``.
         ``attempt`` numbers it when another decides which attempt it is (a worker, from the attempts stored by all)."""
+        if self._closed:  # its claim is given back: another process may be recording the run now
+            raise UserError(f"run {self.label!r} is closed: open it with resume=True to record more of it")
         found = self.tasks.get(task if isinstance(task, str) else task.task_id)
         if found is None:
             name = task if isinstance(task, str) else task.task_id
@@ -86,19 +91,33 @@ class Recording:
         )  # fmt: skip
 
     async def close(self, *, interrupted: bool = False) -> RunFinished:
-        """Write ``run.finished`` (derived from the log, like every writer of runs); a resume may close it again."""
-        try:
-            self.finished = await self.run.close(interrupted=interrupted)
-        finally:
-            if self._claim is not None:
-                await self._claim.aclose()
-        return self.finished
+        """Write ``run.finished`` (derived from the log, like every writer of runs) and give the run's claim back.
+
+        Once: a second close (a script's own ``close()`` inside ``async with``) writes nothing and returns the
+        first's result, as the claim that let the first write is given back; a resume (``open_run``) may close the
+        run again. Closes at once wait for the first."""
+        async with self._closing:
+            if self._closed:
+                if self.finished is None:
+                    raise UserError(
+                        f"run {self.label!r}: its close did not end and the run is no longer held; "
+                        "open it with resume=True to close it"
+                    )
+                return self.finished
+            self._closed = True
+            try:
+                self.finished = await self.run.close(interrupted=interrupted)
+            finally:
+                if self._claim is not None:
+                    await self._claim.aclose()
+            return self.finished
 
     async def __aenter__(self) -> Recording:
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        await self.close(interrupted=kind is not None)
+        if not self._closed:  # closed by the script already: that close stands, and its error if it failed
+            await self.close(interrupted=kind is not None)
 
 
 async def open_run(
@@ -122,7 +141,7 @@ async def open_run(
     label is taken and ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or
     task set. ``join=True`` opens a run that several recorders share (``record --exec CMD --worker``): started by
     whichever comes first, the others get it as it is, nothing of it closed (their episodes are still being
-    recorded).
+    recorded); a run one process records alone (not joined) is refused in one line naming it.
 
     A new run carries its dataset beside its start, as the own agent's runs do, so ``replay``, ``classify`` and
     ``rerun`` need no folders on any machine: the task files of a ``TaskSet`` (with each one's answer key) and the
@@ -178,6 +197,8 @@ async def open_run(
                     raise
                 existing = await _labelled(store, label)
                 assert existing is not None
+        if join:  # as a worker of `record` does: a run one process records alone is not shared
+            await check_not_recorded_alone(store, label)
         _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
         run = await resume_run(store, existing.run_id, abort=not join)
         return Recording(run, label, scheme, listed, claim=claim)

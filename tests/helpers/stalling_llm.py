@@ -1,6 +1,7 @@
 """An OpenAI-compatible server on 127.0.0.1 that misbehaves as a network can: per request it answers, trickles a
-byte at a time and never finishes, or floods a body far larger than any answer (``Trickle``, ``Flood``). It counts
-the bytes of body it managed to send, so a test sees how much a client read before it stopped.
+byte at a time and never finishes, or floods a body far larger than any answer (``Trickle``, ``Flood``), or streams
+the first words of an answer as server-sent events and then does either (``Streamed``). It counts the bytes of body
+it managed to send, so a test sees how much a client read before it stopped.
 
 Hosted on its own thread, like the scripted server, so that a ``p2w-rt`` process can call it.
 """
@@ -33,7 +34,16 @@ class Flood:
     declared: bool = False
 
 
-Answer = str | Trickle | Flood
+@dataclass(frozen=True)
+class Streamed:
+    """A streamed chat completion (``text/event-stream``, chunked): one event per word of ``text``, then ``then``
+    midway through the answer: a stall (a byte of a next event at a time) or a flood (one endless event)."""
+
+    text: str
+    then: Trickle | Flood
+
+
+Answer = str | Trickle | Flood | Streamed
 """A str is a normal chat completion with that text."""
 
 
@@ -87,8 +97,11 @@ class StallingLlm:
                     await _complete(writer, answer)
                 elif isinstance(answer, Trickle):
                     await _trickle(writer, answer)
-                else:
+                elif isinstance(answer, Flood):
                     await self._flood(writer, answer)
+                    return
+                else:
+                    await self._streamed(writer, answer)
                     return
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client gave up: what it is for
@@ -98,6 +111,9 @@ class StallingLlm:
     async def _flood(self, writer: asyncio.StreamWriter, flood: Flood) -> None:
         length = f"content-length: {flood.size}" if flood.declared else "transfer-encoding: chunked"
         writer.write(f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{length}\r\n\r\n".encode())
+        await self._pour(writer, flood)
+
+    async def _pour(self, writer: asyncio.StreamWriter, flood: Flood) -> None:
         sent = 0
         try:
             while sent < flood.size:
@@ -109,6 +125,19 @@ class StallingLlm:
                 await writer.drain()
         finally:
             self.body_bytes_sent.append(sent)
+
+    async def _streamed(self, writer: asyncio.StreamWriter, streamed: Streamed) -> None:
+        writer.write(_head("text/event-stream"))
+        for word in streamed.text.split():
+            delta = {"role": "assistant", "content": f"{word} "}
+            chunk = {**_ANSWER, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+            event = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+            writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+        await writer.drain()
+        if isinstance(streamed.then, Trickle):
+            await _drip(writer, streamed.then)
+        else:
+            await self._pour(writer, Flood(streamed.then.size))  # chunked, as the stream is
 
 
 async def _read_request(reader: asyncio.StreamReader) -> dict[str, Any] | None:
@@ -124,12 +153,18 @@ async def _read_request(reader: asyncio.StreamReader) -> dict[str, Any] | None:
     return json.loads(body) if body else {}
 
 
+_ANSWER = {"id": "chatcmpl-stalling", "created": 0, "model": "stalling"}
+
+
+def _head(content_type: str) -> bytes:
+    return f"HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n".encode()
+
+
 async def _complete(writer: asyncio.StreamWriter, text: str) -> None:
     body = json.dumps(
         {
-            "id": "chatcmpl-stalling",
+            **_ANSWER,
             "object": "chat.completion",
-            "model": "stalling",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         }
     ).encode()
@@ -139,7 +174,11 @@ async def _complete(writer: asyncio.StreamWriter, text: str) -> None:
 
 
 async def _trickle(writer: asyncio.StreamWriter, trickle: Trickle) -> None:
-    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+    writer.write(_head("application/json"))
+    await _drip(writer, trickle)
+
+
+async def _drip(writer: asyncio.StreamWriter, trickle: Trickle) -> None:
     while True:
         writer.write(b"1\r\n \r\n")
         await writer.drain()

@@ -1,7 +1,9 @@
 """An outside agent's model endpoint that trickles an answer or floods one: `record --exec`'s recording proxy holds
 it to `--llm-timeout` and the 16 MiB limit of p2w-rt's own client (`fork --exec`'s live model too:
 `test_rerun_exec.py`). The failure is recorded as a failed attempt and answered to the agent as an HTTP error it
-reads (504 late, 502 too large), so the episode ends instead of hanging, and the flood is not read whole."""
+reads (504 late, 502 too large), so the episode ends instead of hanging, and the flood is not read whole. A
+streamed answer that stalls or floods midway reaches the agent up to there, then as a last event `{"error": ...}`,
+which the `openai` SDK raises."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from p2w_rt.schemas import EpisodeFinished, LlmCall
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.store import open_store
 from tests.helpers.exec_support import p2w_rt
-from tests.helpers.stalling_llm import Flood, StallingLlm, Trickle
+from tests.helpers.stalling_llm import Flood, StallingLlm, Streamed, Trickle
 
 pytestmark = pytest.mark.slow  # Chromium
 
@@ -32,6 +34,19 @@ except urllib.error.HTTPError as e:
 print(json.dumps({"answer": said}))
 """
 """An agent asking the model once and answering with what it was told."""
+STREAMS = """import json, openai
+said = []
+try:
+    asked = openai.OpenAI(max_retries=0, timeout=600).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    for chunk in asked:
+        said.append(chunk.choices[0].delta.content or "")
+except openai.APIError as e:
+    said.append(f"| {type(e).__name__}: {e.message}")  # after the words read, each with its space
+print(json.dumps({"answer": "".join(said)}))
+"""
+"""An agent asking for a streamed answer with the ``openai`` SDK and answering with what it read, and what it raised."""
 
 
 async def ended(db: Path, label: str) -> tuple[list[LlmCall], EpisodeFinished]:
@@ -68,3 +83,34 @@ def test_the_recording_proxy_ends_a_late_or_huge_answer_as_an_http_error(
     assert finished.answer.startswith(f"{status} ") and error in finished.answer  # what the agent read
     if isinstance(misbehaves, Flood):
         assert server.body_bytes_sent[0] < misbehaves.size / 2
+
+
+@pytest.mark.parametrize(
+    ("then", "llm_timeout", "error"),
+    [
+        (Trickle(every_s=0.2), "1", "ReadTimeout: timeout after 1s"),
+        # past the limit in well under a second; seconds of CPU when each chunk searched all the event held so far
+        (Flood(64 * MIB), "5", "BadResponse: the answer is over the 16 MiB limit; not read further"),
+    ],
+    ids=["stalls", "floods"],
+)
+def test_a_streamed_answer_failing_midway_ends_with_an_error_event_the_agent_raises(
+    tmp_path: Path, then: Trickle | Flood, llm_timeout: str, error: str
+) -> None:
+    agent, db = tmp_path / "streams.py", tmp_path / "p2w.db"
+    agent.write_text(STREAMS)
+    with StallingLlm(lambda n, request: Streamed("penne with basil", then)) as server:
+        done = p2w_rt(
+            db, "record", "--exec", f"{sys.executable} {agent}", "--base-url", server.base_url, "--model", "m",
+            "--label", "L", "--task", TASK, "--llm-timeout", llm_timeout, timeout=300,
+        )  # fmt: skip
+        assert server.requests == 1
+    assert done.returncode == 0, done.stderr
+    calls, finished = asyncio.run(ended(db, "L"))
+    assert [c.error for c in calls] == [error]  # recorded as a failed attempt
+    assert finished.end_reason == "answered" and finished.answer is not None
+    read, _, raised = finished.answer.partition(" | ")
+    assert read == "penne with basil", finished.answer  # the events before the failure, whole
+    assert raised == f"APIError: {server.base_url} failed through the recording proxy: {error}", finished.answer
+    if isinstance(then, Flood):
+        assert server.body_bytes_sent[0] < then.size / 2

@@ -75,8 +75,10 @@ def _refuse_then_kill(db: Path, agent: Path, began: Path, recorder: subprocess.P
             f"{socket.gethostname()}); resume it once that one has ended, for what it leaves to do"
         )
         said = _refused(db, agent, "--label", "R", "--worker", "--model", "m", "--task", TASK, "--task", OTHER)
-        assert said.startswith("error: run R (") and f"is being recorded by process {recorder.pid} on " in said
-        assert said.endswith(", not by workers")
+        assert said == (
+            f"error: run 'R' is being recorded by one process alone (process {recorder.pid} on "
+            f"{socket.gethostname()}), not by workers; resume it once that one has ended, for what it leaves to do"
+        )
     finally:
         os.killpg(recorder.pid, signal.SIGKILL)  # the recorder, its agent and Chromium; no clean-up runs
         recorder.wait()
