@@ -226,9 +226,11 @@ def test_spans_read_alike_from_otlp_protobuf_and_json() -> None:
 def test_an_interrupted_run_resumes_with_the_same_agent_only(tmp_path: Path) -> None:
     db = tmp_path / "p2w.db"
     endpoint = ("--base-url", "http://127.0.0.1:9/v1")  # never called: these agents ask no model
+    agent = tmp_path / "agent.sh"  # the same command resumes; what the script does may change (a fix, here: no wait)
+    agent.write_text("sleep 600\n")
     with process_tmpdir() as tmp:
         stopped = subprocess.Popen(
-            [P2W_RT, "--db", str(db), "record", "--exec", "sleep 600", *endpoint, "--model", "m", "--task", TASK,
+            [P2W_RT, "--db", str(db), "record", "--exec", f"sh {agent}", *endpoint, "--model", "m", "--task", TASK,
              "--label", "stopped"],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp)},
         )  # fmt: skip
@@ -242,8 +244,9 @@ def test_an_interrupted_run_resumes_with_the_same_agent_only(tmp_path: Path) -> 
         assert left_behind(tmp) == []  # the agent killed, Chromium closed, their folders removed
     assert "interrupted" in p2w_rt(db, "runs").stdout
     other = p2w_rt(db, "record", "--resume", "stopped", "--exec", "true", *endpoint)
-    assert other.returncode != 0 and "agent 'exec:true' (recorded: 'exec:sleep')" in other.stderr, other.stderr
-    resumed = p2w_rt(db, "record", "--resume", "stopped", "--exec", "sleep 0", *endpoint)
+    assert other.returncode != 0 and "agent 'exec:true' (recorded: 'exec:agent.sh')" in other.stderr, other.stderr
+    agent.write_text("exit 0\n")
+    resumed = p2w_rt(db, "record", "--resume", "stopped", "--exec", f"sh {agent}", *endpoint)
     assert resumed.returncode == 0 and "1 no_answer" in resumed.stdout, resumed.stderr
     episode = shown(db, "stopped")
     assert episode[0]["episode_id"] == f"{TASK}#2" and episode[-1]["end_reason"] == "no_answer"
