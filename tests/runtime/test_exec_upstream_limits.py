@@ -58,6 +58,23 @@ async def ended(db: Path, label: str) -> tuple[list[LlmCall], EpisodeFinished]:
     return [p for p in payloads if isinstance(p, LlmCall)], finished
 
 
+def recorded_through(
+    tmp_path: Path, script: str, answer: Trickle | Flood | Streamed, llm_timeout: str
+) -> tuple[StallingLlm, list[LlmCall], EpisodeFinished]:
+    """``record --exec`` of the agent ``script`` (label ``L``) whose model answers ``answer``: the server, and the
+    episode's recorded calls and end."""
+    agent, db = tmp_path / "agent.py", tmp_path / "p2w.db"
+    agent.write_text(script)
+    with StallingLlm(lambda n, request: answer) as server:
+        done = p2w_rt(
+            db, "record", "--exec", f"{sys.executable} {agent}", "--base-url", server.base_url, "--model", "m",
+            "--label", "L", "--task", TASK, "--llm-timeout", llm_timeout, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    calls, finished = asyncio.run(ended(db, "L"))
+    return server, calls, finished
+
+
 @pytest.mark.parametrize(
     ("misbehaves", "status", "error"),
     [
@@ -69,15 +86,7 @@ async def ended(db: Path, label: str) -> tuple[list[LlmCall], EpisodeFinished]:
 def test_the_recording_proxy_ends_a_late_or_huge_answer_as_an_http_error(
     tmp_path: Path, misbehaves: Trickle | Flood, status: int, error: str
 ) -> None:
-    agent, db = tmp_path / "asks.py", tmp_path / "p2w.db"
-    agent.write_text(ASKS)
-    with StallingLlm(lambda n, request: misbehaves) as server:
-        done = p2w_rt(
-            db, "record", "--exec", f"{sys.executable} {agent}", "--base-url", server.base_url, "--model", "m",
-            "--label", "L", "--task", TASK, "--llm-timeout", "1", timeout=300,
-        )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    calls, finished = asyncio.run(ended(db, "L"))
+    server, calls, finished = recorded_through(tmp_path, ASKS, misbehaves, "1")
     assert [c.error for c in calls] == [error]  # recorded as a failed attempt
     assert finished.end_reason == "answered" and finished.answer is not None
     assert finished.answer.startswith(f"{status} ") and error in finished.answer  # what the agent read
@@ -97,16 +106,8 @@ def test_the_recording_proxy_ends_a_late_or_huge_answer_as_an_http_error(
 def test_a_streamed_answer_failing_midway_ends_with_an_error_event_the_agent_raises(
     tmp_path: Path, then: Trickle | Flood, llm_timeout: str, error: str
 ) -> None:
-    agent, db = tmp_path / "streams.py", tmp_path / "p2w.db"
-    agent.write_text(STREAMS)
-    with StallingLlm(lambda n, request: Streamed("penne with basil", then)) as server:
-        done = p2w_rt(
-            db, "record", "--exec", f"{sys.executable} {agent}", "--base-url", server.base_url, "--model", "m",
-            "--label", "L", "--task", TASK, "--llm-timeout", llm_timeout, timeout=300,
-        )  # fmt: skip
-        assert server.requests == 1
-    assert done.returncode == 0, done.stderr
-    calls, finished = asyncio.run(ended(db, "L"))
+    server, calls, finished = recorded_through(tmp_path, STREAMS, Streamed("penne with basil", then), llm_timeout)
+    assert server.requests == 1
     assert [c.error for c in calls] == [error]  # recorded as a failed attempt
     assert finished.end_reason == "answered" and finished.answer is not None
     read, _, raised = finished.answer.partition(" | ")

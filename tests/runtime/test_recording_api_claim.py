@@ -46,18 +46,25 @@ def recorder(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
         child.wait()
 
 
+async def _refused_in_one_line_naming(
+    child: subprocess.Popen[bytes], store: EventStore, *, resume: bool = False, join: bool = False
+) -> None:
+    """``open_run`` of the child's run (resumed or joined) is refused in one line naming the child, writing nothing."""
+    before = [e.event_id async for e in store.read_all()]
+    with pytest.raises(UserError) as refused:
+        await open_run(store, label="live", agent="child", model="m", tasks=TASKS, resume=resume, join=join)
+    said = str(refused.value)
+    assert "\n" not in said and "'live'" in said, said
+    assert f"process {child.pid} on {socket.gethostname()}" in said, said
+    assert [e.event_id async for e in store.read_all()] == before
+
+
 async def test_a_run_recorded_by_a_script_is_not_resumed_by_another_process_until_it_is_gone(
     recorder: tuple[Path, subprocess.Popen[bytes]],
 ) -> None:
     db, child = recorder
     async with open_store(db) as store:
-        before = [e.event_id async for e in store.read_all()]
-        with pytest.raises(UserError) as refused:
-            await open_run(store, label="live", agent="child", model="m", tasks=TASKS, resume=True)
-        said = str(refused.value)
-        assert "\n" not in said and "'live'" in said, said
-        assert f"process {child.pid} on {socket.gethostname()}" in said, said
-        assert [e.event_id async for e in store.read_all()] == before  # its live attempt was left open
+        await _refused_in_one_line_naming(child, store, resume=True)  # its live attempt was left open
         (info,) = await list_runs(store)
         assert (info.status, info.episodes, info.attempts) == ("unfinished", 1, 2)
 
@@ -76,13 +83,7 @@ async def test_a_run_recorded_by_a_script_is_not_joined_by_another_process_until
     """Joined, the lone recorder's open attempt would be taken for a dead worker's and its task recorded again."""
     db, child = recorder
     async with open_store(db) as store:
-        before = [e.event_id async for e in store.read_all()]
-        with pytest.raises(UserError) as refused:
-            await open_run(store, label="live", agent="child", model="m", tasks=TASKS, join=True)
-        said = str(refused.value)
-        assert "\n" not in said and "'live'" in said, said
-        assert f"process {child.pid} on {socket.gethostname()}" in said, said
-        assert [e.event_id async for e in store.read_all()] == before
+        await _refused_in_one_line_naming(child, store, join=True)
 
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
