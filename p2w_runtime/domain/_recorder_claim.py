@@ -53,15 +53,13 @@ async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
 async def check_not_recorded_alone(store: EventStore, label: str) -> None:
     """Refuse to join run ``label`` (a worker, ``open_run(join=True)``) while one process records it alone: the
     joiner would take that recorder's open attempts for a dead worker's and record their tasks again beside it. One
-    line naming the run and the process; nothing written. The claim is only tried, and given back at once."""
-    me, key = this_process(), _claim_key(label)
-    if (holder := await store.try_claim(key, me)) is None:
-        await store.release_claim(key, me)
-        return
-    raise UserError(
-        f"run {label!r} is being recorded by one process alone ({holder.describe()}), not by workers; "
-        "resume it once that one has ended, for what it leaves to do"
-    )
+    line naming the run and the process; nothing written. The claim is only looked at: workers starting together
+    would otherwise find each other holding it for the instant of their check."""
+    if (holder := await store.claim_holder(_claim_key(label))) is not None:
+        raise UserError(
+            f"run {label!r} is being recorded by one process alone ({holder.describe()}), not by workers; "
+            "resume it once that one has ended, for what it leaves to do"
+        )
 
 
 def _claim_key(label: str) -> str:

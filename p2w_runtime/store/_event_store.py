@@ -218,6 +218,11 @@ class RunCoordination(ABC):
         """Release claim ``key`` if ``me`` still holds it."""
 
     @abstractmethod
+    async def claim_holder(self, key: str) -> ClaimHolder | None:
+        """The live holder of claim ``key``, or None (free, or its holder dead); nothing written, so processes that
+        only look (workers checking a run is not recorded alone) cannot take each other for a holder."""
+
+    @abstractmethod
     async def seed_work(self, run_id: str, task_ids: Sequence[str]) -> None:
         """Make each task of ``run_id`` a work item, free, unless it already is one (every worker seeds)."""
 

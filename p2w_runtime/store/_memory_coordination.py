@@ -40,6 +40,11 @@ class MemoryCoordination:
             if holder is not None and holder.owner == me.owner:
                 del self._claims[key]
 
+    async def claim_holder(self, key: str) -> ClaimHolder | None:
+        with self._lock:
+            holder = self._claims.get(key)
+        return None if holder is None or holder.is_stale(time.time()) else holder
+
     async def seed_work(self, run_id: str, task_ids: Sequence[str]) -> None:
         with self._lock:
             items = self._work.setdefault(run_id, {})

@@ -40,7 +40,7 @@ def _release_claim() -> ClauseElement:
 
 
 class SqlClaims(SqlStoreBase):
-    """``try_claim`` and ``release_claim`` of a SQL store."""
+    """``try_claim``, ``release_claim`` and ``claim_holder`` of a SQL store."""
 
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
         holder_of, stale, claim = (self._statement(n) for n in ("claim_holder", "drop_claim", "insert_claim"))
@@ -56,6 +56,13 @@ class SqlClaims(SqlStoreBase):
             mine = dict(key=key, owner=me.owner, host=me.host, pid=me.pid, claimed_at=me.claimed_at)
             await session.fetch(claim.sql, claim.params(**mine))
         return None
+
+    async def claim_holder(self, key: str) -> ClaimHolder | None:
+        holder_of = self._statement("claim_holder")
+        async with self._reading() as session:
+            rows = await session.fetch(holder_of.sql, holder_of.params(key=key))
+        holder = ClaimHolder(*rows[0]) if rows else None
+        return None if holder is None or holder.is_stale(time.time()) else holder
 
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         release = self._statement("release_claim")

@@ -174,3 +174,31 @@ def test_progress_shows_each_task_and_each_worker(tmp_path: Path) -> None:
     ]
     plain = CliRunner().invoke(main, ["--db", str(db), "runs", "--progress", "nope"])
     assert plain.exit_code != 0
+
+
+def test_workers_starting_together_do_not_take_each_other_for_a_lone_recorder(tmp_path: Path) -> None:
+    """Each joiner checks that no process records the run alone; the check only looks, so workers checking at the
+    same instant see no holder in one another (CI once refused a worker, naming another worker as the recorder)."""
+    checks = (
+        "import asyncio, sys, time\n"
+        "from p2w_runtime.domain import check_not_recorded_alone\n"
+        "from p2w_runtime.store import open_store\n"
+        "async def main() -> None:\n"
+        "    async with open_store(sys.argv[1]) as store:\n"
+        "        await asyncio.sleep(float(sys.argv[2]) - time.time())\n"  # all start checking at one instant
+        "        while time.time() < float(sys.argv[2]) + 3:\n"
+        "            await check_not_recorded_alone(store, 'shared')\n"
+        "asyncio.run(main())\n"
+    )
+    db = str(tmp_path / "p2w.db")
+    asyncio.run(_create(db))
+    at = str(time.time() + 5)
+    command = [sys.executable, "-c", checks, db, at]
+    procs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
+
+
+async def _create(db: str) -> None:
+    async with open_store(db):
+        pass

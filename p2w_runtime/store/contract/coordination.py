@@ -40,6 +40,19 @@ class CoordinationContract(StoreFixture):
         await store.release_claim("k", a)
         assert await store.try_claim("k", b) is None
 
+    async def test_a_claims_holder_is_seen_without_taking_the_claim(self, store: EventStore) -> None:
+        a, b = _holder("a"), _holder("b")
+        assert await store.claim_holder("k") is None
+        assert await store.try_claim("k", a) is None
+        assert await store.claim_holder("k") == a
+        assert await store.claim_holder("k") == a  # looking took nothing: still a's alone
+        await store.release_claim("k", a)
+        assert await store.claim_holder("k") is None
+        assert await store.try_claim("k", b) is None  # nobody looking kept it
+        dead = _holder("dead", pid=2**22 + 1)
+        assert await store.try_claim("gone", dead) is None
+        assert await store.claim_holder("gone") is None  # a dead holder holds nothing
+
     async def test_a_claim_of_a_dead_or_expired_holder_is_taken_over(self, store: EventStore) -> None:
         gone = _holder("gone", pid=2**22 + 1)  # above the kernel's pid_max: no such process
         far = _holder("far", host="elsewhere.invalid", at=time.time() - 7 * 3600)
