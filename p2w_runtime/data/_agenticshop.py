@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from p2w_rt.schemas import CurationResult, ShopProfile
 from p2w_runtime.data._errors import DataError
-from p2w_runtime.data._memory_bank import read_json, read_json_lines, validation_summary
+from p2w_runtime.data._memory_bank import read_json, read_json_lines, validated
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,10 +27,7 @@ def _records(path: Path, model: type[M], what: str) -> list[M]:
         if not isinstance(raw, dict):
             raise DataError(f"{path}: [{index}] must be an object, got {type(raw).__name__}")
         who = f" (user {str(raw.get('user'))[:60]})" if raw.get("user") else ""
-        try:
-            out.append(model.model_validate(raw))
-        except ValidationError as exc:
-            raise DataError(f"{path}: [{index}]{who}: {validation_summary(exc)}") from None
+        out.append(validated(model, raw, f"{path}: [{index}]{who}"))
     return out
 
 
@@ -66,11 +63,5 @@ def load_curation(path: Path) -> list[CurationResult]:
     """The reference's curated results: a list of ``{"user", "search_results": [...]}``, or the same as JSON lines."""
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        lines = []
-        for n, row in read_json_lines(path):
-            try:
-                lines.append(CurationResult.model_validate(row))
-            except ValidationError as exc:
-                raise DataError(f"{path}:{n}: {validation_summary(exc)}") from None
-        return lines
+        return [validated(CurationResult, row, f"{path}:{n}") for n, row in read_json_lines(path)]
     return _records(path, CurationResult, "curated results")

@@ -11,14 +11,16 @@ import stat
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from p2w_rt.schemas import MemoryEntry, content_hash
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._json import BadValue, NestedTooDeep, parse_json
 from p2w_runtime.errors import clip
+
+M = TypeVar("M", bound=BaseModel)
 
 ENTRY_LIST_KEYS = ("memory_bank", "entries", "memories", "items")
 """Top-level keys under which the entry list may sit, in order of preference."""
@@ -69,12 +71,16 @@ def _parse(text: str, where: str | Path) -> Any:
         raise DataError(f"{where}: {exc}") from None
 
 
-def validation_summary(exc: ValidationError) -> str:
-    """The first pydantic error as ``field: message`` (the most useful one to show on one line)."""
-    first = exc.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "(entry)"
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{field}: {first['msg']}{more}"
+def validated(model: type[M], raw: Any, where: str) -> M:
+    """``raw`` as ``model``; else one ``DataError``: ``where``, then the first pydantic error as ``field: message``
+    (the most useful one to show on one line)."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(entry)"
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise DataError(f"{where}: {field}: {first['msg']}{more}") from None
 
 
 def _entry_list(path: str | Path, data: Any) -> tuple[str, list[Any]]:
@@ -107,10 +113,7 @@ def parse_memory_bank(data: Any, path: str | Path) -> list[MemoryEntry]:
     for index, raw in enumerate(raw_entries):
         if not isinstance(raw, dict):
             raise DataError(f"{path}: entry {where.format(index=index)} must be an object, got {type(raw).__name__}")
-        try:
-            entry = MemoryEntry.model_validate(raw)
-        except ValidationError as exc:
-            raise DataError(f"{path}: entry {where.format(index=index)}: {validation_summary(exc)}") from None
+        entry = validated(MemoryEntry, raw, f"{path}: entry {where.format(index=index)}")
         if not _is_date(entry.timestamp):
             raise DataError(
                 f"{path}: entry {where.format(index=index)}: timestamp: {clip(entry.timestamp)!r} is not an ISO 8601 "

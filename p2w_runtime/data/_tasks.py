@@ -15,12 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from p2w_rt.schemas import GroundTruth, TaskFile, content_hash
 from p2w_runtime.data._errors import DataError
 from p2w_runtime.data._ground_truth import ground_truth
-from p2w_runtime.data._memory_bank import decode_json, read_json, validation_summary
+from p2w_runtime.data._memory_bank import decode_json, read_json, validated
 
 LEVEL_FOLDERS = {"personalization_1": 2, "personalization_2": 1, "personalization_3": 0}
 _TASK_ID = re.compile(r"^(?P<persona>.+)_(?P<set>[A-Za-z]+)(?P<n>[1-3])$")
@@ -56,10 +56,7 @@ def parse_task(data: Any, path: Path, *, level: int | None = None) -> Task:
     """A parsed task file as a ``Task``; ``path`` names it in errors (on disk, or inside a run's task folder)."""
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    try:
-        file = TaskFile.model_validate(data)
-    except ValidationError as exc:
-        raise DataError(f"{path}: {validation_summary(exc)}") from None
+    file = validated(TaskFile, data, str(path))
     match = _TASK_ID.match(file.task_id)
     if match is None:
         raise DataError(f"{path}: field task_id {file.task_id!r} is not of the form First_Last_{{Set}}{{1-3}}")

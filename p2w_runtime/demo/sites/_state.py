@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 SESSION_COOKIE = "p2w_sid"
 
@@ -43,13 +43,7 @@ class Confirmation:
     at: str
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "host": self.host,
-            "action": self.action,
-            "session_id": self.session_id,
-            "form": self.form,
-            "at": self.at,
-        }
+        return asdict(self)
 
 
 def _utc_today() -> dt.date:
