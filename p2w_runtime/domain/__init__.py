@@ -23,7 +23,13 @@ from p2w_runtime.domain._lifecycle import (
     start_run,
 )
 from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
-from p2w_runtime.domain._recorder_claim import check_not_recorded_alone, holding_run, resuming
+from p2w_runtime.domain._recorder_claim import (
+    check_not_recorded_alone,
+    holding_run,
+    joining,
+    live_joiners,
+    resuming,
+)
 from p2w_runtime.domain._runs import (
     BadRunStarted,
     RunInfo,
@@ -88,6 +94,8 @@ __all__ = [
     "resume_run",
     "check_not_recorded_alone",
     "holding_run",
+    "joining",
+    "live_joiners",
     "resuming",
     "start_run",
     "Compacted",

@@ -9,7 +9,7 @@ between them (docs/design/run-lifecycle.md). Writing an episode's events stays `
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -110,16 +110,22 @@ class RunRecording:
         return TakenOver(len(attempts) + 1, closed)
 
     async def close(self, *, interrupted: bool = False, cost_usd: float | None = None) -> RunFinished:
-        """Append ``run.finished``, derived from the log: how every attempt ended, how many episodes count, what
+        """Append ``run.finished``, derived from the log (``summary``). A resumed run may be closed again."""
+        finished = await self.summary(interrupted=interrupted, cost_usd=cost_usd)
+        await self.store.append([NewEvent(stream=self.run_id, payload=finished)])
+        return finished
+
+    async def summary(self, *, interrupted: bool = False, cost_usd: float | None = None) -> RunFinished:
+        """The ``run.finished`` the log says now, not written: how every attempt ended, how many episodes count, what
         they cost (``cost_usd``, else what the ended episodes reported), and the seals of the run's streams. The
         status is ``interrupted`` when the recording was stopped, else ``failed`` when every counted episode ended
-        in an error (nothing was measured), else ``completed``. A resumed run may be closed again."""
+        in an error (nothing was measured), else ``completed``."""
         if cost_usd is None and self._costs:
             cost_usd = round(sum(self._costs), 6)
         attempts = await episodes_of(self.store, self.run_id, every_attempt=True)
         reasons = Counter(a.end_reason for a in attempts if a.end_reason is not None)
         outcomes = Counter(a.end_reason for a in counted(attempts) if a.end_reason not in NOT_AN_OUTCOME)
-        finished = RunFinished(
+        return RunFinished(
             status="interrupted"
             if interrupted
             else "failed"
@@ -130,8 +136,15 @@ class RunRecording:
             cost_usd=cost_usd,
             seals=await seal_streams(self.store, self.run_id, into=self.run_id),
         )
-        await self.store.append([NewEvent(stream=self.run_id, payload=finished)])
-        return finished
+
+    async def close_last(self, leave: Callable[[], Awaitable[bool]], *, interrupted: bool = False) -> RunFinished:
+        """``close`` by the last of the recorders sharing the run: ``leave`` gives this one's place back and says
+        whether others still record it; then the run stays open and its ``summary`` is returned, not written. One
+        leaves at a time (the claim ``close_once`` takes), so of two last ones leaving together one finishes it."""
+        async with hold_claims(self.store, [f"finish/{self.run_id}"]):
+            if await leave():
+                return await self.summary(interrupted=interrupted)
+            return await self.close(interrupted=interrupted)
 
     async def close_once(self) -> RunFinished | None:
         """``close`` by whichever recorder sharing the run gets here first (a claim decides); None when it is

@@ -1,8 +1,8 @@
 """One process records a run at a time: its first recording from before ``run.started`` until it is closed, or a
 resume (``record``, ``record --exec`` and the recording API alike; docs/design/concurrency.md). A second would close
 the first one's open attempts as dead and collide with its next ones, so it is refused in one line before it writes
-anything. Workers share a run by design (leases on its tasks) and take no claim, and may not join a run one
-process records alone (``check_not_recorded_alone``)."""
+anything. Workers share a run by design (leases on its tasks, and for the recording API's joiners a presence claim
+each, ``joining``), and may not join a run one process records alone (``check_not_recorded_alone``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from p2w_runtime.domain._runs import RunInfo
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import EventStore, WorkItem, this_process
+from p2w_runtime.store import ClaimHolder, EventStore, WorkItem, this_process
 
 
 @asynccontextmanager
@@ -37,17 +37,40 @@ async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
 
 @asynccontextmanager
 async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
-    """``holding_run`` for a resume of ``run``, which is refused too while workers hold leases on its tasks (they
-    share a run by design and take no claim; a killed worker's lease runs out)."""
+    """``holding_run`` for a resume of ``run``, which is refused too while workers share it: leases on its tasks
+    (``record --worker``) or presence claims (``open_run(join=True)``), neither of them ``record/LABEL``. A killed
+    worker's lease runs out; a killed joiner's claim is stale."""
     async with holding_run(store, run.label):
         now = time.time()
-        live = sorted({f"process {i.pid} on {i.host}" for i in await store.work_items(run.run_id) if _leased(i, now)})
+        leased = [f"process {i.pid} on {i.host}" for i in await store.work_items(run.run_id) if _leased(i, now)]
+        live = sorted({*leased, *(holder.describe() for holder in await live_joiners(store, run.label))})
         if live:
             raise UserError(
                 f"run {run.label!r} is being recorded by workers ({', '.join(live)}); "
-                "resume it once they have ended, or join them with --worker"
+                "resume it once they have ended, or join them (record --worker, open_run(join=True))"
             )
         yield
+
+
+@asynccontextmanager
+async def joining(store: EventStore, label: str) -> AsyncIterator[None]:
+    """Hold ``join/LABEL/OWNER`` while this recorder shares run ``label`` (``open_run(join=True)``): a claim of its
+    own, so joiners never refuse each other, that tells a resume (``resuming``) and the joiners closing the run
+    (``live_joiners``) that it still records. Taken before the joiner looks for a lone recorder, as that one takes
+    ``record/LABEL`` before it looks for joiners, so of two starting together at least one sees the other. A joiner
+    killed -9 leaves a stale claim, which counts no longer (its process is gone)."""
+    me = this_process()
+    key = f"{_join_prefix(label)}{me.owner}"
+    await store.try_claim(key, me)  # its own key: nobody else holds it
+    try:
+        yield
+    finally:
+        await asyncio.shield(store.release_claim(key, me))
+
+
+async def live_joiners(store: EventStore, label: str) -> list[ClaimHolder]:
+    """The live recorders sharing run ``label`` through ``joining``."""
+    return await store.claim_holders(_join_prefix(label))
 
 
 async def check_not_recorded_alone(store: EventStore, label: str) -> None:
@@ -64,6 +87,10 @@ async def check_not_recorded_alone(store: EventStore, label: str) -> None:
 
 def _claim_key(label: str) -> str:
     return f"record/{label}"
+
+
+def _join_prefix(label: str) -> str:
+    return f"join/{label}/"
 
 
 def _leased(item: WorkItem, now: float) -> bool:

@@ -154,7 +154,7 @@ async def record_exec(
         timeout_s=request.llm_timeout_s,
         prices=PriceTable.default(request.prices),
     )
-    closing = contextlib.nullcontext() if request.worker else run  # a worker's run is finished by the last worker
+    closing = run.leaving() if request.worker else run  # a worker's run is finished by the last worker
     async with closing, proxy, hosting.serving(todo) as chromium_args, async_playwright() as playwright:
         chromium = find_chromium(request.chromium)
         episode = _EpisodeRunner(run, proxy, playwright, chromium, chromium_args, command, model, timeout_s)

@@ -5,15 +5,16 @@ A recorder that was killed leaves attempts without ``episode.finished``; they ne
 records their tasks again as ``TASK#n``, as ``record --resume`` does for the own agent. One process records a run at
 a time, as under ``record``: ``open_run`` holds the claim ``record/LABEL`` (``holding_run``) from before the run starts
 or resumes until ``close``, so a resume meanwhile (a script's or ``record --resume``) is refused instead of closing
-the live attempts as dead; recorders that ``join`` a run share it by design and take none.
+the live attempts as dead. Recorders that ``join`` a run share it by design: each holds a presence claim of its own
+(``joining``) until its ``close``, which refuses a resume the same way and lets only the last of them finish the run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterable, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,9 @@ from p2w_runtime.domain import (
     carry_dataset,
     check_not_recorded_alone,
     holding_run,
+    joining,
     list_runs,
+    live_joiners,
     resume_run,
     resuming,
     start_run,
@@ -55,10 +58,12 @@ class Recording:
         replay: ReplayLink | None = None,
         fork: ForkPoint | None = None,
         claim: AsyncExitStack | None = None,
+        joined: bool = False,
     ) -> None:
         self.run = run
         self._claim = claim
-        """Holds ``record/LABEL`` until ``close`` (nothing for a recorder that joined the run)."""
+        """Holds ``record/LABEL`` until ``close``, or this joiner's presence (``joining``)."""
+        self._joined = joined
         self.store = run.store
         self.replay = replay
         """Set when p2w-rt re-executes the agent (``P2W_REPLAY``): the store is then one in memory."""
@@ -92,6 +97,8 @@ class Recording:
 
     async def close(self, *, interrupted: bool = False) -> RunFinished:
         """Write ``run.finished`` (derived from the log, like every writer of runs) and give the run's claim back.
+        A recorder that joined the run gives its presence back and writes it only if it was the last one recording;
+        else it returns what the log says so far, not written, and the run stays open for the others.
 
         Once: a second close (a script's own ``close()`` inside ``async with``) writes nothing and returns the
         first's result, as the claim that let the first write is given back; a resume (``open_run``) may close the
@@ -106,11 +113,31 @@ class Recording:
                 return self.finished
             self._closed = True
             try:
-                self.finished = await self.run.close(interrupted=interrupted)
+                if self._joined:
+                    self.finished = await self.run.close_last(self._leave, interrupted=interrupted)
+                else:
+                    self.finished = await self.run.close(interrupted=interrupted)
             finally:
-                if self._claim is not None:
-                    await self._claim.aclose()
+                await self._release()
             return self.finished
+
+    async def _leave(self) -> bool:
+        """Give this joiner's presence back; whether other joiners still record the run."""
+        await self._release()
+        return bool(await live_joiners(self.store, self.label))
+
+    async def _release(self) -> None:
+        if self._claim is not None:
+            await self._claim.aclose()
+
+    @asynccontextmanager
+    async def leaving(self) -> AsyncIterator[None]:
+        """Give this joiner's presence back at the end of the block, closing nothing: for a worker of ``record --exec
+        CMD --worker``, whose run the last worker finishes (``work``)."""
+        try:
+            yield
+        finally:
+            await self._release()
 
     async def __aenter__(self) -> Recording:
         return self
@@ -141,7 +168,10 @@ async def open_run(
     label is taken and ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or
     task set. ``join=True`` opens a run that several recorders share (``record --exec CMD --worker``): started by
     whichever comes first, the others get it as it is, nothing of it closed (their episodes are still being
-    recorded); a run one process records alone (not joined) is refused in one line naming it.
+    recorded); a run one process records alone (not joined) is refused in one line naming it. Each joiner holds the
+    claim ``join/LABEL/OWNER`` until its ``close``: a resume meanwhile is refused in one line naming the live
+    joiners, and only the last joiner's ``close`` writes ``run.finished`` (a joiner killed -9 counts no longer; if
+    it was the last, the run stays unfinished until resumed).
 
     A new run carries its dataset beside its start, as the own agent's runs do, so ``replay``, ``classify`` and
     ``rerun`` need no folders on any machine: the task files of a ``TaskSet`` (with each one's answer key) and the
@@ -176,7 +206,9 @@ async def open_run(
             "the tasks still to do, or choose another label"
         )
     claim = AsyncExitStack()
-    if not join:  # one process records the run: refused in one line naming it, before anything is written
+    if join:  # present before looking for a lone recorder, which looks for joiners once it holds the run
+        await claim.enter_async_context(joining(store, label))
+    else:  # one process records the run: refused in one line naming it, before anything is written
         await claim.enter_async_context(resuming(store, existing) if existing else holding_run(store, label))
     try:
         if existing is None:
@@ -191,7 +223,8 @@ async def open_run(
             )
             try:
                 point = fork.point if fork is not None and replay is not None else None
-                return Recording(await start_run(store, spec), label, scheme, listed, replay, point, claim)
+                started = await start_run(store, spec)
+                return Recording(started, label, scheme, listed, replay, point, claim, joined=join)
             except LabelTaken:  # another worker started it between our look and our append
                 if not join:
                     raise
@@ -201,7 +234,7 @@ async def open_run(
             await check_not_recorded_alone(store, label)
         _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
         run = await resume_run(store, existing.run_id, abort=not join)
-        return Recording(run, label, scheme, listed, claim=claim)
+        return Recording(run, label, scheme, listed, claim=claim, joined=join)
     except BaseException:
         await claim.aclose()
         raise

@@ -223,6 +223,11 @@ class RunCoordination(ABC):
         only look (workers checking a run is not recorded alone) cannot take each other for a holder."""
 
     @abstractmethod
+    async def claim_holders(self, prefix: str) -> list[ClaimHolder]:
+        """The live holders of the claims whose key starts with ``prefix``, in key order; nothing written. Each
+        recorder sharing a run holds a claim of its own under one prefix, and this is how one sees the others."""
+
+    @abstractmethod
     async def seed_work(self, run_id: str, task_ids: Sequence[str]) -> None:
         """Make each task of ``run_id`` a work item, free, unless it already is one (every worker seeds)."""
 

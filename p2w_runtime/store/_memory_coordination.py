@@ -45,6 +45,12 @@ class MemoryCoordination:
             holder = self._claims.get(key)
         return None if holder is None or holder.is_stale(time.time()) else holder
 
+    async def claim_holders(self, prefix: str) -> list[ClaimHolder]:
+        with self._lock:
+            held = [self._claims[key] for key in sorted(self._claims) if key.startswith(prefix)]
+        now = time.time()
+        return [holder for holder in held if not holder.is_stale(now)]
+
     async def seed_work(self, run_id: str, task_ids: Sequence[str]) -> None:
         with self._lock:
             items = self._work.setdefault(run_id, {})

@@ -22,6 +22,15 @@ def _claim_holder() -> ClauseElement:
 
 
 @fixed
+def _claim_holders() -> ClauseElement:
+    """By a prefix compared as it is (``LIKE`` would take ``_`` and ``%`` in a label for wildcards, and SQLite's
+    ignores case)."""
+    c = core.CLAIMS.c
+    under = sa.func.substr(c.key, 1, sa.bindparam("size")) == sa.bindparam("prefix")
+    return sa.select(c.owner, c.host, c.pid, c.claimed_at).where(under).order_by(c.key)
+
+
+@fixed
 def _drop_claim() -> ClauseElement:
     return sa.delete(core.CLAIMS).where(core.CLAIMS.c.key == sa.bindparam("key"))
 
@@ -40,7 +49,7 @@ def _release_claim() -> ClauseElement:
 
 
 class SqlClaims(SqlStoreBase):
-    """``try_claim``, ``release_claim`` and ``claim_holder`` of a SQL store."""
+    """``try_claim``, ``release_claim``, ``claim_holder`` and ``claim_holders`` of a SQL store."""
 
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
         holder_of, stale, claim = (self._statement(n) for n in ("claim_holder", "drop_claim", "insert_claim"))
@@ -63,6 +72,13 @@ class SqlClaims(SqlStoreBase):
             rows = await session.fetch(holder_of.sql, holder_of.params(key=key))
         holder = ClaimHolder(*rows[0]) if rows else None
         return None if holder is None or holder.is_stale(time.time()) else holder
+
+    async def claim_holders(self, prefix: str) -> list[ClaimHolder]:
+        holders_of = self._statement("claim_holders")
+        async with self._reading() as session:
+            rows = await session.fetch(holders_of.sql, holders_of.params(prefix=prefix, size=len(prefix)))
+        now = time.time()
+        return [holder for row in rows if not (holder := ClaimHolder(*row)).is_stale(now)]
 
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         release = self._statement("release_claim")

@@ -53,6 +53,18 @@ class CoordinationContract(StoreFixture):
         assert await store.try_claim("gone", dead) is None
         assert await store.claim_holder("gone") is None  # a dead holder holds nothing
 
+    async def test_the_live_holders_under_a_prefix_are_seen_in_key_order(self, store: EventStore) -> None:
+        a, b, dead = _holder("a"), _holder("b"), _holder("dead", pid=2**22 + 1)
+        assert await store.claim_holders("join/x_1/") == []
+        for key, holder in (("join/x_1/b", b), ("join/x_1/a", a), ("join/x_1/z", dead), ("join/X_1/c", a)):
+            assert await store.try_claim(key, holder) is None
+        for key in ("join/xy1/d", "join/x_10/e", "join/x_1", "record/x_1"):  # a wildcard, a longer label, no slash
+            assert await store.try_claim(key, _holder(key)) is None
+        assert await store.claim_holders("join/x_1/") == [a, b]  # not the dead one, another case, nor a look-alike
+        assert await store.claim_holder("join/x_1/a") == a  # looking took nothing
+        await store.release_claim("join/x_1/a", a)
+        assert await store.claim_holders("join/x_1/") == [b]
+
     async def test_a_claim_of_a_dead_or_expired_holder_is_taken_over(self, store: EventStore) -> None:
         gone = _holder("gone", pid=2**22 + 1)  # above the kernel's pid_max: no such process
         far = _holder("far", host="elsewhere.invalid", at=time.time() - 7 * 3600)
