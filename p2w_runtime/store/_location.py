@@ -19,8 +19,10 @@ def store_location(text: str) -> Path | str:
 
 _PASSWORD = re.compile(r"^([^:/]+://[^:@/]*:).*@", re.DOTALL)
 """From the user name's colon to the last "@": all of a password, even one with an unescaped "@", ":" or "/"."""
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+"""libpq's ``?password=`` option, which the driver takes too."""
 
 
 def shown_url(url: str) -> str:
     """The URL as messages name it: never its password, nor any part of it."""
-    return _PASSWORD.sub(r"\1***@", url)
+    return _QUERY_PASSWORD.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))

@@ -227,7 +227,7 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
             pool_size=8,
             max_overflow=8,
             pool_pre_ping=False,
-            connect_args={"server_settings": session_settings(), "timeout": connects.timeout_s},
+            connect_args=connects.connect_args(session_settings()),
         )
     except (ArgumentError, ValueError) as exc:  # their text may quote the URL, or a piece of an unescaped password
         why = "is the port a number, every @ : / ? # of the password %-escaped?"
@@ -255,7 +255,7 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
     except StoreError:
         await engine.dispose()
         raise
-    except (asyncpg.PostgresError, OSError, DBAPIError, TypeError) as exc:  # TypeError: a URL option asyncpg lacks
+    except (asyncpg.PostgresError, OSError, DBAPIError) as exc:
         await engine.dispose()
         cause = getattr(exc, "orig", None) or exc
         if isinstance(cause, TimeoutError):
