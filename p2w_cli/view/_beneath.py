@@ -26,6 +26,7 @@ _CHUNK = 1 << 20
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
 """``O_NONBLOCK``: a named pipe in the folder fails at once instead of waiting for a peer (regular files ignore it)."""
+HELD = "held by another process"
 
 
 def partial_name(base: str) -> str:
@@ -47,14 +48,17 @@ class Beneath:
             raise error(f"cannot write the export to {root}: {exc.strerror or exc}") from None
         self._dirs: dict[str, int] = {"": self._fd}
 
-    def lock(self) -> bool:
-        """Take the folder for this process until ``close`` (released by the kernel if the process dies); False
-        when another process holds it."""
+    def lock(self) -> str | None:
+        """Take the folder for this process until ``close`` (released by the kernel if the process dies); else why
+        not: ``HELD`` when another process holds it, or the filesystem's refusal (some NFS, SMB and FUSE mounts
+        have no such locks: ENOLCK, EOPNOTSUPP)."""
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return False
-        return True
+            return HELD
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        return None
 
     def entries(self) -> list[str]:
         """The names directly in the root folder."""

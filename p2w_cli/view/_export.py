@@ -106,7 +106,7 @@ async def _export(store: EventStore, infos: list[RunInfo], files: ExportFolder, 
                     links.episode(info.run_id, row.episode_id, n), "episode.html", p=more, annotate=None, labelled=None
                 )
                 pages += 1
-    problems: list[str] = []
+    problems = [files.unlocked] if files.unlocked is not None else []
     for run_id, name in sorted(links.plots):
         try:
             png = plot_png(reads[run_id], name, usages[run_id], await classifications_of(store, reads[run_id]))

@@ -4,7 +4,8 @@ folder is refused unless forced (``docs/design/view.md``, "Static export").
 An export keeps a journal, ``DIR/.p2w-rt-export``: a header line, then a line per file (its name and sha256),
 appended before the file is written. It tells an earlier export from someone's folder, and the next export removes
 exactly the files it lists whose content is still what was written: a file the export did not write, or one changed
-since, is never deleted. Writers of one folder take turns (a lock the kernel drops with a killed process).
+since, is never deleted. Writers of one folder take turns (a lock the kernel drops with a killed process) where its
+filesystem has locks. The filesystem root and the home folder are never export folders.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 from types import TracebackType
 
-from p2w_cli.view._beneath import Beneath, partial_name
+from p2w_cli.view._beneath import HELD, Beneath, partial_name
 from p2w_runtime.errors import UserError
 
 MARKER = ".p2w-rt-export"
@@ -27,10 +28,15 @@ one is no journal an export wrote, and is not read whole."""
 class ExportFolder:
     """Files written beneath ``root`` through ``Beneath``, each listed in the journal first."""
 
+    unlocked: str | None
+    """The warning that the export goes on without the folder's lock, its filesystem having none: that leaves only
+    two exports into one folder at once unguarded, which refusing would trade for no export there at all."""
+
     def __init__(self, root: Path, error: type[UserError], *, force: bool) -> None:
+        _refuse_shared(root, error)
         self.files = Beneath(root, error)
         try:
-            if not self.files.lock():
+            if (unlocked := self.files.lock()) == HELD:
                 raise error(
                     f"{root}: another p2w-rt view --export is writing into this folder; let it finish, or export "
                     "to another folder"
@@ -40,6 +46,7 @@ class ExportFolder:
             self.files.close()
             raise
         self.replaced = self._previous is not None
+        self.unlocked = None if unlocked is None else _unlocked(root, unlocked)
         self._begun = False
 
     @property
@@ -98,6 +105,33 @@ class ExportFolder:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def _refuse_shared(root: Path, error: type[UserError]) -> None:
+    """The filesystem root and the home folder hold everyone's files beside the export's names (``index.html``,
+    ``static/``): refused even with ``--force``, links and ``..`` resolved first."""
+    where = root.resolve()
+    what = "the filesystem root" if where == Path(where.anchor) else "your home folder" if where == _home() else None
+    if what is not None:
+        raise error(
+            f"{root}: is {what}; export into a folder of its own (even with --force: files of the export's names "
+            "would be replaced there)"
+        )
+
+
+def _home() -> Path | None:
+    try:
+        home = Path.home()
+    except RuntimeError:  # no HOME and no entry in the password database
+        return None
+    return home.resolve() if home.is_absolute() else None  # HOME="" would be the working folder
+
+
+def _unlocked(root: Path, why: str) -> str:
+    return (
+        f"{root}: exported without a lock, its filesystem has none ({why}); another export into this folder at the "
+        "same time would mix its files with this one's"
+    )
 
 
 def _partial(name: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.no_flock import refusing_flock, skip_unless_flock_can_be_refused
 from tests.helpers.p2w_process import p2w_rt
 from tests.helpers.view_support import dangling_links
 
@@ -181,6 +182,23 @@ def test_two_exports_into_one_folder_take_turns(demo: Path, tmp_path: Path, fres
     assert all("Traceback" not in err for _, _, err in ended)
     assert sorted(proc.returncode for proc, _, _ in ended) in ([0, 0], [0, 1])
     assert files_in(site) == fresh
+
+
+def test_a_folder_whose_filesystem_has_no_locks_is_exported_with_a_warning(
+    demo: Path, tmp_path: Path, fresh: dict[str, bytes]
+) -> None:
+    """As on an NFS, SMB or FUSE mount without locks: the kernel refuses ``flock`` (ENOLCK), every other call works."""
+    skip_unless_flock_can_be_refused()
+    site = tmp_path / "site"
+    for _ in range(2):  # into a missing folder, then over that export
+        command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", str(demo), "view", "--export", str(site)]
+        done = subprocess.run(refusing_flock([*command, "earlier"]), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.splitlines() == [
+            f"warning: {site}: exported without a lock, its filesystem has none (No locks available); another export "
+            "into this folder at the same time would mix its files with this one's"
+        ]
+        assert files_in(site) == fresh
 
 
 def test_the_journal_is_written_in_one_order_whatever_the_hash_seed(demo: Path, tmp_path: Path) -> None:
