@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from p2w_rt.replay.classify import ALL_LABELS, current_classifications, read_labels
 from p2w_rt.replay.derived import current_of, run_heads
-from p2w_rt.replay.judges import JudgmentRecord, read_judgments
-from p2w_rt.replay.metrics import failed_now
+from p2w_rt.replay.judges import JUDGES, JudgmentRecord, named_judge, read_judgments
+from p2w_rt.replay.metrics import failed_now, judge_label
 from p2w_rt.schemas import Judgment
 from p2w_runtime.command_line import command_line
 from p2w_runtime.errors import UserError, clip
@@ -67,9 +67,17 @@ def items(j: Judgment) -> dict[str, float]:
     return out
 
 
-def _selects(selector: str, j: Judgment) -> bool:
-    judge_id, at, version = selector.partition("@")
-    return j.judge_id == judge_id and (not at or j.judge_version == version)
+def _named(selector: str, judgments: Sequence[Judgment]) -> tuple[str, str | None]:
+    """The judge and version ``selector`` names (``ID`` or ``ID@VERSION``), given the versions of ``judgments``."""
+    recorded: dict[str, set[str]] = defaultdict(set)
+    for j in judgments:
+        recorded[j.judge_id].add(j.judge_version)
+    return named_judge(selector, recorded)
+
+
+def _selected(selector: str, judgments: Sequence[Judgment]) -> list[Judgment]:
+    judge_id, version = _named(selector, judgments)
+    return [j for j in judgments if j.judge_id == judge_id and version in (None, j.judge_version)]
 
 
 async def current_records(store: EventStore, run_id: str) -> list[JudgmentRecord]:
@@ -92,9 +100,9 @@ def rater(selector: str, records: list[JudgmentRecord], run_label: str, failed: 
     --samples``) when they come from one judge configuration besides the sample index; the latest is the
     rater's value.
     """
-    chosen = [r.judgment for r in records if _selects(selector, r.judgment)]
+    chosen = _selected(selector, [r.judgment for r in records])
     if not chosen:
-        judged = sorted({f"{r.judgment.judge_id}@{r.judgment.judge_version}" for r in records})
+        judged = sorted({judge_label(r.judgment.judge_id, r.judgment.judge_version) for r in records})
         raise UserError(
             f"run {clip(run_label)} has no current judgment by {clip(selector)}; "
             f"judged by: {', '.join(judged) or _first_judge(selector, run_label, failed)}"
@@ -115,10 +123,13 @@ def _first_judge(selector: str, run_label: str, failed: Sequence[Judgment]) -> s
     """What gives a run of finished episodes, judged by no one as they are now, the judgments ``selector`` names."""
     if selector.startswith(HUMAN_PREFIX):
         return "no one (import human labels with p2w-rt import-labels FILE)"
-    options = ["--judge", selector.partition("@")[0]]
-    if any(_selects(selector, j) for j in failed):
+    judge_id = _named(selector, failed)[0]
+    options = ["--judge", judge_id]
+    if _selected(selector, failed):
         replay = command_line("replay", run_label, options=[*options, "--retry-failed"])
         return f"no one, {clip(selector)} failed (judge its episodes again with {replay})"
+    if judge_id not in JUDGES.ids:
+        return f"no one, and no installed judge is {clip(selector)} (installed: {', '.join(JUDGES.ids)})"
     return f"no one (judge its episodes with {command_line('replay', run_label, options=options)})"
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         current_scores,
         read_scores,
     )
+    from p2w_rt.replay.judges._selector import named_judge
 
 __all__ = [
     "JUDGES",
@@ -63,6 +64,7 @@ __all__ = [
     "judgment_stream",
     "llm_fields",
     "make_judge",
+    "named_judge",
     "read_judgments",
     "read_scores",
     "template_hash",
@@ -96,6 +98,7 @@ _MODULES = {
     "ScoresRecord": "_scores",
     "current_scores": "_scores",
     "read_scores": "_scores",
+    "named_judge": "_selector",
 }
 """Where each exported name lives; they load on first use (``metrics`` reads judgments and loads no judge)."""
 

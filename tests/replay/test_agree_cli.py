@@ -198,6 +198,36 @@ def test_judge_drift_between_versions(judged: tuple[Path, str, ScriptedLlm]) -> 
     assert items["metric:success"]["mean_delta"]["value"] == pytest.approx(0.25)
 
 
+def test_a_judge_whose_id_holds_an_at_sign_is_selected_whole_or_at_a_version(
+    judged: tuple[Path, str, ScriptedLlm],
+) -> None:
+    db, run_id, _ = judged
+    team = {"judge_id": "team@rubric", "judge_version": "3", "config_hash": "t"}  # a plugin's judge named with an "@"
+    events = [
+        NewEvent(stream=judgment_stream(run_id), payload=j.model_copy(update=team))
+        for j in judgments(db, run_id)
+        if j.judge_id == "rubric-llm"
+    ]
+
+    async def add_team_judge() -> None:
+        async with open_store(db) as store:
+            await store.append(events)
+
+    asyncio.run(add_team_judge())
+    for named, llm in (("team@rubric", "rubric-llm"), ("team@rubric@3", "rubric-llm@2")):
+        code, out, err = invoke(db, "agree", "agree-run", "--judge", named, "--judge", llm, "--json")
+        assert code == 0, err
+        (pair,) = json.loads(out)["pairs"]
+        assert (pair["a"], pair["b"], pair["episodes"]) == (named, llm, 4)
+        assert pair["changed_verdicts"] == [], "the same verdicts under another name"
+    code, out, err = invoke(db, "agree", "agree-run", "--judge", "team@rubric@9", "--judge", "rubric-llm")
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: run agree-run has no current judgment by team@rubric@9; "
+        "judged by: rubric-llm@2, rubric-rules@5, team@rubric@3\n"
+    )
+
+
 def test_self_consistency_from_samples(judged: tuple[Path, str, ScriptedLlm]) -> None:
     db, run_id, llm = judged
     calls = {"n": 0}

@@ -46,6 +46,10 @@ def test_a_run_nobody_judged_is_told_how_to_judge_it(db: Path) -> None:
         "error: run unjudged has no current judgment by rubric-rules@5; judged by: no one (judge its episodes with "
         "p2w-rt replay unjudged --judge rubric-rules)"
     )
+    assert refused(db, "--judge", "rubric-rules@9", "--judge", "rubric-llm", "unjudged").startswith(
+        "error: run unjudged has no current judgment by rubric-rules@9; judged by: no one, and no installed judge is "
+        "rubric-rules@9 (installed: rubric-rules, "
+    ), "no version 9 of rubric-rules: the whole text names the judge, and no hint to judge with another version"
     assert refused(db, "--judge", "human:ann", "--judge", "rubric-llm", "unjudged") == (
         "error: run unjudged has no current judgment by human:ann; judged by: no one (import human labels with "
         "p2w-rt import-labels FILE)"
