@@ -25,6 +25,7 @@ from p2w_cli.render.words import counted
 
 if TYPE_CHECKING:
     from p2w_runtime.exec import LiveModel
+    from p2w_runtime.rerun import ForkSummary
 
 
 @click.command("fork")
@@ -118,9 +119,10 @@ def fork_cmd(
 
     summary = in_store(ctx, lambda store: fork(store, request, hosting=DemoHosting()))
     o = summary.outcome
+    steps, failed = counted(o.steps, "step"), _failed(summary) if o.end_reason == "error" else None
     if (say := piped_lines()) is not None:  # the one episode has ended: its line, like record's
         spent = f"{o.tokens} tokens spent ({summary.served_tokens} served)"
-        say(f"{task_id}: {o.end_reason}, {counted(o.steps, 'step')}, {spent}")
+        say(f"{task_id}: {failed or f'{o.end_reason}, {steps}'}, {spent}")
     if as_json:
         echo_json(
             {
@@ -134,6 +136,8 @@ def fork_cmd(
                 "steps": o.steps,
                 "tokens": o.tokens,
                 "served_tokens": summary.served_tokens,
+                "replayed_steps": summary.replayed_steps,
+                "last_step": summary.last_step,
                 "detail": o.detail,
             }
         )
@@ -142,15 +146,25 @@ def fork_cmd(
             safe(
                 f"forked {summary.source_stream} at step {summary.at_step} into {summary.label} ({summary.run_id}), "
                 f"restored by {summary.restore}: "
-                f"{o.end_reason} after {counted(o.steps, 'step')}, {o.tokens} tokens spent "
+                f"{failed or f'{o.end_reason} after {steps}'}, {o.tokens} tokens spent "
                 f"({summary.served_tokens} more served from the recording for steps before {summary.at_step})"
                 + (f"; {o.detail}" if o.detail else "")
                 + f" ({waited():.2f} s)"
             )
         )
-    if o.end_reason == "error":
-        click.echo(safe(f"error: the forked episode failed: {o.detail}"), err=True)
+    if failed is not None:
+        click.echo(safe(f"error: the forked episode failed: {failed}: {o.detail}"), err=True)
         sys.exit(1)
+
+
+def _failed(summary: ForkSummary) -> str:
+    """Where an episode that ended in an error stopped: its ``steps`` say 0, yet the source's steps before K
+    were replayed (the step counted is the one that failed)."""
+    replayed = f"{counted(summary.replayed_steps, 'step')} replayed from the source"
+    if not summary.went_live:
+        return f"{replayed}, then replaying step {summary.last_step} failed"
+    first = " (the first live step)" if summary.last_step == summary.at_step else ""
+    return f"{replayed}, then step {summary.last_step}{first} failed"
 
 
 def _fork_exec(

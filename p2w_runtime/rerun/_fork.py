@@ -62,6 +62,15 @@ class ForkSummary:
     outcome: EpisodeOutcome
     """Its ``tokens`` and ``cost_usd`` count only what the fork spent: the served prefix is ``served_tokens``."""
     served_tokens: int = 0
+    last_step: int = 0
+    """The last step the episode observed, the one an error ended: ``outcome.steps`` is 0 for an error."""
+    went_live: bool = False
+    """Whether the episode got past the source's steps to ``at_step``, the first live one."""
+
+    @property
+    def replayed_steps(self) -> int:
+        """The source's steps the episode went through, answered from the recording."""
+        return self.at_step - 1 if self.went_live else max(0, self.last_step - 1)
 
 
 async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | None = None) -> ForkSummary:
@@ -132,12 +141,13 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
             )
             forked = await start_run(store, spec)
             at = source.observations[request.at_step].event_id if request.at_step in source.observations else None
+            tab = ForkTab(live, source, store, gate, divergence)
             episode = Episode(
                 task,
                 run_id=forked.run_id,
                 episode_id=source.episode_id,
                 store=store,
-                browser=ForkEnvironment(ForkTab(live, source, store, gate, divergence)),
+                browser=ForkEnvironment(tab),
                 llm=llm,
                 retriever=retriever,
                 config=config,
@@ -146,7 +156,10 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
             outcome = await episode.run()
     outcome = _spent(outcome, llm.served)
     await forked.close(cost_usd=outcome.cost_usd)
-    return ForkSummary(forked.run_id, label, ref.stream, request.at_step, restore_by, outcome, llm.served.total_tokens)
+    served = llm.served.total_tokens
+    return ForkSummary(
+        forked.run_id, label, ref.stream, request.at_step, restore_by, outcome, served, tab.recorded.step, gate.live
+    )
 
 
 def _spent(outcome: EpisodeOutcome, served: UsageTotals) -> EpisodeOutcome:

@@ -24,7 +24,7 @@ from p2w_runtime.demo.sample import sample_checks, sample_history_dir, sample_ta
 from p2w_runtime.errors import UserError
 from p2w_runtime.rerun import ForkRequest, ForkSummary, fork, har_has_bodies
 from p2w_runtime.store import open_store
-from p2w_runtime.testing import ScriptedLlm
+from p2w_runtime.testing import HttpError, ScriptedLlm
 from p2w_runtime.testing.episodes import EpisodeBuilder
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.classify_builders import add_run
@@ -265,6 +265,24 @@ def test_fork_names_the_step_whose_page_cannot_be_reached(db: Path, tmp_path: Pa
     assert beyond.exit_code == 1 and "observed steps 1..11; --at-step 12 is not one of them" in beyond.stderr
     no_history = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--scheme", "no-history")
     assert no_history.exit_code == 1 and "asked the history at step 1" in no_history.stderr
+
+
+def test_fork_whose_live_step_fails_says_how_many_steps_it_replayed(db: Path) -> None:
+    script, live_answers = agent_script(), iter([True])
+    refused = HttpError(401, "bad key")
+    with ScriptedLlm() as llm:
+        llm.script(refused)  # the first live call: step 6's planner
+        first = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--base-url", llm.base_url, "--label", "f6")
+        llm.handle_with(lambda request: script(request) if next(live_answers, False) else refused)  # step 7 fails
+        later = invoke(db, "fork", LABEL, TASKS[0], "--at-step", "6", "--base-url", llm.base_url, "--label", "f7")
+    for result, failed in ((first, "step 6 (the first live step) failed"), (later, "step 7 failed")):
+        assert result.exit_code == 1, result.output
+        told = f"error: the forked episode failed: 5 steps replayed from the source, then {failed}: LLM endpoint "
+        (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert line.startswith(told) and line.endswith("HTTP 401: bad key"), line
+        assert f": 5 steps replayed from the source, then {failed}, " in result.stdout
+    ended = timeline(db, "f6", TASKS[0])[-1]
+    assert (ended["type"], ended["payload"]["end_reason"]) == ("episode.finished", "error"), "the failure is recorded"
 
 
 @pytest.fixture(scope="module")
