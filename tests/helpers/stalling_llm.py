@@ -1,7 +1,8 @@
 """An OpenAI-compatible server on 127.0.0.1 that misbehaves as a network can: per request it answers, trickles a
 byte at a time and never finishes, or floods a body far larger than any answer (``Trickle``, ``Flood``), or streams
-the first words of an answer as server-sent events and then does either (``Streamed``). It counts the bytes of body
-it managed to send, so a test sees how much a client read before it stopped.
+the first words of an answer as server-sent events and then does either (``Streamed``), or compresses an answer
+although asked not to (``Compressed``). It counts the bytes of body it managed to send, so a test sees how much a
+client read before it stopped.
 
 Hosted on its own thread, like the scripted server, so that a ``p2w-rt`` process can call it.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +45,25 @@ class Streamed:
     then: Trickle | Flood
 
 
-Answer = str | Trickle | Flood | Streamed
+@dataclass(frozen=True)
+class Compressed:
+    """A chat completion with ``text`` under ``Content-Encoding: encoding``, compressed by zlib with ``wbits`` (31:
+    gzip, 15: zlib, -15: raw deflate) and followed by ``padding`` MiB of spaces, which inflate past any limit."""
+
+    text: str
+    encoding: str = "deflate"
+    wbits: int = zlib.MAX_WBITS
+    padding: int = 0
+
+    def body(self) -> bytes:
+        squeeze = zlib.compressobj(9, zlib.DEFLATED, self.wbits)
+        spaces = b" " * 2**20
+        compressed = [squeeze.compress(_completion(self.text))]
+        compressed += [squeeze.compress(spaces) for _ in range(self.padding)]
+        return b"".join(compressed) + squeeze.flush()
+
+
+Answer = str | Trickle | Flood | Streamed | Compressed
 """A str is a normal chat completion with that text."""
 
 
@@ -94,7 +114,9 @@ class StallingLlm:
                 n, self.requests = self.requests, self.requests + 1
                 answer = self.answer(n, request)
                 if isinstance(answer, str):
-                    await _complete(writer, answer)
+                    await _complete(writer, _completion(answer))
+                elif isinstance(answer, Compressed):
+                    await _complete(writer, answer.body(), f"content-encoding: {answer.encoding}\r\n")
                 elif isinstance(answer, Trickle):
                     await _trickle(writer, answer)
                 elif isinstance(answer, Flood):
@@ -160,15 +182,18 @@ def _head(content_type: str) -> bytes:
     return f"HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n".encode()
 
 
-async def _complete(writer: asyncio.StreamWriter, text: str) -> None:
-    body = json.dumps(
+def _completion(text: str) -> bytes:
+    return json.dumps(
         {
             **_ANSWER,
             "object": "chat.completion",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         }
     ).encode()
-    head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+
+
+async def _complete(writer: asyncio.StreamWriter, body: bytes, headers: str = "") -> None:
+    head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{headers}content-length: {len(body)}\r\n\r\n"
     writer.write(head.encode() + body)
     await writer.drain()
 

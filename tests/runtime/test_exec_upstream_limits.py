@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from p2w_rt.schemas import EpisodeFinished, LlmCall
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.store import open_store
 from tests.helpers.exec_support import p2w_rt
-from tests.helpers.stalling_llm import Flood, StallingLlm, Streamed, Trickle
+from tests.helpers.stalling_llm import Compressed, Flood, StallingLlm, Streamed, Trickle
 
 pytestmark = pytest.mark.slow  # Chromium
 
@@ -59,7 +60,7 @@ async def ended(db: Path, label: str) -> tuple[list[LlmCall], EpisodeFinished]:
 
 
 def recorded_through(
-    tmp_path: Path, script: str, answer: Trickle | Flood | Streamed, llm_timeout: str
+    tmp_path: Path, script: str, answer: Trickle | Flood | Streamed | Compressed, llm_timeout: str
 ) -> tuple[StallingLlm, list[LlmCall], EpisodeFinished]:
     """``record --exec`` of the agent ``script`` (label ``L``) whose model answers ``answer``: the server, and the
     episode's recorded calls and end."""
@@ -115,3 +116,26 @@ def test_a_streamed_answer_failing_midway_ends_with_an_error_event_the_agent_rai
     assert raised == f"APIError: {server.base_url} failed through the recording proxy: {error}", finished.answer
     if isinstance(then, Flood):
         assert server.body_bytes_sent[0] < then.size / 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        (Compressed("penne", wbits=zlib.MAX_WBITS), None),
+        (Compressed("penne", wbits=-zlib.MAX_WBITS), None),
+        (
+            Compressed("penne", wbits=-zlib.MAX_WBITS, padding=64),
+            "BadResponse: the answer is over the 16 MiB limit; not read further",
+        ),
+    ],
+    ids=["zlib", "raw", "raw-past-the-limit"],
+)
+def test_a_deflate_answer_is_read_with_or_without_its_zlib_header(
+    tmp_path: Path, answer: Compressed, error: str | None
+) -> None:
+    """``Content-Encoding: deflate`` is zlib's format (RFC 9110), yet many servers send raw deflate under it, and
+    clients read both: so does the proxy, counting either as it inflates."""
+    _, calls, finished = recorded_through(tmp_path, ASKS, answer, "30")
+    assert [(c.error, c.response) for c in calls] == [(error, None if error else "penne")]
+    said = finished.answer or ""
+    assert said == "200" if error is None else (said.startswith("502 ") and error in said), said  # what the agent read
