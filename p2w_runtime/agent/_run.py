@@ -157,7 +157,7 @@ async def record_episodes(
         raise
     finally:
         for outcome in state.outcomes:
-            plan.run.ended(outcome.task_id, outcome.cost_usd, outcome.end_reason not in NOT_AN_OUTCOME)
+            plan.run.ended(outcome.task_id, outcome.end_reason not in NOT_AN_OUTCOME)
         await plan.run.close(interrupted=interrupted)
     return state.outcomes
 

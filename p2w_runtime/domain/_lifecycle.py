@@ -74,7 +74,6 @@ class RunRecording:
         """Unfinished attempts closed as ``aborted`` on resuming."""
         self.done = set(self.counted)
         self._tries = Counter(ref.task_id for ref in attempts)
-        self._costs: list[float] = []
 
     def todo(self, tasks: Iterable[T]) -> list[T]:
         """``tasks`` without a counted episode, in their order."""
@@ -86,12 +85,10 @@ class RunRecording:
         self._tries[task_id] = attempt if attempt is not None else self._tries[task_id] + 1
         return attempt_id(task_id, self._tries[task_id])
 
-    def ended(self, task_id: str, cost_usd: float | None, counts: bool) -> None:
-        """An episode of the run ended: its task is done when it counts, its cost goes into ``run.finished``."""
+    def ended(self, task_id: str, counts: bool) -> None:
+        """An episode of the run ended: its task is done when it counts."""
         if counts:
             self.done.add(task_id)
-        if cost_usd is not None:
-            self._costs.append(cost_usd)
 
     async def take_over(self, task_id: str, detail: str) -> TakenOver | None:
         """Between recorders sharing the run: None when an attempt at ``task_id`` counts already, else the next
@@ -117,12 +114,13 @@ class RunRecording:
 
     async def summary(self, *, interrupted: bool = False, cost_usd: float | None = None) -> RunFinished:
         """The ``run.finished`` the log says now, not written: how every attempt ended, how many episodes count, what
-        they cost (``cost_usd``, else what the ended episodes reported), and the seals of the run's streams. The
-        status is ``interrupted`` when the recording was stopped, else ``failed`` when every counted episode ended
-        in an error (nothing was measured), else ``completed``."""
-        if cost_usd is None and self._costs:
-            cost_usd = round(sum(self._costs), 6)
+        they cost (``cost_usd``, else what every attempt's ``episode.finished`` reports: all sessions of a resumed
+        run and every recorder sharing it, not only this one's), and the seals of the run's streams. The status is
+        ``interrupted`` when the recording was stopped, else ``failed`` when every counted episode ended in an error
+        (nothing was measured), else ``completed``."""
         attempts = await episodes_of(self.store, self.run_id, every_attempt=True)
+        if cost_usd is None:
+            cost_usd = _reported_cost(attempts)
         reasons = Counter(a.end_reason for a in attempts if a.end_reason is not None)
         outcomes = Counter(a.end_reason for a in counted(attempts) if a.end_reason not in NOT_AN_OUTCOME)
         return RunFinished(
@@ -222,3 +220,9 @@ def _config(spec: RunSpec) -> RunConfig:
 
 def _aborting(ref: EpisodeRef, detail: str) -> NewEvent:
     return EpisodeWriter.closing(ref.stream).add(EpisodeFinished(end_reason="aborted", detail=detail))
+
+
+def _reported_cost(attempts: Sequence[EpisodeRef]) -> float | None:
+    """The sum of the costs the attempts' ``episode.finished`` report; None when none reports one."""
+    costs = [a.finished.cost_usd for a in attempts if a.finished is not None and a.finished.cost_usd is not None]
+    return round(sum(costs), 6) if costs else None

@@ -36,7 +36,7 @@ from p2w_runtime.recording._page import ScreenshotPolicy
 from p2w_runtime.recording._replay import ReplayLink
 from p2w_runtime.store import EventStore
 
-OnEnd = Callable[[str, float | None, bool], None]
+OnEnd = Callable[[str, bool], None]
 current_episode: contextvars.ContextVar[EpisodeRecorder | None] = contextvars.ContextVar(
     "p2w_current_episode", default=None
 )
@@ -227,7 +227,7 @@ class EpisodeRecorder(EpisodeHistory):
         await self.writer.flush()
         await self.writer.settle()
         if self._on_end is not None:
-            self._on_end(self.task.task_id, cost, reason not in NOT_AN_OUTCOME)
+            self._on_end(self.task.task_id, reason not in NOT_AN_OUTCOME)
         return finished
 
     # -- LLM calls (the instrumented client's sink) ----------------------------------------------------

@@ -169,8 +169,11 @@ class EpisodeBuilder:
         final_url: str | None = None,
         steps: int = 0,
         detail: str | None = None,
+        cost_usd: float | None = None,
     ) -> str:
-        ended = EpisodeFinished(end_reason=end_reason, answer=answer, final_url=final_url, steps=steps, detail=detail)
+        ended = EpisodeFinished(
+            end_reason=end_reason, answer=answer, final_url=final_url, steps=steps, detail=detail, cost_usd=cost_usd
+        )
         return self._add(ended)
 
     def sealed(self) -> list[StoredEvent]:

@@ -29,10 +29,10 @@ def _task(task_id: str) -> SketchTask:
     return SketchTask(task_id, "q", "https://shop.example", 1, None)
 
 
-def _attempt(run_id: str, episode_id: str, end: str | None) -> list[NewEvent]:
+def _attempt(run_id: str, episode_id: str, end: str | None, cost_usd: float | None = None) -> list[NewEvent]:
     b = EpisodeBuilder(run_id, episode_id.split("#")[0], query="q", episode_id=episode_id)
     if end is not None:
-        b.finish(end)
+        b.finish(end, cost_usd=cost_usd)
     return b.events
 
 
@@ -57,8 +57,13 @@ async def test_a_started_run_carries_its_files_and_its_label_is_then_refused() -
 async def test_resuming_closes_dead_attempts_and_numbers_the_next_try_on() -> None:
     store = MemoryEventStore()
     run = await start_run(store, SPEC)
-    for episode_id, end in [("a", "aborted"), ("a#2", "answered"), ("b", None), ("c", "error")]:
-        await store.append(_attempt(run.run_id, episode_id, end))
+    for episode_id, end, cost in [
+        ("a", "aborted", None),
+        ("a#2", "answered", 0.5),
+        ("b", None, None),
+        ("c", "error", 0.125),
+    ]:
+        await store.append(_attempt(run.run_id, episode_id, end, cost))
     looked = await resume_run(store, run.run_id, abort=False)
     assert looked.aborted == 0 and [a.end_reason for a in looked.attempts if a.task_id == "b"] == [None]
     resumed = await resume_run(store, run.run_id)
@@ -68,11 +73,13 @@ async def test_resuming_closes_dead_attempts_and_numbers_the_next_try_on() -> No
     tasks = [_task(t) for t in ("a", "b", "c", "d")]
     assert [t.task_id for t in resumed.todo(tasks)] == ["b", "d"]
     assert [resumed.episode_id("b"), resumed.episode_id("d"), resumed.episode_id("d", attempt=5)] == ["b#2", "d", "d#5"]
-    resumed.ended("b", 0.25, counts=True)
-    resumed.ended("d", 0.5, counts=False)
+    await store.append(_attempt(run.run_id, "b#2", "answered", 0.25))
+    resumed.ended("b", counts=True)
+    resumed.ended("d", counts=False)
     assert [t.task_id for t in resumed.todo(tasks)] == ["d"]
     finished = await resumed.close(interrupted=True)
-    assert (finished.status, finished.cost_usd, finished.episodes) == ("interrupted", 0.75, 2)
+    # the cost of every attempt the log holds, the first session's too (not only what this one recorded)
+    assert (finished.status, finished.cost_usd, finished.episodes) == ("interrupted", 0.875, 3)
     assert (await resumed.close(cost_usd=1.0)).cost_usd == 1.0  # a resume may close it again
 
 

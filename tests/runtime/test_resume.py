@@ -72,8 +72,10 @@ def llm() -> Iterator[ScriptedLlm]:
 def resumed(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLlm) -> Path:
     """A `--level 2 --limit 3` run killed -9 during its second episode, then resumed by label alone."""
     tmp = tmp_path_factory.mktemp("resume")
-    db = tmp / "r.db"
+    db, prices = tmp / "r.db", tmp / "prices.json"
+    prices.write_text(json.dumps({"scripted-model": {"input_per_1k": 0.01, "output_per_1k": 0.03}}))
     args = ["--db", str(db), "record", "--model", "scripted-model", "--base-url", llm.base_url, "--api-key", "sk-x"]
+    args += ["--prices", str(prices)]
     args += ["--scheme", "on-demand", "--level", "2", "--limit", "3", "--concurrency", "1", "--label", "killed"]
     proc = subprocess.Popen(
         [sys.executable, "-c", "from p2w_rt.cli import main; main()", *args],
@@ -93,7 +95,9 @@ def resumed(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLlm) -> Path:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert _count(db, "SELECT count(*) FROM events WHERE type='run.finished'") == 0
-    result = cli(db, "record", "--resume", "killed", "--base-url", llm.base_url, "--api-key", "sk-x")
+    result = cli(
+        db, "record", "--resume", "killed", "--base-url", llm.base_url, "--api-key", "sk-x", "--prices", str(prices)
+    )
     assert result.exit_code == 0, result.output
     return db
 
@@ -259,3 +263,13 @@ def test_runs_and_runs_json_name_an_unfinished_run_alike(tmp_path: Path):
 def test_record_without_model_or_resume_is_a_usage_error(tmp_path: Path):
     result = cli(tmp_path / "n.db", "record", "--task", "Lena_Fischer_A1")
     assert result.exit_code == 2 and "--model" in result.output and not (tmp_path / "n.db").exists()
+
+
+def test_the_resumed_runs_cost_is_every_attempts_not_only_the_last_sessions(resumed: Path):
+    ended = [json.loads(p) for (p,) in rows(resumed, "SELECT payload FROM events WHERE type='episode.finished'")]
+    # the attempt killed -9 is closed as aborted, with no cost to report; the others report theirs
+    assert [e["end_reason"] == "aborted" for e in ended].count(True) == 1
+    costs = [e["cost_usd"] for e in ended if e["end_reason"] != "aborted"]
+    assert len(costs) == 3 and all(c > 0 for c in costs)
+    ((finished,),) = rows(resumed, "SELECT payload FROM events WHERE type='run.finished'")
+    assert json.loads(finished)["cost_usd"] == pytest.approx(sum(costs))  # the killed session's episode too
