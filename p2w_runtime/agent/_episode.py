@@ -92,6 +92,8 @@ class Episode:
             if retriever is not None and config.scheme != "no-history"
             else None
         )
+        self._step = 0
+        """The step in progress: an episode that an error or an interruption ends records the steps before it."""
 
     async def run(self) -> EpisodeOutcome:
         self.log.add(
@@ -117,7 +119,6 @@ class Episode:
             reason: EndReason = "error"
             answer: str | None = None
             detail: str | None = None
-            step = 0
             try:
                 await self.log.settle()
                 opened = await tab.execute(ParsedAction(name="goto", args=[self.task.start_url]))
@@ -129,21 +130,25 @@ class Episode:
                     await self.log.flush()
                 reason, answer, step, detail = await self._navigate(tab, state)
             except (LlmError, SeamDiverged) as exc:
-                reason, detail = "error", str(exc)
+                reason, step, detail = "error", self._completed(), str(exc)
             except asyncio.CancelledError:
-                reason, detail = "aborted", "run interrupted"
+                reason, step, detail = "aborted", self._completed(), "run interrupted"
                 await self._finish(tab, reason, answer, step, detail)
                 raise
             except (StoreUnavailable, StreamEnded):  # nothing can be recorded (or no longer here): said by the caller
                 raise
             except Exception as exc:  # the run goes on with the next episode; the log keeps what happened
                 log.exception("episode failed", task_id=self.task.task_id)
-                reason, detail = "error", f"{exc.__class__.__name__}: {exc}"
+                reason, step, detail = "error", self._completed(), f"{exc.__class__.__name__}: {exc}"
             await self._finish(tab, reason, answer, step, detail)
         totals = self.llm.totals
         return EpisodeOutcome(
             self.stream, self.task.task_id, reason, answer, step, totals.total_tokens, totals.cost_usd, detail
         )
+
+    def _completed(self) -> int:
+        """The steps before the one in progress, as ``blocked`` counts them."""
+        return max(self._step - 1, 0)
 
     async def _pre_execution(self, state: _State) -> str:
         """Ask up to N history questions before the first step, then rewrite the task with the answers."""
@@ -167,6 +172,7 @@ class Episode:
     async def _navigate(self, tab: EpisodeTab, state: _State) -> tuple[EndReason, str | None, int, str | None]:
         system = planner_system(self.config.scheme if self.memory else "no-history")
         for step in range(1, self.config.max_steps + 1):
+            self._step = step
             seen = await tab.observe()
             self.log.add(
                 Observation(

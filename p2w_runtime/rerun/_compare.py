@@ -71,12 +71,18 @@ _KINDS: dict[str, MismatchKind] = {
 
 
 def first_mismatch(
-    recorded: Sequence[EpisodeRecord], rerun: Sequence[EpisodeRecord], seam: Mismatch | None
+    recorded: Sequence[EpisodeRecord],
+    rerun: Sequence[EpisodeRecord],
+    seam: Mismatch | None,
+    *,
+    own_agent: bool = False,
 ) -> Mismatch | None:
-    """None when every decision is the same; a seam's divergence wins where the rerun stopped because of it."""
+    """None when every decision is the same; a seam's divergence wins where the rerun stopped because of it.
+
+    ``own_agent``: the recording is p2w-rt's agent's, whose error ends once counted no steps (``_same``)."""
     was, now = decisions(recorded), decisions(rerun)
     for old, new in zip(was, now, strict=False):
-        if _same(old, new):
+        if _same(old, new, own_agent):
             continue
         if seam is not None and new.kind == "end":
             return seam
@@ -91,10 +97,16 @@ def first_mismatch(
     return None
 
 
-def _same(old: Decision, new: Decision) -> bool:
-    """Retrievals are the same answer by ``same_hits``: ties as sets, scores within ``SCORE_TOLERANCE``."""
+def _same(old: Decision, new: Decision, own_agent: bool) -> bool:
+    """Retrievals are the same answer by ``same_hits``: ties as sets, scores within ``SCORE_TOLERANCE``.
+
+    The own agent's error recorded after 0 steps matches an error after any: the agent once wrote 0 for every
+    error, and today's writes 0 only when it fails before step 2, as a rerun that decided the same up to its end
+    does too (docs/design/rerun.md, "Steps of an episode that ends in an error")."""
     if old.kind == new.kind == "retrieval":
         return same_hits(old.value, new.value)
+    if own_agent and old.kind == new.kind == "end" and old.value[0] == "error" and old.value[2] == 0:
+        return old.value[:2] == new.value[:2]
     return old.value == new.value
 
 

@@ -63,7 +63,7 @@ class ForkSummary:
     """Its ``tokens`` and ``cost_usd`` count only what the fork spent: the served prefix is ``served_tokens``."""
     served_tokens: int = 0
     last_step: int = 0
-    """The last step the episode observed, the one an error ended: ``outcome.steps`` is 0 for an error."""
+    """The last step the episode observed, the one an error ended: ``outcome.steps`` counts only those before it."""
     went_live: bool = False
     """Whether the episode got past the source's steps to ``at_step``, the first live one."""
 

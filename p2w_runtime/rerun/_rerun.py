@@ -138,7 +138,7 @@ async def rerun_episode(
     )
     await episode.run()
     again = await load_episode(scratch, episode.stream)
-    mismatch = first_mismatch(source.events, again.events, divergence.first)
+    mismatch = first_mismatch(source.events, again.events, divergence.first, own_agent=True)
     return EpisodeRerun(ref.stream, ref.task_id, mismatch, source, again)
 
 

@@ -61,6 +61,25 @@ def test_server_errors_end_each_episode_with_error_and_the_run_goes_on(tmp_path:
     assert CliRunner().invoke(main, ["--db", str(db), "verify"]).exit_code == 0
 
 
+def test_a_model_failing_at_step_3_records_the_2_steps_before_it(tmp_path: Path, scripted_llm: ScriptedLlm):
+    scripted_llm.script(
+        Text("Thought: open the shop\nAction: ```goto [http://basket.p2w.test/]```"),
+        Text("Thought: search\nAction: ```goto [http://basket.p2w.test/search?q=penne]```"),
+        HttpError(500, "upstream exploded"),  # step 3's planner, both attempts
+        HttpError(500, "upstream exploded"),
+    )
+    db = tmp_path / "r.db"
+    result = record(db, scripted_llm.base_url, *FAST, "--label", "failing", "--task", "Priya_Raman_A1")
+    assert result.exit_code == 1 and "Priya_Raman_A1: error, 2 steps" in result.output, result.output
+    (end,) = finished_episodes(db)
+    assert (end["end_reason"], end["steps"]) == ("error", 2), "the steps completed before the failing one, as blocked"
+    shown = CliRunner().invoke(main, ["--db", str(db), "show", "failing"], terminal_width=200)
+    (row,) = [line for line in shown.output.splitlines() if "Priya_Raman_A1" in line]
+    assert [cell.strip() for cell in row.split("│")[1:5]] == ["Priya_Raman_A1", "2", "error", "2"], shown.output
+    timeline = CliRunner().invoke(main, ["--db", str(db), "show", "failing", "Priya_Raman_A1"], terminal_width=200)
+    assert "error after 2 steps" in timeline.output, timeline.output
+
+
 def test_garbage_and_timeouts_are_recorded_attempts(tmp_path: Path, scripted_llm: ScriptedLlm):
     scripted_llm.script(Garbage("<html>proxy error</html>"), Delay(3.0, Text("too late")))
     db = tmp_path / "r.db"
