@@ -131,9 +131,9 @@ async def record_exec(
         label=label,
         agent=agent,
         model=model,
-        tasks=tasks,
+        tasks=dataset,  # the run states its task folder, as the own agent's do; it records these of them
+        only=[t.task_id for t in tasks],
         scheme=scheme,
-        dataset_id=dataset.dataset_id,
         config={
             "base_url": request.base_url,
             "concurrency": request.concurrency,

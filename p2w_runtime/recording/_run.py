@@ -12,17 +12,15 @@ the live attempts as dead. Recorders that ``join`` a run share it by design: eac
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from p2w_rt.schemas import ForkPoint, RunFinished, Scheme, canonical_json
+from p2w_rt.schemas import ForkPoint, RunFinished, Scheme
 from p2w_runtime.data import TaskSet
 from p2w_runtime.domain import (
     CarriedDataset,
-    Provenance,
     RunInfo,
     RunRecording,
     RunSpec,
@@ -40,6 +38,7 @@ from p2w_runtime.domain import (
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording._episode import EpisodeRecorder
 from p2w_runtime.recording._replay import ReplayLink, forked, replay_url, replayed_task
+from p2w_runtime.recording._same_tasks import check_same, provenance_of
 from p2w_runtime.store import EventStore, LabelTaken, MemoryEventStore
 
 
@@ -192,11 +191,7 @@ async def open_run(
         if not listed:
             raise UserError(f"run {label!r}: the re-executed task {task_id!r} is not one of the agent's tasks")
     ids = [task.task_id for task in listed]
-    if isinstance(tasks, TaskSet):
-        provenance = Provenance.here(dataset_id or tasks.dataset_id, tasks.content_hash)
-    else:
-        digest = _tasks_hash(listed)
-        provenance = Provenance.here(dataset_id or f"tasks@{digest[:12]}", digest)
+    provenance = provenance_of(tasks, listed, dataset_id)
     existing = await _labelled(store, label)
     if existing is not None and not (resume or join):
         kept = existing.started.config.tasks
@@ -232,7 +227,10 @@ async def open_run(
                 assert existing is not None
         if join:  # as a worker of `record` does: a run one process records alone is not shared
             await check_not_recorded_alone(store, label)
-        _check_same(existing, agent=agent, model=model, scheme=scheme, dataset_hash=provenance.dataset_hash)
+        await check_same(
+            store, existing, agent=agent, model=model, scheme=scheme, tasks=tasks, listed=listed,
+            dataset_id=provenance.dataset_id,
+        )  # fmt: skip
         run = await resume_run(store, existing.run_id, abort=not join)
         return Recording(run, label, scheme, listed, claim=claim, joined=join)
     except BaseException:
@@ -268,28 +266,3 @@ def _carried(
         return CarriedDataset(None, {})
     found = carry_dataset(tasks if isinstance(tasks, TaskSet) else None, listed, history)
     return found if found.files is not None and (found.files.tasks or found.files.banks) else CarriedDataset(None, {})
-
-
-def _check_same(run: RunInfo, *, agent: str, model: str, scheme: Scheme | None, dataset_hash: str) -> None:
-    """A resumed run measures the same thing: one ``UserError`` naming every field that differs."""
-    started = run.started
-    if started.source != "recorded":
-        raise UserError(f"run {run.label!r} was imported, not recorded; only recorded runs can be resumed")
-    recorded = {
-        "agent": started.agent,
-        "model": started.backbone_model,
-        "scheme": started.scheme,
-        "tasks": started.dataset_hash,
-    }
-    given = {"agent": agent, "model": model, "scheme": scheme, "tasks": dataset_hash}
-    changed = [
-        f"{name} {given[name]!r} (recorded: {recorded[name]!r})" for name in recorded if recorded[name] != given[name]
-    ]
-    if changed:
-        raise UserError(f"run {run.label!r} was recorded with other settings: {', '.join(changed)}")
-
-
-def _tasks_hash(tasks: Sequence[TaskLike]) -> str:
-    """What identifies a task list that is not a Persona2Web task folder: its tasks' ids, intents and start URLs."""
-    rows = [[t.task_id, t.intent, t.start_url] for t in tasks]
-    return hashlib.sha256(canonical_json(rows)).hexdigest()
