@@ -110,7 +110,10 @@ class ExportFolder:
 def _refuse_shared(root: Path, error: type[UserError]) -> None:
     """The filesystem root and the home folder hold everyone's files beside the export's names (``index.html``,
     ``static/``): refused even with ``--force``, links and ``..`` resolved first."""
-    where = root.resolve()
+    try:
+        where = root.resolve()
+    except (OSError, RuntimeError):  # a link loop, a folder it may not read: opening it fails and says why
+        return
     what = "the filesystem root" if where == Path(where.anchor) else "your home folder" if where == _home() else None
     if what is not None:
         raise error(

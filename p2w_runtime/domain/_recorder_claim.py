@@ -90,7 +90,9 @@ def _claim_key(label: str) -> str:
 
 
 def _join_prefix(label: str) -> str:
-    return f"join/{label}/"
+    """``/`` in the label escaped (and ``%``, which escapes it): else the joiners of run ``a/b`` would be found under
+    run ``a``'s prefix, keeping it open and refusing its resume."""
+    return f"join/{label.replace('%', '%25').replace('/', '%2F')}/"
 
 
 def _leased(item: WorkItem, now: float) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 URL_PATTERN = re.compile(r"^postgres(ql)?(\+asyncpg)?://", re.IGNORECASE)
 
@@ -19,10 +20,15 @@ def store_location(text: str) -> Path | str:
 
 _PASSWORD = re.compile(r"^([^:/]+://[^:@/]*:).*@", re.DOTALL)
 """From the user name's colon to the last "@": all of a password, even one with an unescaped "@", ":" or "/"."""
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
-"""libpq's ``?password=`` option, which the driver takes too."""
+_QUERY_OPTION = re.compile(r"([?&])([^=&]*)=[^&]*")
+"""An option of the query and its value, to the next "&" as the URL parser reads it ("#" included)."""
 
 
 def shown_url(url: str) -> str:
     """The URL as messages name it: never its password, nor any part of it."""
-    return _QUERY_PASSWORD.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
+    return _QUERY_OPTION.sub(_masked, _PASSWORD.sub(r"\1***@", url))
+
+
+def _masked(option: re.Match[str]) -> str:
+    """libpq's ``?password=`` option, which the driver takes too, however its name is spelled (``pass%77ord``)."""
+    return f"{option[1]}{option[2]}=***" if unquote_plus(option[2]).lower() == "password" else option[0]

@@ -26,7 +26,8 @@ _READ_HERE = ("application_name", "connect_timeout", "ssl", "sslmode")
 """Taken out of the URL and given to asyncpg as the arguments it has for them (``ssl``: SQLAlchemy's asyncpg
 spelling of ``sslmode``, the same values)."""
 _PASSED_ON = ("host", "password", "user")
-"""Options asyncpg's ``connect`` takes as text under the same name (``host``: a Unix socket's folder)."""
+"""Options asyncpg's ``connect`` takes as text under the same name (``host``: a Unix socket's folder); of one given
+twice, the last, as libpq reads it (asyncpg refuses the pair)."""
 ACCEPTED = tuple(sorted(_READ_HERE + _PASSED_ON))
 _FROM_ENVIRONMENT = frozenset(
     {"passfile", "sslcert", "sslcrl", "sslkey", "sslrootcert", "ssl_min_protocol_version", "ssl_max_protocol_version"}
@@ -116,8 +117,9 @@ def connecting(url: str, label: str) -> Connecting:
         raise ValueError("@ in the password")
     parsed = make_url(URL_PATTERN.sub("postgresql+asyncpg://", url))
     _refuse_unknown(parsed, label)
+    passed = {name: value for name in _PASSED_ON if (value := _last(parsed, name)) is not None}
     return Connecting(
-        parsed.difference_update_query(_READ_HERE),
+        parsed.difference_update_query(_READ_HERE).update_query_dict(passed),
         _timeout_s(parsed, label),
         f"{parsed.host or 'localhost'}:{parsed.port or 5432}",
         ssl=_ssl_mode(parsed, label),

@@ -64,3 +64,16 @@ def test_the_filesystem_root_is_refused_even_with_force(demo: Path, tmp_path_fac
         )
         assert done.returncode == 1
         assert done.stderr.splitlines() == [refusal(folder, "the filesystem root")]
+
+
+def test_a_folder_whose_links_cannot_be_followed_is_refused_in_one_line(demo: Path, tmp_path: Path) -> None:
+    """Telling the folder from the root and the home folder resolves its links: a loop ends in the line saying it
+    cannot be written, not a traceback."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    folder = tmp_path / "a" / "site"
+    done = subprocess.run(export(demo, folder), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"error: cannot write the export to {folder}: Too many levels of symbolic links"
+    ]

@@ -141,3 +141,20 @@ async def test_joiners_closing_at_once_finish_the_run_once(store: EventStore) ->
     assert await _finished(store, first.run_id) == [("completed", 2)]
     async with await open_shared(store, "T", resume=True):  # both gave their presence back
         pass
+
+
+@pytest.mark.parametrize(("label", "other"), [("U", "U/x"), ("U/x", "U%2Fx")])
+async def test_the_joiners_of_another_run_are_not_found_under_this_ones_label(
+    store: EventStore, label: str, other: str
+) -> None:
+    """Presence claims are found by a prefix of the label: ``U/x``'s joiner (or ``U%2Fx``'s, for run ``U/x``) must
+    neither keep run ``U`` open nor refuse its resume."""
+    elsewhere = await open_shared(store, other, join=True)  # still recording its own run
+    run = await open_shared(store, label, join=True)
+    async with run.episode(FIRST) as episode:
+        await episode.end("answered", "ok")
+    await run.close()
+    assert await _finished(store, run.run_id) == [("completed", 1)]
+    async with await open_shared(store, label, resume=True) as resumed:
+        assert [t.task_id for t in resumed.todo()] == [SECOND]
+    await elsewhere.close()

@@ -104,3 +104,21 @@ def test_a_password_given_as_an_option_is_never_shown() -> None:
     code, output = p2w(url, "runs")
     assert code == 2 and len(output.splitlines()) == 1 and "password=***" in output, output
     assert SECRET not in output
+
+
+@pytest.mark.parametrize("option", [f"password=pw#{SECRET}", f"pass%77ord={SECRET}", f"PASSWORD={SECRET}"])
+def test_no_part_of_a_password_option_is_shown_however_it_is_spelled(option: str) -> None:
+    """The URL parser reads a "#" into the value, and an option's name %-unescaped: both reach asyncpg."""
+    code, output = p2w(f"postgresql://me@127.0.0.1:1/db?sslmode=disable&{option}&connect_timeout=5", "runs")
+    assert code == 2 and len(output.splitlines()) == 1 and "=***&connect_timeout=5" in output, output
+    assert SECRET not in output
+
+
+@pytest.mark.parametrize("query", ["user=nobody&user=postgres", "host=/nowhere&host=127.0.0.1"])
+def test_an_option_given_twice_is_read_as_its_last_value(postgres_server: PostgresServer, query: str) -> None:
+    """As libpq reads it; asyncpg, given both, failed with a traceback."""
+    url = with_password(postgres_server.fresh_database()) + "?" + query
+    asyncio.run(_record_and_name(url))
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", url, "verify"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("ok: 1 stream, 1 event"), done.stderr
