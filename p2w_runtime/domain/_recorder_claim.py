@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from p2w_runtime.domain._runs import RunInfo
 from p2w_runtime.errors import UserError
-from p2w_runtime.store import ClaimHolder, EventStore, WorkItem, this_process
+from p2w_runtime.store import ClaimHolder, EventStore, WorkItem, renewing_claims, this_process
 
 
 @asynccontextmanager
@@ -22,7 +22,13 @@ async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
     before its ``run.started`` until it is closed, or a resume. A resume meanwhile would close the recorder's open
     attempts as dead and collide with its next ones (and close the run ``interrupted`` under its feet), so it is
     refused in one line before it writes anything. Keyed by label, which is unique, so the claim is taken before the
-    run exists. A holder killed -9 leaves a claim the next one takes over (its process is gone)."""
+    run exists, and renewed while it is held, so that a recording of hours on another host is not taken for dead.
+    A holder killed -9 leaves a claim the next one takes over (its process is gone, or its renewals stopped).
+
+    A holder that finds its claim taken over (its renewals failed for ``STALE_AFTER_S``: the database out of reach,
+    the process frozen) is warned and not stopped: the recording API's claim outlives the call that took it, and a
+    stopped ``record`` would close the run as interrupted beside its new holder, which has closed this one's open
+    attempts already, so their next writes are refused (``StreamEnded``)."""
     me, key = this_process(), _claim_key(label)
     if (holder := await store.try_claim(key, me)) is not None:
         raise UserError(
@@ -30,7 +36,8 @@ async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
             "resume it once that one has ended, for what it leaves to do"
         )
     try:
-        yield
+        async with renewing_claims(store, [key], me):
+            yield
     finally:
         await asyncio.shield(store.release_claim(key, me))
 
@@ -57,13 +64,15 @@ async def joining(store: EventStore, label: str) -> AsyncIterator[None]:
     """Hold ``join/LABEL/OWNER`` while this recorder shares run ``label`` (``open_run(join=True)``): a claim of its
     own, so joiners never refuse each other, that tells a resume (``resuming``) and the joiners closing the run
     (``live_joiners``) that it still records. Taken before the joiner looks for a lone recorder, as that one takes
-    ``record/LABEL`` before it looks for joiners, so of two starting together at least one sees the other. A joiner
-    killed -9 leaves a stale claim, which counts no longer (its process is gone)."""
+    ``record/LABEL`` before it looks for joiners, so of two starting together at least one sees the other. Renewed
+    while held, as ``holding_run``'s. A joiner killed -9 leaves a stale claim, which counts no longer (its process
+    is gone, or its renewals stopped)."""
     me = this_process()
     key = f"{_join_prefix(label)}{me.owner}"
     await store.try_claim(key, me)  # its own key: nobody else holds it
     try:
-        yield
+        async with renewing_claims(store, [key], me):
+            yield
     finally:
         await asyncio.shield(store.release_claim(key, me))
 

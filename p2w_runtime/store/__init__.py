@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from p2w_runtime.store._bundle import BundleSummary, bundle_header, export_bundle, import_bundle
     from p2w_runtime.store._bundle_check import VerifiedBundle, verify_bundle
     from p2w_runtime.store._bundle_lines import BundleError
-    from p2w_runtime.store._claims import ClaimHolder, hold_claims, this_process
+    from p2w_runtime.store._claims import ClaimHolder, hold_claims, renewing_claims, this_process
     from p2w_runtime.store._core import LIFECYCLE_TYPES
     from p2w_runtime.store._event_store import (
         BlobStore,
@@ -54,6 +54,7 @@ _LAZY = {
     "BundleError": "_bundle_lines",
     "ClaimHolder": "_claims",
     "hold_claims": "_claims",
+    "renewing_claims": "_claims",
     "this_process": "_claims",
     "LIFECYCLE_TYPES": "_core",
     "BlobStore": "_event_store",
@@ -196,6 +197,7 @@ __all__ = [
     "SummaryRows",
     "connect_store",
     "open_store",
+    "renewing_claims",
     "this_process",
     "WorkItem",
     "MigrateSummary",

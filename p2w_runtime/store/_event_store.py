@@ -214,6 +214,11 @@ class RunCoordination(ABC):
         """Take claim ``key`` for ``me`` (or take it over from a dead holder); the live holder if it is taken."""
 
     @abstractmethod
+    async def renew_claim(self, key: str, me: ClaimHolder) -> bool:
+        """Mark claim ``key`` as held now, if ``me`` still holds it; False if it was taken over (or released). Its
+        holder renews it every ``RENEW_S``, so a holder on another host is judged dead by its renewals."""
+
+    @abstractmethod
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         """Release claim ``key`` if ``me`` still holds it."""
 

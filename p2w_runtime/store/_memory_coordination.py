@@ -34,6 +34,14 @@ class MemoryCoordination:
             self._claims[key] = me
         return None
 
+    async def renew_claim(self, key: str, me: ClaimHolder) -> bool:
+        with self._lock:
+            holder = self._claims.get(key)
+            if holder is None or holder.owner != me.owner:
+                return False
+            self._claims[key] = replace(holder, claimed_at=time.time())
+        return True
+
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         with self._lock:
             holder = self._claims.get(key)

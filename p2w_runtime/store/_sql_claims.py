@@ -1,5 +1,5 @@
 """Run claims over SQL (``RunCoordination``): one row per claimed key, taken from a stale holder in the same write
-transaction, released only by its owner."""
+transaction, renewed and released only by its owner."""
 
 from __future__ import annotations
 
@@ -43,13 +43,21 @@ def _insert_claim() -> ClauseElement:
 
 
 @fixed
+def _renew_claim() -> ClauseElement:
+    """``RETURNING`` the key, so that a claim taken over (no row is the owner's) is told from a renewed one."""
+    c = core.CLAIMS.c
+    mine = sa.and_(c.key == sa.bindparam("key"), c.owner == sa.bindparam("owner"))
+    return sa.update(core.CLAIMS).where(mine).values(claimed_at=sa.bindparam("now")).returning(c.key)
+
+
+@fixed
 def _release_claim() -> ClauseElement:
     c = core.CLAIMS.c
     return sa.delete(core.CLAIMS).where(c.key == sa.bindparam("key"), c.owner == sa.bindparam("owner"))
 
 
 class SqlClaims(SqlStoreBase):
-    """``try_claim``, ``release_claim``, ``claim_holder`` and ``claim_holders`` of a SQL store."""
+    """``try_claim``, ``renew_claim``, ``release_claim``, ``claim_holder`` and ``claim_holders`` of a SQL store."""
 
     async def try_claim(self, key: str, me: ClaimHolder) -> ClaimHolder | None:
         holder_of, stale, claim = (self._statement(n) for n in ("claim_holder", "drop_claim", "insert_claim"))
@@ -79,6 +87,11 @@ class SqlClaims(SqlStoreBase):
             rows = await session.fetch(holders_of.sql, holders_of.params(prefix=prefix, size=len(prefix)))
         now = time.time()
         return [holder for row in rows if not (holder := ClaimHolder(*row)).is_stale(now)]
+
+    async def renew_claim(self, key: str, me: ClaimHolder) -> bool:
+        renew = self._statement("renew_claim")
+        async with self._writing() as session:
+            return bool(await session.fetch(renew.sql, renew.params(key=key, owner=me.owner, now=time.time())))
 
     async def release_claim(self, key: str, me: ClaimHolder) -> None:
         release = self._statement("release_claim")

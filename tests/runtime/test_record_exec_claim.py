@@ -1,6 +1,7 @@
 """`record --exec`: a first recording holds its run as a resume does, so `--resume` and `--worker` of the run are
 refused while it records, in one line naming the run and its process, writing nothing; once it ends, normally or
-killed -9, the run can be resumed. Agents here ask no model: shell scripts."""
+killed -9, the run can be resumed, also when it recorded on another host (its claim renewed, then no more). Agents
+here ask no model: shell scripts."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.exec_support import P2W_RT, TASK, p2w_rt
 from tests.helpers.paths import REPO
+from tests.helpers.raw_sqlite import raw_sqlite
 from tests.helpers.seals_support import rows
 from tests.helpers.suite_tmp import process_tmpdir
 
 ENDPOINT = ("--base-url", "http://127.0.0.1:9/v1")  # never called: these agents ask no model
 OTHER = "Lena_Fischer_A1"
 EVENTS = "SELECT count(*), max(position) FROM events"
+ELSEWHERE = "elsewhere.invalid"
 
 
 def _recording(db: Path, agent: Path, tmp: Path) -> subprocess.Popen[str]:
@@ -90,3 +95,48 @@ def test_a_run_recorded_to_its_end_or_failing_is_released(tmp_path: Path) -> Non
     assert failed.returncode == 1 and "1 error" in failed.stdout, failed.stderr  # every episode failed
     resumed = p2w_rt(db, "record", "--resume", "R", "--exec", "sh -c 'exit 3'", *ENDPOINT)
     assert resumed.returncode == 0 and "1 kept from before" in resumed.stdout, resumed.stderr
+
+
+def test_a_recorder_on_another_host_keeps_its_run_by_renewing_its_claim_and_loses_it_once_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorder's claim is moved to another host by SQL (a process id there cannot be checked): held for hours
+    but renewed, the resume is refused; killed -9, its renewals stop and the resume takes the run over, in minutes
+    (here 5 s), not hours."""
+    monkeypatch.setenv("P2W_CLAIM_RENEW_S", "0.5")  # every p2w-rt below: renewed every 0.5 s, stale after 5 s
+    db, agent, began, go = tmp_path / "p2w.db", tmp_path / "wait.sh", tmp_path / "began", tmp_path / "go"
+    agent.write_text(f'touch {began}\nwhile [ ! -e {go} ]; do sleep 0.1; done\necho \'{{"answer": "ok"}}\'\n')
+    with process_tmpdir() as tmp:
+        recorder = _recording(db, agent, tmp)
+        try:
+            _wait_for(began, recorder)
+            hours_ago = time.time() - 7 * 3600
+            _move_claim(db, hours_ago)  # as if recording on another host for seven hours
+            _wait_renewed(db, hours_ago, recorder)
+            said = _refused(db, agent, "--resume", "R")
+            assert said.startswith(f"error: run 'R' is being recorded by another process (process {recorder.pid} on ")
+            assert said.endswith(f" {ELSEWHERE}); resume it once that one has ended, for what it leaves to do")
+        finally:
+            os.killpg(recorder.pid, signal.SIGKILL)
+            recorder.wait()
+    _move_claim(db, time.time() - 60)  # its last renewal a minute ago: stale, though claimed far less than hours ago
+    go.touch()
+    resumed = p2w_rt(db, "record", "--resume", "R", "--exec", f"sh {agent}", *ENDPOINT)
+    assert resumed.returncode == 0 and "2 answered" in resumed.stdout, resumed.stderr
+    assert rows(db, "SELECT count(*) FROM claims") == [(0,)]
+
+
+def _move_claim(db: Path, claimed_at: float) -> None:
+    with raw_sqlite(db, timeout=60) as conn:
+        moved = conn.execute(
+            "UPDATE claims SET host = ?, claimed_at = ? WHERE key = 'record/R'", (ELSEWHERE, claimed_at)
+        ).rowcount
+    assert moved == 1
+
+
+def _wait_renewed(db: Path, since: float, recorder: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120  # two renewals a second; a loaded machine may delay a few
+    while rows(db, "SELECT claimed_at FROM claims WHERE key = 'record/R'")[0][0] <= since:
+        assert recorder.poll() is None, recorder.communicate()
+        assert time.monotonic() < deadline, "the recorder never renewed its claim"
+        time.sleep(0.2)

@@ -76,6 +76,24 @@ class CoordinationContract(StoreFixture):
         assert await store.try_claim("old", me) is None
         assert await store.try_claim("live", me) == near  # another host's fresh claim is waited for
 
+    async def test_a_claim_of_another_host_is_kept_by_its_renewals_and_taken_over_when_they_stop(
+        self, store: EventStore
+    ) -> None:
+        long_ago = time.time() - 7 * 3600  # held for hours
+        kept = _holder("kept", host="elsewhere.invalid", at=long_ago)
+        dropped = _holder("dropped", host="elsewhere.invalid", at=time.time() - 11 * 60)  # unrenewed for 11 minutes
+        me = _holder("me")
+        for key, holder in (("kept", kept), ("dropped", dropped)):
+            assert await store.try_claim(key, holder) is None
+        assert await store.renew_claim("kept", kept)
+        assert await store.renew_claim("kept", me) is False  # only its owner renews it
+        taken = await store.try_claim("kept", me)
+        assert taken is not None and taken.owner == "kept" and taken.claimed_at > long_ago
+        assert await store.try_claim("dropped", me) is None  # stale after ten missed renewals
+        assert await store.renew_claim("dropped", dropped) is False  # its holder learns it was taken over
+        await store.release_claim("kept", kept)
+        assert await store.renew_claim("kept", kept) is False  # released: nothing to renew
+
     async def test_work_items_are_leased_to_one_worker_and_taken_over_when_the_lease_runs_out(
         self, store: EventStore
     ) -> None:
