@@ -18,17 +18,45 @@ def store_location(text: str) -> Path | str:
     return text if is_postgres_url(text) else Path(text)
 
 
-_PASSWORD = re.compile(r"^([^:/]+://[^:@/]*:).*@", re.DOTALL)
+_PASSWORD = re.compile(r"^[^:/]+://[^:@/]*:(.*)@", re.DOTALL)
 """From the user name's colon to the last "@": all of a password, even one with an unescaped "@", ":" or "/"."""
-_QUERY_OPTION = re.compile(r"([?&])([^=&]*)=[^&]*")
+_AS_LIBPQ_READS = re.compile(
+    r"""[^:/]+://
+    (?:[^@/]*@)?                        # user info: to the first "@" before any "/", as libpq reads it
+    (?:\[[^\]@/]*\]|[^:/?@\[\]]*)       # host
+    (?::[0-9]*)?                        # port
+    /[^?@]*                             # database
+    (?P<query>\?(?:[^&=@]*=[^&=@]*(?:@[^&=/:]*)?(?:&|\Z))*)""",
+    re.VERBOSE | re.DOTALL,
+)
+"""A URL of the documented form, as libpq reads it: its "@" in the query are option text (``?user=admin@srv``),
+not the end of a password. A password with an unescaped "@" can make a URL look like one with a query: an option
+holding a "/" or ":" after its "@" (a host, port or database), or a "?" before any database, is read as such a
+password."""
+_QUERY_OPTION = re.compile(r"[?&]([^=&]*)=([^&]*)")
 """An option of the query and its value, to the next "&" as the URL parser reads it ("#" included)."""
 
 
+def split_query(url: str) -> tuple[str, str]:
+    """The URL before its query, and the query from its "?" ("": none, or a URL read as having none)."""
+    libpq = _AS_LIBPQ_READS.fullmatch(url)
+    if libpq is None:
+        return url, ""
+    return url[: libpq.start("query")], libpq["query"]
+
+
 def shown_url(url: str) -> str:
-    """The URL as messages name it: never its password, nor any part of it."""
-    return _QUERY_OPTION.sub(_masked, _PASSWORD.sub(r"\1***@", url))
+    """The URL as messages name it: never its password, nor any part of it.
 
-
-def _masked(option: re.Match[str]) -> str:
-    """libpq's ``?password=`` option, which the driver takes too, however its name is spelled (``pass%77ord``)."""
-    return f"{option[1]}{option[2]}=***" if unquote_plus(option[2]).lower() == "password" else option[0]
+    Hidden are the password before the host and the value of libpq's ``?password=`` option, which the driver takes
+    too, however its name is spelled (``pass%77ord``): all of either, as far as any reading of the URL runs it."""
+    head, _ = split_query(url)
+    hidden = [option.span(2) for option in _QUERY_OPTION.finditer(url) if unquote_plus(option[1]).lower() == "password"]
+    if (password := _PASSWORD.match(head)) is not None:
+        hidden.append(password.span(1))
+    shown, at = "", 0
+    for start, end in sorted(hidden):
+        if start >= at:
+            shown += url[at:start] + "***"
+        at = max(at, end)
+    return shown + url[at:]

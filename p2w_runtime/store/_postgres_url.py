@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.engine import URL, make_url
 
 from p2w_runtime.store._event_store import StoreError, StoreUnavailable
-from p2w_runtime.store._location import URL_PATTERN
+from p2w_runtime.store._location import URL_PATTERN, split_query
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
@@ -64,7 +64,7 @@ class Connecting:
 
 
 _PASSWORD = re.compile(r"^[^:/]+://[^:@/]*:(.*)@", re.DOTALL)
-"""The password as ``shown_url`` masks it: from the user name's colon to the last "@"."""
+"""The password as ``shown_url`` masks it: from the user name's colon to the last "@" before the query."""
 
 
 def _last(url: URL, name: str) -> str | None:
@@ -78,10 +78,13 @@ def _refuse_unknown(url: URL, label: str) -> None:
     if not unknown:
         return
     name = unknown[0]
+    takes = f"(it takes {', '.join(ACCEPTED)})"
+    if not name:  # "?=VALUE"
+        raise StoreError(f"{label}: the URL has an option with no name {takes}")
     hint = (
         f"; set it as the environment variable PG{name.replace('_', '').upper()}" if name in _FROM_ENVIRONMENT else ""
     )
-    raise StoreError(f"{label}: the URL option {name} is not one p2w-rt takes{hint} (it takes {', '.join(ACCEPTED)})")
+    raise StoreError(f"{label}: the URL option {name} is not one p2w-rt takes{hint} {takes}")
 
 
 def _timeout_s(url: URL, label: str) -> float | None:
@@ -112,10 +115,13 @@ def connecting(url: str, label: str) -> Connecting:
     """``url`` as the driver takes it, and the options read from it.
 
     A password's unescaped "@" ends it early for the URL parser, and the rest of it becomes the host, the database
-    or the query, which messages name: such a URL is refused (``ValueError``) before any part of it is read."""
-    if (password := _PASSWORD.match(url)) is not None and "@" in password[1]:
+    or the query, which messages name: such a URL is refused (``ValueError``) before any part of it is read. An "@"
+    in the query is the option's text, as libpq reads it: the parser, whose user name runs to the last "@", gets it
+    %-escaped and unescapes it with the option's value."""
+    head, query = split_query(url)
+    if (password := _PASSWORD.match(head)) is not None and "@" in password[1]:
         raise ValueError("@ in the password")
-    parsed = make_url(URL_PATTERN.sub("postgresql+asyncpg://", url))
+    parsed = make_url(URL_PATTERN.sub("postgresql+asyncpg://", head + query.replace("@", "%40")))
     _refuse_unknown(parsed, label)
     passed = {name: value for name in _PASSED_ON if (value := _last(parsed, name)) is not None}
     return Connecting(

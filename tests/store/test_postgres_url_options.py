@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
+from p2w_rt.schemas import uuid7
 from p2w_runtime.store import connect_store, shown_url
 from p2w_runtime.store.contract.builders import observation
 from p2w_runtime.testing.postgres import PostgresServer
@@ -32,13 +33,14 @@ def with_password(url: str) -> str:
     return url.replace("postgres@", f"postgres:{SECRET}@")
 
 
-async def _record_and_name(url: str) -> list[str]:
-    """One event appended through ``url``; the application names of the database's sessions while the store is open."""
+async def _record_and_name(url: str, column: str = "application_name") -> list[str]:
+    """One event appended through ``url``; the ``column`` (of ``pg_stat_activity``) of the database's sessions while
+    the store is open."""
     async with await connect_store(url) as store:
         await store.append([observation("r1", 1)])
         conn = await asyncpg.connect(url.split("?")[0])
         try:
-            rows = await conn.fetch("SELECT application_name FROM pg_stat_activity WHERE datname = current_database()")
+            rows = await conn.fetch(f"SELECT {column} FROM pg_stat_activity WHERE datname = current_database()")
         finally:
             await conn.close()
     return [row[0] for row in rows]
@@ -87,6 +89,7 @@ def test_sslmode_require_against_a_server_without_ssl_is_one_line(postgres_serve
         ("sslmode=on", "sslmode='on' in the URL is not one of disable, allow, prefer, require, verify-ca, verify-full"),
         ("ssl=true", "ssl='true' in the URL is not one of disable, allow, prefer, require, verify-ca, verify-full"),
         ("sslmode=require&ssl=disable", "sslmode='require' and ssl='disable' in the URL disagree"),
+        ("=x", f"the URL has an option with no name {TAKEN}"),
     ],
 )
 def test_an_option_or_mode_p2w_rt_does_not_take_is_refused_naming_it(query: str, refusal: str) -> None:
@@ -122,3 +125,70 @@ def test_an_option_given_twice_is_read_as_its_last_value(postgres_server: Postgr
     command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", url, "verify"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.startswith("ok: 1 stream, 1 event"), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:pw@h:9/db?application_name=me@laptop", "postgresql://u:***@h:9/db?application_name=me@laptop"),
+        (
+            "postgresql://u:pw@h:9/db?user=admin@srv&sslmode=disable",
+            "postgresql://u:***@h:9/db?user=admin@srv&sslmode=disable",
+        ),
+        ("postgresql://h:9/db?user=admin@srv&password=p@w", "postgresql://h:9/db?user=admin@srv&password=***"),
+        ("postgresql://u:p?w@h/db?host=/tmp&user=a@b", "postgresql://u:***@h/db?host=/tmp&user=a@b"),
+        ("postgresql://u:Top@Secret@h:9/db?application_name=me@laptop", "postgresql://u:***@laptop"),
+    ],
+)
+def test_an_at_sign_in_the_query_is_shown_and_the_password_is_not(url: str, shown: str) -> None:
+    """As libpq reads the URL, the user info ends at its first "@" and an "@" after the query's "?" is option text;
+    a password with an unescaped "@" is still masked to the last one."""
+    assert shown_url(url) == shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql://me:x@y/db?connect_timeout={SECRET}@127.0.0.1:1/db",
+        f"postgresql://me:x@y?application_name={SECRET}@127.0.0.1",
+        f"postgresql://127.0.0.1:1/db?password=x@{SECRET}:1/db",
+    ],
+    ids=["host-after-at", "no-database", "password-option"],
+)
+def test_a_password_that_looks_like_a_query_with_an_at_is_never_shown(url: str) -> None:
+    """A password's unescaped "@" followed by what reads as a host, or a "?" before any database: the URL is read
+    as a password running to the last "@", refused in one line that shows none of it."""
+    code, output = p2w(url, "runs")
+    assert code == 2 and len(output.splitlines()) == 1, output
+    assert SECRET not in output + shown_url(url) and "x@" not in output + shown_url(url), output
+
+
+@pytest.mark.parametrize("password", [True, False])
+def test_an_at_sign_in_application_name_names_the_session(postgres_server: PostgresServer, password: bool) -> None:
+    """With a password it was refused as an "@" in the password; without, the driver connected to host "laptop"."""
+    url = postgres_server.fresh_database() + "?application_name=me@laptop"
+    url = with_password(url) if password else url
+    assert "me@laptop" in asyncio.run(_record_and_name(url))
+    code, output = p2w(url, "verify")
+    assert code == 0 and output.startswith("ok: 1 stream, 1 event"), output
+
+
+def test_a_user_option_with_an_at_sign_is_the_user(postgres_server: PostgresServer) -> None:
+    """Azure's ``user@server`` form: the role logs in; a role the server lacks is its one line, the URL masked."""
+    url = with_password(postgres_server.fresh_database())
+    database = url.rsplit("/", 1)[1]
+    role = f"admin@srv{uuid7().replace('-', '')[-12:]}"
+
+    async def create_role() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(f'CREATE ROLE "{role}" LOGIN; ALTER DATABASE "{database}" OWNER TO "{role}"')
+        finally:
+            await conn.close()
+
+    asyncio.run(create_role())
+    assert role in asyncio.run(_record_and_name(f"{url}?user={role}", column="usename"))
+    code, output = p2w(f"{url}?user=nobody@srv", "runs")
+    assert code == 2 and len(output.splitlines()) == 1, output
+    assert f"/{database}?user=nobody@srv: cannot open (" in output, output
+    assert output.endswith('role "nobody@srv" does not exist)\n') and SECRET not in output, output
