@@ -158,8 +158,8 @@ def fork_cmd(
 
 
 def _failed(summary: ForkSummary) -> str:
-    """Where an episode that ended in an error stopped: its ``steps`` say 0, yet the source's steps before K
-    were replayed (the step counted is the one that failed)."""
+    """Where an episode that ended in an error stopped: how many of its steps were the source's, replayed, and which
+    step failed (its ``steps`` count the completed ones, replayed and live alike)."""
     replayed = f"{counted(summary.replayed_steps, 'step')} replayed from the source"
     if not summary.went_live:
         return f"{replayed}, then replaying step {summary.last_step} failed"
