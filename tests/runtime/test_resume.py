@@ -266,10 +266,15 @@ def test_record_without_model_or_resume_is_a_usage_error(tmp_path: Path):
 
 
 def test_the_resumed_runs_cost_is_every_attempts_not_only_the_last_sessions(resumed: Path):
-    ended = [json.loads(p) for (p,) in rows(resumed, "SELECT payload FROM events WHERE type='episode.finished'")]
+    # the run.finished of the fixture's resume (other tests of this module may resume the run again), and what came
+    # before it
+    ((at, finished),) = rows(
+        resumed, "SELECT position, payload FROM events WHERE type='run.finished' ORDER BY position LIMIT 1"
+    )
+    sql = f"SELECT payload FROM events WHERE type='episode.finished' AND position < {at}"
+    ended = [json.loads(p) for (p,) in rows(resumed, sql)]
     # the attempt killed -9 is closed as aborted, with no cost to report; the others report theirs
     assert [e["end_reason"] == "aborted" for e in ended].count(True) == 1
     costs = [e["cost_usd"] for e in ended if e["end_reason"] != "aborted"]
     assert len(costs) == 3 and all(c > 0 for c in costs)
-    ((finished,),) = rows(resumed, "SELECT payload FROM events WHERE type='run.finished'")
     assert json.loads(finished)["cost_usd"] == pytest.approx(sum(costs))  # the killed session's episode too
