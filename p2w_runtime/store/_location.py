@@ -18,7 +18,7 @@ def store_location(text: str) -> Path | str:
     return text if is_postgres_url(text) else Path(text)
 
 
-_PASSWORD = re.compile(r"^[^:/]+://[^:@/]*:(.*)@", re.DOTALL)
+PASSWORD = re.compile(r"^[^:/]+://[^:@/]*:(.*)@", re.DOTALL)
 """From the user name's colon to the last "@": all of a password, even one with an unescaped "@", ":" or "/"."""
 _AS_LIBPQ_READS = re.compile(
     r"""[^:/]+://
@@ -52,7 +52,7 @@ def shown_url(url: str) -> str:
     too, however its name is spelled (``pass%77ord``): all of either, as far as any reading of the URL runs it."""
     head, _ = split_query(url)
     hidden = [option.span(2) for option in _QUERY_OPTION.finditer(url) if unquote_plus(option[1]).lower() == "password"]
-    if (password := _PASSWORD.match(head)) is not None:
+    if (password := PASSWORD.match(head)) is not None:
         hidden.append(password.span(1))
     shown, at = "", 0
     for start, end in sorted(hidden):

@@ -10,14 +10,13 @@ naming it."""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import URL, make_url
 
 from p2w_runtime.store._event_store import StoreError, StoreUnavailable
-from p2w_runtime.store._location import URL_PATTERN, split_query
+from p2w_runtime.store._location import PASSWORD, URL_PATTERN, split_query
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
@@ -61,10 +60,6 @@ class Connecting:
         return StoreUnavailable(
             f"{label}: no answer from {self.server}{within} (to wait longer, add ?connect_timeout=SECONDS to the URL)"
         )
-
-
-_PASSWORD = re.compile(r"^[^:/]+://[^:@/]*:(.*)@", re.DOTALL)
-"""The password as ``shown_url`` masks it: from the user name's colon to the last "@" before the query."""
 
 
 def _last(url: URL, name: str) -> str | None:
@@ -119,7 +114,7 @@ def connecting(url: str, label: str) -> Connecting:
     in the query is the option's text, as libpq reads it: the parser, whose user name runs to the last "@", gets it
     %-escaped and unescapes it with the option's value."""
     head, query = split_query(url)
-    if (password := _PASSWORD.match(head)) is not None and "@" in password[1]:
+    if (password := PASSWORD.match(head)) is not None and "@" in password[1]:
         raise ValueError("@ in the password")
     parsed = make_url(URL_PATTERN.sub("postgresql+asyncpg://", head + query.replace("@", "%40")))
     _refuse_unknown(parsed, label)
