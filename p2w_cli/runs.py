@@ -113,9 +113,16 @@ def _show_listing(ctx: click.Context, run_ref: str, as_json: bool) -> None:
             return info, episodes
 
     info, items = run(_load())
-    if as_json:
+    if as_json:  # what the table shows, the answer whole
         for ref in items:
-            echo_json({"stream": ref.stream, "task_id": ref.task_id, "level": ref.level, "end_reason": ref.end_reason})
+            end = ref.finished
+            assert end is not None  # only finished attempts count
+            echo_json(
+                {
+                    "stream": ref.stream, "task_id": ref.task_id, "level": ref.level, "end_reason": end.end_reason,
+                    "steps": end.steps, "answer": end.answer, "final_url": end.final_url, "cost_usd": end.cost_usd,
+                }
+            )  # fmt: skip
         return
     from p2w_cli.render.terminal import clip
 

@@ -9,6 +9,7 @@ listing shows (reason, steps, answer) is the ``episode.finished`` payload the re
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -47,7 +48,9 @@ def test_listing_reads_only_the_start_and_end_of_each_episode(tmp_path: Path) ->
     asyncio.run(_run_with_an_unreadable_middle(db))
     result = CliRunner().invoke(main, ["--db", str(db), "show", "future", "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert '"task_id": "Ann_Lee_A1", "level": 2, "end_reason": "max_steps"' in result.stdout
+    (line,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (line["task_id"], line["level"], line["end_reason"]) == ("Ann_Lee_A1", 2, "max_steps")
+    assert (line["steps"], line["answer"]) == (7, "none of them fit"), "the JSON lines carry what the table shows"
     result = CliRunner().invoke(main, ["--db", str(db), "show", "future"], catch_exceptions=False)
     assert result.exit_code == 0 and "max_steps" in result.stdout and "7" in result.stdout
     assert "none of them fit" in result.stdout
