@@ -1,7 +1,7 @@
 """Incremental verify: a whole-store ``verify`` appends a mark, the next one checks the events after it in full and
 those before it by their streams' heads and counts (docs/design/integrity.md, "Incremental verify"). Tampering is
-done as in ``tests/store/test_tamper.py``: raw sqlite3 on the file, triggers dropped; the databases keep every
-event a row, so the forger edits rows (segments: ``p2w_runtime/store/contract/marks.py``)."""
+done as in ``tests/store/test_tamper_judged_run.py``: raw sqlite3 on the file, triggers dropped; the databases keep
+every event a row, so the forger edits rows (segments: ``p2w_runtime/store/contract/marks.py``)."""
 
 from __future__ import annotations
 
