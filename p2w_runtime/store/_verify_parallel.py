@@ -61,10 +61,8 @@ def reopen_location(store: EventStore) -> str | Path | None:
     path = getattr(store, "_path", None)
     if isinstance(path, Path):
         return path
-    engine = getattr(store, "engine", None)
-    if engine is not None and engine.dialect.name == "postgresql":
-        return str(engine.url.render_as_string(hide_password=False))
-    return None
+    connects = getattr(store, "connects", None)  # a PostgreSQL store: the URL as given, options and all
+    return None if connects is None else str(connects.url)
 
 
 def workers(end: int) -> int:

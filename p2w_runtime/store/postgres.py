@@ -223,11 +223,11 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
     try:
         connects = connecting(url, label)
         engine = create_async_engine(
-            connects.url,
+            "postgresql+asyncpg://",
             pool_size=8,
             max_overflow=8,
             pool_pre_ping=False,
-            connect_args=connects.connect_args(session_settings()),
+            async_creator=connects.creator(session_settings()),
         )
     except (ArgumentError, ValueError) as exc:  # their text may quote the URL, or a piece of an unescaped password
         why = "is the port a number, every @ : / ? # of the password %-escaped?"

@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import asyncpg
@@ -20,7 +23,7 @@ from p2w_runtime.store.contract.builders import observation
 from p2w_runtime.testing.postgres import PostgresServer
 
 SECRET = "Secret-pw-42"
-TAKEN = "(it takes application_name, connect_timeout, host, password, ssl, sslmode, user)"
+TAKEN = "(it takes application_name, connect_timeout, host, password, port, ssl, sslmode, user)"
 
 
 def p2w(db: str, *args: str) -> tuple[int, str]:
@@ -192,3 +195,83 @@ def test_a_user_option_with_an_at_sign_is_the_user(postgres_server: PostgresServ
     assert code == 2 and len(output.splitlines()) == 1, output
     assert f"/{database}?user=nobody@srv: cannot open (" in output, output
     assert output.endswith('role "nobody@srv" does not exist)\n') and SECRET not in output, output
+
+
+def _verify(url: str) -> None:
+    command = [str(Path(sys.executable).with_name("p2w-rt")), "--db", url, "verify"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("ok: 1 stream, 1 event"), done.stderr
+    assert SECRET not in done.stdout + done.stderr
+
+
+def test_a_plus_in_application_name_is_kept_as_libpq_keeps_it(postgres_server: PostgresServer) -> None:
+    """libpq %-decodes a URL's values and keeps "+": ``psql "postgresql://...?application_name=x+y%2Bz%20w"``
+    (psql 15.18) reports ``current_setting('application_name')`` = ``x+y+z w``; SQLAlchemy's form decoding gave
+    ``x y+z w``."""
+    url = postgres_server.fresh_database() + "?application_name=x+y%2Bz%20w"
+    assert "x+y+z w" in asyncio.run(_record_and_name(url))
+    _verify(url)
+
+
+def _sql(url: str, statement: str) -> None:
+    async def run() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+def test_a_plus_in_the_user_option_is_the_user(postgres_server: PostgresServer) -> None:
+    """``psql "postgresql://...?user=a+b"`` logs in as ``a+b`` (``current_user``); the store logged in as ``a b``."""
+    url = postgres_server.fresh_database()
+    role = f"p2w+{uuid7().replace('-', '')[-12:]}"
+    _sql(url, f'CREATE ROLE "{role}" LOGIN; ALTER DATABASE "{url.rsplit("/", 1)[1]}" OWNER TO "{role}"')
+    assert role in asyncio.run(_record_and_name(f"{url}?user={role}", column="usename"))
+
+
+@contextmanager
+def password_role(server: PostgresServer, password: str) -> Iterator[str]:
+    """A role that must give ``password`` (SCRAM) from 127.0.0.1, where the test server trusts every other login."""
+    role = f"pw_{uuid7().replace('-', '')[-12:]}"
+    _sql(server.url(), f"CREATE ROLE {role} LOGIN SUPERUSER PASSWORD '{password}'")
+    hba = server.data / "pg_hba.conf"
+    trusting = hba.read_text()
+    hba.write_text(f"host all {role} 127.0.0.1/32 scram-sha-256\n{trusting}")
+    _sql(server.url(), "SELECT pg_reload_conf()")
+    try:
+        yield role
+    finally:
+        hba.write_text(trusting)
+        _sql(server.url(), "SELECT pg_reload_conf()")
+
+
+def test_a_plus_in_the_password_option_is_the_password(postgres_server: PostgresServer) -> None:
+    """``psql "postgresql://ROLE@HOST/DB?password=pw+1"`` logs in with password ``pw+1`` (``pw%2B1`` too),
+    ``?password=pw%201`` fails authentication; the store sent ``pw 1`` for ``pw+1``. Neither line shows it."""
+    url = postgres_server.fresh_database()
+    with password_role(postgres_server, f"{SECRET}+1") as role:
+        url = url.replace("postgres@", f"{role}@")
+        asyncio.run(_record(f"{url}?password={SECRET}+1"))
+        _verify(f"{url}?password={SECRET}%2B1")
+        code, output = p2w(f"{url}?password={SECRET}%201", "verify")
+    assert code == 2 and len(output.splitlines()) == 1, output
+    assert f'password authentication failed for user "{role}")' in output and SECRET not in output, output
+
+
+async def _record(url: str) -> None:
+    async with await connect_store(url) as store:
+        await store.append([observation("r1", 1)])
+
+
+def test_a_plus_in_the_host_option_is_the_socket_folder(postgres_server: PostgresServer) -> None:
+    """``psql "postgresql:///DB?host=/FOLDER/a+b&port=PORT"`` connects through the socket in ``/FOLDER/a+b`` (here a
+    link to the server's socket folder); the store looked for ``/FOLDER/a b``."""
+    database = postgres_server.fresh_database().rsplit("/", 1)[1]
+    with tempfile.TemporaryDirectory(prefix="p2w-") as folder:  # short: a socket's path has 107 bytes at most
+        Path(folder, "a+b").symlink_to(postgres_server.root)
+        url = f"postgresql://postgres@/{database}?host={folder}/a+b&port={postgres_server.port}"
+        asyncio.run(_record(url))
+        _verify(url)
