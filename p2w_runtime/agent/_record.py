@@ -13,7 +13,7 @@ from p2w_runtime.agent._request import RecordRequest
 from p2w_runtime.agent._resume import resumed_request, selection_config
 from p2w_runtime.agent._run import NewRun, ProgressCallback, plan_run, record_episodes
 from p2w_runtime.agent._sources import folder_config, new_run_files, sources
-from p2w_runtime.agent._worker import join_run, work
+from p2w_runtime.agent._worker import joined_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import BankFolder, DataError, Task, TaskSet, find_memory_bank
 from p2w_runtime.domain import attempt_id, check_label_free, find_run, holding_run, resuming
@@ -91,10 +91,11 @@ async def record(
         prices=PriceTable.default(request.prices),
     )
     new = NewRun(tasks, dataset, label, model, config, run_config, carried, embedder_ref)
-    worker_run = None
-    if request.worker:  # before the browser starts, so that a run the workers cannot join is refused at once
-        worker_run = await join_run(store, new)
-    async with llm, hosted_browser(tasks, request.chromium, hosting) as browser:
+    # a worker joins before the browser starts, so that a run the workers cannot join is refused at once; present
+    # in the run from then until it ends
+    joined: contextlib.AbstractAsyncContextManager[str | None]
+    joined = joined_run(store, new) if request.worker else contextlib.nullcontext(None)
+    async with joined as worker_run, llm, hosted_browser(tasks, request.chromium, hosting) as browser:
         if worker_run is not None:
             run_id = worker_run
 

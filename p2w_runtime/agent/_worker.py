@@ -1,7 +1,8 @@
 """`record --label L --worker`: several processes, on one machine or many, record one run together.
 
-Each worker joins the run labelled L (the first one creates it; the label's primary key decides who), makes
-every selected task a work item, and loops: lease a free task, record it, mark it done. The loop knows no agent:
+Each worker joins the run labelled L (the first one creates it; the label's primary key decides who), present in
+it (``joining``) until it ends so that a lone resume is refused meanwhile, makes every selected task a work item, and
+loops: lease a free task, record it, mark it done. The loop knows no agent:
 it is given "record this attempt at this task" (``RecordTask``): the own agent's ``Episode`` under ``record``, an
 outside agent's process under ``record --exec CMD --worker``. A lease is renewed
 every third of ``LEASE_S`` while the episode runs; a worker killed mid-episode stops renewing, the lease runs
@@ -14,14 +15,23 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import TypeVar
 
 import structlog
 
 from p2w_runtime.agent._episode import EpisodeOutcome
 from p2w_runtime.agent._run import NewRun, ProgressCallback, RunProgress, plan_run
-from p2w_runtime.domain import RunInfo, RunRecording, TaskLike, UnknownRun, check_not_recorded_alone, find_run
+from p2w_runtime.domain import (
+    RunInfo,
+    RunRecording,
+    TaskLike,
+    UnknownRun,
+    check_not_recorded_alone,
+    find_run,
+    joining,
+)
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import ClaimHolder, EventStore, LabelTaken, StoreError, StreamEnded, this_process
 
@@ -36,6 +46,16 @@ T = TypeVar("T", bound=TaskLike)
 RecordTask = Callable[[T, int], Awaitable[EpisodeOutcome]]
 """Record attempt number n at a task (stream ``TASK#n``; n decided by the worker, from the attempts stored) and say
 how it ended; cancelled when the lease is lost or the worker stopped, the attempt then ends as aborted."""
+
+
+@asynccontextmanager
+async def joined_run(store: EventStore, new: NewRun) -> AsyncIterator[str]:
+    """``join_run`` with this worker's presence in the run (``joining``) held while the block runs: taken before the
+    worker looks for a lone recorder and held until it ends, so that a ``record --resume`` starting while it holds
+    no lease (before its first, or waiting for the others' tasks) is refused (``resuming``), and of the two starting
+    together at least one sees the other."""
+    async with joining(store, new.label):
+        yield await join_run(store, new)
 
 
 async def join_run(store: EventStore, new: NewRun) -> str:

@@ -138,8 +138,9 @@ class RunRecording:
     async def close_last(self, leave: Callable[[], Awaitable[bool]], *, interrupted: bool = False) -> RunFinished:
         """``close`` by the last of the recorders sharing the run: ``leave`` gives this one's place back and says
         whether others still record it; then the run stays open and its ``summary`` is returned, not written. One
-        leaves at a time (the claim ``close_once`` takes), so of two last ones leaving together one finishes it."""
-        async with hold_claims(self.store, [f"finish/{self.run_id}"]):
+        leaves at a time (the claim ``close_once`` takes), so of two last ones leaving together one finishes it; a
+        recorder joining meanwhile waits for that claim to see whether the run is finished (``check_open``)."""
+        async with hold_claims(self.store, [self._finish_key]):
             if await leave():
                 return await self.summary(interrupted=interrupted)
             return await self.close(interrupted=interrupted)
@@ -147,13 +148,41 @@ class RunRecording:
     async def close_once(self) -> RunFinished | None:
         """``close`` by whichever recorder sharing the run gets here first (a claim decides); None when it is
         finished already."""
-        async with hold_claims(self.store, [f"finish/{self.run_id}"]):
-            # Not only the last event: a recorder whose lease was taken over may seal its dropped attempt after
-            # another finished the run, and that late ``episode.sealed`` must not make the run finish twice.
-            async for event in self.store.read_stream(self.run_id):
-                if event.type == "run.finished":
-                    return None
+        async with hold_claims(self.store, [self._finish_key]):
+            if await self._finished() is not None:
+                return None
             return await self.close()
+
+    async def check_open(self, label: str) -> None:
+        """Refuse a recorder joining run ``label`` once it is finished: else it would record episodes into a run
+        already reported finished, and its close would finish it a second time. Read under the claim the closers
+        hold while they look for recorders and finish the run, by a joiner present already (``joining``): a closer
+        looking after its arrival sees it and leaves the run open, one that looked before has finished the run by
+        the time it is read here. A run its workers finished (it has work items) passes: their loop finds nothing
+        left to do, and a late ``record --exec CMD --worker`` exits having recorded nothing. So does an
+        ``interrupted`` run, which joiners started again continue, as a resume would."""
+        async with hold_claims(self.store, [self._finish_key]):
+            finished = await self._finished()
+        if finished is not None and finished.status != "interrupted" and not await self.store.work_items(self.run_id):
+            raise UserError(
+                f"run {label!r} is {finished.status}, nothing more is recorded in it: "
+                "open it with resume=True to record the tasks it leaves to do"
+            )
+
+    @property
+    def _finish_key(self) -> str:
+        return f"finish/{self.run_id}"
+
+    async def _finished(self) -> RunFinished | None:
+        """The run's last ``run.finished``, read from its stream now. Not only its last event: a recorder whose
+        lease was taken over may seal its dropped attempt after another finished the run, and that late
+        ``episode.sealed`` must not make the run look unfinished."""
+        found = None
+        async for event in self.store.read_stream(self.run_id):
+            if event.type == "run.finished":
+                found = event.decode_payload()
+        assert found is None or isinstance(found, RunFinished)
+        return found
 
 
 async def check_label_free(store: EventStore, label: str) -> None:

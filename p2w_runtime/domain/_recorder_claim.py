@@ -1,8 +1,8 @@
 """One process records a run at a time: its first recording from before ``run.started`` until it is closed, or a
 resume (``record``, ``record --exec`` and the recording API alike; docs/design/concurrency.md). A second would close
 the first one's open attempts as dead and collide with its next ones, so it is refused in one line before it writes
-anything. Workers share a run by design (leases on its tasks, and for the recording API's joiners a presence claim
-each, ``joining``), and may not join a run one process records alone (``check_not_recorded_alone``)."""
+anything. Workers share a run by design (leases on its tasks, and a presence claim each, ``joining``), and may not
+join a run one process records alone (``check_not_recorded_alone``)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
 @asynccontextmanager
 async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
     """``holding_run`` for a resume of ``run``, which is refused too while workers share it: leases on its tasks
-    (``record --worker``) or presence claims (``open_run(join=True)``), neither of them ``record/LABEL``. A killed
-    worker's lease runs out; a killed joiner's claim is stale."""
+    (``record --worker``) or presence claims (``joining``), neither of them ``record/LABEL``. A killed worker's
+    lease runs out; a killed joiner's claim is stale."""
     async with holding_run(store, run.label):
         now = time.time()
         leased = [f"process {i.pid} on {i.host}" for i in await store.work_items(run.run_id) if _leased(i, now)]
@@ -61,12 +61,14 @@ async def resuming(store: EventStore, run: RunInfo) -> AsyncIterator[None]:
 
 @asynccontextmanager
 async def joining(store: EventStore, label: str) -> AsyncIterator[None]:
-    """Hold ``join/LABEL/OWNER`` while this recorder shares run ``label`` (``open_run(join=True)``): a claim of its
-    own, so joiners never refuse each other, that tells a resume (``resuming``) and the joiners closing the run
-    (``live_joiners``) that it still records. Taken before the joiner looks for a lone recorder, as that one takes
-    ``record/LABEL`` before it looks for joiners, so of two starting together at least one sees the other. Renewed
-    while held, as ``holding_run``'s. A joiner killed -9 leaves a stale claim, which counts no longer (its process
-    is gone, or its renewals stopped)."""
+    """Hold ``join/LABEL/OWNER`` while this recorder shares run ``label`` (``open_run(join=True)``, a worker of
+    ``record --worker`` from before its check until it ends, leases or none): a claim of its own, so joiners never
+    refuse each other, that tells a resume (``resuming``) and the joiners closing the run (``live_joiners``) that it
+    still records. Taken before the joiner looks for a lone recorder, as that one takes ``record/LABEL`` before it
+    looks for joiners, so of two starting together at least one sees the other; and before it looks whether the
+    run is finished (``RunRecording.check_open``), under the claim the last joiner holds while it looks for joiners
+    and finishes the run. Renewed while held, as ``holding_run``'s. A joiner killed -9 leaves a stale claim, which
+    counts no longer (its process is gone, or its renewals stopped)."""
     me = this_process()
     key = f"{_join_prefix(label)}{me.owner}"
     await store.try_claim(key, me)  # its own key: nobody else holds it

@@ -6,7 +6,8 @@ records their tasks again as ``TASK#n``, as ``record --resume`` does for the own
 a time, as under ``record``: ``open_run`` holds the claim ``record/LABEL`` (``holding_run``) from before the run starts
 or resumes until ``close``, so a resume meanwhile (a script's or ``record --resume``) is refused instead of closing
 the live attempts as dead. Recorders that ``join`` a run share it by design: each holds a presence claim of its own
-(``joining``) until its ``close``, which refuses a resume the same way and lets only the last of them finish the run.
+(``joining``) until its ``close``, which refuses a resume the same way and lets only the last of them finish the run;
+one arriving as the last one finishes it is either seen by it or finds the run finished (``RunRecording.check_open``).
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ async def open_run(
     recorded); a run one process records alone (not joined) is refused in one line naming it. Each joiner holds the
     claim ``join/LABEL/OWNER`` until its ``close``: a resume meanwhile is refused in one line naming the live
     joiners, and only the last joiner's ``close`` writes ``run.finished`` (a joiner killed -9 counts no longer; if
-    it was the last, the run stays unfinished until resumed).
+    it was the last, the run stays unfinished until resumed). A finished run is refused in one line (resume it
+    instead), also when the last joiner finishes it while this one joins (``RunRecording.check_open``).
 
     A new run carries its dataset beside its start, as the own agent's runs do, so ``replay``, ``classify`` and
     ``rerun`` need no folders on any machine: the task files of a ``TaskSet`` (with each one's answer key) and the
@@ -232,6 +234,8 @@ async def open_run(
             dataset_id=provenance.dataset_id,
         )  # fmt: skip
         run = await resume_run(store, existing.run_id, abort=not join)
+        if join:  # present already: the last recorder closing now sees this one, or has finished the run
+            await run.check_open(label)
         return Recording(run, label, scheme, listed, claim=claim, joined=join)
     except BaseException:
         await claim.aclose()
