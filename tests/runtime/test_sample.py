@@ -101,12 +101,12 @@ def test_preference_values_rarely_appear_verbatim(tasks: TaskSet, banks: dict[st
 
 
 def test_every_level2_website_and_preference_is_retrievable(
-    tasks: TaskSet, banks: dict[str, list[MemoryEntry]], tmp_path_factory: pytest.TempPathFactory
+    tasks: TaskSet, banks: dict[str, list[MemoryEntry]]
 ) -> None:
-    """Per level-2 task a plain history query surfaces (cosine >= 0.5, top 20) the behaviour revealing the answer."""
+    """Per level-2 task a plain history query surfaces (cosine >= 0.5, top 20) the behaviour revealing the answer.
+    The banks' vectors come from the session's cache (``P2W_CACHE_DIR``) when the recordings before it made them."""
     embedder = load_embedder()
-    cache = tmp_path_factory.mktemp("retrieval-cache")
-    indexes = {persona: HistoryIndex.open(entries, embedder, cache) for persona, entries in banks.items()}
+    indexes = {persona: HistoryIndex.open(entries, embedder) for persona, entries in banks.items()}
     checks = sample_checks()
     level2 = [t for t in tasks.tasks.values() if t.level == 2]
     assert {t.query_set for t in level2} == set(checks)
