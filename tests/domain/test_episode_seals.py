@@ -22,12 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from p2w_runtime.data import load_tasks
-from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.testing import ScriptedLlm
-from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers import tamper_support
 from tests.helpers.paths import REPO
+from tests.helpers.sample_llm import sample_agent_llm
 from tests.helpers.seals_support import (
     cli,
     copy_db,
@@ -75,9 +73,7 @@ def spawn(args: list[str], cwd: Path, **env: str) -> subprocess.Popen[bytes]:
 
 @pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLlm]:
-    tasks = load_tasks(sample_tasks_dir())
-    with ScriptedLlm() as server:
-        server.handle_with(SampleAgentScript(tasks, sample_checks()))
+    with sample_agent_llm() as server:
         yield server
 
 

@@ -19,16 +19,14 @@ from pathlib import Path
 import pytest
 
 from p2w_rt.schemas import RunFinished
-from p2w_runtime.data import load_tasks
-from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import live_joiners
 from p2w_runtime.errors import UserError
 from p2w_runtime.recording import Recording
 from p2w_runtime.store import EventStore
 from p2w_runtime.testing import ScriptedLlm
-from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.joining_child import TASK_IDS, open_shared
 from tests.helpers.paths import REPO
+from tests.helpers.sample_llm import sample_agent_llm
 from tests.helpers.seals_support import rows
 
 FIRST, SECOND = TASK_IDS
@@ -89,9 +87,7 @@ async def test_joiners_started_again_continue_a_run_their_predecessors_closed_as
 
 @pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLlm]:
-    tasks = load_tasks(sample_tasks_dir())
-    with ScriptedLlm() as server:
-        server.handle_with(SampleAgentScript(tasks, sample_checks()))
+    with sample_agent_llm() as server:
         yield server
 
 

@@ -20,14 +20,12 @@ from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_runtime.agent._worker import ABANDONED_DETAIL
-from p2w_runtime.data import load_tasks
-from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import episodes_of, find_run
 from p2w_runtime.store import open_store, verify_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
-from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.paths import REPO
+from tests.helpers.sample_llm import sample_agent_llm
 
 TASKS = 6
 LEASE_S = 4
@@ -35,9 +33,7 @@ LEASE_S = 4
 
 @pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLlm]:
-    tasks = load_tasks(sample_tasks_dir())
-    with ScriptedLlm() as server:
-        server.handle_with(SampleAgentScript(tasks, sample_checks()))
+    with sample_agent_llm() as server:
         yield server
 
 

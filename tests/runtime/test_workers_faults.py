@@ -22,11 +22,11 @@ from p2w_runtime.agent import AgentConfig
 from p2w_runtime.agent._run import NewRun
 from p2w_runtime.agent._worker import ABANDONED_DETAIL, join_run
 from p2w_runtime.data import load_tasks
-from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
+from p2w_runtime.demo.sample import sample_tasks_dir
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing.postgres import PostgresServer
-from p2w_runtime.testing.sample_agent import SampleAgentScript
+from tests.helpers.sample_llm import sample_agent_llm
 from tests.helpers.workers_support import (
     backend_of,
     busy_cpu,
@@ -44,9 +44,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLlm]:
-    tasks = load_tasks(sample_tasks_dir())
-    with ScriptedLlm() as server:
-        server.handle_with(SampleAgentScript(tasks, sample_checks()))
+    with sample_agent_llm() as server:
         yield server
 
 

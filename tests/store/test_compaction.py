@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +25,14 @@ from click.testing import CliRunner, Result
 
 from p2w_rt.cli import main
 from p2w_rt.schemas import uuid7
-from p2w_runtime.data import load_tasks
-from p2w_runtime.demo.sample import sample_checks, sample_tasks_dir
 from p2w_runtime.domain import append_sealed
 from p2w_runtime.store import open_store, verify_store
 from p2w_runtime.store._segments import SPARSE_CODEC
 from p2w_runtime.store.contract.compaction import reads
 from p2w_runtime.testing import ScriptedLlm
-from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.builders import episode, run_started
 from tests.helpers.raw_sqlite import raw_sqlite
+from tests.helpers.sample_llm import sample_agent_llm
 
 
 def cli(db: Path, *args: str) -> Result:
@@ -55,9 +54,8 @@ def command(*args: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def llm() -> Any:
-    with ScriptedLlm() as server:
-        server.handle_with(SampleAgentScript(load_tasks(sample_tasks_dir()), sample_checks()))
+def llm() -> Iterator[ScriptedLlm]:
+    with sample_agent_llm() as server:
         yield server
 
 
