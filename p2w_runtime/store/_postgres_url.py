@@ -52,9 +52,13 @@ def _server(address: Address) -> str:
     return f"{f'[{host}]' if ':' in host else host}:{port or 5432}"
 
 
+def _within(timeout_s: float | None) -> str:
+    return f" within {timeout_s:g} s" if timeout_s is not None else ""
+
+
 def _failure(exc: BaseException, timeout_s: float | None) -> str:
     if isinstance(exc, TimeoutError):
-        return "no answer" + (f" within {timeout_s:g} s" if timeout_s is not None else "")
+        return f"no answer{_within(timeout_s)}"
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -113,7 +117,7 @@ class Connecting:
         raise ConnectionError("; ".join(f"{_server(at)}: {_failure(exc, self.timeout_s)}" for at, exc in failed))
 
     def no_answer(self, label: str) -> StoreUnavailable:
-        within = f" within {self.timeout_s:g} s" if self.timeout_s is not None else ""
+        within = _within(self.timeout_s)
         each = " each" if within and len(self.addresses) > 1 else ""
         return StoreUnavailable(
             f"{label}: no answer from {self.server}{within}{each} (to wait longer, add ?connect_timeout=SECONDS to the "
