@@ -113,10 +113,9 @@ def _show_listing(ctx: click.Context, run_ref: str, as_json: bool) -> None:
             return info, episodes
 
     info, items = run(_load())
+    ends = [(ref, ref.finished) for ref in items if ref.finished is not None]  # only finished attempts count
     if as_json:  # what the table shows, the answer whole
-        for ref in items:
-            end = ref.finished
-            assert end is not None  # only finished attempts count
+        for ref, end in ends:
             echo_json(
                 {
                     "stream": ref.stream, "task_id": ref.task_id, "level": ref.level, "end_reason": end.end_reason,
@@ -128,9 +127,7 @@ def _show_listing(ctx: click.Context, run_ref: str, as_json: bool) -> None:
 
     _print_run_header(info)
     rows = []
-    for ref in items:
-        end = ref.finished
-        assert end is not None  # only finished attempts count
+    for ref, end in ends:
         rows.append(
             [
                 safe(ref.task_id),
