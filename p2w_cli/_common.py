@@ -103,10 +103,10 @@ class StoreLocation(click.ParamType[Path | str, Any]):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
         if isinstance(value, Path):
             return value
-        location = store_location(str(value))
-        if isinstance(location, Path) and location.is_dir():
-            self.fail(f"{location}: is a directory, not a database file", param, ctx)
-        return location
+        try:
+            return store_location(str(value))
+        except ValueError as exc:  # a folder, or a URL that is not PostgreSQL's
+            self.fail(str(exc), param, ctx)
 
 
 class RunLabel(click.ParamType[str, Any]):

@@ -113,6 +113,13 @@ async def connect_store(location: str | Path, *, create: bool = True, read_only:
     ``read_only`` for commands that must never write (comparisons); a file this process cannot write opens
     read-only anyway, so every reading command works on an archive.
     """
+    if isinstance(location, str):
+        try:
+            location = store_location(location)
+        except ValueError as exc:
+            from p2w_runtime.store._event_store import StoreError
+
+            raise StoreError(str(exc)) from None
     if is_postgres_url(location):
         from p2w_runtime.store.postgres import open_postgres
 

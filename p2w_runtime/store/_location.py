@@ -7,6 +7,7 @@ from pathlib import Path
 from urllib.parse import unquote_plus
 
 URL_PATTERN = re.compile(r"^postgres(ql)?(\+asyncpg)?://", re.IGNORECASE)
+_ANY_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def is_postgres_url(location: object) -> bool:
@@ -14,8 +15,17 @@ def is_postgres_url(location: object) -> bool:
 
 
 def store_location(text: str) -> Path | str:
-    """What ``--db`` / ``P2W_DB`` name: a ``postgresql://`` URL stays text, anything else is a SQLite file."""
-    return text if is_postgres_url(text) else Path(text)
+    """What ``--db`` / ``P2W_DB`` name: a ``postgresql://`` URL stays text, anything else is a SQLite file.
+
+    A folder is refused, and so is a URL of another scheme (``mysql://``, a misspelt ``postgresq://``): ``ValueError``
+    naming it without its password (taken for a file, its "//" folded into "/", every message showed the password)."""
+    if is_postgres_url(text):
+        return text
+    if _ANY_URL.match(text):
+        raise ValueError(f"{shown_url(text)}: neither a postgresql:// URL nor a SQLite file")
+    if (path := Path(text)).is_dir():
+        raise ValueError(f"{path}: is a directory, not a database file")
+    return path
 
 
 PASSWORD = re.compile(r"^[^:/]+://[^:@/]*:(.*)@", re.DOTALL)

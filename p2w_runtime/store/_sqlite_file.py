@@ -16,6 +16,7 @@ from p2w_runtime.store._sqlite_schema import may_become_ours
 from p2w_runtime.store._sqlite_writer import BUSY_TIMEOUT_MS, BusyBackoff, unreadable
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
     from sqlalchemy.ext.asyncio import AsyncEngine
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -84,10 +85,14 @@ def opened_as(path: Path, *, read_only: bool) -> tuple[str, bool]:
     return f"file:{quote(str(path.resolve()))}?{query}", True
 
 
-def url_of(path: Path, *, read_only: bool) -> str:
-    """The engine's URL for the database ``opened_as`` names."""
+def url_of(path: Path, *, read_only: bool) -> URL:
+    """The engine's URL for the database ``opened_as`` names, built from its parts: parsed as URL text, a path's
+    ``?`` would start a query and its ``%41`` be unescaped, so that the engine set up another file than the store's
+    (``--db 'a?b.db'`` made a store named ``a``)."""
+    from sqlalchemy.engine import URL
+
     database, uri = opened_as(path, read_only=read_only)
-    return f"sqlite+aiosqlite:///{database}" + ("&uri=true" if uri else "")
+    return URL.create("sqlite+aiosqlite", database=database, query={"uri": "true"} if uri else {})
 
 
 def make_engine(path: Path, *, read_only: bool, create: bool) -> AsyncEngine:

@@ -182,6 +182,8 @@ class SqliteEventStore(SqlEventStore):
             )
         tables = {name for kind, name in rows if kind == "table"}
         if not may_become_ours(tables, create=self._create and not self.read_only):
+            if not tables:  # what a first write killed before its set-up leaves: not someone else's file
+                raise StoreError(f"{self.label}: a SQLite database with no tables yet: nothing recorded in it")
             raise StoreError(f"{self.label}: a SQLite database, but not a p2w-rt event store")
         self.has_segments = not self.read_only or "segments" in tables  # a writer adds the table (``_set_up``)
         triggers = {name for kind, name in rows if kind == "trigger"}
