@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -24,6 +25,7 @@ from p2w_cli.view._annotate import FORM_BYTES, Annotating, parse_form
 from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
 from p2w_cli.view._episode import EpisodePage, UnknownEpisode, page_of_step
 from p2w_cli.view._filters import parse_filter, parse_search
+from p2w_cli.view._hosts import LoopbackOnly
 from p2w_cli.view._json import as_json
 from p2w_cli.view._links import ServerLinks
 from p2w_cli.view._live import runs_live
@@ -43,13 +45,17 @@ RECORDED_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src 
 """For recorded pages and blobs: no scripts (CSP sandbox without allow-scripts), nothing fetched from anywhere."""
 SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
+REFUSAL_HEADERS = {"Content-Security-Policy": API_CSP, **SAFE_HEADERS}
 
 
-def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None = None) -> Starlette:
+def create_app(
+    db: Path, *, others: Sequence[Path] = (), annotator: str | None = None, any_host: bool = False
+) -> Starlette:
     """The viewer over ``db`` (and ``others`` for comparisons), opened at startup, never written unless
     ``annotator`` is given: then the episode page offers a label form whose posts are recorded as that person's
     labels (``import-labels``' path). Each page has a JSON twin under ``/api/`` built by the same query
-    (``ViewQueries``, kept in ``app.state.queries``)."""
+    (``ViewQueries``, kept in ``app.state.queries``). Only requests naming a loopback host are served
+    (``_hosts.py``), unless ``any_host`` (a viewer bound to an address other machines reach)."""
     state = ViewState(Path(db), tuple(Path(o) for o in others))
     annotating = Annotating(annotator, secrets.token_urlsafe(32)) if annotator else None
     queries = ViewQueries(state)
@@ -246,6 +252,7 @@ def create_app(db: Path, *, others: Sequence[Path] = (), annotator: str | None =
             Exception: server_error,
         },
         lifespan=lifespan,
+        middleware=[] if any_host else [Middleware(LoopbackOnly, headers=REFUSAL_HEADERS)],
     )
     app.state.queries = queries
     return app

@@ -8,8 +8,6 @@ import click
 
 from p2w_cli._common import db_path, run
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
 
 @click.command("view")
 @click.argument("run_refs", metavar="[RUN...]", nargs=-1)
@@ -132,6 +130,7 @@ def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browse
 
     import uvicorn
 
+    from p2w_cli.view._hosts import is_loopback
     from p2w_cli.view.app import create_app
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -146,12 +145,14 @@ def _serve(db: Path, others: tuple[Path, ...], host: str, port: int, open_browse
     sock.listen(128)
     bound = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/"
-    if host not in LOOPBACK:
+    loopback = is_loopback(host)
+    if not loopback:
         click.echo(f"warning: serving {db} on {host}, reachable from other machines, without authentication", err=True)
     click.echo(f"p2w-rt view: {db} at {url}  (Ctrl-C to stop)", err=False)
     if open_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     if annotator:
         click.echo(f"labels submitted on episode pages are recorded in {db} as human:{annotator}", err=True)
-    config = uvicorn.Config(create_app(db, others=others, annotator=annotator), log_level="warning", lifespan="on")
+    app = create_app(db, others=others, annotator=annotator, any_host=not loopback)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])

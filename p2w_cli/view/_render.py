@@ -1,17 +1,21 @@
 """Jinja2 with autoescaping on for every template, and the few filters the pages share.
 
 Everything recorded (agent text, page titles, URLs, LLM messages) is untrusted: it is only ever
-printed through autoescaping, and a recorded URL becomes a link only when it is http(s).
+printed through autoescaping, and a recorded URL becomes a link only when it is http(s). Every printed
+value also has its invisible control characters spelled out (``shown``), as the terminal's ``safe`` does: a
+bidi override in a page title would otherwise reverse the URL and answer printed after it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
 
 from p2w_cli.render.metrics import outdated_hint
 from p2w_cli.render.words import counted
@@ -24,9 +28,29 @@ TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 
 
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029)
+_SPELLED: dict[int, str] = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c not in (0x09, 0x0A, 0x0D)},
+    **{c: f"\\u{c:04x}" for c in _BIDI},
+}
+"""C0 and C1 controls but tab and line ends (the pages keep a message's lines), DEL, bidi controls and line
+separators -> a visible escape (``\\u202e``), as ``p2w_runtime.terminal.safe`` spells them."""
+_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def shown(value: object) -> object:
+    """Jinja's ``finalize``: a printed string with its invisible control characters spelled out (markup stays
+    markup), so recorded text shows what it holds and cannot reorder the text around it; other values as they are."""
+    if not isinstance(value, str) or _HIDDEN.search(value) is None:
+        return value
+    spelled = _HIDDEN.sub(lambda found: _SPELLED[ord(found[0])], value)
+    return Markup(spelled) if isinstance(value, Markup) else spelled
+
+
 def safe_href(url: str | None) -> str | None:
-    """The URL if it is http(s) (so ``javascript:`` and ``data:`` never become links), else None."""
-    if not url:
+    """The URL if it is http(s) (so ``javascript:`` and ``data:`` never become links) and holds no control
+    character (it would be printed spelled out, another URL), else None: then it is printed as text."""
+    if not url or _HIDDEN.search(url) is not None:
         return None
     try:
         return url if urlsplit(url).scheme in ("http", "https") else None
@@ -84,6 +108,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=["jinja2.ext.do"],
+        finalize=shown,
     )
     env.filters.update(
         metric=metric,
