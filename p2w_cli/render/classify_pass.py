@@ -22,7 +22,7 @@ class ClassifyWatch(PassWatch[ClassifyOutcome, ClassifySummary]):
     def __init__(self, options: ClassifyOptions, out: Console, err: Console) -> None:
         self.options, self.out, self.err = options, out, err
         self.quiet = options.as_json or options.summary
-        self.bars = Bars("classifying", err if self.quiet else out, transient=self.quiet)
+        self.bars = Bars("classifying", "classified", err if self.quiet else out, transient=self.quiet)
 
     def started(self, run: RunInfo, total: int) -> None:
         self.bars.totals[run.run_id] = total

@@ -20,7 +20,7 @@ class JudgeWatch(PassWatch[JudgeOutcome, JudgeSummary]):
 
     def __init__(self, options: JudgeOptions, out: Console, err: Console) -> None:
         self.options, self.out, self.err = options, out, err
-        self.bars = Bars("judging", err if options.as_json else out, transient=options.as_json)
+        self.bars = Bars("judging", "judged", err if options.as_json else out, transient=options.as_json)
 
     def started(self, run: RunInfo, total: int) -> None:
         self.bars.totals[run.run_id] = total

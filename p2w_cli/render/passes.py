@@ -16,9 +16,9 @@ from p2w_runtime.domain import RunInfo
 
 
 def pass_progress(verb: str, console: Console, *, transient: bool) -> Progress:
-    """The bar of a pass over a run's episodes: ``{verb} {run label}``, done / total, cached and failed so far. A
-    ``transient`` bar is only for a person watching a terminal: on a pipe or file it is left out (it printed an empty
-    line there)."""
+    """The bar of a pass over a run's episodes: ``{verb} {run label}``, done / total, and the counts so far in the
+    closing line's words (``Bars.advance``). A ``transient`` bar is only for a person watching a terminal: on a pipe
+    or file it is left out (it printed an empty line there)."""
     return Progress(
         TextColumn(f"{verb} {{task.description}}"),
         BarColumn(),
@@ -39,10 +39,12 @@ def repeated_failures(counts: Tally[Any], err: Console) -> None:
 
 
 class Bars:
-    """One bar per run, made when ``bar`` is first asked for it, advanced with the run's counts so far."""
+    """One bar per run, made when ``bar`` is first asked for it, advanced with the run's counts so far: what the pass
+    made (``made``: "judged"), reused and failed, as its closing line says them. Made is what a pass pays for, so it
+    is shown as it grows, not left to be read as done minus cached."""
 
-    def __init__(self, verb: str, console: Console, *, transient: bool) -> None:
-        self.verb, self.console, self.transient = verb, console, transient
+    def __init__(self, verb: str, made: str, console: Console, *, transient: bool) -> None:
+        self.verb, self.made, self.console, self.transient = verb, made, console, transient
         self.totals: dict[str, int] = {}
         self.bars: dict[str, tuple[Progress, TaskID, Tally[Any]]] = {}
 
@@ -57,7 +59,8 @@ class Bars:
     def advance(self, info: RunInfo, outcome: Any) -> tuple[Progress, Tally[Any]]:
         progress, task, counts = self.bars[info.run_id]
         counts.add(outcome)
-        progress.update(task, advance=1, state=f"cached {counts.cached} · failed {counts.failed}")
+        state = f"{self.made} {counts.new} · cached {counts.cached} · failed {counts.failed}"
+        progress.update(task, advance=1, state=state)
         return progress, counts
 
     def stop(self, info: RunInfo | None = None) -> None:
