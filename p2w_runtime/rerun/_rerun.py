@@ -15,14 +15,14 @@ from pathlib import Path
 
 from p2w_runtime.agent import AGENT_NAME, ROLE_PARAMS, AgentConfig, Episode
 from p2w_runtime.command_line import command_line
-from p2w_runtime.domain import EpisodeRef, RunInfo, check_label_free, episodes_of, find_run, run_banks, under
+from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run, run_banks, under
 from p2w_runtime.errors import UserError
 from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._environment import RecordedEnvironment
 from p2w_runtime.rerun._llm import RecordedLlm
 from p2w_runtime.rerun._mismatch import Divergence, ReplayedEpisode
-from p2w_runtime.rerun._record_as import record_as
+from p2w_runtime.rerun._record_as import check_copy_label, record_as
 from p2w_runtime.rerun._recorded import RecordedEpisode, load_episode
 from p2w_runtime.rerun._retrieval import RecordedRetriever
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
@@ -77,7 +77,7 @@ async def rerun(
     refs = select_episodes(run, await episodes_of(store, run.run_id), options.task_ids)
     config = agent_config(run)
     if options.record_as:
-        await check_label_free(store, options.record_as)
+        await check_copy_label(store, run, options.record_as)
     retriever = None
     if config.scheme != "no-history" and not options.recorded_retrieval:
         retriever = await history_retriever(
