@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from p2w_cli._common import db_path, run
+from p2w_cli._common import StoreLocation, db_path, run
 
 
 @click.command("view")
@@ -14,7 +14,7 @@ from p2w_cli._common import db_path, run
 @click.option(
     "--db",
     "view_db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=StoreLocation(),
     help="Event store to view (default: the global --db).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (the store is unprotected).")
@@ -24,7 +24,7 @@ from p2w_cli._common import db_path, run
     "--with",
     "others",
     multiple=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=StoreLocation(),
     help="Another database whose runs compare can name as FILE.db:RUN (repeatable).",
 )
 @click.option(
@@ -50,19 +50,18 @@ from p2w_cli._common import db_path, run
 def view_cmd(
     ctx: click.Context,
     run_refs: tuple[str, ...],
-    view_db: Path | None,
+    view_db: Path | str | None,
     host: str,
     port: int,
     open_browser: bool,
-    others: tuple[Path, ...],
+    others: tuple[Path | str, ...],
     export_dir: Path | None,
     force: bool,
     annotator: str | None,
 ) -> None:
     """Browse runs, episodes, judgments and comparisons in a web browser (read-only unless --annotator)."""
-    db = view_db or db_path(ctx)
-    if not isinstance(db, Path):
-        raise click.UsageError("view reads SQLite files; export the runs (p2w-rt export) and import them into one")
+    db = _sqlite_file(view_db or db_path(ctx))
+    other_files = tuple(_sqlite_file(other, "--with") for other in others)
     if annotator is not None:
         from p2w_rt.replay.agreement import check_annotator
 
@@ -94,12 +93,22 @@ def view_cmd(
                     f"{db}: opened read-only (the file, its folder or its medium is read-only), so --annotator "
                     "cannot record labels in it; view it without --annotator"
                 )
-        for path in others:
+        for path in other_files:
             async with open_store(path, create=False):
                 pass
 
     run(_check())
-    _serve(db, others, host, port, open_browser, annotator)
+    _serve(db, other_files, host, port, open_browser, annotator)
+
+
+def _sqlite_file(location: Path | str, option: str | None = None) -> Path:
+    """A store the viewer can read: a SQLite file (``--with``'s must exist). ``StoreLocation`` has refused
+    folders and other schemes, naming a URL without its password (``click.Path`` printed it whole)."""
+    if not isinstance(location, Path):
+        raise click.UsageError("view reads SQLite files; export the runs (p2w-rt export) and import them into one")
+    if option is not None and not location.is_file():
+        raise click.BadParameter(f"{location}: no such database file", param_hint=option)
+    return location
 
 
 def _export(db: Path, run_refs: tuple[str, ...], folder: Path, force: bool) -> None:

@@ -79,3 +79,15 @@ def test_a_file_a_first_write_left_without_tables_is_named_so_and_the_next_write
     asyncio.run(fill())
     result = CliRunner().invoke(main, ["--db", str(db), "verify", "--full", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["ok"], result.output
+
+
+@pytest.mark.parametrize("option", ["--db", "--with"])
+def test_the_viewers_own_store_options_refuse_another_scheme_without_its_password(tmp_path: Path, option: str) -> None:
+    """``view --db`` and ``--with`` took any text for a file path and printed a misspelt URL's password whole."""
+    demo = tmp_path / "p2w.db"
+    url = "postgresq://bob:Hunter2pw@db.example/runs"
+    result = CliRunner().invoke(main, ["--db", str(demo), "view", option, url], env={"P2W_DB": None})
+    assert result.exit_code == 2 and "Hunter2pw" not in result.output
+    assert f"Invalid value for '{option}': postgresq://bob:***@db.example/runs: neither" in result.stderr
+    missing = CliRunner().invoke(main, ["--db", str(demo), "view", "--with", str(tmp_path / "nope.db")])
+    assert missing.exit_code == 2 and f"{tmp_path / 'nope.db'}: no such database file" in missing.stderr
