@@ -69,10 +69,20 @@ class AgentExit:
         return lines[-1].strip() if lines else ""
 
     def how_it_ended(self) -> str:
-        """ "exited N" or "was killed at its time limit", and its last error line if it wrote one: a report's words."""
-        how = "was killed at its time limit (--timeout)" if self.status is None else f"exited {self.status}"
+        """ "exited N", "was killed by SIGNAL" or "was killed at its time limit", and its last error line if it wrote
+        one: a report's words."""
+        how = "was killed at its time limit (--timeout)" if self.status is None else exited(self.status, "exited")
         said = self.last_error_line()
         return f"{how}: {said}" if said else how
+
+
+def exited(status: int, words: str) -> str:
+    """``WORDS N`` ("exited with status 3"), or "was killed by SIGKILL" when a signal ended the agent (the OOM
+    killer, a ``kill -9``): the status a death by signal leaves (-9) names no exit the agent chose."""
+    if status < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-status).name}"
+    return f"{words} {status}"
 
 
 def task_file(task: TaskLike, folder: Path) -> Path:

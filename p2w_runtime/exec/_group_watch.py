@@ -36,7 +36,8 @@ def main(recorder: int, command: list[str]) -> int:
         return 127
     status = agent.wait()
     if status < 0:
-        signal.signal(-status, signal.SIG_DFL)
+        if -status != signal.SIGKILL:  # SIGKILL has no handler to reset: signal.signal refuses it
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     return status if status >= 0 else 128 - status
 

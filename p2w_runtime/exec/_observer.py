@@ -78,6 +78,15 @@ class ObservedChromium(AgentChromium):
                 url=view.url, title=view.title, tabs=view.tabs, ax_tree=view.ax_text, screenshot=view.screenshot
             )
 
+    async def stored(self, episode: EpisodeRecorder) -> None:
+        """Store what is staged (the call that just ended, the page it was asked on), the write running behind the
+        agent. An outside agent's step ends at no action of its own, only at its next navigation: until then its
+        calls were held, and a recorder killed -9 lost every call the agent made on one page. Not once the final
+        state is staged: the end stores the rest."""
+        async with self._lock:
+            if episode.writer.grammar.phase == "open":
+                await episode.writer.flush()
+
     async def final_state(self, episode: EpisodeRecorder) -> None:
         """The navigations still unrecorded, then the final state of the agent's last page (when it has one)."""
         async with self._lock:

@@ -47,7 +47,7 @@ from p2w_runtime.browser import find_chromium
 from p2w_runtime.data import load_tasks
 from p2w_runtime.domain import TaskLike, UnknownRun, carry_dataset, find_run, run_tasks
 from p2w_runtime.errors import UserError
-from p2w_runtime.exec._agent_process import AgentExit, run_agent, task_file
+from p2w_runtime.exec._agent_process import AgentExit, exited, run_agent, task_file
 from p2w_runtime.exec._observer import ObservedChromium
 from p2w_runtime.exec._record_proxy import ProxiedEpisode, RecordProxy
 from p2w_runtime.exec._spans import SpanSink
@@ -197,7 +197,11 @@ class _EpisodeRunner:
             async with chromium as browser:
                 await browser.observe(episode)
                 spans = SpanSink(episode, lambda: setattr(browser, "navigations_as_actions", False))
-                token = self.proxy.register(ProxiedEpisode(episode, lambda: browser.observe(episode), spans.take))
+                token = self.proxy.register(
+                    ProxiedEpisode(
+                        episode, lambda: browser.observe(episode), spans.take, lambda: browser.stored(episode)
+                    )
+                )
                 try:
                     ended = await self._run_agent(task, token, browser.cdp_url)
                 finally:
@@ -239,7 +243,7 @@ async def _end(episode: EpisodeRecorder, ended: AgentExit, timeout_s: float | No
         how = (
             f"was killed at its timeout ({timeout_s:g} s)"
             if ended.status is None
-            else f"exited with status {ended.status}"
+            else exited(ended.status, "exited with status")
         )
-        return await episode.end("error", answer, detail=f"the agent {how}: {said}")
+        return await episode.end("error", answer, detail=f"the agent {how}" + (f": {said}" if said else ""))
     return await episode.end("answered" if answer is not None else "no_answer", answer)

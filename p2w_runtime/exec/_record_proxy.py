@@ -49,6 +49,8 @@ class ProxiedEpisode:
     """Called before each model call is recorded (the observer records the page the agent decides on)."""
     on_spans: Callable[[bytes, str], Awaitable[int]]
     """OTLP/HTTP body and its content type -> how many spans were taken."""
+    after_call: Callable[[], Awaitable[None]]
+    """Called once a model call is recorded, answered or failed (the observer stores it)."""
 
 
 class RecordProxy:
@@ -112,17 +114,28 @@ class RecordProxy:
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         episode, client = self._episode(request)
         body = await request.read()
-        model_call = request.method == "POST" and request.match_info["tail"].endswith(("chat/completions", "responses"))
-        if model_call:
-            await episode.before_call()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_FORWARDED}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         url = f"{self.upstream}/{request.match_info['tail']}"
         if request.query_string:
             url += f"?{request.query_string}"
+        model_call = request.method == "POST" and request.match_info["tail"].endswith(("chat/completions", "responses"))
         sender = client if model_call else self._plain
         outgoing = sender.build_request(request.method, url, headers=headers, content=body)
+        if not model_call:
+            return await self._relay(request, sender, outgoing)
+        await episode.before_call()
+        try:
+            return await self._relay(request, sender, outgoing)
+        finally:
+            await episode.after_call()
+
+    async def _relay(
+        self, request: web.Request, sender: httpx2.AsyncClient, outgoing: httpx2.Request
+    ) -> web.StreamResponse:
+        """Send ``outgoing`` upstream and pass its answer on to the agent; a model call is recorded by the time this
+        returns (its answer read whole, its stream ended, or its failure met)."""
         try:
             upstream = await sender.send(outgoing, stream=True)
         except _UPSTREAM_FAILED as exc:
@@ -163,21 +176,26 @@ async def _relay_events(
 ) -> None:
     """Pass a streamed answer on whole events at a time (up to a blank line), so that a failure midway ends it with
     one more event, ``data: {"error": ...}``, and not inside a half one. Only what came since the last look is
-    searched (held bytes end in no blank line), so an event that floods costs its size, not its size squared."""
+    searched (held bytes end in no blank line), so an event that floods costs its size, not its size squared.
+    An agent that left (closed its stream, or was killed) ends the relay quietly at the next write: the answer is
+    recorded as far as it came when the upstream is closed."""
     held = bytearray()
     try:
-        async for chunk in upstream.aiter_bytes():
-            start = max(0, len(held) - 3)  # a blank line may begin in the held bytes' last three
-            held += chunk
-            cut = max(
-                (at + len(blank) for blank in (b"\n\n", b"\r\n\r\n") if (at := held.rfind(blank, start)) >= 0),
-                default=0,
-            )
-            if cut:
-                await response.write(bytes(held[:cut]))
-                del held[:cut]
-    except _UPSTREAM_FAILED as exc:
-        await response.write(b"data: " + json.dumps(error(exc)).encode() + b"\n\n")
-    else:
-        await response.write(bytes(held))
-    await response.write_eof()
+        try:
+            async for chunk in upstream.aiter_bytes():
+                start = max(0, len(held) - 3)  # a blank line may begin in the held bytes' last three
+                held += chunk
+                cut = max(
+                    (at + len(blank) for blank in (b"\n\n", b"\r\n\r\n") if (at := held.rfind(blank, start)) >= 0),
+                    default=0,
+                )
+                if cut:
+                    await response.write(bytes(held[:cut]))
+                    del held[:cut]
+        except _UPSTREAM_FAILED as exc:
+            await response.write(b"data: " + json.dumps(error(exc)).encode() + b"\n\n")
+        else:
+            await response.write(bytes(held))
+        await response.write_eof()
+    except ConnectionResetError:  # aiohttp's ClientConnectionResetError: the agent's end of the stream is closed
+        return

@@ -21,7 +21,7 @@ from p2w_runtime.browser import find_chromium
 from p2w_runtime.domain import RunInfo, episodes_of
 from p2w_runtime.errors import UserError
 from p2w_runtime.exec._agent_chromium import AgentChromium
-from p2w_runtime.exec._agent_process import AgentExit, run_agent, task_file
+from p2w_runtime.exec._agent_process import AgentExit, exited, run_agent, task_file
 from p2w_runtime.exec._episode_replay import EpisodeReplay
 from p2w_runtime.exec._replay_endpoint import ReplayEndpoint
 from p2w_runtime.recording import REPLAY_ENV
@@ -111,7 +111,7 @@ def _failed_otherwise(run: RunInfo, source: RecordedEpisode, ended: AgentExit) -
     if end is None or failed == failed_then or not (failed or run.started.agent.startswith("exec:")):
         return None
     steps = f"{end.end_reason} after {end.steps} step{'' if end.steps == 1 else 's'}"
-    now = "the agent was killed at its time limit" if ended.status is None else f"the agent exited {ended.status}"
+    now = "the agent " + ("was killed at its time limit" if ended.status is None else exited(ended.status, "exited"))
     return Mismatch(None, "outcome differs", steps + (f": {end.detail}" if failed_then and end.detail else ""), now)
 
 

@@ -139,3 +139,32 @@ def test_a_deflate_answer_is_read_with_or_without_its_zlib_header(
     assert [(c.error, c.response) for c in calls] == [(error, None if error else "penne")]
     said = finished.answer or ""
     assert said == "200" if error is None else (said.startswith("502 ") and error in said), said  # what the agent read
+
+
+LEAVES = """import json, openai, time
+asked = openai.OpenAI(max_retries=0).chat.completions.create(
+    model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+)
+first = next(iter(asked)).choices[0].delta.content
+asked.close()
+time.sleep(3)  # while the proxy still waits for the rest
+print(json.dumps({"answer": first}))
+"""
+"""An agent that reads the first word of a streamed answer and closes the stream, as a stop sequence of its own or
+a cancelled request does."""
+
+
+def test_an_agent_leaving_a_stream_midway_ends_its_call_quietly(tmp_path: Path) -> None:
+    """The proxy met the agent's closed connection at its next write (the rest of the answer, or its failure) and
+    printed aiohttp's traceback of the reset, hundreds of lines, on the recorder's terminal."""
+    agent, db = tmp_path / "agent.py", tmp_path / "p2w.db"
+    agent.write_text(LEAVES)
+    with StallingLlm(lambda n, request: Streamed("penne with basil", Trickle(every_s=0.2))) as server:
+        done = p2w_rt(
+            db, "record", "--exec", f"{sys.executable} {agent}", "--base-url", server.base_url, "--model", "m",
+            "--label", "L", "--task", TASK, "--llm-timeout", "1", timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    calls, finished = asyncio.run(ended(db, "L"))
+    assert [c.error for c in calls] == ["ReadTimeout: timeout after 1s"]
+    assert (finished.end_reason, finished.answer) == ("answered", "penne ")  # its first word, with its space

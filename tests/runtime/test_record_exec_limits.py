@@ -67,6 +67,16 @@ def test_the_paths_p2w_rt_gave_the_agent_are_stored_as_the_agent_knows_them(tmp_
     ]
 
 
+def test_an_agent_killed_by_a_signal_is_said_to_be_so_and_its_standard_error_kept(tmp_path: Path) -> None:
+    """The OOM killer's SIGKILL: the agent's death is told as such, with its own last words, not as an exit 1 of the
+    group watcher failing to pass the signal on (SIGKILL takes no handler)."""
+    db, agent = tmp_path / "p2w.db", tmp_path / "oom.sh"
+    agent.write_text('echo "allocating 64 GiB" >&2; kill -9 $$\n')
+    done = p2w_rt(db, "record", "--exec", f"sh {agent}", *ENDPOINT, "--model", "m", "--task", TASK, "--label", "oom")
+    assert done.returncode == 1 and "1 error" in done.stdout, done.stderr
+    assert _finished(db, "oom", TASK) == [("error", "the agent was killed by SIGKILL: allocating 64 GiB")]
+
+
 @pytest.mark.slow
 def test_a_killed_recorder_takes_the_agents_children_with_it(tmp_path: Path) -> None:
     with process_tmpdir() as tmp:
