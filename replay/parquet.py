@@ -8,8 +8,8 @@ paid for, with ``counted`` saying whether its episode counts.
 
 from __future__ import annotations
 
-import contextlib
-import os
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from p2w_rt.replay._folder_publish import published_folder
 from p2w_rt.replay.classify import current_classifications
 from p2w_rt.replay.exports import ExportRequest
 from p2w_rt.replay.judges import current_judgments
@@ -25,7 +26,6 @@ from p2w_rt.schemas import LlmCall
 from p2w_runtime.domain import RunInfo, under
 from p2w_runtime.domain.trajectory import Trajectory, load_trajectories
 from p2w_runtime.errors import UserError
-from p2w_runtime.files import partial_path
 from p2w_runtime.store import EventStore
 
 FIGURES = ("p_web", "p_pref", "p_avg", "intent", "success")
@@ -130,49 +130,36 @@ class ExportFolderError(UserError):
     """The output folder cannot take the tables."""
 
 
-def _check_folder(folder: Path, *, force: bool) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise ExportFolderError(f"{folder}: exists and is not a folder")
-    clashes = [t for t in SCHEMAS if (folder / f"{t}.parquet").exists()]
-    if clashes and not force:
-        raise ExportFolderError(f"{folder}: already holds {clashes[0]}.parquet; use --force to replace the tables")
-    if not folder.parent.exists():
-        raise ExportFolderError(f"{folder}: folder {folder.parent} does not exist")
+MANIFEST = "p2w-rt-export.json"
+"""Written last, beside the tables: each table's file, rows and sha256, so a reader (or a copy of the folder) can
+tell a complete export."""
+FILES = frozenset({*(f"{name}.parquet" for name in SCHEMAS), MANIFEST})
 
 
 async def export_parquet(store: EventStore, runs: Sequence[RunInfo], request: ExportRequest) -> ParquetSummary:
-    """Write the five tables of ``runs`` into the folder ``request.output`` (an exporter: ``replay/exports.py``)."""
+    """Write the five tables of ``runs`` into the folder ``request.output`` (an exporter: ``replay/exports.py``),
+    published whole (``replay/_folder_publish.py``): a reader finds the earlier export or this one, never a mix."""
     folder = request.output
     if folder is None:
         raise ExportFolderError("Parquet tables are written to a folder: give one")
-    _check_folder(folder, force=request.force)
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in SCHEMAS}
-    for run in runs:
-        await _run_rows(store, run, rows)
-    _write_tables(folder, rows)
+    with published_folder(folder, FILES, force=request.force, error=ExportFolderError) as stage:
+        rows: dict[str, list[dict[str, Any]]] = {name: [] for name in SCHEMAS}
+        for run in runs:
+            await _run_rows(store, run, rows)
+        _write_tables(stage, runs, rows)
     return ParquetSummary(folder, len(runs), {name: len(r) for name, r in rows.items()})
 
 
-def _write_tables(folder: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
-    """Each table written beside its name and moved into place once all are written: a folder that cannot take
-    them (read-only, full) is one ``ExportFolderError`` and keeps no partial table, nor a folder made for them."""
-    made = not folder.exists()
-    partials = {name: partial_path(folder / f"{name}.parquet") for name in SCHEMAS}
-    try:
-        folder.mkdir(exist_ok=True)
-        for name, schema in SCHEMAS.items():
-            pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), partials[name])
-        for name, partial in partials.items():
-            os.replace(partial, folder / f"{name}.parquet")
-    except OSError as exc:  # pyarrow's write errors are OSErrors too
-        for partial in partials.values():
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
-        if made:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        reason = exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
-        raise ExportFolderError(f"{folder}: cannot write the tables ({reason})") from None
+def _write_tables(stage: Path, runs: Sequence[RunInfo], rows: dict[str, list[dict[str, Any]]]) -> None:
+    tables: dict[str, dict[str, Any]] = {}
+    for name, schema in SCHEMAS.items():
+        path = stage / f"{name}.parquet"
+        pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), path)
+        with path.open("rb") as written:
+            tables[path.name] = {"rows": len(rows[name]), "sha256": hashlib.file_digest(written, "sha256").hexdigest()}
+    manifest = {"p2w-rt": "export --format parquet", "manifest": 1,
+                "runs": [{"run_id": r.run_id, "label": r.label} for r in runs], "tables": tables}  # fmt: skip
+    (stage / MANIFEST).write_bytes(json.dumps(manifest, indent=2).encode() + b"\n")
 
 
 async def _run_rows(store: EventStore, run: RunInfo, rows: dict[str, list[dict[str, Any]]]) -> None:
