@@ -23,6 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from p2w_cli.view._annotate import FORM_BYTES, Annotating, parse_form
 from p2w_cli.view._blobs import BlobProblem, media_type, read_blob
+from p2w_cli.view._clip import whole_text
 from p2w_cli.view._episode import EpisodePage, UnknownEpisode, page_of_step
 from p2w_cli.view._filters import parse_filter, parse_search
 from p2w_cli.view._hosts import LoopbackOnly
@@ -182,6 +183,16 @@ def create_app(
         mime, _ = media_type(data)
         return Response(data, media_type=mime, headers={"Content-Security-Policy": RECORDED_CSP, **SAFE_HEADERS})
 
+    async def text(request: Request) -> Response:
+        """The whole of a value the episode page shows clipped, as plain text."""
+        page, sha = _only(request, "page", "sha")
+        run_id, episode_id = request.path_params["run_id"], request.path_params["episode_id"]
+        found = await queries.episode(run_id, episode_id, _whole("page", page or "1", 1), "")
+        if (whole := whole_text(found, sha)) is None:
+            return await problem(request, 404, "Not found", "no recorded value of this episode page has that sha256")
+        headers = {"Content-Security-Policy": RECORDED_CSP, **SAFE_HEADERS}
+        return Response(whole.encode(), media_type="text/plain; charset=utf-8", headers=headers)
+
     async def dom(request: Request) -> Response:
         data = await read_blob(state.store(), request.path_params["sha"])
         headers = {"Content-Security-Policy": RECORDED_CSP, **SAFE_HEADERS}
@@ -222,6 +233,7 @@ def create_app(
             Route("/run/{run_id}", run),
             Route("/run/{run_id}/episode/{episode_id:path}", episode),
             Route("/run/{run_id}/judges/{episode_id:path}", judges),
+            Route("/run/{run_id}/text/{episode_id:path}", text),
             Route("/run/{run_id}/plot/{name}.png", plot),
             Route("/blob/{sha}", blob),
             Route("/dom/{sha}", dom),

@@ -127,5 +127,7 @@ async def _export(store: EventStore, infos: list[RunInfo], files: ExportFolder, 
             continue
         meta = f'<meta http-equiv="Content-Security-Policy" content="{META_CSP}">\n'.encode()
         files.write(links.dom(sha), meta + page)
+    for sha, text in sorted(links.texts.items()):  # with a BOM: a browser opening it from disk reads it as UTF-8
+        files.write(f"texts/{sha}.txt", "\ufeff".encode() + text.encode())
     files.write("index.html", index)  # last: an export stopped halfway has no index.html of its own to open
     return ExportSummary(files.root, pages, len(links.blobs) + len(links.doms), problems, files.replaced)

@@ -10,6 +10,8 @@ import hashlib
 import re
 from urllib.parse import quote, urlencode
 
+from p2w_cli.view._clip import text_sha
+
 
 class ServerLinks:
     """Paths of the ASGI app."""
@@ -46,6 +48,11 @@ class ServerLinks:
 
     def dom(self, sha: str) -> str:
         return f"/dom/{sha}"
+
+    def text(self, run_id: str, episode_id: str, page: int, text: str) -> str:
+        """The whole of a recorded value that page ``page`` of the episode shows clipped (``_clip.py``)."""
+        query = urlencode({"page": page, "sha": text_sha(text)})
+        return f"/run/{quote(run_id, safe='')}/text/{quote(episode_id, safe='')}?{query}"
 
     def plot(self, run_id: str, name: str) -> str:
         return f"/run/{quote(run_id, safe='')}/plot/{name}.png"
@@ -87,6 +94,8 @@ class ExportLinks:
         self.doms: set[str] = set()
         """Recorded pages, written with a CSP of their own."""
         self.plots: set[tuple[str, str]] = set()
+        self.texts: dict[str, str] = {}
+        """sha -> a recorded value the pages show clipped, written whole beside them."""
 
     def runs(self) -> str:
         return "index.html"
@@ -110,6 +119,11 @@ class ExportLinks:
     def dom(self, sha: str) -> str:
         self.doms.add(sha)
         return f"dom/{sha}.html"
+
+    def text(self, run_id: str, episode_id: str, page: int, text: str) -> str:
+        sha = text_sha(text)
+        self.texts.setdefault(sha, text)
+        return f"texts/{sha}.txt"
 
     def plot(self, run_id: str, name: str) -> str:
         self.plots.add((run_id, name))

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from p2w_cli.render.metrics import outdated_hint
 from p2w_cli.render.words import counted
+from p2w_cli.view._clip import capped, clip
 from p2w_cli.view._filters import END_REASONS
 from p2w_cli.view._order import SORT_KEYS
 from p2w_rt.replay.metrics import TITLES, judge_label, signed
@@ -40,7 +41,10 @@ _HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u20
 
 def shown(value: object) -> object:
     """Jinja's ``finalize``: a printed string with its invisible control characters spelled out (markup stays
-    markup), so recorded text shows what it holds and cannot reorder the text around it; other values as they are."""
+    markup), so recorded text shows what it holds and cannot reorder the text around it, and cut at ``LONGEST``
+    characters unless it is markup (``_clip.py``); other values as they are."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        value = capped(value)
     if not isinstance(value, str) or _HIDDEN.search(value) is None:
         return value
     spelled = _HIDDEN.sub(lambda found: _SPELLED[ord(found[0])], value)
@@ -83,9 +87,9 @@ def duration(seconds: float | None) -> str:
 
 
 def shorten(text: str | None, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters at a word's end, with an ellipsis when anything was cut (the
-    pages show the whole text in the cell's ``title``): never "Fremont, Se"."""
-    text = " ".join((text or "").split())
+    """``text`` cut to at most ``limit`` characters at a word's end, with an ellipsis when anything was cut: never
+    "Fremont, Se". Only the first ``limit * 4`` characters are looked at: a cut of a 15 MB answer reads 360."""
+    text = " ".join((text or "")[: limit * 4].split())
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
@@ -123,5 +127,5 @@ def environment() -> Environment:
         safe_href=safe_href,
         outdated_hint=outdated_hint,
     )
-    env.globals.update(titles=TITLES, end_reasons=END_REASONS, sort_keys=SORT_KEYS, judge_label=judge_label)
+    env.globals.update(clip=clip, titles=TITLES, end_reasons=END_REASONS, sort_keys=SORT_KEYS, judge_label=judge_label)
     return env
