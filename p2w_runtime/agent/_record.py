@@ -16,7 +16,7 @@ from p2w_runtime.agent._sources import folder_config, new_run_files, sources
 from p2w_runtime.agent._worker import joined_run, work
 from p2w_runtime.browser import BrowserSession
 from p2w_runtime.data import BankFolder, DataError, Task, TaskSet, find_memory_bank
-from p2w_runtime.domain import attempt_id, check_label_free, find_run, holding_run, resuming
+from p2w_runtime.domain import attempt_id, check_label_free, check_task_ids, find_run, holding_run, resuming
 from p2w_runtime.llm import LlmClient, PriceTable
 from p2w_runtime.retrieval import HistoryRetriever, load_embedder
 from p2w_runtime.store import EventStore
@@ -62,6 +62,8 @@ async def record(
     dataset, banks = await sources(store, request, resume)
     tasks = select_tasks(dataset, request)
     config, model = request.config, request.model
+    label = request.label or f"{config.scheme}-{model}"
+    check_task_ids((t.task_id for t in tasks), f"run {label!r}")
     retriever = None
     if config.scheme != "no-history":
         if isinstance(banks, BankFolder):
@@ -69,7 +71,6 @@ async def record(
                 find_memory_bank(banks.history_dir, persona)
         embedder = await asyncio.to_thread(load_embedder, request.embedder)
         retriever = HistoryRetriever(banks, embedder, request.cache_dir)
-    label = request.label or f"{config.scheme}-{model}"
     if resume is None and not request.worker:
         await check_label_free(store, label)
     carried = new_run_files(request, dataset, tasks) if resume is None else None

@@ -11,7 +11,7 @@ Everything that writes an episode (the agent, both importers, the synthetic and 
 from typing import TYPE_CHECKING
 
 from p2w_runtime.domain._compact import Compacted, compact_finished
-from p2w_runtime.domain._errors import EpisodeGrammarError
+from p2w_runtime.domain._errors import BadTaskId, EpisodeGrammarError
 from p2w_runtime.domain._grammar import EPISODE_TYPES, TAIL_TYPES, EpisodeGrammar
 from p2w_runtime.domain._lifecycle import (
     RunRecording,
@@ -45,12 +45,16 @@ from p2w_runtime.domain._started import Provenance, TaskLike, episode_started
 from p2w_runtime.domain._streams import (
     ATTEMPT_MARK,
     CLASSIFICATIONS_SUFFIX,
+    DERIVED_NAMES,
     JUDGMENTS_SUFFIX,
     RETRIEVAL_CF_SUFFIX,
     attempt_id,
+    check_task_id,
+    check_task_ids,
     episode_of,
     episode_stream,
     run_of,
+    task_id_problem,
     under,
 )
 from p2w_runtime.domain._summaries import Met, check_summaries, rebuild_summaries
@@ -120,7 +124,9 @@ __all__ = [
     "list_runs",
     "match_run",
     "ATTEMPT_MARK",
+    "BadTaskId",
     "CLASSIFICATIONS_SUFFIX",
+    "DERIVED_NAMES",
     "EPISODE_TYPES",
     "TAIL_TYPES",
     "JUDGMENTS_SUFFIX",
@@ -134,6 +140,8 @@ __all__ = [
     "TaskLike",
     "append_sealed",
     "attempt_id",
+    "check_task_id",
+    "check_task_ids",
     "check_summaries",
     "Met",
     "counted",
@@ -145,6 +153,7 @@ __all__ = [
     "run_of",
     "rebuild_summaries",
     "run_started",
+    "task_id_problem",
     "under",
 ]
 

@@ -20,7 +20,7 @@ from p2w_runtime.domain._listing import EpisodeRef, counted, episodes_of
 from p2w_runtime.domain._runs import list_runs
 from p2w_runtime.domain._seal import append_sealed
 from p2w_runtime.domain._started import Provenance, TaskLike
-from p2w_runtime.domain._streams import attempt_id
+from p2w_runtime.domain._streams import attempt_id, check_task_id
 from p2w_runtime.domain._summary_rows import NOT_AN_OUTCOME
 from p2w_runtime.domain._writer import EpisodeWriter
 from p2w_runtime.errors import UserError
@@ -81,7 +81,9 @@ class RunRecording:
 
     def episode_id(self, task_id: str, attempt: int | None = None) -> str:
         """Start the next attempt at ``task_id`` (``TASK``, then ``TASK#2``...), or attempt number ``attempt`` when
-        another decides it (a worker, from the attempts all workers stored); its episode id."""
+        another decides it (a worker, from the attempts all workers stored); its episode id. ``BadTaskId`` (nothing
+        written) when ``task_id`` cannot name an episode."""
+        check_task_id(task_id, f"run {self.run_id}")
         self._tries[task_id] = attempt if attempt is not None else self._tries[task_id] + 1
         return attempt_id(task_id, self._tries[task_id])
 

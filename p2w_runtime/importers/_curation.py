@@ -32,7 +32,15 @@ from p2w_rt.schemas import (
 from p2w_runtime.agent import SiteHosting
 from p2w_runtime.browser import BrowserSession, capture_pages
 from p2w_runtime.data import DataError, load_curation, load_profiles, read_json_lines
-from p2w_runtime.domain import EpisodeWriter, Provenance, RunSpec, append_sealed, episode_started, start_run
+from p2w_runtime.domain import (
+    EpisodeWriter,
+    Provenance,
+    RunSpec,
+    append_sealed,
+    check_task_id,
+    episode_started,
+    start_run,
+)
 from p2w_runtime.store import EventStore
 
 CURATION_FORMAT = "agenticshop"
@@ -196,6 +204,7 @@ async def import_curation(
         if result.user in seen:  # one episode per user: a second one would silently replace the first
             raise DataError(f"{results}: [{n}] field 'user': {result.user} is also at [{seen[result.user]}]")
         seen[result.user] = n
+        check_task_id(matches[0].task_id, f"{profiles}: user {result.user}")
         episodes.append((matches[0], result))
     if fetch:
         urls = [p.product_url for _, r in episodes for p in r.search_results[:RESULTS_JUDGED]]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from p2w_rt.schemas import NewEvent, Scheme
 from p2w_runtime.data import DataError, Task, TaskSet
-from p2w_runtime.domain import EpisodeGrammarError, EpisodeWriter
+from p2w_runtime.domain import BadTaskId, EpisodeGrammarError, EpisodeWriter, check_task_id
 from p2w_runtime.importers import _browser_use
 from p2w_runtime.importers._agentoccam_log import RunnerLog
 from p2w_runtime.importers._episode import Header, ImportedEpisode, MemoryBanks
@@ -66,6 +66,10 @@ class Planner:
         return writer.take()[0]
 
     def _task(self, path: Path, task_id: str, where: str) -> Task:
+        try:
+            check_task_id(task_id, str(path))
+        except BadTaskId as exc:
+            raise TrajectoryImportError(path, where, exc.detail) from None
         if task_id in self.seen:
             raise TrajectoryImportError(path, where, f"task {task_id} is also in {self.seen[task_id]}")
         try:

@@ -28,6 +28,7 @@ from p2w_runtime.domain import (
     TaskLike,
     carry_dataset,
     check_not_recorded_alone,
+    check_task_ids,
     holding_run,
     joining,
     list_runs,
@@ -165,14 +166,15 @@ async def open_run(
 ) -> Recording:
     """Start run ``label`` of ``agent`` on ``tasks`` (a Persona2Web ``TaskSet``, or any tasks with their ids; ``only``
     the ones with these ids), or with ``resume=True`` continue the run that holds the label; ``UserError`` when the
-    label is taken and ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or
-    task set. ``join=True`` opens a run that several recorders share (``record --exec CMD --worker``): started by
-    whichever comes first, the others get it as it is, nothing of it closed (their episodes are still being
-    recorded); a run one process records alone (not joined) is refused in one line naming it. Each joiner holds the
-    claim ``join/LABEL/OWNER`` until its ``close``: a resume meanwhile is refused in one line naming the live
-    joiners, and only the last joiner's ``close`` writes ``run.finished`` (a joiner killed -9 counts no longer; if
-    it was the last, the run stays unfinished until resumed). A finished run is refused in one line (resume it
-    instead), also when the last joiner finishes it while this one joins (``RunRecording.check_open``).
+    label is taken and ``resume`` was not asked, or when the run was recorded by another agent, model, scheme or task
+    set; ``BadTaskId`` when a task's id cannot name an episode (``check_task_id``). ``join=True`` opens a run that
+    several recorders share (``record --exec CMD --worker``): started by whichever comes first, the others get it as it
+    is, nothing of it closed (their episodes are still being recorded); a run one process records alone (not joined) is
+    refused in one line naming it. Each joiner holds the claim ``join/LABEL/OWNER`` until its ``close``: a resume
+    meanwhile is refused in one line naming the live joiners, and only the last joiner's ``close`` writes
+    ``run.finished`` (a joiner killed -9 counts no longer; if it was the last, the run stays unfinished until resumed).
+    A finished run is refused in one line (resume it instead), also when the last joiner finishes it while this one
+    joins (``RunRecording.check_open``).
 
     A new run carries its dataset beside its start, as the own agent's runs do, so ``replay``, ``classify`` and
     ``rerun`` need no folders on any machine: the task files of a ``TaskSet`` (with each one's answer key) and the
@@ -193,6 +195,8 @@ async def open_run(
         if not listed:
             raise UserError(f"run {label!r}: the re-executed task {task_id!r} is not one of the agent's tasks")
     ids = [task.task_id for task in listed]
+    if replay is None or fork is not None:  # an episode re-executed into memory keeps the id it was recorded under
+        check_task_ids(ids, f"run {label!r}")
     provenance = provenance_of(tasks, listed, dataset_id)
     existing = await _labelled(store, label)
     if existing is not None and not (resume or join):

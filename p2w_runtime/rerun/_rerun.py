@@ -15,7 +15,7 @@ from pathlib import Path
 
 from p2w_runtime.agent import AGENT_NAME, ROLE_PARAMS, AgentConfig, Episode
 from p2w_runtime.command_line import command_line
-from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run, run_banks, under
+from p2w_runtime.domain import EpisodeRef, RunInfo, check_task_ids, episodes_of, find_run, run_banks, under
 from p2w_runtime.errors import UserError
 from p2w_runtime.integrations.browser_use import AGENT as BROWSER_USE
 from p2w_runtime.rerun._compare import first_mismatch
@@ -76,7 +76,8 @@ async def rerun(
     run = await recorded_run(store, run_ref, "rerun")
     refs = select_episodes(run, await episodes_of(store, run.run_id), options.task_ids)
     config = agent_config(run)
-    if options.record_as:
+    if options.record_as:  # its copies take the tasks' ids in a run of their own
+        check_task_ids((ref.task_id for ref in refs), f"run {options.record_as!r}")
         await check_copy_label(store, run, options.record_as)
     retriever = None
     if config.scheme != "no-history" and not options.recorded_retrieval:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2w_rt.replay.agreement._raters import HUMAN_PREFIX
-from p2w_rt.replay.judges import judgment_stream, read_scores
+from p2w_rt.replay.judges import JUDGMENT_SCORES, judgment_stream, read_scores
 from p2w_rt.schemas import Judgment, NewEvent, content_hash
 from p2w_runtime.data import BadValue, NestedTooDeep, parse_json
 from p2w_runtime.domain import EpisodeRef, RunInfo, episodes_of, find_run
@@ -201,6 +201,8 @@ async def record_labels(store: EventStore, labels: Sequence[Label]) -> ImportSum
         if not same:
             group.append(lb)
     written = already = 0
+    for run_id in by_run:
+        await JUDGMENT_SCORES.check_free(store, run_id)
     for run_id, groups in by_run.items():
         async with hold_claims(store, [f"labels/{run_id}"]):
             seen = {  # the keys only: a run of 10,000 judged episodes is not decoded whole for each label posted

@@ -129,6 +129,7 @@ class ProducerPass(DerivedPass[OutcomeT, SummaryT]):
         self.report(self.family.outcome.of(t, payload, cached=False, event_id=event_id))
 
     async def run(self, concurrency: int) -> SummaryT:
+        await self.family.stream.check_free(self.store, self.run_id)
         async with self.exclusive([p.claim(self.run_id) for p in self.producers]):
             return await self._run_all(concurrency)  # the cache is read once no other pass can be adding to it
 

@@ -1,7 +1,8 @@
 """Results derived from recorded episodes (judgments, error classifications), as the store keeps them.
 
 Each kind has one ``{run_id}{suffix}`` stream per run, never an episode's own stream: deriving a
-result never changes the episode's last hash, which is the trajectory hash results are cached by.
+result never changes the episode's last hash, which is the trajectory hash results are cached by. Its name is one the
+domain reserves (``DERIVED_NAMES``), which no task id may take.
 Nothing is overwritten; the latest result with a cache key is the one that counts.
 """
 
@@ -15,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from p2w_rt.schemas import StoredEvent
 from p2w_runtime.collector import collector_paused
-from p2w_runtime.domain import under
+from p2w_runtime.domain import DERIVED_NAMES, under
+from p2w_runtime.errors import UserError
+from p2w_runtime.store import TREE_SEPARATOR as SEPARATOR
 from p2w_runtime.store import EventStore
 
 CacheKey = tuple[str, str, str, str]
@@ -121,8 +124,26 @@ class DerivedStream(Generic[P, R]):
     record: type[R]
     decode: Callable[[StoredEvent], P] | None = None
 
+    def __post_init__(self) -> None:
+        if self.suffix not in {f"{SEPARATOR}{name}" for name in DERIVED_NAMES}:
+            raise ValueError(
+                f"derived stream RUN{self.suffix} ({self.event_type}) is not one of the names p2w_runtime.domain "
+                f"reserves ({', '.join(sorted(DERIVED_NAMES))}): an episode may already hold any other"
+            )
+
     def name(self, run_id: str) -> str:
         return f"{run_id}{self.suffix}"
+
+    async def check_free(self, store: EventStore, run_id: str) -> None:
+        """Refuse, before anything is made, a run one of whose episodes holds this stream (its task id was taken
+        before such ids were refused): results cannot follow that episode's events. Its episodes still read."""
+        first = await store.read_event(self.name(run_id), 1)
+        if first is not None and first.type == "episode.started":
+            raise UserError(
+                f"run {run_id}: episode {self.suffix.removeprefix(SEPARATOR)!r}, recorded before task ids could not "
+                f"take that name, holds {self.name(run_id)}, where its {self.record.kind} results go: none can be "
+                "stored for this run"
+            )
 
     def record_of(self, stored: StoredEvent) -> R | None:
         """``stored`` read back as a result; None for the other events of the stream (its ``llm.call``, its seals)."""
