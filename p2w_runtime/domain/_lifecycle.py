@@ -102,7 +102,7 @@ class RunRecording:
         closed = []
         for dead in [a for a in attempts if a.end_reason is None]:
             try:
-                await append_sealed(self.store, [_aborting(dead, detail)])
+                await append_sealed(self.store, [await _aborting(self.store, dead, detail)])
             except StreamEnded:  # its own recorder ended it meanwhile (woken after its lease ran out)
                 continue
             closed.append(dead.stream)
@@ -232,7 +232,8 @@ async def resume_run(store: EventStore, run_id: str, *, abort: bool = True) -> R
     """Run ``run_id`` with the attempts it holds; ``abort``: close the unfinished ones as ``aborted`` (their
     recorder was killed), so their tasks are recorded again and the dead attempt never counts."""
     attempts = await episodes_of(store, run_id, every_attempt=True)
-    closing = [_aborting(ref, UNFINISHED_DETAIL) for ref in attempts if ref.end_reason is None] if abort else []
+    unfinished = [ref for ref in attempts if ref.end_reason is None] if abort else []
+    closing = [await _aborting(store, ref, UNFINISHED_DETAIL) for ref in unfinished]
     if closing:
         await append_sealed(store, closing)  # in one append: a run is resumed by one recorder
     return RunRecording(store, run_id, attempts, len(closing))
@@ -249,8 +250,12 @@ def _config(spec: RunSpec) -> RunConfig:
         raise UserError(f"run {spec.label!r}: config field {where} = {value}: {first['msg']}") from None
 
 
-def _aborting(ref: EpisodeRef, detail: str) -> NewEvent:
-    return EpisodeWriter.closing(ref.stream).add(EpisodeFinished(end_reason="aborted", detail=detail))
+async def _aborting(store: EventStore, ref: EpisodeRef, detail: str) -> NewEvent:
+    """The ``episode.finished`` closing an attempt whose recorder died, with the steps it completed (those that
+    acted), as a recorder stopped in its step counts them: "aborted after 0 steps" hid how far it had got."""
+    acted = {stored.payload["step"] async for stored in store.read_stream(ref.stream) if stored.type == "action"}
+    finished = EpisodeFinished(end_reason="aborted", detail=detail, steps=len(acted))
+    return EpisodeWriter.closing(ref.stream).add(finished)
 
 
 def _reported_cost(attempts: Sequence[EpisodeRef]) -> float | None:

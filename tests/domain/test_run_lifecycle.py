@@ -98,3 +98,22 @@ async def test_recorders_sharing_a_run_take_dead_attempts_over_and_finish_it_onc
     assert await RunRecording(store, first.run_id).close_once() is None
     (info,) = await list_runs(store)
     assert info.status == "completed" and info.attempts == 2
+
+
+async def test_a_dead_attempt_is_closed_with_the_steps_it_completed() -> None:
+    """Closed as aborted, a dead attempt said 0 steps whatever it had done (its ``episode.finished`` had none)."""
+    store = MemoryEventStore()
+    run = await start_run(store, SPEC)
+    for episode_id, steps in [("a", 2), ("b", 0)]:
+        b = EpisodeBuilder(run.run_id, episode_id, query="q")
+        for step in range(1, steps + 1):
+            b.observation(step, url="https://shop.example")
+            b.action(step, "click", "[1]", status="invalid" if step == 2 else "executed")
+        b.observation(steps + 1, url="https://shop.example")  # the step it died in
+        await store.append(b.events)
+    await resume_run(store, run.run_id)
+    attempts = {a.episode_id: a.finished for a in await episodes_of(store, run.run_id, every_attempt=True)}
+    assert {e: (f.end_reason, f.steps) for e, f in attempts.items() if f is not None} == {
+        "a": ("aborted", 2),
+        "b": ("aborted", 0),
+    }
