@@ -32,6 +32,20 @@ _CREDENTIAL_FIELD = re.compile(
     rf"(?P<name>\b(?:{_HEADER})\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',;}}\]]+",
     re.IGNORECASE,
 )
+_KEY_SHAPES = re.compile(
+    r"""\bsk-(?=[\w-]*\d)[\w-]{20,}  # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-): a digit in it, so no hyphenated word
+    |\bAIza[\w-]{35}  # Google
+    |\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_\w{22,})  # GitHub
+    |\b(?:AKIA|ASIA)[0-9A-Z]{16}\b  # AWS access key id""",
+    re.VERBOSE,
+)
+"""Keys of the well-known providers by their shape, whoever holds them. Hex digests (event hashes, blob sha256s)
+have none of these prefixes."""
+_BEARER = re.compile(r"(?P<name>\bbearer\s+)[\w.~+/-]{16,}=*", re.IGNORECASE)
+_QUERY_SECRET = re.compile(
+    r"(?P<name>[?&](?:api[_-]?key|key|(?:access_|auth_|refresh_)?token|secret|password|sig(?:nature)?)=)[^&#\s\"'<>]+",
+    re.IGNORECASE,
+)
 _HEADER_WORDS = re.compile(r"authorization|api[-_]?key")
 """What ``needs_redaction`` looks for in lower-cased text. One pass of a case-sensitive regex over ``str.lower()``
 costs a third less than four substring searches, and a sixth of a case-insensitive regex (docs/design/postgres.md,
@@ -81,6 +95,16 @@ def redact_text(text: str) -> str:
         text = text.replace(secret, MASK)
     text = _URL_CREDENTIALS.sub(rf"\g<scheme>{MASK}@", text)
     return _CREDENTIAL_FIELD.sub(rf"\g<name>{MASK}", text)
+
+
+def redact_agent_text(text: str) -> str:
+    """``redact_text``, and also any key of a well-known shape (OpenAI, Anthropic, Google, GitHub, AWS), bearer
+    token and secret query value (``?api_key=``, ``&token=``): for what an outside agent writes (its standard
+    error), which may print a key of its own that p2w-rt never registered. Not applied at the store's append, where
+    every event would pay the scans and a page, prompt or answer is recorded as it was."""
+    text = _KEY_SHAPES.sub(MASK, redact_text(text))
+    text = _BEARER.sub(rf"\g<name>{MASK}", text)
+    return _QUERY_SECRET.sub(rf"\g<name>{MASK}", text)
 
 
 def redact(value: Any) -> Any:

@@ -32,6 +32,7 @@ from p2w_rt.schemas._envelope import (
     uuid7,
 )
 from p2w_rt.schemas._jsonschema import JSON_DIR, drifted_schemas, export_schemas
+from p2w_rt.schemas._llm_payloads import LlmCall, LlmChoice, LlmUsage
 from p2w_rt.schemas._payload_base import (
     FAILURE_END_REASONS,
     NOT_CARRIED_OUT,
@@ -52,8 +53,6 @@ from p2w_rt.schemas._payloads import (
     ForkPoint,
     HistoryQuery,
     HistoryRetrieval,
-    LlmCall,
-    LlmUsage,
     Observation,
     PageCapture,
     ParsedAction,
@@ -123,6 +122,7 @@ __all__ = [
     "Judgment",
     "LlmCall",
     "LlmRole",
+    "LlmChoice",
     "LlmUsage",
     "Location",
     "MemoryEntry",

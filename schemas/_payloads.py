@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from p2w_rt.schemas._dataset import GroundTruth, MemoryEntry
 from p2w_rt.schemas._derived_payloads import ErrorClassified, Judgment, RetrievalCounterfactual
-from p2w_rt.schemas._payload_base import BlobHash, EndReason, LlmRole, Payload, Scheme
+from p2w_rt.schemas._llm_payloads import LlmCall
+from p2w_rt.schemas._payload_base import BlobHash, EndReason, Payload, Scheme
 from p2w_rt.schemas._run_payloads import (
     EpisodeSealed,
     RunDatasetAttached,
@@ -130,32 +131,6 @@ class Rationale(Payload):
     source: Literal["planner", "generator"]
     text: str
     cited_entry_ids: list[int] = Field(default_factory=list)
-
-
-class LlmUsage(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-
-
-class LlmCall(Payload):
-    type: Literal["llm.call"] = "llm.call"
-    role: LlmRole
-    model: str
-    step: int | None = None
-    messages: list[dict[str, Any]]
-    params: dict[str, Any] = Field(default_factory=dict)
-    response: str | None = None
-    finish_reason: str | None = None
-    usage: LlmUsage | None = None
-    latency_s: float
-    fingerprint: str
-    ordinal: int = Field(ge=0, description="How many earlier calls in the episode had this fingerprint.")
-    attempt: int = 1
-    error: str | None = None
-    cost_usd: float | None = None
 
 
 def render_action(name: str, args: Sequence[str]) -> str:

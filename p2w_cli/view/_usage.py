@@ -44,10 +44,12 @@ class _Call(msgspec.Struct, frozen=True):
 
 
 _DECODE = msgspec.json.Decoder(_Call)
+_READ_AS_IS = {1, CURRENT_VERSIONS["llm.call"]}
+"""The ``llm.call`` versions this record reads as stored: version 2 added ``choices`` only, which it does not keep."""
 
 
 def _call(stored: StoredEvent) -> _Call:
-    if stored.schema_version == CURRENT_VERSIONS["llm.call"]:
+    if stored.schema_version in _READ_AS_IS:
         try:
             return _DECODE.decode(stored.payload_json)
         except msgspec.MsgspecError:

@@ -26,10 +26,12 @@ from typing import Any
 
 from p2w_runtime.domain import TaskLike
 from p2w_runtime.errors import UserError
+from p2w_runtime.redaction import redact_agent_text
 from p2w_runtime.scratch import scratch_folder
 
 STDERR_TAIL = 2000
-"""Characters of the agent's standard error kept for an episode that failed."""
+"""Characters of the agent's standard error kept for an episode that failed, cut after it was redacted (a key
+straddling the cut would leave a fragment no pattern knows)."""
 LINE_LIMIT = 16 * 1024 * 1024
 """Bytes of one stdout line read (the answer is the last line); a longer line stops the agent."""
 GROUP_WATCH = Path(__file__).with_name("_group_watch.py")
@@ -51,12 +53,25 @@ def group_dies_with_p2w(command: list[str]) -> list[str]:
     return [sys.executable, "-I", "-S", str(GROUP_WATCH), str(os.getpid()), *command]
 
 
+def check_program(program: str) -> None:
+    """``UserError`` in one line when ``program`` cannot be started: found nowhere, or given by its path but not
+    executable (a script without ``chmod +x``), which asks for another remedy than a path."""
+    if shutil.which(program) is not None:
+        return
+    if os.sep in program and Path(program).is_file():
+        raise UserError(
+            f"--exec: {program!r} is not executable (chmod +x it, or run it through its interpreter: python {program})"
+        )
+    raise UserError(f"--exec: {program!r} is not a program found here (give its path, or put it on PATH)")
+
+
 @dataclass(frozen=True, slots=True)
 class AgentExit:
     status: int | None
     """The exit code; None when the agent was killed at its time limit."""
     answer: str | None
     stderr_tail: str
+    """Its standard error's last ``STDERR_TAIL`` characters, redacted (``redact_agent_text``), paths ``portable``."""
     stopped: str | None = None
     """Why p2w-rt stopped the agent before it exited (a stdout line beyond ``LINE_LIMIT``), in one line."""
 
@@ -187,11 +202,16 @@ async def _run(
             await asyncio.shield(process.wait())
         if not isinstance(exc, TimeoutError):
             raise
-        return AgentExit(None, None, portable("".join(tail), env, answer_file, cwd)[-STDERR_TAIL:])
-    said = portable("".join(tail), env, answer_file, cwd)[-STDERR_TAIL:]
+        return AgentExit(None, None, _said(tail, env, answer_file, cwd))
+    said = _said(tail, env, answer_file, cwd)
     if stopped:
         return AgentExit(process.returncode, None, said, stopped[0])
     return AgentExit(process.returncode, answer_of(last[0] if last else None, answer_file), said)
+
+
+def _said(tail: deque[str], env: Mapping[str, str], answer_file: Path, cwd: Path | None) -> str:
+    """The stderr tail as an episode keeps it: redacted first, then cut, so that no fragment of a key is left."""
+    return redact_agent_text(portable("".join(tail), env, answer_file, cwd))[-STDERR_TAIL:]
 
 
 def portable(text: str, env: Mapping[str, str], answer_file: Path, cwd: Path | None) -> str:

@@ -15,6 +15,7 @@ import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Protocol
 
 import msgspec
@@ -23,8 +24,8 @@ import openai
 from p2w_rt.schemas import Event, LlmRole
 from p2w_runtime.domain.trajectory import EpisodeRecord, LlmCallRecord, Trajectory, project
 from p2w_runtime.exec._live import LIVE_FAILED, LiveModel
-from p2w_runtime.llm import Api, fingerprint, read_request, render_answer
-from p2w_runtime.rerun import Mismatch, RecordedEpisode, first_mismatch, prompt_changed, recorded_completion
+from p2w_runtime.llm import Api, completion_of, fingerprint, read_request, render_answer
+from p2w_runtime.rerun import Mismatch, RecordedEpisode, first_mismatch, prompt_changed
 
 
 class Volatile(Protocol):
@@ -123,11 +124,12 @@ class EpisodeReplay:
         self._served[(key, ordinal)] = was
         chosen = _ROLES.get(role, answered.role)
         self.calls.append(LlmCallRecord("", chosen, wire.model, *was, answered.step, answered.response))
-        if self.volatile is not None and answered.response is not None:
-            recorded_messages, _ = await self.source.request(answered)
-            response = self.volatile.answer(recorded_messages, wire.messages, answered.response)
-            answered = msgspec.structs.replace(answered, response=response)
-        completion = recorded_completion(answered)
+        recorded = await self.source.call_event(answered)  # every choice of the answer, not only the first
+        completion = completion_of(recorded)
+        if self.volatile is not None:
+            meant = partial(self.volatile.answer, recorded.messages, wire.messages)
+            choices = tuple(replace(choice, text=meant(choice.text)) for choice in completion.choices)
+            completion = replace(completion, text=meant(completion.text), choices=choices)
         content_type, text = render_answer(api, completion, wire.model, wire.stream, next(self._serial))
         return Answer(200, content_type, text)
 

@@ -16,7 +16,7 @@ import httpx2
 import openai
 
 from p2w_rt.schemas import LlmUsage
-from p2w_runtime.llm import BadResponse, Completion, LimitedTransport, WireRequest
+from p2w_runtime.llm import BadResponse, Choice, Completion, LimitedTransport, WireRequest
 from p2w_runtime.redaction import redact_text
 
 LIVE_FAILED = (openai.APIError, httpx2.HTTPError, BadResponse)
@@ -40,14 +40,14 @@ class LiveModel:
             messages=wire.messages,  # type: ignore[arg-type]  # plain role/content dicts, as recorded
             **wire.params,
         )
-        choice = said.choices[0]
+        read = tuple(Choice(c.message.content or "", c.finish_reason) for c in said.choices)  # all n of them
         u = said.usage
         usage = None
         if u is not None:
             usage = LlmUsage(
                 prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, total_tokens=u.total_tokens
             )
-        return Completion(choice.message.content or "", choice.finish_reason, usage, said.model)
+        return Completion(read[0].text, read[0].finish_reason, usage, said.model, read if len(read) > 1 else ())
 
     def client(self) -> openai.AsyncOpenAI:
         limited = LimitedTransport(httpx2.AsyncHTTPTransport(), timeout_s=self.timeout_s)

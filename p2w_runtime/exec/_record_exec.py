@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import functools
 import hashlib
-import shutil
 from collections.abc import Callable
 from pathlib import Path, PurePath
 
@@ -47,7 +46,7 @@ from p2w_runtime.browser import find_chromium
 from p2w_runtime.data import load_tasks
 from p2w_runtime.domain import TaskLike, UnknownRun, carry_dataset, find_run, run_tasks
 from p2w_runtime.errors import UserError
-from p2w_runtime.exec._agent_process import AgentExit, exited, run_agent, task_file
+from p2w_runtime.exec._agent_process import AgentExit, check_program, exited, run_agent, task_file
 from p2w_runtime.exec._observer import ObservedChromium
 from p2w_runtime.exec._record_proxy import ProxiedEpisode, RecordProxy
 from p2w_runtime.exec._spans import SpanSink
@@ -97,8 +96,7 @@ async def record_exec(
     errors come before any browsing."""
     if not command:
         raise UserError("--exec: give the command that runs the agent")
-    if shutil.which(command[0]) is None:
-        raise UserError(f"--exec: {command[0]!r} is not a program found here (give its path, or put it on PATH)")
+    check_program(command[0])
     if request.base_url is None:
         raise UserError("--exec needs --base-url: the OpenAI-compatible endpoint its recording proxy forwards to")
     check_url(request.base_url)  # as the own agent's client does: a bad URL fails here, not at every model call
@@ -239,7 +237,7 @@ async def _end(episode: EpisodeRecorder, ended: AgentExit, timeout_s: float | No
     if ended.stopped is not None:
         return await episode.end("error", answer, detail=ended.stopped)
     if ended.status != 0:
-        said = redact_text(ended.stderr_tail.strip())
+        said = ended.stderr_tail.strip()  # redacted when it was read
         how = (
             f"was killed at its timeout ({timeout_s:g} s)"
             if ended.status is None

@@ -12,7 +12,16 @@ if TYPE_CHECKING:
     from p2w_runtime.llm._errors import LlmBadResponse, LlmConfigError, LlmError, LlmRejected, LlmUnavailable
     from p2w_runtime.llm._limits import LimitedTransport
     from p2w_runtime.llm._prices import ModelPrice, PriceTable
-    from p2w_runtime.llm._request import MAX_REPLY_BYTES, BadResponse, Completion, fingerprint, parse_usage
+    from p2w_runtime.llm._render import render_answer, response_object
+    from p2w_runtime.llm._request import (
+        MAX_REPLY_BYTES,
+        BadResponse,
+        Choice,
+        Completion,
+        completion_of,
+        fingerprint,
+        parse_usage,
+    )
     from p2w_runtime.llm._retry import RetryPolicy
     from p2w_runtime.llm._structured import MalformedOutput
     from p2w_runtime.llm._totals import UsageTotals
@@ -22,8 +31,6 @@ if TYPE_CHECKING:
         api_of,
         parse_answer,
         read_request,
-        render_answer,
-        response_object,
     )
 
 __all__ = [
@@ -36,7 +43,9 @@ __all__ = [
     "render_answer",
     "response_object",
     "BadResponse",
+    "Choice",
     "Completion",
+    "completion_of",
     "LlmBadResponse",
     "LimitedTransport",
     "LlmClient",
@@ -68,7 +77,9 @@ _LAZY = {
     "ModelPrice": "_prices",
     "PriceTable": "_prices",
     "BadResponse": "_request",
+    "Choice": "_request",
     "Completion": "_request",
+    "completion_of": "_request",
     "fingerprint": "_request",
     "check_url": "_endpoint",
     "parse_usage": "_request",
@@ -80,8 +91,8 @@ _LAZY = {
     "api_of": "_wire",
     "parse_answer": "_wire",
     "read_request": "_wire",
-    "render_answer": "_wire",
-    "response_object": "_wire",
+    "render_answer": "_render",
+    "response_object": "_render",
 }
 """Where each exported name lives. They load on first use (``__getattr__``): a command that reads recorded usage
 (``UsageTotals``) or only names the client in its types pays nothing for the client and its logging

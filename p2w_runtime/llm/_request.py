@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from p2w_rt.schemas import LlmUsage, content_hash
+from p2w_rt.schemas import LlmCall, LlmUsage, content_hash
 
 MAX_REPLY_BYTES = 16 * 2**20
 """The largest answer body read: far above any answer, far below what strains memory (``_limits``)."""
@@ -42,11 +42,23 @@ class BadResponse(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """One choice of an answer that had several."""
+
+    text: str
+    finish_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Completion:
     text: str
     finish_reason: str | None
     usage: LlmUsage | None
     model: str | None
+    choices: tuple[Choice, ...] = ()
+    """Every choice when the answer had several (``n`` > 1, a Responses answer of several messages), so that a replay
+    gives them all; ``text`` and ``finish_reason`` are the first's (the Responses API: all its messages' text).
+    Empty for one."""
 
 
 def json_object(body: str, content_type: str | None) -> dict[str, Any]:
@@ -68,20 +80,27 @@ def parse_completion(body: str, content_type: str | None) -> Completion:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise BadResponse(f"no choices in the answer: {body[:200]!r}")
-    choice = choices[0]
+    read = [_choice(choice, "first" if i == 0 else f"choice {i}") for i, choice in enumerate(choices)]
+    return Completion(
+        text=read[0].text,
+        finish_reason=read[0].finish_reason,
+        usage=parse_usage(data.get("usage")),
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+        choices=tuple(read) if len(read) > 1 else (),
+    )
+
+
+def _choice(choice: Any, which: str) -> Choice:
+    """One choice of a chat completion: its text, or its tool calls as text (``tool_calls_text``)."""
     message = choice.get("message") if isinstance(choice, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     if not isinstance(content, str) and isinstance(calls, list) and calls:
         content = tool_calls_text([c.get("function") or {} for c in calls if isinstance(c, dict)])
     if not isinstance(content, str):
-        raise BadResponse(f"first choice has no text content: {json.dumps(choice)[:200]}")
-    return Completion(
-        text=content,
-        finish_reason=choice.get("finish_reason"),
-        usage=parse_usage(data.get("usage")),
-        model=data.get("model") if isinstance(data.get("model"), str) else None,
-    )
+        raise BadResponse(f"{which} choice has no text content: {json.dumps(choice)[:200]}")
+    finish = choice.get("finish_reason")
+    return Choice(content, finish if isinstance(finish, str) else None)
 
 
 def tool_calls_text(calls: list[dict[str, Any]]) -> str:
@@ -110,3 +129,10 @@ def parse_usage(usage: Any) -> LlmUsage | None:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT else None
+
+
+def completion_of(call: LlmCall) -> Completion:
+    """The answer a recorded call got, every choice of it, as the transport returns it (``response`` set)."""
+    assert call.response is not None
+    choices = tuple(Choice(c.text, c.finish_reason) for c in call.choices or ())
+    return Completion(call.response, call.finish_reason, call.usage, call.model, choices)

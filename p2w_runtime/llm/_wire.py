@@ -9,14 +9,13 @@ params) is read here too, so that a streamed call and a Responses call are finge
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from p2w_rt.schemas import LlmUsage
 from p2w_runtime.llm._request import (
     BadResponse,
+    Choice,
     Completion,
     json_object,
     parse_completion,
@@ -86,8 +85,9 @@ def _sse(body: str) -> Iterator[dict[str, Any]]:
 
 
 def parse_chat_stream(body: str) -> Completion:
-    text, finish, usage, model, chunks = [], None, None, None, 0
-    calls: dict[int, dict[str, str]] = {}
+    """Streamed chunks joined, each choice by its ``index`` (``n`` > 1 interleaves them)."""
+    usage, model, chunks = None, None, 0
+    choices: dict[int, _StreamedChoice] = {}
     for chunk in _sse(body):
         chunks += 1
         if "error" in chunk and "choices" not in chunk:
@@ -95,18 +95,35 @@ def parse_chat_stream(body: str) -> Completion:
         model = chunk.get("model") if isinstance(chunk.get("model"), str) else model
         usage = parse_usage(chunk.get("usage")) or usage
         for choice in chunk.get("choices") or []:
-            if isinstance(choice, dict) and choice.get("index", 0) == 0:
-                delta = choice.get("delta") or {}
-                if isinstance(delta.get("content"), str):
-                    text.append(delta["content"])
-                for call in delta.get("tool_calls") or []:
-                    _add_call_delta(calls, call)
-                finish = choice.get("finish_reason") or finish
+            if isinstance(choice, dict) and isinstance(index := choice.get("index", 0), int):
+                choices.setdefault(index, _StreamedChoice()).add(choice)
     if not chunks:
         raise BadResponse(f"no chunks in the stream: {body[:200]!r}")
-    if calls and not text:
-        text = [tool_calls_text([calls[i] for i in sorted(calls)])]
-    return Completion("".join(text), finish, usage, model)
+    read = [choices[i].choice() for i in sorted(choices)] or [Choice("", None)]
+    return Completion(read[0].text, read[0].finish_reason, usage, model, tuple(read) if len(read) > 1 else ())
+
+
+@dataclass
+class _StreamedChoice:
+    """One choice of a streamed answer as its pieces come: text, tool calls by index, finish reason."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)
+    finish: str | None = None
+
+    def add(self, choice: dict[str, Any]) -> None:
+        delta = choice.get("delta") or {}
+        if isinstance(delta.get("content"), str):
+            self.text.append(delta["content"])
+        for call in delta.get("tool_calls") or []:
+            _add_call_delta(self.calls, call)
+        finish = choice.get("finish_reason")
+        self.finish = finish if isinstance(finish, str) else self.finish
+
+    def choice(self) -> Choice:
+        if self.calls and not self.text:
+            return Choice(tool_calls_text([self.calls[i] for i in sorted(self.calls)]), self.finish)
+        return Choice("".join(self.text), self.finish)
 
 
 def _add_call_delta(calls: dict[int, dict[str, str]], call: Any) -> None:
@@ -126,13 +143,19 @@ def parse_response(data: dict[str, Any]) -> Completion:
     output = data.get("output")
     if not isinstance(output, list):
         raise BadResponse(f"no output in the response: {json.dumps(data)[:200]}")
-    parts = [
-        part.get("text", "")
+    messages = [
+        Choice(
+            "".join(
+                part.get("text", "")
+                for part in item.get("content") or []
+                if isinstance(part, dict) and part.get("type") == "output_text"
+            ),
+            item.get("status") if isinstance(item.get("status"), str) else None,
+        )
         for item in output
         if isinstance(item, dict) and item.get("type") == "message"
-        for part in item.get("content") or []
-        if isinstance(part, dict) and part.get("type") == "output_text"
     ]
+    parts = [m.text for m in messages]
     calls = [item for item in output if isinstance(item, dict) and item.get("type") == "function_call"]
     if calls and not parts:
         parts = [tool_calls_text(calls)]
@@ -143,7 +166,8 @@ def parse_response(data: dict[str, Any]) -> Completion:
         else None
     )
     model = data.get("model") if isinstance(data.get("model"), str) else None
-    return Completion("".join(parts), data.get("status"), parse_usage(counts), model)
+    status = data.get("status") if isinstance(data.get("status"), str) else None
+    return Completion("".join(parts), status, parse_usage(counts), model, tuple(messages) if len(messages) > 1 else ())
 
 
 def parse_response_stream(body: str) -> Completion:
@@ -159,107 +183,3 @@ def parse_response_stream(body: str) -> Completion:
     if not deltas:
         raise BadResponse(f"no response events in the stream: {body[:200]!r}")
     return Completion("".join(deltas), None, None, None)
-
-
-# -- rendering ------------------------------------------------------------------------------------------
-
-
-def render_answer(api: Api, answer: Completion, model: str, stream: bool, serial: int) -> tuple[str, str]:
-    """(content type, body) answering a request of ``api`` with ``answer``; ``serial`` makes the ids unique."""
-    if api == "chat":
-        return (
-            ("text/event-stream", chat_stream(answer, model, serial))
-            if stream
-            else (
-                "application/json",
-                json.dumps(chat_completion(answer, model, serial)),
-            )
-        )
-    response = response_object(answer, model, serial)
-    if not stream:
-        return "application/json", json.dumps(response)
-    events = [
-        {"type": "response.created", "sequence_number": 0, "response": {**response, "status": "in_progress"}},
-        {
-            "type": "response.output_text.delta",
-            "sequence_number": 1,
-            "item_id": f"msg_{serial}",
-            "output_index": 0,
-            "content_index": 0,
-            "delta": answer.text,
-        },
-        {"type": "response.completed", "sequence_number": 2, "response": response},
-    ]
-    return "text/event-stream", "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-
-
-def _usage(usage: LlmUsage | None) -> dict[str, int] | None:
-    return usage.model_dump() if usage is not None else None
-
-
-def chat_completion(answer: Completion, model: str, serial: int) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "id": f"chatcmpl-{serial}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": answer.model or model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": answer.text},
-                "finish_reason": answer.finish_reason or "stop",
-            }
-        ],
-    }
-    if answer.usage is not None:
-        body["usage"] = _usage(answer.usage)
-    return body
-
-
-def chat_stream(answer: Completion, model: str, serial: int) -> str:
-    head = {
-        "id": f"chatcmpl-{serial}",
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": answer.model or model,
-    }
-    chunks = [
-        {
-            **head,
-            "choices": [{"index": 0, "delta": {"role": "assistant", "content": answer.text}, "finish_reason": None}],
-        },
-        {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": answer.finish_reason or "stop"}]},
-    ]
-    if answer.usage is not None:
-        chunks.append({**head, "choices": [], "usage": _usage(answer.usage)})
-    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-
-
-def response_object(answer: Completion, model: str, serial: int) -> dict[str, Any]:
-    usage = answer.usage or LlmUsage()
-    return {
-        "id": f"resp_{serial}",
-        "object": "response",
-        "created_at": int(time.time()),
-        "model": answer.model or model,
-        "status": "completed",
-        "output": [
-            {
-                "type": "message",
-                "id": f"msg_{serial}",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": answer.text, "annotations": []}],
-            }
-        ],
-        "parallel_tool_calls": False,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": usage.prompt_tokens,
-            "output_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }

@@ -21,7 +21,7 @@ import openai
 from p2w_rt.schemas import LlmCall
 from p2w_runtime.domain import counted, episodes_of, find_run
 from p2w_runtime.errors import UserError
-from p2w_runtime.llm import Completion, api_of, fingerprint, read_request, render_answer
+from p2w_runtime.llm import api_of, completion_of, fingerprint, read_request, render_answer
 from p2w_runtime.store import EventStore
 
 _NOWHERE = "http://recorded.invalid/v1"
@@ -74,9 +74,7 @@ class _Answers:
         answered = next((a for a in attempts if a.error is None and a.response is not None), None)
         if answered is None:  # every recorded attempt failed: fail the same way, without a retry
             return _refuse(400, f"the recorded call failed: {attempts[-1].error or 'no answer recorded'}")
-        assert answered.response is not None
-        completion = Completion(answered.response, answered.finish_reason, answered.usage, answered.model)
-        content_type, text = render_answer(api, completion, wire.model, wire.stream, next(self.serial))
+        content_type, text = render_answer(api, completion_of(answered), wire.model, wire.stream, next(self.serial))
         return httpx2.Response(200, headers={"content-type": content_type}, text=text)
 
 

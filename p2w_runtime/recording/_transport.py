@@ -129,6 +129,7 @@ class CallRecorder:
                     error = str(exc)
         wire = pending.request
         cost = self.prices.cost(wire.model, answer.usage) if answer is not None else None
+        choices = answer.choices if answer is not None else ()
         call = LlmCall.model_validate(
             redact(
                 {
@@ -138,6 +139,7 @@ class CallRecorder:
                     "messages": wire.messages,
                     "params": wire.params,
                     "response": answer.text if answer else None,
+                    "choices": [{"text": c.text, "finish_reason": c.finish_reason} for c in choices] or None,
                     "finish_reason": answer.finish_reason if answer else None,
                     "usage": answer.usage.model_dump() if answer and answer.usage else None,
                     "latency_s": time.perf_counter() - pending.started,

@@ -108,12 +108,17 @@ class RecordedEpisode:
 
     async def request(self, call: LlmCallRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The messages and params of a recorded call: the trajectory keeps no prompt, so its one event is read."""
+        payload = await self.call_event(call)
+        return payload.messages, payload.params
+
+    async def call_event(self, call: LlmCallRecord) -> LlmCall:
+        """A recorded call's whole payload (its request, every choice of its answer), read from its one event."""
         seq = next(i for i, record in enumerate(self.trajectory.records, start=2) if record is call)
         stored = await self.store.read_event(self.stream, seq)
         payload = stored.decode_payload() if stored is not None else None
         if not isinstance(payload, LlmCall) or stored is None or stored.event_id != call.event_id:
             raise StoreError(f"stream {self.stream!r}: event seq {seq} is not the llm.call {call.event_id}")
-        return payload.messages, payload.params
+        return payload
 
 
 def parsed_action(command: ActionCommand) -> ParsedAction:

@@ -36,9 +36,13 @@ FAST_RECORDS: dict[str, type[FastRecord]] = {
 _DECODERS: dict[str, msgspec.json.Decoder[FastRecord]] = {
     kind: msgspec.json.Decoder(record) for kind, record in FAST_RECORDS.items()
 }
-_VERSIONS = {kind: {CURRENT_VERSIONS[kind]} for kind in FAST_RECORDS} | {"action": {1, CURRENT_VERSIONS["action"]}}
-"""The schema versions whose text each record reads as it is: the current one, and an ``action`` of version 1 (version
-2 added ``duration_s`` only, which a version 1 text lacks: the record's default, as the upcaster's)."""
+_VERSIONS = {kind: {CURRENT_VERSIONS[kind]} for kind in FAST_RECORDS} | {
+    "action": {1, CURRENT_VERSIONS["action"]},
+    "llm.call": {1, CURRENT_VERSIONS["llm.call"]},
+}
+"""The schema versions whose text each record reads as it is: the current one, an ``action`` of version 1 (version 2
+added ``duration_s`` only, which a version 1 text lacks: the record's default, as the upcaster's) and an ``llm.call``
+of version 1 (version 2 added ``choices`` only, which the record does not keep)."""
 
 
 def decode_record(event: StoredEnvelope) -> FastRecord | None:
