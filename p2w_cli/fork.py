@@ -119,7 +119,8 @@ def fork_cmd(
 
     summary = in_store(ctx, lambda store: fork(store, request, hosting=DemoHosting()))
     o = summary.outcome
-    steps, failed = counted(o.steps, "step"), _failed(summary) if o.end_reason == "error" else None
+    steps = counted(o.steps, "step")
+    failed = _failed(summary) if o.end_reason == "error" and summary.left != "closed" else None
     if (say := piped_lines()) is not None:  # the one episode has ended: its line, like record's
         spent = f"{o.tokens} tokens spent ({summary.served_tokens} served)"
         say(f"{task_id}: {failed or f'{o.end_reason}, {steps}'}, {spent}")
@@ -139,7 +140,16 @@ def fork_cmd(
                 "replayed_steps": summary.replayed_steps,
                 "last_step": summary.last_step,
                 "detail": o.detail,
+                "left": summary.left,
+                "aborted": summary.aborted,
             }
+        )
+    elif summary.left == "closed":
+        click.echo(
+            safe(
+                f"{summary.label} ({summary.run_id}) had recorded its fork of {summary.source_stream} at step "
+                f"{summary.at_step} ({o.end_reason} after {steps}) before it was stopped: the run is closed now"
+            )
         )
     else:
         click.echo(
@@ -149,12 +159,20 @@ def fork_cmd(
                 f"{failed or f'{o.end_reason} after {steps}'}, {o.tokens} tokens spent "
                 f"({summary.served_tokens} more served from the recording for steps before {summary.at_step})"
                 + (f"; {o.detail}" if o.detail else "")
+                + _completing(summary)
                 + f" ({waited():.2f} s)"
             )
         )
     if failed is not None:
         click.echo(safe(f"error: the forked episode failed: {failed}: {o.detail}"), err=True)
         sys.exit(1)
+
+
+def _completing(summary: ForkSummary) -> str:
+    """What became of the run the same fork left unfinished, when it was one."""
+    if summary.left == "new":
+        return ""
+    return f"; completed the run the same fork left unfinished, {counted(summary.aborted, 'half episode')} aborted"
 
 
 def _failed(summary: ForkSummary) -> str:

@@ -17,7 +17,9 @@ from p2w_runtime.store import ClaimHolder, EventStore, WorkItem, renewing_claims
 
 
 @asynccontextmanager
-async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
+async def holding_run(
+    store: EventStore, label: str, *, then: str = "resume it once that one has ended, for what it leaves to do"
+) -> AsyncIterator[None]:
     """Hold the claim ``record/LABEL`` while run ``label`` is recorded by one process: its first recording, from
     before its ``run.started`` until it is closed, or a resume. A resume meanwhile would close the recorder's open
     attempts as dead and collide with its next ones (and close the run ``interrupted`` under its feet), so it is
@@ -28,13 +30,10 @@ async def holding_run(store: EventStore, label: str) -> AsyncIterator[None]:
     A holder that finds its claim taken over (its renewals failed for ``STALE_AFTER_S``: the database out of reach,
     the process frozen) is warned and not stopped: the recording API's claim outlives the call that took it, and a
     stopped ``record`` would close the run as interrupted beside its new holder, which has closed this one's open
-    attempts already, so their next writes are refused (``StreamEnded``)."""
+    attempts already, so their next writes are refused (``StreamEnded``). ``then``: how to go on, in the refusal."""
     me, key = this_process(), _claim_key(label)
     if (holder := await store.try_claim(key, me)) is not None:
-        raise UserError(
-            f"run {label!r} is being recorded by another process ({holder.describe()}); "
-            "resume it once that one has ended, for what it leaves to do"
-        )
+        raise UserError(f"run {label!r} is being recorded by another process ({holder.describe()}); {then}")
     try:
         async with renewing_claims(store, [key], me):
             yield

@@ -6,21 +6,25 @@ before anything is written. With ``--restore har`` (the default when the source 
 context is routed from that HAR meanwhile, so the prefix pages are the recorded ones (``_har``). Then the
 agent's own loop runs from step 1 with ``ForkTab`` and ``ForkLlm``: the recording answers steps < K (rebuilding
 the agent's state), the browser and the chosen model the rest. The new episode is the only one of a new run;
-its ``episode.started`` names the source (``fork``) and is caused by the source's observation of step K.
+its ``episode.started`` names the source (``fork``) and is caused by the source's observation of step K. The same
+fork given again after one was stopped completes the run it left unfinished (``_fork_run``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from p2w_rt.schemas import ForkPoint, ParsedAction, Scheme
 from p2w_runtime.actions import BROWSER_ACTIONS
 from p2w_runtime.agent import ROLE_PARAMS, Episode, EpisodeOutcome, SiteHosting, hosted_browser
 from p2w_runtime.browser import EpisodeBrowser, EpisodeSettings
-from p2w_runtime.domain import check_label_free, derived_dataset, derived_spec, episodes_of, start_run
+from p2w_runtime.domain import check_task_id, derived_dataset, derived_spec, episodes_of, resume_run, start_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.llm import PriceTable, RetryPolicy, UsageTotals
+from p2w_runtime.rerun._fork_run import ForkTarget, close_ended, holding_fork, next_episode_id
 from p2w_runtime.rerun._fork_seams import ForkEnvironment, ForkGate, ForkLlm, ForkTab
 from p2w_runtime.rerun._har import Restore, choose_restore, recorded_har, routed_from_har
 from p2w_runtime.rerun._mismatch import Divergence
@@ -66,6 +70,11 @@ class ForkSummary:
     """The last step the episode observed, the one an error ended: ``outcome.steps`` counts only those before it."""
     went_live: bool = False
     """Whether the episode got past the source's steps to ``at_step``, the first live one."""
+    left: Literal["new", "forked again", "closed"] = "new"
+    """The run: new, or one the same fork left unfinished, its episode forked again or, as it had ended, only closed
+    (``outcome`` is then the recorded one's, with nothing spent)."""
+    aborted: int = 0
+    """The half episodes of such a run closed as ``aborted``."""
 
     @property
     def replayed_steps(self) -> int:
@@ -94,71 +103,90 @@ async def fork(store: EventStore, request: ForkRequest, hosting: SiteHosting | N
             "a no-history fork cannot re-play that; fork at an earlier step"
         )
     label = request.label or f"{run.label}-{request.task_id}-at-{request.at_step}"
-    await check_label_free(store, label)
-    retriever = None
-    if config.scheme != "no-history":
-        retriever = await history_retriever(
-            store, run, request.history_dir, request.cache_dir, other_dataset=request.other_dataset
+    check_task_id(ref.task_id, f"run {label!r}")  # a source recorded before such ids were refused
+    model = request.model or run.started.backbone_model
+    target = ForkTarget(label, ref.stream, request.at_step, model, config.scheme)
+    async with holding_fork(store, target) as left:
+        if left is not None and (ended := await close_ended(store, left)) is not None:
+            return ForkSummary(left.run_id, label, ref.stream, request.at_step, restore_by, ended, left="closed")
+        retriever = None
+        if config.scheme != "no-history":
+            retriever = await history_retriever(
+                store, run, request.history_dir, request.cache_dir, other_dataset=request.other_dataset
+            )
+        carried = await derived_dataset(store, run, request.history_dir)
+        gate, divergence = ForkGate(request.at_step), Divergence()
+        llm = ForkLlm(
+            model,
+            source=source,
+            source_model=run.started.backbone_model,
+            gate=gate,
+            divergence=divergence,
+            base_url=request.base_url,
+            api_key=request.api_key,
+            role_params=ROLE_PARAMS,
+            retry=request.retry,
+            timeout_s=request.llm_timeout_s,
+            prices=PriceTable.default(),
         )
-    carried = await derived_dataset(store, run, request.history_dir)
-    gate, divergence = ForkGate(request.at_step), Divergence()
-    llm = ForkLlm(
-        request.model or run.started.backbone_model,
-        source=source,
-        source_model=run.started.backbone_model,
-        gate=gate,
-        divergence=divergence,
-        base_url=request.base_url,
-        api_key=request.api_key,
-        role_params=ROLE_PARAMS,
-        retry=request.retry,
-        timeout_s=request.llm_timeout_s,
-        prices=PriceTable.default(),
-    )
-    task = source.task()
-    settings = EpisodeSettings(
-        max_chars=config.observation_chars,
-        navigation_timeout_s=config.page_timeout_s,
-        har_content="embed" if config.har_bodies else "omit",
-    )
-    async with llm, hosted_browser([task], request.chromium, hosting) as browser:
-        with scratch_folder("fork") as tmp:
-            live = await browser.new_context(har_path=tmp / "episode.har", settings=settings)
-            try:
-                await restore(live, source, request.at_step, har if restore_by == "har" else None)
-            except BaseException:
-                await live.close()
-                raise
-            spec = derived_spec(
-                run.started,
-                label,
-                model=llm.live_model,
-                scheme=config.scheme,
-                config={**config.as_dict(), "fork_of": ref.stream},
-                other_dataset=request.other_dataset,
-                carried=carried,
-                embedder=retriever.embedder.ref if retriever is not None else run.started.embedder,
-            )
-            forked = await start_run(store, spec)
-            at = source.observations[request.at_step].event_id if request.at_step in source.observations else None
-            tab = ForkTab(live, source, store, gate, divergence)
-            episode = Episode(
-                task,
-                run_id=forked.run_id,
-                episode_id=source.episode_id,
-                store=store,
-                browser=ForkEnvironment(tab),
-                llm=llm,
-                retriever=retriever,
-                config=config,
-                fork=ForkPoint(source_stream=ref.stream, at_step=request.at_step, source_event_id=at),
-            )
-            outcome = await episode.run()
-    outcome = _spent(outcome, llm.served)
-    await forked.close(cost_usd=outcome.cost_usd)
+        task = source.task()
+        settings = EpisodeSettings(
+            max_chars=config.observation_chars,
+            navigation_timeout_s=config.page_timeout_s,
+            har_content="embed" if config.har_bodies else "omit",
+        )
+        async with llm, hosted_browser([task], request.chromium, hosting) as browser:
+            with scratch_folder("fork") as tmp:
+                live = await browser.new_context(har_path=tmp / "episode.har", settings=settings)
+                try:
+                    await restore(live, source, request.at_step, har if restore_by == "har" else None)
+                except BaseException:
+                    await live.close()
+                    raise
+                spec = derived_spec(
+                    run.started,
+                    label,
+                    model=llm.live_model,
+                    scheme=config.scheme,
+                    config={**config.as_dict(), **target.config()},
+                    other_dataset=request.other_dataset,
+                    carried=carried,
+                    embedder=retriever.embedder.ref if retriever is not None else run.started.embedder,
+                )
+                forked = await start_run(store, spec) if left is None else await resume_run(store, left.run_id)
+                at = source.observations[request.at_step].event_id if request.at_step in source.observations else None
+                tab = ForkTab(live, source, store, gate, divergence)
+                episode = Episode(
+                    task,
+                    run_id=forked.run_id,
+                    episode_id=next_episode_id(forked, source.episode_id, task.task_id),
+                    store=store,
+                    browser=ForkEnvironment(tab),
+                    llm=llm,
+                    retriever=retriever,
+                    config=config,
+                    fork=ForkPoint(source_stream=ref.stream, at_step=request.at_step, source_event_id=at),
+                )
+                try:
+                    outcome = await episode.run()
+                except asyncio.CancelledError:  # Ctrl-C: the episode closed itself as aborted
+                    await forked.close(interrupted=True)
+                    raise
+        outcome = _spent(outcome, llm.served)
+        await forked.close(cost_usd=outcome.cost_usd)
     served = llm.served.total_tokens
     return ForkSummary(
-        forked.run_id, label, ref.stream, request.at_step, restore_by, outcome, served, tab.recorded.step, gate.live
+        forked.run_id,
+        label,
+        ref.stream,
+        request.at_step,
+        restore_by,
+        outcome,
+        served,
+        tab.recorded.step,
+        gate.live,
+        left="new" if left is None else "forked again",
+        aborted=forked.aborted,
     )
 
 
