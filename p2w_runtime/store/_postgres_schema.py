@@ -1,8 +1,12 @@
 """What PostgreSQL adds to the tables: the triggers that keep ``events``, ``segments`` and ``blobs`` append-only (but
-the DELETE of an event row a segment holds: compaction), and the index of compacted episodes; ``TRIGGERS`` names the
-triggers a set-up database holds."""
+the DELETE of an event row a segment holds: compaction), the index of compacted episodes, and stream names compared
+byte-wise; ``TRIGGERS`` names the triggers a set-up database holds."""
 
 from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from p2w_runtime.store._segments import COMPACTED_INDEX
 
@@ -62,3 +66,34 @@ def foreign(columns: set[tuple[str, str]]) -> bool:
     from p2w_runtime.store._core import BLOBS, EVENTS
 
     return not {(table.name, column.name) for table in (EVENTS, BLOBS) for column in table.columns} <= columns
+
+
+_LOCALE_STREAMS = (
+    "SELECT c.relname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+    "JOIN pg_collation l ON l.oid = a.attcollation "
+    "WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) "
+    "AND c.relname IN ('events', 'segments') AND a.attname = 'stream' AND l.collname NOT IN ('C', 'POSIX')"
+)
+"""The tables whose ``stream`` column compares by a locale (the database's default collation, say ``en_US.UTF-8``
+or ICU's ``en-US``, where ``_`` sorts before ``A`` and ``a`` before ``B``), not byte-wise."""
+
+
+async def bytewise_streams(conn: AsyncConnection, *, change: bool, lock: int) -> bool:
+    """Whether ``events.stream`` and ``segments.stream`` compare byte-wise (``COLLATE "C"``), as in SQLite and Python;
+    ``change``: make them so first, under the schema ``lock`` (a one-time index rebuild for a database made before).
+
+    ``read_streams`` pages by ``stream > ?`` in SQL and orders what a page holds in Python: under a locale the two
+    disagree and a page repeated or skipped events. A role that may not alter the tables leaves them as they are (in
+    a savepoint, so the open goes on): False, and the store reads one stream per query instead."""
+    if not (await conn.execute(text(_LOCALE_STREAMS))).first():
+        return True
+    if not change:
+        return False
+    try:
+        async with conn.begin_nested():
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
+            for (table,) in (await conn.execute(text(_LOCALE_STREAMS))).all():  # again, locked: another opener may have
+                await conn.execute(text(f'ALTER TABLE {table} ALTER COLUMN stream TYPE VARCHAR COLLATE "C"'))
+    except DBAPIError:
+        return False
+    return True

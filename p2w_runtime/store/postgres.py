@@ -14,7 +14,7 @@ a segment holds: compaction; ``_postgres_schema.py``).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -31,10 +31,11 @@ from p2w_runtime.store._core import EVENTS
 from p2w_runtime.store._event_store import IntegrityError, ReadOnlyStore, StoreError, StoreUnavailable
 from p2w_runtime.store._location import shown_url
 from p2w_runtime.store._log_end import LogMoved
-from p2w_runtime.store._postgres_schema import APPEND_ONLY, COLUMNS, TRIGGERS, foreign
+from p2w_runtime.store._postgres_schema import APPEND_ONLY, COLUMNS, TRIGGERS, bytewise_streams, foreign
 from p2w_runtime.store._postgres_url import Connecting, connecting
-from p2w_runtime.store._sql import SqlEventStore
+from p2w_runtime.store._sql import SqlEventStore, _Read
 from p2w_runtime.store._sql_base import Session
+from p2w_runtime.store._sql_pages import Order
 
 WRITE_LOCK = 0x7032_772D_7274  # "p2w-rt": the advisory lock every write transaction of this store takes
 SCHEMA_LOCK = WRITE_LOCK + 1
@@ -136,6 +137,8 @@ class PostgresEventStore(SqlEventStore):
         super().__init__(engine, label)
         self.read_only = read_only
         self.connects = connects
+        self.bytewise_streams = True
+        """Whether stream names compare byte-wise in SQL, as in Python (``_postgres_schema.bytewise_streams``)."""
         typed = ", ".join(f"${i}::{c.type.compile(dialect=engine.dialect)}" for i, c in enumerate(EVENTS.columns, 1))
         columns = ", ".join(_EVENT_TABLE_COLUMNS)
         self._insert_locking = f"INSERT INTO events ({columns}) SELECT {typed} FROM pg_advisory_xact_lock({WRITE_LOCK})"
@@ -209,6 +212,21 @@ class PostgresEventStore(SqlEventStore):
         async with self._driver() as conn:
             yield _AsyncpgSession(conn)
 
+    async def _of_streams(
+        self,
+        name: str,
+        streams: Sequence[str],
+        order: Order,
+        make: Callable[[tuple[Any, ...]], _Read],
+        make_segment: Callable[[tuple[Any, ...]], list[_Read]],
+    ) -> AsyncIterator[_Read]:
+        """Streams whose names compare by the database's locale (``bytewise_streams``) one per query: within one
+        stream a page is keyed by seq alone, so SQL's order and Python's agree whatever the collation."""
+        chunks = [streams] if self.bytewise_streams else [[stream] for stream in sorted(set(streams))]
+        for chunk in chunks:
+            async for item in super()._of_streams(name, chunk, order, make, make_segment):
+                yield item
+
     @staticmethod
     def _insert_ignoring_duplicates(table: Any) -> ClauseElement:
         return pg_insert(table).on_conflict_do_nothing()
@@ -252,6 +270,7 @@ async def open_postgres(url: str, *, create: bool = True, read_only: bool = Fals
                 await conn.run_sync(SQLModel.metadata.create_all)
                 for ddl in APPEND_ONLY:
                     await conn.execute(text(ddl))
+            store.bytewise_streams = await bytewise_streams(conn, change=not read_only, lock=SCHEMA_LOCK)
     except StoreError:
         await engine.dispose()
         raise
