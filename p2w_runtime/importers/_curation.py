@@ -41,6 +41,8 @@ from p2w_runtime.domain import (
     episode_started,
     start_run,
 )
+from p2w_runtime.importers._errors import TrajectoryImportError
+from p2w_runtime.importers._storable import check_storable
 from p2w_runtime.store import EventStore
 
 CURATION_FORMAT = "agenticshop"
@@ -221,6 +223,11 @@ async def import_curation(
     )
     run_id = uuid7()
     built = [_episode(run_id, profile, result, pages) for profile, result in episodes]  # checked before the start
+    for (profile, _), (events, _) in zip(episodes, built, strict=True):
+        try:
+            check_storable(results, events)
+        except TrajectoryImportError as exc:
+            raise DataError(f"{results}: user {profile.user}: {exc.message}") from None
     run = await start_run(store, spec, run_id=run_id)
     for events, blobs in built:
         await append_sealed(store, events, blobs)

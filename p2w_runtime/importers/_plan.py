@@ -17,6 +17,7 @@ from p2w_runtime.importers._formats import ImportFormat
 from p2w_runtime.importers._layout import Trajectory
 from p2w_runtime.importers._naming import crash_task_id, parse_file_name
 from p2w_runtime.importers._read import read_json
+from p2w_runtime.importers._storable import check_storable
 from p2w_runtime.importers._summary import RunModel
 
 
@@ -111,7 +112,8 @@ class Planner:
         if self.scheme is not None and file_scheme is not None and file_scheme != self.scheme:
             raise TrajectoryImportError(path, "scheme", f"{file_scheme} differs from the run's scheme {self.scheme}")
         planned = Planned(path, task, self.scheme or file_scheme, captcha=source.captcha)
-        self.build(planned)  # a bad file (an index outside the bank...) raises before it sets the run's model
+        # a bad file (an index outside the bank, an event the store refuses) raises before it sets the run's model
+        check_storable(path, self.build(planned))
         self.model, self.scheme, self.seen[task.task_id] = model, planned.scheme, path
         return planned
 
@@ -129,5 +131,7 @@ class Planner:
         if task_id in self.done:
             return task_id
         task = self._task(path, task_id, "file name")
+        planned = Planned(path, task, self.scheme, crash=True)
+        check_storable(path, self.build(planned))
         self.seen[task.task_id] = path
-        return Planned(path, task, self.scheme, crash=True)
+        return planned

@@ -7,7 +7,7 @@ provider and experiment, and each task's own success flag.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from p2w_rt.schemas import Scheme
@@ -40,7 +40,8 @@ def summary_model(
         except TrajectoryImportError as exc:
             bad.append(exc)
     ran = [(path, r) for path, r in records if r.error is None]
-    self_reported.update({Path(r.task_file).stem: r.success for _, r in ran})
+    # ``str(task_path)`` on the machine that ran: a Windows path names the same task wherever it is imported
+    self_reported.update({PureWindowsPath(r.task_file).stem: r.success for _, r in ran})
     if not ran:
         return RunModel(), None, {}
     first_path, first = ran[0]

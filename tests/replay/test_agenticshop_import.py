@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from p2w_rt.cli import main
 from p2w_rt.replay.judges import read_judgments
 from p2w_runtime.domain import list_runs
-from p2w_runtime.store import open_store
+from p2w_runtime.store import MAX_EVENT_BYTES, open_store
 from p2w_runtime.testing import ScriptedLlm, Text
 from tests.helpers.paths import REPO
 
@@ -120,6 +120,16 @@ def test_bad_input_is_one_line_and_writes_nothing(
     )
     assert code == 1 and message in err and len(err.strip().splitlines()) == 1, err
     assert runs(db) == 0
+
+
+def test_a_result_over_the_event_limit_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "bad.db"
+    product = {"product_name": "Jacket", "product_url": "https://shop.example/p/1", "reasoning": "x" * MAX_EVENT_BYTES}
+    path, _ = write(tmp_path, [{**RESULT, "search_results": [product]}], None)
+    code, _, err = invoke(db, "import-curation", str(path), "--profiles", str(PROFILES), "--label", "x")
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert f"{path}: user DEMO-RAIN-COMMUTER: its episode.finished event would be 16.0 MiB;" in err
+    assert runs(db) == 0, "checked before run.started: no unfinished run keeps the label"
 
 
 def test_a_lone_surrogate_in_a_profile_is_one_line_and_writes_nothing(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ only in ``_summary.json``.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,21 @@ async def test_importing_the_real_folder_again_resumes_nothing(store: EventStore
     first = await import_folder(store, BROWSER_USE, REAL, label="real")
     again = await import_folder(store, BROWSER_USE, REAL, label="real")
     assert (again.run_id, again.imported, sorted(again.already)) == (first.run_id, [], TASKS)
+
+
+async def test_a_summary_written_on_windows_names_the_same_tasks(tmp_path: Path, store: EventStore) -> None:
+    """The runner records ``str(task_path)`` of the machine it ran on; on Windows that path has backslashes."""
+    folder = tmp_path / REAL.name
+    shutil.copytree(REAL, folder)
+    records = json.loads((folder / "_summary.json").read_text(encoding="utf-8"))
+    windows = "C:\\Users\\alice\\Persona2Web\\browser-use\\task\\personalization_1\\"
+    for record in records:
+        record["task_file"] = windows + Path(record["task_file"]).name
+    (folder / "_summary.json").write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
+    report = await import_folder(store, BROWSER_USE, folder, label="windows")
+    details = {
+        ref.task_id: (await events_of(store, ref.stream))[-1].payload.detail
+        for ref in await episodes_of(store, report.run_id)
+    }
+    false = "the agent's done reported success: false (_summary.json)"
+    assert details == {task: None if _summary()[task]["success"] else false for task in TASKS}
