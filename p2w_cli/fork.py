@@ -170,9 +170,11 @@ def fork_cmd(
 
 def _completing(summary: ForkSummary) -> str:
     """What became of the run the same fork left unfinished, when it was one."""
-    if summary.left == "new":
-        return ""
-    return f"; completed the run the same fork left unfinished, {counted(summary.aborted, 'half episode')} aborted"
+    return "" if summary.left == "new" else f"; {_completed(summary.aborted)}"
+
+
+def _completed(aborted: int) -> str:
+    return f"completed the run the same fork left unfinished, {counted(aborted, 'half episode')} aborted"
 
 
 def _failed(summary: ForkSummary) -> str:
@@ -202,7 +204,7 @@ def _fork_exec(
     done = in_store(
         ctx, lambda store: fork_exec(store, run_ref, task_id, at_step, command, live, label=label, timeout_s=timeout_s)
     )
-    m = done.prefix_mismatch
+    m, finished = done.prefix_mismatch, done.finished
     if as_json:
         echo_json(
             {
@@ -210,26 +212,39 @@ def _fork_exec(
                 "label": done.label,
                 "source": done.source_stream,
                 "at_step": at_step,
-                "exit_code": done.finished.status,
+                "exit_code": finished.status if finished else None,
                 "prefix_identical": m is None,
                 "prefix_mismatch": m.as_dict() if m else None,
+                "left": done.left,
+                "aborted": done.aborted,
             }
         )
-    elif done.run is not None:
+    elif done.ended is not None and done.run is not None:
+        o = done.ended
+        click.echo(
+            safe(
+                f"{done.label} ({done.run.run_id}) had recorded its fork of {done.source_stream} at step {at_step} "
+                f"({o.end_reason} after {counted(o.steps, 'step')}) before it was stopped: the run is closed now"
+            )
+        )
+    elif done.run is not None and finished is not None:
+        again = "" if done.left == "new" else f"; {_completed(done.aborted)}"
         click.echo(
             safe(
                 f"forked {done.source_stream} at step {at_step} into {done.label} ({done.run.run_id}) through "
                 f"`{command}`: {done.run.episodes} episode, {done.run.status}; the agent exited "
-                f"{done.finished.status} ({waited():.2f} s)"
+                f"{finished.status}{again} ({waited():.2f} s)"
             )
         )
+    if finished is None:
+        return
     if m is not None:
         click.echo(
             safe(f"error: before step {at_step} the agent diverged from its recording: {m.reexecuted}"), err=True
         )
     if done.run is None:
-        click.echo(safe(f"error: the agent wrote no run {done.label!r}; it {done.finished.how_it_ended()}"), err=True)
-    elif done.finished.status != 0:
-        click.echo(safe(f"error: the agent failed: it {done.finished.how_it_ended()}"), err=True)
-    if done.run is None or m is not None or done.finished.status != 0:
+        click.echo(safe(f"error: the agent wrote no run {done.label!r}; it {finished.how_it_ended()}"), err=True)
+    elif finished.status != 0:
+        click.echo(safe(f"error: the agent failed: it {finished.how_it_ended()}"), err=True)
+    if done.run is None or m is not None or finished.status != 0:
         sys.exit(1)

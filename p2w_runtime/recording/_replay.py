@@ -26,20 +26,23 @@ TASK_ENV = "P2W_TASK_ID"
 """The task of the episode being re-executed."""
 FORK_ENV = "P2W_FORK"
 """Set by ``p2w-rt fork RUN TASK --at-step K --exec CMD``: JSON of the fork (``Fork``). The episode is then
-written into the agent's store as a new run, its calls before step K served from the recording, the later ones
-answered live through the endpoint."""
+written into the agent's store as a new run (or the one the same fork left unfinished), its calls before step K
+served from the recording, the later ones answered live through the endpoint."""
 
 
 @dataclass(frozen=True, slots=True)
 class Fork:
-    """The run a forked agent writes (label, live model, ``fork_of``) and where its episode branched off."""
+    """The run a forked agent writes (label, live model, ``fork_of``) and where its episode branched off; ``resume``:
+    the run the same fork left unfinished under the label is continued, not a new one started."""
 
     label: str
     model: str
     point: ForkPoint
+    resume: bool = False
 
     def as_env(self) -> str:
-        return json.dumps({"label": self.label, "model": self.model, "point": self.point.model_dump(mode="json")})
+        point = self.point.model_dump(mode="json")
+        return json.dumps({"label": self.label, "model": self.model, "point": point, "resume": self.resume})
 
 
 def forked() -> Fork | None:
@@ -48,7 +51,7 @@ def forked() -> Fork | None:
     if not said:
         return None
     spec = json.loads(said)
-    return Fork(spec["label"], spec["model"], ForkPoint.model_validate(spec["point"]))
+    return Fork(spec["label"], spec["model"], ForkPoint.model_validate(spec["point"]), spec.get("resume", False))
 
 
 class ReplayDiverged(Exception):

@@ -5,9 +5,10 @@ A recorder that was killed leaves attempts without ``episode.finished``; they ne
 records their tasks again as ``TASK#n``, as ``record --resume`` does for the own agent. One process records a run at
 a time, as under ``record``: ``open_run`` holds the claim ``record/LABEL`` (``holding_run``) from before the run starts
 or resumes until ``close``, so a resume meanwhile (a script's or ``record --resume``) is refused instead of closing
-the live attempts as dead. Recorders that ``join`` a run share it by design: each holds a presence claim of its own
-(``joining``) until its ``close``, which refuses a resume the same way and lets only the last of them finish the run;
-one arriving as the last one finishes it is either seen by it or finds the run finished (``RunRecording.check_open``).
+the live attempts as dead (under ``fork --exec`` p2w-rt holds it for the agent). Recorders that ``join`` a run
+share it by design: each holds a presence claim of its own (``joining``) until its ``close``, which refuses a resume
+the same way and lets only the last of them finish the run; one arriving as the last one finishes it is either seen by
+it or finds the run finished (``RunRecording.check_open``).
 """
 
 from __future__ import annotations
@@ -187,13 +188,14 @@ async def open_run(
         resume, join, replay = False, False, ReplayLink(url)
         if fork is None:
             store, carried = MemoryEventStore(), False
-        else:  # a fork: a new run in the agent's store, under p2w-rt's label, with the live model
-            label, model = fork.label, fork.model
-            config = {**(config or {}), "fork_of": fork.point.source_stream}
+        else:  # a fork: a new run in the agent's store (or the one the same fork left), p2w-rt's label, live model
+            label, model, resume = fork.label, fork.model, fork.resume
+            config = {**(config or {}), "fork_of": fork.point.source_stream, "fork_at_step": fork.point.at_step}
         task_id = replayed_task()
         listed = [task for task in listed if task.task_id == task_id]
         if not listed:
             raise UserError(f"run {label!r}: the re-executed task {task_id!r} is not one of the agent's tasks")
+    point = fork.point if fork is not None and replay is not None else None
     ids = [task.task_id for task in listed]
     if replay is None or fork is not None:  # an episode re-executed into memory keeps the id it was recorded under
         check_task_ids(ids, f"run {label!r}")
@@ -209,8 +211,9 @@ async def open_run(
     claim = AsyncExitStack()
     if join:  # present before looking for a lone recorder, which looks for joiners once it holds the run
         await claim.enter_async_context(joining(store, label))
-    else:  # one process records the run: refused in one line naming it, before anything is written
+    elif point is None:  # one process records the run: refused in one line naming it, before anything is written
         await claim.enter_async_context(resuming(store, existing) if existing else holding_run(store, label))
+    # else a fork's: p2w-rt holds it for its agent, from before its look at the label until the agent has ended
     try:
         if existing is None:
             spec = RunSpec(
@@ -223,7 +226,6 @@ async def open_run(
                 carried=_carried(carried, tasks, listed, history),
             )
             try:
-                point = fork.point if fork is not None and replay is not None else None
                 started = await start_run(store, spec)
                 return Recording(started, label, scheme, listed, replay, point, claim, joined=join)
             except LabelTaken:  # another worker started it between our look and our append
@@ -240,7 +242,7 @@ async def open_run(
         run = await resume_run(store, existing.run_id, abort=not join)
         if join:  # present already: the last recorder closing now sees this one, or has finished the run
             await run.check_open(label)
-        return Recording(run, label, scheme, listed, claim=claim, joined=join)
+        return Recording(run, label, scheme, listed, replay, point, claim, joined=join)
     except BaseException:
         await claim.aclose()
         raise

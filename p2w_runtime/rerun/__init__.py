@@ -6,6 +6,7 @@ from the recorded one is reported (docs/design/rerun.md).
 
 from p2w_runtime.rerun._compare import first_mismatch
 from p2w_runtime.rerun._fork import ForkRequest, ForkSummary, fork
+from p2w_runtime.rerun._fork_run import ForkTarget, close_ended, holding_fork
 from p2w_runtime.rerun._har import har_has_bodies, recorded_har
 from p2w_runtime.rerun._llm import prompt_changed, recorded_completion
 from p2w_runtime.rerun._mismatch import Mismatch, MismatchKind, ReplayedEpisode
@@ -24,9 +25,12 @@ __all__ = [
     "RerunReport",
     "rerun",
     # re-executing another agent from its recording (p2w_runtime.exec)
+    "ForkTarget",
     "RecordedEpisode",
     "ReplayedEpisode",
+    "close_ended",
     "first_mismatch",
+    "holding_fork",
     "load_episode",
     "prompt_changed",
     "recorded_completion",

@@ -2,10 +2,11 @@
 
 A fork stopped after its run started (kill -9, Ctrl-C, its store out of reach) leaves the run unfinished, or
 ``interrupted``, under its label: the label is the researcher's handle on the result, so the same fork given again
-(same source episode and step, same live model and scheme) completes that run instead of being refused. Its half
-episode is closed as ``aborted`` and the episode forked again as the task's next attempt, as ``record --resume``
-does; a run whose episode had ended before the stop is only closed. A finished fork, or a run of anything else,
-keeps its label, refused in one line. One process records into a label at a time (``holding_run``).
+(same source episode and step, same agent, live model and scheme; ``fork`` and ``fork --exec`` alike) completes that
+run instead of being refused. Its half episode is closed as ``aborted`` and the episode forked again as the task's
+next attempt, as ``record --resume`` does; a run whose episode had ended before the stop is only closed. A finished
+fork, or a run of anything else, keeps its label, refused in one line. One process records into a label at a time
+(``holding_run``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from p2w_rt.schemas import Scheme
-from p2w_runtime.agent import EpisodeOutcome
+from p2w_runtime.agent import AGENT_NAME, EpisodeOutcome
 from p2w_runtime.domain import RunInfo, RunRecording, attempt_id, holding_run, list_runs, resume_run
 from p2w_runtime.errors import UserError
 from p2w_runtime.store import EventStore, LabelTaken
@@ -24,20 +25,24 @@ from p2w_runtime.store import EventStore, LabelTaken
 
 @dataclass(frozen=True)
 class ForkTarget:
-    """What a fork's run states, to tell the same fork given again from another one."""
+    """What a fork's run states, to tell the same fork given again from another one; ``agent``: the own one, or
+    the outside agent of ``fork --exec``, which may state no scheme."""
 
     label: str
     source_stream: str
     at_step: int
     model: str
-    scheme: Scheme
+    scheme: Scheme | None
+    agent: str = AGENT_NAME
 
     def config(self) -> dict[str, Any]:
         """The keys of ``run.started.config`` naming the fork point."""
         return {"fork_of": self.source_stream, "fork_at_step": self.at_step}
 
     def describe(self) -> str:
-        return f"a fork of {self.source_stream} at step {self.at_step} by {self.model} ({self.scheme})"
+        by = self.model if self.agent == AGENT_NAME else f"{self.agent} with {self.model}"
+        scheme = f" ({self.scheme})" if self.scheme else ""
+        return f"a fork of {self.source_stream} at step {self.at_step} by {by}{scheme}"
 
 
 @asynccontextmanager
@@ -74,12 +79,12 @@ def _same_fork(run: RunInfo, target: ForkTarget) -> bool:
 
 
 def _as_target(run: RunInfo, label: str) -> ForkTarget | None:
-    """The fork ``run`` records, None when it is no fork of the own agent; step 0: not recorded."""
-    config = run.started.config
+    """The fork ``run`` records, None when it is no fork; step 0: not recorded."""
+    config, started = run.started.config, run.started
     source, at_step = config.extra("fork_of"), config.extra("fork_at_step", 0)
-    if not isinstance(source, str) or not isinstance(at_step, int) or run.started.scheme is None:
+    if not isinstance(source, str) or not isinstance(at_step, int):
         return None
-    return ForkTarget(label, source, at_step, run.started.backbone_model, run.started.scheme)
+    return ForkTarget(label, source, at_step, started.backbone_model, started.scheme, started.agent)
 
 
 async def close_ended(store: EventStore, left: RunInfo) -> EpisodeOutcome | None:
