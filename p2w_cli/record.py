@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -216,7 +218,11 @@ def record_cmd(
         async def _record() -> Any:
             import asyncio
 
-            asyncio.get_running_loop().set_default_executor(DaemonThreads(max_workers=1))
+            loop = asyncio.get_running_loop()
+            loop.set_default_executor(DaemonThreads(max_workers=1))
+            # SIGTERM (a service manager, `timeout`, a container stopping) stops the run as Ctrl-C does: the episodes
+            # close as aborted and the run as interrupted, instead of the process dying with them left unfinished
+            loop.add_signal_handler(signal.SIGTERM, os.kill, os.getpid(), signal.SIGINT)
             db = db_path(ctx)
             fresh, empty = isinstance(db, Path) and not db.exists(), False
             try:

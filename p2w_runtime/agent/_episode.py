@@ -30,7 +30,7 @@ from p2w_runtime.agent.prompts import (
     pre_execution_messages,
     rewrite_messages,
 )
-from p2w_runtime.browser import EpisodeSettings
+from p2w_runtime.browser import BrowserGone, EpisodeSettings
 from p2w_runtime.data import Task
 from p2w_runtime.domain import EpisodeWriter, episode_started
 from p2w_runtime.llm import LlmClient, LlmError
@@ -129,7 +129,7 @@ class Episode:
                     state.task_text = await self._pre_execution(state)
                     await self.log.flush()
                 reason, answer, step, detail = await self._navigate(tab, state)
-            except (LlmError, SeamDiverged) as exc:
+            except (LlmError, SeamDiverged, BrowserGone) as exc:
                 reason, step, detail = "error", self._completed(), str(exc)
             except asyncio.CancelledError:
                 reason, step, detail = "aborted", self._completed(), "run interrupted"

@@ -128,8 +128,9 @@ async def record_episodes(
 ) -> list[EpisodeOutcome]:
     """Record every planned episode, ``concurrency`` at a time; closes the run when all are done.
 
-    Cancellation (Ctrl-C) lets running episodes record themselves as aborted, then marks the
-    run interrupted, so ``--resume`` can pick it up.
+    Cancellation (Ctrl-C), or an episode that cannot go on (Chromium will not start again), lets running episodes
+    record themselves as aborted, then marks the run interrupted, so ``--resume`` can pick it up: never completed
+    with tasks left unrecorded.
     """
     state = RunProgress(total=len(plan.todo) + len(plan.kept), done=len(plan.kept))
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -149,11 +150,18 @@ async def record_episodes(
 
         return await state.track(gate, progress, lambda: episode().run())
 
+    episodes = [asyncio.ensure_future(one(task, episode_id)) for task, episode_id in plan.todo]
     interrupted = False
     try:
-        await asyncio.gather(*(one(task, episode_id) for task, episode_id in plan.todo))
+        await asyncio.gather(*episodes)
     except asyncio.CancelledError:
         interrupted = True
+        raise
+    except Exception:
+        interrupted = True
+        for running in episodes:
+            running.cancel()
+        await asyncio.gather(*episodes, return_exceptions=True)
         raise
     finally:
         for outcome in state.outcomes:

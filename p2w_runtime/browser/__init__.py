@@ -8,7 +8,7 @@ cookies and HAR. The agent loop calls ``observe()`` (numbered accessibility text
 from p2w_runtime.browser._capture import CapturedPage, answer_links
 from p2w_runtime.browser._chromium import LAUNCH_ARGS, find_chromium
 from p2w_runtime.browser._episode import EpisodeBrowser, EpisodeSettings
-from p2w_runtime.browser._errors import BrowserUnavailable
+from p2w_runtime.browser._errors import BrowserGone, BrowserUnavailable
 from p2w_runtime.browser._har import scrub_har
 from p2w_runtime.browser._profile import close_profile, running_with
 from p2w_runtime.browser._session import BrowserSession, capture_pages
@@ -17,6 +17,7 @@ from p2w_runtime.browser._types import ExecResult, FinalStateData, ObservationDa
 __all__ = [
     "CapturedPage",
     "LAUNCH_ARGS",
+    "BrowserGone",
     "BrowserSession",
     "BrowserUnavailable",
     "EpisodeBrowser",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import structlog
 from playwright.async_api import BrowserContext, Page
@@ -17,6 +18,7 @@ from p2w_rt.schemas import ParsedAction
 from p2w_runtime.browser._axtext import AxLine, bound_text, lines_to_text, render_snapshot
 from p2w_runtime.browser._blocking import detect_block
 from p2w_runtime.browser._capture import CapturedPage, capture_in
+from p2w_runtime.browser._errors import BrowserGone
 from p2w_runtime.browser._errors import first_line as _first_line
 from p2w_runtime.browser._execute import execute_action
 from p2w_runtime.browser._har import scrub_har
@@ -85,7 +87,11 @@ class EpisodeBrowser:
 
     async def current_page(self) -> Page:
         """The active tab: the newest tab opened since the last call (``new_tab``, a pop-up), else the tab in focus;
-        if that closed, the last open tab, and a fresh blank tab if none is left."""
+        if that closed, the last open tab, and a fresh blank tab if none is left. ``BrowserGone`` once Chromium
+        exited."""
+        browser = self.context.browser
+        if browser is not None and not browser.is_connected():
+            raise BrowserGone("Chromium exited during the episode (killed or crashed)")
         opened = [page for page in self._opened if not page.is_closed()]
         self._opened.clear()
         if opened:
@@ -183,20 +189,24 @@ class EpisodeBrowser:
     async def stop_loading(self, page: Page) -> None:
         """Abort a pending navigation. Through CDP, because page scripts wait for the navigation they would stop."""
         try:
-            cdp = await self.context.new_cdp_session(page)
-            await cdp.send("Page.stopLoading")
-            await cdp.detach()
-        except PlaywrightError as exc:
+            await self._cdp(page, "Page.stopLoading")
+        except (PlaywrightError, TimeoutError) as exc:
             log.warning("browser.stop_loading_failed", error=_first_line(exc))
 
     async def navigation_history(self, page: Page) -> tuple[int, int]:
         """(current index, number of entries) of the tab's history, which Playwright does not expose."""
+        history = await self._cdp(page, "Page.getNavigationHistory")
+        return int(history["currentIndex"]), len(history["entries"])
+
+    async def _cdp(self, page: Page, method: str) -> dict[str, Any]:
+        """One CDP command on ``page``, bounded by ``action_timeout_s`` (``TimeoutError``): a page whose main thread
+        never yields (a script looping on ``alert()``) answers no CDP detach, and the step waited for it forever."""
         cdp = await self.context.new_cdp_session(page)
         try:
-            history = await cdp.send("Page.getNavigationHistory")
+            return await asyncio.wait_for(cdp.send(method), self.settings.action_timeout_s)
         finally:
-            await cdp.detach()
-        return int(history["currentIndex"]), len(history["entries"])
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(cdp.detach(), self.settings.action_timeout_s)
 
     async def bounded(self, awaitable: Awaitable[T], timeout_s: float, errors: list[str], what: str) -> T | None:
         """Await with a deadline; a failure is appended to ``errors`` and yields None."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -10,7 +12,7 @@ from p2w_rt.schemas import ParsedAction
 from p2w_runtime.actions import AGENT_ACTIONS
 from p2w_runtime.browser._blocking import FINAL_CONFIRMATION_ERROR, FINAL_CONFIRMATION_SELECTOR, refused_confirmations
 from p2w_runtime.browser._errors import first_line
-from p2w_runtime.browser._handle import EpisodeHandle
+from p2w_runtime.browser._handle import EpisodeHandle, Timeouts
 from p2w_runtime.browser._types import ExecResult
 
 EXECUTED = ExecResult("executed")
@@ -38,10 +40,14 @@ async def execute_action(episode: EpisodeHandle, action: ParsedAction) -> ExecRe
         return ExecResult("invalid", f"unknown action {action.name!r}")
     page = await episode.current_page()
     try:
-        result = await handler(episode, page, action.args)
+        result = await asyncio.wait_for(handler(episode, page, action.args), action_deadline_s(episode.settings))
     except PlaywrightTimeout as exc:
         await episode.stop_loading(page)
         return ExecResult("executed", f"{action.render()} timed out: {first_line(exc)}", timed_out=True)
+    except TimeoutError:
+        await episode.stop_loading(page)
+        why = f"the page did not answer within {action_deadline_s(episode.settings):g}s"
+        return ExecResult("executed", f"{action.render()} timed out: {why}", timed_out=True)
     except PlaywrightError as exc:
         return ExecResult("invalid", f"{action.render()} failed: {first_line(exc)}")
     if result.status != "executed":
@@ -52,6 +58,13 @@ async def execute_action(episode: EpisodeHandle, action: ParsedAction) -> ExecRe
     if settle_error and not result.error:
         return ExecResult("executed", settle_error, timed_out=True)
     return result
+
+
+def action_deadline_s(timeouts: Timeouts) -> float:
+    """The most one action may take: the longest chain of bounded waits a handler makes (``type`` on a field: look,
+    fill, then a navigating Enter). It also bounds the waits Playwright gives no timeout (``evaluate``,
+    ``Locator.count``), which a page whose main thread never yields (a script looping on ``alert()``) left hanging."""
+    return timeouts.navigation_timeout_s + 2 * timeouts.action_timeout_s
 
 
 async def _resolve(episode: EpisodeHandle, page: Page, element_id: str) -> Locator | ExecResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -42,6 +43,7 @@ class BrowserSession:
         self._headless = headless
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
+        self._relaunching = asyncio.Lock()
         self.executable: str | None = None
 
     @property
@@ -53,20 +55,26 @@ class BrowserSession:
         self._playwright = await async_playwright().start()
         try:
             self.executable = find_chromium(self._explicit, bundled=self._playwright.chromium.executable_path)
-            self._browser = await self._playwright.chromium.launch(
-                executable_path=self.executable, headless=self._headless, args=self._args
-            )
-        except BaseException as exc:
+            self._browser = await self._launch()
+        except BaseException:
             await self._playwright.stop()
             self._playwright = None
-            if isinstance(exc, PlaywrightError):
-                raise BrowserUnavailable(
-                    f"Chromium {self.executable} failed to start: {first_line(exc)} "
-                    "(another with --chromium or P2W_CHROMIUM)"
-                ) from exc
             raise
-        log.info("browser.launched", executable=self.executable, version=self._browser.version)
         return self
+
+    async def _launch(self) -> Browser:
+        assert self._playwright is not None
+        try:
+            browser = await self._playwright.chromium.launch(
+                executable_path=self.executable, headless=self._headless, args=self._args
+            )
+        except PlaywrightError as exc:
+            raise BrowserUnavailable(
+                f"Chromium {self.executable} failed to start: {first_line(exc)} "
+                "(another with --chromium or P2W_CHROMIUM)"
+            ) from exc
+        log.info("browser.launched", executable=self.executable, version=browser.version)
+        return browser
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -94,7 +102,7 @@ class BrowserSession:
         else:
             scratch = new_scratch_folder("har")
             path = scratch / "episode.har"
-        context = await self._require().new_context(
+        context = await (await self._running()).new_context(
             viewport={"width": settings.viewport_width, "height": settings.viewport_height},
             record_har_path=path,
             record_har_content=settings.har_content,
@@ -106,6 +114,16 @@ class BrowserSession:
         await context.add_init_script(CONFIRMATION_GUARD_JS)
         page = await context.new_page()
         return EpisodeBrowser(context, page, settings, path, scratch)
+
+    async def _running(self) -> Browser:
+        """The Chromium new episodes open in, launched again if it exited (killed, crashed) since the last one: its
+        death ends the episodes it had open, and the run goes on with the next ones instead of failing them all."""
+        async with self._relaunching:
+            browser = self._require()
+            if not browser.is_connected():
+                log.warning("browser.relaunching", reason="Chromium exited during the run (killed or crashed)")
+                self._browser = browser = await self._launch()
+            return browser
 
     def _require(self) -> Browser:
         if self._browser is None:
