@@ -16,7 +16,6 @@ import json
 import os
 import shlex
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -31,35 +30,20 @@ from p2w_runtime.domain import episodes_of
 from p2w_runtime.store import open_store
 from p2w_runtime.testing import Delay, ScriptedLlm, Text
 from p2w_runtime.testing._replies import Reply, RequestJson
-from tests.helpers.paths import REPO
+from tests.helpers.replayable_example import EXAMPLE, TASK, record_example
 from tests.helpers.suite_tmp import process_tmpdir
+from tests.helpers.write_lock_kill import SEALED, kill_once_written
 
 pytestmark = pytest.mark.slow  # Chromium, and the embedder once while recording
 
-EXAMPLE = REPO / "examples" / "replayable_agent.py"
-TASK = "Lena_Fischer_A1"
 P2W_RT = str(Path(sys.executable).with_name("p2w-rt"))
-RECORDED = (
-    Text("Thought: her diet first.\nAction: memory [my dietary restrictions]"),
-    Text("She has celiac disease and eats gluten-free."),
-    Text("Thought: search Basket.\nAction: goto [http://basket.p2w.test/search?q=gluten-free+organic+penne]"),
-    Text("Thought: the first result fits.\nAction: open [1]"),
-    Text("Thought: found it.\nAction: stop [gluten-free organic penne]"),
-)
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The example agent's run 'mine', recorded once against the scripted model."""
     db = tmp_path_factory.mktemp("fork-exec") / "p2w.db"
-    with ScriptedLlm() as model:
-        model.script(*RECORDED)
-        env = {**os.environ, "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-not-a-real-key-000"}
-        done = subprocess.run(
-            [sys.executable, str(EXAMPLE), "--db", str(db), "--label", "mine"],
-            capture_output=True, text=True, cwd=REPO, env=env, timeout=600,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
+    record_example(db)
     yield db
 
 
@@ -196,21 +180,7 @@ def test_a_fork_exec_killed_after_its_episode_ended_has_its_run_closed_by_the_sa
         llm.handle_with(live)
         fork = fork_args(recorded, llm, label, tmp)
         proc = started(recorded, fork, tmp)
-        conn = sqlite3.connect(recorded, isolation_level=None, timeout=60)
-        sealed = "SELECT 1 FROM events JOIN run_labels ON stream = run_id WHERE label = ? AND type = ?"
-        try:
-            deadline = time.monotonic() + 240
-            while time.monotonic() < deadline and proc.poll() is None:
-                conn.execute("BEGIN IMMEDIATE")  # nobody writes while we look, nor after we find it
-                if conn.execute(sealed, (label, "episode.sealed")).fetchone():
-                    break
-                conn.execute("ROLLBACK")
-                time.sleep(0.02)
-            assert proc.poll() is None, "the fork ended before it was caught"
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            conn.close()
+        kill_once_written(proc, recorded, SEALED, (label, "episode.sealed"))
         left = labelled(recorded, label)
         assert (left["status"], left["episodes"]) == ("unfinished", 1), left
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from p2w_runtime.testing import ScriptedLlm
 from p2w_runtime.testing._replies import Delay, Reply, RequestJson, Text
 from p2w_runtime.testing.sample_agent import SampleAgentScript
 from tests.helpers.suite_tmp import process_tmpdir
+from tests.helpers.write_lock_kill import SEALED, kill_once_written
 
 pytestmark = pytest.mark.slow
 
@@ -129,21 +129,7 @@ def test_a_fork_killed_after_its_episode_ended_has_its_run_closed_by_the_same_fo
             env = {**os.environ, "TMPDIR": str(tmp)}
             args = [P2W_RT, "--db", str(db), *fork]
             proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp, env=env)
-            conn = sqlite3.connect(db, isolation_level=None, timeout=60)
-            sealed = "SELECT 1 FROM events JOIN run_labels ON stream = run_id WHERE label = ? AND type = ?"
-            try:
-                deadline = time.monotonic() + 240
-                while time.monotonic() < deadline and proc.poll() is None:
-                    conn.execute("BEGIN IMMEDIATE")  # nobody writes while we look, nor after we find it
-                    if conn.execute(sealed, (FORK, "episode.sealed")).fetchone():
-                        break
-                    conn.execute("ROLLBACK")
-                    time.sleep(0.02)
-                assert proc.poll() is None, "the fork ended before it was caught"
-            finally:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait()
-                conn.close()
+            kill_once_written(proc, db, SEALED, (FORK, "episode.sealed"))
         [left] = fork_runs(db)
         assert (left["status"], left["episodes"]) == ("unfinished", 1), left
 

@@ -28,35 +28,17 @@ from p2w_runtime.store import open_store
 from p2w_runtime.testing import ScriptedLlm, Text
 from tests.helpers.paths import REPO
 from tests.helpers.recording_tasks import TASKS
+from tests.helpers.replayable_example import EXAMPLE, SCRIPT, TASK, record_example
 from tests.helpers.stalling_llm import StallingLlm, Trickle
 
 pytestmark = pytest.mark.slow  # Chromium, and the embedder once while recording
-
-EXAMPLE = REPO / "examples" / "replayable_agent.py"
-TASK = "Lena_Fischer_A1"
-SCRIPT = (
-    Text("Thought: her diet first.\nAction: memory [my dietary restrictions]"),
-    Text("She has celiac disease and eats gluten-free."),
-    Text("Thought: search Basket.\nAction: goto [http://basket.p2w.test/search?q=gluten-free+organic+penne]"),
-    Text("Thought: the first result fits.\nAction: open [1]"),
-    Text("Thought: found it.\nAction: stop [gluten-free organic penne]"),
-)
-"""Four planner steps and one memory answer, in the order the example agent asks them."""
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The example agent's run 'mine', recorded once against the scripted model."""
     db = tmp_path_factory.mktemp("exec") / "p2w.db"
-    with ScriptedLlm() as model:
-        model.script(*SCRIPT)
-        env = {**os.environ, "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-not-a-real-key-000"}
-        done = subprocess.run(
-            [sys.executable, str(EXAMPLE), "--db", str(db), "--label", "mine"],
-            capture_output=True, text=True, cwd=REPO, env=env, timeout=600,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert json.loads(done.stdout.splitlines()[-1]) == {"answer": "gluten-free organic penne"}
+    record_example(db)
     yield db
 
 

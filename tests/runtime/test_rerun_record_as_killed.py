@@ -8,17 +8,15 @@ as soon as the new run's ``run.started`` is committed and holds it while the pro
 from __future__ import annotations
 
 import json
-import signal
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from p2w_rt.cli import main
 from p2w_runtime.demo.examples import example_run_bundles
+from tests.helpers.write_lock_kill import kill_once_written
 
 SOURCE = "earlier"
 TASKS = ("Lena_Fischer_A1", "Lena_Fischer_B1", "Marcus_Okafor_A1", "Marcus_Okafor_B1", "Priya_Raman_A1")
@@ -40,24 +38,7 @@ def killed_while_copying(db: Path, label: str) -> None:
     """Start ``rerun --record-as label``; once its run is started, hold the write lock, then SIGKILL it."""
     args = [P2W_RT, "--db", str(db), "rerun", SOURCE, *TASKS, "--record-as", label]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=db.parent)
-    conn = sqlite3.connect(db, isolation_level=None, timeout=60)
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and proc.poll() is None:
-            conn.execute("BEGIN IMMEDIATE")  # nobody writes while we look, nor after we find it
-            if conn.execute("SELECT 1 FROM run_labels WHERE label = ?", (label,)).fetchone():
-                break
-            conn.execute("ROLLBACK")
-            time.sleep(0.005)
-        assert proc.poll() is None, "the rerun ended before its copy was caught"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        conn.execute("ROLLBACK")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        conn.close()
+    kill_once_written(proc, db, "SELECT 1 FROM run_labels WHERE label = ?", (label,))
 
 
 def test_a_copy_killed_midway_is_completed_by_the_same_rerun_given_again(tmp_path: Path) -> None:
