@@ -15,7 +15,7 @@ from typing import Any
 from p2w_rt.schemas import NewEvent, canonical_json
 from p2w_runtime.errors import clip
 from p2w_runtime.importers._errors import TrajectoryImportError
-from p2w_runtime.store import MAX_EVENT_BYTES
+from p2w_runtime.store import MAX_EVENT_BYTES, largest_field, mib
 
 _INT_RANGE = range(-(2**63), 2**64)
 """The integers orjson encodes (``int64`` and ``uint64``)."""
@@ -37,8 +37,8 @@ def check_storable(path: Path, events: Sequence[NewEvent]) -> None:
         if size > MAX_EVENT_BYTES:
             step = payload.get("step")
             where = f"{new.type} event" + (f" of step {step}" if step is not None else "")
-            limit = MAX_EVENT_BYTES // 2**20
-            message = f"its {where} would be {size / 2**20:.1f} MiB; the store holds at most {limit} MiB an event"
+            field, shown, limit = largest_field(new.type, payload), mib(size, MAX_EVENT_BYTES), MAX_EVENT_BYTES // 2**20
+            message = f"field {field} makes its {where} {shown}, over the {limit} MiB limit of an event"
             raise TrajectoryImportError(path, None, message)
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         SummaryRows,
         WorkItem,
     )
-    from p2w_runtime.store._limits import MAX_BLOB_BYTES, MAX_EVENT_BYTES, TooLarge
+    from p2w_runtime.store._limits import MAX_BLOB_BYTES, MAX_EVENT_BYTES, TooLarge, largest_field, mib
     from p2w_runtime.store._log_end import StreamEnded
     from p2w_runtime.store._migrate import MigrateSummary, migrate_store
     from p2w_runtime.store._seal import after_end_problem, append_with_seal, head_digest, same_digest, seal_streams
@@ -73,6 +73,8 @@ _LAZY = {
     "MAX_BLOB_BYTES": "_limits",
     "MAX_EVENT_BYTES": "_limits",
     "TooLarge": "_limits",
+    "largest_field": "_limits",
+    "mib": "_limits",
     "StreamEnded": "_log_end",
     "MigrateSummary": "_migrate",
     "migrate_store": "_migrate",
@@ -212,6 +214,8 @@ __all__ = [
     "MAX_BLOB_BYTES",
     "MAX_EVENT_BYTES",
     "TooLarge",
+    "largest_field",
+    "mib",
     "is_postgres_url",
     "shown_url",
     "store_location",

@@ -33,8 +33,11 @@ class TooLarge(IntegrityError):
     exit_code = 1
 
 
-def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
+def mib(size: int, limit: int | None = None) -> str:
+    """``size`` in MiB to one decimal; in bytes where that would read as the ``limit`` it is over ("16.0 MiB, over
+    the 16 MiB limit")."""
+    shown = f"{size / 2**20:.1f} MiB"
+    return f"{size:,} bytes" if limit is not None and shown == f"{limit / 2**20:.1f} MiB" else shown
 
 
 def check_event_size(event: StoredEvent) -> None:
@@ -45,8 +48,9 @@ def check_event_size(event: StoredEvent) -> None:
     size = len(text.encode())
     if size > MAX_EVENT_BYTES:
         raise TooLarge(
-            f"{event.type} event of stream {clip(event.stream)}: field {_largest_field(event.type, event.payload)} "
-            f"makes it {_mib(size)}, over the {MAX_EVENT_BYTES // 2**20} MiB limit of an event; not written"
+            f"{event.type} event of stream {clip(event.stream)}: field {largest_field(event.type, event.payload)} "
+            f"makes it {mib(size, MAX_EVENT_BYTES)}, over the {MAX_EVENT_BYTES // 2**20} MiB limit of an event; "
+            "not written"
         )
 
 
@@ -58,11 +62,11 @@ def check_blob_sizes(events: Iterable[NewEvent], blobs: Mapping[str, bytes]) -> 
                 (f"{new.type} field {path}" for new in events if (path := _path_of(new.payload_dict(), sha, new.type))),
                 f"blob {sha[:12]}…",
             )
-            limit = _mib(MAX_BLOB_BYTES)
-            raise TooLarge(f"{where}: a blob of {_mib(len(data))}, over the {limit} limit of a blob; not written")
+            size, limit = mib(len(data), MAX_BLOB_BYTES), mib(MAX_BLOB_BYTES)
+            raise TooLarge(f"{where}: a blob of {size}, over the {limit} limit of a blob; not written")
 
 
-def _largest_field(path: str, value: Any) -> str:
+def largest_field(path: str, value: Any) -> str:
     """The dotted path to the leaf that holds most of ``value``'s JSON, walking into the largest part each time."""
     while isinstance(value, dict | list) and value:
         parts = value.items() if isinstance(value, dict) else enumerate(value)

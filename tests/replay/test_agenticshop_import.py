@@ -128,7 +128,7 @@ def test_a_result_over_the_event_limit_is_one_line_and_writes_nothing(tmp_path: 
     path, _ = write(tmp_path, [{**RESULT, "search_results": [product]}], None)
     code, _, err = invoke(db, "import-curation", str(path), "--profiles", str(PROFILES), "--label", "x")
     assert code == 1 and len(err.strip().splitlines()) == 1, err
-    assert f"{path}: user DEMO-RAIN-COMMUTER: its episode.finished event would be 16.0 MiB;" in err
+    assert f"{path}: user DEMO-RAIN-COMMUTER: field episode.finished." in err and "over the 16 MiB limit" in err
     assert runs(db) == 0, "checked before run.started: no unfinished run keeps the label"
 
 

@@ -49,8 +49,9 @@ async def test_a_done_answer_over_the_event_limit_is_a_bad_file_that_skip_bad_sk
     # the raw action and the parsed stop both hold the answer: half the limit makes the event too large
     spoiled = _spoil(folder / "on_gpt41_Priya_Raman_C1.json", answer, "x" * (MAX_EVENT_BYTES // 2 + 1))
     message = await _only_bad(store, folder)
-    assert message.startswith(f"{spoiled}: its action event of step 1 would be 16.0 MiB; ")
-    assert message.endswith("the store holds at most 16 MiB an event")
+    assert message.startswith(f"{spoiled}: field action.")
+    assert message.endswith(" bytes, over the 16 MiB limit of an event")
+    assert "makes its action event of step 1 " in message
     report = await import_folder(store, BROWSER_USE, folder, skip_bad=True)
     assert sorted(report.imported) == ["Lena_Fischer_B1", "Marcus_Okafor_A1", "Tomas_Reyes_B1"]
     assert [e.path for e in report.bad] == [spoiled]
@@ -62,7 +63,7 @@ async def test_a_crash_record_over_the_event_limit_is_a_bad_file(tmp_path: Path,
     data = json.loads(record.read_text(encoding="utf-8"))
     record.write_text(json.dumps({**data, "error": "x" * (MAX_EVENT_BYTES + 1)}), encoding="utf-8")
     message = await _only_bad(store, folder)
-    assert message.startswith(f"{record}: its episode.finished event would be 16.0 MiB; ")
+    assert message.startswith(f"{record}: field episode.finished.detail makes its episode.finished event ")
 
 
 async def test_a_step_number_beyond_64_bits_is_a_bad_file(tmp_path: Path, store: EventStore) -> None:

@@ -55,8 +55,9 @@ def test_an_action_over_the_event_limit_is_refused_naming_its_field(tmp_path: Pa
     done = import_folder(db, runner_folder(tmp_path, MAX_EVENT_BYTES + 1))
     assert done.returncode == 1, done.stderr
     (said,) = done.stderr.splitlines()
-    assert said.startswith("error: action event of stream ") and "/Jordan_Park_A1: field action.raw makes it" in said
-    assert said.endswith(f"MiB, over the {MAX_EVENT_BYTES // 2**20} MiB limit of an event; not written")
+    assert said.startswith("error: 1 bad trajectory file (--skip-bad imports the rest): ")  # found before run.started
+    assert "pre_gpt41_Jordan_Park_A1.json: field action.raw makes its action event of step 2 16,777," in said
+    assert said.endswith(f" bytes, over the {MAX_EVENT_BYTES // 2**20} MiB limit of an event"), said
     shown = p2w_rt(db, "show", "big", "--json")
     assert "Jordan_Park_A1" not in shown.stdout  # the episode was not written: its first append held the action
 
@@ -90,7 +91,7 @@ async def test_a_blob_over_the_limit_is_refused_naming_the_field_that_references
         with pytest.raises(TooLarge) as refused:
             await store.append([event], {sha: data})
         assert str(refused.value) == (
-            f"observation field observation.screenshot: a blob of 48.0 MiB, over the "
+            f"observation field observation.screenshot: a blob of {MAX_BLOB_BYTES + 1:,} bytes, over the "
             f"{MAX_BLOB_BYTES / 2**20:.1f} MiB limit of a blob; not written"
         )
         assert [e async for e in store.read_all()] == [] and [h async for h in store.blob_hashes()] == []
