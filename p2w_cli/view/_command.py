@@ -103,7 +103,7 @@ def view_cmd(
 
 def _sqlite_file(location: Path | str, option: str | None = None) -> Path:
     """A store the viewer can read: a SQLite file (``--with``'s must exist). ``StoreLocation`` has refused
-    folders and other schemes, naming a URL without its password (``click.Path`` printed it whole)."""
+    folders and other schemes, naming a URL without its password."""
     if not isinstance(location, Path):
         raise click.UsageError("view reads SQLite files; export the runs (p2w-rt export) and import them into one")
     if option is not None and not location.is_file():

@@ -252,7 +252,7 @@ def _config(spec: RunSpec) -> RunConfig:
 
 async def _aborting(store: EventStore, ref: EpisodeRef, detail: str) -> NewEvent:
     """The ``episode.finished`` closing an attempt whose recorder died, with the steps it completed (those that
-    acted), as a recorder stopped in its step counts them: "aborted after 0 steps" hid how far it had got."""
+    acted), as a recorder stopped in its step counts them, so a reader sees how far it got."""
     acted = {stored.payload["step"] async for stored in store.read_stream(ref.stream) if stored.type == "action"}
     finished = EpisodeFinished(end_reason="aborted", detail=detail, steps=len(acted))
     return EpisodeWriter.closing(ref.stream).add(finished)

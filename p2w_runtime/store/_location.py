@@ -18,7 +18,7 @@ def store_location(text: str) -> Path | str:
     """What ``--db`` / ``P2W_DB`` name: a ``postgresql://`` URL stays text, anything else is a SQLite file.
 
     A folder is refused, and so is a URL of another scheme (``mysql://``, a misspelt ``postgresq://``): ``ValueError``
-    naming it without its password (taken for a file, its "//" folded into "/", every message showed the password)."""
+    naming it without its password (taken for a file path, its "//" would fold into "/", which no mask matches)."""
     if is_postgres_url(text):
         return text
     if _ANY_URL.match(text):

@@ -87,8 +87,7 @@ def opened_as(path: Path, *, read_only: bool) -> tuple[str, bool]:
 
 def url_of(path: Path, *, read_only: bool) -> URL:
     """The engine's URL for the database ``opened_as`` names, built from its parts: parsed as URL text, a path's
-    ``?`` would start a query and its ``%41`` be unescaped, so that the engine set up another file than the store's
-    (``--db 'a?b.db'`` made a store named ``a``)."""
+    ``?`` would start a query and its ``%41`` be unescaped, so that the engine set up another file than the store's."""
     from sqlalchemy.engine import URL
 
     database, uri = opened_as(path, read_only=read_only)
