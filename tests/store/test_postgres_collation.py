@@ -33,12 +33,10 @@ def small_pages(monkeypatch: pytest.MonkeyPatch) -> None:
 async def _locale_database(server: PostgresServer) -> str:
     name = "t_" + uuid7().replace("-", "")
     conn = await asyncpg.connect(server.url())
-    try:
+    try:  # Debian's PostgreSQL, which the suite installs, is built with ICU: a server without it fails here
         await conn.execute(
             f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'"
         )
-    except asyncpg.PostgresError as exc:
-        pytest.skip(f"this PostgreSQL makes no ICU database: {exc}")
     finally:
         await conn.close()
     return server.url(name)
